@@ -1,0 +1,383 @@
+"""Privacy budgets, neighbouring relations and the guarantee every release states.
+
+A :class:`PrivacyBudget` is a frozen ``(epsilon, delta)`` pair: what a release costs, or
+what a dataset may still spend. A :class:`Guarantee` is what a release *promises*: the
+kind of guarantee, its parameters, the neighbouring relation it holds for, and the
+assumptions it rests on. Guarantees print for a person (``str``) and serialise for the
+ledger (``to_dict`` / ``from_dict``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ppdp._validation import check_delta, check_nonnegative
+from ppdp.exceptions import ParameterError
+
+__all__ = ["Guarantee", "GuaranteeKind", "Neighbouring", "PrivacyBudget"]
+
+
+class Neighbouring(StrEnum):
+    """Which datasets count as neighbours.
+
+    ``ADD_REMOVE`` (unbounded): one record added or removed; the size ``n`` is private.
+    ``REPLACE_ONE`` (bounded): one record replaced; ``n`` is public. The sources ppdp
+    implements prove their results for replace-one.
+    """
+
+    ADD_REMOVE = "add/remove"
+    REPLACE_ONE = "replace-one"
+
+    @classmethod
+    def parse(cls, value: Neighbouring | str) -> Neighbouring:
+        """Accept an enum member or its text (``"add/remove"``, ``"replace-one"``)."""
+        if isinstance(value, Neighbouring):
+            return value
+        aliases = {
+            "add/remove": cls.ADD_REMOVE,
+            "add-remove": cls.ADD_REMOVE,
+            "add_remove": cls.ADD_REMOVE,
+            "unbounded": cls.ADD_REMOVE,
+            "replace-one": cls.REPLACE_ONE,
+            "replace_one": cls.REPLACE_ONE,
+            "replace": cls.REPLACE_ONE,
+            "bounded": cls.REPLACE_ONE,
+        }
+        key = str(value).strip().lower()
+        if key not in aliases:
+            raise ParameterError(
+                f"relation ({value!r}) must be one of 'add/remove', 'replace-one'"
+            )
+        return aliases[key]
+
+
+@dataclass(frozen=True, slots=True)
+class PrivacyBudget:
+    """An ``(epsilon, delta)`` privacy budget, frozen and validated.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and ``>= 0``.
+    delta : float, default 0.0
+        In ``[0, 1)``.
+
+    Budgets add (basic composition) and subtract, and are compared component-wise:
+    ``a <= b`` means ``a`` fits inside ``b`` (a partial order, not a total one).
+
+    Examples
+    --------
+    >>> PrivacyBudget(1.0) + PrivacyBudget(0.5, 1e-6)
+    PrivacyBudget(epsilon=1.5, delta=1e-06)
+    >>> PrivacyBudget(0.5) <= PrivacyBudget(1.0, 1e-6)
+    True
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", check_delta("delta", self.delta))
+
+    @property
+    def is_pure(self) -> bool:
+        """True when ``delta == 0``."""
+        return self.delta == 0.0
+
+    @property
+    def is_zero(self) -> bool:
+        """True for the empty budget."""
+        return self.epsilon == 0.0 and self.delta == 0.0
+
+    def __add__(self, other: PrivacyBudget) -> PrivacyBudget:
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return PrivacyBudget(self.epsilon + other.epsilon, min(self.delta + other.delta, _BELOW_ONE))
+
+    def __sub__(self, other: PrivacyBudget) -> PrivacyBudget:
+        """Remaining budget; components that would go below zero by rounding are floored at 0."""
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return PrivacyBudget(max(self.epsilon - other.epsilon, 0.0), max(self.delta - other.delta, 0.0))
+
+    def __le__(self, other: PrivacyBudget) -> bool:
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return self.epsilon <= other.epsilon and self.delta <= other.delta
+
+    def __ge__(self, other: PrivacyBudget) -> bool:
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return other <= self
+
+    def __lt__(self, other: PrivacyBudget) -> bool:
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return self <= other and self != other
+
+    def __gt__(self, other: PrivacyBudget) -> bool:
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return other < self
+
+    def __str__(self) -> str:
+        if self.is_pure:
+            return f"ε={self.epsilon:g}"
+        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+
+    def to_dict(self) -> dict[str, float]:
+        """JSON-safe form."""
+        return {"epsilon": self.epsilon, "delta": self.delta}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyBudget:
+        """Inverse of :meth:`to_dict`."""
+        return cls(float(data["epsilon"]), float(data.get("delta", 0.0)))
+
+
+_BELOW_ONE = math.nextafter(1.0, 0.0)
+
+
+class GuaranteeKind(StrEnum):
+    """The kinds of guarantee a release can state."""
+
+    PURE = "pure"
+    APPROX = "approx"
+    ZCDP = "zCDP"
+    PUFFERFISH = "Pufferfish"
+    LOCAL = "local"
+    NONE = "none"
+
+
+_KIND_TEXT = {
+    GuaranteeKind.PURE: "ε-differential privacy",
+    GuaranteeKind.APPROX: "(ε, δ)-differential privacy",
+    GuaranteeKind.ZCDP: "ρ-zero-concentrated differential privacy",
+    GuaranteeKind.PUFFERFISH: "ε-Pufferfish privacy",
+    GuaranteeKind.LOCAL: "local differential privacy",
+    GuaranteeKind.NONE: "no formal privacy guarantee",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Guarantee:
+    """What a release promises.
+
+    Parameters
+    ----------
+    kind : GuaranteeKind
+        ``pure`` (ε-DP), ``approx`` ((ε, δ)-DP), ``zCDP`` (ρ-zCDP), ``Pufferfish``,
+        ``local`` (local DP, per respondent) or ``none``.
+    epsilon, delta, rho : float or None
+        The parameters that apply to the kind.
+    relation : Neighbouring or None
+        The neighbouring relation the guarantee holds for (None for kind ``none``).
+    mechanism : str
+        Name of the mechanism or pipeline that made the release.
+    assumptions : tuple of str
+        What the guarantee rests on: declared bounds, norms, public counts, the trust
+        model, "true model in Θ" for Pufferfish, idealised numerics, and so on.
+    details : dict
+        JSON-safe extra facts (sensitivity, noise scale, legacy metrics for ``none``).
+
+    Use the constructors :meth:`pure`, :meth:`approx`, :meth:`zcdp`, :meth:`pufferfish`,
+    :meth:`local` and :meth:`none` rather than the raw fields.
+
+    Examples
+    --------
+    >>> g = Guarantee.pure(1.0, relation="replace-one", mechanism="Laplace",
+    ...                    assumptions=("L1 sensitivity 1",))
+    >>> print(g)
+    ε-differential privacy with ε=1, neighbouring: replace-one (mechanism: Laplace; assumes: L1 sensitivity 1)
+    >>> Guarantee.from_dict(g.to_dict()) == g
+    True
+    """
+
+    kind: GuaranteeKind
+    epsilon: float | None = None
+    delta: float | None = None
+    rho: float | None = None
+    relation: Neighbouring | None = None
+    mechanism: str = ""
+    assumptions: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", GuaranteeKind(self.kind))
+        if self.relation is not None:
+            object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
+        object.__setattr__(self, "assumptions", tuple(str(a) for a in self.assumptions))
+        kind = self.kind
+        needs_eps = kind in (GuaranteeKind.PURE, GuaranteeKind.APPROX, GuaranteeKind.PUFFERFISH)
+        if needs_eps and self.epsilon is None:
+            raise ParameterError(f"epsilon (None) is required for a {kind.value} guarantee")
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        if self.delta is not None:
+            object.__setattr__(self, "delta", check_delta("delta", self.delta))
+        if kind is GuaranteeKind.APPROX and self.delta is None:
+            raise ParameterError("delta (None) is required for an approx guarantee")
+        if kind is GuaranteeKind.ZCDP:
+            if self.rho is None:
+                raise ParameterError("rho (None) is required for a zCDP guarantee")
+            object.__setattr__(self, "rho", check_nonnegative("rho", self.rho))
+        if kind is not GuaranteeKind.NONE and kind is not GuaranteeKind.LOCAL and self.relation is None:
+            raise ParameterError(f"relation (None) is required for a {kind.value} guarantee")
+
+    # -- constructors -------------------------------------------------------------------
+
+    @classmethod
+    def pure(
+        cls,
+        epsilon: float,
+        *,
+        relation: Neighbouring | str,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """ε-differential privacy."""
+        return cls(GuaranteeKind.PURE, epsilon, 0.0, None, Neighbouring.parse(relation),
+                   mechanism, tuple(assumptions), dict(details or {}))
+
+    @classmethod
+    def approx(
+        cls,
+        epsilon: float,
+        delta: float,
+        *,
+        relation: Neighbouring | str,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """(ε, δ)-differential privacy (pure when ``delta == 0``)."""
+        kind = GuaranteeKind.PURE if delta == 0 else GuaranteeKind.APPROX
+        return cls(kind, epsilon, delta, None, Neighbouring.parse(relation),
+                   mechanism, tuple(assumptions), dict(details or {}))
+
+    @classmethod
+    def zcdp(
+        cls,
+        rho: float,
+        *,
+        relation: Neighbouring | str,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """ρ-zero-concentrated differential privacy."""
+        return cls(GuaranteeKind.ZCDP, None, None, rho, Neighbouring.parse(relation),
+                   mechanism, tuple(assumptions), dict(details or {}))
+
+    @classmethod
+    def pufferfish(
+        cls,
+        epsilon: float,
+        *,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """ε-Pufferfish privacy; the assumptions must name the secrets and the class Θ."""
+        return cls(GuaranteeKind.PUFFERFISH, epsilon, 0.0, None, Neighbouring.parse(relation),
+                   mechanism, tuple(assumptions), dict(details or {}))
+
+    @classmethod
+    def local(
+        cls,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """(ε, δ)-local differential privacy: any two inputs of one respondent."""
+        return cls(GuaranteeKind.LOCAL, epsilon, delta, None, None,
+                   mechanism, tuple(assumptions), dict(details or {}))
+
+    @classmethod
+    def none(
+        cls,
+        reason: str,
+        *,
+        mechanism: str = "",
+        assumptions: tuple[str, ...] | list[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> Guarantee:
+        """No formal guarantee; ``reason`` says why (kept as the first assumption)."""
+        return cls(GuaranteeKind.NONE, None, None, None, None,
+                   mechanism, (reason, *assumptions), dict(details or {}))
+
+    # -- views --------------------------------------------------------------------------
+
+    @property
+    def budget(self) -> PrivacyBudget | None:
+        """The (ε, δ) this guarantee charges under basic composition, if it has one."""
+        if self.kind in (GuaranteeKind.PURE, GuaranteeKind.APPROX, GuaranteeKind.PUFFERFISH,
+                         GuaranteeKind.LOCAL):
+            return PrivacyBudget(self.epsilon or 0.0, self.delta or 0.0)
+        return None
+
+    @property
+    def is_private(self) -> bool:
+        """False only for kind ``none``."""
+        return self.kind is not GuaranteeKind.NONE
+
+    def __str__(self) -> str:
+        kind = self.kind
+        text = _KIND_TEXT[kind]
+        if kind is GuaranteeKind.PURE or kind is GuaranteeKind.PUFFERFISH:
+            text += f" with ε={self.epsilon:g}"
+        elif kind is GuaranteeKind.APPROX:
+            text += f" with ε={self.epsilon:g}, δ={self.delta:g}"
+        elif kind is GuaranteeKind.ZCDP:
+            text += f" with ρ={self.rho:g}"
+        elif kind is GuaranteeKind.LOCAL:
+            text += f" with ε={self.epsilon:g}" if self.epsilon is not None else ""
+            text += f", δ={self.delta:g}" if self.delta else ""
+        if self.relation is not None:
+            text += f", neighbouring: {self.relation.value}"
+        extras = []
+        if self.mechanism:
+            extras.append(f"mechanism: {self.mechanism}")
+        if self.assumptions:
+            label = "reason" if kind is GuaranteeKind.NONE else "assumes"
+            extras.append(f"{label}: " + "; ".join(self.assumptions))
+        if extras:
+            text += " (" + "; ".join(extras) + ")"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form for the ledger and for release files."""
+        return {
+            "kind": self.kind.value,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "relation": None if self.relation is None else self.relation.value,
+            "mechanism": self.mechanism,
+            "assumptions": list(self.assumptions),
+            "details": dict(self.details),
+            "statement": str(self),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Guarantee:
+        """Inverse of :meth:`to_dict` (the ``statement`` text is regenerated, not read)."""
+        return cls(
+            kind=GuaranteeKind(data["kind"]),
+            epsilon=data.get("epsilon"),
+            delta=data.get("delta"),
+            rho=data.get("rho"),
+            relation=None if data.get("relation") is None else Neighbouring.parse(data["relation"]),
+            mechanism=data.get("mechanism", ""),
+            assumptions=tuple(data.get("assumptions", ())),
+            details=dict(data.get("details", {})),
+        )

@@ -1,0 +1,122 @@
+"""Errors and warnings raised by ppdp.
+
+Every error derives from :class:`PPDPError`, so ``except ppdp.PPDPError`` catches anything
+ppdp raises on purpose. Leaves also derive from the builtin a caller would expect
+(``ValueError`` for a bad value, ``TypeError`` for a bad type), so existing ``except``
+clauses keep working. Every warning derives from :class:`PPDPWarning`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceededError",
+    "CalibrationError",
+    "ConvergenceWarning",
+    "DataValidationError",
+    "LedgerIntegrityError",
+    "LowUtilityWarning",
+    "NotDifferentiallyPrivateWarning",
+    "NotFittedError",
+    "OptionalDependencyError",
+    "PPDPError",
+    "PPDPWarning",
+    "ParameterError",
+    "ParameterTypeError",
+    "InsecureRandomnessWarning",
+    "PrivacyLeakWarning",
+    "ProtocolError",
+    "SchemaError",
+    "UnsupportedEventError",
+]
+
+
+class PPDPError(Exception):
+    """Base class of every error ppdp raises on purpose."""
+
+
+class ParameterError(PPDPError, ValueError):
+    """A parameter has a value outside what is allowed (the message names it and the range)."""
+
+
+class ParameterTypeError(PPDPError, TypeError):
+    """A parameter has the wrong type (the message names it and the accepted types)."""
+
+
+class SchemaError(PPDPError, ValueError):
+    """A schema declaration is invalid, or data do not fit the declared schema."""
+
+
+class DataValidationError(PPDPError, ValueError):
+    """Input data are malformed (NaN, inf, wrong shape, undeclared category).
+
+    The message names the column or parameter, never a private value.
+    """
+
+
+class BudgetExceededError(PPDPError, ValueError):
+    """A spend would overrun the dataset's remaining privacy budget.
+
+    Raised before any data is touched; nothing is recorded. ``remaining`` holds the
+    budget that is still available (query it with ``Accountant.remaining``).
+    """
+
+    def __init__(self, message: str, *, remaining: object = None, requested: object = None):
+        super().__init__(message)
+        self.remaining = remaining
+        self.requested = requested
+
+
+class LedgerIntegrityError(PPDPError):
+    """A ledger failed verification; ``index`` is the first bad entry (or None for the file)."""
+
+    def __init__(self, message: str, *, index: int | None = None):
+        super().__init__(message)
+        self.index = index
+
+
+class ProtocolError(PPDPError):
+    """A multi-party protocol message or state transition was rejected."""
+
+
+class NotFittedError(PPDPError, ValueError, AttributeError):
+    """An estimator or publisher was used before ``fit``."""
+
+
+class CalibrationError(PPDPError):
+    """A noise calibration could not reach the requested privacy target."""
+
+
+class UnsupportedEventError(PPDPError, ValueError):
+    """An accountant was asked to compose an event it cannot account for soundly."""
+
+
+class OptionalDependencyError(PPDPError, ImportError):
+    """An optional extra is needed for this feature; the message says which one to install."""
+
+
+class PPDPWarning(UserWarning):
+    """Base class of every warning ppdp issues."""
+
+
+class PrivacyLeakWarning(PPDPWarning):
+    """Something about the private data leaks outside the stated guarantee.
+
+    Issued when bounds, norms or domains are read from the data itself, or when a
+    parameter choice weakens the guarantee (for example ``delta >= 1/n``).
+    """
+
+
+class InsecureRandomnessWarning(PPDPWarning):
+    """A seeded, reproducible random stream is in use: fine for experiments, not for releases."""
+
+
+class NotDifferentiallyPrivateWarning(PPDPWarning):
+    """A faithful-to-the-paper variant was chosen whose output is not differentially private."""
+
+
+class ConvergenceWarning(PPDPWarning):
+    """An iterative solver stopped before its tolerance; the guarantee may need it."""
+
+
+class LowUtilityWarning(PPDPWarning):
+    """The expected noise is likely to swamp the signal at these parameters."""

@@ -1,0 +1,137 @@
+"""Where ppdp's random bits come from.
+
+By default every sampler draws its bits from the operating system's CSPRNG
+(``os.urandom``, i.e. ``getrandom(2)`` on Linux). A ``random_state`` (an int, a
+``numpy.random.SeedSequence`` or ``Generator``) switches to a reproducible PCG64 stream
+for experiments and tests; that stream is predictable, so resolving one issues an
+:class:`~ppdp.exceptions.InsecureRandomnessWarning`, and ledgers record that the release
+was seeded.
+
+Samplers only ever ask a source for raw 64-bit words (:meth:`RandomSource.uint64`); the
+transformation into noise lives in :mod:`ppdp.noise`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterTypeError
+
+__all__ = [
+    "RandomSource",
+    "RandomState",
+    "SecureRandom",
+    "SeededRandom",
+    "resolve_random_state",
+]
+
+# os.urandom is read in pieces of at most this many bytes, so one huge request does not
+# hold a single giant temporary buffer twice.
+_URANDOM_CHUNK = 1 << 24
+
+
+@runtime_checkable
+class RandomSource(Protocol):
+    """A source of uniformly random 64-bit words."""
+
+    @property
+    def is_secure(self) -> bool:
+        """True when the words come from a cryptographically secure generator."""
+        ...
+
+    def uint64(self, n: int) -> NDArray[np.uint64]:
+        """Return ``n`` independent uniform 64-bit words."""
+        ...
+
+
+class SecureRandom:
+    """Bits from the operating system's CSPRNG (``os.urandom``). The default."""
+
+    is_secure = True
+
+    def uint64(self, n: int) -> NDArray[np.uint64]:
+        n = int(n)
+        nbytes = 8 * n
+        if nbytes <= _URANDOM_CHUNK:
+            return np.frombuffer(os.urandom(nbytes), dtype=np.uint64).copy()
+        out = np.empty(n, dtype=np.uint64)
+        view = out.view(np.uint8)
+        for start in range(0, nbytes, _URANDOM_CHUNK):
+            stop = min(start + _URANDOM_CHUNK, nbytes)
+            view[start:stop] = np.frombuffer(os.urandom(stop - start), dtype=np.uint8)
+        return out
+
+    def __repr__(self) -> str:
+        return "SecureRandom()"
+
+
+class SeededRandom:
+    """A reproducible PCG64 stream. For experiments and tests only: it is predictable.
+
+    Parameters
+    ----------
+    seed : int, SeedSequence or numpy Generator
+        Seeds the stream; a Generator is used as it is (its state advances).
+    """
+
+    is_secure = False
+
+    def __init__(self, seed: int | np.random.SeedSequence | np.random.Generator):
+        if isinstance(seed, np.random.Generator):
+            self._generator = seed
+        else:
+            self._generator = np.random.Generator(np.random.PCG64(seed))
+        self._seed_repr = repr(seed) if not isinstance(seed, np.random.Generator) else "Generator"
+
+    def uint64(self, n: int) -> NDArray[np.uint64]:
+        return self._generator.bit_generator.random_raw(int(n)).astype(np.uint64, copy=False)
+
+    def spawn(self) -> SeededRandom:
+        """An independent child stream (for parallel workers)."""
+        child_seed = int(self._generator.integers(0, 2**63 - 1))
+        return SeededRandom(child_seed)
+
+    def __repr__(self) -> str:
+        return f"SeededRandom({self._seed_repr})"
+
+
+#: What ``random_state`` parameters accept throughout ppdp.
+RandomState: TypeAlias = (
+    None | int | np.integer | np.random.SeedSequence | np.random.Generator | RandomSource
+)
+
+
+def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 2) -> RandomSource:
+    """Turn a ``random_state`` parameter into a :class:`RandomSource`.
+
+    ``None`` gives :class:`SecureRandom`. An int, ``SeedSequence`` or ``Generator`` gives a
+    :class:`SeededRandom` and issues an :class:`InsecureRandomnessWarning`. A source is
+    returned unchanged (a seeded one was already warned about when it was resolved).
+    """
+    if random_state is None:
+        return SecureRandom()
+    if isinstance(random_state, SecureRandom | SeededRandom):
+        return random_state
+    if isinstance(random_state, bool):
+        raise ParameterTypeError(
+            f"random_state ({random_state!r}) must be None, an int, a numpy SeedSequence or Generator"
+        )
+    if isinstance(random_state, int | np.integer | np.random.SeedSequence | np.random.Generator):
+        warnings.warn(
+            "random_state makes the noise reproducible and predictable: use it for experiments "
+            "and tests, never for a real release (leave random_state=None for OS entropy)",
+            InsecureRandomnessWarning,
+            stacklevel=stacklevel + 1,
+        )
+        seed = int(random_state) if isinstance(random_state, np.integer) else random_state
+        return SeededRandom(seed)
+    if isinstance(random_state, RandomSource):
+        return random_state
+    raise ParameterTypeError(
+        f"random_state ({random_state!r}) must be None, an int, a numpy SeedSequence or Generator"
+    )
