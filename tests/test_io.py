@@ -1,0 +1,34 @@
+"""atomic_path never leaves a half-written file behind."""
+
+from __future__ import annotations
+
+import pytest
+
+from ppdp._io import atomic_path
+
+
+def test_success_moves_file_into_place(tmp_path):
+    dest = tmp_path / "sub" / "out.csv"
+    with atomic_path(dest) as tmp:
+        tmp.write_text("a,b\n1,2\n")
+        assert not dest.exists()
+    assert dest.read_text() == "a,b\n1,2\n"
+    assert list(dest.parent.iterdir()) == [dest]
+
+
+def test_failure_leaves_previous_content_and_no_temp(tmp_path):
+    dest = tmp_path / "out.csv"
+    dest.write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(dest) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("boom")
+    assert dest.read_text() == "old"
+    assert list(tmp_path.iterdir()) == [dest]
+
+
+def test_failure_with_no_previous_file_leaves_nothing(tmp_path):
+    dest = tmp_path / "out.csv"
+    with pytest.raises(RuntimeError), atomic_path(dest) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
