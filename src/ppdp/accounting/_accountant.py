@@ -1,0 +1,545 @@
+"""The :class:`Accountant`: check, then durably charge, then (the caller) release."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ppdp._validation import check_positive
+from ppdp.accounting._tally import (
+    SPEND,
+    SpendRecord,
+    Tally,
+    accountant_metadata,
+    check_relation,
+    dec,
+    read_accountant_metadata,
+)
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.exceptions import (
+    BudgetExceededError,
+    LedgerIntegrityError,
+    ParameterError,
+    ParameterTypeError,
+)
+from ppdp.ledger import (
+    Entry,
+    Ledger,
+    LedgerExistsError,
+    Signer,
+    generate_key,
+    json_safe,
+    load_private_key,
+    save_private_key,
+)
+from ppdp.ledger._ledger import CheckpointLike
+
+__all__ = ["Accountant", "KeyLike", "key_path_for"]
+
+logger = logging.getLogger(__name__)
+
+KeyLike = Signer | Ed25519PrivateKey | str | os.PathLike[str]
+_RESERVED_EVENTS = {"genesis", SPEND, "revoke", "add-signer"}
+_MAX_KEY_LEN = 256
+
+
+def key_path_for(path: str | os.PathLike[str]) -> Path:
+    """Where the single custodian's signing key lives by default: ``<ledger>.key``."""
+    p = Path(path)
+    return p.with_name(p.name + ".key")
+
+
+class Accountant:
+    """A dataset's privacy budget, enforced by basic composition and kept in a signed ledger.
+
+    Every spend is checked against what remains and recorded durably in the ledger
+    *before* the caller releases anything (check, then spend, then release). The ledger
+    is shared safely between processes: the check and the append happen under the
+    ledger's write lock, after reading what other processes spent.
+
+    Use :meth:`open` (a ledger file) or :meth:`in_memory` (experiments).
+
+    Guarantee
+    ---------
+    If every release charged here is (ε_i, δ_i)-DP under the ledger's neighbouring
+    relation, all of them together are (Σε_i, Σδ_i)-DP for that relation (basic
+    composition; Dwork & Roth 2014, Thm 3.16), and the accountant keeps Σε_i ≤ ε_total and
+    Σδ_i ≤ δ_total, in exact decimal arithmetic on the values' shortest reprs (see
+    ``docs/proofs/ledger.md`` for the half-ulp caveat). The guarantee is only as good as
+    the ε, δ and relation each caller states; every event is stored in full so a tighter
+    accountant can recompute the totals later.
+
+    References
+    ----------
+    C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014.
+
+    Examples
+    --------
+    >>> from ppdp import PrivacyBudget
+    >>> acct = Accountant.in_memory(total=PrivacyBudget(1.0))
+    >>> rec = acct.spend(PrivacyBudget(0.25), mechanism="laplace", sensitivity=1.0)
+    >>> acct.remaining
+    PrivacyBudget(epsilon=0.75, delta=0.0)
+    >>> acct.would_exceed(PrivacyBudget(0.8))
+    True
+    """
+
+    def __init__(self, ledger: Ledger, *, _owns_ledger: bool = True) -> None:
+        total, relation = read_accountant_metadata(ledger.metadata)
+        self._ledger = ledger
+        self._tally = Tally(total, relation)
+        self._lock = threading.RLock()
+        self._owns = _owns_ledger
+        self._broken: LedgerIntegrityError | None = None
+        self._fold(ledger.entries(refresh=False))
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        dataset_id: str,
+        total: PrivacyBudget,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        key: KeyLike | None = None,
+        checkpoint: CheckpointLike | None = None,
+        busy_timeout: float = 60.0,
+    ) -> Accountant:
+        """Open the budget ledger at ``path``, creating it on first use.
+
+        Parameters
+        ----------
+        path : path
+            The ledger file. Created (with ``dataset_id``, ``total`` and ``relation`` pinned
+            in its genesis entry) if absent; otherwise verified completely before use.
+        dataset_id : str
+            Must equal the ledger's dataset id.
+        total : PrivacyBudget
+            The dataset's whole budget. Must equal the one pinned in the ledger: a budget
+            is never changed by reopening (start a new ledger to change it, knowingly).
+        relation : Neighbouring or str
+            The neighbouring relation every charged guarantee must hold for.
+        key : Signer, Ed25519PrivateKey or path to a PEM key, optional
+            The custodian's signing key. Default: ``<path>.key``, created (mode 0600) when
+            the ledger is created.
+        checkpoint : Checkpoint or path, optional
+            A checkpoint kept elsewhere; the ledger must extend it.
+        busy_timeout : float
+            Seconds to wait for another process's write lock.
+
+        Raises
+        ------
+        ParameterError
+            ``dataset_id``, ``total`` or ``relation`` differ from the ledger's, or no key.
+        LedgerIntegrityError
+            The ledger fails verification (nothing is read from it).
+        """
+        path = Path(path)
+        if not isinstance(dataset_id, str) or not dataset_id:
+            raise ParameterError(f"dataset_id ({dataset_id!r}) must be a non-empty string")
+        total = _check_budget("total", total)
+        relation = Neighbouring.parse(relation)
+        timeout = check_positive("busy_timeout", busy_timeout)
+        ledger: Ledger | None = None
+        if not path.exists():
+            signer = _resolve_key(path, key, create=True)
+            try:
+                ledger = Ledger.create(
+                    path,
+                    signer=signer,
+                    dataset_id=dataset_id,
+                    purpose="privacy budget",
+                    metadata=accountant_metadata(total, relation),
+                    busy_timeout=timeout,
+                )
+                logger.info(
+                    "created budget ledger %s for dataset %r (total %s, %s)",
+                    path,
+                    dataset_id,
+                    total,
+                    relation.value,
+                )
+            except LedgerExistsError:  # another process created it first
+                ledger = None
+        if ledger is None:
+            signer_or_key = _resolve_key(path, key, create=False)
+            ledger = Ledger.open(
+                path, signer=signer_or_key, checkpoint=checkpoint, busy_timeout=timeout
+            )
+        try:
+            _check_matches(ledger, dataset_id, total, relation)
+            return cls(ledger)
+        except BaseException:
+            ledger.close()
+            raise
+
+    @classmethod
+    def in_memory(
+        cls,
+        *,
+        dataset_id: str = "in-memory",
+        total: PrivacyBudget,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    ) -> Accountant:
+        """An accountant on an in-memory ledger (same rules; nothing persists)."""
+        total = _check_budget("total", total)
+        relation = Neighbouring.parse(relation)
+        ledger = Ledger.in_memory(
+            signer=Signer.generate("custodian"),
+            dataset_id=dataset_id,
+            purpose="privacy budget",
+            metadata=accountant_metadata(total, relation),
+        )
+        return cls(ledger)
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def ledger(self) -> Ledger:
+        """The underlying ledger."""
+        return self._ledger
+
+    @property
+    def path(self) -> Path | None:
+        """The ledger file (None in memory)."""
+        return self._ledger.path
+
+    @property
+    def dataset_id(self) -> str:
+        """The dataset this budget belongs to."""
+        return self._ledger.dataset_id
+
+    @property
+    def relation(self) -> Neighbouring:
+        """The neighbouring relation of every charge."""
+        return self._tally.relation
+
+    @property
+    def total(self) -> PrivacyBudget:
+        """The whole budget pinned in the ledger."""
+        return self._tally.total
+
+    @property
+    def spent(self) -> PrivacyBudget:
+        """Total charged so far, including other processes' spends."""
+        with self._lock:
+            self._refresh()
+            return self._tally.spent
+
+    @property
+    def remaining(self) -> PrivacyBudget:
+        """Budget left (rounded down: spending exactly this always fits)."""
+        with self._lock:
+            self._refresh()
+            return self._tally.remaining
+
+    def would_exceed(self, budget: PrivacyBudget) -> bool:
+        """Whether charging ``budget`` now would overrun the total (nothing is charged)."""
+        budget = _check_budget("budget", budget)
+        with self._lock:
+            self._refresh()
+            return not self._tally.fits(budget)
+
+    def history(self) -> list[SpendRecord]:
+        """Every charged spend, in ledger order."""
+        with self._lock:
+            self._refresh()
+            return list(self._tally.records)
+
+    def events(self, kind: str | None = None) -> list[Entry]:
+        """Every ledger entry (or those of one ``kind``), verified."""
+        with self._lock:
+            self._refresh()
+            entries = self._ledger.entries(refresh=False)
+        return [e for e in entries if kind is None or e.kind == kind]
+
+    def __repr__(self) -> str:
+        where = self.path if self.path is not None else ":memory:"
+        t = self._tally
+        return (
+            f"Accountant({where}, dataset={self.dataset_id!r}, total={t.total}, "
+            f"spent={t.spent}, relation={t.relation.value})"
+        )
+
+    # -- charging -----------------------------------------------------------------------
+
+    def spend(
+        self,
+        budget: PrivacyBudget,
+        *,
+        mechanism: str,
+        idempotency_key: str | None = None,
+        seeded: bool = False,
+        **details: Any,
+    ) -> SpendRecord:
+        """Check ``budget`` against what remains and record it durably; then you may release.
+
+        Under the ledger's write lock: read what every process has spent, refuse if
+        ``spent + budget`` would exceed the total, else append a signed ``spend`` entry
+        holding the whole event and commit it (fsync) before returning. If this returns,
+        the budget is charged even if the release later fails (fail closed).
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+            The (ε, δ) the release costs; ε must be > 0.
+        mechanism : str
+            Name of the mechanism or pipeline.
+        idempotency_key : str, optional
+            A key unique to this release request. If a spend with this key is already in
+            the ledger (say the caller was killed after the commit, before it saw the
+            result), that record is returned and nothing is charged again.
+        seeded : bool
+            True when the release uses a seeded, reproducible stream (recorded).
+        **details
+            The rest of the event, JSON-safe (numpy scalars and arrays are converted; NaN
+            and inf are refused): sensitivity, noise scale, granularity, query, ...
+            A ``relation`` detail must equal the ledger's relation.
+
+        Returns
+        -------
+        SpendRecord
+
+        Raises
+        ------
+        BudgetExceededError
+            The spend does not fit; nothing is recorded. ``remaining`` holds what is left.
+        ParameterError, ParameterTypeError
+            Invalid input; raised before anything is recorded.
+        LedgerIntegrityError
+            The ledger failed verification; nothing is charged and nothing may be released.
+        """
+        budget = _check_budget("budget", budget)
+        check_positive("epsilon", budget.epsilon)
+        if not isinstance(mechanism, str) or not mechanism.strip():
+            raise ParameterError(f"mechanism ({mechanism!r}) must be a non-empty string")
+        if idempotency_key is not None and (
+            not isinstance(idempotency_key, str) or not 0 < len(idempotency_key) <= _MAX_KEY_LEN
+        ):
+            raise ParameterError(
+                f"idempotency_key ({idempotency_key!r}) must be None or a non-empty string of at "
+                f"most {_MAX_KEY_LEN} characters"
+            )
+        seeded = _check_bool("seeded", seeded)
+        if "relation" in details:
+            check_relation(details.pop("relation"), self.relation)
+        payload = {
+            "mechanism": mechanism,
+            "epsilon": budget.epsilon,
+            "delta": budget.delta,
+            "relation": self.relation.value,
+            "seeded": seeded,
+            "idempotency_key": idempotency_key,
+            "details": json_safe(details, name="details"),
+            "composition": "basic",
+        }
+        with self._lock:
+            self._check_usable()
+            with self._ledger.transaction() as txn:
+                self._fold(txn.entries(self._tally.folded))
+                if idempotency_key is not None and idempotency_key in self._tally.by_key:
+                    return self._replayed(self._tally.by_key[idempotency_key], budget, mechanism)
+                if not self._tally.fits(budget):
+                    raise self._exceeded(budget, mechanism)
+                entry = txn.append(SPEND, payload)
+            self._fold(self._ledger.entries(self._tally.folded, refresh=False))
+            record = self._tally.records[-1]
+            assert record.index == entry.index
+        logger.info(
+            "charged %s to dataset %r (%s, ledger entry %d)",
+            budget,
+            self.dataset_id,
+            mechanism,
+            record.index,
+        )
+        return record
+
+    def append_event(self, kind: str, payload: Mapping[str, Any]) -> Entry:
+        """Record a non-spend event (a release's guarantee, an output path, a note).
+
+        ``kind`` may not be ``spend``, ``genesis``, ``revoke`` or ``add-signer``. The
+        payload is converted with :func:`ppdp.ledger.json_safe`.
+        """
+        if kind in _RESERVED_EVENTS:
+            raise ParameterError(
+                f"kind ({kind!r}) is reserved; use spend() for charges, and the Ledger for keys"
+            )
+        safe = json_safe(payload, name="payload")
+        if not isinstance(safe, dict):
+            raise ParameterTypeError(f"payload ({payload!r}) must be a mapping")
+        with self._lock:
+            self._check_usable()
+            entry = self._ledger.append(kind, safe)
+            self._refresh()
+        return entry
+
+    def record_release(
+        self,
+        guarantee: Guarantee,
+        *,
+        spend: SpendRecord | None = None,
+        **details: Any,
+    ) -> Entry:
+        """Record what a release promises (kind ``release``), linked to its spend entry."""
+        if not isinstance(guarantee, Guarantee):
+            raise ParameterTypeError(f"guarantee ({guarantee!r}) must be a Guarantee")
+        if spend is not None and not isinstance(spend, SpendRecord):
+            raise ParameterTypeError(f"spend ({spend!r}) must be a SpendRecord or None")
+        return self.append_event(
+            "release",
+            {
+                "guarantee": guarantee.to_dict(),
+                "spend_index": None if spend is None else spend.index,
+                "details": details,
+            },
+        )
+
+    def close(self) -> None:
+        """Close the ledger."""
+        if self._owns:
+            self._ledger.close()
+
+    def __enter__(self) -> Accountant:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise self._broken
+
+    def _fold(self, entries: list[Entry]) -> None:
+        try:
+            self._tally.fold(entries)
+        except LedgerIntegrityError as exc:
+            self._broken = exc
+            raise
+
+    def _refresh(self) -> None:
+        self._check_usable()
+        self._ledger.refresh()
+        self._fold(self._ledger.entries(self._tally.folded, refresh=False))
+
+    def _replayed(self, record: SpendRecord, budget: PrivacyBudget, mechanism: str) -> SpendRecord:
+        if (
+            dec(record.epsilon) != dec(budget.epsilon)
+            or dec(record.delta) != dec(budget.delta)
+            or (record.mechanism != mechanism)
+        ):
+            raise ParameterError(
+                f"idempotency_key ({record.idempotency_key!r}) was already used at ledger entry "
+                f"{record.index} for a different spend ({record.mechanism}, {record.budget}); "
+                "use a fresh key for a new release"
+            )
+        logger.info("idempotent retry of ledger entry %d: nothing charged", record.index)
+        return record
+
+    def _exceeded(self, budget: PrivacyBudget, mechanism: str) -> BudgetExceededError:
+        t = self._tally
+        remaining = t.remaining
+        where = (
+            f"`ppdp budget show {self.path}`" if self.path is not None else "Accountant.history()"
+        )
+        return BudgetExceededError(
+            f"spend of {budget} for {mechanism!r} would exceed the budget of dataset "
+            f"{self.dataset_id!r}: spent {t.spent} of {t.total}, remaining "
+            f"ε={remaining.epsilon!r}, δ={remaining.delta!r}; nothing was charged. "
+            f"Query what remains with Accountant.remaining or {where}.",
+            remaining=remaining,
+            requested=budget,
+        )
+
+
+def _check_budget(name: str, value: object) -> PrivacyBudget:
+    if not isinstance(value, PrivacyBudget):
+        raise ParameterTypeError(
+            f"{name} ({value!r}) must be a PrivacyBudget, not {type(value).__name__}; "
+            "write PrivacyBudget(epsilon, delta)"
+        )
+    return value
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ParameterTypeError(f"{name} ({value!r}) must be a bool, not {type(value).__name__}")
+    return bool(value)
+
+
+def _check_matches(
+    ledger: Ledger, dataset_id: str, total: PrivacyBudget, relation: Neighbouring
+) -> None:
+    pinned_total, pinned_relation = read_accountant_metadata(ledger.metadata)
+    if ledger.dataset_id != dataset_id:
+        raise ParameterError(
+            f"dataset_id ({dataset_id!r}) differs from the ledger's dataset "
+            f"({ledger.dataset_id!r}) at {ledger.path}; use that dataset's own ledger"
+        )
+    if dec(pinned_total.epsilon) != dec(total.epsilon) or dec(pinned_total.delta) != dec(
+        total.delta
+    ):
+        raise ParameterError(
+            f"total ({total}) differs from the budget pinned in the ledger ({pinned_total}) at "
+            f"{ledger.path}; a dataset's budget is never changed by reopening its ledger"
+        )
+    if pinned_relation is not relation:
+        raise ParameterError(
+            f"relation ({relation.value!r}) differs from the ledger's relation "
+            f"({pinned_relation.value!r}) at {ledger.path}"
+        )
+
+
+def _resolve_key(path: Path, key: KeyLike | None, *, create: bool) -> Signer | Ed25519PrivateKey:
+    """The custodian's key: given, or ``<path>.key`` (created on first use)."""
+    if isinstance(key, Signer):
+        return key
+    if isinstance(key, Ed25519PrivateKey):
+        return _as_signer(key, create)
+    if key is not None:
+        if not isinstance(key, str | os.PathLike):
+            raise ParameterTypeError(
+                f"key ({key!r}) must be a Signer, an Ed25519PrivateKey or a path to a PEM key"
+            )
+        return _as_signer(load_private_key(key), create)
+    key_file = key_path_for(path)
+    if key_file.exists():
+        return _as_signer(_load_when_complete(key_file), create)
+    if not create:
+        raise ParameterError(
+            f"key (None): the signing key {key_file} of ledger {path} is missing; pass key="
+        )
+    try:
+        save_private_key(generate_key(), key_file)
+        logger.info("created signing key %s (mode 0600)", key_file)
+    except ParameterError:  # created by a concurrent process
+        pass
+    return _as_signer(_load_when_complete(key_file), create)
+
+
+def _as_signer(private_key: Ed25519PrivateKey, create: bool) -> Signer | Ed25519PrivateKey:
+    # A new ledger pins the key as "custodian"; an existing one finds its id by public key.
+    return Signer("custodian", private_key) if create else private_key
+
+
+def _load_when_complete(key_file: Path, *, wait: float = 5.0) -> Ed25519PrivateKey:
+    """Load a key file another process may be writing at this very moment."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return load_private_key(key_file)
+        except ParameterError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)

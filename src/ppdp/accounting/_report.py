@@ -1,0 +1,95 @@
+"""``budget_report(path)``: what a budget ledger has charged, read only after verification."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ppdp.accounting._tally import SpendRecord, Tally, read_accountant_metadata
+from ppdp.budget import Neighbouring, PrivacyBudget
+from ppdp.ledger import VerificationReport, verify_entries
+from ppdp.ledger._keys import PublicKeyLike
+from ppdp.ledger._ledger import CheckpointLike
+
+__all__ = ["BudgetReport", "budget_report"]
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """A verified budget ledger's totals and spends.
+
+    Attributes
+    ----------
+    path : Path
+        The ledger file.
+    dataset_id : str
+        The dataset the budget belongs to.
+    relation : Neighbouring
+        The neighbouring relation of every charge.
+    total, spent, remaining : PrivacyBudget
+        Basic composition; ``remaining`` is rounded down.
+    spends : tuple of SpendRecord
+        Every charge, in ledger order.
+    verification : VerificationReport
+        What :func:`ppdp.ledger.verify` established.
+    """
+
+    path: Path
+    dataset_id: str
+    relation: Neighbouring
+    total: PrivacyBudget
+    spent: PrivacyBudget
+    remaining: PrivacyBudget
+    spends: tuple[SpendRecord, ...]
+    verification: VerificationReport
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {
+            "path": os.fspath(self.path),
+            "dataset_id": self.dataset_id,
+            "relation": self.relation.value,
+            "composition": "basic",
+            "total": self.total.to_dict(),
+            "spent": self.spent.to_dict(),
+            "remaining": self.remaining.to_dict(),
+            "spends": [s.to_dict() for s in self.spends],
+            "ledger": self.verification.to_dict(),
+        }
+
+
+def budget_report(
+    path: str | os.PathLike[str],
+    *,
+    checkpoint: CheckpointLike | None = None,
+    trusted_keys: Mapping[str, PublicKeyLike] | None = None,
+) -> BudgetReport:
+    """Verify a budget ledger completely, then total its spends (needs no signing key).
+
+    Raises
+    ------
+    FileNotFoundError
+        The ledger does not exist.
+    LedgerIntegrityError
+        The ledger fails verification (nothing is read from it), or a spend entry breaks
+        the accountant's rules.
+    ParameterError
+        The ledger is not a budget ledger.
+    """
+    report, entries = verify_entries(path, checkpoint=checkpoint, trusted_keys=trusted_keys)
+    total, relation = read_accountant_metadata(entries[0].payload["metadata"])
+    tally = Tally(total, relation)
+    tally.fold(entries)
+    return BudgetReport(
+        path=Path(path),
+        dataset_id=report.dataset_id,
+        relation=relation,
+        total=total,
+        spent=tally.spent,
+        remaining=tally.remaining,
+        spends=tuple(tally.records),
+        verification=report,
+    )

@@ -1,0 +1,87 @@
+"""``ppdp budget show LEDGER``: a verified budget ledger's totals and spends."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ppdp.accounting import BudgetReport, budget_report
+from ppdp.budget import PrivacyBudget
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``budget`` and its actions to the ``ppdp`` parser."""
+    parser = subparsers.add_parser(
+        "budget",
+        help="show a dataset's privacy budget ledger",
+        description="Inspect a privacy-budget ledger (verified before anything is read).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="budget_action", metavar="ACTION")
+    actions.required = True
+    show = actions.add_parser(
+        "show",
+        help="totals, what remains, and every spend",
+        description="Verify the ledger, then print its dataset, relation, total, spent, "
+        "remaining and a table of spends. Exit 1 if the ledger fails verification.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    show.add_argument("ledger", metavar="LEDGER", help="the budget ledger file")
+    show.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        default=None,
+        help="a checkpoint kept elsewhere that the ledger must extend",
+    )
+    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    show.set_defaults(func=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    report = budget_report(args.ledger, checkpoint=args.checkpoint)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def _budget(b: PrivacyBudget) -> str:
+    return f"ε={b.epsilon!r}, δ={b.delta!r}"
+
+
+def format_report(report: BudgetReport) -> str:
+    """The text ``ppdp budget show`` prints."""
+    v = report.verification
+    lines = [
+        f"ledger:    {report.path} (verified: {v.length} entries, head {v.head_hash[:16]}…)",
+        f"dataset:   {report.dataset_id}",
+        f"relation:  {report.relation.value} (basic composition)",
+        f"total:     {_budget(report.total)}",
+        f"spent:     {_budget(report.spent)}",
+        f"remaining: {_budget(report.remaining)}",
+        "",
+    ]
+    if not report.spends:
+        lines.append("no spends yet")
+        return "\n".join(lines)
+    rows = [("index", "time", "mechanism", "ε", "δ", "seeded")]
+    rows += [
+        (
+            str(s.index),
+            s.time,
+            s.mechanism,
+            repr(s.epsilon),
+            repr(s.delta),
+            "yes" if s.seeded else "no",
+        )
+        for s in report.spends
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [r[0].rjust(widths[0])] + [
+            c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    lines.append(f"{len(report.spends)} spends")
+    return "\n".join(lines)

@@ -1,0 +1,64 @@
+"""An append-only, tamper-evident ledger: hash-chained, signed, checkpointed, in SQLite.
+
+The ledger records every privacy spend of a dataset (:mod:`ppdp.accounting`) and the
+messages of the multi-party publishing protocol. Its guarantees and their limits are in
+``docs/proofs/ledger.md``; in short:
+
+- **Entries** are canonical JSON (sorted keys, no whitespace, UTF-8, floats as tagged
+  ``float.hex``), so a value has exactly one byte string
+  (:func:`canonical_dumps` / :func:`canonical_loads`).
+- **Chain**: ``hash_i = SHA-256(prev_hash_i ‖ body_i)``, ``prev_hash_0`` = 32 zero bytes.
+  Changing, inserting, deleting or reordering an entry breaks the chain at that index.
+- **Signatures**: each entry is signed with Ed25519 by a signer whose public key is pinned
+  in the genesis entry (several signers for several parties); ``revoke`` entries stop a
+  key, ``add-signer`` entries pin new ones.
+- **Checkpoints**: after every append the writer signs (ledger id, length, head hash) into
+  ``<ledger>.checkpoint``; a ledger shorter than a checkpoint, or disagreeing with it, was
+  truncated, rolled back or forked.
+- **Durability**: SQLite in WAL mode with ``synchronous=FULL``; writers serialise with
+  ``BEGIN IMMEDIATE``. A committed entry survives a crash; an uncommitted one vanishes whole.
+
+:func:`verify` checks a file end to end and raises
+:class:`~ppdp.exceptions.LedgerIntegrityError` with the index of the first bad entry.
+"""
+
+from ppdp.ledger._canonical import canonical_dumps, canonical_loads, json_safe
+from ppdp.ledger._chain import Entry
+from ppdp.ledger._checkpoint import Checkpoint
+from ppdp.ledger._keys import (
+    Signer,
+    decode_public_key,
+    encode_public_key,
+    generate_key,
+    key_fingerprint,
+    load_private_key,
+    load_public_key,
+    save_private_key,
+    save_public_key,
+)
+from ppdp.ledger._ledger import Ledger, LedgerExistsError, LedgerTransaction, checkpoint_path_for
+from ppdp.ledger._verify import VerificationReport, verify, verify_entries
+
+__all__ = [
+    "Checkpoint",
+    "Entry",
+    "Ledger",
+    "LedgerExistsError",
+    "LedgerTransaction",
+    "Signer",
+    "VerificationReport",
+    "canonical_dumps",
+    "canonical_loads",
+    "checkpoint_path_for",
+    "decode_public_key",
+    "encode_public_key",
+    "generate_key",
+    "json_safe",
+    "key_fingerprint",
+    "load_private_key",
+    "load_public_key",
+    "save_private_key",
+    "save_public_key",
+    "verify",
+    "verify_entries",
+]

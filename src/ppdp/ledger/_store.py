@@ -1,0 +1,199 @@
+"""The SQLite file under a ledger: schema, connections, and a full replay.
+
+Durability comes from SQLite: ``journal_mode=WAL`` with ``synchronous=FULL`` syncs the
+write-ahead log on every commit, and a commit is atomic (present and whole, or absent).
+After a crash the next connection rolls the log forward or back by itself, so opening
+needs no manual step. Writers serialise with ``BEGIN IMMEDIATE`` (the file's write lock,
+across processes) and wait up to ``busy_timeout`` seconds for it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from contextlib import closing
+from pathlib import Path
+
+from ppdp.exceptions import LedgerIntegrityError, ParameterError
+from ppdp.ledger._chain import FORMAT_VERSION, ChainState, Entry
+from ppdp.ledger._keys import PublicKeyLike, normalise_keys, same_key
+
+_CREATE_META = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_CREATE_ENTRIES = (
+    'CREATE TABLE entries ("index" INTEGER PRIMARY KEY, prev_hash BLOB NOT NULL, '
+    "kind TEXT NOT NULL, body BLOB NOT NULL, signer TEXT NOT NULL, signature BLOB NOT NULL, "
+    "hash BLOB NOT NULL)"
+)
+#: Exactly what sqlite_master must hold; a trigger or view slipped into the file is tampering.
+_SCHEMA = {
+    ("table", "entries", _CREATE_ENTRIES),
+    ("table", "meta", _CREATE_META),
+    ("index", "sqlite_autoindex_meta_1", None),
+}
+_SELECT = 'SELECT "index", prev_hash, kind, body, signer, signature, hash FROM entries'
+INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def sqlite_error(exc: sqlite3.Error, path: object) -> Exception:
+    """Map an sqlite3 error to the error ppdp raises."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return TimeoutError(f"ledger ({path}) is locked by another writer: {text}")
+    return LedgerIntegrityError(f"ledger file {path} is unreadable or corrupt: {text}", index=None)
+
+
+def _pragmas(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA trusted_schema = OFF")
+    conn.execute("PRAGMA cell_size_check = ON")
+
+
+def connect(
+    path: Path | None, *, busy_timeout: float, read_only: bool = False
+) -> sqlite3.Connection:
+    """Open the file (or an in-memory database for ``path=None``) in autocommit mode."""
+    try:
+        if path is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            _pragmas(conn)
+            return conn
+        if read_only:
+            uri = path.resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            _pragmas(conn)
+            return conn
+        conn = sqlite3.connect(
+            os.fspath(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        _pragmas(conn)
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.close()
+            raise ParameterError(
+                f"ledger ({path}) could not use SQLite WAL mode (got {mode!r}); "
+                "keep ledgers on a local file system"
+            )
+        conn.execute("PRAGMA synchronous = FULL")
+        return conn
+    except sqlite3.Error as exc:
+        raise sqlite_error(exc, path) from None
+
+
+def write_new_file(path: Path, genesis: Entry, state: ChainState) -> None:
+    """Write a complete one-entry ledger file at ``path`` (which must not exist yet)."""
+    with closing(sqlite3.connect(os.fspath(path), isolation_level=None)) as conn:
+        init_schema(conn, genesis, state)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def init_schema(conn: sqlite3.Connection, genesis: Entry, state: ChainState) -> None:
+    """Create the tables and insert the genesis entry, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_CREATE_META)
+        conn.execute(_CREATE_ENTRIES)
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("format_version", str(FORMAT_VERSION)),
+                ("ledger_id", str(state.ledger_id)),
+                ("genesis_hash", genesis.hash.hex()),
+            ],
+        )
+        conn.execute(INSERT_ENTRY, genesis.as_row())
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def select_from(conn: sqlite3.Connection, start: int) -> sqlite3.Cursor:
+    """Rows with index >= start, in index order."""
+    return conn.execute(_SELECT + ' WHERE "index" >= ? ORDER BY "index"', (start,))
+
+
+def stored_hash(conn: sqlite3.Connection, index: int) -> bytes | None:
+    """The stored hash of entry ``index`` (None if the row is gone)."""
+    row = conn.execute('SELECT hash FROM entries WHERE "index" = ?', (index,)).fetchone()
+    return None if row is None else row[0]
+
+
+def replay(
+    conn: sqlite3.Connection,
+    *,
+    label: object,
+    trusted_keys: Mapping[str, PublicKeyLike] | None = None,
+    full_check: bool = True,
+) -> tuple[ChainState, list[Entry]]:
+    """Verify the whole file inside one read snapshot; return the state and the entries.
+
+    Raises LedgerIntegrityError naming the first bad index (None for the file itself).
+    """
+    pinned = None if trusted_keys is None else normalise_keys(trusted_keys, name="trusted_keys")
+    try:
+        conn.execute("BEGIN")
+        try:
+            schema = {
+                (t, n, s if t == "table" else None)
+                for t, n, s in conn.execute("SELECT type, name, sql FROM sqlite_master")
+            }
+            if schema != _SCHEMA:
+                raise LedgerIntegrityError(
+                    f"ledger file {label} does not have the ppdp ledger schema "
+                    "(not a ledger, or tables/triggers were added or altered)",
+                    index=None,
+                )
+            if full_check:
+                problems = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+                if problems != ["ok"]:
+                    raise LedgerIntegrityError(
+                        f"ledger file {label} is corrupt: {'; '.join(map(str, problems[:3]))}",
+                        index=None,
+                    )
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            state = ChainState()
+            entries = []
+            for row in select_from(conn, 0):
+                entries.append(state.accept_row(row))
+                if len(entries) == 1 and pinned is not None:
+                    _check_trusted(state, entries[0], pinned)
+        finally:
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise sqlite_error(exc, label) from None
+    if not entries:
+        raise LedgerIntegrityError(f"entry 0: ledger {label} has no genesis entry", index=0)
+    if meta.get("format_version") != str(FORMAT_VERSION):
+        raise LedgerIntegrityError(
+            f"ledger file {label} has format version {meta.get('format_version')!r}; "
+            f"this ppdp reads version {FORMAT_VERSION}",
+            index=None,
+        )
+    if set(meta) != {"format_version", "ledger_id", "genesis_hash"} or (
+        meta["ledger_id"] != state.ledger_id or meta["genesis_hash"] != entries[0].hash.hex()
+    ):
+        raise LedgerIntegrityError(
+            "entry 0: the ledger id or genesis hash in the file's metadata differs from the "
+            "genesis entry (forked or foreign ledger)",
+            index=0,
+        )
+    return state, entries
+
+
+def _check_trusted(state: ChainState, genesis: Entry, pinned: dict[str, object]) -> None:
+    genesis_keys = {k: v for k, v in state.keys.items() if k in genesis.payload["signers"]}
+    if set(genesis_keys) != set(pinned) or not all(
+        same_key(genesis_keys[k], pinned[k])
+        for k in pinned  # type: ignore[arg-type]
+    ):
+        raise LedgerIntegrityError(
+            f"entry 0: the genesis entry pins signers {sorted(genesis_keys)} whose keys "
+            f"differ from the trusted keys {sorted(pinned)} (foreign or forged ledger)",
+            index=0,
+        )
