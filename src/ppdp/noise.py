@@ -30,6 +30,7 @@ References
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import numbers
 from collections.abc import Sequence
@@ -228,7 +229,7 @@ def snap(value: ArrayLike, granularity: float, *, name: str = "value") -> Any:
     DataValidationError
         If ``value`` contains NaN or an infinity (the message never shows the value).
     ParameterTypeError
-        If ``value`` is not numeric.
+        If ``value`` is not an int or float scalar or regular array (bools are refused).
 
     Examples
     --------
@@ -239,11 +240,15 @@ def snap(value: ArrayLike, granularity: float, *, name: str = "value") -> Any:
     """
     lam = _check_granularity(granularity)
     try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested sequences
+        raw = np.asarray(None, dtype=object)
+    if raw.dtype.kind not in "iuf":
         raise ParameterTypeError(
-            f"{name} must be a real number or an array of real numbers, not {type(value).__name__}"
-        ) from None
+            f"{name} must be a real number or a regular array of real numbers "
+            f"(integer or float dtype), not {type(value).__name__} of dtype {raw.dtype}"
+        )
+    arr = raw.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
         raise DataValidationError(f"{name} contains NaN or infinity; it must be finite")
     with np.errstate(over="ignore"):
@@ -313,18 +318,23 @@ def _fill_exponential(
         out[slow] = z * _LN2 - v[slow]
 
 
+_DEC = decimal.Context(prec=80)
+_LN2_DEC = _DEC.ln(decimal.Decimal(2))
+
+
+@functools.lru_cache(maxsize=256)
 def _ln2_split(factor: float) -> tuple[float, float]:
     """``factor·ln2`` as ``hi + lo``: hi has 40 significant bits, so ``z·hi`` is exact for
     every integer z < 2**13, and lo carries the next 53 bits."""
-    ctx = decimal.Context(prec=80)
-    exact = ctx.multiply(decimal.Decimal(factor), ctx.ln(decimal.Decimal(2)))
+    ctx = _DEC
+    exact = ctx.multiply(decimal.Decimal(factor), _LN2_DEC)
     mantissa, exp = math.frexp(float(exact))
     hi = math.ldexp(round(math.ldexp(mantissa, 40)), exp - 40)
     lo = float(ctx.subtract(exact, decimal.Decimal(hi)))
     return hi, lo
 
 
-def _fill_laplace_magnitude(
+def _fill_scaled_exponential(
     src: RandomSource,
     words: NDArray[np.uint64],
     out: NDArray[np.float64],
@@ -332,8 +342,10 @@ def _fill_laplace_magnitude(
     extra: NDArray[np.float64],
     factor: float,
     split: tuple[float, float],
+    to_integer: np.ufunc,
 ) -> None:
-    """``out = rint(factor · E)`` for the E of :func:`_fill_exponential`, from bits 0..62.
+    """``out = to_integer(factor · E)`` (``np.rint`` or ``np.floor``) for the E of
+    :func:`_fill_exponential`, from bits 0..62 of each word.
 
     ``factor·E = z·(factor·ln2) + factor·R`` is evaluated as ``z·hi`` (exact) split into
     its nearest integer and fraction (both exact), plus ``z·lo + factor·R``; only this last,
@@ -360,7 +372,7 @@ def _fill_laplace_magnitude(
     np.rint(zf, out=out)
     np.subtract(zf, out, out=zf)  # fraction of z·hi, exact
     np.add(v, zf, out=v)
-    np.rint(v, out=v)
+    to_integer(v, out=v)
     np.add(out, v, out=out)
 
 
@@ -423,18 +435,16 @@ def _discrete_laplace_array(src: RandomSource, scale: float, n: int) -> NDArray[
     out = np.empty(n, dtype=np.int64)
     c_max = min(n, _CHUNK)
     work = _Work(c_max)
+    extra = np.empty(c_max, dtype=np.float64)
     g1 = np.empty(c_max, dtype=np.float64)
     g2 = np.empty(c_max, dtype=np.float64)
+    split = _ln2_split(scale)
     for start in range(0, n, _CHUNK):
         c = min(start + _CHUNK, n) - start
         words = _words(src, 2 * c)
         a, b = g1[:c], g2[:c]
-        _fill_exponential(src, words[:c], a, work)
-        _fill_exponential(src, words[c:], b, work)
-        np.multiply(a, scale, out=a)
-        np.floor(a, out=a)
-        np.multiply(b, scale, out=b)
-        np.floor(b, out=b)
+        _fill_scaled_exponential(src, words[:c], a, work, extra, scale, split, np.floor)
+        _fill_scaled_exponential(src, words[c:], b, work, extra, scale, split, np.floor)
         np.subtract(a, b, out=a)  # exact: both are integers < 2**53
         out[start : start + c] = a
     return out
@@ -512,7 +522,7 @@ def laplace(
     b = _check_scale("scale", scale)
     lam = _grid_for(b, granularity)
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     n = _count(shape)
     factor = b / lam
     split = _ln2_split(factor)
@@ -525,7 +535,7 @@ def laplace(
         stop = min(start + _CHUNK, n)
         words = _words(src, stop - start)
         seg = out[start:stop]
-        _fill_laplace_magnitude(src, words, seg, work, extra, factor, split)
+        _fill_scaled_exponential(src, words, seg, work, extra, factor, split, np.rint)
         np.multiply(seg, lam, out=seg)
         s = sign[: stop - start]
         np.bitwise_and(words, _SIGN_BIT, out=s)  # bit 63: seg >= 0, so OR-ing it negates
@@ -577,7 +587,7 @@ def gaussian(
     s = _check_scale("sigma", sigma)
     lam = _grid_for(s, granularity)
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     out = _standard_normal_array(src, _count(shape))
     factor = s / lam
     for start in range(0, out.shape[0], _CHUNK):
@@ -623,7 +633,7 @@ def discrete_laplace(
     """
     b = _check_discrete_scale("scale", scale)
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     return _finish(_discrete_laplace_array(src, b, _count(shape)), shape, int)
 
 
@@ -675,7 +685,7 @@ def discrete_gaussian(
     if s < _MIN_DISCRETE_SIGMA:
         raise ParameterError(f"sigma ({s!r}) must be >= 2**-40 for the discrete Gaussian")
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     n = _count(shape)
     t = math.floor(s) + 1
     shift = s * s / t
@@ -716,7 +726,7 @@ def exponential(
     """
     b = _check_scale("scale", scale)
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     out = _exponential_array(src, _count(shape))
     if b != 1.0:
         np.multiply(out, b, out=out)
@@ -738,7 +748,7 @@ def uniform(size: Size = None, *, random_state: RandomState = None) -> float | N
     float or ndarray of float64
     """
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     return _finish(_uniform_array(src, _count(shape)), shape, float)
 
 
@@ -767,7 +777,7 @@ def bernoulli(
     if not (0.0 <= prob <= 1.0):
         raise ParameterError(f"p ({prob!r}) must be in [0, 1]")
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     out = _uniform_array(src, _count(shape)) < prob
     return _finish(out, shape, bool)
 
@@ -790,7 +800,7 @@ def gumbel(size: Size = None, *, random_state: RandomState = None) -> float | ND
     float or ndarray of float64
     """
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     out = _exponential_array(src, _count(shape))
     np.maximum(out, 2.0**-55, out=out)
     np.log(out, out=out)
@@ -845,7 +855,7 @@ def gamma_norm_vector(
     b = _check_scale("scale", scale)
     lam = _grid_for(b, granularity)
     shape = _check_size(size)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     m = _count(shape)
     norms = _exponential_array(src, m * d).reshape(m, d).sum(axis=1)
     norms *= b
