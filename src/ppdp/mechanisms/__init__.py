@@ -1,0 +1,33 @@
+"""Basic mechanisms: small frozen value objects that validate on construction.
+
+Each knows its cost from its parameters alone (``budget``), states its ``guarantee``,
+describes itself for the ledger (``ledger_details``) and releases with ``randomise``. The
+continuous ones snap the value to a power-of-two grid and calibrate for Δ + Λ; the privacy
+argument of each is in ``docs/proofs/``.
+
+Examples
+--------
+>>> from ppdp.mechanisms import LaplaceMechanism, GaussianMechanism, ExponentialMechanism
+>>> LaplaceMechanism(epsilon=0.5, sensitivity=1.0).budget
+PrivacyBudget(epsilon=0.5, delta=0.0)
+"""
+
+from ppdp.mechanisms._base import Mechanism
+from ppdp.mechanisms._calibration import (
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+)
+from ppdp.mechanisms.exponential import ExponentialMechanism
+from ppdp.mechanisms.gaussian import GaussianMechanism
+from ppdp.mechanisms.laplace import LaplaceMechanism
+
+__all__ = [
+    "ExponentialMechanism",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "Mechanism",
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "gaussian_delta",
+]
