@@ -1,0 +1,477 @@
+"""Encoding a table into ``[0, 1]`` features plus one-hot blocks, and back.
+
+:func:`encode` maps each numeric column to ``(v - lower) / (upper - lower)`` after clipping to
+its declared bounds, each categorical column to a one-hot block in declared order, and the
+label to integer class codes (optionally also to a one-hot block). It never reads a bound or
+a domain from the data.
+
+What is logged and what is released
+-----------------------------------
+Clipped values, values mapped to an ``other`` bucket, imputed values and rows scaled to the
+declared ``row_norm_bound`` are *counted*. The counts go to the custodian's log (logger
+``"ppdp.custodian"``, level INFO) and to the :class:`EncodeReport` returned on request. They
+describe the private data, so they must never be part of a release. Error messages name the
+column and a count, never a value or a row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ppdp.data.schema import CategoricalColumn, Category, NumericColumn, ReadOnlyMapping
+from ppdp.exceptions import DataValidationError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from ppdp.data.schema import Schema
+
+__all__ = ["CUSTODIAN_LOGGER", "EncodeReport", "decode", "encode"]
+
+#: Name of the logger that receives data-dependent counts (custodian's eyes only).
+CUSTODIAN_LOGGER = "ppdp.custodian"
+_custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
+
+# A scaled row may come out a few ulps longer than the target norm; shrinking the factor by
+# this much keeps every clipped row's computed norm at or below the bound.
+_NORM_SHRINK = 1.0 - 8 * np.finfo(np.float64).eps
+
+
+def _frozen_counts(counts: Mapping[str, int]) -> Mapping[str, int]:
+    return ReadOnlyMapping({k: int(v) for k, v in counts.items() if v})
+
+
+@dataclass(frozen=True)
+class EncodeReport:
+    """Counts of the corrections :func:`encode` made. For the custodian only, never released.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows encoded.
+    clipped : mapping of str to int
+        Per numeric column, values outside the declared bounds that were clipped.
+    other : mapping of str to int
+        Per categorical column, undeclared values mapped to the declared ``other`` bucket.
+    imputed : mapping of str to int
+        Per column, missing values replaced by the declared ``impute`` constant.
+    rows_norm_clipped : int
+        Rows scaled down to the declared ``row_norm_bound``.
+
+    Columns with a zero count are left out of the mappings.
+    """
+
+    n_rows: int
+    clipped: Mapping[str, int] = field(default_factory=dict)
+    other: Mapping[str, int] = field(default_factory=dict)
+    imputed: Mapping[str, int] = field(default_factory=dict)
+    rows_norm_clipped: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clipped", _frozen_counts(self.clipped))
+        object.__setattr__(self, "other", _frozen_counts(self.other))
+        object.__setattr__(self, "imputed", _frozen_counts(self.imputed))
+
+    @property
+    def total_clipped(self) -> int:
+        """Number of values clipped to bounds, over all columns."""
+        return sum(self.clipped.values())
+
+    @property
+    def has_corrections(self) -> bool:
+        """True when anything was clipped, mapped to ``other``, imputed or norm-clipped."""
+        return bool(self.clipped or self.other or self.imputed or self.rows_norm_clipped)
+
+    def __add__(self, other: EncodeReport) -> EncodeReport:
+        if not isinstance(other, EncodeReport):
+            return NotImplemented
+
+        def merge(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = out.get(k, 0) + v
+            return out
+
+        return EncodeReport(
+            n_rows=self.n_rows + other.n_rows,
+            clipped=merge(self.clipped, other.clipped),
+            other=merge(self.other, other.other),
+            imputed=merge(self.imputed, other.imputed),
+            rows_norm_clipped=self.rows_norm_clipped + other.rows_norm_clipped,
+        )
+
+    def summary(self) -> str:
+        """One line of counts, for the custodian's log."""
+
+        def fmt(d: Mapping[str, int]) -> str:
+            return ", ".join(f"{k!r}: {v}" for k, v in d.items()) or "none"
+
+        return (
+            f"encoded {self.n_rows} rows; clipped to bounds: {fmt(self.clipped)}; "
+            f"mapped to 'other': {fmt(self.other)}; imputed: {fmt(self.imputed)}; "
+            f"rows scaled to row_norm_bound: {self.rows_norm_clipped}"
+        )
+
+
+def log_report(report: EncodeReport) -> None:
+    """Send an encoding report to the custodian's log (INFO when anything was corrected)."""
+    if report.has_corrections:
+        _custodian_log.info("%s", report.summary())
+    else:
+        _custodian_log.debug("%s", report.summary())
+
+
+# ---------------------------------------------------------------------- input checks
+def _as_frame(schema: Schema, data: Any) -> pd.DataFrame:
+    names = schema.column_names
+    if isinstance(data, pd.DataFrame):
+        df = data
+    elif isinstance(data, np.ndarray):
+        if data.ndim != 2:
+            raise DataValidationError(
+                f"data must be 2-D (rows x columns); got an array with {data.ndim} dimension(s)"
+            )
+        if data.dtype == object or data.dtype.kind not in "biuf":
+            raise DataValidationError(
+                f"data: arrays of dtype {data.dtype} are not accepted; pass a pandas DataFrame "
+                "(object and ragged arrays are refused)"
+            )
+        if data.shape[1] != len(names):
+            raise DataValidationError(
+                f"data has {data.shape[1]} columns; the schema declares {len(names)} "
+                f"({', '.join(repr(n) for n in names)})"
+            )
+        df = pd.DataFrame(data, columns=list(names))
+    elif isinstance(data, Mapping):
+        try:
+            df = pd.DataFrame(dict(data))
+        except ValueError as exc:
+            raise DataValidationError(
+                "data: columns of a mapping must be 1-D and of equal length"
+            ) from exc
+    else:
+        raise ParameterTypeError(
+            f"data ({type(data).__name__}) must be a pandas DataFrame, a mapping of columns "
+            "or a 2-D numeric array"
+        )
+    if df.columns.has_duplicates:
+        dup = df.columns[df.columns.duplicated()][0]
+        raise DataValidationError(f"data: column {dup!r} appears more than once")
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        hint = ""
+        if schema.label is not None and missing == [schema.label.name]:
+            hint = " (to encode features only, use schema.without_label())"
+        raise DataValidationError(
+            f"data: missing column(s) {', '.join(repr(m) for m in missing)} declared in the "
+            f"schema{hint}"
+        )
+    return df
+
+
+def _is_numeric_token(t: Category) -> bool:
+    return isinstance(t, int) and not isinstance(t, bool)
+
+
+def _token_mask(s: pd.Series, tokens: tuple[Category, ...]) -> NDArray[np.bool_] | None:
+    if not tokens:
+        return None
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        tokens = tuple(t for t in tokens if _is_numeric_token(t))
+        if not tokens:
+            return None
+    mask = s.isin(list(tokens)).to_numpy(dtype=bool)
+    return mask if mask.any() else None
+
+
+def _missing_error(name: str, count: int, what: str = "column") -> DataValidationError:
+    return DataValidationError(
+        f"{what} {name!r}: {count} missing or non-finite value(s) (NaN, inf or a missing-value "
+        "token); nan_policy is 'error': clean the data, or declare nan_policy 'impute' with an "
+        "'impute' constant for this column"
+    )
+
+
+def _numeric_values(
+    s: pd.Series, col: NumericColumn, schema: Schema, imputed: dict[str, int]
+) -> NDArray[np.float64]:
+    tokens = _token_mask(s, schema.missing_values)
+    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+        values = s.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        if tokens is not None:
+            values[tokens] = np.nan
+    else:
+        if tokens is not None:
+            s = s.mask(tokens)
+        num = pd.to_numeric(s, errors="coerce")
+        bad = int(np.count_nonzero(num.isna().to_numpy() & s.notna().to_numpy()))
+        if bad:
+            raise DataValidationError(
+                f"column {col.name!r}: {bad} value(s) are not numbers (declared numeric)"
+            )
+        values = num.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    nonfinite = ~np.isfinite(values)
+    n_bad = int(np.count_nonzero(nonfinite))
+    if n_bad:
+        if schema.nan_policy != "impute":
+            raise _missing_error(col.name, n_bad)
+        values[nonfinite] = col.impute
+        imputed[col.name] = n_bad
+    return values
+
+
+def _codes(
+    s: pd.Series,
+    name: str,
+    categories: tuple[Category, ...],
+    schema: Schema,
+    *,
+    other: Category | None,
+    impute: Category | None,
+    what: str,
+    counts_other: dict[str, int],
+    counts_imputed: dict[str, int],
+) -> NDArray[np.int64]:
+    tokens = _token_mask(s, schema.missing_values)
+    missing = s.isna().to_numpy(dtype=bool)
+    if tokens is not None:
+        missing |= tokens
+    declared_str = all(isinstance(c, str) for c in categories)
+    if declared_str and pd.api.types.is_integer_dtype(s.dtype):
+        s = s.astype(str)  # categories "1", "2" declared as text, data read as integers
+    codes = pd.Categorical(s, categories=pd.Index(list(categories), dtype=object)).codes
+    codes = codes.astype(np.int64)
+    undeclared = (codes < 0) & ~missing
+    n_undeclared = int(np.count_nonzero(undeclared))
+    if n_undeclared:
+        if other is None:
+            hint = ""
+            data_str = pd.api.types.is_string_dtype(s.dtype) or s.dtype == object
+            if declared_str != data_str:
+                kind = "strings" if declared_str else "not strings"
+                hint = f" (the data has dtype {s.dtype}; the declared values are {kind})"
+            noun = "classes" if what == "label" else "categories"
+            fix = (
+                "declare them"
+                if what == "label"
+                else "declare them, or declare an 'other' bucket for this column"
+            )
+            raise DataValidationError(
+                f"{what} {name!r}: {n_undeclared} value(s) are not among the declared "
+                f"{noun}{hint}; {fix}"
+            )
+        codes[undeclared] = categories.index(other)
+        counts_other[name] = n_undeclared
+    n_missing = int(np.count_nonzero(missing))
+    if n_missing:
+        if impute is None or schema.nan_policy != "impute":
+            raise _missing_error(name, n_missing, what)
+        codes[missing] = categories.index(impute)
+        counts_imputed[name] = n_missing
+    return codes
+
+
+# ---------------------------------------------------------------------- encode / decode
+def encode(
+    schema: Schema,
+    data: pd.DataFrame | Mapping[str, ArrayLike] | NDArray[Any],
+    *,
+    include_label: bool = False,
+    log: bool = True,
+) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]:
+    """Encode ``data`` with ``schema`` into ``(X, y, report)``.
+
+    Parameters
+    ----------
+    schema : Schema
+        The declared schema; nothing about the domain is read from ``data``.
+    data : DataFrame, mapping of columns, or 2-D numeric array
+        Must hold every column of ``schema.column_names`` (extra columns are ignored). A
+        numeric array must have exactly those columns, in that order.
+    include_label : bool, default False
+        Append the label's one-hot block to ``X`` (to publish a whole table: Adult in
+        Jiang et al.'s encoding has 35 columns including the label's two dummies).
+    log : bool, default True
+        Send the report to the custodian's log.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, n_features)
+        Every entry in ``[0, 1]``: numeric ``(clip(v) - lower) / (upper - lower)``, then the
+        one-hot blocks. Rows are scaled to ``row_norm_bound`` when one is declared and binds.
+    y : ndarray of int64, shape (n,), or None
+        Class codes ``0..K-1`` in declared class order; ``None`` when the schema has no label.
+    report : EncodeReport
+        Counts of clipped, mapped, imputed and norm-clipped values (custodian only).
+
+    Raises
+    ------
+    DataValidationError
+        Missing columns, a missing or non-finite value under ``nan_policy="error"``
+        (naming the column, never the value), an undeclared category without an ``other``
+        bucket, an undeclared class, non-numeric values in a numeric column.
+    ParameterTypeError
+        ``data`` of an unsupported type.
+    """
+    df = _as_frame(schema, data)
+    n = len(df)
+    layout = schema.layout(include_label=include_label)
+    X = np.zeros((n, layout.n_features), dtype=np.float64)
+    clipped: dict[str, int] = {}
+    other: dict[str, int] = {}
+    imputed: dict[str, int] = {}
+    rows = np.arange(n)
+    for col in schema.columns:
+        block = layout.blocks[col.name]
+        s = df[col.name]
+        if isinstance(col, NumericColumn):
+            v = _numeric_values(s, col, schema, imputed)
+            n_clip = int(np.count_nonzero(v < col.lower)) + int(np.count_nonzero(v > col.upper))
+            if n_clip:
+                clipped[col.name] = n_clip
+                np.clip(v, col.lower, col.upper, out=v)
+            v -= col.lower
+            v /= col.upper - col.lower
+            np.clip(v, 0.0, 1.0, out=v)  # guards rounding at the edges
+            X[:, block.start] = v
+        else:
+            assert isinstance(col, CategoricalColumn)
+            codes = _codes(
+                s,
+                col.name,
+                col.categories,
+                schema,
+                other=col.other,
+                impute=col.impute,
+                what="column",
+                counts_other=other,
+                counts_imputed=imputed,
+            )
+            X[rows, block.start + codes] = 1.0
+    rows_clipped = _clip_row_norms(schema, X)
+    y = None
+    if schema.label is not None:
+        lab = schema.label
+        y = _codes(
+            df[lab.name],
+            lab.name,
+            lab.classes,
+            schema,
+            other=None,
+            impute=None,
+            what="label",
+            counts_other=other,
+            counts_imputed=imputed,
+        )
+        if include_label:
+            X[rows, layout.blocks[lab.name].start + y] = 1.0
+    report = EncodeReport(
+        n_rows=n, clipped=clipped, other=other, imputed=imputed, rows_norm_clipped=rows_clipped
+    )
+    if log:
+        log_report(report)
+    return X, y, report
+
+
+def _clip_row_norms(schema: Schema, X: NDArray[np.float64]) -> int:
+    """Scale feature rows (label block excluded) longer than ``row_norm_bound`` down to it."""
+    R = schema.row_norm_bound
+    if R is None or np.sqrt(schema.p1 + schema.p2) <= R:
+        return 0
+    F = X[:, : schema.n_features]
+    norms = np.sqrt(np.einsum("ij,ij->i", F, F))
+    over = norms > R
+    count = int(np.count_nonzero(over))
+    if count:
+        F[over] *= (R / norms[over] * _NORM_SHRINK)[:, None]
+    return count
+
+
+def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataFrame:
+    """Map an encoded matrix back to a table. Pure post-processing of ``X``; no privacy cost.
+
+    Parameters
+    ----------
+    schema : Schema
+    X : array-like, shape (n, n_features) or (n, n_features + K)
+        With the label's one-hot block (the wider shape) the label is decoded from it.
+    y : array-like of int, shape (n,), optional
+        Class codes ``0..K-1``; take precedence over a label block in ``X``.
+
+    Returns
+    -------
+    DataFrame
+        One column per schema column (and the label when ``y`` or a label block is given).
+        Numeric columns: ``lower + clip(x, 0, 1) * (upper - lower)``, rounded for integer
+        columns. Categorical columns: the category of the arg-max dummy of the block (the
+        first one on ties). An encode→decode round trip is exact for in-bound data.
+    """
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.dtype.kind not in "biuf":
+        raise DataValidationError(
+            f"X must be a 2-D numeric array; got shape {arr.shape} and dtype {arr.dtype}"
+        )
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise DataValidationError("X contains NaN or inf; decode needs finite values")
+    plain = schema.layout()
+    widths = [plain.n_features]
+    with_label = None
+    if schema.label is not None:
+        with_label = schema.layout(include_label=True)
+        widths.append(with_label.n_features)
+    if arr.shape[1] not in widths:
+        raise DataValidationError(
+            f"X has {arr.shape[1]} columns; the schema encodes to "
+            f"{' or '.join(str(w) for w in widths)}"
+        )
+    n = arr.shape[0]
+    out: dict[str, Any] = {}
+    for col in schema.columns:
+        block = plain.blocks[col.name]
+        if isinstance(col, NumericColumn):
+            x = np.clip(arr[:, block.start], 0.0, 1.0)
+            v = np.clip(col.lower + x * (col.upper - col.lower), col.lower, col.upper)
+            out[col.name] = np.rint(v).astype(np.int64) if col.integer else v
+        else:
+            assert isinstance(col, CategoricalColumn)
+            out[col.name] = _values(col.categories, np.argmax(arr[:, block], axis=1))
+    if schema.label is not None:
+        lab = schema.label
+        codes = None
+        if y is not None:
+            codes = _check_codes(y, n, lab.n_classes)
+        elif with_label is not None and arr.shape[1] == with_label.n_features:
+            codes = np.argmax(arr[:, with_label.blocks[lab.name]], axis=1)
+        if codes is not None:
+            out[lab.name] = _values(lab.classes, codes)
+    elif y is not None:
+        raise DataValidationError("y was given but the schema declares no label")
+    return pd.DataFrame(out)
+
+
+def _values(categories: tuple[Category, ...], codes: NDArray[np.integer]) -> Any:
+    lookup = np.empty(len(categories), dtype=object)
+    lookup[:] = list(categories)
+    values = lookup[codes]
+    if all(isinstance(c, str) for c in categories):
+        return pd.array(values, dtype="str")
+    if all(isinstance(c, int) and not isinstance(c, bool) for c in categories):
+        return values.astype(np.int64)
+    return values
+
+
+def _check_codes(y: ArrayLike, n: int, k: int) -> NDArray[np.int64]:
+    codes = np.asarray(y)
+    if codes.ndim != 1 or codes.shape[0] != n:
+        raise DataValidationError(f"y must have shape ({n},); got {codes.shape}")
+    if codes.dtype.kind not in "iu":
+        raise DataValidationError(f"y must hold integer class codes; got dtype {codes.dtype}")
+    if n and (codes.min() < 0 or codes.max() >= k):
+        raise DataValidationError(f"y must hold class codes in 0..{k - 1}")
+    return codes.astype(np.int64, copy=False)

@@ -1,0 +1,749 @@
+"""Declared schemas: the public facts about a table that every mechanism relies on.
+
+A :class:`Schema` lists the table's columns with their *declared* domains: numeric columns
+with public bounds, categorical columns with their full list of categories, and optionally
+the label with its classes. Sensitivities are computed from these declarations only, never
+from the data (``DESIGN.md``, contract 1). A schema is read from JSON or YAML, validated on
+construction (:class:`~ppdp.exceptions.SchemaError` naming the column and the problem), and
+frozen.
+
+The file format (JSON shown; YAML has the same keys)::
+
+    {
+      "schema_version": 1,
+      "columns": [
+        {"name": "age", "type": "numeric", "lower": 17, "upper": 90, "integer": true},
+        {"name": "sex", "type": "categorical", "categories": ["Female", "Male"]}
+      ],
+      "label": {"name": "income", "classes": ["<=50K", ">50K"]},
+      "missing_values": ["?"],
+      "nan_policy": "error",
+      "row_norm_bound": null
+    }
+
+See ``docs/schema.md`` for the full reference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ppdp._io import atomic_path
+from ppdp.exceptions import SchemaError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from numpy.typing import ArrayLike, NDArray
+
+    from ppdp.data.encoding import EncodeReport
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CategoricalColumn",
+    "Category",
+    "LabelSpec",
+    "Layout",
+    "NumericColumn",
+    "Schema",
+]
+
+#: Version of the file format written by :meth:`Schema.to_dict`.
+SCHEMA_VERSION = 1
+
+#: A category or class value: JSON/YAML scalars other than floats (floats do not compare
+#: reliably and ``NaN`` is never equal to itself).
+Category = str | int | bool
+
+NanPolicy = Literal["error", "impute"]
+_NAN_POLICIES = ("error", "impute")
+
+
+def _check_name(where: str, name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise SchemaError(f"{where}: name ({name!r}) must be a non-empty string")
+    return name
+
+
+def _check_bound(col: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SchemaError(f"column {col!r}: {key} ({value!r}) must be a finite number")
+    v = float(value)
+    if not math.isfinite(v):
+        raise SchemaError(f"column {col!r}: {key} ({v!r}) must be a finite number")
+    return v
+
+
+def _check_category(where: str, value: Any) -> Category:
+    if isinstance(value, str | bool) or (
+        isinstance(value, numbers.Integral) and not isinstance(value, float)
+    ):
+        return value if isinstance(value, str | bool) else int(value)
+    raise SchemaError(
+        f"{where}: category {value!r} must be a string or an integer (not {type(value).__name__})"
+    )
+
+
+def _check_categories(where: str, values: Any, what: str = "categories") -> tuple[Category, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise SchemaError(f"{where}: {what} must be a list, not {type(values).__name__}")
+    cats = tuple(_check_category(where, v) for v in values)
+    if not cats:
+        raise SchemaError(f"{where}: {what} must be a non-empty list")
+    seen: set[Any] = set()
+    for c in cats:
+        # True == 1 and hash alike; pandas would match them alike too, so they clash.
+        key = (isinstance(c, str), c)
+        if key in seen:
+            raise SchemaError(f"{where}: {what} has the duplicate {c!r}")
+        seen.add(key)
+    return cats
+
+
+@dataclass(frozen=True, slots=True)
+class NumericColumn:
+    """A numeric column with public bounds ``lower < upper``.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the data.
+    lower, upper : float
+        Declared bounds, finite, ``lower < upper``. Values outside are clipped on encoding
+        (and counted in the custodian's log). The bounds must be public knowledge: every
+        sensitivity is computed from them.
+    integer : bool, default False
+        Decoded values are rounded to integers.
+    impute : float or None
+        Constant that replaces a missing value when the schema's ``nan_policy`` is
+        ``"impute"``; must lie within the bounds.
+    """
+
+    name: str
+    lower: float
+    upper: float
+    integer: bool = False
+    impute: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("numeric column", self.name)
+        lo = _check_bound(self.name, "lower", self.lower)
+        hi = _check_bound(self.name, "upper", self.upper)
+        if not lo < hi:
+            raise SchemaError(f"column {self.name!r}: lower ({lo!r}) must be < upper ({hi!r})")
+        if not math.isfinite(hi - lo):
+            raise SchemaError(
+                f"column {self.name!r}: upper - lower ({hi!r} - {lo!r}) overflows float64"
+            )
+        if not isinstance(self.integer, bool):
+            raise SchemaError(f"column {self.name!r}: integer ({self.integer!r}) must be a boolean")
+        if self.integer and not (lo.is_integer() and hi.is_integer()):
+            raise SchemaError(
+                f"column {self.name!r}: an integer column needs integer bounds "
+                f"(lower {lo!r}, upper {hi!r})"
+            )
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        if self.impute is not None:
+            v = _check_bound(self.name, "impute", self.impute)
+            if not lo <= v <= hi:
+                raise SchemaError(
+                    f"column {self.name!r}: impute ({v!r}) must lie within [{lo!r}, {hi!r}]"
+                )
+            object.__setattr__(self, "impute", v)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The column as it appears in a schema file."""
+        d: dict[str, Any] = {"name": self.name, "type": "numeric"}
+        d["lower"] = int(self.lower) if self.integer and self.lower.is_integer() else self.lower
+        d["upper"] = int(self.upper) if self.integer and self.upper.is_integer() else self.upper
+        if self.integer:
+            d["integer"] = True
+        if self.impute is not None:
+            d["impute"] = self.impute
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class CategoricalColumn:
+    """A categorical column with its full, declared list of categories.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the data.
+    categories : sequence of str or int
+        Every category, in the order of the one-hot block; non-empty, no duplicates.
+        Declare the whole domain, including categories that may have no rows: the output
+        shape must never depend on which values occur.
+    other : str, int or None
+        Name of a bucket that undeclared values map to (counted in the custodian's log).
+        When it is not already among ``categories`` it is appended as the last one.
+        Without it, an undeclared value is an error.
+    impute : str, int or None
+        Category that replaces a missing value when ``nan_policy`` is ``"impute"``.
+    """
+
+    name: str
+    categories: tuple[Category, ...]
+    other: Category | None = None
+    impute: Category | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("categorical column", self.name)
+        where = f"column {self.name!r}"
+        cats = _check_categories(where, self.categories)
+        if self.other is not None:
+            other = _check_category(where, self.other)
+            if other not in cats:
+                cats = (*cats, other)
+            object.__setattr__(self, "other", other)
+        object.__setattr__(self, "categories", cats)
+        if self.impute is not None:
+            imp = _check_category(where, self.impute)
+            if imp not in cats:
+                raise SchemaError(f"{where}: impute ({imp!r}) must be one of the categories")
+            object.__setattr__(self, "impute", imp)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The column as it appears in a schema file."""
+        d: dict[str, Any] = {
+            "name": self.name,
+            "type": "categorical",
+            "categories": list(self.categories),
+        }
+        if self.other is not None:
+            d["other"] = self.other
+        if self.impute is not None:
+            d["impute"] = self.impute
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSpec:
+    """The label column and its declared classes.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the data.
+    classes : sequence of str or int
+        At least two classes, no duplicates; class ``k`` is encoded as the integer ``k``.
+        Every statistic per class has one slot per declared class, even an empty one.
+    public_counts : sequence of int or None
+        Class sizes, when they are public knowledge (the replace-one analyses of the
+        sources treat them as public). ``None`` (default) means they are private.
+    """
+
+    name: str
+    classes: tuple[Category, ...]
+    public_counts: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("label", self.name)
+        where = f"label {self.name!r}"
+        classes = _check_categories(where, self.classes, "classes")
+        if len(classes) < 2:
+            raise SchemaError(f"{where}: classes ({list(classes)!r}) must list at least 2 classes")
+        object.__setattr__(self, "classes", classes)
+        if self.public_counts is not None:
+            counts = self.public_counts
+            if isinstance(counts, str | bytes) or not isinstance(counts, Iterable):
+                raise SchemaError(f"{where}: public_counts must be a list of integers")
+            counts = tuple(counts)
+            if len(counts) != len(classes) or not all(
+                isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 0
+                for c in counts
+            ):
+                raise SchemaError(
+                    f"{where}: public_counts ({list(counts)!r}) must be {len(classes)} "
+                    "integers >= 0, one per class"
+                )
+            object.__setattr__(self, "public_counts", tuple(int(c) for c in counts))
+
+    @property
+    def n_classes(self) -> int:
+        """Number of declared classes."""
+        return len(self.classes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The label as it appears in a schema file."""
+        d: dict[str, Any] = {"name": self.name, "classes": list(self.classes)}
+        if self.public_counts is not None:
+            d["public_counts"] = list(self.public_counts)
+        return d
+
+
+Column = NumericColumn | CategoricalColumn
+
+
+class ReadOnlyMapping(Mapping[str, Any]):
+    """A small read-only mapping that, unlike ``MappingProxyType``, pickles (Dask ships it)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        self._data = dict(data or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self.items()) == dict(other.items()) if isinstance(other, Mapping) else False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self._data
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._data = dict(state)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each column lands in the encoded matrix, and the facts sensitivities need.
+
+    Attributes
+    ----------
+    feature_names : tuple of str
+        One name per encoded column: ``"age"`` for a numeric column, ``"sex=Male"`` for a
+        dummy of a categorical block.
+    blocks : mapping of str to slice
+        The slice of encoded columns of each schema column (label included when it is).
+    p1 : int
+        Number of numeric columns (each one encoded column in ``[0, 1]``).
+    p2 : int
+        Number of categorical variables (each one one-hot block); the label counts when its
+        block is included.
+    max_row_l2_norm : float
+        Largest L2 norm of an encoded row: ``sqrt(p1 + p2)`` for the ``[0,1]``/one-hot
+        encoding, or the declared ``row_norm_bound`` (rows are clipped to it) when smaller.
+    includes_label : bool
+        Whether the label's one-hot block is part of the encoding.
+    """
+
+    feature_names: tuple[str, ...]
+    blocks: Mapping[str, slice]
+    p1: int
+    p2: int
+    max_row_l2_norm: float
+    includes_label: bool
+
+    @property
+    def n_features(self) -> int:
+        """Number of encoded columns."""
+        return len(self.feature_names)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A declared table schema: column domains, the label, and how to treat bad values.
+
+    Parameters
+    ----------
+    columns : sequence of NumericColumn or CategoricalColumn
+        The feature columns, in encoding order. At least one; names unique.
+    label : LabelSpec or None
+        The label and its classes, if the table has one.
+    row_norm_bound : float or None
+        Declared bound ``R`` on the L2 norm of an encoded feature row. When ``R`` is smaller
+        than the natural bound ``sqrt(p1 + p2)``, :meth:`encode` scales longer rows down to
+        norm ``R`` (counted in the custodian's log).
+    missing_values : sequence of str or int
+        Tokens that mean "missing" in the data (e.g. ``["?"]``), besides ``NaN``/``None``.
+    nan_policy : {"error", "impute"}
+        ``"error"`` (default): a missing or non-finite value raises
+        :class:`~ppdp.exceptions.DataValidationError` naming the column.
+        ``"impute"``: it is replaced by the column's declared ``impute`` constant (every
+        feature column must declare one). A missing label is always an error.
+
+    Notes
+    -----
+    Everything here must be public knowledge: bounds, categories and classes enter the
+    sensitivity of every statistic computed from the encoding. Reading them from the private
+    data (see :func:`ppdp.data.draft_schema`) leaks.
+
+    Examples
+    --------
+    >>> s = Schema.from_dict({"columns": [
+    ...     {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+    ...     {"name": "sex", "type": "categorical", "categories": ["F", "M"]}]})
+    >>> s.feature_names
+    ('age', 'sex=F', 'sex=M')
+    >>> s.max_row_l2_norm  # sqrt(p1 + p2)
+    1.4142135623730951
+    """
+
+    columns: tuple[Column, ...]
+    label: LabelSpec | None = None
+    row_norm_bound: float | None = None
+    missing_values: tuple[Category, ...] = ()
+    nan_policy: NanPolicy = "error"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.columns, str | bytes) or not isinstance(self.columns, Iterable):
+            raise SchemaError("columns must be a list of column declarations")
+        cols = tuple(self.columns)
+        if not cols:
+            raise SchemaError("columns must declare at least one feature column")
+        seen: set[str] = set()
+        for c in cols:
+            if not isinstance(c, NumericColumn | CategoricalColumn):
+                raise SchemaError(
+                    f"columns must hold NumericColumn or CategoricalColumn, not {type(c).__name__}"
+                )
+            if c.name in seen:
+                raise SchemaError(f"column {c.name!r} is declared twice")
+            seen.add(c.name)
+        object.__setattr__(self, "columns", cols)
+        if self.label is not None:
+            if not isinstance(self.label, LabelSpec):
+                raise SchemaError(f"label must be a LabelSpec, not {type(self.label).__name__}")
+            if self.label.name in seen:
+                raise SchemaError(
+                    f"label {self.label.name!r} has the same name as a feature column"
+                )
+        if self.row_norm_bound is not None:
+            r = self.row_norm_bound
+            if (
+                isinstance(r, bool)
+                or not isinstance(r, numbers.Real)
+                or not (math.isfinite(r) and r > 0)
+            ):
+                raise SchemaError(f"row_norm_bound ({r!r}) must be a finite number > 0")
+            object.__setattr__(self, "row_norm_bound", float(r))
+        mv = self.missing_values
+        if isinstance(mv, str | bytes) or not isinstance(mv, Iterable):
+            raise SchemaError(f"missing_values ({mv!r}) must be a list of tokens")
+        tokens = tuple(_check_category("missing_values", t) for t in mv)
+        object.__setattr__(self, "missing_values", tokens)
+        if self.nan_policy not in _NAN_POLICIES:
+            raise SchemaError(f"nan_policy ({self.nan_policy!r}) must be one of 'error', 'impute'")
+        if self.nan_policy == "impute":
+            for c in cols:
+                if c.impute is None:
+                    raise SchemaError(
+                        f"column {c.name!r}: nan_policy is 'impute' but the column declares "
+                        "no 'impute' constant"
+                    )
+        for c in cols:
+            if isinstance(c, CategoricalColumn):
+                clash = [t for t in tokens if t in c.categories]
+                if clash:
+                    raise SchemaError(
+                        f"column {c.name!r}: category {clash[0]!r} is also a missing-value token"
+                    )
+
+    # ------------------------------------------------------------------ introspection
+    @property
+    def numeric_columns(self) -> tuple[NumericColumn, ...]:
+        """Declarations of the numeric columns, in order (``c.name``, ``c.lower``, ...)."""
+        return tuple(c for c in self.columns if isinstance(c, NumericColumn))
+
+    @property
+    def categorical_columns(self) -> tuple[CategoricalColumn, ...]:
+        """Declarations of the categorical columns, in order (the label excluded)."""
+        return tuple(c for c in self.columns if isinstance(c, CategoricalColumn))
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Names of every column the data must have: the features, then the label."""
+        names = tuple(c.name for c in self.columns)
+        return (*names, self.label.name) if self.label is not None else names
+
+    @property
+    def classes(self) -> tuple[Category, ...] | None:
+        """The label's declared classes (``None`` without a label)."""
+        return self.label.classes if self.label is not None else None
+
+    @property
+    def n_classes(self) -> int | None:
+        """Number of declared classes (``None`` without a label)."""
+        return self.label.n_classes if self.label is not None else None
+
+    def column(self, name: str) -> Column:
+        """The declaration of feature column ``name``."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @cached_property
+    def _layouts(self) -> dict[bool, Layout]:
+        return {False: self._build_layout(False), True: self._build_layout(True)}
+
+    def _build_layout(self, include_label: bool) -> Layout:
+        names: list[str] = []
+        blocks: dict[str, slice] = {}
+        p1 = p2 = 0
+        for c in self.columns:
+            start = len(names)
+            if isinstance(c, NumericColumn):
+                names.append(c.name)
+                p1 += 1
+            else:
+                names.extend(f"{c.name}={v}" for v in c.categories)
+                p2 += 1
+            blocks[c.name] = slice(start, len(names))
+        natural = math.sqrt(p1 + p2)
+        norm = natural if self.row_norm_bound is None else min(natural, self.row_norm_bound)
+        if include_label:
+            if self.label is None:
+                raise SchemaError("include_label=True needs a schema with a label")
+            start = len(names)
+            names.extend(f"{self.label.name}={v}" for v in self.label.classes)
+            blocks[self.label.name] = slice(start, len(names))
+            p2 += 1
+            norm = math.sqrt(norm * norm + 1.0)
+        return Layout(
+            feature_names=tuple(names),
+            blocks=ReadOnlyMapping(blocks),
+            p1=p1,
+            p2=p2,
+            max_row_l2_norm=norm,
+            includes_label=include_label,
+        )
+
+    def layout(self, *, include_label: bool = False) -> Layout:
+        """The encoding layout, with or without the label's one-hot block.
+
+        For Adult with Jiang et al.'s preprocessing, ``layout(include_label=True).n_features``
+        is 35.
+        """
+        return self._layouts[bool(include_label)]
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        """Encoded column names (label block excluded)."""
+        return self.layout().feature_names
+
+    @property
+    def n_features(self) -> int:
+        """Number of encoded columns (label block excluded)."""
+        return self.layout().n_features
+
+    @property
+    def blocks(self) -> Mapping[str, slice]:
+        """Slice of encoded columns per schema column (label block excluded)."""
+        return self.layout().blocks
+
+    @property
+    def p1(self) -> int:
+        """Number of numeric columns (ALGORITHMS-publishing A.3)."""
+        return self.layout().p1
+
+    @property
+    def p2(self) -> int:
+        """Number of categorical variables, the label excluded (ALGORITHMS-publishing A.3)."""
+        return self.layout().p2
+
+    @property
+    def max_row_l2_norm(self) -> float:
+        """Largest L2 norm of an encoded feature row (label block excluded)."""
+        return self.layout().max_row_l2_norm
+
+    def without_label(self) -> Schema:
+        """The same schema with no label (to encode feature-only data)."""
+        return Schema(
+            columns=self.columns,
+            label=None,
+            row_norm_bound=self.row_norm_bound,
+            missing_values=self.missing_values,
+            nan_policy=self.nan_policy,
+        )
+
+    # ------------------------------------------------------------------ encoding
+    def encode(
+        self,
+        data: pd.DataFrame | Mapping[str, ArrayLike] | NDArray[Any],
+        *,
+        include_label: bool = False,
+        return_report: bool = False,
+    ) -> (
+        tuple[NDArray[np.float64], NDArray[np.int64] | None]
+        | tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]
+    ):
+        """Encode a table into ``[0, 1]`` features and integer class codes.
+
+        See :func:`ppdp.data.encoding.encode` for the full contract.
+        """
+        from ppdp.data.encoding import encode
+
+        X, y, report = encode(self, data, include_label=include_label)
+        return (X, y, report) if return_report else (X, y)
+
+    def decode(self, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataFrame:
+        """Map an encoded matrix back to a table (post-processing; no privacy cost).
+
+        See :func:`ppdp.data.encoding.decode`.
+        """
+        from ppdp.data.encoding import decode
+
+        return decode(self, X, y)
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """The schema as plain JSON/YAML-compatible data."""
+        d: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "columns": [c.to_dict() for c in self.columns],
+        }
+        if self.label is not None:
+            d["label"] = self.label.to_dict()
+        if self.missing_values:
+            d["missing_values"] = list(self.missing_values)
+        d["nan_policy"] = self.nan_policy
+        if self.row_norm_bound is not None:
+            d["row_norm_bound"] = self.row_norm_bound
+        return d
+
+    def to_json(self) -> str:
+        """The schema as indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    def to_yaml(self) -> str:
+        """The schema as YAML text."""
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    def to_file(self, path: str | os.PathLike[str]) -> Path:
+        """Write the schema to ``path`` (``.json``, ``.yaml`` or ``.yml``), atomically."""
+        dest = Path(path)
+        text = self._text_for_suffix(dest)
+        with atomic_path(dest) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+        return dest
+
+    def _text_for_suffix(self, path: Path) -> str:
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            return self.to_json()
+        if suffix in (".yaml", ".yml"):
+            return self.to_yaml()
+        raise SchemaError(f"schema path ({str(path)!r}) must end in .json, .yaml or .yml")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Schema:
+        """Build and validate a schema from parsed JSON/YAML data.
+
+        Unknown keys are errors (a typo such as ``"lowr"`` must not silently drop a bound).
+        """
+        if not isinstance(data, Mapping):
+            raise SchemaError(f"a schema must be a mapping, not {type(data).__name__}")
+        _check_keys(
+            "schema",
+            data,
+            {
+                "schema_version",
+                "columns",
+                "label",
+                "row_norm_bound",
+                "missing_values",
+                "nan_policy",
+            },
+        )
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise SchemaError(f"schema_version ({version!r}) must be {SCHEMA_VERSION}")
+        raw_cols = data.get("columns")
+        if not isinstance(raw_cols, Sequence) or isinstance(raw_cols, str | bytes):
+            raise SchemaError("schema: 'columns' must be a list of column declarations")
+        columns = tuple(_column_from_dict(i, c) for i, c in enumerate(raw_cols))
+        label = None
+        if data.get("label") is not None:
+            raw = data["label"]
+            if not isinstance(raw, Mapping):
+                raise SchemaError("schema: 'label' must be a mapping with 'name' and 'classes'")
+            _check_keys("label", raw, {"name", "classes", "public_counts"})
+            if "classes" not in raw:
+                raise SchemaError(f"label {raw.get('name')!r}: 'classes' is missing")
+            label = LabelSpec(
+                name=raw.get("name"),  # type: ignore[arg-type]
+                classes=raw["classes"],
+                public_counts=raw.get("public_counts"),
+            )
+        return cls(
+            columns=columns,
+            label=label,
+            row_norm_bound=data.get("row_norm_bound"),
+            missing_values=data.get("missing_values") or (),
+            nan_policy=data.get("nan_policy", "error"),
+        )
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Schema:
+        """Read a schema from a ``.json``, ``.yaml`` or ``.yml`` file."""
+        p = Path(path)
+        suffix = p.suffix.lower()
+        if suffix not in (".json", ".yaml", ".yml"):
+            raise SchemaError(f"schema path ({str(p)!r}) must end in .json, .yaml or .yml")
+        text = p.read_text(encoding="utf-8")
+        import yaml
+
+        try:
+            data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SchemaError(
+                f"schema file ({str(p)!r}) is not valid {suffix[1:]}: {first}"
+            ) from exc
+        return cls.from_dict(data)
+
+
+def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise SchemaError(
+            f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+def _column_from_dict(index: int, raw: Any) -> Column:
+    if not isinstance(raw, Mapping):
+        raise SchemaError(f"columns[{index}] must be a mapping, not {type(raw).__name__}")
+    name = raw.get("name")
+    where = f"column {name!r}" if isinstance(name, str) else f"columns[{index}]"
+    kind = raw.get("type")
+    if kind == "numeric":
+        _check_keys(where, raw, {"name", "type", "lower", "upper", "integer", "impute"})
+        for key in ("lower", "upper"):
+            if raw.get(key) is None:
+                raise SchemaError(
+                    f"{where}: '{key}' is missing; declare public bounds (never read them "
+                    "from the private data)"
+                )
+        return NumericColumn(
+            name=name,  # type: ignore[arg-type]
+            lower=raw["lower"],
+            upper=raw["upper"],
+            integer=raw.get("integer", False),
+            impute=raw.get("impute"),
+        )
+    if kind == "categorical":
+        _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})
+        if "categories" not in raw:
+            raise SchemaError(f"{where}: 'categories' is missing")
+        return CategoricalColumn(
+            name=name,  # type: ignore[arg-type]
+            categories=raw["categories"],
+            other=raw.get("other"),
+            impute=raw.get("impute"),
+        )
+    raise SchemaError(f"{where}: type ({kind!r}) must be 'numeric' or 'categorical'")
