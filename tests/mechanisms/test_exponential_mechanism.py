@@ -1,4 +1,4 @@
-"""Exponential mechanism: exact probabilities and sampling frequencies (Gumbel, permute-and-flip)."""
+"""Exponential mechanism: exact probabilities and sampling frequencies (both methods)."""
 
 from __future__ import annotations
 
