@@ -238,14 +238,13 @@ def _codes(
     counts_imputed: dict[str, int],
 ) -> NDArray[np.int64]:
     tokens = _token_mask(s, schema.missing_values)
-    missing = s.isna().to_numpy(dtype=bool)
+    missing = s.isna().to_numpy(dtype=bool, copy=True)
     if tokens is not None:
         missing |= tokens
     declared_str = all(isinstance(c, str) for c in categories)
     if declared_str and pd.api.types.is_integer_dtype(s.dtype):
         s = s.astype(str)  # categories "1", "2" declared as text, data read as integers
-    codes = pd.Categorical(s, categories=pd.Index(list(categories), dtype=object)).codes
-    codes = codes.astype(np.int64)
+    codes = pd.Index(list(categories), dtype=object).get_indexer(s).astype(np.int64)
     undeclared = (codes < 0) & ~missing
     n_undeclared = int(np.count_nonzero(undeclared))
     if n_undeclared:

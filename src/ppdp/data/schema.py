@@ -30,13 +30,22 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ppdp._io import atomic_path
+from ppdp.data.columns import (
+    CategoricalColumn,
+    Category,
+    Column,
+    LabelSpec,
+    NumericColumn,
+    ReadOnlyMapping,
+    check_category,
+)
 from ppdp.exceptions import SchemaError
 
 if TYPE_CHECKING:
@@ -59,260 +68,8 @@ __all__ = [
 #: Version of the file format written by :meth:`Schema.to_dict`.
 SCHEMA_VERSION = 1
 
-#: A category or class value: JSON/YAML scalars other than floats (floats do not compare
-#: reliably and ``NaN`` is never equal to itself).
-Category = str | int | bool
-
 NanPolicy = Literal["error", "impute"]
 _NAN_POLICIES = ("error", "impute")
-
-
-def _check_name(where: str, name: Any) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise SchemaError(f"{where}: name ({name!r}) must be a non-empty string")
-    return name
-
-
-def _check_bound(col: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise SchemaError(f"column {col!r}: {key} ({value!r}) must be a finite number")
-    v = float(value)
-    if not math.isfinite(v):
-        raise SchemaError(f"column {col!r}: {key} ({v!r}) must be a finite number")
-    return v
-
-
-def _check_category(where: str, value: Any) -> Category:
-    if isinstance(value, str | bool) or (
-        isinstance(value, numbers.Integral) and not isinstance(value, float)
-    ):
-        return value if isinstance(value, str | bool) else int(value)
-    raise SchemaError(
-        f"{where}: category {value!r} must be a string or an integer (not {type(value).__name__})"
-    )
-
-
-def _check_categories(where: str, values: Any, what: str = "categories") -> tuple[Category, ...]:
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise SchemaError(f"{where}: {what} must be a list, not {type(values).__name__}")
-    cats = tuple(_check_category(where, v) for v in values)
-    if not cats:
-        raise SchemaError(f"{where}: {what} must be a non-empty list")
-    seen: set[Any] = set()
-    for c in cats:
-        # True == 1 and hash alike; pandas would match them alike too, so they clash.
-        key = (isinstance(c, str), c)
-        if key in seen:
-            raise SchemaError(f"{where}: {what} has the duplicate {c!r}")
-        seen.add(key)
-    return cats
-
-
-@dataclass(frozen=True, slots=True)
-class NumericColumn:
-    """A numeric column with public bounds ``lower < upper``.
-
-    Parameters
-    ----------
-    name : str
-        Column name in the data.
-    lower, upper : float
-        Declared bounds, finite, ``lower < upper``. Values outside are clipped on encoding
-        (and counted in the custodian's log). The bounds must be public knowledge: every
-        sensitivity is computed from them.
-    integer : bool, default False
-        Decoded values are rounded to integers.
-    impute : float or None
-        Constant that replaces a missing value when the schema's ``nan_policy`` is
-        ``"impute"``; must lie within the bounds.
-    """
-
-    name: str
-    lower: float
-    upper: float
-    integer: bool = False
-    impute: float | None = None
-
-    def __post_init__(self) -> None:
-        _check_name("numeric column", self.name)
-        lo = _check_bound(self.name, "lower", self.lower)
-        hi = _check_bound(self.name, "upper", self.upper)
-        if not lo < hi:
-            raise SchemaError(f"column {self.name!r}: lower ({lo!r}) must be < upper ({hi!r})")
-        if not math.isfinite(hi - lo):
-            raise SchemaError(
-                f"column {self.name!r}: upper - lower ({hi!r} - {lo!r}) overflows float64"
-            )
-        if not isinstance(self.integer, bool):
-            raise SchemaError(f"column {self.name!r}: integer ({self.integer!r}) must be a boolean")
-        if self.integer and not (lo.is_integer() and hi.is_integer()):
-            raise SchemaError(
-                f"column {self.name!r}: an integer column needs integer bounds "
-                f"(lower {lo!r}, upper {hi!r})"
-            )
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-        if self.impute is not None:
-            v = _check_bound(self.name, "impute", self.impute)
-            if not lo <= v <= hi:
-                raise SchemaError(
-                    f"column {self.name!r}: impute ({v!r}) must lie within [{lo!r}, {hi!r}]"
-                )
-            object.__setattr__(self, "impute", v)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The column as it appears in a schema file."""
-        d: dict[str, Any] = {"name": self.name, "type": "numeric"}
-        d["lower"] = int(self.lower) if self.integer and self.lower.is_integer() else self.lower
-        d["upper"] = int(self.upper) if self.integer and self.upper.is_integer() else self.upper
-        if self.integer:
-            d["integer"] = True
-        if self.impute is not None:
-            d["impute"] = self.impute
-        return d
-
-
-@dataclass(frozen=True, slots=True)
-class CategoricalColumn:
-    """A categorical column with its full, declared list of categories.
-
-    Parameters
-    ----------
-    name : str
-        Column name in the data.
-    categories : sequence of str or int
-        Every category, in the order of the one-hot block; non-empty, no duplicates.
-        Declare the whole domain, including categories that may have no rows: the output
-        shape must never depend on which values occur.
-    other : str, int or None
-        Name of a bucket that undeclared values map to (counted in the custodian's log).
-        When it is not already among ``categories`` it is appended as the last one.
-        Without it, an undeclared value is an error.
-    impute : str, int or None
-        Category that replaces a missing value when ``nan_policy`` is ``"impute"``.
-    """
-
-    name: str
-    categories: tuple[Category, ...]
-    other: Category | None = None
-    impute: Category | None = None
-
-    def __post_init__(self) -> None:
-        _check_name("categorical column", self.name)
-        where = f"column {self.name!r}"
-        cats = _check_categories(where, self.categories)
-        if self.other is not None:
-            other = _check_category(where, self.other)
-            if other not in cats:
-                cats = (*cats, other)
-            object.__setattr__(self, "other", other)
-        object.__setattr__(self, "categories", cats)
-        if self.impute is not None:
-            imp = _check_category(where, self.impute)
-            if imp not in cats:
-                raise SchemaError(f"{where}: impute ({imp!r}) must be one of the categories")
-            object.__setattr__(self, "impute", imp)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The column as it appears in a schema file."""
-        d: dict[str, Any] = {
-            "name": self.name,
-            "type": "categorical",
-            "categories": list(self.categories),
-        }
-        if self.other is not None:
-            d["other"] = self.other
-        if self.impute is not None:
-            d["impute"] = self.impute
-        return d
-
-
-@dataclass(frozen=True, slots=True)
-class LabelSpec:
-    """The label column and its declared classes.
-
-    Parameters
-    ----------
-    name : str
-        Column name in the data.
-    classes : sequence of str or int
-        At least two classes, no duplicates; class ``k`` is encoded as the integer ``k``.
-        Every statistic per class has one slot per declared class, even an empty one.
-    public_counts : sequence of int or None
-        Class sizes, when they are public knowledge (the replace-one analyses of the
-        sources treat them as public). ``None`` (default) means they are private.
-    """
-
-    name: str
-    classes: tuple[Category, ...]
-    public_counts: tuple[int, ...] | None = None
-
-    def __post_init__(self) -> None:
-        _check_name("label", self.name)
-        where = f"label {self.name!r}"
-        classes = _check_categories(where, self.classes, "classes")
-        if len(classes) < 2:
-            raise SchemaError(f"{where}: classes ({list(classes)!r}) must list at least 2 classes")
-        object.__setattr__(self, "classes", classes)
-        if self.public_counts is not None:
-            counts = self.public_counts
-            if isinstance(counts, str | bytes) or not isinstance(counts, Iterable):
-                raise SchemaError(f"{where}: public_counts must be a list of integers")
-            counts = tuple(counts)
-            if len(counts) != len(classes) or not all(
-                isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 0
-                for c in counts
-            ):
-                raise SchemaError(
-                    f"{where}: public_counts ({list(counts)!r}) must be {len(classes)} "
-                    "integers >= 0, one per class"
-                )
-            object.__setattr__(self, "public_counts", tuple(int(c) for c in counts))
-
-    @property
-    def n_classes(self) -> int:
-        """Number of declared classes."""
-        return len(self.classes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The label as it appears in a schema file."""
-        d: dict[str, Any] = {"name": self.name, "classes": list(self.classes)}
-        if self.public_counts is not None:
-            d["public_counts"] = list(self.public_counts)
-        return d
-
-
-Column = NumericColumn | CategoricalColumn
-
-
-class ReadOnlyMapping(Mapping[str, Any]):
-    """A small read-only mapping that, unlike ``MappingProxyType``, pickles (Dask ships it)."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
-        self._data = dict(data or {})
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return repr(self._data)
-
-    def __eq__(self, other: object) -> bool:
-        return dict(self.items()) == dict(other.items()) if isinstance(other, Mapping) else False
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self._data
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self._data = dict(state)
 
 
 @dataclass(frozen=True)
@@ -431,7 +188,7 @@ class Schema:
         mv = self.missing_values
         if isinstance(mv, str | bytes) or not isinstance(mv, Iterable):
             raise SchemaError(f"missing_values ({mv!r}) must be a list of tokens")
-        tokens = tuple(_check_category("missing_values", t) for t in mv)
+        tokens = tuple(check_category("missing_values", t) for t in mv)
         object.__setattr__(self, "missing_values", tokens)
         if self.nan_policy not in _NAN_POLICIES:
             raise SchemaError(f"nan_policy ({self.nan_policy!r}) must be one of 'error', 'impute'")
@@ -486,7 +243,7 @@ class Schema:
 
     @cached_property
     def _layouts(self) -> dict[bool, Layout]:
-        return {False: self._build_layout(False), True: self._build_layout(True)}
+        return {}
 
     def _build_layout(self, include_label: bool) -> Layout:
         names: list[str] = []
@@ -526,7 +283,10 @@ class Schema:
         For Adult with Jiang et al.'s preprocessing, ``layout(include_label=True).n_features``
         is 35.
         """
-        return self._layouts[bool(include_label)]
+        key = bool(include_label)
+        if key not in self._layouts:
+            self._layouts[key] = self._build_layout(key)
+        return self._layouts[key]
 
     @property
     def feature_names(self) -> tuple[str, ...]:

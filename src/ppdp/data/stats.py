@@ -480,7 +480,7 @@ def label_codes(
                     f"y: {bad} label(s) outside the declared classes 0..{k - 1}"
                 )
         return codes
-    codes = pd.Categorical(yv, categories=pd.Index(list(classes), dtype=object)).codes
+    codes = pd.Index(list(classes), dtype=object).get_indexer(yv)
     bad = int(np.count_nonzero(codes < 0))
     if bad:
         raise DataValidationError(f"y: {bad} label(s) outside the declared classes")
