@@ -352,9 +352,10 @@ class Accountant:
                 if not self._tally.fits(budget):
                     raise self._exceeded(budget, mechanism)
                 entry = txn.append(SPEND, payload)
+            # The checkpoint step after the commit may already have read later entries of
+            # other processes, so look the record up by its index.
             self._fold(self._ledger.entries(self._tally.folded, refresh=False))
-            record = self._tally.records[-1]
-            assert record.index == entry.index
+            record = next(r for r in reversed(self._tally.records) if r.index == entry.index)
         logger.info(
             "charged %s to dataset %r (%s, ledger entry %d)",
             budget,

@@ -1,14 +1,16 @@
 """Spend records and exact running totals under basic composition.
 
 Totals are kept as :class:`decimal.Decimal` sums of each float's *shortest repr*
-(``Decimal(repr(x))``), the decimal number a person wrote. Binary floating-point sums drift
-(``sum([0.01] * 300) == 3.0000000000000027 > 3.0``, so a float accountant refuses the
-300th spend of 0.01 against 3.0), and summing the floats' exact binary values in rationals
-drifts the same way (``0.01`` as a double is slightly above 1/100). In decimal, 300 × 0.01
-is exactly 3.00. The decimal of a float differs from its binary value by at most half an
-ulp (a relative 1.1e-16), so a ledger may admit spends whose binary sum exceeds the total
-by at most ``n`` half-ulps: about 1e-16 · ε_total for a few hundred spends. The arithmetic
-itself is exact: the context has 1000 digits and traps any inexact result.
+(``Decimal(repr(x))``), the decimal number a person wrote. Summing the floats' exact
+binary values (in rationals) over-counts: ``0.01`` as a double is slightly above 1/100, so
+300 of them exceed 3 and the 300th spend of 0.01 against a total of 3.0 would be refused.
+A running binary float sum drifts either way (``0.1 + 0.2 > 0.3`` refuses a spend that
+fits; ``sum([0.1] * 10) < 1.0`` admits more than fits). In decimal, 300 × 0.01 is exactly
+3.00 and 0.1 + 0.2 is exactly 0.3. The decimal of a float differs from its binary value by
+at most half an ulp (a relative 1.1e-16), so the binary sum of the admitted spends may
+exceed the total by at most that much per spend: about 1e-16 · ε_total for a few hundred
+spends, far below any meaningful privacy difference. The arithmetic itself is exact: the
+context has 1000 digits and traps any inexact result.
 """
 
 from __future__ import annotations

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
+import random
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -144,7 +147,9 @@ class Ledger:
         _state: ChainState,
         _entries: list[Entry],
         _signer: Signer | None,
+        _busy_timeout: float = 60.0,
     ) -> None:
+        self._busy_timeout = _busy_timeout
         self._conn = _conn
         self._path = _path
         self._state = _state
@@ -307,7 +312,14 @@ class Ledger:
         except BaseException:
             conn.close()
             raise
-        ledger = cls(_conn=conn, _path=path, _state=state, _entries=entries, _signer=signer)
+        ledger = cls(
+            _conn=conn,
+            _path=path,
+            _state=state,
+            _entries=entries,
+            _signer=signer,
+            _busy_timeout=timeout,
+        )
         if signer is not None:
             ledger._write_checkpoint()
         return ledger
@@ -347,7 +359,7 @@ class Ledger:
     @property
     def metadata(self) -> dict[str, Any]:
         """The metadata pinned in the genesis entry (a copy)."""
-        return dict(self.genesis.payload["metadata"])
+        return copy.deepcopy(self.genesis.payload["metadata"])
 
     @property
     def genesis(self) -> Entry:
@@ -430,10 +442,7 @@ class Ledger:
             self._check_usable()
             if self._in_txn:
                 raise RuntimeError("ledger transactions do not nest")
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise _store.sqlite_error(exc, self._path) from None
+            self._begin_immediate()
             self._in_txn = True
             try:
                 self._sync_locked()
@@ -513,6 +522,32 @@ class Ledger:
 
     # -- internals ----------------------------------------------------------------------
 
+    def _begin_immediate(self) -> None:
+        """Take the file's write lock, polling every millisecond or two.
+
+        SQLite's own busy handler backs off to 100 ms sleeps, which wastes most of the time
+        when several processes take turns; short random sleeps hand the lock over quickly.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        self._conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    text = str(exc)
+                    if ("locked" not in text and "busy" not in text) or (
+                        time.monotonic() > deadline
+                    ):
+                        raise _store.sqlite_error(exc, self._path) from None
+                # jitter only spreads the retries out; it has nothing to do with privacy
+                time.sleep(random.uniform(0.0005, 0.002))
+        except sqlite3.Error as exc:
+            raise _store.sqlite_error(exc, self._path) from None
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+
     def _check_usable(self) -> None:
         if self._broken is not None:
             raise self._broken
@@ -521,7 +556,8 @@ class Ledger:
         """Verify rows committed by others since the last read (caller holds a transaction)."""
         try:
             n = self._state.length
-            if _store.stored_hash(self._conn, n - 1) != self._state.head:
+            # Only the head is re-read here; older rows are covered by the full check on open.
+            if _store.stored_row(self._conn, n - 1) != self._entries[-1].as_row():
                 raise LedgerIntegrityError(
                     f"entry {n - 1}: changed or removed under a running writer", index=n - 1
                 )
@@ -530,7 +566,7 @@ class Ledger:
         except LedgerIntegrityError as exc:
             self._broken = exc
             raise
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _store.sqlite_error(exc, self._path) from None
 
     def _write_checkpoint(self, fallback_signer: str | None = None) -> None:
@@ -546,10 +582,7 @@ class Ledger:
             return
         cp_path = checkpoint_path_for(self._path)
         with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise _store.sqlite_error(exc, self._path) from None
+            self._begin_immediate()
             try:
                 self._sync_locked()
                 if cp_path.is_file():

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from ppdp.exceptions import LedgerIntegrityError, ParameterError
 from ppdp.ledger._chain import FORMAT_VERSION, ChainState, Entry
@@ -31,11 +32,16 @@ _SCHEMA = {
     ("table", "meta", _CREATE_META),
     ("index", "sqlite_autoindex_meta_1", None),
 }
-_SELECT = 'SELECT "index", prev_hash, kind, body, signer, signature, hash FROM entries'
+# Text columns are read as raw bytes with their storage class, so a tampered byte that is
+# not UTF-8 is reported at its entry's index rather than as an unreadable file.
+_SELECT = (
+    'SELECT "index", prev_hash, CAST(kind AS BLOB), typeof(kind), body, '
+    "CAST(signer AS BLOB), typeof(signer), signature, hash FROM entries"
+)
 INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
-def sqlite_error(exc: sqlite3.Error, path: object) -> Exception:
+def sqlite_error(exc: sqlite3.Error | UnicodeDecodeError, path: object) -> Exception:
     """Map an sqlite3 error to the error ppdp raises."""
     text = str(exc)
     if "locked" in text or "busy" in text:
@@ -113,15 +119,44 @@ def init_schema(conn: sqlite3.Connection, genesis: Entry, state: ChainState) -> 
         raise
 
 
-def select_from(conn: sqlite3.Connection, start: int) -> sqlite3.Cursor:
-    """Rows with index >= start, in index order."""
-    return conn.execute(_SELECT + ' WHERE "index" >= ? ORDER BY "index"', (start,))
+def select_from(conn: sqlite3.Connection, start: int) -> Iterator[tuple[Any, ...]]:
+    """Rows with index >= start, in index order, as 7-tuples (see ``Entry.as_row``)."""
+    cursor = conn.execute(_SELECT + ' WHERE "index" >= ? ORDER BY "index"', (start,))
+    for index, prev_hash, kind, kind_type, body, signer, signer_type, signature, digest in cursor:
+        yield (
+            index,
+            prev_hash,
+            _text(kind, kind_type),
+            body,
+            _text(signer, signer_type),
+            signature,
+            digest,
+        )
 
 
-def stored_hash(conn: sqlite3.Connection, index: int) -> bytes | None:
-    """The stored hash of entry ``index`` (None if the row is gone)."""
-    row = conn.execute('SELECT hash FROM entries WHERE "index" = ?', (index,)).fetchone()
-    return None if row is None else row[0]
+def _text(raw: object, storage: str) -> object:
+    """The str of a TEXT column, or the raw value (which then fails the type check)."""
+    if storage != "text" or not isinstance(raw, bytes):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def stored_row(conn: sqlite3.Connection, index: int) -> tuple[Any, ...] | None:
+    """The stored row of entry ``index`` (None if it is gone)."""
+    return next(iter(select_from_to(conn, index, index + 1)), None)
+
+
+def select_from_to(conn: sqlite3.Connection, start: int, stop: int) -> list[tuple[Any, ...]]:
+    """Rows with ``start <= index < stop``."""
+    rows = []
+    for row in select_from(conn, start):
+        if row[0] >= stop:
+            break
+        rows.append(row)
+    return rows
 
 
 def replay(
@@ -165,7 +200,7 @@ def replay(
                     _check_trusted(state, entries[0], pinned)
         finally:
             conn.execute("COMMIT")
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8: corrupt
         raise sqlite_error(exc, label) from None
     if not entries:
         raise LedgerIntegrityError(f"entry 0: ledger {label} has no genesis entry", index=0)
