@@ -94,8 +94,12 @@ class TestPrivacyBudgetAlgebra:
 class TestNeighbouring:
     @pytest.mark.parametrize(
         ("text", "member"),
-        [("add/remove", Neighbouring.ADD_REMOVE), ("replace-one", Neighbouring.REPLACE_ONE),
-         ("bounded", Neighbouring.REPLACE_ONE), ("Unbounded", Neighbouring.ADD_REMOVE)],
+        [
+            ("add/remove", Neighbouring.ADD_REMOVE),
+            ("replace-one", Neighbouring.REPLACE_ONE),
+            ("bounded", Neighbouring.REPLACE_ONE),
+            ("Unbounded", Neighbouring.ADD_REMOVE),
+        ],
     )
     def test_parse(self, text, member):
         assert Neighbouring.parse(text) is member
@@ -107,8 +111,9 @@ class TestNeighbouring:
 
 class TestGuarantee:
     def test_pure_text(self):
-        g = Guarantee.pure(1.0, relation="replace-one", mechanism="Laplace",
-                           assumptions=["L1 sensitivity 2"])
+        g = Guarantee.pure(
+            1.0, relation="replace-one", mechanism="Laplace", assumptions=["L1 sensitivity 2"]
+        )
         assert str(g) == (
             "ε-differential privacy with ε=1, neighbouring: replace-one "
             "(mechanism: Laplace; assumes: L1 sensitivity 2)"

@@ -19,7 +19,9 @@ from ppdp.exceptions import ParameterError, ParameterTypeError
 
 def test_epsilon_limits():
     assert check_epsilon("epsilon", 10) == 10.0
-    with pytest.raises(ParameterError, match=r"epsilon \(10.5\) must be in \(0, 10\]; pass allow_large_epsilon"):
+    with pytest.raises(
+        ParameterError, match=r"epsilon \(10.5\) must be in \(0, 10\]; pass allow_large_epsilon"
+    ):
         check_epsilon("epsilon", 10.5)
     assert check_epsilon("epsilon", 50.0, allow_large=True) == 50.0
     for bad in (0.0, -1.0, math.nan, math.inf):

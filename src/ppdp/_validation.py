@@ -14,14 +14,16 @@ import numpy as np
 
 from ppdp.exceptions import ParameterError, ParameterTypeError
 
-#: Largest epsilon accepted without ``allow_large_epsilon=True`` (RELIABILITY.md, bad-input catalogue).
+#: Largest epsilon accepted without ``allow_large_epsilon=True`` (RELIABILITY.md, catalogue c).
 MAX_DEFAULT_EPSILON = 10.0
 
 
 def check_real(name: str, value: Any) -> float:
     """Return ``value`` as a float, rejecting bools, strings and non-real types."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise ParameterTypeError(f"{name} ({value!r}) must be a real number, not {type(value).__name__}")
+        raise ParameterTypeError(
+            f"{name} ({value!r}) must be a real number, not {type(value).__name__}"
+        )
     return float(value)
 
 
@@ -72,7 +74,9 @@ def check_delta(name: str, value: Any, *, allow_zero: bool = True) -> float:
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     """An integer (not a bool), optionally >= ``minimum``."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise ParameterTypeError(f"{name} ({value!r}) must be an integer, not {type(value).__name__}")
+        raise ParameterTypeError(
+            f"{name} ({value!r}) must be an integer, not {type(value).__name__}"
+        )
     v = int(value)
     if minimum is not None and v < minimum:
         raise ParameterError(f"{name} ({v!r}) must be an integer >= {minimum}")

@@ -48,9 +48,7 @@ class Neighbouring(StrEnum):
         }
         key = str(value).strip().lower()
         if key not in aliases:
-            raise ParameterError(
-                f"relation ({value!r}) must be one of 'add/remove', 'replace-one'"
-            )
+            raise ParameterError(f"relation ({value!r}) must be one of 'add/remove', 'replace-one'")
         return aliases[key]
 
 
@@ -96,13 +94,17 @@ class PrivacyBudget:
     def __add__(self, other: PrivacyBudget) -> PrivacyBudget:
         if not isinstance(other, PrivacyBudget):
             return NotImplemented
-        return PrivacyBudget(self.epsilon + other.epsilon, min(self.delta + other.delta, _BELOW_ONE))
+        return PrivacyBudget(
+            self.epsilon + other.epsilon, min(self.delta + other.delta, _BELOW_ONE)
+        )
 
     def __sub__(self, other: PrivacyBudget) -> PrivacyBudget:
         """Remaining budget; components that would go below zero by rounding are floored at 0."""
         if not isinstance(other, PrivacyBudget):
             return NotImplemented
-        return PrivacyBudget(max(self.epsilon - other.epsilon, 0.0), max(self.delta - other.delta, 0.0))
+        return PrivacyBudget(
+            max(self.epsilon - other.epsilon, 0.0), max(self.delta - other.delta, 0.0)
+        )
 
     def __le__(self, other: PrivacyBudget) -> bool:
         if not isinstance(other, PrivacyBudget):
@@ -191,8 +193,9 @@ class Guarantee:
     --------
     >>> g = Guarantee.pure(1.0, relation="replace-one", mechanism="Laplace",
     ...                    assumptions=("L1 sensitivity 1",))
-    >>> print(g)
-    ε-differential privacy with ε=1, neighbouring: replace-one (mechanism: Laplace; assumes: L1 sensitivity 1)
+    >>> print(g)  # doctest: +NORMALIZE_WHITESPACE
+    ε-differential privacy with ε=1, neighbouring: replace-one
+    (mechanism: Laplace; assumes: L1 sensitivity 1)
     >>> Guarantee.from_dict(g.to_dict()) == g
     True
     """
@@ -225,7 +228,11 @@ class Guarantee:
             if self.rho is None:
                 raise ParameterError("rho (None) is required for a zCDP guarantee")
             object.__setattr__(self, "rho", check_nonnegative("rho", self.rho))
-        if kind is not GuaranteeKind.NONE and kind is not GuaranteeKind.LOCAL and self.relation is None:
+        if (
+            kind is not GuaranteeKind.NONE
+            and kind is not GuaranteeKind.LOCAL
+            and self.relation is None
+        ):
             raise ParameterError(f"relation (None) is required for a {kind.value} guarantee")
 
     # -- constructors -------------------------------------------------------------------
@@ -241,8 +248,16 @@ class Guarantee:
         details: dict[str, Any] | None = None,
     ) -> Guarantee:
         """ε-differential privacy."""
-        return cls(GuaranteeKind.PURE, epsilon, 0.0, None, Neighbouring.parse(relation),
-                   mechanism, tuple(assumptions), dict(details or {}))
+        return cls(
+            GuaranteeKind.PURE,
+            epsilon,
+            0.0,
+            None,
+            Neighbouring.parse(relation),
+            mechanism,
+            tuple(assumptions),
+            dict(details or {}),
+        )
 
     @classmethod
     def approx(
@@ -257,8 +272,16 @@ class Guarantee:
     ) -> Guarantee:
         """(ε, δ)-differential privacy (pure when ``delta == 0``)."""
         kind = GuaranteeKind.PURE if delta == 0 else GuaranteeKind.APPROX
-        return cls(kind, epsilon, delta, None, Neighbouring.parse(relation),
-                   mechanism, tuple(assumptions), dict(details or {}))
+        return cls(
+            kind,
+            epsilon,
+            delta,
+            None,
+            Neighbouring.parse(relation),
+            mechanism,
+            tuple(assumptions),
+            dict(details or {}),
+        )
 
     @classmethod
     def zcdp(
@@ -271,8 +294,16 @@ class Guarantee:
         details: dict[str, Any] | None = None,
     ) -> Guarantee:
         """ρ-zero-concentrated differential privacy."""
-        return cls(GuaranteeKind.ZCDP, None, None, rho, Neighbouring.parse(relation),
-                   mechanism, tuple(assumptions), dict(details or {}))
+        return cls(
+            GuaranteeKind.ZCDP,
+            None,
+            None,
+            rho,
+            Neighbouring.parse(relation),
+            mechanism,
+            tuple(assumptions),
+            dict(details or {}),
+        )
 
     @classmethod
     def pufferfish(
@@ -285,8 +316,16 @@ class Guarantee:
         details: dict[str, Any] | None = None,
     ) -> Guarantee:
         """ε-Pufferfish privacy; the assumptions must name the secrets and the class Θ."""
-        return cls(GuaranteeKind.PUFFERFISH, epsilon, 0.0, None, Neighbouring.parse(relation),
-                   mechanism, tuple(assumptions), dict(details or {}))
+        return cls(
+            GuaranteeKind.PUFFERFISH,
+            epsilon,
+            0.0,
+            None,
+            Neighbouring.parse(relation),
+            mechanism,
+            tuple(assumptions),
+            dict(details or {}),
+        )
 
     @classmethod
     def local(
@@ -299,8 +338,16 @@ class Guarantee:
         details: dict[str, Any] | None = None,
     ) -> Guarantee:
         """(ε, δ)-local differential privacy: any two inputs of one respondent."""
-        return cls(GuaranteeKind.LOCAL, epsilon, delta, None, None,
-                   mechanism, tuple(assumptions), dict(details or {}))
+        return cls(
+            GuaranteeKind.LOCAL,
+            epsilon,
+            delta,
+            None,
+            None,
+            mechanism,
+            tuple(assumptions),
+            dict(details or {}),
+        )
 
     @classmethod
     def none(
@@ -312,16 +359,28 @@ class Guarantee:
         details: dict[str, Any] | None = None,
     ) -> Guarantee:
         """No formal guarantee; ``reason`` says why (kept as the first assumption)."""
-        return cls(GuaranteeKind.NONE, None, None, None, None,
-                   mechanism, (reason, *assumptions), dict(details or {}))
+        return cls(
+            GuaranteeKind.NONE,
+            None,
+            None,
+            None,
+            None,
+            mechanism,
+            (reason, *assumptions),
+            dict(details or {}),
+        )
 
     # -- views --------------------------------------------------------------------------
 
     @property
     def budget(self) -> PrivacyBudget | None:
         """The (ε, δ) this guarantee charges under basic composition, if it has one."""
-        if self.kind in (GuaranteeKind.PURE, GuaranteeKind.APPROX, GuaranteeKind.PUFFERFISH,
-                         GuaranteeKind.LOCAL):
+        if self.kind in (
+            GuaranteeKind.PURE,
+            GuaranteeKind.APPROX,
+            GuaranteeKind.PUFFERFISH,
+            GuaranteeKind.LOCAL,
+        ):
             return PrivacyBudget(self.epsilon or 0.0, self.delta or 0.0)
         return None
 

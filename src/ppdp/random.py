@@ -34,6 +34,8 @@ __all__ = [
 # hold a single giant temporary buffer twice.
 _URANDOM_CHUNK = 1 << 24
 
+_RANDOM_STATE_TYPES = "None, an int, a numpy SeedSequence or Generator, or a RandomSource"
+
 
 @runtime_checkable
 class RandomSource(Protocol):
@@ -102,7 +104,7 @@ class SeededRandom:
 
 #: What ``random_state`` parameters accept throughout ppdp.
 RandomState: TypeAlias = (
-    None | int | np.integer | np.random.SeedSequence | np.random.Generator | RandomSource
+    int | np.integer | np.random.SeedSequence | np.random.Generator | RandomSource | None
 )
 
 
@@ -118,9 +120,7 @@ def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 
     if isinstance(random_state, SecureRandom | SeededRandom):
         return random_state
     if isinstance(random_state, bool):
-        raise ParameterTypeError(
-            f"random_state ({random_state!r}) must be None, an int, a numpy SeedSequence or Generator"
-        )
+        raise ParameterTypeError(f"random_state ({random_state!r}) must be {_RANDOM_STATE_TYPES}")
     if isinstance(random_state, int | np.integer | np.random.SeedSequence | np.random.Generator):
         warnings.warn(
             "random_state makes the noise reproducible and predictable: use it for experiments "
@@ -132,6 +132,4 @@ def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 
         return SeededRandom(seed)
     if isinstance(random_state, RandomSource):
         return random_state
-    raise ParameterTypeError(
-        f"random_state ({random_state!r}) must be None, an int, a numpy SeedSequence or Generator"
-    )
+    raise ParameterTypeError(f"random_state ({random_state!r}) must be {_RANDOM_STATE_TYPES}")
