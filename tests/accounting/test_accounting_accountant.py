@@ -167,7 +167,10 @@ def test_idempotent_retry_charges_once(tmp_path):
     # the client died before learning the result; a new process retries with the same key
     with _open(path) as acct:
         again = acct.spend(PrivacyBudget(0.5), mechanism="laplace", idempotency_key="job-1")
-        assert again == first
+        assert again == first and again.replayed and not first.replayed
+        assert not acct.release_recorded(again)
+        acct.record_release(Guarantee.pure(0.5, relation="replace-one"), spend=again)
+        assert acct.release_recorded(first)
         assert acct.spent == PrivacyBudget(0.5)
         with pytest.raises(ParameterError, match="different spend"):
             acct.spend(PrivacyBudget(0.25), mechanism="laplace", idempotency_key="job-1")

@@ -169,7 +169,12 @@ def test_replica_copies_verified_entries(tmp_path, custodian):
     with pytest.raises(LedgerIntegrityError):
         replica.append_entry(forged)
     assert len(replica.entries()) == 3
-    replica.append_entry(nxt)
+    # an Entry object whose payload disagrees with its signed body: the body wins
+    lying = dataclasses.replace(nxt, payload={"r": 99})
+    assert replica.append_entry(lying).payload == {"r": 2}
+    assert replica.entries()[-1].payload == {"r": 2}
+    replica.close()
+    replica = Ledger.open(tmp_path / "replica.db", signer=party)
     main.close()
     replica.close()
     assert verify(tmp_path / "replica.db").head_hash == verify(tmp_path / "main.db").head_hash

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -298,7 +299,9 @@ class Accountant:
         idempotency_key : str, optional
             A key unique to this release request. If a spend with this key is already in
             the ledger (say the caller was killed after the commit, before it saw the
-            result), that record is returned and nothing is charged again.
+            result), that record is returned with ``replayed=True`` and nothing is charged
+            again. The earlier attempt may already have released: see
+            :attr:`SpendRecord.replayed` and :meth:`release_recorded`.
         seeded : bool
             True when the release uses a seeded, reproducible stream (recorded).
         **details
@@ -405,6 +408,17 @@ class Accountant:
             },
         )
 
+    def release_recorded(self, spend: SpendRecord) -> bool:
+        """Whether a ``release`` entry linked to ``spend`` is in the ledger.
+
+        Use it after a replayed idempotent spend: if the release was recorded, it happened.
+        (If it was not, the release may still have left before a crash; only the caller
+        can tell, e.g. from its output file.)
+        """
+        if not isinstance(spend, SpendRecord):
+            raise ParameterTypeError(f"spend ({spend!r}) must be a SpendRecord")
+        return any(e.payload.get("spend_index") == spend.index for e in self.events("release"))
+
     def close(self) -> None:
         """Close the ledger."""
         if self._owns:
@@ -446,7 +460,7 @@ class Accountant:
                 "use a fresh key for a new release"
             )
         logger.info("idempotent retry of ledger entry %d: nothing charged", record.index)
-        return record
+        return dataclasses.replace(record, replayed=True)
 
     def _exceeded(self, budget: PrivacyBudget, mechanism: str) -> BudgetExceededError:
         t = self._tally

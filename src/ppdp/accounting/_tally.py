@@ -115,6 +115,11 @@ class SpendRecord:
         accountant can recompute totals later.
     entry_hash : str
         Hex hash of the ledger entry.
+    replayed : bool
+        True when :meth:`Accountant.spend` returned this record for a retried
+        ``idempotency_key`` instead of charging again. The first attempt's release may
+        already have left: release again only if it provably did not (two releases with
+        fresh noise under one charge cost twice the recorded ε).
     """
 
     index: int
@@ -126,6 +131,7 @@ class SpendRecord:
     idempotency_key: str | None
     details: dict[str, Any] = field(hash=False, compare=False)
     entry_hash: str = ""
+    replayed: bool = field(default=False, compare=False)
 
     @property
     def epsilon(self) -> float:

@@ -37,6 +37,7 @@ from ppdp.ledger._keys import (
     save_public_key,
 )
 from ppdp.ledger._ledger import Ledger, LedgerExistsError, LedgerTransaction, checkpoint_path_for
+from ppdp.ledger._store import LedgerIOError
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Entry",
     "Ledger",
     "LedgerExistsError",
+    "LedgerIOError",
     "LedgerTransaction",
     "Signer",
     "VerificationReport",

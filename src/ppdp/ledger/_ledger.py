@@ -448,7 +448,10 @@ class Ledger:
                 self._sync_locked()
                 txn = LedgerTransaction(self, self._state.copy())
                 yield txn
-                self._conn.execute("COMMIT" if txn._pending else "ROLLBACK")
+                try:
+                    self._conn.execute("COMMIT" if txn._pending else "ROLLBACK")
+                except sqlite3.Error as exc:  # e.g. disk full: nothing was committed
+                    raise _store.sqlite_error(exc, self._path) from None
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     if self._conn.in_transaction:
@@ -485,8 +488,8 @@ class Ledger:
     def append_entry(self, entry: Entry) -> Entry:
         """Append an entry signed elsewhere (replication); it is verified first."""
         with self.transaction() as txn:
-            txn.append_entry(entry)
-        return entry
+            stored = txn.append_entry(entry)
+        return stored
 
     def revoke(self, signer_id: str, *, reason: str = "", signer: Signer | None = None) -> Entry:
         """Revoke ``signer_id``: its later entries are rejected. Needs an admin or itself."""
@@ -536,11 +539,9 @@ class Ledger:
                     self._conn.execute("BEGIN IMMEDIATE")
                     return
                 except sqlite3.OperationalError as exc:
-                    text = str(exc)
-                    if ("locked" not in text and "busy" not in text) or (
-                        time.monotonic() > deadline
-                    ):
-                        raise _store.sqlite_error(exc, self._path) from None
+                    mapped = _store.sqlite_error(exc, self._path)
+                    if not isinstance(mapped, TimeoutError) or time.monotonic() > deadline:
+                        raise mapped from None
                 # jitter only spreads the retries out; it has nothing to do with privacy
                 time.sleep(random.uniform(0.0005, 0.002))
         except sqlite3.Error as exc:
@@ -644,9 +645,10 @@ class LedgerTransaction:
             raise ParameterTypeError(f"entry ({entry!r}) must be an Entry")
         if entry.kind == GENESIS:
             raise ParameterError("entry (genesis) cannot be appended; use Ledger.create_replica")
-        row_state = self._state.copy()
-        row_state.accept_row(entry.as_row())  # re-derive everything from the stored bytes
-        return self._insert(entry, rules_error=None)
+        # Re-derive the entry from its bytes, so a payload object that disagrees with the
+        # signed body can never enter this replica's memory.
+        derived = self._state.copy().accept_row(entry.as_row())
+        return self._insert(derived, rules_error=None)
 
     def _insert(self, entry: Entry, *, rules_error: type[Exception] | None) -> Entry:
         trial = self._state.copy()

@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ppdp.exceptions import LedgerIntegrityError, ParameterError
+from ppdp.exceptions import LedgerIntegrityError, ParameterError, PPDPError
 from ppdp.ledger._chain import FORMAT_VERSION, ChainState, Entry
 from ppdp.ledger._keys import PublicKeyLike, normalise_keys, same_key
 
@@ -41,11 +41,32 @@ _SELECT = (
 INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
+class LedgerIOError(PPDPError, OSError):
+    """The ledger file could not be read or written (disk full, read-only, I/O error).
+
+    Not an integrity failure: nothing was changed, and no spend was recorded.
+    """
+
+
+_IO_ERRORS = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CANTOPEN",
+    "SQLITE_NOMEM",
+    "SQLITE_PERM",
+    "SQLITE_NOLFS",
+)
+
+
 def sqlite_error(exc: sqlite3.Error | UnicodeDecodeError, path: object) -> Exception:
     """Map an sqlite3 error to the error ppdp raises."""
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
         return TimeoutError(f"ledger ({path}) is locked by another writer: {text}")
+    if name.startswith(_IO_ERRORS):
+        return LedgerIOError(f"ledger ({path}) could not be read or written: {text}")
     return LedgerIntegrityError(f"ledger file {path} is unreadable or corrupt: {text}", index=None)
 
 
