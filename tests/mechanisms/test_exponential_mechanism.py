@@ -95,3 +95,11 @@ def test_bad_utilities_rejected(utilities: object) -> None:
         mech.randomise(utilities, random_state=0)
     with pytest.raises(DataValidationError, match="utilities"):
         mech.probabilities(utilities)
+
+
+def test_overflowing_scores_rejected() -> None:
+    mech = ExponentialMechanism(epsilon=8.0, sensitivity=1.0)
+    with pytest.raises(DataValidationError, match="overflow"):
+        mech.randomise([1e308, -1e308], random_state=0)
+    with pytest.raises(DataValidationError, match="overflow"):
+        mech.probabilities([1e308, 0.0])

@@ -218,14 +218,15 @@ def audit(
     --------
     Randomised response with ε = ln 3 (answer truthfully with probability 3/4):
 
+    >>> import math
     >>> import numpy as np
     >>> from ppdp import noise
     >>> def rr(truth):
     ...     def sample(n, src):
     ...         return np.where(noise.uniform(n, random_state=src) < 0.75, truth, 1 - truth)
     ...     return sample
-    >>> result = audit(rr(0), rr(1), claimed_epsilon=np.log(3), random_state=0)
-    >>> result.passed, 0.9 < result.epsilon_lower_bound <= np.log(3)
+    >>> result = audit(rr(0), rr(1), claimed_epsilon=math.log(3), random_state=0)
+    >>> result.passed, 0.9 < result.epsilon_lower_bound <= math.log(3)
     (True, True)
     """
     eps = check_nonnegative("claimed_epsilon", claimed_epsilon)

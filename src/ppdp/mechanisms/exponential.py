@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -150,8 +151,7 @@ class ExponentialMechanism:
         earlier candidate's is tails), computed exactly by Gauss–Legendre quadrature of the
         degree-(k−1) polynomial.
         """
-        u = _as_utilities(utilities)
-        scores = self.coefficient * u
+        scores = _scores(self.coefficient, _as_utilities(utilities))
         if self.method == "gumbel":
             return np.asarray(softmax(scores), dtype=np.float64)
         p = np.exp(scores - scores.max())
@@ -200,7 +200,7 @@ class ExponentialMechanism:
         self, u: NDArray[np.float64], n: int, source: RandomSource, *, noise_multiplier: float
     ) -> NDArray[np.int64]:
         # Scaling the Gumbel noise by m is the same as scaling the scores by 1/m.
-        scores = (self.coefficient / noise_multiplier) * u
+        scores = _scores(self.coefficient / noise_multiplier, u)
         k = u.size
         out = np.empty(n, dtype=np.int64)
         rows = max(1, _BATCH_CELLS // k)
@@ -235,3 +235,14 @@ def _as_utilities(utilities: ArrayLike) -> NDArray[np.float64]:
     if not np.isfinite(u).all():
         raise DataValidationError("utilities contain NaN or infinite entries")
     return u
+
+
+def _scores(coefficient: float, u: NDArray[np.float64]) -> NDArray[np.float64]:
+    with np.errstate(over="ignore"):
+        scores = coefficient * u
+    spread = float(scores.max() - scores.min()) if np.isfinite(scores).all() else math.inf
+    if not math.isfinite(spread):
+        raise DataValidationError(
+            "utilities times epsilon/(2*sensitivity) overflow float64; rescale the utilities"
+        )
+    return scores
