@@ -374,9 +374,28 @@ def test_uniform_and_bernoulli_bit_patterns():
     assert noise.bernoulli(1.0, 100, random_state=0).all()
 
 
-def test_gumbel_is_finite_when_e_is_zero():
-    g = noise.gumbel(2, random_state=Scripted([word(0, 0), word(1, 0)]))
-    assert g[0] == pytest.approx(55 * LN2) and g[1] == pytest.approx(-math.log(LN2))
+def test_gumbel_construction_and_unbounded_upper_tail():
+    # word 1: z field and a 52-bit mantissa f; word 2: the binade j of V (trailing zeros).
+    first = [word(1, 0), word(0, 1 << 51), word(0, 0), word(0, 0)]
+    second = [1, 1, 0, 0]  # j = 0, 0, then fresh words
+    # The two zero second words continue together: [0, 1<<10] gives the fourth j = 64 + 10;
+    # the third keeps drawing: [0], [0], [1<<3], so j = 64 + 64 + 64 + 64 + 3.
+    fresh = [[0, 1 << 10], [0], [0], [1 << 3]]
+    src = Scripted(first + second, *fresh)
+    g = noise.gumbel(4, random_state=src)
+    # z = 1, V = 1/2: G = −ln(ln2 + R), R = −log1p(−1/4)
+    assert g[0] == pytest.approx(-math.log(LN2 - math.log1p(-0.25)), rel=1e-15)
+    # z = 0, V = 0.75: G = −ln R with R = −log1p(−0.375)
+    assert g[1] == pytest.approx(-math.log(-math.log1p(-0.375)), rel=1e-15)
+    # z = 0 and V = 2**-(1+j): G ≈ (2+j)·ln2, far beyond the 36.7 cap of −ln(53-bit uniform)
+    assert g[2] == pytest.approx((2 + 4 * 64 + 3) * LN2, rel=1e-15)
+    assert g[3] == pytest.approx((2 + 64 + 10) * LN2, rel=1e-15)
+
+
+def test_gumbel_far_tail_does_not_underflow():
+    src = Scripted([word(0, 0), 0], *([[0]] * 17), [1])  # j = 18·64: V/2 underflows to 0
+    g = noise.gumbel(1, random_state=src)
+    assert g[0] == pytest.approx((2 + 18 * 64) * LN2, rel=1e-15)
 
 
 def test_discrete_laplace_is_difference_of_floors():

@@ -80,6 +80,8 @@ _MAX_DISCRETE_SCALE = 2.0**40
 _MIN_DISCRETE_SIGMA = 2.0**-40
 
 _MASK53 = np.uint64((1 << 53) - 1)
+_MASK52 = np.uint64((1 << 52) - 1)
+_2_M52 = 2.0**-52
 _SIGN_BIT = np.uint64(1 << 63)
 _Z_SHIFT = np.uint64(53)
 _Z_BITS = 10
@@ -653,15 +655,17 @@ def discrete_gaussian(
     """Discrete Gaussian noise on the integers: P(k) ∝ exp(−k²/(2σ²)).
 
     Algorithm 3 of [CKS20]_: propose ``Y`` from the discrete Laplace with scale
-    ``t = floor(σ) + 1`` and accept with probability ``exp(−(|Y| − σ²/t)²/(2σ²))``;
-    vectorised over the entries still rejected.
+    ``t = floor(σ) + 1`` and accept with probability ``exp(−(|Y| − σ²/t)²/(2σ²))``, realised
+    as ``E >= (|Y| − σ²/t)²/(2σ²)`` for a fresh exponential E; vectorised over the entries
+    still rejected.
 
     Guarantee: adding it to an integer-valued query of L2 sensitivity Δ gives
     ``ρ = Δ²/(2σ²)``-zCDP (and the (ε, δ) curve of [CKS20]_) under the relation Δ was
-    derived for. Numerical caveats: the acceptance probability is computed in float64
-    (relative error ~2**-52 plus that of :func:`discrete_laplace`), so this is close to but
-    not exactly the ideal law; the number of loop rounds (a timing side channel) depends
-    on the rejected proposals.
+    derived for. Numerical caveats: the proposal has the error of :func:`discrete_laplace`
+    and the acceptance threshold is computed in float64 (relative error ~2**-52, so the
+    acceptance probability is off by a relative ~x·2**-52 at threshold x), so this is close
+    to but not exactly the ideal law; the number of loop rounds (a timing side channel)
+    depends on the rejected proposals.
 
     Parameters
     ----------
@@ -695,9 +699,11 @@ def discrete_gaussian(
         pending = np.arange(start, min(start + _CHUNK, n))
         while pending.size:
             y = _discrete_laplace_array(src, float(t), pending.size)
-            u = _uniform_array(src, pending.size)
+            # Bernoulli(exp(−x)) as [E >= x]: precise in relative terms even when exp(−x)
+            # is far below 2**-53, unlike U < exp(−x).
+            e = _exponential_array(src, pending.size)
             d = np.abs(y) - shift
-            accept = u < np.exp(-(d * d) / two_var)
+            accept = e >= (d * d) / two_var
             out[pending[accept]] = y[accept]
             pending = pending[~accept]
     return _finish(out, shape, int)
@@ -786,7 +792,14 @@ def gumbel(size: Size = None, *, random_state: RandomState = None) -> float | ND
     """Standard Gumbel variates ``−ln E`` (location 0, scale 1), for the exponential mechanism.
 
     ``argmax_i (ε·u_i / (2Δ) + G_i)`` samples ``i`` with probability ∝ ``exp(ε·u_i / (2Δ))``.
-    The outcome ``E = 0`` (probability 2**-54) is mapped to ``−ln 2**-55`` instead of +∞.
+    Both tails are unbounded: ``E = z·ln2 + R`` as in :func:`exponential` (large E, the lower
+    tail), but R comes from a uniform with full *relative* precision (a random binade
+    ``2**-(1+j)``, j geometric, and a 52-bit mantissa), and for ``z = 0`` ``−ln R`` is
+    evaluated from the binade and mantissa without forming tiny numbers. So the upper tail
+    reaches ~745 before anything underflows (probability below 2**-1000), where a plain
+    ``−ln(U)`` with 53-bit U stops at 36.7; a selection whose score gap exceeds the largest
+    possible Gumbel would otherwise have probability exactly 0 instead of e**-gap.
+    Two 64-bit words per variate.
 
     Parameters
     ----------
@@ -801,11 +814,48 @@ def gumbel(size: Size = None, *, random_state: RandomState = None) -> float | ND
     """
     shape = _check_size(size)
     src = resolve_random_state(random_state)
-    out = _exponential_array(src, _count(shape))
-    np.maximum(out, 2.0**-55, out=out)
-    np.log(out, out=out)
-    np.negative(out, out=out)
+    n = _count(shape)
+    out = np.empty(n, dtype=np.float64)
+    for start in range(0, n, _CHUNK):
+        stop = min(start + _CHUNK, n)
+        _fill_gumbel(src, _words(src, 2 * (stop - start)), out[start:stop])
     return _finish(out, shape, float)
+
+
+def _trailing_zeros_of(src: RandomSource, words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """Trailing zero bits of each word, continued into fresh words when a word is 0."""
+    lowest = words & (~words + _ONE)
+    _, exp = np.frexp(lowest.astype(np.float64))
+    count = exp.astype(np.int64) - 1
+    zero = np.flatnonzero(words == 0)
+    if zero.size:
+        count[zero] = 64 + _trailing_zero_bits(src, zero.size)
+    return count
+
+
+def _fill_gumbel(src: RandomSource, words: NDArray[np.uint64], out: NDArray[np.float64]) -> None:
+    c = out.shape[0]
+    first, second = words[:c], words[c:]
+    t = (first >> _Z_SHIFT) & _Z_MASK
+    z = np.take(_Z_COUNT, t.view(np.int64), mode="clip")
+    slow = np.flatnonzero(t == 0)
+    if slow.size:
+        z[slow] = _trailing_zero_bits(src, slow.size) + _Z_BITS
+    # V = (1 + f)·2**-(1+j) is uniform on [0, 1) with full relative precision; R = −log1p(−V/2).
+    f = (first & _MASK52) * _2_M52
+    j = _trailing_zeros_of(src, second)
+    half_v = np.ldexp(1.0 + f, -(2 + j))  # V/2; may underflow when j > ~1020
+    r = -np.log1p(-half_v)
+    big = z > 0
+    out[big] = -np.log(z[big] * _LN2 + r[big])
+    small = ~big
+    # z = 0: −ln R = (2+j)·ln2 − log1p(f) − ln(R/(V/2)), and R/(V/2) = 1 to float precision
+    # once V/2 < 2**-1000.
+    hv, rs = half_v[small], r[small]
+    ratio = np.ones_like(hv)
+    normal = hv >= 2.0**-1000
+    ratio[normal] = rs[normal] / hv[normal]
+    out[small] = (2 + j[small]) * _LN2 - np.log1p(f[small]) - np.log(ratio)
 
 
 def gamma_norm_vector(
