@@ -302,3 +302,24 @@ def test_bool_numeric_column() -> None:
     )
     X, _ = s.encode(pd.DataFrame({"b": [True, False]}))
     np.testing.assert_array_equal(X, [[1.0], [0.0]])
+
+
+def test_encoded_values_stay_in_unit_interval_for_awkward_bounds(seed) -> None:
+    """No final clip is applied: monotone rounding must keep every value in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        lo = float(rng.uniform(-1e6, 1e6))
+        hi = lo + float(10 ** rng.uniform(-6, 6))
+        s = Schema.from_dict(
+            {"columns": [{"name": "x", "type": "numeric", "lower": lo, "upper": hi}]}
+        )
+        v = np.concatenate(
+            [
+                [lo, hi, np.nextafter(hi, lo), np.nextafter(lo, hi)],
+                rng.uniform(lo, hi, 200),
+                rng.uniform(lo - 1, hi + 1, 50),
+            ]
+        )
+        X, _ = s.encode(pd.DataFrame({"x": v}))
+        assert X.min() >= 0.0 and X.max() <= 1.0
+        assert X[0, 0] == 0.0 and X[1, 0] == 1.0

@@ -230,7 +230,7 @@ def compute_dask(
 def _encode_partition(
     part: pd.DataFrame, schema: Schema, include_label: bool, block_rows: int | None
 ) -> tuple[SufficientStats, EncodeReport]:
-    X, y, report = encode(schema, part, include_label=include_label, log=False)
+    X, y, report = encode(schema, part, include_label=include_label, log=False, order="F")
     classes = schema.label.classes if schema.label is not None else None
     names = schema.layout(include_label=include_label).feature_names
     stats = compute_block_stats(X, y, classes, block_rows=block_rows, names=names)

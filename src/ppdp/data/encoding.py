@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -200,11 +200,12 @@ def _missing_error(name: str, count: int, what: str = "column") -> DataValidatio
 def _numeric_values(
     s: pd.Series, col: NumericColumn, schema: Schema, imputed: dict[str, int]
 ) -> NDArray[np.float64]:
+    """The column as float64 with missing values imputed or refused (may be a read-only view)."""
     tokens = _token_mask(s, schema.missing_values)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
-        values = s.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         if tokens is not None:
-            values[tokens] = np.nan
+            values = np.where(tokens, np.nan, values)
     else:
         if tokens is not None:
             s = s.mask(tokens)
@@ -214,15 +215,15 @@ def _numeric_values(
             raise DataValidationError(
                 f"column {col.name!r}: {bad} value(s) are not numbers (declared numeric)"
             )
-        values = num.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        values = num.to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isfinite(values).all():
+        return values
     nonfinite = ~np.isfinite(values)
     n_bad = int(np.count_nonzero(nonfinite))
-    if n_bad:
-        if schema.nan_policy != "impute":
-            raise _missing_error(col.name, n_bad)
-        values[nonfinite] = col.impute
-        imputed[col.name] = n_bad
-    return values
+    if schema.nan_policy != "impute":
+        raise _missing_error(col.name, n_bad)
+    imputed[col.name] = n_bad
+    return np.where(nonfinite, col.impute, values)
 
 
 def _codes(
@@ -282,6 +283,7 @@ def encode(
     *,
     include_label: bool = False,
     log: bool = True,
+    order: Literal["C", "F"] = "C",
 ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]:
     """Encode ``data`` with ``schema`` into ``(X, y, report)``.
 
@@ -297,6 +299,8 @@ def encode(
         Jiang et al.'s encoding has 35 columns including the label's two dummies).
     log : bool, default True
         Send the report to the custodian's log.
+    order : {"C", "F"}, default "C"
+        Memory layout of ``X`` ("F" skips the final copy; the Dask engine uses it).
 
     Returns
     -------
@@ -320,7 +324,8 @@ def encode(
     df = _as_frame(schema, data)
     n = len(df)
     layout = schema.layout(include_label=include_label)
-    X = np.zeros((n, layout.n_features), dtype=np.float64)
+    # Built column by column in Fortran order (contiguous column writes), made C-contiguous once.
+    X = np.zeros((n, layout.n_features), dtype=np.float64, order="F")
     clipped: dict[str, int] = {}
     other: dict[str, int] = {}
     imputed: dict[str, int] = {}
@@ -330,14 +335,17 @@ def encode(
         s = df[col.name]
         if isinstance(col, NumericColumn):
             v = _numeric_values(s, col, schema, imputed)
+            out = X[:, block.start]
             n_clip = int(np.count_nonzero(v < col.lower)) + int(np.count_nonzero(v > col.upper))
             if n_clip:
                 clipped[col.name] = n_clip
-                np.clip(v, col.lower, col.upper, out=v)
-            v -= col.lower
-            v /= col.upper - col.lower
-            np.clip(v, 0.0, 1.0, out=v)  # guards rounding at the edges
-            X[:, block.start] = v
+                np.clip(v, col.lower, col.upper, out=out)
+                out -= col.lower
+            else:
+                np.subtract(v, col.lower, out=out)
+            # Rounding is monotone, so lower <= v <= upper gives 0 <= fl(v - lower) <=
+            # fl(upper - lower) and the quotient lands in [0, 1] exactly: no second clip.
+            out /= col.upper - col.lower
         else:
             assert isinstance(col, CategoricalColumn)
             codes = _codes(
@@ -369,6 +377,8 @@ def encode(
         )
         if include_label:
             X[rows, layout.blocks[lab.name].start + y] = 1.0
+    if order == "C":
+        X = np.ascontiguousarray(X)
     report = EncodeReport(
         n_rows=n, clipped=clipped, other=other, imputed=imputed, rows_norm_clipped=rows_clipped
     )

@@ -381,7 +381,9 @@ class Schema:
         """The schema as YAML text."""
         import yaml
 
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+        return yaml.safe_dump(
+            self.to_dict(), sort_keys=False, allow_unicode=True, default_flow_style=None, width=100
+        )
 
     def to_file(self, path: str | os.PathLike[str]) -> Path:
         """Write the schema to ``path`` (``.json``, ``.yaml`` or ``.yml``), atomically."""
