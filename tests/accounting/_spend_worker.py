@@ -4,6 +4,7 @@ Usage:
     _spend_worker.py concurrent LEDGER GOFILE N EPS   -> prints one JSON line {accepted, rejected}
     _spend_worker.py keyed LEDGER ACKFILE START STOP EPS
     _spend_worker.py hold LEDGER EPS                  -> spends once, then waits to be killed
+    _spend_worker.py create LEDGER GOFILE             -> creates (or opens) and spends 0.1
 Prints "ready" once the accountant is open.
 """
 
@@ -31,6 +32,14 @@ def _open(path: str) -> Accountant:
 
 def main(argv: list[str]) -> None:
     mode, path = argv[0], argv[1]
+    if mode == "create":  # all racing to create the same ledger
+        go = Path(argv[2])
+        print("ready", flush=True)
+        while not go.exists():
+            time.sleep(0.001)
+        with Accountant.open(path, dataset_id="race", total=PrivacyBudget(1.0)) as acct:
+            print(acct.spend(PrivacyBudget(0.1), mechanism="racer").index, flush=True)
+        return
     acct = _open(path)
     print("ready", flush=True)
     if mode == "concurrent":

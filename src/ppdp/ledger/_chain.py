@@ -346,7 +346,7 @@ class ChainState:
         p = entry.payload
         if entry.kind != GENESIS:
             raise _RejectedError("entry 0 is not a genesis entry")
-        if p.get("format") != FORMAT_VERSION:
+        if type(p.get("format")) is not int or p["format"] != FORMAT_VERSION:
             raise _RejectedError(f"unsupported ledger format {p.get('format')!r}")
         expected = {"format", "ledger_id", "dataset_id", "purpose", "signers", "admins", "metadata"}
         if set(p) != expected:

@@ -11,6 +11,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,8 @@ class Ledger:
     ) -> None:
         self._busy_timeout = _busy_timeout
         self._conn = _conn
+        # closes the connection if the ledger is garbage-collected without close()
+        self._finalizer = weakref.finalize(self, _conn.close)
         self._path = _path
         self._state = _state
         self._entries = _entries
@@ -202,6 +205,8 @@ class Ledger:
         if path.exists():
             raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
         if checkpoint_path_for(path).exists():
+            if path.exists():  # created by another process a moment ago
+                raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
             raise LedgerIntegrityError(
                 f"ledger {path} does not exist but its checkpoint {checkpoint_path_for(path)} "
                 "does: the ledger was deleted or moved; refusing to create a new one in its "
@@ -514,7 +519,7 @@ class Ledger:
     def close(self) -> None:
         """Close the SQLite connection."""
         with self._lock:
-            self._conn.close()
+            self._finalizer()
             self._broken = self._broken or LedgerIntegrityError("ledger is closed", index=None)
 
     def __enter__(self) -> Ledger:
