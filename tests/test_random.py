@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ppdp.exceptions import InsecureRandomnessWarning, ParameterTypeError
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
 from ppdp.random import RandomSource, SecureRandom, SeededRandom, resolve_random_state
 
 
@@ -111,6 +111,12 @@ def test_resolve_accepts_any_random_source():
     custom = Constant()
     assert isinstance(custom, RandomSource)
     assert resolve_random_state(custom) is custom
+
+
+def test_resolve_rejects_negative_seeds():
+    for bad in (-1, np.int64(-5)):
+        with pytest.raises(ParameterError, match=r"random_state \(-\d+\) must be a non-negative"):
+            resolve_random_state(bad)
 
 
 @pytest.mark.parametrize("bad", [True, False, 1.5, "seed", [1, 2], object()])

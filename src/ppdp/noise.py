@@ -71,11 +71,11 @@ Size = int | Sequence[int] | None
 # memory stays bounded however many samples are asked for.
 _CHUNK = 1 << 18
 
-# Noise scales outside [2**-990, 2**960]: the grid would be subnormal, or noise could overflow.
+# Noise scales outside (2**-991, 2**960]: the grid would be subnormal, or noise could overflow.
 _MIN_GRID_EXP = -1022
 _MAX_SCALE = 2.0**960
-# Discrete samplers compute floor(scale * E) in float64; beyond this scale the relative
-# error of the per-integer probabilities (about scale * 2**-52) would exceed 2**-12.
+# Discrete samplers compute floor(scale * E) in float64; the relative error of each integer's
+# probability is at most about scale * 2**-50, i.e. 2**-10 at this cap.
 _MAX_DISCRETE_SCALE = 2.0**40
 _MIN_DISCRETE_SIGMA = 2.0**-40
 
@@ -563,7 +563,9 @@ def gaussian(
     the ideal Gaussian mechanism on the snapped value, whose L2 sensitivity is at most
     ``Δ + Λ`` (``Δ + Λ·sqrt(d)`` for d coordinates); calibrate σ (classic or analytic) for
     that sensitivity to get (ε, δ)-DP or ρ-zCDP. Numerical caveat: bin probabilities match
-    the ideal law up to a relative error of about 2**-15 for |x| <= 16σ (see the docs).
+    the ideal law up to a relative error estimated at 2**-17·max(1, |x|/σ) at the default
+    grid (an estimate from an extended-precision comparison, not an exhaustive count; see
+    ``docs/proofs/noise.md``).
 
     Parameters
     ----------
@@ -714,8 +716,10 @@ def exponential(
 ) -> float | NDArray[np.float64]:
     """Exponential variates ``scale · E`` (density ``e**(−x/scale)/scale`` on [0, ∞)), not snapped.
 
-    ``E = z·ln2 + R`` (``docs/proofs/noise.md``): unbounded support and absolute precision
-    about 2**-53 at every magnitude, unlike ``−log(U)``.
+    ``E = z·ln2 + R`` (``docs/proofs/noise.md``): z is exactly geometric and unbounded, and the
+    fractional part R has the same 2**-53 resolution in every ln2-segment, unlike ``−log(U)``
+    (which stops at 36.7 and is sparse near the top); the float sum then rounds with
+    relative error 2**-53.
 
     Parameters
     ----------
@@ -875,7 +879,8 @@ def gamma_norm_vector(
 
     Guarantee: for output perturbation of a vector with L2 sensitivity Δ, releasing
     ``snap(v, Λ) + b`` with ``scale = (Δ + Λ·sqrt(dim)) / ε`` is ε-DP (post-processing of
-    the ideal mechanism on the snapped vector). Numerical caveat as for :func:`laplace`.
+    the ideal mechanism on the snapped vector). Numerical caveat as for :func:`gaussian`
+    (the direction is Box–Muller normals), times about sqrt(dim).
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from ppdp.exceptions import InsecureRandomnessWarning, ParameterTypeError
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
 
 __all__ = [
     "RandomSource",
@@ -121,6 +121,8 @@ def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 
         return random_state
     if isinstance(random_state, bool):
         raise ParameterTypeError(f"random_state ({random_state!r}) must be {_RANDOM_STATE_TYPES}")
+    if isinstance(random_state, int | np.integer) and int(random_state) < 0:
+        raise ParameterError(f"random_state ({int(random_state)}) must be a non-negative int seed")
     if isinstance(random_state, int | np.integer | np.random.SeedSequence | np.random.Generator):
         warnings.warn(
             "random_state makes the noise reproducible and predictable: use it for experiments "
