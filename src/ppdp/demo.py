@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats
 from ppdp.datasets import load_adult
 from ppdp.exceptions import BudgetExceededError
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from ppdp.random import RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DemoRelease", "DemoReport", "run_demo"]
 
@@ -93,17 +95,23 @@ def run_demo(*, output_dir: str | Path, random_state: RandomState = None) -> Dem
     then asks for one more release and shows that the accountant refuses it.
     """
     source = resolve_random_state(random_state)
-    seeded = not source.is_secure
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     run_dir = Path(output_dir) / f"run-{stamp}"
     run_dir.mkdir(parents=True, exist_ok=False)
     ledger_path = run_dir / "adult-budget.db"
 
     df, schema = load_adult()
-    n = len(df)  # public under replace-one
-    acct = Accountant.open(
+    with Accountant.open(
         ledger_path, dataset_id="adult", total=DEMO_TOTAL, relation=Neighbouring.REPLACE_ONE
-    )
+    ) as acct:
+        return _release_all(acct, df, schema, ledger_path, source)
+
+
+def _release_all(
+    acct: Accountant, df: pd.DataFrame, schema: Schema, ledger_path: Path, source: RandomSource
+) -> DemoReport:
+    seeded = not source.is_secure
+    n = len(df)  # public under replace-one
     relation = Neighbouring.REPLACE_ONE
     classes = schema.classes or ()
     numeric = [c for c in schema.numeric_columns]

@@ -14,6 +14,7 @@ __all__ = [
     "ConvergenceWarning",
     "DataValidationError",
     "InsecureRandomnessWarning",
+    "LedgerIOError",
     "LedgerIntegrityError",
     "LowUtilityWarning",
     "NotDifferentiallyPrivateWarning",
@@ -72,6 +73,13 @@ class LedgerIntegrityError(PPDPError):
     def __init__(self, message: str, *, index: int | None = None):
         super().__init__(message)
         self.index = index
+
+
+class LedgerIOError(PPDPError, OSError):
+    """The ledger file could not be read or written (disk full, read-only, I/O error).
+
+    Not an integrity failure: nothing was changed, and no spend was recorded.
+    """
 
 
 class ProtocolError(PPDPError):

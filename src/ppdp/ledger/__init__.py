@@ -22,6 +22,7 @@ messages of the multi-party publishing protocol. Its guarantees and their limits
 :class:`~ppdp.exceptions.LedgerIntegrityError` with the index of the first bad entry.
 """
 
+from ppdp.exceptions import LedgerIOError
 from ppdp.ledger._canonical import canonical_dumps, canonical_loads, json_safe
 from ppdp.ledger._chain import Entry
 from ppdp.ledger._checkpoint import Checkpoint
@@ -37,7 +38,6 @@ from ppdp.ledger._keys import (
     save_public_key,
 )
 from ppdp.ledger._ledger import Ledger, LedgerExistsError, LedgerTransaction, checkpoint_path_for
-from ppdp.ledger._store import LedgerIOError
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
 
 __all__ = [

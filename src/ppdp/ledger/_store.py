@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ppdp.exceptions import LedgerIntegrityError, ParameterError, PPDPError
+from ppdp.exceptions import LedgerIntegrityError, LedgerIOError, ParameterError
 from ppdp.ledger._chain import FORMAT_VERSION, ChainState, Entry
 from ppdp.ledger._keys import PublicKeyLike, normalise_keys, same_key
 
@@ -39,13 +39,6 @@ _SELECT = (
     "CAST(signer AS BLOB), typeof(signer), signature, hash FROM entries"
 )
 INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)"
-
-
-class LedgerIOError(PPDPError, OSError):
-    """The ledger file could not be read or written (disk full, read-only, I/O error).
-
-    Not an integrity failure: nothing was changed, and no spend was recorded.
-    """
 
 
 _IO_ERRORS = (
