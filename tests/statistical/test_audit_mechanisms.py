@@ -43,6 +43,10 @@ def test_gaussian_profile_audit_catches_twenty_percent_less_noise(seed: int) -> 
     assert not short.passed, str(short)
 
 
-def test_laplace_audit_catches_ten_percent_less_noise(seed: int) -> None:
-    """At 10^6 draws per side the Laplace audit fails 0.9× noise (measured 100/100)."""
-    assert not audit_mechanism("laplace", noise_multiplier=0.9, random_state=seed).passed
+def test_laplace_audit_catches_twenty_percent_less_noise(seed: int) -> None:
+    """At 10^6 draws per side the Laplace audit fails 0.8× noise (measured 100/100; median
+    bound 1.23 against the claim 1, so a miss is far beyond any seed's luck). 0.9× is caught
+    299 times in 300 (docs/audit.md), too close to certain for a test that must pass for
+    every seed 0-99.
+    """
+    assert not audit_mechanism("laplace", noise_multiplier=0.8, random_state=seed).passed
