@@ -206,3 +206,20 @@ def test_mean_and_covariance() -> None:
     st = SufficientStats.compute(X)
     np.testing.assert_allclose(st.mean(), [1.0, 2.0])
     np.testing.assert_allclose(st.covariance(), np.cov(X.T, bias=True))
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_result_does_not_depend_on_threads(seed, labelled) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.random((5_000, 4))
+    y = rng.integers(0, 3, 5_000) if labelled else None
+    k = 3 if labelled else None
+    one = SufficientStats.compute(X, y, n_classes=k, block_rows=16, n_threads=1)
+    for threads in (2, 3):
+        many = SufficientStats.compute(X, y, n_classes=k, block_rows=16, n_threads=threads)
+        np.testing.assert_array_equal(many.sum_xx, one.sum_xx)  # bit-for-bit
+        np.testing.assert_array_equal(many.sum_x, one.sum_x)
+        if labelled:
+            np.testing.assert_array_equal(many.class_sum_xx, one.class_sum_xx)
+    with pytest.raises(ValueError, match="n_threads"):
+        SufficientStats.compute(X, n_threads=0)

@@ -4,7 +4,9 @@ Every mechanism whose private step is a sum (means, second moments, scatter matr
 statistics) gets it from :class:`SufficientStats`. One pass over the rows computes
 everything: rows are processed in cache-sized blocks, each block's second moment is one BLAS
 ``syrk`` call, and labelled blocks are gathered class by class inside the cache (no copy of
-the whole array, no second pass). The same kernel runs on each partition of a Dask
+the whole array, no second pass). Fixed chunks of blocks run on several threads (numpy's
+BLAS calls release the GIL) and are added in order, so the result does not depend on the
+thread count. The same kernel runs on each partition of a Dask
 collection or Parquet dataset, and partial results are merged in a tree
 (:meth:`SufficientStats.compute`, :meth:`SufficientStats.from_parquet`).
 
@@ -27,16 +29,17 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.linalg.blas import dsyrk
 
 from ppdp._validation import check_int
 from ppdp.data.schema import Category
@@ -54,6 +57,10 @@ _UNIT_ROUNDOFF = 2.0**-53
 _BLOCK_BYTES = 1 << 19
 #: Above this many classes a block is sorted once instead of scanned once per class.
 _SCAN_CLASSES_MAX = 16
+#: Blocks per chunk: the unit of work of a thread, and the fixed order of the final sum.
+_CHUNK_BLOCKS = 64
+#: Threads used by default for in-memory data.
+_MAX_THREADS = 8
 
 
 def float_sum_error_bound(n: int, *, max_term: float = 1.0) -> float:
@@ -255,6 +262,7 @@ class SufficientStats:
         scheduler: Any = None,
         split_every: int = 8,
         block_rows: int | None = None,
+        n_threads: int | None = None,
     ) -> SufficientStats:
         """Compute the statistics of ``X`` (and per class of ``y``) in one pass.
 
@@ -280,6 +288,10 @@ class SufficientStats:
             Dask only: fan-in of the merge tree.
         block_rows : int, optional
             Rows per block of the in-memory kernel (default: about 512 KiB per block).
+        n_threads : int, optional
+            Threads of the in-memory kernel (default: the CPU count, at most 8; Dask
+            partitions use 1). The result does not depend on it: rows are cut into fixed
+            chunks whose sums are added in order.
 
         Returns
         -------
@@ -303,6 +315,8 @@ class SufficientStats:
         """
         if block_rows is not None:
             block_rows = check_int("block_rows", block_rows, minimum=1)
+        if n_threads is not None:
+            n_threads = check_int("n_threads", n_threads, minimum=1)
         split_every = check_int("split_every", split_every, minimum=2)
         declared = _declared_classes(y, n_classes, classes)
         if _is_dask(X) or _is_dask(y):
@@ -325,7 +339,9 @@ class SufficientStats:
         codes = None
         if declared is not None:
             codes = label_codes(yv, declared, labels_are_codes=classes is None, n=arr.shape[0])
-        stats = compute_block_stats(arr, codes, declared, block_rows=block_rows, names=names)
+        stats = compute_block_stats(
+            arr, codes, declared, block_rows=block_rows, names=names, n_threads=n_threads
+        )
         check_finite_stats(stats)
         return stats
 
@@ -494,16 +510,39 @@ def compute_block_stats(
     *,
     block_rows: int | None = None,
     names: tuple[str, ...] | None = None,
+    n_threads: int | None = 1,
 ) -> SufficientStats:
-    """The in-memory kernel: one pass over ``X`` in row blocks (no finiteness check)."""
+    """The in-memory kernel: one pass over ``X`` in row blocks (no finiteness check).
+
+    Rows are cut into fixed chunks of ``_CHUNK_BLOCKS`` blocks; chunks may run on several
+    threads (numpy's BLAS calls and ``take`` release the GIL), and their results are added
+    in chunk order, so the result does not depend on the number of threads.
+    """
     n, p = X.shape
     B = block_rows or _default_block_rows(p)
-    if codes is None or classes is None:
-        sum_x, upper = _unlabelled(X, B)
-        return SufficientStats(n, sum_x, _symmetric(upper), feature_names=names)
-    k = len(classes)
-    counts, class_x, class_upper = _labelled(X, codes, k, B)
-    class_xx = np.stack([_symmetric(u) for u in class_upper]) if k else np.zeros((0, p, p))
+    step = B * _CHUNK_BLOCKS
+    ranges = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    labelled = codes is not None and classes is not None
+    k = len(classes) if labelled else 0  # type: ignore[arg-type]
+
+    def work(r: tuple[int, int]) -> tuple[NDArray[Any], ...]:
+        if labelled:
+            return _chunk_labelled(X, codes, k, B, *r)  # type: ignore[arg-type]
+        return _chunk_unlabelled(X, B, *r)
+
+    threads = min(_resolve_threads(n_threads), len(ranges))
+    if threads > 1:
+        with _one_blas_thread_each(), ThreadPoolExecutor(threads) as pool:
+            parts = pool.map(work, ranges)
+            total = _sum_in_order(parts)
+    else:
+        total = _sum_in_order(map(work, ranges))
+    if not labelled:
+        sum_x, sum_xx = total if total is not None else (np.zeros(p), np.zeros((p, p)))
+        return SufficientStats(n, sum_x, sum_xx, feature_names=names)
+    if total is None:
+        total = (np.zeros(k, dtype=np.int64), np.zeros((k, p)), np.zeros((k, p, p)))
+    counts, class_x, class_xx = total
     return SufficientStats(
         n,
         class_x.sum(axis=0),
@@ -516,61 +555,98 @@ def compute_block_stats(
     )
 
 
-def _symmetric(upper: NDArray[np.float64]) -> NDArray[np.float64]:
-    u = np.triu(upper)
-    return u + np.triu(u, 1).T
+def _one_blas_thread_each() -> contextlib.AbstractContextManager[Any]:
+    """Keep BLAS single-threaded while our own threads run (when threadpoolctl is installed).
+
+    OpenBLAS serialises calls that use its thread pool, so small per-block calls from
+    several threads run faster with one BLAS thread each. The limit is process-wide for the
+    duration of the call; without threadpoolctl the kernel still works, somewhat slower.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
-def _unlabelled(X: NDArray[Any], B: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    n, p = X.shape
-    C = np.zeros((p, p), order="F")
-    s = np.zeros(p)
-    ones = np.ones(min(B, max(n, 1)))
-    buf: NDArray[np.float64] | None = None
-    for start in range(0, n, B):
-        b = X[start : start + B]
-        m = b.shape[0]
-        if b.dtype != np.float64 or not b.flags.c_contiguous:
-            if buf is None:
-                buf = np.empty((min(B, n), p))
-            np.copyto(buf[:m], b, casting="unsafe")
-            b = buf[:m]
-        # b.T is Fortran-ordered (p, m): syrk computes b.T @ b into the upper triangle of C.
-        C = dsyrk(1.0, b.T, beta=1.0, c=C, trans=0, lower=0, overwrite_c=1)
-        s += ones[:m] @ b
-    return s, C
+def _resolve_threads(n_threads: int | None) -> int:
+    if n_threads is None:
+        return max(1, min(os.cpu_count() or 1, _MAX_THREADS))
+    return check_int("n_threads", n_threads, minimum=1)
 
 
-def _labelled(
-    X: NDArray[Any], codes: NDArray[np.intp], k: int, B: int
-) -> tuple[NDArray[np.int64], NDArray[np.float64], list[NDArray[np.float64]]]:
-    n, p = X.shape
-    # Each class accumulates syrk of [x, 1]: the last column of the (p+1)x(p+1) result holds
-    # Σx, so one BLAS call per class and block gives both moments.
-    acc = [np.zeros((p + 1, p + 1), order="F") for _ in range(k)]
+def _sum_in_order(parts: Iterable[tuple[NDArray[Any], ...]]) -> tuple[NDArray[Any], ...] | None:
+    total: list[NDArray[Any]] | None = None
+    for part in parts:
+        if total is None:
+            total = [np.array(a, copy=True) for a in part]
+        else:
+            for acc, a in zip(total, part, strict=True):
+                acc += a
+    return None if total is None else tuple(total)
+
+
+def _as_float_block(b: NDArray[Any]) -> NDArray[np.float64]:
+    if b.dtype == np.float64 and b.flags.c_contiguous:
+        return b
+    return np.ascontiguousarray(b, dtype=np.float64)
+
+
+def _chunk_unlabelled(
+    X: NDArray[Any], B: int, lo: int, hi: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    p = X.shape[1]
+    sum_xx = np.zeros((p, p))
+    sum_x = np.zeros(p)
+    ones = np.ones(B)
+    for start in range(lo, hi, B):
+        b = _as_float_block(X[start : min(start + B, hi)])
+        sum_xx += b.T @ b  # numpy dispatches this to BLAS syrk and releases the GIL
+        sum_x += ones[: b.shape[0]] @ b
+    return sum_x, sum_xx
+
+
+def _chunk_labelled(
+    X: NDArray[Any], codes: NDArray[np.intp], k: int, B: int, lo: int, hi: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    p = X.shape[1]
     counts = np.zeros(k, dtype=np.int64)
-    buf = np.ones((min(B, max(n, 1)), p + 1))
-    for start in range(0, n, B):
-        b = X[start : start + B]
-        yb = codes[start : start + B]
-        m = b.shape[0]
-        if k <= _SCAN_CLASSES_MAX:
+    class_x = np.zeros((k, p))
+    class_xx = np.zeros((k, p, p))
+    buf = np.empty((B, p))
+    ones = np.ones(B)
+    convert = X.dtype != np.float64
+    for start in range(lo, hi, B):
+        stop = min(start + B, hi)
+        b = X[start:stop]
+        if convert:
+            b = b.astype(np.float64)
+        yb = codes[start:stop]
+        m = stop - start
+        if k == 2:
+            mk = yb == 1
+            c1 = int(np.count_nonzero(mk))
+            cnt: Sequence[int] = (m - c1, c1)
+            order = np.concatenate((np.flatnonzero(~mk), np.flatnonzero(mk)))
+        elif k <= _SCAN_CLASSES_MAX:
             masks = [yb == c for c in range(k)]
-            cnt = [int(np.count_nonzero(mk)) for mk in masks]
-            order = np.concatenate([np.flatnonzero(mk) for mk in masks])
+            cnt = [int(np.count_nonzero(q)) for q in masks]
+            order = np.concatenate([np.flatnonzero(q) for q in masks])
         else:
             cnt = np.bincount(yb, minlength=k).tolist()
             order = np.argsort(yb, kind="stable")
-        buf[:m, :p] = b[order]  # the gather stays inside a cache-sized block
+        # Gather the block's rows class by class into a cache-resident buffer (mode="clip"
+        # skips take's bounds buffering; the indices are valid by construction).
+        np.take(b, order, axis=0, out=buf[:m], mode="clip")
         at = 0
         for c in range(k):
             if cnt[c]:
                 part = buf[at : at + cnt[c]]
-                acc[c] = dsyrk(1.0, part.T, beta=1.0, c=acc[c], trans=0, lower=0, overwrite_c=1)
+                class_xx[c] += part.T @ part
+                class_x[c] += ones[: cnt[c]] @ part
                 counts[c] += cnt[c]
                 at += cnt[c]
-    class_x = np.stack([a[:p, p] for a in acc]) if k else np.zeros((0, p))
-    return counts, class_x, [a[:p, :p] for a in acc]
+    return counts, class_x, class_xx
 
 
 def check_finite_stats(stats: SufficientStats) -> None:
