@@ -223,3 +223,30 @@ def test_result_does_not_depend_on_threads(seed, labelled) -> None:
             np.testing.assert_array_equal(many.class_sum_xx, one.class_sum_xx)
     with pytest.raises(ValueError, match="n_threads"):
         SufficientStats.compute(X, n_threads=0)
+
+
+def test_classes_and_names_from_a_schema() -> None:
+    from ppdp.data import Schema
+
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "a", "type": "numeric", "lower": 0, "upper": 1},
+                {"name": "c", "type": "categorical", "categories": ["u", "v"]},
+            ],
+            "label": {"name": "y", "classes": ["lo", "mid", "hi"]},
+        }
+    )
+    df = pd.DataFrame({"a": [0.5, 1.0, 0.0], "c": ["u", "v", "v"], "y": ["hi", "lo", "hi"]})
+    X, y = schema.encode(df)
+    st = SufficientStats.compute(X, y, schema=schema)
+    assert st.classes == ("lo", "mid", "hi")
+    np.testing.assert_array_equal(st.class_counts, [1, 0, 2])
+    assert st.feature_names == ("a", "c=u", "c=v")
+    Xl, _ = schema.encode(df, include_label=True)
+    assert SufficientStats.compute(Xl, y, schema=schema).feature_names[-1] == "y=hi"
+    assert SufficientStats.compute(X, schema=schema).classes is None
+    with pytest.raises(ParameterError, match="not both"):
+        SufficientStats.compute(X, y, schema=schema, n_classes=3)
+    with pytest.raises(ParameterError, match="no label"):
+        SufficientStats.compute(X, y, schema=schema.without_label())

@@ -263,6 +263,7 @@ class SufficientStats:
         split_every: int = 8,
         block_rows: int | None = None,
         n_threads: int | None = None,
+        schema: Schema | None = None,
     ) -> SufficientStats:
         """Compute the statistics of ``X`` (and per class of ``y``) in one pass.
 
@@ -280,6 +281,9 @@ class SufficientStats:
             Declared number of classes ``K`` (needed with ``y`` unless ``classes`` is given).
         classes : sequence, optional
             Declared class labels; ``y`` holds values among them.
+        schema : Schema, optional
+            Take the classes from ``schema.label`` (``y`` holds the codes that
+            :meth:`Schema.encode` returns) and name the features after the encoding.
         scheduler : optional
             Dask only. ``None``: Dask's current default; ``"threads"``, ``"sync"``,
             ``"processes"``; ``"local"``: a new ``distributed.LocalCluster``; an address
@@ -318,7 +322,16 @@ class SufficientStats:
         if n_threads is not None:
             n_threads = check_int("n_threads", n_threads, minimum=1)
         split_every = check_int("split_every", split_every, minimum=2)
-        declared = _declared_classes(y, n_classes, classes)
+        if schema is not None:
+            if n_classes is not None or classes is not None:
+                raise ParameterError(
+                    "give the classes through schema or n_classes/classes, not both"
+                )
+            if y is not None and schema.label is None:
+                raise ParameterError("y was given but the schema declares no label")
+            declared = schema.classes if y is not None else None
+        else:
+            declared = _declared_classes(y, n_classes, classes)
         if _is_dask(X) or _is_dask(y):
             from ppdp.data._dask import compute_dask
 
@@ -336,6 +349,11 @@ class SufficientStats:
                 f"scheduler ({scheduler!r}) applies to Dask collections only; X is in memory"
             )
         arr, yv, names = _in_memory_inputs(X, y)
+        if names is None and schema is not None:
+            for layout_label in (False, True) if schema.label is not None else (False,):
+                layout = schema.layout(include_label=layout_label)
+                if layout.n_features == arr.shape[1]:
+                    names = layout.feature_names
         codes = None
         if declared is not None:
             codes = label_codes(yv, declared, labels_are_codes=classes is None, n=arr.shape[0])
