@@ -163,6 +163,8 @@ def compute_dask(
 
     if (y is None) != (classes is None):
         raise ParameterError("y and the declared classes go together")
+    if isinstance(X, np.ndarray):  # in-memory X with Dask labels
+        X = da.from_array(X, chunks=(y.chunks[0] if isinstance(y, da.Array) else -1, -1))
     if isinstance(X, dd.DataFrame):
         if isinstance(y, str):
             if y not in X.columns:
