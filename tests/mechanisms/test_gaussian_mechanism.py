@@ -110,6 +110,12 @@ def test_delta_at_least_one_over_n_warns() -> None:
         GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0, n=100)
 
 
+def test_delta_at_least_one_over_n_is_an_error_in_strict_mode() -> None:
+    with pytest.raises(ParameterError, match=r"delta \(0.01\) >= 1/n \(n=100\)"):
+        GaussianMechanism(epsilon=1.0, delta=0.01, sensitivity=1.0, n=100, strict=True)
+    GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0, n=100, strict=True)
+
+
 def test_scalar_and_vector_grids(seed: int) -> None:
     mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     out = mech.randomise(0.1, random_state=seed)

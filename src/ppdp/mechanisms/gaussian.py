@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from ppdp import noise
 from ppdp._validation import check_delta, check_epsilon, check_int, check_option, check_positive
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
-from ppdp.exceptions import ParameterTypeError, PrivacyLeakWarning
+from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ppdp.mechanisms._base import (
     as_query_value,
     check_dimension,
@@ -79,6 +79,8 @@ class GaussianMechanism:
         The (public or declared lower-bound) number of records; when given, δ ≥ 1/n issues
         a :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows publishing a whole
         record.
+    strict : bool, default False
+        Raise :class:`~ppdp.exceptions.ParameterError` instead of warning when δ ≥ 1/n.
 
     Attributes
     ----------
@@ -123,16 +125,16 @@ class GaussianMechanism:
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE
     allow_large_epsilon: bool = False
     n: int | None = None
+    strict: bool = False
     _granularity: float = field(init=False, repr=False, compare=False)
     _sigma: float = field(init=False, repr=False, compare=False)
 
     name = "Gaussian"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.allow_large_epsilon, bool):
-            raise ParameterTypeError(
-                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
-            )
+        for flag in ("allow_large_epsilon", "strict"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ParameterTypeError(f"{flag} ({getattr(self, flag)!r}) must be True or False")
         eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
         delta = check_delta("delta", self.delta, allow_zero=False)
         delta_f = check_positive("sensitivity", self.sensitivity)
@@ -147,12 +149,13 @@ class GaussianMechanism:
             n = check_int("n", self.n, minimum=1)
             object.__setattr__(self, "n", n)
             if delta >= 1.0 / n:
-                warnings.warn(
+                message = (
                     f"delta ({delta!r}) >= 1/n (n={n}): such a delta allows releasing a whole "
-                    "record; choose delta much smaller than 1/n",
-                    PrivacyLeakWarning,
-                    stacklevel=3,
+                    "record; choose delta much smaller than 1/n"
                 )
+                if self.strict:
+                    raise ParameterError(message)
+                warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
         unit = _unit_sigma(eps, delta, calibration)
         what = f"sensitivity {delta_f!r}, epsilon {eps!r}, delta {delta!r}"
         ideal = check_scale("noise scale", _sigma_for(unit, delta_f), what=what)
