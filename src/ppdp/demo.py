@@ -98,6 +98,10 @@ def run_demo(*, output_dir: str | Path, random_state: RandomState = None) -> Dem
 
     Basic composition gives (1.0, 1e-6)-DP in total, which is the ledger's limit; the demo
     then asks for one more release and shows that the accountant refuses it.
+
+    The order is the one every ppdp release follows: check that the plan fits the budget
+    (refused before the data are read), validate and encode the data (an error costs
+    nothing), record each spend durably, and only then compute and add noise.
     """
     source = resolve_random_state(random_state)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
@@ -142,23 +146,20 @@ def _release_all(
         relation=relation,
     )
 
-    # Check and record every spend before the data is touched.
-    spends = []
-    for mech, name in (
+    plan = (
         (counts_mech, "income histogram"),
         (means_mech, "numeric means"),
         (shares_mech, "category shares"),
-    ):
-        record = acct.spend(
-            mech.budget,
-            mechanism=mech.name,
-            query=name,
-            seeded=seeded,
-            **mech.ledger_details(),
-        )
-        spends.append(record)
-
+    )
+    # 1. Can the whole plan be afforded? Refused here, the data are never read.
+    acct.check(sum((m.budget for m, _ in plan), PrivacyBudget(0.0)), mechanism="demo releases")
+    # 2. Validate the data: an error here costs no budget.
     X, y = schema.encode(df)
+    # 3. Record every spend durably; only then compute and release.
+    spends = [
+        acct.spend(m.budget, mechanism=m.name, query=q, seeded=seeded, **m.ledger_details())
+        for m, q in plan
+    ]
     stats = SufficientStats.compute(X, y, n_classes=len(classes))
 
     releases = []

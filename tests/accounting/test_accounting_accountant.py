@@ -114,6 +114,18 @@ def test_overrun_is_refused_with_what_remains_and_nothing_is_charged(tmp_path):
     assert verify(path).length == 2
 
 
+def test_check_refuses_an_overrun_and_never_charges(tmp_path):
+    path = tmp_path / "c.db"
+    with _open(path, total=PrivacyBudget(1.0)) as acct:
+        acct.check(PrivacyBudget(1.0))  # fits exactly: no error
+        acct.spend(PrivacyBudget(0.75), mechanism="laplace")
+        acct.check(PrivacyBudget(0.25))
+        with pytest.raises(BudgetExceededError, match="remaining ε=0.25.*nothing was charged"):
+            acct.check(PrivacyBudget(0.5), mechanism="plan")
+        assert acct.spent == PrivacyBudget(0.75)
+    assert verify(path).length == 2
+
+
 @pytest.mark.parametrize(
     "budget, error",
     [

@@ -251,6 +251,20 @@ class Accountant:
             self._refresh()
             return not self._tally.fits(budget)
 
+    def check(self, budget: PrivacyBudget, *, mechanism: str = "release") -> None:
+        """Raise :class:`BudgetExceededError` now if ``budget`` does not fit; charge nothing.
+
+        Pipelines call this before they read or validate the data, then validate, then
+        :meth:`spend` (which checks again atomically), then release: so a request that
+        cannot be afforded never touches the data, and data that fail validation never
+        cost budget.
+        """
+        budget = _check_budget("budget", budget)
+        with self._lock:
+            self._refresh()
+            if not self._tally.fits(budget):
+                raise self._exceeded(budget, mechanism)
+
     def history(self) -> list[SpendRecord]:
         """Every charged spend, in ledger order."""
         with self._lock:
