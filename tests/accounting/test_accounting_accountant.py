@@ -120,7 +120,7 @@ def test_check_refuses_an_overrun_and_never_charges(tmp_path):
         acct.check(PrivacyBudget(1.0))  # fits exactly: no error
         acct.spend(PrivacyBudget(0.75), mechanism="laplace")
         acct.check(PrivacyBudget(0.25))
-        with pytest.raises(BudgetExceededError, match="remaining ε=0.25.*nothing was charged"):
+        with pytest.raises(BudgetExceededError, match=r"remaining ε=0\.25.*nothing was charged"):
             acct.check(PrivacyBudget(0.5), mechanism="plan")
         assert acct.spent == PrivacyBudget(0.75)
     assert verify(path).length == 2
