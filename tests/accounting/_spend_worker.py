@@ -2,7 +2,7 @@
 
 Usage:
     _spend_worker.py concurrent LEDGER GOFILE N EPS   -> prints one JSON line {accepted, rejected}
-    _spend_worker.py keyed LEDGER ACKFILE START STOP EPS
+    _spend_worker.py keyed LEDGER ACKFILE START STOP EPS PAUSE  (PAUSE s of "release" per spend)
     _spend_worker.py hold LEDGER EPS                  -> spends once, then waits to be killed
     _spend_worker.py create LEDGER GOFILE             -> creates (or opens) and spends 0.1
 Prints "ready" once the accountant is open.
@@ -56,11 +56,13 @@ def main(argv: list[str]) -> None:
         print(json.dumps({"accepted": accepted, "rejected": rejected}), flush=True)
     elif mode == "keyed":
         ack_path, start, stop, eps = argv[2], int(argv[3]), int(argv[4]), float(argv[5])
+        pause = float(argv[6])
         fd = os.open(ack_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         for k in range(start, stop):
             acct.spend(PrivacyBudget(eps), mechanism="worker", idempotency_key=f"req-{k}")
             os.write(fd, f"{k}\n".encode())  # acknowledged only after spend() returned
             os.fsync(fd)
+            time.sleep(pause)  # the release would happen here
         os.close(fd)
     elif mode == "hold":
         record = acct.spend(PrivacyBudget(float(argv[2])), mechanism="held", idempotency_key="h")
