@@ -18,9 +18,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ppdp import noise
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import DataValidationError, ParameterError
-from ppdp.random import RandomState
+from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = ["Mechanism"]
 
@@ -136,3 +137,79 @@ def as_query_value(value: ArrayLike, *, name: str = "value") -> tuple[NDArray[np
             f"{name} contains NaN or infinite entries; they cannot be released"
         )
     return out, arr.ndim == 0
+
+
+class AdditiveGridMechanism:
+    """The release path shared by the additive mechanisms (Laplace, Gaussian).
+
+    ``randomise`` snaps the value to the grid Λ and adds noise drawn on the same grid, so
+    the release is an exact float sum. A subclass is a frozen dataclass with ``dimension``,
+    ``_granularity`` and ``_scale`` fields and a ``_draw`` method for its noise law.
+    """
+
+    __slots__ = ()
+
+    dimension: int
+    _granularity: float
+    _scale: float
+
+    def _draw(
+        self, scale: float, n: int, source: RandomSource, granularity: float
+    ) -> NDArray[np.float64]:
+        """``n`` noise draws of the given scale on the grid ``granularity``."""
+        raise NotImplementedError
+
+    @property
+    def granularity(self) -> float:
+        """Λ, the power-of-two grid of the value and the noise."""
+        return self._granularity
+
+    def bias(self, value: ArrayLike | None = None) -> float:
+        """Bias of the noise: 0 (the grid rounding of the value shifts it by ≤ Λ/2)."""
+        return 0.0
+
+    def randomise(
+        self, value: ArrayLike, random_state: RandomState = None
+    ) -> float | NDArray[np.float64]:
+        """Release ``value`` (a scalar or an array answering one query) with noise.
+
+        Parameters
+        ----------
+        value : float or array_like of float
+            The true query answer; finite, at most ``dimension`` coordinates. For an array,
+            ``sensitivity`` bounds the change of the whole array in the mechanism's norm
+            (L1 for Laplace, L2 for Gaussian); every coordinate gets independent noise.
+        random_state : None, int, SeedSequence, Generator or RandomSource, optional
+            ``None`` (the default) uses the OS CSPRNG; anything else is for tests only.
+
+        Returns
+        -------
+        float or ndarray of float64
+            A float for a scalar, else an array of the same shape; on the grid.
+
+        Raises
+        ------
+        DataValidationError
+            If ``value`` is not numeric or holds NaN or inf (the value is never printed).
+        ParameterError
+            If ``value`` has more than ``dimension`` coordinates.
+        """
+        arr, scalar = as_query_value(value)
+        check_dimension(arr.size, self.dimension)
+        source = resolve_random_state(random_state)
+        out = self._release(arr.reshape(-1), source, noise_multiplier=1.0)
+        return float(out[0]) if scalar else out.reshape(arr.shape)
+
+    def _sample(
+        self, value: float, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
+    ) -> NDArray[np.float64]:
+        """``n`` scalar releases of ``value`` (for the audit; multiplier < 1 is not DP)."""
+        arr, _ = as_query_value(value)
+        return self._release(np.full(n, float(arr)), source, noise_multiplier=noise_multiplier)
+
+    def _release(
+        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float
+    ) -> NDArray[np.float64]:
+        lam = self._granularity
+        snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
+        return snapped + self._draw(self._scale * noise_multiplier, flat.size, source, lam)

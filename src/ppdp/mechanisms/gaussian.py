@@ -16,13 +16,12 @@ from ppdp._validation import check_delta, check_epsilon, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ppdp.mechanisms._base import (
-    as_query_value,
-    check_dimension,
+    AdditiveGridMechanism,
     check_scale,
     effective_sensitivity,
 )
 from ppdp.mechanisms._calibration import analytic_gaussian_sigma, classic_gaussian_sigma
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource
 
 __all__ = ["GaussianMechanism"]
 
@@ -42,7 +41,7 @@ def _sigma_for(unit: float, sensitivity: float) -> float:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GaussianMechanism:
+class GaussianMechanism(AdditiveGridMechanism):
     """The Gaussian mechanism: ``snap(f(D), Λ) + N(0, σ² I)`` on a power-of-two grid Λ.
 
     Guarantee: (ε, δ)-differential privacy under ``relation``, provided the query ``f``
@@ -127,7 +126,7 @@ class GaussianMechanism:
     n: int | None = None
     strict: bool = False
     _granularity: float = field(init=False, repr=False, compare=False)
-    _sigma: float = field(init=False, repr=False, compare=False)
+    _scale: float = field(init=False, repr=False, compare=False)
 
     name = "Gaussian"
 
@@ -162,24 +161,19 @@ class GaussianMechanism:
         lam = noise.granularity(ideal)
         sigma = _sigma_for(unit, effective_sensitivity(delta_f, lam, dimension=dim, norm="l2"))
         object.__setattr__(self, "_granularity", lam)
-        object.__setattr__(self, "_sigma", check_scale("noise scale", sigma, what=what))
+        object.__setattr__(self, "_scale", check_scale("noise scale", sigma, what=what))
 
     # -- derived quantities ---------------------------------------------------------------
 
     @property
     def sigma(self) -> float:
         """The noise standard deviation σ."""
-        return self._sigma
+        return self._scale
 
     @property
     def scale(self) -> float:
         """Alias of :attr:`sigma` (the noise scale, as for every mechanism)."""
-        return self._sigma
-
-    @property
-    def granularity(self) -> float:
-        """Λ, the power-of-two grid of the value and the noise."""
-        return self._granularity
+        return self._scale
 
     @property
     def effective_sensitivity(self) -> float:
@@ -204,20 +198,16 @@ class GaussianMechanism:
             mechanism=self.name,
             assumptions=(
                 f"L2 sensitivity ≤ {self.sensitivity:g} of the query under {self.relation.value}",
-                f"{self.calibration} calibration, σ = {self._sigma:.6g}",
+                f"{self.calibration} calibration, σ = {self._scale:.6g}",
                 f"at most {self.dimension} coordinate(s), value and noise on the power-of-two "
                 f"grid Λ = 2^{math.frexp(self._granularity)[1] - 1} (calibrated for Δ + √d·Λ)",
             ),
             details=self.ledger_details(),
         )
 
-    def bias(self, value: ArrayLike | None = None) -> float:
-        """Bias of the noise: 0 (the grid rounding of the value shifts it by ≤ Λ/2)."""
-        return 0.0
-
     def variance(self, value: ArrayLike | None = None) -> float:
         """Variance of the noise per coordinate: σ² (grid rounding adds ≈ Λ²/12)."""
-        return self._sigma**2
+        return self._scale**2
 
     def ledger_details(self) -> dict[str, Any]:
         """JSON-safe facts for ``Accountant.spend(m.budget, mechanism=m.name, **details)``."""
@@ -225,60 +215,14 @@ class GaussianMechanism:
         return {
             "sensitivity": self.sensitivity,
             "norm": "l2",
-            "noise_scale": self._sigma,
+            "noise_scale": self._scale,
             "granularity": self._granularity,
             "dimension": self.dimension,
             "calibration": self.calibration,
             "relation": self.relation.value,
         }
 
-    # -- release --------------------------------------------------------------------------
-
-    def randomise(
-        self, value: ArrayLike, random_state: RandomState = None
-    ) -> float | NDArray[np.float64]:
-        """Release ``value`` (a scalar or an array answering one query) with Gaussian noise.
-
-        Parameters
-        ----------
-        value : float or array_like of float
-            The true query answer; finite, at most ``dimension`` coordinates. For an array,
-            ``sensitivity`` bounds the L2 norm of the change of the whole array; every
-            coordinate gets independent noise.
-        random_state : None, int, SeedSequence, Generator or RandomSource, optional
-            ``None`` (the default) uses the OS CSPRNG; anything else is for tests only.
-
-        Returns
-        -------
-        float or ndarray of float64
-            A float for a scalar, else an array of the same shape; on the grid.
-
-        Raises
-        ------
-        DataValidationError
-            If ``value`` is not numeric or holds NaN or inf (the value is never printed).
-        ParameterError
-            If ``value`` has more than ``dimension`` coordinates.
-        """
-        arr, scalar = as_query_value(value)
-        check_dimension(arr.size, self.dimension)
-        source = resolve_random_state(random_state)
-        out = self._release(arr.reshape(-1), source, noise_multiplier=1.0)
-        return float(out[0]) if scalar else out.reshape(arr.shape)
-
-    def _sample(
-        self, value: float, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
+    def _draw(
+        self, scale: float, n: int, source: RandomSource, granularity: float
     ) -> NDArray[np.float64]:
-        """``n`` scalar releases of ``value`` (for the audit; multiplier < 1 is not DP)."""
-        arr, _ = as_query_value(value)
-        return self._release(np.full(n, float(arr)), source, noise_multiplier=noise_multiplier)
-
-    def _release(
-        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float
-    ) -> NDArray[np.float64]:
-        lam = self._granularity
-        snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-        noisy = noise.gaussian(
-            self._sigma * noise_multiplier, flat.size, random_state=source, granularity=lam
-        )
-        return snapped + noisy
+        return noise.gaussian(scale, n, random_state=source, granularity=granularity)

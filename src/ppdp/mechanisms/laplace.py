@@ -14,19 +14,18 @@ from ppdp._validation import check_epsilon, check_int, check_positive
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterTypeError
 from ppdp.mechanisms._base import (
-    as_query_value,
-    check_dimension,
+    AdditiveGridMechanism,
     check_scale,
     effective_sensitivity,
     laplace_scale_for,
 )
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource
 
 __all__ = ["LaplaceMechanism"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LaplaceMechanism:
+class LaplaceMechanism(AdditiveGridMechanism):
     """The Laplace mechanism: ``snap(f(D), Λ) + Lap(b)`` on a power-of-two grid Λ.
 
     Guarantee: ε-differential privacy under ``relation``, provided the query ``f`` has L1
@@ -123,11 +122,6 @@ class LaplaceMechanism:
     # -- derived quantities ---------------------------------------------------------------
 
     @property
-    def granularity(self) -> float:
-        """Λ, the power-of-two grid of the value and the noise."""
-        return self._granularity
-
-    @property
     def scale(self) -> float:
         """The Laplace scale b = (Δ + d·Λ)/ε (rounded up)."""
         return self._scale
@@ -158,10 +152,6 @@ class LaplaceMechanism:
             details=self.ledger_details(),
         )
 
-    def bias(self, value: ArrayLike | None = None) -> float:
-        """Bias of the noise: 0 (the grid rounding of the value shifts it by ≤ Λ/2)."""
-        return 0.0
-
     def variance(self, value: ArrayLike | None = None) -> float:
         """Variance of the noise per coordinate: 2b² (grid rounding adds ≈ Λ²/12)."""
         return 2.0 * self._scale**2
@@ -178,56 +168,10 @@ class LaplaceMechanism:
             "relation": self.relation.value,
         }
 
-    # -- release --------------------------------------------------------------------------
-
-    def randomise(
-        self, value: ArrayLike, random_state: RandomState = None
-    ) -> float | NDArray[np.float64]:
-        """Release ``value`` (a scalar or an array answering one query) with Laplace noise.
-
-        Parameters
-        ----------
-        value : float or array_like of float
-            The true query answer; finite, at most ``dimension`` coordinates. For an array,
-            ``sensitivity`` bounds the L1 norm of the change of the whole array; every
-            coordinate gets independent noise.
-        random_state : None, int, SeedSequence, Generator or RandomSource, optional
-            ``None`` (the default) uses the OS CSPRNG; anything else is for tests only.
-
-        Returns
-        -------
-        float or ndarray of float64
-            A float for a scalar, else an array of the same shape; on the grid.
-
-        Raises
-        ------
-        DataValidationError
-            If ``value`` is not numeric or holds NaN or inf (the value is never printed).
-        ParameterError
-            If ``value`` has more than ``dimension`` coordinates.
-        """
-        arr, scalar = as_query_value(value)
-        check_dimension(arr.size, self.dimension)
-        source = resolve_random_state(random_state)
-        out = self._release(arr.reshape(-1), source, noise_multiplier=1.0)
-        return float(out[0]) if scalar else out.reshape(arr.shape)
-
-    def _sample(
-        self, value: float, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
+    def _draw(
+        self, scale: float, n: int, source: RandomSource, granularity: float
     ) -> NDArray[np.float64]:
-        """``n`` scalar releases of ``value`` (for the audit; multiplier < 1 is not DP)."""
-        arr, _ = as_query_value(value)
-        return self._release(np.full(n, float(arr)), source, noise_multiplier=noise_multiplier)
-
-    def _release(
-        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float
-    ) -> NDArray[np.float64]:
-        lam = self._granularity
-        snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-        noisy = noise.laplace(
-            self._scale * noise_multiplier, flat.size, random_state=source, granularity=lam
-        )
-        return snapped + noisy
+        return noise.laplace(scale, n, random_state=source, granularity=granularity)
 
 
 def _log2(power_of_two: float) -> int:
