@@ -1,0 +1,191 @@
+"""What every publisher shares: the release object and the check-validate-spend-release flow.
+
+A publisher follows the scikit-learn contract: ``__init__`` only stores its parameters;
+``fit(df, accountant=None)`` is the only step that spends budget and returns ``self``;
+the result is in ``release_``; ``sample`` / ``transform`` are free post-processing.
+
+``fit`` always runs in this order (DESIGN.md contract 2, RELIABILITY.md (c)):
+
+1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
+   planned spends from the parameters and the schema alone;
+2. ``accountant.check`` the total: refused here, the data are never read;
+3. encode and validate the data (:meth:`Publisher._encode`): an error costs nothing;
+4. ``accountant.spend`` every planned charge, durably;
+5. compute and add noise (:meth:`Publisher._release`), only now.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ppdp.accounting import Accountant
+from ppdp.budget import Guarantee, PrivacyBudget
+from ppdp.data import Schema
+from ppdp.exceptions import NotFittedError, ParameterTypeError
+from ppdp.random import RandomSource, RandomState, resolve_random_state
+
+__all__ = ["Charge", "Publisher", "Release"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One planned spend: its budget, a mechanism name and the JSON-safe event details."""
+
+    budget: PrivacyBudget
+    mechanism: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Release:
+    """What a publisher released, and what it promises.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame or None
+        The released table, decoded to the schema (None for releases that are only
+        statistics, such as a synthesizer's noisy sufficient statistics).
+    encoded : ndarray or None
+        The same release in the encoded ``[0, 1]`` + one-hot space (what the utility
+        metrics compare), when there is a table.
+    guarantee : Guarantee
+        Kind, parameters, neighbouring relation and assumptions.
+    statistics : dict of str to ndarray
+        Noisy measurements that are part of the release (differentially private).
+    ledger_indices : tuple of int
+        The ledger entries that charged for this release (empty without an accountant).
+    seeded : bool
+        True when the noise came from a reproducible seed (not fit for a real release).
+    """
+
+    data: pd.DataFrame | None
+    encoded: NDArray[np.float64] | None
+    guarantee: Guarantee
+    statistics: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    ledger_indices: tuple[int, ...] = ()
+    seeded: bool = False
+
+
+class Publisher:
+    """Base class of the publishers; see the module docstring for the flow of :meth:`fit`.
+
+    Subclasses implement :meth:`_validate_params` (returning the planned charges),
+    :meth:`_encode` (optional) and :meth:`_release`. They store ``schema`` and
+    ``random_state`` as attributes of the same name.
+    """
+
+    schema: Schema
+    random_state: RandomState
+
+    # -- to implement ---------------------------------------------------------------------
+
+    def _validate_params(self) -> list[Charge]:
+        """Check every parameter; return the spends one ``fit`` will make."""
+        raise NotImplementedError
+
+    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        """Encode and validate the data (default: ``schema.encode(df)``)."""
+        return self.schema.encode(df)
+
+    def _release(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.int64] | None,
+        source: RandomSource,
+        charges: list[Charge],
+    ) -> Release:
+        """Compute the statistics, add the noise, build the :class:`Release`."""
+        raise NotImplementedError
+
+    # -- the shared flow --------------------------------------------------------------------
+
+    def privacy_budget(self) -> PrivacyBudget:
+        """What one :meth:`fit` costs, from the parameters alone (basic composition)."""
+        total = PrivacyBudget(0.0)
+        for charge in self._validate_params():
+            total = total + charge.budget
+        return total
+
+    def fit(self, df: pd.DataFrame, accountant: Accountant | None = None) -> Publisher:
+        """Check the budget, validate the data, record the spends, then release.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The private table, with the schema's columns.
+        accountant : Accountant, optional
+            The dataset's accountant. Without one nothing is recorded: the caller is then
+            responsible for the budget (a log line says so).
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(self.schema, Schema):
+            raise ParameterTypeError(
+                f"schema ({type(self.schema).__name__}) must be a ppdp.data.Schema; "
+                "load one with Schema.from_file(path)"
+            )
+        if accountant is not None and not isinstance(accountant, Accountant):
+            raise ParameterTypeError(
+                f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
+            )
+        charges = self._validate_params()
+        name = type(self).__name__
+        if accountant is not None:
+            total = PrivacyBudget(0.0)
+            for charge in charges:
+                total = total + charge.budget
+            accountant.check(total, mechanism=name)
+        X, y = self._encode(df)
+        source = resolve_random_state(self.random_state, stacklevel=3)
+        seeded = not source.is_secure
+        indices: list[int] = []
+        if accountant is not None:
+            for charge in charges:
+                record = accountant.spend(
+                    charge.budget, mechanism=charge.mechanism, seeded=seeded, **charge.details
+                )
+                indices.append(record.index)
+        else:
+            logger.info("%s.fit without an accountant: nothing is recorded", name)
+        release = self._release(X, y, source, charges)
+        self.release_ = Release(
+            data=release.data,
+            encoded=release.encoded,
+            guarantee=release.guarantee,
+            statistics=release.statistics,
+            ledger_indices=tuple(indices),
+            seeded=seeded,
+        )
+        return self
+
+    def _check_fitted(self) -> Release:
+        release = getattr(self, "release_", None)
+        if release is None:
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(df) first")
+        return release
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee of the fitted release."""
+        return self._check_fitted().guarantee
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn style)."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {p: getattr(self, p) for p in names}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "schema")
+        return f"{type(self).__name__}({params})"
