@@ -359,3 +359,16 @@ def test_a_replayed_spend_entry_copied_into_the_ledger_is_rejected(tmp_path):
     with pytest.raises(LedgerIntegrityError, match="already charged") as info:
         budget_report(path)
     assert info.value.index == 2
+
+
+def test_open_existing_reads_the_pinned_parameters(tmp_path):
+    path = tmp_path / "e.db"
+    with _open(path, total=PrivacyBudget(2.0, 1e-6)) as acct:
+        acct.spend(PrivacyBudget(0.5), mechanism="laplace")
+    with Accountant.open_existing(path) as acct:
+        assert acct.total == PrivacyBudget(2.0, 1e-6)
+        assert acct.spent == PrivacyBudget(0.5)
+        acct.spend(PrivacyBudget(0.5), mechanism="laplace")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        Accountant.open_existing(tmp_path / "missing.db")
+    assert not (tmp_path / "missing.db").exists()

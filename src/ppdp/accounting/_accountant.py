@@ -185,6 +185,47 @@ class Accountant:
             raise
 
     @classmethod
+    def open_existing(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        key: KeyLike | None = None,
+        checkpoint: CheckpointLike | None = None,
+        busy_timeout: float = 60.0,
+    ) -> Accountant:
+        """Open an existing budget ledger with the dataset id, total and relation it pins.
+
+        For tools (the CLI) that act on a ledger someone else created. The ledger is
+        verified completely first; nothing is created.
+
+        Raises
+        ------
+        FileNotFoundError
+            No ledger at ``path``.
+        ParameterError
+            The file is not a privacy-budget ledger, or no signing key.
+        LedgerIntegrityError
+            The ledger fails verification.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"ledger ({path}) does not exist; create it with Accountant.open(path, "
+                "dataset_id=..., total=...)"
+            )
+        timeout = check_positive("busy_timeout", busy_timeout)
+        signer_or_key = _resolve_key(path, key, create=False)
+        ledger = Ledger.open(
+            path, signer=signer_or_key, checkpoint=checkpoint, busy_timeout=timeout
+        )
+        try:
+            read_accountant_metadata(ledger.metadata)
+            return cls(ledger)
+        except BaseException:
+            ledger.close()
+            raise
+
+    @classmethod
     def in_memory(
         cls,
         *,
