@@ -25,6 +25,8 @@ _COMMAND_MODULES = (
     "ppdp.cli._budget",
     "ppdp.cli._ledger",
     "ppdp.cli._audit",
+    "ppdp.cli._publish",
+    "ppdp.cli._reproduce",
 )
 
 EXIT_OK = 0

@@ -1,4 +1,4 @@
-"""``ppdp budget show LEDGER``: a verified budget ledger's totals and spends."""
+"""``ppdp budget init|show LEDGER``: create a budget ledger; show its totals and spends."""
 
 from __future__ import annotations
 
@@ -35,6 +35,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(func=_show)
+    init = actions.add_parser(
+        "init",
+        help="create a dataset's budget ledger",
+        description="Create a privacy-budget ledger for one dataset, with its total budget and "
+        "neighbouring relation pinned in the signed genesis entry (a signing key is written "
+        "beside it as LEDGER.key, mode 0600). Refuses to touch an existing ledger.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    init.add_argument("ledger", metavar="LEDGER", help="the budget ledger file to create")
+    init.add_argument("--dataset-id", required=True, help="the dataset's identifier")
+    init.add_argument("--epsilon", type=float, required=True, help="total ε of the dataset")
+    init.add_argument("--delta", type=float, default=0.0, help="total δ of the dataset")
+    init.add_argument(
+        "--relation",
+        default="replace-one",
+        choices=("replace-one", "add/remove"),
+        help="neighbouring relation every release must be charged under",
+    )
+    init.set_defaults(func=_init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ppdp.accounting import Accountant
+    from ppdp.exceptions import ParameterError
+
+    path = Path(args.ledger)
+    if path.exists():
+        raise ParameterError(f"ledger ({path}) already exists; a budget is never re-initialised")
+    total = PrivacyBudget(args.epsilon, args.delta)
+    with Accountant.open(
+        path, dataset_id=args.dataset_id, total=total, relation=args.relation
+    ) as acct:
+        print(
+            f"created budget ledger {path} for dataset {acct.dataset_id!r}: total {acct.total}, "
+            f"{acct.relation.value}"
+        )
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -1,0 +1,200 @@
+"""``ppdp publish METHOD``: release a private table (DP-PCA, DP-LDA synthetic data, baselines).
+
+A thin layer over the publishers of :mod:`ppdp.publish`: build the publisher (its
+parameters are validated before the data are read), check the budget, read the input,
+``fit`` through the dataset's ledger (check, validate the data, spend, release), then write
+the table and its guarantee atomically. Invalid input writes nothing and spends nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+METHODS = ("pca", "lda-synth", "laplace", "exponential")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``publish`` to the ``ppdp`` parser."""
+    parser = subparsers.add_parser(
+        "publish",
+        help="release a private table (DP-PCA, DP-LDA synthetic data, baselines)",
+        description="Release a differentially private version of a table declared by a schema. "
+        "pca: DP-PCA (one row per input row, order kept; Jiang et al. 2013); lda-synth: "
+        "synthetic labelled rows from noisy class statistics (DP-LDA); laplace, exponential: the "
+        "per-record baselines. The spend is checked against and recorded in --ledger before "
+        "anything is released; invalid input writes nothing and spends nothing.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("method", choices=METHODS, help="the publishing method")
+    parser.add_argument("input", metavar="IN", help="the private table (.csv, .csv.gz, .parquet)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the release (.csv or .parquet); its guarantee goes to OUT.guarantee.json",
+    )
+    parser.add_argument("--schema", required=True, metavar="S", help="the schema (.json, .yaml)")
+    parser.add_argument("--epsilon", type=float, required=True, help="ε spent by this release")
+    parser.add_argument(
+        "--components",
+        type=int,
+        default=None,
+        metavar="K",
+        help="number of principal components (pca only; fix it in advance)",
+    )
+    parser.add_argument(
+        "--class-sizes",
+        choices=("public", "noisy"),
+        default="noisy",
+        help="lda-synth: use the schema's declared public class counts, or "
+        "release noisy ones from the budget",
+    )
+    parser.add_argument(
+        "--ledger",
+        metavar="L",
+        default=None,
+        help="the dataset's budget ledger (create one with 'ppdp budget init')",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="reproducible noise for experiments (NOT for real releases)",
+    )
+    parser.set_defaults(func=_run)
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"ppdp publish: {message}\n")
+    sys.stderr.flush()
+
+
+def build_publisher(
+    method: str,
+    *,
+    epsilon: float,
+    schema: Any,
+    components: int | None,
+    class_sizes: str,
+    seed: int | None,
+) -> Any:
+    """The publisher for ``method`` (parameters are validated when it is fitted)."""
+    from ppdp.exceptions import ParameterError
+
+    if method == "pca":
+        from ppdp.publish.pca import DPPCAPublisher
+
+        if components is None:
+            raise ParameterError("--components (None) is required for pca: choose k in advance")
+        return DPPCAPublisher(epsilon, components, schema, random_state=seed)
+    if components is not None:
+        raise ParameterError(f"--components ({components}) applies to pca only, not {method}")
+    if method == "lda-synth":
+        from ppdp.publish.lda_synth import DPLDASynthesizer
+
+        return DPLDASynthesizer(epsilon, schema, random_state=seed, class_sizes=class_sizes)
+    from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
+
+    cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
+    return cls(epsilon, schema, random_state=seed)
+
+
+def write_table(df: Any, path: Path) -> None:
+    """Write ``df`` to ``path`` (CSV or Parquet by suffix) atomically."""
+    from ppdp._io import atomic_path
+    from ppdp.exceptions import OptionalDependencyError
+
+    name = path.name.lower()
+    with atomic_path(path) as tmp:
+        if name.endswith(".parquet"):
+            try:
+                df.to_parquet(tmp, index=False)
+            except ImportError as exc:
+                raise OptionalDependencyError(
+                    "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
+                ) from exc
+        else:
+            df.to_csv(tmp, index=False)
+
+
+def _check_output(path: Path) -> None:
+    from ppdp.exceptions import ParameterError
+
+    name = path.name.lower()
+    if not (name.endswith(".csv") or name.endswith(".csv.gz") or name.endswith(".parquet")):
+        raise ParameterError(f"--output ({str(path)!r}) must end in .csv, .csv.gz or .parquet")
+    if not path.parent.exists():
+        raise ParameterError(
+            f"--output ({str(path)!r}): folder {str(path.parent)!r} does not exist"
+        )
+
+
+def _run(args: argparse.Namespace) -> int:
+    import warnings
+
+    from ppdp._io import atomic_path
+    from ppdp.accounting import Accountant
+    from ppdp.data import Schema
+    from ppdp.data.draft import read_table
+    from ppdp.exceptions import InsecureRandomnessWarning
+
+    out = Path(args.output)
+    _check_output(out)
+    schema = Schema.from_file(args.schema)
+    publisher = build_publisher(
+        args.method,
+        epsilon=args.epsilon,
+        schema=schema,
+        components=args.components,
+        class_sizes=args.class_sizes,
+        seed=args.seed,
+    )
+    cost = publisher.privacy_budget()  # validates every parameter before the data are read
+    acct = Accountant.open_existing(args.ledger) if args.ledger else None
+    try:
+        if acct is not None:
+            acct.check(cost, mechanism=type(publisher).__name__)
+        else:
+            _say(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+        _say(f"reading {args.input}")
+        df = read_table(args.input)
+        _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            publisher.fit(df, accountant=acct)
+    finally:
+        if acct is not None:
+            acct.close()
+    release = publisher.release_
+    if release.data is None:  # pragma: no cover - every table publisher releases data
+        raise RuntimeError(f"{args.method} released no table")
+    _say(f"writing {out}")
+    write_table(release.data, out)
+    side = out.with_name(out.name + ".guarantee.json")
+    with atomic_path(side) as tmp:
+        tmp.write_text(
+            json.dumps(
+                {
+                    "method": args.method,
+                    "guarantee": release.guarantee.to_dict(),
+                    "ledger": args.ledger,
+                    "ledger_indices": list(release.ledger_indices),
+                    "seeded": release.seeded,
+                },
+                indent=2,
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+        )
+    print(f"released {len(release.data):,} rows to {out}")
+    print(f"guarantee: {release.guarantee}")
+    if args.ledger:
+        print(f"charged in {args.ledger} (entries {', '.join(map(str, release.ledger_indices))})")
+    if release.seeded:
+        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+    return 0
