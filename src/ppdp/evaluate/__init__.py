@@ -1,0 +1,45 @@
+"""Utility metrics for judging a release against the original data.
+
+Every metric here reads the original table: they are for *evaluating* a method (on public
+benchmark data such as Adult, or inside the custodian's walls), never something to
+publish next to a release.
+
+* :func:`frobenius_error`, :func:`mse`: reconstruction error of a row-aligned release in
+  the encoded space (Jiang et al.'s F-norm).
+* :func:`classification_utility`, :func:`baseline_accuracy`, :func:`lowest_achievable`:
+  accuracy and AUC of a classifier trained on a release and tested on held-out original
+  rows, and the BA/LA reference lines (scikit-learn, the ``learn`` extra).
+* :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
+  distributions on fixed public cells.
+"""
+
+from ppdp.evaluate.classification import (
+    CLASSIFIERS,
+    DEFAULT_MIN_SAMPLES_LEAF,
+    baseline_accuracy,
+    classification_utility,
+    lowest_achievable,
+    roc_auc,
+)
+from ppdp.evaluate.information import (
+    DEFAULT_BINS,
+    attribute_distributions,
+    entropy,
+    kl_divergence,
+)
+from ppdp.evaluate.matrix import frobenius_error, mse
+
+__all__ = [
+    "CLASSIFIERS",
+    "DEFAULT_BINS",
+    "DEFAULT_MIN_SAMPLES_LEAF",
+    "attribute_distributions",
+    "baseline_accuracy",
+    "classification_utility",
+    "entropy",
+    "frobenius_error",
+    "kl_divergence",
+    "lowest_achievable",
+    "mse",
+    "roc_auc",
+]
