@@ -1,0 +1,517 @@
+"""DP-LDA synthetic data (Jiang et al. 2013): noisy class sums and second moment, then a sampler.
+
+``fit`` releases, with one Laplace mechanism, the per-class sums ``S^(c) = Σ_{x∈C_c} x``
+(``K × p``) and the pooled second moment ``Q = upper(Σ_all x xᵀ)`` of the encoded feature rows
+(``[0, 1]`` numerics and one-hot dummies, the label block excluded). Everything afterwards is
+post-processing of that release: the noisy class means ``μ̃_c = S̃^(c)/n_c``, the noisy
+second moment ``M̃ = Q̃/n`` and a synthetic table generated from them alone by the greedy L1
+sampler (:mod:`ppdp.publish._l1_sampler`). The privacy argument is in
+``docs/proofs/dp-lda.md``; the algorithm in ``ALGORITHMS-publishing.md`` A.4.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ppdp import noise
+from ppdp._validation import check_epsilon, check_int, check_option, check_real
+from ppdp.budget import Guarantee, Neighbouring
+from ppdp.data import Schema
+from ppdp.data.stats import SufficientStats, float_sum_error_bound
+from ppdp.exceptions import (
+    DataValidationError,
+    LowUtilityWarning,
+    ParameterError,
+    ParameterTypeError,
+    SchemaError,
+)
+from ppdp.mechanisms import LaplaceMechanism
+from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
+from ppdp.random import RandomSource, RandomState, resolve_random_state
+
+__all__ = ["DPLDASynthesizer", "lda_l1_sensitivity"]
+
+logger = logging.getLogger(__name__)
+
+_MECHANISM = "DP-LDA synthesizer (Jiang et al. 2013)"
+_CLASS_SIZES = ("public", "noisy")
+#: L1 sensitivity of a class histogram under replace-one (one row changes class).
+_COUNT_SENSITIVITY = 2.0
+
+
+def lda_l1_sensitivity(p1: int, p2: int) -> float:
+    """Joint L1 sensitivity of the class sums and ``upper(Σ x xᵀ)`` under replace-one.
+
+    ``2(p1 + p2) + p1(p1 + 1)/2 + 2·p1·p2 + p2(p2 + 1)`` for ``p1`` numeric columns in
+    ``[0, 1]`` and ``p2`` one-hot blocks (ALGORITHMS-publishing A.4, the safe bound). The
+    class sums move by at most ``‖x‖₁ + ‖x'‖₁ ≤ 2(p1 + p2)`` (a row moving to another class;
+    within a class ``‖x − x'‖₁ ≤ p1 + 2p2`` is smaller); the second moment by at most the
+    A.3 block-by-block bound. Any number of classes. The paper's categorical bound is too
+    small when ``p2 ≥ 2``; see ``docs/proofs/dp-lda.md``.
+
+    >>> lda_l1_sensitivity(5, 5)  # Adult's features
+    115.0
+    """
+    p1 = check_int("p1", p1, minimum=0)
+    p2 = check_int("p2", p2, minimum=0)
+    return float(2 * (p1 + p2) + p1 * (p1 + 1) / 2 + 2 * p1 * p2 + p2 * (p2 + 1))
+
+
+class DPLDASynthesizer(Publisher):
+    """Labelled synthetic data from noisy class means and a noisy pooled second moment.
+
+    ``fit`` spends ε once: one Laplace mechanism releases the per-class sums of the
+    encoded features and the upper triangle of the pooled ``Σ x xᵀ`` (optionally after a
+    noisy class histogram, see ``class_sizes``). The noisy means ``μ̃_c = S̃^(c)/n_c`` and
+    ``M̃ = Q̃/n`` are kept, and :meth:`sample` draws labelled rows from them alone with the
+    greedy L1 sampler of Jiang et al. (categoricals first, each one-hot block by trying every
+    level, then numerics by the exact minimiser of their 1-D objective). ``fit`` also
+    samples once, so ``release_.data`` is a synthetic table of ``n`` rows with the class
+    sizes used.
+
+    Guarantee: ε-differential privacy under replace-one neighbours (``n`` public), for the
+    declared schema bounds (numerics clamped to their declared ``[lower, upper]``, categories
+    declared). With ``class_sizes="public"`` the class sizes are the schema's declared
+    ``public_counts`` and are not protected; with ``"noisy"`` they are released with noise
+    and protected.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε > 0 of one ``fit`` (at most 10 unless ``allow_large_epsilon``).
+    schema : Schema
+        Declared schema with a label of K ≥ 2 classes. Features: every column but the label
+        (``p = p1 +`` the number of dummies).
+    random_state : None, int, SeedSequence, Generator or RandomSource, optional
+        ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
+        ledger records the release as seeded.
+    class_sizes : {"public", "noisy"}, default "public"
+        ``"public"``: use the label's declared ``public_counts`` (they must be the true class
+        sizes of the table; they are checked against it before anything is spent, and are
+        released as they are). ``"noisy"``: spend ``count_share · ε`` on a Laplace class
+        histogram (L1 sensitivity 2, dimension K), projected onto
+        ``{v ≥ 0, Σ v = n}`` and rounded by largest remainder to non-negative integers
+        summing to ``n``; the rest of ε goes to the sums.
+    count_share : float, default 0.1
+        Share of ε for the class histogram when ``class_sizes="noisy"``; in ``(0, 1)``.
+    allow_large_epsilon : bool, default False
+        Accept ε > 10.
+
+    Attributes
+    ----------
+    release_ : Release
+        ``data``: the synthetic table (schema columns and the label, rows in random order);
+        ``encoded``: the same rows in the feature encoding (label block excluded), aligned
+        with ``data``; ``statistics``: ``class_sums`` (K, p), ``class_means`` (K, p; NaN rows
+        for classes of size 0), ``second_moment_sum`` (p, p, symmetrised ``Q̃``),
+        ``second_moment`` (``M̃``), ``class_sizes`` (K,), and ``noisy_class_counts`` (K,) with
+        ``class_sizes="noisy"``; ``guarantee``.
+
+    Notes
+    -----
+    Sensitivity: :func:`lda_l1_sensitivity` (the worst case is a row moving to another
+    class), plus twice the float-summation error bound per coordinate
+    (:func:`ppdp.data.stats.float_sum_error_bound`), since the computed float sums can move
+    by more than the real ones. The noise is :class:`~ppdp.mechanisms.LaplaceMechanism` on
+    a power-of-two grid, so the usual numerical caveats of that mechanism apply. Sampling
+    is post-processing: it costs nothing and can be repeated. At ε = 1 on Adult the noise
+    scale is 115 per coordinate, so the class means carry errors of order ``115 / n_c``.
+
+    References
+    ----------
+    .. [JJWMCO13] X. Jiang, Z. Ji, S. Wang, N. Mohammed, S. Cheng, L. Ohno-Machado.
+       Differential-private data publishing through component analysis. Transactions on
+       Data Privacy 6(1):19-34, 2013.
+    .. [DMNS06] C. Dwork, F. McSherry, K. Nissim, A. Smith. Calibrating noise to sensitivity
+       in private data analysis. TCC 2006.
+
+    Examples
+    --------
+    >>> from ppdp.datasets import load_adult
+    >>> df, schema = load_adult()
+    >>> synth = DPLDASynthesizer(1.0, schema, class_sizes="noisy")
+    >>> synth.fit(df).release_.data.shape  # doctest: +SKIP
+    (45222, 11)
+    >>> synth.sample(1000).shape  # doctest: +SKIP
+    (1000, 11)
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        schema: Schema,
+        *,
+        random_state: RandomState = None,
+        class_sizes: Literal["public", "noisy"] = "public",
+        count_share: float = 0.1,
+        allow_large_epsilon: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.schema = schema
+        self.random_state = random_state
+        self.class_sizes = class_sizes
+        self.count_share = count_share
+        self.allow_large_epsilon = allow_large_epsilon
+
+    # -- parameters -----------------------------------------------------------------------
+
+    def _budget_split(self) -> tuple[float, float]:
+        """(ε of the class histogram, ε of the sums); 0 for the histogram when public."""
+        if not isinstance(self.allow_large_epsilon, bool):
+            raise ParameterTypeError(
+                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
+            )
+        eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
+        check_option("class_sizes", self.class_sizes, _CLASS_SIZES)
+        share = check_real("count_share", self.count_share)
+        if not (0.0 < share < 1.0):
+            raise ParameterError(f"count_share ({self.count_share!r}) must be in (0, 1)")
+        if self.class_sizes == "public":
+            return 0.0, eps
+        eps_counts = eps * share
+        eps_sums = eps - eps_counts
+        while eps_counts + eps_sums > eps:  # the two charges must not add up to more than ε
+            eps_sums = math.nextafter(eps_sums, 0.0)
+        return eps_counts, eps_sums
+
+    def _check_schema(self) -> Schema:
+        schema = self.schema
+        if not isinstance(schema, Schema):
+            raise ParameterTypeError(
+                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
+                "load one with Schema.from_file(path)"
+            )
+        if schema.label is None:
+            raise SchemaError(
+                "DPLDASynthesizer needs a schema with a label (its classes); "
+                "this schema declares none"
+            )
+        if self.class_sizes == "public" and schema.label.public_counts is None:
+            raise ParameterError(
+                f"class_sizes ('public') needs the label {schema.label.name!r} to declare "
+                "public_counts (the true class sizes, if they are public knowledge); declare "
+                "them in the schema, or use class_sizes='noisy' to spend part of epsilon on "
+                "noisy class sizes"
+            )
+        return schema
+
+    def _validate_params(self) -> list[Charge]:
+        eps_counts, eps_sums = self._budget_split()
+        schema = self._check_schema()
+        assert schema.label is not None
+        K = schema.label.n_classes
+        s = lda_l1_sensitivity(schema.p1, schema.p2)
+        p = schema.n_features
+        dim = K * p + p * (p + 1) // 2
+        sums = LaplaceMechanism(
+            epsilon=eps_sums,
+            sensitivity=s,
+            dimension=dim,
+            allow_large_epsilon=self.allow_large_epsilon,
+        )
+        charges = []
+        if self.class_sizes == "noisy":
+            counts = self._counts_mechanism(eps_counts, K)
+            charges.append(
+                Charge(counts.budget, "DPLDASynthesizer.class_counts", counts.ledger_details())
+            )
+        details = sums.ledger_details()
+        details.pop("noise_scale")  # set at fit: the rounding pad depends on the public n
+        details["float_rounding_pad"] = "2 * float_sum_error_bound(n) per coordinate"
+        charges.append(Charge(sums.budget, "DPLDASynthesizer.sums", details))
+        return charges
+
+    def _counts_mechanism(self, eps_counts: float, K: int) -> LaplaceMechanism:
+        return LaplaceMechanism(
+            epsilon=eps_counts,
+            sensitivity=_COUNT_SENSITIVITY,
+            dimension=K,
+            allow_large_epsilon=True,  # a share of an ε already checked
+        )
+
+    def _sums_mechanism(self, eps_sums: float, n: int) -> LaplaceMechanism:
+        schema = self.schema
+        assert schema.label is not None
+        p = schema.n_features
+        dim = schema.label.n_classes * p + p * (p + 1) // 2
+        pad = 2.0 * float_sum_error_bound(n, max_term=1.0) * dim
+        return LaplaceMechanism(
+            epsilon=eps_sums,
+            sensitivity=lda_l1_sensitivity(schema.p1, schema.p2) + pad,
+            dimension=dim,
+            allow_large_epsilon=True,
+        )
+
+    # -- data -----------------------------------------------------------------------------
+
+    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        schema = self._check_schema()
+        assert schema.label is not None
+        X, y = schema.encode(df)
+        if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
+            raise DataValidationError("the data must have the label column")
+        n = X.shape[0]
+        if n < 2:
+            raise DataValidationError(f"data has {n} row(s); DPLDASynthesizer needs n >= 2")
+        if self.class_sizes == "public":
+            declared = schema.label.public_counts
+            assert declared is not None
+            if sum(declared) != n:
+                raise DataValidationError(
+                    f"the label's public_counts sum to {sum(declared)} but the data has "
+                    f"{n} rows; public_counts must be this table's class sizes"
+                )
+            if not np.array_equal(np.bincount(y, minlength=len(declared)), declared):
+                raise DataValidationError(
+                    "the label's public_counts are not this table's class sizes; declare "
+                    "the true class sizes, or use class_sizes='noisy'"
+                )
+        _, eps_sums = self._budget_split()
+        noise_sd = math.sqrt(2.0) * self._sums_mechanism(eps_sums, n).scale / n
+        if noise_sd > 1.0:
+            warnings.warn(
+                f"n ({n}) is small for epsilon ({self.epsilon}): the noise on the pooled "
+                f"second moment has standard deviation {noise_sd:.3g} per entry, whose true "
+                "values lie in [0, 1]; the synthetic data will be mostly noise",
+                LowUtilityWarning,
+                stacklevel=3,
+            )
+        return X, y
+
+    # -- release --------------------------------------------------------------------------
+
+    def _release(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.int64] | None,
+        source: RandomSource,
+        charges: list[Charge],
+    ) -> Release:
+        assert y is not None and self.schema.label is not None
+        schema = self.schema
+        label = schema.label
+        K = label.n_classes
+        n, p = X.shape
+        eps_counts, eps_sums = self._budget_split()
+        statistics: dict[str, NDArray[np.float64]] = {}
+        if self.class_sizes == "noisy":
+            true_counts = np.bincount(y, minlength=K).astype(np.float64)
+            noisy_counts = np.asarray(
+                self._counts_mechanism(eps_counts, K).randomise(true_counts, random_state=source)
+            )
+            sizes = sizes_from_noisy_counts(noisy_counts, n)
+            statistics["noisy_class_counts"] = noisy_counts
+        else:
+            assert label.public_counts is not None
+            sizes = np.asarray(label.public_counts, dtype=np.int64)
+        mech = self._sums_mechanism(eps_sums, n)
+        noisy = np.asarray(mech.randomise(_sums_vector(X, y, K), random_state=source))
+        class_sums = noisy[: K * p].reshape(K, p)
+        Q = np.zeros((p, p))
+        Q[np.triu_indices(p)] = noisy[K * p :]
+        Q = Q + np.triu(Q, 1).T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            class_means = np.where(sizes[:, None] > 0, class_sums / sizes[:, None], np.nan)
+        self._targets = (class_means, Q / n, sizes)
+        statistics.update(
+            class_sums=class_sums,
+            class_means=class_means,
+            second_moment_sum=Q,
+            second_moment=Q / n,
+            class_sizes=sizes.astype(np.float64),
+        )
+        Z, codes = self._generate(int(sizes.sum()), source, sweeps=1, progress=None)
+        guarantee = self._guarantee(mech, eps_counts, n)
+        return Release(
+            data=schema.decode(Z, codes),
+            encoded=Z,
+            guarantee=guarantee,
+            statistics=statistics,
+        )
+
+    def _guarantee(self, mech: LaplaceMechanism, eps_counts: float, n: int) -> Guarantee:
+        schema = self.schema
+        assert schema.label is not None
+        if self.class_sizes == "public":
+            sizes_text = (
+                "class sizes: the schema's declared public_counts, public and not protected"
+            )
+        else:
+            sizes_text = (
+                f"class sizes: released with noise (Laplace, L1 sensitivity 2, ε={eps_counts:g}),"
+                " protected"
+            )
+        return Guarantee.pure(
+            float(self.epsilon),
+            relation=Neighbouring.REPLACE_ONE,
+            mechanism=_MECHANISM,
+            assumptions=(
+                f"n = {n} public (replace-one neighbours)",
+                sizes_text,
+                "numeric columns clamped to their declared bounds; categories and classes "
+                "declared in the schema",
+                f"L1 sensitivity {lda_l1_sensitivity(schema.p1, schema.p2):g} of the class "
+                f"sums and upper(Σxxᵀ) (p1={schema.p1}, p2={schema.p2}, safe categorical "
+                "bound, cross-class worst case) plus the float-summation pad",
+                "the synthetic rows are post-processing of the noisy statistics",
+            ),
+            details={
+                "class_sizes": self.class_sizes,
+                "epsilon_class_counts": eps_counts,
+                "sums": mech.ledger_details(),
+            },
+        )
+
+    # -- post-processing ------------------------------------------------------------------
+
+    def _generate(
+        self,
+        n: int,
+        source: RandomSource,
+        *,
+        sweeps: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        class_means, second_moment, sizes = self._targets
+        total = int(sizes.sum())
+        counts = sizes if n == total else _largest_remainder(sizes * (n / total), n)
+        schema = self.schema
+        layout = SamplerLayout(
+            n_features=schema.n_features,
+            numeric=tuple(schema.blocks[c.name].start for c in schema.numeric_columns),
+            blocks=tuple(
+                (schema.blocks[c.name].start, schema.blocks[c.name].stop)
+                for c in schema.categorical_columns
+            ),
+        )
+        Z, codes = greedy_l1_sample(
+            class_means, second_moment, counts, layout, sweeps=sweeps, progress=progress
+        )
+        if n > 1:
+            order = np.argsort(noise.uniform(n, random_state=source), kind="stable")
+            Z, codes = Z[order], codes[order]
+        return Z, codes
+
+    def sample_encoded(
+        self,
+        n: int | None = None,
+        *,
+        random_state: RandomState = None,
+        sweeps: int = 1,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """Like :meth:`sample`, in the encoding: ``(Z, y)`` with ``Z`` of shape (n, p)."""
+        self._check_fitted()
+        total = int(self._targets[2].sum())
+        n = total if n is None else check_int("n", n, minimum=1)
+        sweeps = check_int("sweeps", sweeps, minimum=1)
+        if progress is not None and not callable(progress):
+            raise ParameterTypeError(f"progress ({progress!r}) must be callable or None")
+        source = resolve_random_state(random_state, stacklevel=3)
+        return self._generate(n, source, sweeps=sweeps, progress=progress)
+
+    def sample(
+        self,
+        n: int | None = None,
+        *,
+        random_state: RandomState = None,
+        sweeps: int = 1,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> pd.DataFrame:
+        """Generate labelled synthetic rows from the released noisy statistics alone.
+
+        Post-processing: free, and can be repeated. Classes get ``n`` rows in the
+        proportions of the class sizes used at ``fit`` (largest remainder); the greedy L1
+        sampler is deterministic, so the randomness only shuffles the rows.
+
+        Parameters
+        ----------
+        n : int, optional
+            Number of rows (default: the class sizes used at ``fit``, ``n`` in all).
+        random_state : None, int, SeedSequence, Generator or RandomSource, optional
+            Source of the row shuffle. ``None`` uses the OS CSPRNG.
+        sweeps : int, default 1
+            Passes over each row's features (see :func:`ppdp.publish._l1_sampler.greedy_l1_sample`);
+            2 brings the synthetic statistics closer to the targets at twice the cost.
+        progress : callable(done, total), optional
+            Called every 4096 rows and at the end (for a progress bar).
+
+        Returns
+        -------
+        DataFrame
+            Schema columns and the label, decoded: categories and classes valid, numerics
+            inside their declared bounds.
+        """
+        Z, codes = self.sample_encoded(
+            n, random_state=random_state, sweeps=sweeps, progress=progress
+        )
+        return self.schema.decode(Z, codes)
+
+    def _draw_noisy_sums(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.int64],
+        n_draws: int,
+        source: RandomSource,
+        *,
+        noise_multiplier: float = 1.0,
+    ) -> NDArray[np.float64]:
+        """``n_draws`` independent releases of the noisy sums vector (for the audit only).
+
+        The same statistic and mechanism as ``fit`` (``noise_multiplier < 1`` is not DP: the
+        audit's positive control). Returns shape (n_draws, K·p + p(p+1)/2).
+        """
+        self._validate_params()
+        _, eps_sums = self._budget_split()
+        assert self.schema.label is not None
+        value = _sums_vector(X, y, self.schema.label.n_classes)
+        mech = self._sums_mechanism(eps_sums, X.shape[0])
+        flat = mech._release(np.tile(value, n_draws), source, noise_multiplier=noise_multiplier)
+        return flat.reshape(n_draws, value.size)
+
+
+def _sums_vector(X: NDArray[np.float64], y: NDArray[np.int64], K: int) -> NDArray[np.float64]:
+    """The released query: the K class sums, then upper(Σ x xᵀ) row by row."""
+    stats = SufficientStats.compute(X, y, n_classes=K)
+    assert stats.class_sum_x is not None
+    iu = np.triu_indices(X.shape[1])
+    return np.concatenate((stats.class_sum_x.reshape(-1), stats.sum_xx[iu]))
+
+
+def sizes_from_noisy_counts(noisy: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+    """Non-negative integers summing to ``n`` from a noisy class histogram (post-processing).
+
+    The Euclidean projection onto ``{v ≥ 0, Σ v = n}`` (subtract one constant, floor at 0),
+    then largest-remainder rounding (ties to the lower class index).
+
+    >>> sizes_from_noisy_counts(np.array([60.4, 41.3, -2.0]), 100).tolist()
+    [59, 41, 0]
+    """
+    v = np.asarray(noisy, dtype=np.float64)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - n
+    k = np.arange(1, v.size + 1)
+    rho = int(np.nonzero(u - css / k > 0)[0][-1])
+    theta = css[rho] / (rho + 1)
+    return _largest_remainder(np.maximum(v - theta, 0.0), n)
+
+
+def _largest_remainder(v: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+    base = np.floor(v).astype(np.int64)
+    frac = v - base
+    short = n - int(base.sum())
+    if short > 0:
+        base[np.argsort(-frac, kind="stable")[:short]] += 1
+    elif short < 0:  # float rounding put the floors above n: take from the smallest parts
+        order = [i for i in np.argsort(frac, kind="stable") if base[i] > 0]
+        base[order[:-short]] -= 1
+    return base
