@@ -1,0 +1,290 @@
+"""``jiang2013-fig4``: entropy of private releases of Adult and their KL divergence to it.
+
+Jiang et al. (2013), Fig. 4: the entropy of each release and the Kullback-Leibler
+divergence from the release to the original, at ε ∈ {0.1, 0.25, 0.5, 1, 1.25, 1.5}. The
+paper does not say over which values the distributions range; we compute them per
+attribute on fixed public cells (declared categories; 10 equal-width bins of each numeric
+attribute's declared bounds), average over the attributes (label included), and smooth
+the KL with 1e-6 (:mod:`ppdp.evaluate.information`). Releases are built from the whole
+table, 10 trials per (method, ε); DP-PCA uses a fixed k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ppdp._validation import check_int, check_nonnegative, check_option
+from ppdp.evaluate import entropy, kl_divergence
+from ppdp.evaluate._optional import import_pyplot
+from ppdp.exceptions import ParameterError
+from ppdp.experiments import _data
+from ppdp.experiments._config import check_common, epsilon_grid
+from ppdp.experiments._framework import (
+    ExperimentResult,
+    Progress,
+    SeededRuns,
+    config_dict,
+    save_figure,
+    seed_sequence,
+    write_csv,
+    write_json,
+    write_text,
+)
+from ppdp.experiments._methods import LABELS, release
+
+__all__ = ["ID", "TITLE", "Config", "run"]
+
+ID = "jiang2013-fig4"
+TITLE = "Entropy and KL divergence of private releases of Adult (Jiang et al. 2013, Fig. 4)"
+
+_EPSILONS = (0.1, 0.25, 0.5, 1.0, 1.25, 1.5)
+_METHOD_KEYS = {"DP-LDA": 21, "DP-PCA": 22, "LAP": 23, "EXP": 24}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one run of the experiment does.
+
+    Attributes
+    ----------
+    epsilons : tuple of float
+        The privacy budgets (each release spends one whole ε).
+    trials : int
+        Independent releases per (method, ε).
+    seed : int
+        Root seed.
+    methods : tuple of str
+        Any of "DP-LDA", "DP-PCA", "LAP", "EXP".
+    lda_class_sizes : {"public", "noisy"}
+        DP-LDA's class sizes: "public" (the paper's assumption; the sizes of the table
+        being released are declared public) or "noisy" (released with part of ε).
+    pca_components : int
+        The k of DP-PCA, fixed in advance.
+    bins : int
+        Equal-width bins over each numeric attribute's declared bounds.
+    smoothing : float
+        Additive smoothing of the KL divergence.
+    n_rows : int or None
+        Use a seeded subsample of Adult (tests only; not comparable with the paper).
+    """
+
+    epsilons: tuple[float, ...] = _EPSILONS
+    trials: int = 10
+    seed: int = 2013
+    methods: tuple[str, ...] = ("DP-LDA", "DP-PCA", "LAP", "EXP")
+    lda_class_sizes: str = "public"
+    pca_components: int = 5
+    bins: int = 10
+    smoothing: float = 1e-6
+    n_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
+        methods = tuple(self.methods)
+        bad = [m for m in methods if m not in _METHOD_KEYS]
+        if bad or not methods:
+            raise ParameterError(
+                f"methods ({self.methods!r}) must be a non-empty subset of "
+                + ", ".join(repr(m) for m in _METHOD_KEYS)
+            )
+        object.__setattr__(self, "methods", methods)
+        check_option("lda_class_sizes", self.lda_class_sizes, ("public", "noisy"))
+        object.__setattr__(
+            self, "pca_components", check_int("pca_components", self.pca_components, minimum=1)
+        )
+        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=1))
+        object.__setattr__(self, "smoothing", check_nonnegative("smoothing", self.smoothing))
+        check_common(self)
+
+    @classmethod
+    def full(cls, *, seed: int = 2013) -> Config:
+        """The paper's grid: 6 ε × 10 trials, every method."""
+        return cls(seed=seed)
+
+    @classmethod
+    def quick(cls, *, seed: int = 2013) -> Config:
+        """A smoke run: 2 ε × 2 trials, every method."""
+        return cls(epsilons=(0.1, 1.0), trials=2, seed=seed)
+
+
+def _plot(plt: Any, results: pd.DataFrame, h_orig: float, config: Config, path: Path) -> Path:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    colors = {"DP-LDA": "#4c72b0", "DP-PCA": "#55a868", "LAP": "#c44e52", "EXP": "#8172b2"}
+    for ax, metric, label in (
+        (axes[0], "entropy", "entropy (nats)"),
+        (axes[1], "kl", "KL(release ‖ original) (nats)"),
+    ):
+        for m in config.methods:
+            g = results[results.method == m].groupby("epsilon")[metric]
+            ax.errorbar(
+                g.mean().index,
+                g.mean().values,
+                yerr=g.std(ddof=1).fillna(0).values,
+                marker="o",
+                ms=4,
+                capsize=3,
+                color=colors[m],
+                label=LABELS[m],
+            )
+        ax.set_xlabel("ε")
+        ax.set_ylabel(label)
+    axes[0].axhline(h_orig, color="k", ls="--", lw=1, label=f"original ({h_orig:.3f})")
+    if (results.kl > 0).all():
+        axes[1].set_yscale("log")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Per-attribute entropy and KL, averaged over attributes ({config.trials} trials)")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def _summary(
+    config: Config,
+    n: int,
+    h_orig: float,
+    results: pd.DataFrame,
+    seeded: SeededRuns,
+    config_attributes: tuple[str, ...],
+) -> tuple[str, dict[str, Any]]:
+    g = results.groupby(["method", "epsilon"])
+    n_attributes = len(config_attributes)
+    ent, kl = g.entropy.mean(), g.kl.mean()
+    lines = [
+        f"# {TITLE}",
+        "",
+        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows; "
+        f"{config.trials} trials per (method, ε); DP-PCA k = {config.pca_components}. "
+        f"Entropy and KL per attribute (declared categories; {config.bins} equal-width bins "
+        "of each numeric attribute's declared bounds; label included), averaged over the "
+        f"{n_attributes} attributes; KL smoothed with {config.smoothing:g}; natural logs (nats).",
+        "",
+        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
+        "collected): reproducible, and for that reason not fit for a real release.",
+        *seeded.notes(),
+    ]
+    if config.n_rows is not None:
+        lines += [
+            "",
+            f"**Subsample of {config.n_rows} rows (test configuration): do not "
+            "compare numbers with the paper.**",
+        ]
+    header = "| ε | " + " | ".join(LABELS[m] for m in config.methods) + " |"
+    sep = "|---:|" + "---:|" * len(config.methods)
+    lines += ["", f"## Entropy (nats; the original table: {h_orig:.4f})", "", header, sep]
+    for e in config.epsilons:
+        lines.append(
+            f"| {e:g} | " + " | ".join(f"{ent[(m, e)]:.4f}" for m in config.methods) + " |"
+        )
+    lines += ["", "## KL(release ‖ original) (nats)", "", header, sep]
+    for e in config.epsilons:
+        lines.append(f"| {e:g} | " + " | ".join(f"{kl[(m, e)]:.4g}" for m in config.methods) + " |")
+    best = {e: min(config.methods, key=lambda m, e=e: kl[(m, e)]) for e in config.epsilons}
+    falling = {
+        m: bool(kl[(m, config.epsilons[-1])] <= kl[(m, config.epsilons[0])]) for m in config.methods
+    }
+    lines += [
+        "",
+        "Raw results: `results.csv`; plot: `fig4_entropy_kl.png`.",
+        "",
+        "## Paper vs ours",
+        "",
+        "| quantity | paper (Jiang et al. 2013) | ours |",
+        "|---|---|---|",
+        "| values | shown only as plots; how entropy and KL range over the data is not "
+        "stated | per-attribute on fixed public cells (tables above) |",
+        "| lowest KL per ε | plots only; no ordering stated in the text available to us | "
+        + "; ".join(f"ε={e:g}: {LABELS[best[e]]}" for e in config.epsilons)
+        + " |",
+        "| KL falls as ε grows | expected of any private release (more ε, less noise) | "
+        + ", ".join(f"{LABELS[m]}: {'yes' if falling[m] else 'no'}" for m in config.methods)
+        + " |",
+        "",
+        "## Why our numbers differ from the paper's",
+        "",
+        "- **The metric's domain is our reading** (ALGORITHMS-publishing A.6): per attribute "
+        "on public cells, averaged; another reading (e.g. the joint distribution of all "
+        "attributes) gives different values and can change the ordering.",
+        "- **Post-processing** (arg-max one-hot, clamped numerics) concentrates noisy "
+        "numeric values at the bounds and spreads one-hot choices over every category, so a "
+        "very noisy release drifts towards a few end bins for numerics and towards uniform "
+        "for categoricals; both move its entropy and KL away from the original's.",
+        "- **Safe sensitivities** (A.3, A.4): our DP-PCA and DP-LDA noise is larger than the "
+        "paper's at equal ε.",
+        "- **EXP** is our per-record reading of the paper's exponential baseline (A.5).",
+        "",
+    ]
+    key = {
+        "entropy_original": h_orig,
+        "kl": {f"{m}@{e:g}": float(kl[(m, e)]) for m in config.methods for e in config.epsilons},
+        "lowest_kl": {f"{e:g}": best[e] for e in config.epsilons},
+    }
+    return "\n".join(lines), key
+
+
+def run(
+    config: Config, out_dir: str | Path, *, progress: Progress | None = None
+) -> ExperimentResult:
+    """Run the experiment and write its outputs into ``out_dir``.
+
+    Writes ``results.csv`` (method, epsilon, trial, entropy, kl), ``config.json``,
+    ``fig4_entropy_kl.png`` and ``summary.md``.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    plt = import_pyplot()
+    out = Path(out_dir)
+    df, schema = _data.adult(config.n_rows, config.seed)
+    h_orig = entropy(df, schema, bins=config.bins)
+    seeded = SeededRuns()
+    total = len(config.epsilons) * config.trials * len(config.methods)
+    done = 0
+    rows: list[dict[str, Any]] = []
+    for ei, eps in enumerate(config.epsilons):
+        for trial in range(config.trials):
+            for method in config.methods:
+                k = config.pca_components if method == "DP-PCA" else None
+                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
+                with seeded.collect():
+                    rel = release(
+                        method,
+                        df,
+                        schema,
+                        epsilon=eps,
+                        k=k,
+                        random_state=ss,
+                        class_sizes=config.lda_class_sizes,
+                    )
+                with_label = schema.label is not None and schema.label.name in rel.data.columns
+                rows.append(
+                    {
+                        "method": method,
+                        "epsilon": eps,
+                        "trial": trial,
+                        "entropy": entropy(
+                            rel.data, schema, bins=config.bins, include_label=with_label
+                        ),
+                        "kl": kl_divergence(
+                            rel.data,
+                            df,
+                            schema,
+                            bins=config.bins,
+                            smoothing=config.smoothing,
+                            include_label=with_label,
+                        ),
+                    }
+                )
+                done += 1
+                if progress is not None:
+                    progress(done, total, f"eps={eps:g} {LABELS[method]} trial {trial + 1}")
+    results = pd.DataFrame(rows)
+    summary, key = _summary(config, len(df), h_orig, results, seeded, schema.column_names)
+    files = [
+        write_csv(results, out / "results.csv"),
+        write_json(config_dict(config, ID), out / "config.json"),
+        _plot(plt, results, h_orig, config, out / "fig4_entropy_kl.png"),
+        write_text(summary, out / "summary.md"),
+    ]
+    return ExperimentResult(ID, out, tuple(files), summary, key)
