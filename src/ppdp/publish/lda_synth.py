@@ -15,6 +15,8 @@ import logging
 import math
 import warnings
 from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -179,7 +181,11 @@ class DPLDASynthesizer(Publisher):
             return 0.0, eps
         eps_counts = eps * share
         eps_sums = eps - eps_counts
-        while eps_counts + eps_sums > eps:  # the two charges must not add up to more than ε
+        # The two charges must not add up to more than ε, neither in exact binary
+        # arithmetic nor in the accountant's decimal arithmetic on the shortest reprs.
+        while Fraction(eps_counts) + Fraction(eps_sums) > Fraction(eps) or Decimal(
+            repr(eps_counts)
+        ) + Decimal(repr(eps_sums)) > Decimal(repr(eps)):
             eps_sums = math.nextafter(eps_sums, 0.0)
         return eps_counts, eps_sums
 
@@ -494,7 +500,7 @@ def sizes_from_noisy_counts(noisy: NDArray[np.float64], n: int) -> NDArray[np.in
     then largest-remainder rounding (ties to the lower class index).
 
     >>> sizes_from_noisy_counts(np.array([60.4, 41.3, -2.0]), 100).tolist()
-    [59, 41, 0]
+    [60, 40, 0]
     """
     v = np.asarray(noisy, dtype=np.float64)
     u = np.sort(v)[::-1]
