@@ -151,6 +151,11 @@ def test_fig4_values(tmp_path, publishers):
     res = pd.read_csv(tmp_path / "results.csv")
     assert (res.entropy > 0).all() and (res.kl >= 0).all()
     assert len(res) == 2 * 2 * 4
+    others = res[res.method != "DP-LDA"]
+    assert others.stat_error_noisy.isna().all() and others.stat_error_synthetic.isna().all()
+    if publishers["DP-LDA"] == "real":
+        lda = res[res.method == "DP-LDA"]
+        assert (lda.stat_error_noisy > 0).all() and (lda.stat_error_synthetic > 0).all()
 
 
 def test_run_is_reproducible(tmp_path, standins):

@@ -67,10 +67,11 @@ LABELS = {
 
 @dataclass(frozen=True)
 class Released:
-    """A released table (decoded) and its encoding (None when not row-aligned)."""
+    """A released table (decoded), its encoding (None when not row-aligned) and statistics."""
 
     data: pd.DataFrame
     encoded: NDArray[np.float64] | None
+    statistics: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def release(
@@ -107,7 +108,9 @@ def release(
     data = rel.data
     if data is None:  # a synthesizer that releases statistics: draw the synthetic rows
         data = publisher.sample(random_state=sample_state)
-    return Released(data=data, encoded=rel.encoded)
+    return Released(
+        data=data, encoded=rel.encoded, statistics=dict(getattr(rel, "statistics", {}) or {})
+    )
 
 
 def with_public_counts(schema: Schema, df: pd.DataFrame) -> Schema:
