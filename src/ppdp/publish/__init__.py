@@ -5,5 +5,16 @@ Every publisher spends in ``fit`` only, in the order check → validate → spen
 """
 
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
+from ppdp.publish.lda_synth import DPLDASynthesizer
+from ppdp.publish.pca import DPPCAPublisher
 
-__all__ = ["Charge", "Publisher", "Release"]
+__all__ = [
+    "Charge",
+    "DPLDASynthesizer",
+    "DPPCAPublisher",
+    "ExponentialPublisher",
+    "LaplacePublisher",
+    "Publisher",
+    "Release",
+]
