@@ -231,7 +231,9 @@ class DPLDASynthesizer(Publisher):
                 Charge(counts.budget, "DPLDASynthesizer.class_counts", counts.ledger_details())
             )
         details = sums.ledger_details()
-        details.pop("noise_scale")  # set at fit: the rounding pad depends on the public n
+        # Scale and grid are set at fit: the rounding pad depends on the public n.
+        details.pop("noise_scale")
+        details.pop("granularity")
         details["float_rounding_pad"] = "2 * float_sum_error_bound(n) per coordinate"
         charges.append(Charge(sums.budget, "DPLDASynthesizer.sums", details))
         return charges
