@@ -1,4 +1,4 @@
-"""Lazy imports of the optional extras the evaluation code needs, with install hints."""
+"""Lazy import of scikit-learn (the ``learn`` extra) with an install hint."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from ppdp.exceptions import OptionalDependencyError
 
-__all__ = ["import_pyplot", "import_sklearn"]
+__all__ = ["import_sklearn"]
 
 
 def import_sklearn() -> Any:
@@ -21,18 +21,3 @@ def import_sklearn() -> Any:
             "pip install 'ppdp[learn]'"
         ) from exc
     return sklearn
-
-
-def import_pyplot() -> Any:
-    """Import ``matplotlib.pyplot`` on the non-interactive Agg backend (the ``plots`` extra)."""
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise OptionalDependencyError(
-            "the experiment plots need matplotlib, which is not installed: "
-            "pip install 'ppdp[plots]'"
-        ) from exc
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt

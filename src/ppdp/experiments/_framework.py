@@ -18,13 +18,15 @@ import pandas as pd
 
 from ppdp._io import atomic_path
 from ppdp._version import __version__
-from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning, OptionalDependencyError
 
 __all__ = [
     "ExperimentResult",
     "Progress",
     "SeededRuns",
     "config_dict",
+    "import_pyplot",
+    "require_sklearn",
     "save_figure",
     "seed_sequence",
     "write_csv",
@@ -60,6 +62,32 @@ class ExperimentResult:
     files: tuple[Path, ...]
     summary: str
     key_numbers: dict[str, Any] = field(default_factory=dict)
+
+
+def import_pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, or the ``plots`` install hint."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise OptionalDependencyError(
+            "the experiment plots need matplotlib, which is not installed: "
+            "pip install 'ppdp[plots]'"
+        ) from exc
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def require_sklearn() -> None:
+    """Fail early, with the ``learn`` install hint, when scikit-learn is missing."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError as exc:
+        raise OptionalDependencyError(
+            "the classification experiments need scikit-learn, which is not installed: "
+            "pip install 'ppdp[learn]'"
+        ) from exc
 
 
 def seed_sequence(seed: int, *keys: int) -> np.random.SeedSequence:

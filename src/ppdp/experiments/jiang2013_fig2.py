@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from ppdp.evaluate import frobenius_error, mse
-from ppdp.evaluate._optional import import_pyplot
 from ppdp.experiments import _data
 from ppdp.experiments._config import check_common, epsilon_grid, int_grid
 from ppdp.experiments._framework import (
@@ -35,6 +34,7 @@ from ppdp.experiments._framework import (
     Progress,
     SeededRuns,
     config_dict,
+    import_pyplot,
     save_figure,
     seed_sequence,
     write_csv,

@@ -33,7 +33,6 @@ from ppdp.evaluate import (
     classification_utility,
     lowest_achievable,
 )
-from ppdp.evaluate._optional import import_pyplot, import_sklearn
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
 from ppdp.experiments._config import check_common, epsilon_grid
@@ -42,6 +41,8 @@ from ppdp.experiments._framework import (
     Progress,
     SeededRuns,
     config_dict,
+    import_pyplot,
+    require_sklearn,
     save_figure,
     seed_sequence,
     write_csv,
@@ -299,7 +300,7 @@ def run(
     if not isinstance(config, Config):
         raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
     plt = import_pyplot()
-    import_sklearn()
+    require_sklearn()
     for m in config.methods:  # fail before any work if a publisher is missing
         if m not in PUBLISHERS:
             raise ParameterError(f"method {m!r} has no publisher")

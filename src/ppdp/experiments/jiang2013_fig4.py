@@ -21,7 +21,6 @@ import pandas as pd
 
 from ppdp._validation import check_int, check_nonnegative, check_option
 from ppdp.evaluate import entropy, kl_divergence
-from ppdp.evaluate._optional import import_pyplot
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
 from ppdp.experiments._config import check_common, epsilon_grid
@@ -30,6 +29,7 @@ from ppdp.experiments._framework import (
     Progress,
     SeededRuns,
     config_dict,
+    import_pyplot,
     save_figure,
     seed_sequence,
     write_csv,
