@@ -437,3 +437,13 @@ def test_dp_pca_beats_the_baselines_on_adult_at_epsilon_one() -> None:
     lap = err(LaplacePublisher(1.0, schema, random_state=0))
     exp = err(ExponentialPublisher(1.0, schema, random_state=0))
     assert pca < 0.8 * min(lap, exp), (pca, lap, exp)
+
+
+def test_add_remove_ledger_refuses_the_replace_one_release(
+    schema: Schema, df: pd.DataFrame
+) -> None:
+    """The charges declare replace-one: an add/remove ledger refuses them, charging nothing."""
+    a = Accountant.in_memory(total=PrivacyBudget(5.0), relation="add/remove")
+    with pytest.raises(ParameterError, match="relation"):
+        DPPCAPublisher(1.0, 2, schema).fit(df, a)
+    assert a.spent.epsilon == 0 and a.history() == []
