@@ -16,7 +16,6 @@ import math
 import warnings
 from collections.abc import Callable
 from decimal import Decimal
-from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -181,11 +180,10 @@ class DPLDASynthesizer(Publisher):
             return 0.0, eps
         eps_counts = eps * share
         eps_sums = eps - eps_counts
-        # The two charges must not add up to more than ε, neither in exact binary
-        # arithmetic nor in the accountant's decimal arithmetic on the shortest reprs.
-        while Fraction(eps_counts) + Fraction(eps_sums) > Fraction(eps) or Decimal(
-            repr(eps_counts)
-        ) + Decimal(repr(eps_sums)) > Decimal(repr(eps)):
+        # The two charges must not add up to more than ε in the accountant's arithmetic
+        # (decimal sums of the shortest reprs, docs/proofs/ledger.md §5, with its half-ulp
+        # caveat), so that spending exactly ε in two parts is always accepted.
+        while Decimal(repr(eps_counts)) + Decimal(repr(eps_sums)) > Decimal(repr(eps)):
             eps_sums = math.nextafter(eps_sums, 0.0)
         return eps_counts, eps_sums
 
