@@ -177,6 +177,28 @@ def _plot_fnorm(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> 
     return save_figure(fig, path)
 
 
+def _k_trend(results: pd.DataFrame, config: Config) -> str:
+    """One sentence on how DP-PCA's error moves with k, and why."""
+    if len(config.components) < 2:
+        return ""
+    pca = results[results.method == "DP-PCA"].groupby(["epsilon", "k"]).frobenius.mean()
+    k0, k1 = min(config.components), max(config.components)
+    grows = [e for e in config.epsilons if pca[(e, k1)] > pca[(e, k0)]]
+    if len(grows) == len(config.epsilons):
+        return (
+            f"DP-PCA's error grows with k at every ε (k = {k0} is best): each component adds "
+            "a projected coordinate with Laplace noise of scale 2√(k(p1 + 2p2))/ε per row, "
+            "which does not shrink with n, and at these ε it outweighs the variance the "
+            "extra component recovers (compare the exact rank-k error in (a)). The paper's "
+            "Theorem 3 predicts the same trade-off."
+        )
+    return (
+        f"DP-PCA's error grows from k = {k0} to k = {k1} at ε ∈ "
+        f"{{{', '.join(f'{e:g}' for e in grows)}}} and falls at the other ε: the projection "
+        "noise grows with k while the truncation error falls."
+    )
+
+
 def _fmt(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
@@ -272,16 +294,25 @@ def _summary(
             else f"no: {int((tests[tests.versus == 'EXP'].ratio >= 1).sum())} of the (ε, k) cells"
         )
         + " |",
-        f"| largest one-sided p-value (DP-PCA < baseline) | not reported | "
-        f"{tests.p_value_one_sided.max():.2g} |",
+        "| (ε, k) cells where DP-PCA < baseline is significant (Welch, one-sided, "
+        "p < 0.05) | not reported | "
+        + ", ".join(
+            f"vs {o}: {int((tests[tests.versus == o].p_value_one_sided < 0.05).sum())} of "
+            f"{int((tests.versus == o).sum())}"
+            for o in ("LAP", "EXP")
+        )
+        + " |",
         "| exact numbers | shown only as plots | tables above |",
         "",
     ]
+    trend = _k_trend(results, config)
+    if trend:
+        lines += [trend, ""]
     if not losses.empty:
-        worst = losses.sort_values("ratio", ascending=False).head(5)
-        lines += ["Cells where DP-PCA is not below the baseline (mean ratio ≥ 1):", ""]
-        for r in worst.itertuples():
-            lines.append(f"- ε = {r.epsilon:g}, k = {r.k}, vs {r.versus}: ratio {r.ratio:.3f}")
+        lines += ["Cells where DP-PCA's mean error is not below the baseline's:", ""]
+        for (other, eps), g in losses.groupby(["versus", "epsilon"]):
+            ks = ", ".join(str(k) for k in sorted(g.k))
+            lines.append(f"- vs {other}, ε = {eps:g}: k = {ks} (ratio up to {g.ratio.max():.3f})")
         lines.append("")
     lines += [
         "## Why our numbers differ from the paper's",
