@@ -17,17 +17,30 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     assert report.n_rows == 45_222
     kinds = [r.guarantee.kind for r in report.releases]
     assert kinds == [GuaranteeKind.PURE, GuaranteeKind.PURE, GuaranteeKind.APPROX]
+    assert [t.method for t in report.tables] == ["DP-PCA", "DP-LDA", "LAP", "EXP"]
     total = PrivacyBudget(0.0)
-    for release in report.releases:
-        total = total + release.guarantee.budget
+    for guarantee in [r.guarantee for r in report.releases] + [t.guarantee for t in report.tables]:
+        total = total + guarantee.budget
     assert total == DEMO_TOTAL == report.total
     assert report.remaining.is_zero
     assert "would exceed the budget" in report.refused
     verify(report.ledger_path)  # raises on any integrity problem
+    for table in report.tables:
+        assert table.path.exists() and table.n_rows == (2 * 45_222) // 3
+    # Utility ordering the paper reports (Jiang et al. 2013): DP-PCA's reconstruction error
+    # is below the per-record baselines'; DP-LDA's accuracy lies between the majority-class
+    # and the original-data lines.
+    utility = {t.method: t.utility for t in report.tables}
+    assert utility["DP-PCA"]["mse"] < min(utility["LAP"]["mse"], utility["EXP"]["mse"])
+    low = report.reference["majority class"]["accuracy"]
+    high = report.reference["original data (no privacy)"]["accuracy"]
+    assert low - 0.02 < utility["DP-LDA"]["accuracy"] <= high + 0.01
 
 
 def test_demo_noise_is_small_relative_to_the_statistics(tmp_path):
-    report = run_demo(output_dir=tmp_path, random_state=0)
+    report = run_demo(output_dir=tmp_path, random_state=0, tables=False)
+    assert report.tables == ()
+    assert "would exceed the budget" in report.refused
     counts = report.releases[0]
     for _, private, exact in counts.rows:
         # Laplace scale 2/0.25 = 8: |noise| > 8 * 20 has probability e^-20.
@@ -44,11 +57,12 @@ def test_demo_cli_prints_guarantees_and_ledger(tmp_path, capsys):
     assert "(ε, δ)-differential privacy with ε=0.25, δ=1e-06" in out
     assert "ledger: " in out and "adult-budget.db" in out
     assert "NOT fit for a real release" in out
+    assert "DP-PCA" in out and "majority class" in out and "accuracy" in out
 
 
 def test_demo_secure_runs_differ(tmp_path):
-    a = run_demo(output_dir=tmp_path / "a")
-    b = run_demo(output_dir=tmp_path / "b")
+    a = run_demo(output_dir=tmp_path / "a", tables=False)
+    b = run_demo(output_dir=tmp_path / "b", tables=False)
     assert not a.seeded
     assert a.releases[0].rows != b.releases[0].rows
 
