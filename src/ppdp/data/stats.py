@@ -549,12 +549,14 @@ def compute_block_stats(
         return _chunk_unlabelled(X, B, *r)
 
     threads = min(_resolve_threads(n_threads), len(ranges))
-    if threads > 1:
-        with _one_blas_thread_each(), ThreadPoolExecutor(threads) as pool:
-            parts = pool.map(work, ranges)
-            total = _sum_in_order(parts)
-    else:
-        total = _sum_in_order(map(work, ranges))
+    # The blocks are small (a few hundred KB): one BLAS thread per block is faster, and a
+    # multi-threaded BLAS on a busy machine can stall for most of a second on them.
+    with _one_blas_thread_each():
+        if threads > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                total = _sum_in_order(pool.map(work, ranges))
+        else:
+            total = _sum_in_order(map(work, ranges))
     if not labelled:
         sum_x, sum_xx = total if total is not None else (np.zeros(p), np.zeros((p, p)))
         return SufficientStats(n, sum_x, sum_xx, feature_names=names)
@@ -574,7 +576,7 @@ def compute_block_stats(
 
 
 def _one_blas_thread_each() -> contextlib.AbstractContextManager[Any]:
-    """Keep BLAS single-threaded while our own threads run (when threadpoolctl is installed).
+    """Keep BLAS single-threaded while the blocks are multiplied (when threadpoolctl is installed).
 
     OpenBLAS serialises calls that use its thread pool, so small per-block calls from
     several threads run faster with one BLAS thread each. The limit is process-wide for the
