@@ -27,10 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--output",
         metavar="OUT_DIR",
         default=None,
-        help="output folder (default: experiments-results/ID, or ID-quick with --quick)",
+        help="output folder; None means experiments-results/ID (ID-quick with --quick)",
     )
     parser.add_argument(
-        "--seed", type=int, default=None, help="root seed (default: the experiment's own)"
+        "--seed", type=int, default=None, help="root seed; None means the experiment's own"
     )
     parser.set_defaults(func=_run)
 
