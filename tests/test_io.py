@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from ppdp._io import atomic_path
@@ -32,3 +35,16 @@ def test_failure_with_no_previous_file_leaves_nothing(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_mode_follows_the_umask_unless_given(tmp_path):
+    old = os.umask(0o022)
+    try:
+        with atomic_path(tmp_path / "a.csv") as tmp:
+            tmp.write_text("x")
+        with atomic_path(tmp_path / "b.key", mode=0o600) as tmp:
+            tmp.write_text("secret")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.csv").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "b.key").stat().st_mode) == 0o600

@@ -64,6 +64,7 @@ class _Identity:
 
 def test_tiny_run_through_the_cli(capsys, tmp_path, monkeypatch):
     """The CLI passes --quick, --seed and -o through and reports progress on stderr."""
+    pytest.importorskip("matplotlib", reason="the experiments' plots need the plots extra")
     from ppdp.experiments import _methods, _registry
 
     monkeypatch.setattr(_methods, "PUBLISHERS", dict.fromkeys(_methods.PUBLISHERS, _Identity))

@@ -6,6 +6,7 @@ publishers are the real ones where they exist (the ``publishers`` fixture says w
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import warnings
 from dataclasses import FrozenInstanceError
@@ -24,6 +25,12 @@ from ppdp.experiments import (
     jiang2013_fig4,
     list_experiments,
     run_experiment,
+)
+
+# The experiments write PNG plots: they need the `plots` extra (part of `dev`).
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None,
+    reason="matplotlib is not installed: pip install 'ppdp[plots]'",
 )
 
 TINY = {
@@ -79,6 +86,7 @@ def test_seed_sequences_are_distinct_and_reproducible():
 
 
 @pytest.mark.parametrize("experiment_id", list(EXPERIMENTS))
+@needs_matplotlib
 def test_tiny_run_writes_every_output(experiment_id, tmp_path, publishers):
     seen: list[tuple[int, int, str]] = []
     with warnings.catch_warnings():
@@ -116,6 +124,7 @@ def test_tiny_run_writes_every_output(experiment_id, tmp_path, publishers):
     assert not list((tmp_path / "out").glob("*.part"))  # nothing half-written
 
 
+@needs_matplotlib
 def test_fig2_results_and_tests(tmp_path, publishers):
     result = run_experiment(
         "jiang2013-fig2", out_dir=tmp_path, n_rows=N_ROWS, **TINY["jiang2013-fig2"]
@@ -135,6 +144,7 @@ def test_fig2_results_and_tests(tmp_path, publishers):
     assert set(result.key_numbers) >= {"dppca_below_lap_everywhere", "max_p_value"}
 
 
+@needs_matplotlib
 def test_fig3_has_reference_lines(tmp_path, publishers):
     run_experiment("jiang2013-fig3", out_dir=tmp_path, n_rows=N_ROWS, **TINY["jiang2013-fig3"])
     res = pd.read_csv(tmp_path / "results.csv")
@@ -146,6 +156,7 @@ def test_fig3_has_reference_lines(tmp_path, publishers):
     assert private.accuracy.between(0, 1).all() and private.auc.between(0, 1).all()
 
 
+@needs_matplotlib
 def test_fig4_values(tmp_path, publishers):
     run_experiment("jiang2013-fig4", out_dir=tmp_path, n_rows=N_ROWS, **TINY["jiang2013-fig4"])
     res = pd.read_csv(tmp_path / "results.csv")
@@ -158,6 +169,7 @@ def test_fig4_values(tmp_path, publishers):
         assert (lda.stat_error_noisy > 0).all() and (lda.stat_error_synthetic > 0).all()
 
 
+@needs_matplotlib
 def test_run_is_reproducible(tmp_path, standins):
     kw = {"n_rows": N_ROWS, "epsilons": (1.0,), "components": (2,), "trials": 2}
     run_experiment("jiang2013-fig2", out_dir=tmp_path / "a", seed=11, **kw)
