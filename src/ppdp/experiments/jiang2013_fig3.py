@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_option
+from ppdp._validation import check_int
 from ppdp.evaluate import (
     CLASSIFIERS,
     baseline_accuracy,
@@ -35,7 +35,7 @@ from ppdp.evaluate import (
 )
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, epsilon_grid
+from ppdp.experiments._config import check_common, check_table_releases
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
@@ -99,19 +99,7 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        methods = tuple(self.methods)
-        bad = [m for m in methods if m not in _METHOD_KEYS]
-        if bad or not methods:
-            raise ParameterError(
-                f"methods ({self.methods!r}) must be a non-empty subset of "
-                + ", ".join(repr(m) for m in _METHOD_KEYS)
-            )
-        object.__setattr__(self, "methods", methods)
-        check_option("lda_class_sizes", self.lda_class_sizes, ("public", "noisy"))
-        object.__setattr__(
-            self, "pca_components", check_int("pca_components", self.pca_components, minimum=1)
-        )
+        check_table_releases(self, _METHOD_KEYS)
         object.__setattr__(
             self,
             "min_samples_leaf",

@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_nonnegative, check_option
+from ppdp._validation import check_int, check_nonnegative
 from ppdp.evaluate import entropy, kl_divergence
-from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, epsilon_grid
+from ppdp.experiments._config import check_common, check_table_releases
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
@@ -85,19 +84,7 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        methods = tuple(self.methods)
-        bad = [m for m in methods if m not in _METHOD_KEYS]
-        if bad or not methods:
-            raise ParameterError(
-                f"methods ({self.methods!r}) must be a non-empty subset of "
-                + ", ".join(repr(m) for m in _METHOD_KEYS)
-            )
-        object.__setattr__(self, "methods", methods)
-        check_option("lda_class_sizes", self.lda_class_sizes, ("public", "noisy"))
-        object.__setattr__(
-            self, "pca_components", check_int("pca_components", self.pca_components, minimum=1)
-        )
+        check_table_releases(self, _METHOD_KEYS)
         object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=1))
         object.__setattr__(self, "smoothing", check_nonnegative("smoothing", self.smoothing))
         check_common(self)
