@@ -7,7 +7,8 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 ``fit`` always runs in this order (DESIGN.md contract 2, RELIABILITY.md (c)):
 
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
-   planned spends from the parameters and the schema alone;
+   planned spends from the parameters, the schema and the number of rows (public under
+   the replace-one relation these sources use) alone;
 2. ``accountant.check`` the total: refused here, the data are never read;
 3. encode and validate the data (:meth:`Publisher._encode`): an error costs nothing;
 4. ``accountant.spend`` every planned charge, durably;
@@ -74,6 +75,15 @@ class Release:
     seeded: bool = False
 
 
+def _public_row_count(df: Any) -> int | None:
+    """The number of rows, read from the container's shape only (n is public)."""
+    if isinstance(df, pd.DataFrame):
+        return len(df)
+    if isinstance(df, np.ndarray) and df.ndim == 2:
+        return int(df.shape[0])
+    return None
+
+
 class Publisher:
     """Base class of the publishers; see the module docstring for the flow of :meth:`fit`.
 
@@ -87,8 +97,13 @@ class Publisher:
 
     # -- to implement ---------------------------------------------------------------------
 
-    def _validate_params(self) -> list[Charge]:
-        """Check every parameter; return the spends one ``fit`` will make."""
+    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        """Check every parameter; return the spends one ``fit`` will make.
+
+        ``n_rows`` is the public number of rows when known (in ``fit``), so the ledger
+        details can record the exact noise scales; ``None`` when only the cost is asked.
+        The budgets of the charges must not depend on it.
+        """
         raise NotImplementedError
 
     def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
@@ -138,7 +153,8 @@ class Publisher:
             raise ParameterTypeError(
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
-        charges = self._validate_params()
+        n_rows = _public_row_count(df)
+        charges = self._validate_params(n_rows)
         name = type(self).__name__
         if accountant is not None:
             total = PrivacyBudget(0.0)

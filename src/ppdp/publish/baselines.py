@@ -74,7 +74,7 @@ class _RowPublisher(Publisher):
     def _mechanism(self) -> LaplaceMechanism:
         raise NotImplementedError
 
-    def _validate_params(self) -> list[Charge]:
+    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
         eps, _ = self._checked()
         details = {
             "query": "every encoded row, one release per record (parallel composition)",

@@ -208,7 +208,7 @@ class DPLDASynthesizer(Publisher):
             )
         return schema
 
-    def _validate_params(self) -> list[Charge]:
+    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
         eps_counts, eps_sums = self._budget_split()
         schema = self._check_schema()
         assert schema.label is not None

@@ -23,7 +23,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp._validation import check_epsilon, check_int
-from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.data.schema import Layout
@@ -214,15 +213,6 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
-def _public_row_count(df: Any) -> int | None:
-    """The number of rows, read from the container's shape only (n is public)."""
-    if isinstance(df, pd.DataFrame):
-        return len(df)
-    if isinstance(df, np.ndarray) and df.ndim == 2:
-        return int(df.shape[0])
-    return None
-
-
 def _max_total_variance(schema: Schema, layout: Layout) -> float:
     """``tr Cov(x)`` can be at most ``p1/4 + Σ_blocks (1 − 1/K)`` in the declared domain."""
     total = layout.p1 / 4.0
@@ -341,7 +331,6 @@ class DPPCAPublisher(Publisher):
         self.allow_large_epsilon = allow_large_epsilon
         # Test hook for the audit's positive control: scales both stages' noise. Not DP < 1.
         self._noise_multiplier = 1.0
-        self._n_public: int | None = None
 
     # -- parameters and charges -------------------------------------------------------------
 
@@ -388,7 +377,7 @@ class DPPCAPublisher(Publisher):
             allow_large_epsilon=self.allow_large_epsilon,
         )
 
-    def _validate_params(self) -> list[Charge]:
+    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
         eps, k, layout = self._checked()
         p1, p2, p = layout.p1, layout.p2, layout.n_features
         half = PrivacyBudget(eps / 2.0)
@@ -400,7 +389,7 @@ class DPPCAPublisher(Publisher):
             "p1": p1,
             "p2": p2,
         }
-        n = self._n_public
+        n = n_rows
         if n is not None and n >= 2:
             stage1.update(self._stage1_mechanism(n).ledger_details())
             stage1["n"] = n
@@ -426,28 +415,6 @@ class DPPCAPublisher(Publisher):
         ]
 
     # -- the flow ---------------------------------------------------------------------------
-
-    def fit(self, df: pd.DataFrame, accountant: Accountant | None = None) -> DPPCAPublisher:
-        """Check the budget, validate the data, record both stages' spends, then release.
-
-        Parameters
-        ----------
-        df : pandas.DataFrame
-            The private table with the schema's columns (and the label, if declared).
-        accountant : Accountant, optional
-            The dataset's accountant; it is charged ε/2 twice (one ledger entry per stage).
-
-        Returns
-        -------
-        self
-        """
-        # n is public (replace-one): the stage-1 ledger entry records its exact padding.
-        self._n_public = _public_row_count(df)
-        try:
-            super().fit(df, accountant)
-        finally:
-            self._n_public = None
-        return self
 
     def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], Any]:
         X, y = _encode_table(self.schema, df)
