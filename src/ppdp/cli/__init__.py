@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "ppdp.cli._audit",
     "ppdp.cli._publish",
     "ppdp.cli._reproduce",
+    "ppdp.cli._correlated",
 )
 
 EXIT_OK = 0
