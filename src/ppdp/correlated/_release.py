@@ -1,0 +1,163 @@
+"""The release object and the check → validate → spend → add-noise flow of ``ppdp.correlated``."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ppdp import noise
+from ppdp.accounting import Accountant
+from ppdp.budget import Guarantee, PrivacyBudget
+from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.mechanisms._base import as_query_value, check_scale, effective_sensitivity
+from ppdp.random import RandomState, resolve_random_state
+
+__all__ = ["CorrelatedRelease", "Query", "release_sequence"]
+
+logger = logging.getLogger(__name__)
+
+#: A query maps the encoded trace (state indices 0..k-1) to a real vector.
+Query = Callable[[NDArray[np.int64]], Any]
+
+
+@dataclass(frozen=True)
+class CorrelatedRelease:
+    """What a correlated-data release published, and what it promises.
+
+    Attributes
+    ----------
+    value : ndarray of float64
+        The noisy query answer (for ``"histogram"``: the relative frequency of each
+        declared state, in the order of ``theta.states``).
+    noise_scale : float
+        The Laplace scale actually used per coordinate (``L·σ_max`` plus the grid slack).
+    guarantee : Guarantee
+        ε-Pufferfish (or ε-DP for group DP), with the secrets, Θ and the model-in-Θ caveat.
+    details : dict
+        JSON-safe facts: mechanism, method, T, σ_max, the worst node and its quilt, L, ...
+    ledger_index : int or None
+        The ledger entry that charged for it (None without an accountant).
+    seeded : bool
+        True when the noise came from a reproducible seed (not fit for a real release).
+    """
+
+    value: NDArray[np.float64]
+    noise_scale: float
+    guarantee: Guarantee
+    details: dict[str, Any] = field(default_factory=dict)
+    ledger_index: int | None = None
+    seeded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (the CLI's output)."""
+        return {
+            "value": [float(x) for x in np.asarray(self.value).ravel()],
+            "noise_scale": self.noise_scale,
+            "guarantee": self.guarantee.to_dict(),
+            "guarantee_text": str(self.guarantee),
+            "details": self.details,
+            "ledger_index": self.ledger_index,
+            "seeded": self.seeded,
+        }
+
+
+def histogram(codes: NDArray[np.int64], k: int) -> NDArray[np.float64]:
+    """Relative frequency of each state (changing one node moves it by ≤ 2/T in L1)."""
+    return np.bincount(codes, minlength=k).astype(np.float64) / codes.size
+
+
+def grid_scale(lipschitz: float, sigma: float, dimension: int) -> tuple[float, float]:
+    """``(b, Λ)``: Laplace scale ``b ≥ (L + d·Λ)·σ`` exactly, on the grid Λ of ``L·σ``.
+
+    Why: for the chosen quilt of each node, ``card/(ε − e) ≤ σ`` and ``card ≥ 1``; snapping
+    adds at most ``d·Λ`` to the L1 change, so ``(L·card + dΛ)/(ε − e) ≤ (L + dΛ)·σ = b``.
+    """
+    ideal = check_scale("noise scale", lipschitz * sigma, what="lipschitz·σ_max")
+    lam = noise.granularity(ideal)
+    eff = effective_sensitivity(lipschitz, lam, dimension=dimension, norm="l1")
+    b = eff * sigma
+    while Fraction(b) < Fraction(eff) * Fraction(sigma):
+        b = math.nextafter(b, math.inf)
+    return check_scale("noise scale", b, what="(L + d·Λ)·σ_max"), lam
+
+
+def release_sequence(
+    *,
+    name: str,
+    epsilon: float,
+    sigma_of: Callable[[int], float],
+    encode: Callable[[Any], NDArray[np.int64]],
+    k: int,
+    lipschitz: float,
+    guarantee_of: Callable[[dict[str, Any]], Guarantee],
+    facts_of: Callable[[int], dict[str, Any]],
+    sequence: Any,
+    query: str | Query,
+    random_state: RandomState,
+    accountant: Accountant | None,
+) -> CorrelatedRelease:
+    """Check the budget, validate the trace, charge, then add noise (in this order)."""
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise ParameterTypeError(
+            f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
+        )
+    if isinstance(query, str):
+        if query != "histogram":
+            raise ParameterError(f"query ({query!r}) must be 'histogram' or a callable")
+    elif not callable(query):
+        raise ParameterTypeError(f"query ({query!r}) must be 'histogram' or a callable")
+    if not hasattr(sequence, "__len__") or isinstance(sequence, str | bytes):
+        raise ParameterTypeError(
+            f"sequence ({type(sequence).__name__}) must be a 1-D sequence of states"
+        )
+    T = len(sequence)  # the length of the trace is public (secrets are values, not presence)
+    if T < 1:
+        raise ParameterError("sequence is empty; a trace needs at least one state")
+    L = 2.0 / T if query == "histogram" else lipschitz
+    sigma = sigma_of(T)
+    if not math.isfinite(sigma):
+        raise ParameterError(f"{name} is not applicable to this Θ at T = {T}: nothing released")
+    budget = PrivacyBudget(epsilon)
+    if accountant is not None:
+        accountant.check(budget, mechanism=name)
+    codes = encode(sequence)
+    if query == "histogram":
+        raw = histogram(codes, k)
+    else:
+        raw, _ = as_query_value(query(codes), name="query(sequence)")
+    flat = np.asarray(raw, dtype=np.float64).reshape(-1)
+    scale, lam = grid_scale(L, sigma, flat.size)
+    facts = {
+        "T": T,
+        "sigma_max": sigma,
+        "lipschitz": L,
+        "query": "histogram" if query == "histogram" else getattr(query, "__name__", "callable"),
+        "noise_scale": scale,
+        "granularity": lam,
+        "dimension": int(flat.size),
+        **facts_of(T),
+    }
+    guarantee = guarantee_of(facts)
+    source = resolve_random_state(random_state, stacklevel=4)
+    seeded = not source.is_secure
+    index = None
+    if accountant is not None:
+        record = accountant.spend(
+            budget, mechanism=name, seeded=seeded, relation="replace-one", **facts
+        )
+        index = record.index
+    else:
+        logger.info("%s.release without an accountant: nothing is recorded", name)
+    snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
+    out = snapped + np.asarray(
+        noise.laplace(scale, flat.size, random_state=source, granularity=lam)
+    )
+    value = out.reshape(np.shape(raw))
+    return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)
