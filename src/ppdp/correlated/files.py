@@ -1,0 +1,109 @@
+"""File-level release for the CLI: THETA.json + TRACE.csv → OUT.json (written atomically).
+
+THETA.json::
+
+    {"states": ["active", "still", ...],          # optional, default 0..k-1
+     "transitions": [[[p11, p12, ...], ...], ...], # one or more k×k row-stochastic matrices
+     "initials": null}                             # or one entry per matrix: [q1..qk] or null
+
+``null`` initial laws are unconstrained (the worst case over initial laws is protected).
+
+TRACE.csv: one column with a header line (any name), one state per line, in time order.
+Values are matched against the declared states as text (``"1"`` matches state ``1``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ppdp._io import atomic_path
+from ppdp.correlated._release import CorrelatedRelease
+from ppdp.correlated.markov import MarkovChainClass
+from ppdp.correlated.mqm import MarkovQuiltMechanism
+from ppdp.exceptions import DataValidationError, ParameterError
+
+__all__ = ["load_theta", "read_trace", "release_trace_file"]
+
+logger = logging.getLogger(__name__)
+
+
+def load_theta(path: str | Path) -> MarkovChainClass:
+    """Read Θ from THETA.json (format in the module docstring)."""
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"theta file ({str(p)!r}) is not valid JSON: {exc.msg}") from exc
+    return MarkovChainClass.from_dict(obj)
+
+
+def read_trace(path: str | Path, theta: MarkovChainClass) -> np.ndarray:
+    """Read TRACE.csv (one column, header line) as declared states (unknown ones kept as None)."""
+    p = Path(path)
+    try:
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError as exc:
+        raise DataValidationError(f"trace file ({str(p)!r}) is empty") from exc
+    if df.shape[1] != 1:
+        raise DataValidationError(
+            f"trace file ({str(p)!r}) must have exactly one column, not {df.shape[1]}"
+        )
+    by_text = {str(s): s for s in theta.states}
+    col = df.iloc[:, 0].str.strip()
+    out = np.empty(len(col), dtype=object)
+    out[:] = [by_text.get(v) for v in col]
+    return out
+
+
+def release_trace_file(
+    *,
+    theta: str | Path,
+    trace: str | Path,
+    output: str | Path,
+    epsilon: float,
+    method: Literal["exact", "approx"] = "exact",
+    query: Literal["histogram"] = "histogram",
+    ledger: str | Path | None = None,
+    seed: int | None = None,
+) -> CorrelatedRelease:
+    """Release the histogram of a trace with MQM and write OUT.json atomically.
+
+    Parameters are validated (ε, Θ, method) before the trace is read; the ledger (if any)
+    is checked before and charged after the trace is validated; nothing is written when
+    anything fails.
+    """
+    from ppdp.accounting import Accountant
+
+    out = Path(output)
+    if not out.parent.exists():
+        raise ParameterError(f"output ({str(out)!r}): folder {str(out.parent)!r} does not exist")
+    if query != "histogram":
+        raise ParameterError(f"query ({query!r}) must be 'histogram'")
+    th = load_theta(theta)
+    mech = MarkovQuiltMechanism(epsilon, th, method=method)
+    acct = Accountant.open_existing(ledger) if ledger is not None else None
+    try:
+        if acct is not None:
+            acct.check(mech.budget, mechanism=mech.name)
+        seq = read_trace(trace, th)
+        rel = mech.release(seq, "histogram", random_state=seed, accountant=acct)
+    finally:
+        if acct is not None:
+            acct.close()
+    doc: dict[str, Any] = {
+        "states": [s if isinstance(s, int | str) else str(s) for s in th.states],
+        "histogram": dict(
+            zip([str(s) for s in th.states], [float(v) for v in rel.value], strict=True)
+        ),
+        **rel.to_dict(),
+        "ledger": None if ledger is None else str(ledger),
+    }
+    with atomic_path(out) as tmp:
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
+    return rel

@@ -1,0 +1,138 @@
+"""``ppdp correlated release``: output, ledger charge, bad input writes and spends nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ppdp import PrivacyBudget
+from ppdp.accounting import Accountant
+from ppdp.cli import main
+
+THETA = {
+    "states": ["active", "still"],
+    "transitions": [[[0.9, 0.1], [0.2, 0.8]], [[0.8, 0.2], [0.3, 0.7]]],
+    "initials": None,
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    th = tmp_path / "theta.json"
+    th.write_text(json.dumps(THETA))
+    tr = tmp_path / "trace.csv"
+    tr.write_text("state\n" + "\n".join(["active"] * 40 + ["still"] * 60) + "\n")
+    return th, tr
+
+
+def _ledger(tmp_path, total=2.0):
+    path = tmp_path / "budget.db"
+    Accountant.open(path, dataset_id="trace", total=PrivacyBudget(total)).close()
+    return path
+
+
+def test_release_writes_json_and_charges(tmp_path, files, capsys) -> None:
+    th, tr = files
+    led = _ledger(tmp_path)
+    out = tmp_path / "out.json"
+    rc = main(
+        [
+            "correlated",
+            "release",
+            "--theta",
+            str(th),
+            "--epsilon",
+            "1",
+            "--query",
+            "histogram",
+            str(tr),
+            "-o",
+            str(out),
+            "--ledger",
+            str(led),
+            "--seed",
+            "3",
+        ]
+    )
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    assert set(doc["histogram"]) == {"active", "still"}
+    assert doc["guarantee"]["kind"] == "Pufferfish" and doc["seeded"] is True
+    assert doc["details"]["T"] == 100 and doc["details"]["method"] == "exact"
+    assert any("true data-generating model is in Θ" in a for a in doc["guarantee"]["assumptions"])
+    with Accountant.open_existing(led) as acct:
+        assert acct.spent == PrivacyBudget(1.0)
+    assert "Pufferfish" in capsys.readouterr().out
+
+
+def test_approx_method(tmp_path, files) -> None:
+    th, tr = files
+    out = tmp_path / "out.json"
+    assert (
+        main(
+            [
+                "correlated",
+                "release",
+                "--theta",
+                str(th),
+                "--epsilon",
+                "2",
+                "--method",
+                "approx",
+                str(tr),
+                "-o",
+                str(out),
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(out.read_text())["details"]["method"] == "approx"
+
+
+@pytest.mark.parametrize(
+    ("trace", "theta", "eps", "match"),
+    [
+        ("state\nactive\nrunning\n", THETA, "1", "1 of 2 entries outside"),
+        (
+            "state\nactive\n",
+            {**THETA, "transitions": [[[0.9, 0.2], [0.2, 0.8]]]},
+            "1",
+            "row 0 sums",
+        ),
+        ("state\nactive\n", THETA, "0", "epsilon"),
+        ("a,b\nactive,still\n", THETA, "1", "exactly one column"),
+    ],
+)
+def test_bad_input_one_line_nothing_written_nothing_spent(
+    tmp_path, capsys, trace, theta, eps, match
+) -> None:
+    th = tmp_path / "theta.json"
+    th.write_text(json.dumps(theta))
+    tr = tmp_path / "trace.csv"
+    tr.write_text(trace)
+    led = _ledger(tmp_path)
+    out = tmp_path / "out.json"
+    rc = main(
+        [
+            "correlated",
+            "release",
+            "--theta",
+            str(th),
+            "--epsilon",
+            eps,
+            str(tr),
+            "-o",
+            str(out),
+            "--ledger",
+            str(led),
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert match in err[-1] and err[-1].startswith("ppdp: error:")
+    assert not out.exists()
+    with Accountant.open_existing(led) as acct:
+        assert acct.spent == PrivacyBudget(0.0)
