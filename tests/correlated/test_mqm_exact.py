@@ -100,7 +100,7 @@ def test_exact_matches_brute_force_three_states(T: int) -> None:
 
 @pytest.mark.parametrize("T", [3, 6])
 def test_unconstrained_initial_law_is_the_worst_case(T: int) -> None:
-    """Unconstrained q: at least every fixed q (brute force over a grid of q incl. near-vertices)."""
+    """Unconstrained q: at least every fixed q (brute force over q, vertices included)."""
     P = CHAINS[0]
     got = MarkovQuiltMechanism(1.0, MarkovChainClass(transitions=[P])).sigma_max(T)
     worst = 0.0
