@@ -23,23 +23,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ppdp import noise
 from ppdp._validation import check_epsilon, check_int, check_positive
 from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, PrivacyBudget
+from ppdp.correlated._release import CorrelatedRelease, release_sequence
+from ppdp.correlated._spec import PufferfishSpec, pufferfish_guarantee
 from ppdp.exceptions import (
     DataValidationError,
     OptionalDependencyError,
     ParameterError,
     ParameterTypeError,
 )
-from ppdp.mechanisms._base import check_scale, effective_sensitivity
-from ppdp.random import RandomState, resolve_random_state
+from ppdp.random import RandomState
 
 __all__ = [
     "MAX_JOINT_STATES",
     "BayesNetQuiltMechanism",
-    "BayesNetRelease",
     "BayesianNetworkClass",
     "QuiltChoice",
 ]
@@ -309,29 +308,6 @@ class QuiltChoice:
     score: float
 
 
-@dataclass(frozen=True)
-class BayesNetRelease:
-    """A released value and what it promises.
-
-    Attributes
-    ----------
-    value : ndarray of float64
-        The noisy query answer.
-    noise_scale : float
-        The Laplace scale added to every coordinate.
-    guarantee : Guarantee
-        ε-Pufferfish privacy, with the secrets, Θ and the assumption that the data come
-        from a model in Θ.
-    details : dict
-        JSON-safe facts: σ_max, the Lipschitz constant, the grid, the quilt of every node.
-    """
-
-    value: NDArray[np.float64]
-    noise_scale: float
-    guarantee: Guarantee
-    details: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, eq=False)
 class BayesNetQuiltMechanism:
     """The Markov Quilt Mechanism for a class Θ of discrete Bayesian networks.
@@ -353,8 +329,9 @@ class BayesNetQuiltMechanism:
     theta : BayesianNetworkClass
         The class Θ.
     lipschitz : float, default 1.0
-        L: the L1 change of the query when one node's value changes (count histogram: 2;
-        a single count: 1). It must come from the query's definition, never from data.
+        L: the L1 change of a callable query when one node's value changes (a single
+        count: 1); the "histogram" query sets ``L = 2/n`` itself. It must come from the
+        query's definition, never from data.
     max_quilt_size : int, default 2
         Candidate quilts are all sets of at most this many nodes (0 to 3). Size 2 holds
         every quilt of a chain; larger sizes cost ``O(n^size)`` quilts per node.
@@ -461,32 +438,32 @@ class BayesNetQuiltMechanism:
         """What one release costs in the ledger: ε (of Pufferfish privacy)."""
         return PrivacyBudget(self.epsilon)
 
-    def noise_scale(self, dimension: int = 1) -> float:
-        """The Laplace scale per coordinate for a query with ``dimension`` coordinates.
+    def noise_scale(self) -> float:
+        """The Laplace scale ``L·σ_max`` (a release adds the grid slack ``d·Λ·σ_max``)."""
+        return self.lipschitz * self.sigma_max
 
-        ``σ_max · (L + d·Λ)`` rounded up, Λ the grid of ``L·σ_max``: every quilt needs
-        ``(L·card(N) + d·Λ)/(ε − e) ≤ card(N)·(L + d·Λ)/(ε − e)``.
-        """
-        d = check_int("dimension", dimension, minimum=1)
-        return _scale(self.sigma_max, self.lipschitz, d)[0]
-
-    @property
-    def guarantee(self) -> Guarantee:
-        """ε-Pufferfish privacy, naming the secrets, Θ and the model assumption."""
+    def spec(self) -> PufferfishSpec:
+        """The Pufferfish framework ``(S, Q, Θ)`` of this mechanism, in words."""
         th = self.theta
-        return Guarantee.pufferfish(
+        return PufferfishSpec(
+            secrets="X_i = a for every node i and state a",
+            secret_pairs="(X_i = a, X_i = b), every node i, states a ≠ b (each node's value, "
+            "not membership)",
+            theta=f"{len(th.thetas)} parameterisation(s) (CPTs) of a known DAG with "
+            f"{len(th.nodes)} nodes and {th.k} states each",
+        )
+
+    def guarantee(self, details: dict[str, Any] | None = None) -> Guarantee:
+        """ε-Pufferfish in ``(S, Q, Θ)``; holds only if the true model is in Θ."""
+        return pufferfish_guarantee(
             self.epsilon,
+            self.spec(),
             mechanism=self.name,
-            assumptions=(
-                "secrets: X_i = a for every node i and state a; secret pairs: "
-                "(X_i = a, X_i = b), a ≠ b (each node's value, not membership)",
-                f"Θ: {len(th.thetas)} parameterisation(s) of a known DAG with "
-                f"{len(th.nodes)} nodes and {th.k} states each",
-                "holds only if the true data-generating model is in Θ",
-                f"the query changes by at most L = {self.lipschitz:g} in L1 when one "
-                "node's value changes",
+            extra=(
+                "the query is L-Lipschitz in L1 per changed node (histogram: L = 2/n)",
+                "every release is charged in full (Pufferfish does not compose in general)",
             ),
-            details={"sigma_max": self.sigma_max, "lipschitz": self.lipschitz},
+            details=details,
         )
 
     def _encode(self, values: Any) -> NDArray[np.int64]:
@@ -496,7 +473,7 @@ class BayesNetQuiltMechanism:
             if missing or len(values) != len(th.nodes):
                 raise DataValidationError(
                     f"values must give a state for each of the {len(th.nodes)} nodes of Θ "
-                    f"and no other; missing {missing!r}"
+                    f"and for no other node ({len(missing)} missing)"
                 )
             seq = [values[v] for v in th.nodes]
         elif isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
@@ -515,9 +492,22 @@ class BayesNetQuiltMechanism:
                 out.append(index[s.item() if isinstance(s, np.generic) else s])
             except (KeyError, TypeError):
                 raise DataValidationError(
-                    f"values holds a state outside the declared states {list(th.states)!r}"
+                    f"values holds a state outside the {th.k} declared states"
                 ) from None
         return np.asarray(out, dtype=np.int64)
+
+    def _facts(self, n: int) -> dict[str, Any]:
+        worst = max(self._choices, key=lambda c: c.score)
+        return {
+            "method": "bayesnet-exact",
+            "worst_node": repr(worst.node),
+            "quilt": [repr(u) for u in worst.quilt],
+            "nearby": worst.nearby,
+            "theta_size": len(self.theta.thetas),
+            "states": self.theta.k,
+            "max_quilt_size": self.max_quilt_size,
+            "secret_pairs": "(X_i = a, X_i = b), every node i, states a ≠ b",
+        }
 
     def release(
         self,
@@ -526,74 +516,48 @@ class BayesNetQuiltMechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
-    ) -> BayesNetRelease:
-        """Release ``query(values)`` plus Laplace noise of scale ``noise_scale(d)``.
+    ) -> CorrelatedRelease:
+        """Release ``query(values)`` with Laplace noise of scale ``L·σ_max`` (+ grid slack).
+
+        Same flow as :meth:`ppdp.correlated.MarkovQuiltMechanism.release`: check the budget,
+        validate the values, charge, then add noise.
 
         Parameters
         ----------
         values : sequence (node order) or mapping node -> state
             One draw of the network; every value must be a declared state.
         query : "histogram" or callable, default "histogram"
-            "histogram": the count of each state (``k`` coordinates; use ``lipschitz=2``).
-            A callable gets the state *indices* (int array, node order) and returns a
-            float or array; ``lipschitz`` must bound its L1 change per node.
+            "histogram": the relative frequency of each state over the ``n`` nodes
+            (``L = 2/n``, set automatically). A callable gets the state *indices* (int
+            array, node order) and returns a real vector; ``lipschitz`` must bound its L1
+            change when one node's value changes.
         random_state : optional
             ``None`` (default) uses the OS CSPRNG; anything else is for tests only.
         accountant : Accountant, optional
-            Checked before the data are read, charged ε before any noise is drawn.
+            Checked before the values are read, charged ε before any noise is drawn.
+
+        Returns
+        -------
+        CorrelatedRelease
+
+        Raises
+        ------
+        DataValidationError
+            A value outside the declared states, or not one value per node.
+        BudgetExceededError
+            The accountant cannot afford ε; nothing is read or charged.
         """
-        if not (query == "histogram" or callable(query)):
-            raise ParameterError(f"query ({query!r}) must be 'histogram' or a callable")
-        if accountant is not None:
-            accountant.check(self.budget, mechanism=self.name)
-        codes = self._encode(values)
-        if query == "histogram":
-            raw: Any = np.bincount(codes, minlength=self.theta.k).astype(np.float64)
-        else:
-            raw = query(codes)
-        try:
-            arr = np.asarray(raw, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError("query must return a real number or array") from exc
-        if arr.size == 0 or not np.isfinite(arr).all():
-            raise DataValidationError("query returned an empty or non-finite value")
-        scale, lam = _scale(self.sigma_max, self.lipschitz, arr.size)
-        details = {
-            "sigma_max": self.sigma_max,
-            "lipschitz": self.lipschitz,
-            "noise_scale": scale,
-            "granularity": lam,
-            "dimension": int(arr.size),
-            "quilts": [
-                {
-                    "node": repr(c.node),
-                    "quilt": [repr(u) for u in c.quilt],
-                    "nearby": c.nearby,
-                    "influence": c.influence,
-                    "score": c.score,
-                }
-                for c in self._choices
-            ],
-        }
-        source = resolve_random_state(random_state)
-        if accountant is not None:
-            accountant.spend(
-                self.budget,
-                mechanism=self.name,
-                seeded=not source.is_secure,
-                noise_scale=scale,
-                sigma_max=self.sigma_max,
-                lipschitz=self.lipschitz,
-            )
-        snapped = np.asarray(noise.snap(arr, lam), dtype=np.float64)
-        value = snapped + noise.laplace(scale, arr.size, random_state=source, granularity=lam)
-        return BayesNetRelease(value, scale, self.guarantee, details)
-
-
-def _scale(sigma_max: float, lipschitz: float, dimension: int) -> tuple[float, float]:
-    """(Laplace scale, grid) for σ_max, L and d coordinates, rounded up."""
-    ideal = check_scale("noise scale", lipschitz * sigma_max, what="L·σ_max")
-    lam = noise.granularity(ideal)
-    eff = effective_sensitivity(lipschitz, lam, dimension=dimension, norm="l1")
-    scale = math.nextafter(sigma_max * eff, math.inf)
-    return check_scale("noise scale", scale, what="σ_max·(L + d·Λ)"), lam
+        return release_sequence(
+            name=self.name,
+            epsilon=self.epsilon,
+            sigma_of=lambda n: self.sigma_max,
+            encode=self._encode,
+            k=self.theta.k,
+            lipschitz=self.lipschitz,
+            guarantee_of=lambda facts: self.guarantee(details=facts),
+            facts_of=self._facts,
+            sequence=values,
+            query=query,
+            random_state=random_state,
+            accountant=accountant,
+        )
