@@ -11,13 +11,14 @@ Privacy argument: ``docs/proofs/pufferfish-mqm.md``.
 from ppdp.correlated._release import CorrelatedRelease
 from ppdp.correlated._spec import MODEL_IN_THETA, PufferfishSpec, pufferfish_guarantee
 from ppdp.correlated.baselines import GK16Mechanism, GroupDPMechanism, gk16_gamma
+from ppdp.correlated.bayesnet import BayesianNetworkClass, BayesNetQuiltMechanism
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import MarkovQuiltMechanism
 
-# Bayesian networks (written separately): from ppdp.correlated.bayesnet import ...
-
 __all__ = [
     "MODEL_IN_THETA",
+    "BayesNetQuiltMechanism",
+    "BayesianNetworkClass",
     "CorrelatedRelease",
     "GK16Mechanism",
     "GroupDPMechanism",
