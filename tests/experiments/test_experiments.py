@@ -42,10 +42,10 @@ N_ROWS = 1500
 
 
 def test_registry_lists_the_three_experiments():
-    assert list(EXPERIMENTS) == ["jiang2013-fig2", "jiang2013-fig3", "jiang2013-fig4"]
+    assert list(EXPERIMENTS)[:3] == ["jiang2013-fig2", "jiang2013-fig3", "jiang2013-fig4"]
     infos = list_experiments()
     assert [i.id for i in infos] == list(EXPERIMENTS)
-    assert all("Jiang et al. 2013" in i.title for i in infos)
+    assert all("Jiang et al. 2013" in i.title for i in infos[:3])
 
 
 def test_unknown_id_lists_the_known_ones():
@@ -85,7 +85,7 @@ def test_seed_sequences_are_distinct_and_reproducible():
     assert (a != _framework.seed_sequence(1, 3, 2).generate_state(2)).any()
 
 
-@pytest.mark.parametrize("experiment_id", list(EXPERIMENTS))
+@pytest.mark.parametrize("experiment_id", list(TINY))
 @needs_matplotlib
 def test_tiny_run_writes_every_output(experiment_id, tmp_path, publishers):
     seen: list[tuple[int, int, str]] = []

@@ -22,6 +22,8 @@ EXPERIMENTS: dict[str, str] = {
     "jiang2013-fig2": "ppdp.experiments.jiang2013_fig2",
     "jiang2013-fig3": "ppdp.experiments.jiang2013_fig3",
     "jiang2013-fig4": "ppdp.experiments.jiang2013_fig4",
+    "song2017-synthetic": "ppdp.experiments.song2017_synthetic",
+    "song2017-activity": "ppdp.experiments.song2017_activity",
 }
 
 
