@@ -127,8 +127,16 @@ def _plot(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
         for a in range(n):
             for b in range(n):
                 v = grid[a, b]
-                text = "n/a" if not np.isfinite(v) else f"{v:.3g}"
-                ax.text(b, a, text, ha="center", va="center", fontsize=6, color="w")
+                na = not np.isfinite(v)
+                ax.text(
+                    b,
+                    a,
+                    "n/a" if na else f"{v:.3g}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="0.45" if na else "w",
+                )
         ax.set_xticks(range(n), [f"{p:g}" for p in config.grid], fontsize=7)
         ax.set_yticks(range(n), [f"{p:g}" for p in config.grid], fontsize=7)
         ax.set_xlabel("p0 = P(0→0)")
