@@ -17,7 +17,7 @@ from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.mechanisms._base import as_query_value, check_scale, effective_sensitivity
-from ppdp.random import RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = ["CorrelatedRelease", "Query", "release_sequence"]
 
@@ -88,6 +88,16 @@ def grid_scale(lipschitz: float, sigma: float, dimension: int) -> tuple[float, f
     return check_scale("noise scale", b, what="(L + d·Λ)·σ_max"), lam
 
 
+def add_noise(
+    flat: NDArray[np.float64], scale: float, lam: float, source: RandomSource
+) -> NDArray[np.float64]:
+    """``snap(v, Λ) + Lap(scale)`` per coordinate on the grid Λ (the audit reuses this path)."""
+    snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
+    return snapped + np.asarray(
+        noise.laplace(scale, flat.size, random_state=source, granularity=lam)
+    )
+
+
 def release_sequence(
     *,
     name: str,
@@ -155,9 +165,5 @@ def release_sequence(
         index = record.index
     else:
         logger.info("%s.release without an accountant: nothing is recorded", name)
-    snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-    out = snapped + np.asarray(
-        noise.laplace(scale, flat.size, random_state=source, granularity=lam)
-    )
-    value = out.reshape(np.shape(raw))
+    value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))
     return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)
