@@ -26,6 +26,8 @@ def test_list(capsys):
         "jiang2013-fig2",
         "jiang2013-fig3",
         "jiang2013-fig4",
+        "song2017-synthetic",
+        "song2017-activity",
     ]
 
 
