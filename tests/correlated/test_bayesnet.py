@@ -313,3 +313,41 @@ def test_bad_values_spend_nothing():
         m.release([9, 9, 9], accountant=acct)  # refused before the data are read
     with pytest.raises(ParameterError, match="query"):
         m.release([0, 1, 1], query="mean")
+
+
+def test_remote_set_is_exactly_the_d_separated_nodes():
+    """On random DAGs, remote(i, Q) equals the nodes networkx finds d-separated one by one."""
+    rng = np.random.default_rng(7)
+    for trial in range(15):
+        n = 7
+        G = nx.DiGraph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from((a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.3)
+        cpts = {}
+        for v in range(n):
+            shape = (2,) * (len(list(G.predecessors(v))) + 1)
+            cpts[v] = np.full(shape, 0.5)
+        theta = BayesianNetworkClass(G, cpts, states=[0, 1])
+        for i in range(n):
+            others = [u for u in range(n) if u != i]
+            for size in (0, 1, 2):
+                for _ in range(3):
+                    Q = tuple(rng.choice(others, size=size, replace=False).tolist())
+                    expect = {
+                        v
+                        for v in range(n)
+                        if v != i and v not in Q and nx.is_d_separator(G, {i}, {v}, set(Q))
+                    }
+                    assert theta.remote(i, Q) == expect, (trial, i, Q)
+
+
+def test_zero_transitions_make_every_quilt_infinite_and_impossible_secrets_are_skipped():
+    T = 5
+    # State 0 is absorbing: P^b has a zero in every column-1 ratio, so e = inf for every quilt.
+    m = BayesNetQuiltMechanism(1.0, chain_class(T, np.array([[1.0, 0.0], [0.5, 0.5]]), [0.5, 0.5]))
+    assert m.sigma_max == T / 1.0
+    # X_1 = 1 has probability 0: node 1 has no secret pair, its influence on anything is 0.
+    G = nx.DiGraph([(0, 1)])
+    theta = BayesianNetworkClass(G, {0: [1.0, 0.0], 1: [[0.9, 0.1], [0.1, 0.9]]}, states=[0, 1])
+    m2 = BayesNetQuiltMechanism(1.0, theta)
+    assert m2.quilts[0].influence == 0.0 and m2.quilts[0].nearby == 1
