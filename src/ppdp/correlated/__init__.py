@@ -3,7 +3,8 @@
 * :class:`PufferfishSpec` — secrets, secret pairs and the class Θ, in words.
 * :class:`MarkovChainClass` — Θ for Markov chains (finite set of transition matrices).
 * :class:`MarkovQuiltMechanism` — MQMExact / MQMApprox (Song, Wang & Chaudhuri 2017).
-* Baselines :class:`GroupDPMechanism`, :class:`GK16Mechanism`.
+* Baselines :class:`GroupDPMechanism`, :class:`GK16Mechanism`, :class:`WassersteinMechanism`
+  (small chains, by enumeration).
 
 Privacy argument: ``docs/proofs/pufferfish-mqm.md``.
 """
@@ -14,6 +15,7 @@ from ppdp.correlated.baselines import GK16Mechanism, GroupDPMechanism, gk16_gamm
 from ppdp.correlated.bayesnet import BayesianNetworkClass, BayesNetQuiltMechanism
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import MarkovQuiltMechanism
+from ppdp.correlated.wasserstein import WassersteinMechanism
 
 __all__ = [
     "MODEL_IN_THETA",
@@ -25,6 +27,7 @@ __all__ = [
     "MarkovChainClass",
     "MarkovQuiltMechanism",
     "PufferfishSpec",
+    "WassersteinMechanism",
     "gk16_gamma",
     "pufferfish_guarantee",
 ]
