@@ -12,6 +12,10 @@ Registered experiments:
 * ``jiang2013-fig3``: accuracy and AUC of LDA and an entropy tree trained on DP-LDA,
   DP-PCA, LAP and EXP releases, with the BA and LA lines.
 * ``jiang2013-fig4``: entropy of each release and its KL divergence to the original.
+* ``song2017-synthetic``: noise scales of GroupDP, GK16, MQMApprox and MQMExact on the grid
+  of binary Markov chains.
+* ``song2017-activity``: L1 error of released activity histograms vs the trace length, on
+  declared synthetic 4-state chains.
 
 See ``docs/experiments.md``.
 """
