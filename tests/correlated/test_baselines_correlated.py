@@ -47,7 +47,7 @@ def test_gk16_applicability_and_scale() -> None:
     with pytest.raises(ParameterError, match="not applicable"):
         acct = Accountant.in_memory(total=PrivacyBudget(5.0))
         try:
-            strong.release([0, 1] * 50, random_state=0, accountant=acct)
+            strong._release_unverified([0, 1] * 50, random_state=0, accountant=acct)
         finally:
             assert acct.history() == []
 
@@ -62,8 +62,16 @@ def test_group_dp_release(seed: int) -> None:
     assert idx.value.shape == (2,)
 
 
+def test_gk16_release_is_refused_until_its_end_nodes_are_bounded() -> None:
+    mech = GK16Mechanism(1.0, _binary(0.5, 0.45))
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with pytest.raises(ParameterError, match="end-node influence"):
+        mech.release([0, 1] * 50, accountant=acct)
+    assert acct.spent.is_zero
+
+
 def test_gk16_release_states_pufferfish(seed: int) -> None:
     mech = GK16Mechanism(1.0, _binary(0.5, 0.45))
-    rel = mech.release([0, 1] * 50, random_state=seed)
+    rel = mech._release_unverified([0, 1] * 50, random_state=seed)
     assert rel.guarantee.kind is GuaranteeKind.PUFFERFISH
     assert rel.details["epsilon_dp"] == pytest.approx(1.0 / mech.sigma_max(100))

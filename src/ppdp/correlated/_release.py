@@ -159,8 +159,15 @@ def release_sequence(
     seeded = not source.is_secure
     index = None
     if accountant is not None:
+        # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
+        # apart (Pufferfish does not compose in general; the total is bookkeeping).
         record = accountant.spend(
-            budget, mechanism=name, seeded=seeded, relation="replace-one", **facts
+            budget,
+            mechanism=name,
+            seeded=seeded,
+            relation="replace-one",
+            privacy_definition=guarantee.kind.value,
+            **facts,
         )
         index = record.index
     else:

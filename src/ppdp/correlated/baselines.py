@@ -19,7 +19,7 @@ from ppdp.correlated._release import CorrelatedRelease, Query, release_sequence
 from ppdp.correlated._spec import pufferfish_guarantee
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import _check_theta
-from ppdp.exceptions import DataValidationError, ParameterTypeError
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.random import RandomState
 
 __all__ = ["GK16Mechanism", "GroupDPMechanism"]
@@ -189,7 +189,7 @@ class GK16Mechanism:
     ε-inferential (Pufferfish-style) privacy for each node's value under Θ.
 
     :meth:`noise_scale` returns ``inf`` when GK16 is inapplicable (so experiments can mark
-    it); :meth:`release` then raises ParameterError and releases and charges nothing.
+    it). :meth:`release` is refused (see its docstring): GK16 is a comparison baseline.
 
     Parameters
     ----------
@@ -289,7 +289,29 @@ class GK16Mechanism:
         random_state: RandomState = None,
         accountant: Accountant | None = None,
     ) -> CorrelatedRelease:
-        """Release with ``Lap(L/ε_DP)``; ParameterError (nothing charged) if inapplicable."""
+        """Refused: GK16 is a comparison baseline here (use :meth:`noise_scale`).
+
+        Its influence matrix uses the interior γ for every node, but the influence on the
+        end nodes depends on the initial law and can exceed γ when that law is unconstrained
+        (e.g. P = [[.6, .4], [.3, .7]]: γ = 0.426, worst end-node influence 0.626). Until the
+        end-node entries are derived, the ε-Pufferfish claim is not verified, so ppdp does
+        not release with it; nothing is read and nothing is charged.
+        """
+        raise ParameterError(
+            "GK16Mechanism.release is refused: its end-node influence is not bounded by the "
+            "interior γ, so its Pufferfish claim is unverified; use MarkovQuiltMechanism to "
+            "release, and GK16Mechanism.noise_scale(T) for comparisons"
+        )
+
+    def _release_unverified(
+        self,
+        sequence: Any,
+        query: str | Query = "histogram",
+        *,
+        random_state: RandomState = None,
+        accountant: Accountant | None = None,
+    ) -> CorrelatedRelease:
+        """The GK16 release as the authors' code does it (kept for the baseline's tests)."""
         return release_sequence(
             name=self.name,
             epsilon=self.epsilon,
