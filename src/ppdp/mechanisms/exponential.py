@@ -201,6 +201,9 @@ class ExponentialMechanism:
     ) -> NDArray[np.int64]:
         # Scaling the Gumbel noise by m is the same as scaling the scores by 1/m.
         scores = _scores(self.coefficient / noise_multiplier, u)
+        # Shift so the best score is 0: the argmax is unchanged, and large scores can no
+        # longer swallow the low bits of the Gumbel noise; the gaps are what matter.
+        gaps = scores - scores.max()
         k = u.size
         out = np.empty(n, dtype=np.int64)
         rows = max(1, _BATCH_CELLS // k)
@@ -208,10 +211,12 @@ class ExponentialMechanism:
             m = min(rows, n - start)
             if self.method == "gumbel":
                 g = np.asarray(noise.gumbel((m, k), random_state=source))
-                out[start : start + m] = np.argmax(scores + g, axis=1)
+                out[start : start + m] = np.argmax(gaps + g, axis=1)
             else:
-                p = np.exp(scores - scores.max())
-                heads = np.asarray(noise.uniform((m, k), random_state=source)) < p
+                # Coin with P(heads) = exp(gap), drawn as E >= -gap for an exponential E:
+                # exact in the tails, unlike a 53-bit uniform compared with a tiny p.
+                e = np.asarray(noise.exponential(1.0, (m, k), random_state=source))
+                heads = e >= -gaps
                 order = np.asarray(noise.uniform((m, k), random_state=source))
                 # The first candidate in the random order whose coin is heads; the best
                 # candidate has p = 1, so every row has a head.
