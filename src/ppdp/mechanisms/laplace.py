@@ -148,6 +148,8 @@ class LaplaceMechanism(AdditiveGridMechanism):
                 f"L1 sensitivity ≤ {self.sensitivity:g} of the query under {self.relation.value}",
                 f"at most {self.dimension} coordinate(s), value and noise on the power-of-two "
                 f"grid Λ = 2^{_log2(self._granularity)} (calibrated for Δ + d·Λ)",
+                "idealised numerics: the float sampler's per-cell error adds at most about "
+                "d·2⁻¹⁸ to ε (docs/proofs/noise.md)",
             ),
             details=self.ledger_details(),
         )

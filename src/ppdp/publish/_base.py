@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import NotFittedError, ParameterTypeError
+from ppdp.exceptions import NotFittedError, ParameterError, ParameterTypeError
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
@@ -156,6 +156,12 @@ class Publisher:
         n_rows = _public_row_count(df)
         charges = self._validate_params(n_rows)
         name = type(self).__name__
+        if accountant is not None and getattr(self, "_noise_multiplier", 1.0) != 1.0:
+            # The audits' positive controls shrink the noise; such a run is never charged.
+            raise ParameterError(
+                f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
+                "a release through an accountant must use 1.0"
+            )
         if accountant is not None:
             total = PrivacyBudget(0.0)
             for charge in charges:

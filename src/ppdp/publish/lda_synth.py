@@ -228,11 +228,15 @@ class DPLDASynthesizer(Publisher):
             charges.append(
                 Charge(counts.budget, "DPLDASynthesizer.class_counts", counts.ledger_details())
             )
-        details = sums.ledger_details()
-        # Scale and grid are set at fit: the rounding pad depends on the public n.
-        details.pop("noise_scale")
-        details.pop("granularity")
-        details["float_rounding_pad"] = "2 * float_sum_error_bound(n) per coordinate"
+        if n_rows is not None and n_rows >= 2:
+            # The exact mechanism of this fit (its rounding pad depends on the public n).
+            details = self._sums_mechanism(eps_sums, n_rows).ledger_details()
+            details["n"] = n_rows
+        else:
+            details = sums.ledger_details()
+            details.pop("noise_scale")
+            details.pop("granularity")
+            details["float_rounding_pad"] = "2 * float_sum_error_bound(n) per coordinate"
         charges.append(Charge(sums.budget, "DPLDASynthesizer.sums", details))
         return charges
 
