@@ -88,7 +88,7 @@ class MarkovQuiltMechanism:
     Independent data (identical rows): the noise is that of ε-DP, ``L/ε``.
 
     >>> theta = MarkovChainClass(transitions=[[[0.3, 0.7], [0.3, 0.7]]])
-    >>> MarkovQuiltMechanism(1.0, theta).noise_scale(1000)
+    >>> round(MarkovQuiltMechanism(1.0, theta).noise_scale(1000), 6)
     1.0
     """
 
