@@ -8,6 +8,7 @@ import pytest
 
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
+from ppdp.exceptions import LedgerIntegrityError
 from ppdp.ledger import Ledger, LedgerIOError, Signer, _chain, checkpoint_path_for, verify
 
 
@@ -96,3 +97,26 @@ def test_clock_skew_does_not_matter(tmp_path, monkeypatch):
     entries = Ledger.open(tmp_path / "l.db").entries()
     assert [e.payload.get("n") for e in entries] == [None, 1, 2]  # order from index alone
     assert verify(tmp_path / "l.db").length == 3
+
+
+def test_open_waits_for_a_first_checkpoint_being_written(tmp_path):
+    """A reader arriving between a writer's commit and its first checkpoint must not fail."""
+    import threading
+    import time
+
+    path = tmp_path / "race.db"
+    with Accountant.open(path, dataset_id="race", total=PrivacyBudget(1.0)) as acct:
+        acct.spend(PrivacyBudget(0.1), mechanism="first")
+    cp = checkpoint_path_for(path)
+    saved = cp.read_bytes()
+    cp.unlink()  # as if the writer had not written it yet
+    writer = threading.Timer(0.3, cp.write_bytes, args=(saved,))
+    writer.start()
+    start = time.monotonic()
+    with Ledger.open(path) as led:
+        assert len(led) == 2
+    writer.join()
+    assert time.monotonic() - start >= 0.25
+    cp.unlink()  # and if it never comes, the rollback check still fires
+    with pytest.raises(LedgerIntegrityError, match="checkpoint"):
+        Ledger.open(path)

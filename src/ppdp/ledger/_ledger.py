@@ -61,6 +61,10 @@ def checkpoint_path_for(path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".checkpoint")
 
 
+#: Seconds ``Ledger.open`` waits for a missing first checkpoint that a writer is about to write.
+_FIRST_CHECKPOINT_GRACE = 2.0
+
+
 def load_checkpoints(
     path: Path | None, checkpoint: CheckpointLike | None
 ) -> tuple[list[tuple[Checkpoint, str]], bool]:
@@ -303,10 +307,18 @@ class Ledger:
             raise FileNotFoundError(f"ledger file {path} does not exist")
         if path.is_dir():
             raise ParameterError(f"ledger ({path}) is a folder, not a ledger file")
-        checkpoints, local_missing = load_checkpoints(path, checkpoint)
         conn = _store.connect(path, busy_timeout=timeout)
         try:
-            state, entries = _store.replay(conn, label=path, trusted_keys=trusted_keys)
+            # Another process may sit between committing an entry and writing the first
+            # checkpoint of a new ledger: give it a moment before calling that a rollback.
+            deadline = time.monotonic() + min(timeout, _FIRST_CHECKPOINT_GRACE)
+            while True:
+                checkpoints, local_missing = load_checkpoints(path, checkpoint)
+                state, entries = _store.replay(conn, label=path, trusted_keys=trusted_keys)
+                waiting = local_missing and checkpoint is None and state.length > 1
+                if not waiting or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
             check_checkpoints(
                 checkpoints, local_missing, checkpoint is not None, state, entries, path
             )
