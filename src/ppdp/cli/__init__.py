@@ -28,6 +28,9 @@ _COMMAND_MODULES = (
     "ppdp.cli._publish",
     "ppdp.cli._reproduce",
     "ppdp.cli._correlated",
+    "ppdp.cli._train",
+    "ppdp.cli._federate",
+    "ppdp.cli._local",
 )
 
 EXIT_OK = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +25,26 @@ EXPERIMENTS: dict[str, str] = {
     "jiang2013-fig4": "ppdp.experiments.jiang2013_fig4",
     "song2017-synthetic": "ppdp.experiments.song2017_synthetic",
     "song2017-activity": "ppdp.experiments.song2017_activity",
+    "gu2022-fig1": "ppdp.experiments.gu2022_fig1",
+    "gu2022-fig2": "ppdp.experiments.gu2022_fig2",
+    "gu2022-fig3": "ppdp.experiments.gu2022_fig3",
+    "chaudhuri2011-adult": "ppdp.experiments.chaudhuri2011_adult",
+    "chaudhuri2011-kdd": "ppdp.experiments.chaudhuri2011_kdd",
+    "li2014-auc-vs-epsilon": "ppdp.experiments.li2014_auc_vs_epsilon",
+    "li2014-auc-vs-dims": "ppdp.experiments.li2014_auc_vs_dims",
+    "li2014-auc-vs-sampling-rate": "ppdp.experiments.li2014_auc_vs_sampling_rate",
+    "li2014-time": "ppdp.experiments.li2014_time",
+    "wu-fig1": "ppdp.experiments.wu_fig1",
+    "wu-fig2": "ppdp.experiments.wu_fig2",
+    "wu-fig3": "ppdp.experiments.wu_fig3",
+    "wu-fig4": "ppdp.experiments.wu_fig4",
+    "ldp-comparison": "ppdp.experiments.ldp_comparison",
 }
+
+
+def _available(experiment_id: str) -> bool:
+    """Whether the experiment's module is present (a registered ID may be under construction)."""
+    return importlib.util.find_spec(EXPERIMENTS[experiment_id]) is not None
 
 
 @dataclass(frozen=True)
@@ -62,13 +82,18 @@ def get_experiment(experiment_id: str) -> ExperimentInfo:
             f"experiment_id ({experiment_id!r}) is not a known experiment; known: "
             + ", ".join(EXPERIMENTS)
         )
+    if not _available(experiment_id):
+        raise ParameterError(
+            f"experiment_id ({experiment_id!r}) is registered but its module "
+            f"{EXPERIMENTS[experiment_id]} is not present in this installation"
+        )
     module = importlib.import_module(EXPERIMENTS[experiment_id])
     return ExperimentInfo(experiment_id, module.TITLE, module)
 
 
 def list_experiments() -> list[ExperimentInfo]:
     """Every registered experiment, in registry order."""
-    return [get_experiment(i) for i in EXPERIMENTS]
+    return [get_experiment(i) for i in EXPERIMENTS if _available(i)]
 
 
 def run_experiment(
