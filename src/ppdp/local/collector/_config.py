@@ -1,0 +1,170 @@
+"""The collector's configuration file (JSON), shared by the server and its clients.
+
+::
+
+    {
+      "survey": "income-2026",                 # id bound into every signed batch
+      "randomizer": {...},                     # the randomizer's to_dict(): public
+      "histogram": {"bins": 2000, "low": -5, "high": 15},   # additive noise only (optional)
+      "store": "collector.sqlite",             # server: the running totals
+      "clients": {"app-1": "<base64 Ed25519 public key>"},  # server: who may send
+      "max_batch": 20000,                      # server: reports per batch at most
+      "client": {"id": "app-1", "key": "app-1.key"}         # client: its private key file
+    }
+
+Relative paths are relative to the folder of the configuration file. The server needs
+``store`` and ``clients``; ``ppdp local report`` needs ``client``; ``ppdp local estimate``
+needs only ``randomizer`` (and ``histogram``). One file may hold all of it in a test; in
+practice the server's file lists public keys only, and each respondent app holds its own
+private key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ppdp.exceptions import ParameterError
+
+__all__ = ["ClientIdentity", "CollectorConfig"]
+
+_KNOWN = {"survey", "randomizer", "histogram", "store", "clients", "max_batch", "client"}
+_MAX_ID = 128
+
+
+def _check_id(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID or not value.isprintable():
+        raise ParameterError(
+            f"{name} ({value!r}) must be a printable string of 1 to {_MAX_ID} characters"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class ClientIdentity:
+    """A respondent-side client: its id and the path of its Ed25519 private key (PEM)."""
+
+    id: str
+    key: Path
+
+
+@dataclass(frozen=True)
+class CollectorConfig:
+    """A parsed configuration; see the module docstring for the file format.
+
+    Attributes
+    ----------
+    survey : str
+        Bound into each signed batch: a batch for one survey is refused by another.
+    randomizer : dict
+        The randomizer's ``to_dict()``.
+    histogram : dict or None
+        ``{"bins": int, "low": float, "high": float}`` for additive randomizers (``low`` and
+        ``high`` optional; see :mod:`ppdp.local.collector._aggregate`).
+    store : Path or None
+        The SQLite file of running totals (server).
+    clients : dict
+        Client id -> base64 (or PEM) Ed25519 public key (server).
+    max_batch : int
+        Largest number of reports in one batch (server).
+    client : ClientIdentity or None
+        The sending client (``ppdp local report``).
+    """
+
+    survey: str
+    randomizer: dict[str, Any]
+    histogram: dict[str, Any] | None = None
+    store: Path | None = None
+    clients: dict[str, str] = field(default_factory=dict)
+    max_batch: int = 20_000
+    client: ClientIdentity | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> CollectorConfig:
+        """Parse and check a configuration; relative paths are taken from ``base``."""
+        if not isinstance(data, Mapping):
+            raise ParameterError("the collector config must be a JSON object")
+        unknown = set(data) - _KNOWN
+        if unknown:
+            raise ParameterError(
+                f"the collector config has unknown keys ({', '.join(sorted(unknown))}); "
+                f"allowed: {', '.join(sorted(_KNOWN))}"
+            )
+        base = base or Path.cwd()
+        survey = _check_id("survey", data.get("survey"))
+        randomizer = data.get("randomizer")
+        if not isinstance(randomizer, Mapping):
+            raise ParameterError(
+                f"randomizer ({randomizer!r}) must be an object: the randomizer's to_dict()"
+            )
+        histogram = data.get("histogram")
+        if histogram is not None:
+            if not isinstance(histogram, Mapping) or set(histogram) - {"bins", "low", "high"}:
+                raise ParameterError(
+                    f"histogram ({histogram!r}) must be an object with bins and optional low, high"
+                )
+            histogram = dict(histogram)
+        store = data.get("store")
+        if store is not None:
+            if not isinstance(store, str) or not store:
+                raise ParameterError(f"store ({store!r}) must be a file path")
+            store = base / store
+        clients_raw = data.get("clients", {})
+        if not isinstance(clients_raw, Mapping):
+            raise ParameterError("clients must be an object: client id -> public key")
+        clients = {}
+        for cid, key in clients_raw.items():
+            _check_id("client id", cid)
+            if not isinstance(key, str) or not key:
+                raise ParameterError(f"clients[{cid!r}] must be a public key (base64 or PEM)")
+            clients[cid] = key
+        max_batch = data.get("max_batch", 20_000)
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ParameterError(f"max_batch ({max_batch!r}) must be an integer >= 1")
+        client = data.get("client")
+        ident = None
+        if client is not None:
+            if not isinstance(client, Mapping) or set(client) != {"id", "key"}:
+                raise ParameterError(
+                    f"client ({client!r}) must be an object with exactly id and key"
+                )
+            key_path = client["key"]
+            if not isinstance(key_path, str) or not key_path:
+                raise ParameterError(f"client key ({key_path!r}) must be a file path")
+            ident = ClientIdentity(_check_id("client id", client["id"]), base / key_path)
+        return cls(survey, dict(randomizer), histogram, store, clients, max_batch, ident)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> CollectorConfig:
+        """Read a JSON configuration file."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"config file ({p}) does not exist") from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ParameterError(f"config file ({p}) is not valid JSON: {exc}") from None
+        return cls.from_dict(data, base=p.resolve().parent)
+
+    def require_server(self) -> tuple[Path, dict[str, str]]:
+        """The store path and client keys, or a clear error if this is no server config."""
+        if self.store is None:
+            raise ParameterError("the config has no store: the server needs a store path")
+        if not self.clients:
+            raise ParameterError(
+                "the config has no clients: the server accepts signed batches only"
+            )
+        return self.store, self.clients
+
+    def require_client(self) -> ClientIdentity:
+        """The client identity, or a clear error if this is no client config."""
+        if self.client is None:
+            raise ParameterError(
+                'the config has no client: add {"client": {"id": ..., "key": ...}}'
+            )
+        return self.client
