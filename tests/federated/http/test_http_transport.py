@@ -1,0 +1,210 @@
+"""The HTTP transport with a toy protocol: delivery, rejection codes, sealing, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+
+import httpx
+import pandas as pd
+import pytest
+from toy_roles import build_toy
+
+from ppdp.data import Schema
+from ppdp.exceptions import ProtocolError
+from ppdp.federated.http import (
+    SEALED_CONTENT_TYPE,
+    Timeouts,
+    generate_box_key,
+    load_config,
+    open_sealed,
+    prepare_deployment,
+    run_party,
+    seal,
+)
+from ppdp.federated.http._runner import bind_socket, serve_node
+from ppdp.federated.messages import MessageFields, encode_array, sign
+from ppdp.ledger import Signer, load_private_key
+
+SCHEMA = Schema.from_dict({"columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 1}]})
+FAST = Timeouts(request=2.0, retries=1, startup=10.0, phase=1.5, round=20.0, linger=0.0)
+
+
+def _deploy(tmp_path, owners=2, timeouts=FAST, dealer=False):
+    parts = [pd.DataFrame({"a": [0.5]}) for _ in range(owners)]
+    return prepare_deployment(
+        tmp_path,
+        parts=parts,
+        schema=SCHEMA,
+        session={"id": "toy-1"},
+        timeouts=timeouts,
+        dealer=dealer,
+    )
+
+
+def _run_threads(dep, parties):
+    results = {}
+
+    def go(p):
+        results[p] = run_party(load_config(dep.configs[p]), build=build_toy)
+
+    threads = [threading.Thread(target=go, args=(p,)) for p in parties]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
+def test_toy_round_completes_over_http(tmp_path):
+    dep = _deploy(tmp_path)
+    out = _run_threads(dep, ["owner-1", "owner-2", "publisher"])
+    assert {p: o.state for p, o in out.items()} == dict.fromkeys(out, "done")
+    assert out["publisher"].stats["received"] == 2
+    assert (tmp_path / "publisher.outcome.json").is_file()
+
+
+def test_missing_owner_aborts_at_startup(tmp_path):
+    dep = _deploy(tmp_path, timeouts=Timeouts(startup=0.5, phase=1.0, round=5.0, linger=0.0))
+    out = _run_threads(dep, ["owner-1", "publisher"])  # owner-2 never starts
+    assert out["publisher"].state == "aborted"
+    assert "owner-2" in out["publisher"].reason
+    assert out["owner-1"].state == "aborted"  # never pinged: phase timeout
+    assert "timeout" in out["owner-1"].reason
+
+
+class _Served:
+    """One party's node served in a background thread (the test plays its peers)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.parts = build_toy(config)
+        self.ready = threading.Event()
+        self.stop = None
+        self.thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10)
+        self.url = config.url
+
+    async def _main(self):
+        self.stop = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
+        sock = bind_socket(self.config.host, self.config.port)
+        async with serve_node(self.parts.node, sock):
+            await self.parts.node.open()
+            self.ready.set()
+            await self.stop.wait()
+            await self.parts.node.close()
+        sock.close()
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.stop.set)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def owner_server(tmp_path):
+    dep = _deploy(tmp_path, timeouts=Timeouts(phase=30.0, round=60.0, linger=0.0), dealer=True)
+    served = _Served(load_config(dep.configs["owner-1"]))
+    pub = Signer("publisher", load_private_key(tmp_path / "keys" / "publisher.key"))
+    yield served, pub, dep
+    served.close()
+
+
+def _ping(signer, seq, x=(1.0, 2.0), session="toy-1", to="owner-1", raw=None):
+    payload = {"x": raw if raw is not None else encode_array(list(x))}
+    return sign(MessageFields(session, signer.id, to, seq, "ping", payload), signer)
+
+
+def _post(url, body, ctype="application/json"):
+    return httpx.post(f"{url}/messages", content=body, headers={"content-type": ctype}, timeout=5)
+
+
+def test_rejections_over_http(owner_server):
+    served, pub, _ = owner_server
+    url = served.url
+    # forged signature: a key that is not the pinned one
+    forger = Signer("publisher", Signer.generate("x").private_key)
+    r = _post(url, _ping(forger, 0).to_json())
+    assert r.status_code == 422 and "invalid signature" in r.json()["reason"]
+    # unknown sender
+    r = _post(url, _ping(Signer.generate("mallory"), 0).to_json())
+    assert r.status_code == 422 and "unknown sender" in r.json()["reason"]
+    # wrong session
+    r = _post(url, _ping(pub, 0, session="other").to_json())
+    assert r.status_code == 422 and "session" in r.json()["reason"]
+    # NaN share: the encoder refuses NaN, so write the bytes by hand
+    nan = {"shape": [2], "data": encode_array([1.0, 2.0])["data"]}
+    import base64
+    import struct
+
+    nan["data"] = base64.b64encode(struct.pack("<2d", math.nan, 1.0)).decode()
+    r = _post(url, _ping(pub, 0, raw=nan).to_json())
+    assert r.status_code == 422 and "NaN" in r.json()["reason"]
+    # wrong shape
+    r = _post(url, _ping(pub, 0, x=(1.0, 2.0, 3.0)).to_json())
+    assert r.status_code == 422 and "shape" in r.json()["reason"]
+    # not a message at all
+    r = _post(url, b"{not json")
+    assert r.status_code == 400
+    # out of order: seq 1 before seq 0
+    r = _post(url, _ping(pub, 1).to_json())
+    assert r.status_code == 422 and "out of order" in r.json()["reason"]
+    # nothing so far reached the role
+    assert served.parts.node.role.state == "waiting"
+    # the real one is accepted; its replay is refused and not counted twice
+    good = _ping(pub, 0).to_json()
+    r = _post(url, good)
+    assert r.status_code == 200, r.text
+    r = _post(url, good)
+    assert r.status_code == 409 and r.headers.get("x-ppdp-duplicate") == "1"
+    assert served.parts.node.stats.received == 1
+
+
+def test_sealed_bodies(owner_server):
+    served, pub, dep = owner_server
+    url = served.url
+    # sealed to the wrong key: refused before decoding
+    blob = seal(_ping(pub, 0).to_json().encode(), generate_box_key().public_key())
+    r = _post(url, blob, SEALED_CONTENT_TYPE)
+    assert r.status_code == 400 and "does not open" in r.json()["reason"]
+    # the owner's key but a different session (associated data) is refused too
+    owner_box = load_config(dep.configs["owner-1"]).box_key_file
+    from ppdp.federated.http import load_box_key
+
+    key = load_box_key(owner_box)
+    blob = seal(_ping(pub, 0).to_json().encode(), key.public_key(), aad=b"other")
+    assert _post(url, blob, SEALED_CONTENT_TYPE).status_code == 400
+    # properly sealed: accepted
+    aad = b"ppdp-federated|toy-1|owner-1"
+    blob = seal(_ping(pub, 0).to_json().encode(), key.public_key(), aad=aad)
+    assert _post(url, blob, SEALED_CONTENT_TYPE).status_code == 200
+
+
+def test_dealer_messages_must_be_sealed(owner_server):
+    served, _, dep = owner_server
+    dealer = Signer("dealer", load_private_key(dep.workdir / "keys" / "dealer.key"))
+    r = _post(served.url, _ping(dealer, 0).to_json())
+    assert r.status_code == 400 and "sealed" in r.json()["reason"]
+
+
+def test_seal_roundtrip_and_tamper():
+    k = generate_box_key()
+    blob = seal(b"secret share", k.public_key(), aad=b"a")
+    assert b"secret share" not in blob
+    assert open_sealed(blob, k, aad=b"a") == b"secret share"
+    bad = bytearray(blob)
+    bad[-1] ^= 1
+    with pytest.raises(ProtocolError):
+        open_sealed(bytes(bad), k, aad=b"a")
+    with pytest.raises(ProtocolError):
+        open_sealed(blob[:20], k, aad=b"a")
+
+
+def test_health_and_status(owner_server):
+    served, _, _ = owner_server
+    h = httpx.get(f"{served.url}/health").json()
+    assert h == {"party": "owner-1", "role": "owner", "session": "toy-1", "state": "waiting"}
+    assert "stats" in httpx.get(f"{served.url}/status").json()
+    assert httpx.get(f"{served.url}/ledger/entries").status_code == 404
