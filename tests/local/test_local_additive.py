@@ -1,0 +1,140 @@
+"""AdditiveRandomizer: guarantees, noise law, randomise, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import kstest
+
+from ppdp import noise as ppdp_noise
+from ppdp.budget import GuaranteeKind
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.local import AdditiveRandomizer
+from ppdp.mechanisms import gaussian_delta
+
+
+def test_laplace_is_pure_with_grid_margin():
+    r = AdditiveRandomizer(noise="laplace", scale=4.0, domain=(-1.0, 1.0))
+    g = r.guarantee()
+    assert g.kind is GuaranteeKind.LOCAL and g.delta == 0.0
+    lam = ppdp_noise.granularity(4.0)
+    assert g.epsilon == (2.0 + lam) / 4.0
+    # δ > 0: ε₀ + 2 ln(1 − δ), and delta_at inverts it
+    g2 = r.guarantee(0.1)
+    assert g2.epsilon == pytest.approx(g.epsilon + 2 * math.log(0.9))
+    assert r.delta_at(g2.epsilon) == pytest.approx(0.1)
+    assert r.delta_at(g.epsilon) == 0.0
+
+
+def test_laplace_profile_against_numerical_integration():
+    # δ(ε) = ∫ max(0, p(y) − e^ε p(y − D)) dy for Lap(b) shifted by D.
+    b, d = 1.0, 1.5
+    r = AdditiveRandomizer(noise="laplace", scale=b, domain=(0.0, d))
+    for eps in (0.2, 0.8, 1.3):
+        f = lambda y, e=eps: max(  # noqa: E731
+            0.0, math.exp(-abs(y) / b) / (2 * b) - math.exp(e) * math.exp(-abs(y - d) / b) / (2 * b)
+        )
+        val = integrate.quad(f, -40, 40, points=[0.0, d], limit=200)[0]
+        assert r.delta_at(eps) == pytest.approx(val, rel=1e-6, abs=1e-9)
+
+
+def test_gaussian_needs_delta_and_matches_balle_wang():
+    r = AdditiveRandomizer(noise="gaussian", scale=2.0, domain=(0.0, 1.0))
+    assert r.guarantee().kind is GuaranteeKind.NONE
+    g = r.guarantee(1e-6)
+    assert g.kind is GuaranteeKind.LOCAL and g.delta == 1e-6
+    assert gaussian_delta(2.0, g.epsilon, r.sensitivity) <= 1e-6
+    assert gaussian_delta(2.0, g.epsilon * (1 - 1e-6), r.sensitivity) > 1e-6
+
+
+def test_uniform_has_no_finite_epsilon_below_d_over_w():
+    r = AdditiveRandomizer(noise="uniform", scale=4.0, domain=(0.0, 1.0))
+    g = r.guarantee()
+    assert g.kind is GuaranteeKind.NONE
+    assert "no finite ε at δ=0" in g.assumptions[0]
+    assert g.details["interval_width_95"] == pytest.approx(0.95 * 4.0)
+    assert g.details["aa_privacy"] == pytest.approx(4.0)
+    assert r.guarantee(0.25).epsilon == 0.0
+    assert r.guarantee(0.2).kind is GuaranteeKind.NONE
+    json.dumps(g.to_dict())
+
+
+def test_legacy_metrics_known_values():
+    g = AdditiveRandomizer(noise="gaussian", scale=1.0, domain=(0, 1)).legacy_metrics()
+    assert g["interval_width_50"] == pytest.approx(1.349, abs=1e-3)
+    assert g["interval_width_95"] == pytest.approx(3.920, abs=1e-3)
+    assert g["aa_privacy"] == pytest.approx(math.sqrt(2 * math.pi * math.e))
+
+
+@pytest.mark.parametrize("noise", ["uniform", "gaussian", "laplace"])
+def test_noise_law_functions_agree(noise):
+    r = AdditiveRandomizer(noise=noise, scale=0.7, domain=(0.0, 1.0))
+    t = np.linspace(-3, 3, 13)
+    # cdf is the integral of the pdf; the integrated cdf is the integral of the cdf
+    for a in t:
+        assert r.noise_cdf(a) == pytest.approx(
+            integrate.quad(lambda u: float(r.noise_pdf(u)), -12, a, points=[-0.35, 0, 0.35])[0],
+            abs=1e-7,
+        )
+        assert r.noise_integrated_cdf(a) == pytest.approx(
+            integrate.quad(lambda u: float(r.noise_cdf(u)), -12, a, points=[-0.35, 0, 0.35])[0],
+            abs=1e-7,
+        )
+    for s in (0.5, 2.0, 7.0):
+        real = integrate.quad(
+            lambda u, s=s: float(r.noise_pdf(u)) * math.cos(s * u),
+            -12,
+            12,
+            points=[-0.35, 0, 0.35],
+            limit=200,
+        )[0]
+        assert float(r.noise_characteristic(s)) == pytest.approx(real, abs=1e-7)
+
+
+@pytest.mark.parametrize("noise", ["uniform", "gaussian", "laplace"])
+def test_randomise_has_the_stated_noise_law(noise):
+    """KS test of w − x against the noise cdf; seeded, false-positive rate 1e-4."""
+    r = AdditiveRandomizer(noise=noise, scale=0.5, domain=(0.0, 1.0))
+    x = np.full(20_000, 0.25)
+    w = r.randomise(x, random_state=11)
+    assert w.shape == x.shape
+    assert kstest(w - 0.25, lambda t: r.noise_cdf(t)).pvalue > 1e-4
+
+
+def test_round_trip_and_json():
+    r = AdditiveRandomizer(noise="laplace", scale=0.3, domain=(-2, 5))
+    assert AdditiveRandomizer.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"noise": "cauchy", "scale": 1.0, "domain": (0, 1)}, ParameterError, "noise"),
+        ({"noise": "gaussian", "scale": 0.0, "domain": (0, 1)}, ParameterError, "scale"),
+        ({"noise": "gaussian", "scale": 1.0, "domain": (1, 0)}, ParameterError, "lo < hi"),
+        ({"noise": "gaussian", "scale": 1.0, "domain": (0, math.inf)}, ParameterError, "domain"),
+        ({"noise": "gaussian", "scale": 1.0, "domain": 3}, ParameterTypeError, "pair"),
+    ],
+)
+def test_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        AdditiveRandomizer(**kwargs)
+
+
+def test_values_outside_the_domain_one_error_without_values():
+    r = AdditiveRandomizer(noise="gaussian", scale=1.0, domain=(0.0, 1.0))
+    with pytest.raises(
+        DataValidationError, match=r"2 of 4 values lie outside the declared domain"
+    ) as e:
+        r.randomise([0.5, 1.5, -3.25, 0.0])
+    assert "1.5" not in str(e.value) and "3.25" not in str(e.value)
+    with pytest.raises(DataValidationError, match="not finite"):
+        r.randomise([np.nan])
+    with pytest.raises(ParameterTypeError, match="real numbers"):
+        r.randomise(["a"])
+    with pytest.raises(ParameterError, match="delta"):
+        r.guarantee(1.0)
