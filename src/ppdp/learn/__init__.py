@@ -1,0 +1,39 @@
+"""Private classifiers: ERM by objective and output perturbation, and private tuning.
+
+:class:`PrivateLogisticRegression` and :class:`PrivateLinearSVM` (Huber loss) follow
+Chaudhuri, Monteleoni & Sarwate (JMLR 2011): ε-DP under replace-one neighbours with n
+public, for records of declared norm. Every learner spends its budget in ``fit`` only, in
+the order check → validate → spend → train (:mod:`ppdp.learn._base`), and states its
+guarantee in ``guarantee_``. The privacy argument is in ``docs/proofs/erm.md``.
+"""
+
+from ppdp.learn._base import Plan, PrivateClassifierBase
+from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
+from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
+from ppdp.learn.tuning import PrivateTuning
+
+__all__ = [
+    "HuberLoss",
+    "LogisticLoss",
+    "Loss",
+    "Plan",
+    "PrivateClassifierBase",
+    "PrivateLinearSVM",
+    "PrivateLogisticRegression",
+    "PrivateTuning",
+    "solve_erm",
+]
+
+# Learners added by other modules (random features, RBF SVMs) register here when present.
+try:  # pragma: no cover - depends on which modules exist
+    from ppdp.learn.rff import RandomFourierFeatures  # noqa: F401
+
+    __all__.append("RandomFourierFeatures")
+except ImportError:
+    pass
+try:  # pragma: no cover
+    from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
+
+    __all__ += ["HybridRBFSVM", "PrivateRBFSVM"]
+except ImportError:
+    pass

@@ -1,0 +1,395 @@
+"""What every private classifier shares: validation, the check-validate-spend-release flow, models.
+
+A private learner follows the scikit-learn contract: ``__init__`` only stores its
+parameters; ``fit(X, y, accountant=None)`` is the only step that reads the data or spends
+budget, and returns ``self``; learned state ends in ``_``. ``fit`` always runs in this order
+(DESIGN.md contract 2, RELIABILITY.md (c)):
+
+1. validate the parameters (:meth:`PrivateClassifierBase._plan`): the budget and the
+   mechanism follow from the parameters alone;
+2. ``accountant.check`` the budget: refused here, the data are never read;
+3. validate the data (shape, finite values, exactly two classes, enough rows), then map
+   the records into the unit ball (:meth:`PrivateClassifierBase._prepare`): an error
+   costs nothing;
+4. ``accountant.spend`` the budget, durably;
+5. train and add the noise (:meth:`PrivateClassifierBase._release`), only now.
+
+Records are divided by the *declared* ``data_norm`` and rows whose norm still exceeds 1
+are scaled back onto the unit sphere. The number of rows scaled is logged to the
+custodian's logger (``"ppdp.custodian"``); it describes the private data and is never part
+of a release. The norm is never read from the data.
+
+Released models serialise with :meth:`PrivateClassifierBase.to_model_dict` (class name,
+hyperparameters, released parameters, classes, guarantee; JSON-safe, nothing private) and
+load with :meth:`PrivateClassifierBase.from_model_dict`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ppdp._validation import check_epsilon, check_positive
+from ppdp.accounting import Accountant
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.exceptions import (
+    DataValidationError,
+    NotFittedError,
+    ParameterError,
+    ParameterTypeError,
+)
+from ppdp.random import RandomSource, resolve_random_state
+
+__all__ = [
+    "CUSTODIAN_LOGGER",
+    "MODEL_FORMAT",
+    "LearnerNotFittedError",
+    "Plan",
+    "PrivateClassifierBase",
+    "check_binary_labels",
+    "clip_to_unit_ball",
+]
+
+logger = logging.getLogger(__name__)
+#: Where counts about the private data go (never into a release).
+CUSTODIAN_LOGGER = "ppdp.custodian"
+custodian = logging.getLogger(CUSTODIAN_LOGGER)
+
+#: ``format`` field of a model dict.
+MODEL_FORMAT = "ppdp-model/1"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one ``fit`` will cost and how, fixed from the parameters and the public ``n``.
+
+    Attributes
+    ----------
+    budget : PrivacyBudget
+        The whole charge of the fit (tuning included).
+    mechanism : str
+        The name recorded in the ledger.
+    details : dict
+        JSON-safe ledger details (noise scales, sensitivities, Λ, ...).
+    """
+
+    budget: PrivacyBudget
+    mechanism: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def check_binary_labels(y: ArrayLike) -> tuple[NDArray[Any], NDArray[np.float64]]:
+    """Exactly two classes: return ``classes_`` (sorted) and labels mapped to ``{-1, +1}``.
+
+    ``classes_[1]`` is the positive class (+1), as in scikit-learn's binary classifiers.
+
+    Raises
+    ------
+    DataValidationError
+        If ``y`` does not hold exactly two distinct labels (the message gives the count,
+        never a label value).
+    """
+    y = np.asarray(y)
+    kind = type_of_target(y, input_name="y")
+    if kind in ("continuous", "continuous-multioutput"):
+        raise DataValidationError(
+            f"y has {kind} values; the private classifiers need exactly two classes "
+            "(Unknown label type: continuous)"
+        )
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.size != 2:
+        raise DataValidationError(
+            "Only binary classification is supported. "
+            f"y has {classes.size} class{'es' if classes.size != 1 else ''}; the private "
+            "classifiers need exactly two"
+        )
+    return classes, np.where(codes.reshape(-1) == 1, 1.0, -1.0)
+
+
+def clip_to_unit_ball(X: NDArray[np.float64], data_norm: float) -> tuple[NDArray[np.float64], int]:
+    """Divide by the declared ``data_norm``; scale rows still longer than 1 onto the sphere.
+
+    Returns the scaled records and the number of rows that were scaled (a fact about the
+    private data: log it to the custodian, never release it).
+
+    Examples
+    --------
+    >>> Z, k = clip_to_unit_ball(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    >>> Z.round(3).tolist(), k
+    ([[0.6, 0.8], [0.3, 0.4]], 1)
+    """
+    Z = np.asarray(X, dtype=np.float64) / data_norm
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    over = norms > 1.0
+    k = int(over.sum())
+    if k:
+        Z[over] /= norms[over, None]
+        # Rounding can leave a norm of 1 + 1 ulp; shrink those by one more ulp.
+        again = np.sqrt(np.einsum("ij,ij->i", Z[over], Z[over])) > 1.0
+        if again.any():
+            idx = np.flatnonzero(over)[again]
+            Z[idx] *= 1.0 - 2.0**-52
+    return Z, k
+
+
+class LearnerNotFittedError(NotFittedError, _SklearnNotFittedError):
+    """ppdp's :class:`~ppdp.exceptions.NotFittedError` that is also scikit-learn's."""
+
+
+class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Base class of ppdp's private binary classifiers (see the module docstring).
+
+    Subclasses store ``epsilon``, ``data_norm`` and ``random_state`` as attributes and
+    implement :meth:`_plan`, :meth:`_release`, :meth:`_decision` and
+    :meth:`_released_state` / :meth:`_load_state`; :meth:`_prepare` maps validated records
+    into the unit ball (default: :func:`clip_to_unit_ball` with ``data_norm``).
+    ``_min_rows`` is the smallest training set accepted.
+    """
+
+    _min_rows: ClassVar[int] = 2
+    #: Test hook of the audits: multiplies the noise; a fit through an accountant refuses ≠ 1.
+    _noise_multiplier: float = 1.0
+
+    # -- to implement ------------------------------------------------------------------
+
+    def _plan(self, n_rows: int | None) -> Plan:
+        """Validate every parameter; return the charge. Must not read the data."""
+        raise NotImplementedError
+
+    def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Map validated records into the unit ball (default: clip with ``data_norm``)."""
+        Z, k = clip_to_unit_ball(X, float(self.data_norm))  # type: ignore[attr-defined]
+        if k:
+            custodian.info(
+                "%s: %d of %d rows had norm above the declared data_norm and were scaled to it",
+                type(self).__name__,
+                k,
+                X.shape[0],
+            )
+        return Z
+
+    def _release(
+        self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
+    ) -> None:
+        """Train on the unit-ball records ``Z`` and ±1 labels ``y``; set the fitted state."""
+        raise NotImplementedError
+
+    def _decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Real-valued scores of validated records (positive means ``classes_[1]``)."""
+        raise NotImplementedError
+
+    def _released_state(self) -> dict[str, Any]:
+        """The released parameters, JSON-safe (lists of floats)."""
+        raise NotImplementedError
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        """Inverse of :meth:`_released_state`."""
+        raise NotImplementedError
+
+    # -- shared validation ------------------------------------------------------------------
+
+    def _check_common(self) -> tuple[float, float]:
+        """Validate ``epsilon`` and ``data_norm`` (which must be declared)."""
+        eps = check_epsilon("epsilon", self.epsilon)  # type: ignore[attr-defined]
+        norm = getattr(self, "data_norm", None)
+        if norm is None:
+            raise ParameterError(
+                "data_norm (None) must be declared: a public bound on the Euclidean norm of "
+                "a record (it is never read from the data)"
+            )
+        if isinstance(norm, bool):
+            raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
+        return eps, check_positive("data_norm", norm)
+
+    def privacy_budget(self) -> PrivacyBudget:
+        """What one :meth:`fit` costs, from the parameters alone."""
+        return self._plan(None).budget
+
+    # -- the shared flow ----------------------------------------------------------------
+
+    def fit(self, X: ArrayLike, y: ArrayLike, accountant: Accountant | None = None) -> Any:
+        """Check the budget, validate the data, record the spend, then train privately.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Private records. Rows are divided by ``data_norm`` and clipped to norm 1.
+        y : array_like, shape (n_samples,)
+            Exactly two distinct labels (treated as public, like the feature count).
+        accountant : Accountant, optional
+            The dataset's accountant (replace-one relation). Without one nothing is
+            recorded and the caller is responsible for the budget (a log line says so).
+
+        Returns
+        -------
+        self
+        """
+        name = type(self).__name__
+        if accountant is not None and not isinstance(accountant, Accountant):
+            raise ParameterTypeError(
+                f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
+            )
+        n_rows = _row_count(X)
+        plan = self._plan(n_rows)
+        if accountant is not None:
+            if float(self._noise_multiplier) != 1.0:
+                raise ParameterError(
+                    f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
+                    "a release through an accountant must use 1.0"
+                )
+            if accountant.relation is not Neighbouring.REPLACE_ONE:
+                raise ParameterError(
+                    f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "
+                    f"{name} is ε-DP for replaced records with n public"
+                )
+            accountant.check(plan.budget, mechanism=plan.mechanism)
+        Xv, classes, ypm = self._validate_training_data(X, y)
+        Z = self._prepare(Xv)
+        if n_rows is None or n_rows != Xv.shape[0]:
+            plan = self._plan(Xv.shape[0])
+        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
+        indices: list[int] = []
+        if accountant is not None:
+            record = accountant.spend(
+                plan.budget,
+                mechanism=plan.mechanism,
+                seeded=not source.is_secure,
+                relation=Neighbouring.REPLACE_ONE.value,
+                **plan.details,
+            )
+            indices.append(record.index)
+        else:
+            logger.info("%s.fit without an accountant: nothing is recorded", name)
+        self.classes_ = classes
+        self._release(Z, ypm, source, plan)
+        self.ledger_indices_ = tuple(indices)
+        self.seeded_ = not source.is_secure
+        return self
+
+    def _validate_training_data(
+        self, X: ArrayLike, y: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
+        try:
+            Xv, yv = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        except ValueError as exc:
+            if isinstance(exc, DataValidationError):
+                raise
+            raise DataValidationError(_one_line(exc)) from None
+        classes, ypm = check_binary_labels(yv)
+        n = Xv.shape[0]
+        if n < self._min_rows:
+            raise DataValidationError(
+                f"X has {n} rows; {type(self).__name__} needs at least {self._min_rows}"
+            )
+        return Xv, classes, ypm
+
+    # -- prediction -----------------------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        try:
+            check_is_fitted(self, "classes_")
+        except Exception:
+            raise LearnerNotFittedError(
+                f"{type(self).__name__} is not fitted: call fit(X, y) first"
+            ) from None
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Real-valued scores; positive means ``classes_[1]``. Free post-processing."""
+        self._check_fitted()
+        try:
+            Xv = validate_data(self, X, dtype=np.float64, reset=False)
+        except ValueError as exc:
+            if isinstance(exc, DataValidationError):
+                raise
+            raise DataValidationError(_one_line(exc)) from None
+        return self._decision(Xv)
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """The class of each row: ``classes_[1]`` where the score is positive."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee of the fitted model (same as ``guarantee_``)."""
+        self._check_fitted()
+        return self.guarantee_  # type: ignore[no-any-return]
+
+    # -- model files ------------------------------------------------------------------------
+
+    def to_model_dict(self) -> dict[str, Any]:
+        """The released model, JSON-safe: nothing here is private.
+
+        Keys: ``format``, ``class``, ``hyperparameters`` (the constructor parameters, with
+        ``random_state`` dropped), ``n_features_in``, ``classes``, ``model`` (the released
+        parameters) and ``guarantee`` (:meth:`Guarantee.to_dict`).
+        """
+        self._check_fitted()
+        params = {k: _json_param(v) for k, v in self.get_params(deep=False).items()}
+        params.pop("random_state", None)
+        return {
+            "format": MODEL_FORMAT,
+            "class": type(self).__name__,
+            "hyperparameters": params,
+            "n_features_in": int(self.n_features_in_),
+            "classes": [_json_scalar(c) for c in self.classes_],
+            "model": self._released_state(),
+            "guarantee": self.guarantee_.to_dict(),
+        }
+
+    @classmethod
+    def from_model_dict(cls, data: dict[str, Any]) -> Any:
+        """Rebuild a fitted estimator from :meth:`to_model_dict` (for prediction only)."""
+        if not isinstance(data, dict):
+            raise ParameterTypeError(f"data ({type(data).__name__}) must be a dict")
+        if data.get("format") != MODEL_FORMAT:
+            raise ParameterError(f"format ({data.get('format')!r}) must be {MODEL_FORMAT!r}")
+        if data.get("class") != cls.__name__:
+            raise ParameterError(f"class ({data.get('class')!r}) does not match {cls.__name__!r}")
+        est = cls(**dict(data.get("hyperparameters", {})))
+        est.n_features_in_ = int(data["n_features_in"])
+        est.classes_ = np.asarray(data["classes"])
+        est.guarantee_ = Guarantee.from_dict(data["guarantee"])
+        est._load_state(dict(data["model"]))
+        return est
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+
+
+def _row_count(X: Any) -> int | None:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[0])
+    return None
+
+
+def _json_scalar(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _json_param(v: Any) -> Any:
+    grid = getattr(v, "regularization_grid", None)  # a PrivateTuning: its public grid
+    if grid is not None:
+        return [float(x) for x in grid]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, tuple | list):
+        return [_json_param(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return [_json_param(x) for x in v.tolist()]
+    return v

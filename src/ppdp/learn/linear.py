@@ -1,0 +1,437 @@
+"""Private linear classifiers by objective or output perturbation ([CMS11]_).
+
+:class:`PrivateLogisticRegression` (logistic loss, c = 1/4) and :class:`PrivateLinearSVM`
+(Huber loss of width h, c = 1/(2h)) minimise ``(1/n) Σ ℓ(y_i wᵀx_i) + Λ/2 ‖w‖²`` on records
+scaled into the unit ball by the declared ``data_norm``, and release ``w`` with
+
+* ``perturbation="objective"`` (default; CMS11 Algorithm 2): the minimiser of the objective
+  plus ``bᵀw/n`` (and ``Δ/2‖w‖²`` when ``2 log(1 + c/(nΛ)) ≥ ε``), ``‖b‖ ~ Gamma(d, 2/ε')``;
+* ``perturbation="output"`` (Algorithm 1): the minimiser plus ``b`` with
+  ``‖b‖ ~ Gamma(d, 2/(nΛε))`` (plus the solver's and the grid's allowances).
+
+Both are ε-DP under replace-one neighbours with ``n`` public, for records of norm at most
+``data_norm`` (larger ones are scaled to it) and labels in the two (public) classes. The
+privacy argument, the constants and the numerical caveats are in ``docs/proofs/erm.md``.
+
+References
+----------
+.. [CMS11] K. Chaudhuri, C. Monteleoni and A. D. Sarwate. Differentially private empirical
+   risk minimization. JMLR 12:1069-1109, 2011.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
+
+from ppdp._validation import check_int, check_option, check_positive
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
+from ppdp.learn._erm import (
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOL,
+    ERMResult,
+    HuberLoss,
+    LogisticLoss,
+    Loss,
+    ObjectiveConstants,
+    private_erm,
+)
+from ppdp.learn.tuning import PrivateTuning, tune
+from ppdp.random import RandomSource
+
+__all__ = ["DEFAULT_REGULARIZATION", "PrivateLinearSVM", "PrivateLogisticRegression"]
+
+#: Default Λ. A public constant: Λ must never be chosen by looking at the private data
+#: (use ``tuning=`` for a private choice).
+DEFAULT_REGULARIZATION = 1e-3
+_PERTURBATIONS = ("objective", "output")
+_MECHANISM = {
+    "objective": "objective perturbation (CMS11 Alg. 2)",
+    "output": "output perturbation (CMS11 Alg. 1)",
+}
+
+
+class _PrivateLinearERM(PrivateClassifierBase):
+    """Shared implementation of the two linear learners."""
+
+    _loss_label: ClassVar[str] = ""
+
+    def _loss(self) -> Loss:
+        raise NotImplementedError
+
+    # -- parameters ---------------------------------------------------------------------
+
+    def _checked(self) -> dict[str, Any]:
+        eps, norm = self._check_common()
+        perturbation = check_option("perturbation", self.perturbation, _PERTURBATIONS)
+        if not isinstance(self.fit_intercept, bool):
+            raise ParameterTypeError(
+                f"fit_intercept ({self.fit_intercept!r}) must be True or False"
+            )
+        scaling = check_positive("intercept_scaling", self.intercept_scaling)
+        tuning = PrivateTuning.coerce(self.tuning)
+        lam = check_positive("regularization", self.regularization)
+        tol = check_positive("tol", self.tol)
+        max_iter = check_int("max_iter", self.max_iter, minimum=1)
+        loss = self._loss()
+        return {
+            "epsilon": eps,
+            "data_norm": norm,
+            "perturbation": perturbation,
+            "scaling": scaling,
+            "tuning": tuning,
+            "regularization": lam,
+            "tol": tol,
+            "max_iter": max_iter,
+            "loss": loss,
+        }
+
+    def _plan(self, n_rows: int | None) -> Plan:
+        p = self._checked()
+        details: dict[str, Any] = {
+            "loss": p["loss"].to_dict(),
+            "perturbation": p["perturbation"],
+            "data_norm": p["data_norm"],
+            "fit_intercept": self.fit_intercept,
+        }
+        if p["tuning"] is not None:
+            details["tuning_grid"] = list(p["tuning"].regularization_grid)
+            if n_rows is not None:
+                details["part_sizes"] = p["tuning"].part_sizes(n_rows)
+        else:
+            details["regularization"] = p["regularization"]
+        if n_rows is not None:
+            details["n"] = n_rows
+        mech = _MECHANISM[p["perturbation"]]
+        if p["tuning"] is not None:
+            mech += " with private tuning (CMS11 Alg. 4)"
+        return Plan(PrivacyBudget(p["epsilon"]), f"{type(self).__name__}: {mech}", details)
+
+    @property
+    def _min_rows(self) -> int:  # type: ignore[override]
+        tuning = PrivateTuning.coerce(self.tuning)
+        return 2 if tuning is None else 2 * tuning.n_parts
+
+    # -- data -----------------------------------------------------------------------------
+
+    def _augment(self, Z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Append the constant feature (inside the unit ball) when fitting an intercept."""
+        if not self.fit_intercept:
+            return Z
+        s = float(self.intercept_scaling)
+        r = math.sqrt(1.0 + s * s)
+        out = np.empty((Z.shape[0], Z.shape[1] + 1))
+        out[:, :-1] = Z / r
+        out[:, -1] = s / r
+        # Keep every augmented row inside the unit ball after rounding.
+        norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+        over = norms > 1.0
+        if over.any():
+            out[over] *= 1.0 - 2.0**-52
+        return out
+
+    def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._augment(super()._prepare(X))
+
+    # -- training ------------------------------------------------------------------------
+
+    def _fit_one(
+        self, Z: NDArray[np.float64], y: NDArray[np.float64], lam: float, source: RandomSource
+    ) -> ERMResult:
+        p = self._checked()
+        return private_erm(
+            Z,
+            y,
+            loss=p["loss"],
+            epsilon=p["epsilon"],
+            regularization=lam,
+            perturbation=p["perturbation"],
+            random_state=source,
+            tol=p["tol"],
+            max_iter=p["max_iter"],
+            noise_multiplier=float(self._noise_multiplier),
+        )
+
+    def _release(
+        self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
+    ) -> None:
+        p = self._checked()
+        n = Z.shape[0]
+        tuning: PrivateTuning | None = p["tuning"]
+        if tuning is None:
+            result = self._fit_one(Z, y, p["regularization"], source)
+            lam = p["regularization"]
+            n_train = n
+        else:
+            outcome = tune(
+                Z,
+                y,
+                tuning=tuning,
+                epsilon=p["epsilon"],
+                fit_one=lambda Zi, yi, lam_i: self._fit_one(Zi, yi, lam_i, source),
+                mistakes=lambda res, Zv, yv: int(np.count_nonzero((Zv @ res.coef) * yv <= 0)),
+                source=source,
+            )
+            result = outcome.model
+            lam = outcome.regularization
+            n_train = tuning.part_sizes(n)[outcome.index]
+        w = result.coef
+        self._set_coef(w)
+        self.regularization_ = lam
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.guarantee_ = self._guarantee(p, result, lam, n, n_train)
+
+    def _guarantee(
+        self, p: dict[str, Any], result: ERMResult, lam: float, n: int, n_train: int
+    ) -> Guarantee:
+        k = result.constants
+        loss: Loss = p["loss"]
+        assumptions = [
+            f"records scaled by the declared data_norm={p['data_norm']:g} and clipped to norm 1",
+            "n is public (replace-one neighbours)",
+            "the two class labels are public",
+            f"{loss.name} loss: |ℓ'| ≤ 1, ℓ'' ≤ c = {loss.smoothness:g}",
+            f"Λ = {lam:g} chosen without looking at the data"
+            + (" (privately tuned: CMS11 Alg. 4)" if p["tuning"] is not None else ""),
+            "exact minimiser (solver gradient norm ≤ tol; see docs/proofs/erm.md)",
+        ]
+        if self.fit_intercept:
+            assumptions.append(
+                f"intercept: constant feature {float(self.intercept_scaling):g} "
+                "inside the norm bound"
+            )
+        details: dict[str, Any] = {
+            "loss": loss.to_dict(),
+            "perturbation": p["perturbation"],
+            "regularization": lam,
+            "n": n,
+            "n_train": n_train,
+            "dim": int(result.coef.size),
+            "solver_tol": p["tol"],
+            "converged": bool(result.converged),
+            **k.to_dict(),
+        }
+        if p["tuning"] is not None:
+            details["tuning_grid"] = list(p["tuning"].regularization_grid)
+        if isinstance(k, ObjectiveConstants) and k.fallback:
+            assumptions.append("Δ fallback: ε' = ε/2 and ridge Δ added (2 log(1 + c/(nΛ)) ≥ ε)")
+        return Guarantee.pure(
+            p["epsilon"],
+            relation=Neighbouring.REPLACE_ONE,
+            mechanism=f"{type(self).__name__}: {_MECHANISM[p['perturbation']]}",
+            assumptions=tuple(assumptions),
+            details=details,
+        )
+
+    # -- released state ----------------------------------------------------------------------
+
+    def _set_coef(self, w: NDArray[np.float64]) -> None:
+        norm = float(self.data_norm)
+        if self.fit_intercept:
+            s = float(self.intercept_scaling)
+            r = math.sqrt(1.0 + s * s)
+            self.coef_ = (w[:-1] / (r * norm)).reshape(1, -1)
+            self.intercept_ = np.array([w[-1] * s / r])
+        else:
+            self.coef_ = (w / norm).reshape(1, -1)
+            self.intercept_ = np.zeros(1)
+
+    def _decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        norm = float(self.data_norm)
+        Z, _ = clip_to_unit_ball(X, norm)  # the training map; rows within the bound unchanged
+        return np.asarray(Z @ (self.coef_[0] * norm) + self.intercept_[0], dtype=np.float64)
+
+    def _released_state(self) -> dict[str, Any]:
+        return {
+            "coef": [float(v) for v in self.coef_[0]],
+            "intercept": float(self.intercept_[0]),
+            "regularization": float(self.regularization_),
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        coef = np.asarray(state["coef"], dtype=np.float64).reshape(1, -1)
+        if coef.shape[1] != self.n_features_in_:
+            raise ParameterError(
+                f"coef (length {coef.shape[1]}) must have n_features_in "
+                f"({self.n_features_in_}) entries"
+            )
+        self.coef_ = coef
+        self.intercept_ = np.array([float(state.get("intercept", 0.0))])
+        self.regularization_ = float(state.get("regularization", self.regularization))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+class PrivateLogisticRegression(_PrivateLinearERM):
+    """ε-DP logistic regression by objective or output perturbation ([CMS11]_).
+
+    Minimises ``(1/n) Σ log(1 + exp(−y_i wᵀx_i)) + Λ/2 ‖w‖²`` on records ``x_i/data_norm``
+    (rows longer than ``data_norm`` are scaled to it; the count goes to the custodian's
+    log) and releases a noisy ``w``.
+
+    Guarantee: ε-DP under replace-one neighbours with n public (CMS11 Thm 6 for output,
+    Thm 9 / Cor. 11 for objective perturbation, c = 1/4), assuming the declared
+    ``data_norm`` is public and Λ (``regularization``) does not depend on the data. With
+    ``tuning`` the whole procedure, training and selection, costs ε (CMS11 Thm 26).
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε > 0 (at most 10).
+    regularization : float, default 1e-3
+        Λ > 0, the ridge weight (scikit-learn's ``C`` is ``1/(nΛ)``).
+    data_norm : float
+        Declared public bound on ``‖x‖₂``; required (``None`` is refused at ``fit``).
+    perturbation : {"objective", "output"}, default "objective"
+    fit_intercept : bool, default False
+        CMS11 has no intercept. When True the records become
+        ``[x/data_norm, intercept_scaling]/sqrt(1 + intercept_scaling²)`` (still in the unit
+        ball) and the bias is regularised like every weight.
+    intercept_scaling : float, default 1.0
+    tuning : PrivateTuning or sequence of float, optional
+        A public grid of Λ for private tuning (CMS11 Alg. 4); ``regularization`` is then
+        unused and the chosen value is ``regularization_``.
+    random_state : None, int or Generator, optional
+        ``None`` uses the OS CSPRNG; a seed is reproducible and warns.
+    tol : float, default 1e-10
+        Bound on the solver's final gradient norm (see ``docs/proofs/erm.md``).
+    max_iter : int, default 100
+        Newton iterations.
+
+    Attributes
+    ----------
+    coef_ : ndarray, shape (1, n_features)
+        Released weights in the original feature scale: for rows within ``data_norm``
+        the score is ``X @ coef_.T + intercept_``.
+    intercept_ : ndarray, shape (1,)
+    classes_ : ndarray, shape (2,)
+    n_features_in_ : int
+    regularization_ : float
+    guarantee_ : Guarantee
+    converged_, n_iter_ : bool, int
+
+    References
+    ----------
+    .. [CMS11] K. Chaudhuri, C. Monteleoni and A. D. Sarwate. Differentially private
+       empirical risk minimization. JMLR 12:1069-1109, 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]] * 50)
+    >>> y = np.array([1, 1, 0, 0] * 50)
+    >>> clf = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0)
+    >>> clf.fit(X, y).predict([[1.0, 0.0]]).shape
+    (1,)
+    >>> print(clf.guarantee_.epsilon)
+    1.0
+    """
+
+    _loss_label = "logistic"
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        regularization: float = DEFAULT_REGULARIZATION,
+        data_norm: float | None = None,
+        perturbation: str = "objective",
+        fit_intercept: bool = False,
+        intercept_scaling: float = 1.0,
+        tuning: Any = None,
+        random_state: Any = None,
+        tol: float = DEFAULT_TOL,
+        max_iter: int = DEFAULT_MAX_ITER,
+    ) -> None:
+        self.epsilon = epsilon
+        self.regularization = regularization
+        self.data_norm = data_norm
+        self.perturbation = perturbation
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tuning = tuning
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _loss(self) -> Loss:
+        return LogisticLoss()
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``[P(classes_[0]), P(classes_[1])]`` from the logistic model. Free post-processing."""
+        f = self.decision_function(X)
+        return np.column_stack([expit(-f), expit(f)])
+
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Logarithm of :meth:`predict_proba`, computed stably."""
+        f = self.decision_function(X)
+        return np.column_stack([-np.logaddexp(0.0, f), -np.logaddexp(0.0, -f)])
+
+
+class PrivateLinearSVM(_PrivateLinearERM):
+    """ε-DP linear SVM with the Huber loss, by objective or output perturbation ([CMS11]_).
+
+    Minimises ``(1/n) Σ ℓ_H(y_i wᵀx_i) + Λ/2 ‖w‖²`` with the Huber loss of width ``huber_h``
+    (CMS11 eq. 7; ``|ℓ'| ≤ 1``, ``ℓ'' ≤ c = 1/(2h)``) on records ``x_i/data_norm`` clipped to
+    norm 1, and releases a noisy ``w``.
+
+    Guarantee: ε-DP under replace-one neighbours with n public (CMS11 Thm 6, and Thm 9 with
+    Cor. 13 for the kinks of ℓ_H), assuming the declared ``data_norm`` is public and Λ does
+    not depend on the data.
+
+    Parameters
+    ----------
+    huber_h : float, default 0.5
+        Width h of the Huber loss's quadratic piece (> 0).
+
+    Other parameters and attributes as :class:`PrivateLogisticRegression` (no
+    ``predict_proba``).
+
+    References
+    ----------
+    .. [CMS11] K. Chaudhuri, C. Monteleoni and A. D. Sarwate. Differentially private
+       empirical risk minimization. JMLR 12:1069-1109, 2011.
+    """
+
+    _loss_label = "huber"
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        regularization: float = DEFAULT_REGULARIZATION,
+        data_norm: float | None = None,
+        perturbation: str = "objective",
+        huber_h: float = 0.5,
+        fit_intercept: bool = False,
+        intercept_scaling: float = 1.0,
+        tuning: Any = None,
+        random_state: Any = None,
+        tol: float = DEFAULT_TOL,
+        max_iter: int = DEFAULT_MAX_ITER,
+    ) -> None:
+        self.epsilon = epsilon
+        self.regularization = regularization
+        self.data_norm = data_norm
+        self.perturbation = perturbation
+        self.huber_h = huber_h
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tuning = tuning
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _loss(self) -> Loss:
+        return HuberLoss(self.huber_h)

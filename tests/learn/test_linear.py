@@ -1,0 +1,284 @@
+"""PrivateLogisticRegression and PrivateLinearSVM: API, spending order, bad input, model files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+
+import numpy as np
+import pytest
+
+from ppdp.accounting import Accountant
+from ppdp.budget import Neighbouring, PrivacyBudget
+from ppdp.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    NotFittedError,
+    ParameterError,
+    ParameterTypeError,
+)
+from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression, PrivateTuning
+from ppdp.learn._base import clip_to_unit_ball
+
+LEARNERS = [PrivateLogisticRegression, PrivateLinearSVM]
+
+
+def _data(n: int = 400, d: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ np.ones(d) > 0, "yes", "no")
+    return X, y
+
+
+@pytest.fixture
+def acct() -> Accountant:
+    return Accountant.in_memory(total=PrivacyBudget(5.0))
+
+
+@pytest.mark.parametrize("cls", LEARNERS)
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+def test_fit_spends_once_and_states_guarantee(cls, perturbation, acct) -> None:
+    X, y = _data()
+    clf = cls(epsilon=0.5, data_norm=4.0, perturbation=perturbation, random_state=0)
+    assert clf.fit(X, y, accountant=acct) is clf
+    assert acct.spent.epsilon == pytest.approx(0.5)
+    [record] = acct.history()
+    assert perturbation in record.mechanism
+    g = clf.guarantee_
+    assert g.epsilon == 0.5 and g.relation is Neighbouring.REPLACE_ONE
+    assert g.details["perturbation"] == perturbation
+    assert clf.coef_.shape == (1, 3) and clf.n_features_in_ == 3
+    assert list(clf.classes_) == ["no", "yes"]
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    # the released model is a linear score in the original scale (rows within data_norm)
+    inside = X[np.linalg.norm(X, axis=1) <= 4.0]
+    np.testing.assert_allclose(
+        clf.decision_function(inside), inside @ clf.coef_[0] + clf.intercept_[0], rtol=1e-12
+    )
+
+
+def test_predict_proba_is_logistic() -> None:
+    X, y = _data()
+    clf = PrivateLogisticRegression(epsilon=1.0, data_norm=4.0, random_state=1).fit(X, y)
+    p = clf.predict_proba(X[:5])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(p[:, 1], 1 / (1 + np.exp(-clf.decision_function(X[:5]))))
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X[:5])), p)
+    assert not hasattr(PrivateLinearSVM(), "predict_proba")
+
+
+def test_objective_perturbation_learns_at_reasonable_epsilon() -> None:
+    X, y = _data(n=4000, d=3)
+    clf = PrivateLogisticRegression(epsilon=1.0, data_norm=4.0, random_state=2).fit(X, y)
+    assert (clf.predict(X) == y).mean() > 0.9
+
+
+def test_budget_is_checked_before_the_data_are_read() -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(0.1))
+    X = np.array([[np.nan, 1.0]] * 10)  # invalid: but the budget refusal comes first
+    with pytest.raises(BudgetExceededError):
+        PrivateLogisticRegression(epsilon=1.0, data_norm=1.0).fit(X, [0, 1] * 5, accountant=acct)
+    assert acct.spent.epsilon == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"regularization": 0.0}, ParameterError, r"regularization \(0.0\)"),
+        ({"regularization": -1.0}, ParameterError, "regularization"),
+        ({"epsilon": 0.0}, ParameterError, "epsilon"),
+        ({"epsilon": float("nan")}, ParameterError, "epsilon"),
+        ({"data_norm": None}, ParameterError, r"data_norm \(None\) must be declared"),
+        ({"data_norm": -2.0}, ParameterError, "data_norm"),
+        ({"perturbation": "input"}, ParameterError, "perturbation"),
+        ({"tol": 0.0}, ParameterError, "tol"),
+        ({"max_iter": 0}, ParameterError, "max_iter"),
+        ({"fit_intercept": "yes"}, ParameterTypeError, "fit_intercept"),
+        ({"tuning": [1e-3]}, ParameterError, "at least 2"),
+        ({"tuning": [1e-3, -1.0]}, ParameterError, r"regularization_grid\[1\]"),
+    ],
+)
+def test_bad_parameters_cost_nothing(kwargs, error, match, acct) -> None:
+    X, y = _data()
+    params = {"epsilon": 1.0, "data_norm": 4.0, **kwargs}
+    with pytest.raises(error, match=match) as info:
+        PrivateLogisticRegression(**params).fit(X, y, accountant=acct)
+    assert "\n" not in str(info.value)
+    assert acct.spent.epsilon == 0.0
+
+
+def test_huber_h_must_be_positive(acct) -> None:
+    X, y = _data()
+    with pytest.raises(ParameterError, match="huber_h"):
+        PrivateLinearSVM(data_norm=1.0, huber_h=0.0).fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == 0.0
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "match"),
+    [
+        (np.ones((10, 2)), np.arange(10) % 3, "Only binary classification"),
+        (np.ones((10, 2)), np.zeros(10), "1 class"),
+        (np.array([[np.nan, 1.0]] * 10), np.arange(10) % 2, "NaN"),
+        (np.array([[np.inf, 1.0]] * 10), np.arange(10) % 2, "infinity"),
+        (np.ones((1, 2)), np.array([1]), "1 class|at least"),
+        (np.ones((10, 2)), np.linspace(0, 1, 10), "continuous"),
+        (np.ones(10), np.arange(10) % 2, "2D array"),
+    ],
+)
+def test_bad_data_cost_nothing(X, y, match, acct) -> None:
+    with pytest.raises(DataValidationError, match=match) as info:
+        PrivateLinearSVM(data_norm=1.0).fit(X, y, accountant=acct)
+    assert "\n" not in str(info.value)
+    assert acct.spent.epsilon == 0.0
+
+
+def test_too_few_rows_for_tuning(acct) -> None:
+    X, y = np.eye(2).repeat(3, axis=0), np.array([0, 1] * 3)
+    with pytest.raises(DataValidationError, match="at least 8"):
+        PrivateLogisticRegression(data_norm=1.0, tuning=[0.1, 1.0, 10.0]).fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == 0.0
+
+
+def test_wrong_relation_is_refused() -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0), relation="add-remove")
+    X, y = _data()
+    with pytest.raises(ParameterError, match="replace-one"):
+        PrivateLogisticRegression(data_norm=4.0).fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == 0.0
+
+
+def test_declared_norm_violation_is_clipped_and_counted(caplog, acct) -> None:
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 10.0], [1.0, 0.0]] * 5)
+    y = np.array([0, 1, 0, 1] * 5)
+    with caplog.at_level(logging.INFO, logger="ppdp.custodian"):
+        clf = PrivateLogisticRegression(data_norm=1.0, random_state=0).fit(X, y, accountant=acct)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "ppdp.custodian"]
+    assert any("10 of 20 rows" in m for m in msgs)
+    # the count is a fact about the data: it is not part of the release
+    assert (
+        "10" not in json.dumps(clf.to_model_dict()["guarantee"]["details"]).split("n_train")[0][-5:]
+    )
+    Z, k = clip_to_unit_ball(X, 1.0)
+    assert k == 10 and np.all(np.linalg.norm(Z, axis=1) <= 1.0)
+
+
+def test_clipping_never_exceeds_one_after_rounding() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 7)) * rng.uniform(0.5, 1e6, size=(5000, 1))
+    Z, _ = clip_to_unit_ball(X, 0.3)
+    assert np.all(np.sqrt(np.einsum("ij,ij->i", Z, Z)) <= 1.0)
+
+
+def test_intercept_is_a_constant_feature_inside_the_ball() -> None:
+    X, y = _data(n=2000)
+    y = np.where(X[:, 0] > 0.8, 1, 0)  # an unbalanced problem that needs a bias
+    clf = PrivateLogisticRegression(
+        epsilon=2.0, data_norm=5.0, fit_intercept=True, intercept_scaling=2.0, random_state=0
+    )
+    clf.fit(X, y)
+    Z = clf._prepare(X)
+    assert Z.shape[1] == 4 and np.all(np.linalg.norm(Z, axis=1) <= 1.0)
+    np.testing.assert_allclose(Z[:, -1], 2.0 / math.sqrt(5.0))
+    assert clf.intercept_[0] != 0.0
+    inside = X[np.linalg.norm(X, axis=1) <= 5.0]
+    np.testing.assert_allclose(
+        clf.decision_function(inside), inside @ clf.coef_[0] + clf.intercept_[0], rtol=1e-10
+    )
+    assert any("intercept" in a for a in clf.guarantee_.assumptions)
+
+
+def test_not_fitted() -> None:
+    with pytest.raises(NotFittedError, match="not fitted"):
+        PrivateLogisticRegression(data_norm=1.0).predict(np.ones((2, 2)))
+
+
+def test_wrong_feature_count_at_predict() -> None:
+    X, y = _data()
+    clf = PrivateLinearSVM(data_norm=4.0, random_state=0).fit(X, y)
+    with pytest.raises(DataValidationError, match="features"):
+        clf.predict(np.ones((2, 5)))
+
+
+def test_seeded_fits_are_reproducible_and_unseeded_differ() -> None:
+    X, y = _data()
+    a = PrivateLogisticRegression(data_norm=4.0, random_state=3).fit(X, y).coef_
+    b = PrivateLogisticRegression(data_norm=4.0, random_state=3).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    c = PrivateLogisticRegression(data_norm=4.0).fit(X, y).coef_
+    d = PrivateLogisticRegression(data_norm=4.0).fit(X, y).coef_
+    assert not np.array_equal(c, d)
+
+
+@pytest.mark.parametrize("cls", LEARNERS)
+def test_model_dict_round_trip(cls) -> None:
+    X, y = _data()
+    clf = cls(epsilon=1.0, data_norm=4.0, fit_intercept=True, random_state=0).fit(X, y)
+    d = json.loads(json.dumps(clf.to_model_dict()))
+    assert d["class"] == cls.__name__ and d["classes"] == ["no", "yes"]
+    assert "random_state" not in d["hyperparameters"]
+    assert set(d["model"]) == {"coef", "intercept", "regularization"}
+    back = cls.from_model_dict(d)
+    np.testing.assert_allclose(back.decision_function(X), clf.decision_function(X))
+    assert back.guarantee_ == clf.guarantee_
+    assert list(back.predict(X[:3])) == list(clf.predict(X[:3]))
+    with pytest.raises(ParameterError, match="class"):
+        PrivateLogisticRegression.from_model_dict({**d, "class": "Other"})
+
+
+def test_privacy_budget_from_parameters_alone() -> None:
+    assert PrivateLinearSVM(epsilon=0.3, data_norm=1.0).privacy_budget() == PrivacyBudget(0.3)
+    assert PrivateLinearSVM(
+        epsilon=0.3, data_norm=1.0, tuning=[0.1, 1.0]
+    ).privacy_budget() == PrivacyBudget(0.3)
+
+
+def test_fallback_branch_is_stated() -> None:
+    X, y = _data(n=100)
+    clf = PrivateLogisticRegression(epsilon=0.1, regularization=1e-4, data_norm=4.0, random_state=0)
+    clf.fit(X, y)
+    assert clf.guarantee_.details["fallback"] is True
+    assert clf.guarantee_.details["epsilon_prime"] == 0.05
+    assert any("Δ fallback" in a for a in clf.guarantee_.assumptions)
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def test_tuning_costs_epsilon_once_and_releases_no_errors(acct) -> None:
+    X, y = _data(n=3000)
+    grid = (1e-4, 1e-2, 1.0)
+    clf = PrivateLogisticRegression(
+        epsilon=1.0, data_norm=4.0, tuning=PrivateTuning(grid), random_state=0
+    )
+    clf.fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == pytest.approx(1.0)
+    assert len(acct.history()) == 1
+    assert clf.regularization_ in grid
+    details = clf.guarantee_.details
+    assert details["tuning_grid"] == list(grid)
+    assert details["n_train"] == 750  # 3000 rows in m + 1 = 4 parts
+    assert "errors" not in json.dumps(clf.to_model_dict())
+
+
+def test_tuning_prefers_the_good_candidate() -> None:
+    """Output perturbation with Λ = 1e-6 is noise (sensitivity 2/(nΛ) = 1500); it must lose."""
+    X, y = _data(n=4000)
+    wins = 0
+    for seed in range(10):
+        clf = PrivateLogisticRegression(
+            epsilon=1.0,
+            data_norm=4.0,
+            perturbation="output",
+            tuning=[1e-6, 1.0],
+            random_state=seed,
+        ).fit(X, y)
+        wins += clf.regularization_ == 1.0
+    assert wins >= 9
+
+
+def test_part_sizes_are_public_and_equal() -> None:
+    t = PrivateTuning((0.1, 1.0, 10.0))
+    assert t.part_sizes(10) == [3, 3, 2, 2]
+    assert sum(t.part_sizes(1001)) == 1001
