@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 
 import httpx
 import pandas as pd
 import pytest
-from toy_roles import build_toy
+from toy_roles import ServedNode, build_toy
 
 from ppdp.data import Schema
 from ppdp.exceptions import ProtocolError
@@ -23,7 +22,6 @@ from ppdp.federated.http import (
     run_party,
     seal,
 )
-from ppdp.federated.http._runner import bind_socket, serve_node
 from ppdp.federated.messages import MessageFields, encode_array, sign
 from ppdp.ledger import Signer, load_private_key
 
@@ -37,7 +35,7 @@ def _deploy(tmp_path, owners=2, timeouts=FAST, dealer=False):
         tmp_path,
         parts=parts,
         schema=SCHEMA,
-        session={"id": "toy-1"},
+        session={"session_id": "toy-1"},
         timeouts=timeouts,
         dealer=dealer,
     )
@@ -74,39 +72,10 @@ def test_missing_owner_aborts_at_startup(tmp_path):
     assert "timeout" in out["owner-1"].reason
 
 
-class _Served:
-    """One party's node served in a background thread (the test plays its peers)."""
-
-    def __init__(self, config):
-        self.config = config
-        self.parts = build_toy(config)
-        self.ready = threading.Event()
-        self.stop = None
-        self.thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-        self.thread.start()
-        assert self.ready.wait(10)
-        self.url = config.url
-
-    async def _main(self):
-        self.stop = asyncio.Event()
-        self.loop = asyncio.get_running_loop()
-        sock = bind_socket(self.config.host, self.config.port)
-        async with serve_node(self.parts.node, sock):
-            await self.parts.node.open()
-            self.ready.set()
-            await self.stop.wait()
-            await self.parts.node.close()
-        sock.close()
-
-    def close(self):
-        self.loop.call_soon_threadsafe(self.stop.set)
-        self.thread.join(10)
-
-
 @pytest.fixture
 def owner_server(tmp_path):
     dep = _deploy(tmp_path, timeouts=Timeouts(phase=30.0, round=60.0, linger=0.0), dealer=True)
-    served = _Served(load_config(dep.configs["owner-1"]))
+    served = ServedNode(load_config(dep.configs["owner-1"]))
     pub = Signer("publisher", load_private_key(tmp_path / "keys" / "publisher.key"))
     yield served, pub, dep
     served.close()
@@ -208,3 +177,33 @@ def test_health_and_status(owner_server):
     assert h == {"party": "owner-1", "role": "owner", "session": "toy-1", "state": "waiting"}
     assert "stats" in httpx.get(f"{served.url}/status").json()
     assert httpx.get(f"{served.url}/ledger/entries").status_code == 404
+
+
+def _spawn(dep, party, *extra):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).with_name("party_main.py")
+    with open(dep.workdir / f"{party}.log", "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, str(script), str(dep.configs[party]), "--toy", *extra],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def test_owner_killed_in_subprocess_aborts_round(tmp_path):
+    dep = _deploy(tmp_path, timeouts=Timeouts(startup=20.0, phase=1.0, round=20.0, linger=0.0))
+    procs = {
+        "owner-1": _spawn(dep, "owner-1"),
+        "owner-2": _spawn(dep, "owner-2", "--crash-on", "ping"),
+        "publisher": _spawn(dep, "publisher"),
+    }
+    codes = {p: proc.wait(60) for p, proc in procs.items()}
+    assert codes["owner-2"] == -9
+    assert codes["owner-1"] == 0
+    assert codes["publisher"] == 3
+    last = (tmp_path / "publisher.log").read_text().strip().splitlines()[-1]
+    assert last.startswith("round aborted: ")
+    assert "timeout" in last or "owner-2" in last

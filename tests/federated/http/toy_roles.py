@@ -6,10 +6,13 @@ The publisher sends ``ping`` (an array of 2 floats) to each owner; each owner an
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import defaultdict
 from typing import Any
 
 from ppdp.federated.http import PartyConfig, PartyNode, PartyParts
+from ppdp.federated.http._runner import bind_socket, serve_node
 from ppdp.federated.http._sealed import load_box_key
 from ppdp.federated.messages import (
     ArraySpec,
@@ -89,3 +92,32 @@ def build_toy(config: PartyConfig) -> PartyParts:
         seal_to=("owner",) if config.role == "dealer" else (),
     )
     return PartyParts(node=node)
+
+
+class ServedNode:
+    """One party's node served in a background thread (the test plays its peers)."""
+
+    def __init__(self, config, parts=None):
+        self.config = config
+        self.parts = parts or build_toy(config)
+        self.ready = threading.Event()
+        self.stop = None
+        self.thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10)
+        self.url = config.url
+
+    async def _main(self):
+        self.stop = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
+        sock = bind_socket(self.config.host, self.config.port)
+        async with serve_node(self.parts.node, sock):
+            await self.parts.node.open()
+            self.ready.set()
+            await self.stop.wait()
+            await self.parts.node.close()
+        sock.close()
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.stop.set)
+        self.thread.join(10)

@@ -10,7 +10,7 @@ One file per party. Relative paths are read relative to the file's folder. The l
     peers:                         # every other party
       - {id: publisher, role: publisher, url: "http://127.0.0.1:8100",
          public_key: "<base64 Ed25519>"}            # or public_key_file: FILE
-    session: {id: round-1, epsilon: 1.0, delta: 1.0e-5, ...}   # passed to the roles
+    session: {session_id: round-1, epsilon: 1.0, delta: 1.0e-5, ...}  # the RoundConfig
     data: {file: parts/owner-1.csv, schema: adult.schema.yaml, norm_bound: null}  # owners
     ledger: ledger/publisher.ledger    # publisher: the publishing ledger (created if absent)
     replica: replicas/owner-1.ledger   # owners: the local replica
@@ -124,7 +124,7 @@ class PartyConfig:
     @property
     def session_id(self) -> str:
         """The session id every message must carry."""
-        return str(self.session["id"])
+        return str(self.session["session_id"])
 
     @property
     def url(self) -> str:
@@ -286,8 +286,14 @@ def config_from_dict(
     if roles.count("publisher") != 1:
         raise _fail(where, "exactly one party (this one or a peer) must be the publisher")
     session = raw["session"]
-    if not isinstance(session, dict) or not isinstance(session.get("id"), str) or not session["id"]:
-        raise _fail(where, "session must be a mapping with a non-empty string id")
+    if not isinstance(session, dict) or not isinstance(session.get("session_id"), str):
+        raise _fail(where, "session must be a mapping with a string session_id")
+    session = dict(session)
+    # the round's parties default to the ones this file names
+    everyone = {**{p.id: p.role for p in peers}, party: role}
+    session.setdefault("publisher", next(p for p, r in everyone.items() if r == "publisher"))
+    session.setdefault("owners", sorted(p for p, r in everyone.items() if r == "owner"))
+    session.setdefault("dealer", next((p for p, r in everyone.items() if r == "dealer"), None))
     timeouts = Timeouts()
     if raw.get("timeouts") is not None:
         t = raw["timeouts"]
@@ -330,7 +336,7 @@ def config_from_dict(
         port=port,
         key_file=key_file,
         peers=peers,
-        session=dict(session),
+        session=session,
         workdir=workdir,
         timeouts=timeouts,
         box_key_file=box_key_file,

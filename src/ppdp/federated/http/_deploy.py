@@ -93,7 +93,7 @@ def prepare_deployment(
     schema : Schema
         The declared schema, written to ``data/schema.yaml`` for every owner.
     session : mapping
-        The session parameters (``id`` required), copied into every config.
+        The session parameters (``session_id`` required), copied into every config.
     seal_dealer_shares : bool
         Give each owner an X25519 key so the dealer seals its shares.
     dealer : bool
