@@ -1,9 +1,32 @@
 """Multi-party Fisher-LDA publishing (Mul-LDA-DP): signed messages, roles, one round in-process.
 
-The trust model, the protocol and the privacy argument are in ``docs/federated.md`` and
-``docs/proofs/mul-lda-dp.md``.
+Owners hold horizontal parts of a labelled dataset; a publisher computes the Fisher direction
+from masked, noisy partial statistics whose masks cancel exactly in the sum, so the aggregate
+carries the centralised LDA-DP noise, calibrated so that the publisher's *joint* view of all
+messages is (ε, δ)-DP. The trust model and the protocol are in ``docs/federated.md``, the
+privacy argument in ``docs/proofs/mul-lda-dp.md``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from ppdp.federated import simulate_round
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(300, 4)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+>>> y = (X[:, 1] > 0).astype(int)
+>>> parts = [(X[i::3], y[i::3]) for i in range(3)]
+>>> res = simulate_round(parts, epsilon=1.0, delta=1e-5, dealer="none", random_state=0)
+>>> res.state, res.guarantee.is_private
+('done', True)
 """
 
+from ppdp.federated.calibration import (
+    DEFAULT_MASK_SCALE,
+    FederatedPlan,
+    coalition_factor,
+    federated_noise_plan,
+    joint_view_factor,
+)
+from ppdp.federated.config import RoundConfig
 from ppdp.federated.messages import (
     ArraySpec,
     Kind,
@@ -15,15 +38,38 @@ from ppdp.federated.messages import (
     sign,
     verify,
 )
+from ppdp.federated.roles import (
+    DataOwner,
+    NoiseDealer,
+    Publisher,
+    create_publishing_accountant,
+    must_abort,
+)
+from ppdp.federated.simulate import FederatedResult, Network, build_round, simulate_round
 
 __all__ = [
+    "DEFAULT_MASK_SCALE",
     "ArraySpec",
+    "DataOwner",
+    "FederatedPlan",
+    "FederatedResult",
     "Kind",
     "Message",
     "MessageFields",
     "MessageValidator",
+    "Network",
+    "NoiseDealer",
     "OutOfOrderError",
+    "Publisher",
     "ReplayError",
+    "RoundConfig",
+    "build_round",
+    "coalition_factor",
+    "create_publishing_accountant",
+    "federated_noise_plan",
+    "joint_view_factor",
+    "must_abort",
     "sign",
+    "simulate_round",
     "verify",
 ]

@@ -1,0 +1,203 @@
+"""The parameters of one Mul-LDA-DP round, shared by every party (``RoundConfig``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ppdp._validation import check_delta, check_epsilon, check_int, check_option, check_real
+from ppdp.budget import PrivacyBudget
+from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.federated.calibration import FederatedPlan, federated_noise_plan
+from ppdp.federated.messages import check_party_id, check_session_id
+from ppdp.publish._fisher import LDANoisePlan, default_ridge, split_budget
+
+__all__ = ["DEALERS", "RELEASES", "RoundConfig"]
+
+RELEASES = ("direction", "noisy-projections", "raw-projections")
+DEALERS = ("trusted", "none")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundConfig:
+    """Everything the parties of a round agree on before it starts (public).
+
+    The publisher sends it in ``round-start``; every owner and the dealer compare it with
+    their own copy, field by field, and refuse a round that differs (a publisher cannot
+    quietly lower the noise).
+
+    Parameters
+    ----------
+    session_id : str
+    publisher : str
+    owners : tuple of str
+        At least two; their order fixes the pairs of the zero-sum masks.
+    dealer : str or None
+        The dealer's party id (``dealer="trusted"``), or None (pairwise masks).
+    epsilon, delta : float
+        The round's whole budget (spent by the publisher before any share is requested).
+    n_features : int
+    classes : tuple of int or str
+        Public class labels, in the order of ``class_counts``.
+    class_counts : tuple of int
+        Public global class sizes.
+    calibration : {"gaussian", "paper"}
+        Noise template (:func:`ppdp.publish._fisher.lda_noise_plan`).
+    joint_view : bool
+        Calibrate for the publisher's joint view (default) or the paper's split.
+    mask_scale : float or None
+        ``Var(e_j)/σ²``; None for the default of :func:`federated_noise_plan`.
+    mean_share : float
+        Share of the means+scatter budget spent on the means.
+    release : {"direction", "noisy-projections", "raw-projections"}
+    projection_share : float
+        With ``"noisy-projections"``: share of ``epsilon`` spent on the per-row Laplace
+        noise of the projections (the rest, and all of δ, goes to the means and scatter).
+    n_components : int or None
+    ridge : float or None
+        Data-independent ridge; None for :func:`ppdp.publish._fisher.default_ridge`.
+    """
+
+    session_id: str
+    publisher: str
+    owners: tuple[str, ...]
+    dealer: str | None
+    epsilon: float
+    delta: float
+    n_features: int
+    classes: tuple[int | str, ...]
+    class_counts: tuple[int, ...]
+    calibration: str = "gaussian"
+    joint_view: bool = True
+    mask_scale: float | None = None
+    mean_share: float = 0.5
+    release: str = "direction"
+    projection_share: float = 0.2
+    n_components: int | None = None
+    ridge: float | None = None
+
+    def __post_init__(self) -> None:
+        check_session_id(self.session_id)
+        check_party_id(self.publisher, "publisher")
+        if isinstance(self.owners, str) or not isinstance(self.owners, tuple | list):
+            raise ParameterTypeError(f"owners ({self.owners!r}) must be a tuple of party ids")
+        owners = tuple(check_party_id(o, "owner") for o in self.owners)
+        object.__setattr__(self, "owners", owners)
+        if len(owners) < 2:
+            raise ParameterError(f"owners ({list(owners)!r}) must name at least 2 data owners")
+        if self.dealer is not None:
+            check_party_id(self.dealer, "dealer")
+        ids = [self.publisher, *owners] + ([self.dealer] if self.dealer else [])
+        if len(set(ids)) != len(ids):
+            raise ParameterError(f"party ids ({ids!r}) must be distinct")
+        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", check_delta("delta", self.delta, allow_zero=False))
+        object.__setattr__(self, "n_features", check_int("n_features", self.n_features, minimum=1))
+        classes = tuple(self.classes)
+        if not all(type(c) in (int, str) for c in classes) or len(set(classes)) != len(classes):
+            raise ParameterError(f"classes ({list(classes)!r}) must be distinct ints or strs")
+        counts = tuple(check_int("class_counts", c, minimum=1) for c in self.class_counts)
+        if len(classes) != len(counts) or len(counts) < 2:
+            raise ParameterError(
+                f"classes ({list(classes)!r}) and class_counts ({list(counts)!r}) must have the "
+                "same length, at least 2"
+            )
+        object.__setattr__(self, "classes", classes)
+        object.__setattr__(self, "class_counts", counts)
+        check_option("calibration", self.calibration, ("gaussian", "paper"))
+        if not isinstance(self.joint_view, bool):
+            raise ParameterTypeError(f"joint_view ({self.joint_view!r}) must be True or False")
+        check_option("release", self.release, RELEASES)
+        share = check_real("projection_share", self.projection_share)
+        if not 0.0 < share < 1.0:
+            raise ParameterError(f"projection_share ({share!r}) must be in (0, 1)")
+        if self.n_components is not None:
+            check_int("n_components", self.n_components, minimum=1)
+        if self.ridge is not None:
+            r = check_real("ridge", self.ridge)
+            if not (math.isfinite(r) and r >= 0):
+                raise ParameterError(f"ridge ({r!r}) must be a finite number >= 0")
+        if self.mask_scale is not None:
+            check_real("mask_scale", self.mask_scale)
+
+    # -- derived ------------------------------------------------------------------------
+
+    @property
+    def dealer_mode(self) -> str:
+        """``"trusted"`` or ``"none"``."""
+        return "none" if self.dealer is None else "trusted"
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The whole round's budget (one spend before any share is requested)."""
+        return PrivacyBudget(self.epsilon, self.delta)
+
+    def budgets(self) -> tuple[PrivacyBudget, PrivacyBudget | None]:
+        """(means + scatter budget, projections budget or None)."""
+        if self.release != "noisy-projections":
+            return self.budget, None
+        proj, stats = split_budget(self.epsilon, self.delta, self.projection_share)
+        # the projections' Laplace noise is pure ε; their δ share goes back to the statistics
+        return PrivacyBudget(stats.epsilon, self.delta), PrivacyBudget(proj.epsilon, 0.0)
+
+    def plan(self) -> FederatedPlan:
+        """The noise plan every party derives from this config (warns for the paper split)."""
+        stats, _ = self.budgets()
+        return federated_noise_plan(
+            epsilon=stats.epsilon,
+            delta=stats.delta,
+            n_features=self.n_features,
+            class_counts=self.class_counts,
+            n_owners=len(self.owners),
+            calibration=self.calibration,
+            joint_view=self.joint_view,
+            mask_scale=self.mask_scale,
+            mean_share=self.mean_share,
+            allow_large_epsilon=True,
+        )
+
+    def ridge_for(self, plan: LDANoisePlan) -> float:
+        """The ridge: the configured one or the plan's data-independent default."""
+        return default_ridge(plan) if self.ridge is None else float(self.ridge)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (sent in ``round-start``, pinned in the ledger)."""
+        return {
+            "session_id": self.session_id,
+            "publisher": self.publisher,
+            "owners": list(self.owners),
+            "dealer": self.dealer,
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "n_features": self.n_features,
+            "classes": list(self.classes),
+            "class_counts": list(self.class_counts),
+            "calibration": self.calibration,
+            "joint_view": self.joint_view,
+            "mask_scale": None if self.mask_scale is None else float(self.mask_scale),
+            "mean_share": float(self.mean_share),
+            "release": self.release,
+            "projection_share": float(self.projection_share),
+            "n_components": self.n_components,
+            "ridge": None if self.ridge is None else float(self.ridge),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundConfig:
+        """Inverse of :meth:`to_dict` (validated)."""
+        if not isinstance(data, dict):
+            raise ParameterTypeError(f"config ({data!r}) must be a dict")
+        allowed = set(cls.__dataclass_fields__)
+        extra = set(data) - allowed
+        if extra:
+            raise ParameterError(f"config has unknown fields {sorted(extra)}")
+        values = dict(data)
+        for key in ("owners", "classes", "class_counts"):
+            if key in values and isinstance(values[key], list):
+                values[key] = tuple(values[key])
+        return cls(**values)

@@ -1,0 +1,1084 @@
+"""The three roles of a Mul-LDA-DP round as transport-agnostic state machines.
+
+Each role has ``start() -> list[Message]``, ``handle(message) -> list[Message]`` (the
+messages to send, each addressed by ``recipient``), ``state`` and ``abort(reason)``. No I/O
+happens inside except the publisher's ledger/accountant and the owners' replicas. The
+in-process router :func:`ppdp.federated.simulate_round` and the HTTP transport
+(:mod:`ppdp.federated.http`) drive the very same objects.
+
+Protocol (``docs/federated.md``)::
+
+    publisher: check + SPEND the whole budget (ledger) ── round-start, ledger-entries ──▶ owners
+                                                       ── round-start ──▶ dealer
+    dealer:    dealer-share (that owner's zero-sum masks) ──▶ each owner   [dealer="trusted"]
+    owners:    key-share (X25519 public key) ──▶ every other owner        [dealer="none"]
+    owners:    verify the spend in their replica, then mean-share ──▶ publisher
+    publisher: Σ shares = noisy class sums (masks cancel exactly) ── noisy-means ──▶ owners
+    owners:    scatter-share (upper Σxxᵀ + masks + own noise) ──▶ publisher
+    publisher: noisy scatter, ridge, Fisher direction(s) ── result ──▶ owners
+    owners:    projections (noisy or raw)  ──▶ publisher        [release != "direction"]
+    publisher: release entry in the ledger ── release ──▶ owners; done.
+
+The publisher appends to its ledger: the round's config, the spend (before any share is
+requested), the signed *envelope* of every accepted message (header, payload digest,
+signature: share values are kept out of the ledger because owners replicate it and an
+owner knows part of the masks, see ``docs/proofs/mul-lda-dp.md``), the noisy statistics and
+direction(s), the release, or the abort. It forwards every new entry to every owner
+(``ledger-entries``); owners verify each entry (chain, signature) and refuse to send a share
+until their replica shows the round's spend within the ledger's total.
+
+Message handling, for every role:
+
+* :meth:`check` authenticates a message without changing any state (session, pinned sender
+  key, recipient, signature, kind this sender may send to this role, payload fields, shapes,
+  NaN/inf). A transport may call it first to answer a refusal.
+* :meth:`handle` runs :meth:`check`, then the per-sender sequence number: a copy (seq already
+  delivered) raises :class:`~ppdp.federated.messages.ReplayError` and is not counted; an early
+  message (gap) is held until the gap fills, so the result does not depend on arrival order.
+  Messages for a later phase wait for it.
+* An authenticated message that breaks the protocol (wrong phase, a second share, a share of
+  the wrong shape or with NaN, a config that differs, a ledger that does not verify), a
+  forged signature or an unknown sender aborts the round: the role answers with ``abort``
+  messages, nothing is released, and spends already recorded stay recorded. A message of
+  another session is refused without aborting (it is not part of this round).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from numpy.typing import ArrayLike, NDArray
+
+from ppdp import noise
+from ppdp.accounting import Accountant
+from ppdp.accounting._tally import accountant_metadata
+from ppdp.budget import Guarantee, Neighbouring
+from ppdp.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    LedgerIntegrityError,
+    NotDifferentiallyPrivateWarning,
+    ParameterError,
+    ParameterTypeError,
+    PPDPError,
+    ProtocolError,
+)
+from ppdp.federated._wire import FileReplica, MemoryReplica, entry_from_row, entry_to_row
+from ppdp.federated.calibration import FederatedPlan, exact_limit
+from ppdp.federated.config import RoundConfig
+from ppdp.federated.masks import Masks, dealer_masks, pairwise_masks
+from ppdp.federated.messages import (
+    ArraySpec,
+    Kind,
+    Message,
+    MessageFields,
+    MessageValidator,
+    ReplayError,
+    check_payload,
+    decode_array,
+    encode_array,
+    new_salt,
+    sign,
+)
+from ppdp.ledger import Ledger, Signer, canonical_dumps
+from ppdp.mechanisms import LaplaceMechanism
+from ppdp.publish._fisher import fisher_directions, from_upper, noisy_scatter, upper
+from ppdp.random import RandomSource, RandomState, resolve_random_state
+
+__all__ = [
+    "ABORTED",
+    "DONE",
+    "TERMINAL",
+    "DataOwner",
+    "NoiseDealer",
+    "Publisher",
+    "create_publishing_accountant",
+    "must_abort",
+]
+
+logger = logging.getLogger(__name__)
+
+DONE = "done"
+ABORTED = "aborted"
+TERMINAL = (DONE, ABORTED)
+_ROUND_KIND = "fed-round"
+_MESSAGE_KIND = "fed-message"
+_MEANS_KIND = "fed-noisy-means"
+_RESULT_KIND = "fed-result"
+_ABORT_KIND = "fed-abort"
+_MECHANISM = "Mul-LDA-DP round"
+_MAX_HELD = 64
+
+
+def create_publishing_accountant(
+    path: str | Path | None,
+    *,
+    publisher: Signer,
+    parties: Mapping[str, Ed25519PublicKey],
+    dataset_id: str,
+    total: Any,
+) -> Accountant:
+    """The publisher's budget ledger for multi-party rounds: every party's key is pinned.
+
+    Owners replicate it (their keys sign their replicas' checkpoints); only the publisher
+    appends. ``path=None`` keeps it in memory (experiments).
+    """
+    signers = {publisher.id: publisher.public_key, **dict(parties)}
+    meta = accountant_metadata(total, Neighbouring.REPLACE_ONE)
+    kwargs = {
+        "signer": publisher,
+        "dataset_id": dataset_id,
+        "purpose": "multi-party publishing (Mul-LDA-DP)",
+        "signers": signers,
+        "metadata": meta,
+    }
+    ledger = (
+        Ledger.in_memory(**kwargs)  # type: ignore[arg-type]
+        if path is None
+        else Ledger.create(Path(path), **kwargs)  # type: ignore[arg-type]
+    )
+    return Accountant(ledger)
+
+
+def _x25519_bytes(key: X25519PublicKey) -> str:
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return raw.hex()
+
+
+def _x25519_from(value: str) -> X25519PublicKey:
+    try:
+        raw = bytes.fromhex(value)
+        if len(raw) != 32:
+            raise ValueError
+        return X25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        raise ProtocolError("key-share public_key must be 32 bytes in hex") from None
+
+
+class _Party:
+    """Shared message handling: authentication, ordering, phases, abort."""
+
+    role_name = "party"
+
+    def __init__(
+        self,
+        config: RoundConfig,
+        *,
+        signer: Signer,
+        keys: Mapping[str, Ed25519PublicKey],
+    ) -> None:
+        if not isinstance(config, RoundConfig):
+            raise ParameterTypeError(f"config ({config!r}) must be a RoundConfig")
+        if not isinstance(signer, Signer):
+            raise ParameterTypeError(f"signer ({signer!r}) must be a Signer")
+        self.config = config
+        self.signer = signer
+        self.id = signer.id
+        parties = [config.publisher, *config.owners] + ([config.dealer] if config.dealer else [])
+        missing = [p for p in parties if p not in keys]
+        if missing:
+            raise ParameterError(f"keys lacks the public keys of {missing}")
+        self.keys = {p: keys[p] for p in parties}
+        self.validator = MessageValidator(config.session_id, self.keys, recipient=self.id)
+        self._seq: dict[str, int] = {}
+        self._held: dict[str, dict[int, Message]] = {}
+        self._waiting: list[Message] = []
+        self.state = "waiting"
+        self.abort_reason: str | None = None
+        self.timings: dict[str, float] = {}
+        with warnings.catch_warnings():
+            # the paper split warns once, at simulate_round / the user's plan
+            warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
+            self.plan: FederatedPlan = config.plan()
+        p, K = config.n_features, config.n_classes
+        self._dims = (K, p, p * (p + 1) // 2)
+
+    # -- subclass interface --------------------------------------------------------------
+
+    def _allowed(self, sender: str) -> tuple[str, ...]:
+        """Kinds ``sender`` may ever send to this role."""
+        raise NotImplementedError
+
+    def _spec(self, kind: str) -> Mapping[str, Any]:
+        K, p, D = self._dims
+        r = self._n_dirs()
+        specs: dict[str, Mapping[str, Any]] = {
+            Kind.ROUND_START: {"config": dict, "spend_index": int},
+            Kind.LEDGER_ENTRIES: {"entries": list},
+            Kind.DEALER_SHARE: {
+                "sums": ArraySpec((K, p)),
+                "second_moment": ArraySpec((D,)),
+                "salt": str,
+            },
+            Kind.KEY_SHARE: {"public_key": str},
+            Kind.MEAN_SHARE: {"sums": ArraySpec((K, p)), "salt": str},
+            Kind.NOISY_MEANS: {"means": ArraySpec((K, p)), "ledger_index": int},
+            Kind.SCATTER_SHARE: {"second_moment": ArraySpec((D,)), "salt": str},
+            Kind.RESULT: {"directions": ArraySpec((p, r)), "ledger_index": int},
+            Kind.PROJECTIONS: {"rows": ArraySpec((None, r)), "salt": str},
+            Kind.RELEASE: {"ledger_index": int},
+            Kind.ABORT: {"reason": str},
+        }
+        return specs[kind]
+
+    def _n_dirs(self) -> int:
+        K = self.config.n_classes
+        r = 1 if K == 2 else K - 1
+        if self.config.n_components is not None:
+            r = min(r, self.config.n_components)
+        return min(r, self.config.n_features)
+
+    def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
+        """Handle an in-order message; return None if it belongs to a later phase."""
+        raise NotImplementedError
+
+    def _on_abort(self, reason: str) -> list[Message]:
+        return []
+
+    # -- public ---------------------------------------------------------------------------
+
+    def check(self, message: object) -> Message:
+        """Authenticate ``message`` (no state change); raise ProtocolError if refused."""
+        if not isinstance(message, Message):
+            raise ProtocolError(f"not a Message: {type(message).__name__}")
+        allowed = self._allowed(message.sender) if message.sender in self.keys else ()
+        msg = self.validator.authenticate(message, expected_kinds=None)
+        if msg.kind not in allowed:
+            raise ProtocolError(
+                f"{msg.sender!r} may not send {msg.kind!r} to the {self.role_name} "
+                f"{self.id!r} (allowed: {sorted(allowed)})"
+            )
+        check_payload(msg, self._spec(msg.kind))
+        return msg
+
+    def handle(self, message: Message) -> list[Message]:
+        """Process one incoming message; return the messages to send.
+
+        Raises
+        ------
+        ReplayError
+            A copy of a message already received: dropped, the round goes on.
+        ProtocolError
+            Refused (another session: the round goes on; anything else: the caller aborts
+            the round with :meth:`abort`, see :func:`must_abort`).
+        LedgerIntegrityError, DataValidationError, ParameterError
+            The publisher's ledger entries do not verify, or the owner's data cannot be
+            sent safely: the caller aborts the round.
+        """
+        if self.state in TERMINAL:
+            if isinstance(message, Message) and message.kind == Kind.ABORT:
+                return []
+            raise ProtocolError(f"the round is over ({self.state}); message ignored")
+        t0 = time.perf_counter()
+        try:
+            self.check(message)
+            seq = message.seq
+            nxt = self.validator.next_seq(message.sender)
+            held = self._held.setdefault(message.sender, {})
+            if seq < nxt or seq in held:
+                raise ReplayError(
+                    f"message seq {seq} from {message.sender!r} ({message.kind}) was already "
+                    "received: a replayed copy, dropped"
+                )
+            if seq > nxt:
+                if len(held) >= _MAX_HELD:
+                    raise ProtocolError(
+                        f"more than {_MAX_HELD} out-of-order messages held from {message.sender!r}"
+                    )
+                held[seq] = message
+                return []
+            self.validator.commit(message)
+            out = self._dispatch(message)
+            while self.state not in TERMINAL and self.validator.next_seq(message.sender) in held:
+                nxt_msg = held.pop(self.validator.next_seq(message.sender))
+                self.validator.commit(nxt_msg)
+                out += self._dispatch(nxt_msg)
+            return out
+        finally:
+            self.timings["handle_s"] = self.timings.get("handle_s", 0.0) + (
+                time.perf_counter() - t0
+            )
+
+    def abort(self, reason: str) -> list[Message]:
+        """End the round without a release; return the ``abort`` messages to send."""
+        if self.state in TERMINAL:
+            return []
+        self.state = ABORTED
+        self.abort_reason = str(reason)
+        logger.warning("%s %s aborts the round: %s", self.role_name, self.id, reason)
+        return self._on_abort(str(reason))
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _dispatch(self, message: Message) -> list[Message]:
+        if message.kind == Kind.ABORT:
+            self.state = ABORTED
+            self.abort_reason = f"{message.sender} aborted: {message.payload.get('reason')}"
+            return self._on_abort(self.abort_reason)
+        payload = check_payload(message, self._spec(message.kind))
+        result = self._process(message, payload)
+        if result is None:
+            self._waiting.append(message)
+            return []
+        out = list(result)
+        progressed = True
+        while progressed and self._waiting and self.state not in TERMINAL:
+            progressed = False
+            for waiting in list(self._waiting):
+                res = self._process(waiting, check_payload(waiting, self._spec(waiting.kind)))
+                if res is not None:
+                    self._waiting.remove(waiting)
+                    out += res
+                    progressed = True
+        return out
+
+    def _send(self, recipient: str, kind: str, payload: Mapping[str, Any]) -> Message:
+        seq = self._seq.get(recipient, 0)
+        self._seq[recipient] = seq + 1
+        fields = MessageFields(self.config.session_id, self.id, recipient, seq, kind, payload)
+        return sign(fields, self.signer)
+
+    def _violation(self, message: Message, what: str) -> ProtocolError:
+        return ProtocolError(
+            f"{message.kind} from {message.sender!r} in state {self.state!r}: {what}"
+        )
+
+
+def must_abort(exc: BaseException, message: object = None, *, session_id: str = "") -> bool:
+    """Whether a refusal by :meth:`handle` must abort the round.
+
+    Copies (:class:`~ppdp.federated.messages.ReplayError`) and messages of another session
+    are dropped; every other refusal (forged signature, unknown sender, wrong phase or
+    shape, NaN, a ledger that does not verify) aborts: fail closed.
+    """
+    if isinstance(exc, ReplayError):
+        return False
+    return not (isinstance(message, Message) and session_id and message.session_id != session_id)
+
+
+# =============================================================================== publisher
+
+
+class Publisher(_Party):
+    """The publisher: spends the budget, sums the shares, computes and releases the direction.
+
+    Parameters
+    ----------
+    config : RoundConfig
+    signer : Signer
+        The publisher's key (id = ``config.publisher``); signs messages and ledger entries.
+    keys : mapping of party id to Ed25519 public key
+        Every party's pinned key.
+    accountant : Accountant
+        The publishing ledger (:func:`create_publishing_accountant`); the round's whole
+        budget is spent here in :meth:`start`, before any share is requested.
+    """
+
+    role_name = "publisher"
+
+    def __init__(
+        self,
+        config: RoundConfig,
+        *,
+        signer: Signer,
+        keys: Mapping[str, Ed25519PublicKey],
+        accountant: Accountant,
+    ) -> None:
+        super().__init__(config, signer=signer, keys=keys)
+        if signer.id != config.publisher:
+            raise ParameterError(f"signer id ({signer.id!r}) must be the publisher's")
+        if not isinstance(accountant, Accountant):
+            raise ParameterTypeError(f"accountant ({accountant!r}) must be an Accountant")
+        self.accountant = accountant
+        self.ledger = accountant.ledger
+        self._sent_upto = dict.fromkeys(config.owners, 0)
+        self._mean_shares: dict[str, NDArray[np.float64]] = {}
+        self._scatter_shares: dict[str, NDArray[np.float64]] = {}
+        self._projections: dict[str, NDArray[np.float64]] = {}
+        self.spend_record: Any = None
+        self.noisy_sums: NDArray[np.float64] | None = None
+        self.noisy_means: NDArray[np.float64] | None = None
+        self.noisy_second_moment: NDArray[np.float64] | None = None
+        self.directions: NDArray[np.float64] | None = None
+        self.projections: NDArray[np.float64] | None = None
+        self.release_entry: Any = None
+
+    def _allowed(self, sender: str) -> tuple[str, ...]:
+        if sender in self.config.owners:
+            return (Kind.MEAN_SHARE, Kind.SCATTER_SHARE, Kind.PROJECTIONS, Kind.ABORT)
+        if sender == self.config.dealer:
+            return (Kind.ABORT,)
+        return ()
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee of what this round releases (trust model in the assumptions)."""
+        g = self.plan.guarantee(dealer=self.config.dealer_mode)
+        _, proj = self.config.budgets()
+        if self.config.release == "raw-projections":
+            return Guarantee.none(
+                "raw projections wᵀx of every record are released: an exact linear function "
+                "of each record, not differentially private (ALGORITHMS-publishing B.5 item 1); "
+                f"the direction alone carries: {g}",
+                mechanism="Mul-LDA-DP with raw projections (paper)",
+                details={"direction_guarantee": g.to_dict()},
+            )
+        if self.config.release == "noisy-projections" and g.is_private:
+            assert proj is not None
+            b = g.budget
+            assert b is not None
+            return Guarantee.approx(
+                b.epsilon + proj.epsilon,
+                b.delta,
+                relation=Neighbouring.REPLACE_ONE,
+                mechanism="Mul-LDA-DP + Laplace noisy projections",
+                assumptions=(
+                    *g.assumptions,
+                    f"projections: unit direction(s), per-row Laplace with L1 sensitivity "
+                    f"2·r (r = {self._n_dirs()}), ε = {proj.epsilon!r}, added by each owner",
+                ),
+                details=dict(g.details),
+            )
+        return g
+
+    def start(self) -> list[Message]:
+        """Spend the round's budget, record the round, request the shares."""
+        if self.state != "waiting":
+            raise ProtocolError(f"publisher already started (state {self.state!r})")
+        t0 = time.perf_counter()
+        cfg = self.config
+        try:
+            self.accountant.check(cfg.budget, mechanism=_MECHANISM)
+        except BudgetExceededError:
+            self.state = ABORTED
+            self.abort_reason = "budget exceeded: nothing spent, no share requested"
+            raise
+        self.spend_record = self.accountant.spend(
+            cfg.budget,
+            mechanism=_MECHANISM,
+            idempotency_key=f"mul-lda-dp:{cfg.session_id}",
+            session_id=cfg.session_id,
+            release=cfg.release,
+            plan=self.plan.details,
+        )
+        self.accountant.append_event(
+            _ROUND_KIND,
+            {
+                "session_id": cfg.session_id,
+                "config": cfg.to_dict(),
+                "spend_index": self.spend_record.index,
+                "guarantee": self.guarantee.to_dict(),
+            },
+        )
+        out: list[Message] = []
+        start_payload = {"config": cfg.to_dict(), "spend_index": self.spend_record.index}
+        for owner in cfg.owners:
+            out.append(self._send(owner, Kind.ROUND_START, start_payload))
+        out += self._ledger_updates()
+        if cfg.dealer is not None:
+            out.append(self._send(cfg.dealer, Kind.ROUND_START, start_payload))
+        self.state = "collecting-means"
+        self.timings["start_s"] = time.perf_counter() - t0
+        return out
+
+    # -- phases ---------------------------------------------------------------------------
+
+    def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
+        kind, sender = message.kind, message.sender
+        if kind == Kind.MEAN_SHARE:
+            if self.state != "collecting-means" or sender in self._mean_shares:
+                raise self._violation(message, "not expecting a mean share from this owner")
+            self._check_grid(payload["sums"], self.plan.sum_grid, message)
+            self._record(message)
+            self._mean_shares[sender] = payload["sums"]
+            if len(self._mean_shares) == len(self.config.owners):
+                return self._finish_means()
+            return []
+        if kind == Kind.SCATTER_SHARE:
+            if self.state == "collecting-means":
+                return None  # cannot happen with honest owners; wait for the phase
+            if self.state != "collecting-scatter" or sender in self._scatter_shares:
+                raise self._violation(message, "not expecting a scatter share from this owner")
+            self._check_grid(payload["second_moment"], self.plan.second_moment_grid, message)
+            self._record(message)
+            self._scatter_shares[sender] = payload["second_moment"]
+            if len(self._scatter_shares) == len(self.config.owners):
+                return self._finish_scatter()
+            return []
+        if kind == Kind.PROJECTIONS:
+            if self.state in ("collecting-means", "collecting-scatter"):
+                return None
+            if self.state != "collecting-projections" or sender in self._projections:
+                raise self._violation(message, "not expecting projections from this owner")
+            self._record(message)
+            self._projections[sender] = payload["rows"]
+            if len(self._projections) == len(self.config.owners):
+                self.projections = np.concatenate(
+                    [self._projections[o] for o in self.config.owners], axis=0
+                )
+                return self._release()
+            return []
+        raise self._violation(message, "unexpected kind")
+
+    def _check_grid(self, arr: NDArray[np.float64], grid: float, message: Message) -> None:
+        # Honest shares are exact multiples of the grid below 2**52 grid steps / m, so the
+        # sum is exact and the masks cancel to zero; anything else is malformed.
+        limit = exact_limit(grid) / len(self.config.owners)
+        if arr.size and (
+            float(np.max(np.abs(arr))) >= limit or not np.all(np.remainder(arr, grid) == 0.0)
+        ):
+            raise self._violation(message, "share values are not on the agreed grid")
+
+    def _record(self, message: Message) -> None:
+        self.accountant.append_event(_MESSAGE_KIND, {"envelope": message.envelope()})
+
+    def _finish_means(self) -> list[Message]:
+        counts = np.asarray(self.config.class_counts, dtype=np.float64)
+        total = np.zeros_like(next(iter(self._mean_shares.values())))
+        for owner in self.config.owners:  # exact: every term is on the grid
+            total = total + self._mean_shares[owner]
+        self.noisy_sums = total
+        self.noisy_means = total / counts[:, None]
+        entry = self.accountant.append_event(
+            _MEANS_KIND,
+            {
+                "session_id": self.config.session_id,
+                "noisy_means": encode_array(self.noisy_means),
+            },
+        )
+        self.state = "collecting-scatter"
+        out = self._ledger_updates()
+        payload = {"means": encode_array(self.noisy_means), "ledger_index": entry.index}
+        for owner in self.config.owners:
+            out.append(self._send(owner, Kind.NOISY_MEANS, payload))
+        return out
+
+    def _finish_scatter(self) -> list[Message]:
+        assert self.noisy_means is not None
+        total = np.zeros_like(next(iter(self._scatter_shares.values())))
+        for owner in self.config.owners:
+            total = total + self._scatter_shares[owner]
+        self.noisy_second_moment = from_upper(total, self.config.n_features)
+        S = noisy_scatter(self.noisy_second_moment, self.noisy_means, self.config.class_counts)
+        self.directions = fisher_directions(
+            self.noisy_means,
+            self.config.class_counts,
+            S,
+            ridge=self.config.ridge_for(self.plan.plan),
+            n_components=self.config.n_components,
+        )
+        entry = self.accountant.append_event(
+            _RESULT_KIND,
+            {
+                "session_id": self.config.session_id,
+                "noisy_second_moment_upper": encode_array(total),
+                "directions": encode_array(self.directions),
+            },
+        )
+        out = self._ledger_updates()
+        payload = {"directions": encode_array(self.directions), "ledger_index": entry.index}
+        for owner in self.config.owners:
+            out.append(self._send(owner, Kind.RESULT, payload))
+        if self.config.release == "direction":
+            return out + self._release()
+        self.state = "collecting-projections"
+        return out
+
+    def _release(self) -> list[Message]:
+        details: dict[str, Any] = {
+            "session_id": self.config.session_id,
+            "release": self.config.release,
+        }
+        if self.projections is not None:
+            details["projections_sha256"] = _digest(self.projections)
+            details["projection_rows"] = int(self.projections.shape[0])
+        self.release_entry = self.accountant.record_release(
+            self.guarantee, spend=self.spend_record, **details
+        )
+        self.state = DONE
+        out = self._ledger_updates()
+        for owner in self.config.owners:
+            out.append(self._send(owner, Kind.RELEASE, {"ledger_index": self.release_entry.index}))
+        return out
+
+    def _ledger_updates(self) -> list[Message]:
+        entries = self.ledger.entries(refresh=False)
+        out = []
+        for owner in self.config.owners:
+            start = self._sent_upto[owner]
+            if start >= len(entries):
+                continue
+            rows = [entry_to_row(e) for e in entries[start:]]
+            out.append(self._send(owner, Kind.LEDGER_ENTRIES, {"entries": rows}))
+            self._sent_upto[owner] = len(entries)
+        return out
+
+    def _on_abort(self, reason: str) -> list[Message]:
+        out: list[Message] = []
+        if self.spend_record is not None:
+            try:
+                self.accountant.append_event(
+                    _ABORT_KIND, {"session_id": self.config.session_id, "reason": reason[:500]}
+                )
+                out += self._ledger_updates()
+            except PPDPError as exc:  # the abort stands even if the ledger refuses
+                logger.error("publisher could not record the abort: %s", exc)
+        targets = list(self.config.owners) + ([self.config.dealer] if self.config.dealer else [])
+        for party in targets:
+            out.append(self._send(party, Kind.ABORT, {"reason": reason[:500]}))
+        return out
+
+
+def _digest(arr: NDArray[np.float64]) -> str:
+    import hashlib
+
+    return hashlib.sha256(canonical_dumps(encode_array(arr))).hexdigest()
+
+
+# =============================================================================== owner
+
+
+class DataOwner(_Party):
+    """A data owner: sends masked, noisy partial statistics; keeps a verified ledger replica.
+
+    Parameters
+    ----------
+    config : RoundConfig
+        The owner's own copy; the publisher's ``round-start`` must match it exactly.
+    signer : Signer
+        The owner's key (id in ``config.owners``).
+    keys : mapping of party id to Ed25519 public key
+    X : array_like (n_j, d)
+        The owner's records, each already scaled to ``‖x‖₂ ≤ 1`` by a declared bound.
+    y : array_like (n_j,)
+        Class labels, each in ``config.classes``.
+    replica_path : path, optional
+        Keep the ledger replica in this file (verified, checkpointed by this owner); an
+        existing replica is opened and verified first, and the publisher's entries must
+        extend it. Default: in memory.
+    random_state : None, int or RandomSource
+        The owner's own noise (OS CSPRNG by default).
+
+    Raises
+    ------
+    DataValidationError
+        Records of the wrong shape, non-finite, with norm > 1 (beyond 1e-9 rounding), or
+        labels outside ``config.classes``; raised at construction, before any message.
+    """
+
+    role_name = "owner"
+
+    def __init__(
+        self,
+        config: RoundConfig,
+        *,
+        signer: Signer,
+        keys: Mapping[str, Ed25519PublicKey],
+        X: ArrayLike,
+        y: ArrayLike,
+        replica_path: str | Path | None = None,
+        random_state: RandomState = None,
+    ) -> None:
+        super().__init__(config, signer=signer, keys=keys)
+        if signer.id not in config.owners:
+            raise ParameterError(f"signer id ({signer.id!r}) is not one of the owners")
+        self._X, self._labels = _check_data(X, y, config)
+        self._rng: RandomSource = resolve_random_state(random_state, stacklevel=3)
+        if replica_path is None:
+            self.replica: MemoryReplica | FileReplica = MemoryReplica()
+        else:
+            path = Path(replica_path)
+            ledger = Ledger.open(path, signer=signer) if path.exists() else None
+            self.replica = FileReplica(ledger, path, signer)
+        self._started = False
+        self._round_ok = False
+        self._spend_ok = False
+        self._masks: Masks | None = None
+        self._x25519: X25519PrivateKey | None = None
+        self._peer_keys: dict[str, X25519PublicKey] = {}
+        self._sent_means = False
+        self._sent_scatter = False
+        self.noisy_means: NDArray[np.float64] | None = None
+        self.directions: NDArray[np.float64] | None = None
+        self.projections: NDArray[np.float64] | None = None
+
+    def _allowed(self, sender: str) -> tuple[str, ...]:
+        if sender == self.config.publisher:
+            return (
+                Kind.ROUND_START,
+                Kind.LEDGER_ENTRIES,
+                Kind.NOISY_MEANS,
+                Kind.RESULT,
+                Kind.RELEASE,
+                Kind.ABORT,
+            )
+        if sender == self.config.dealer:
+            return (Kind.DEALER_SHARE, Kind.ABORT)
+        if self.config.dealer is None and sender in self.config.owners and sender != self.id:
+            return (Kind.KEY_SHARE, Kind.ABORT)
+        return ()
+
+    def start(self) -> list[Message]:
+        """Owners wait for the publisher's ``round-start``; nothing to send yet."""
+        return []
+
+    @property
+    def replica_ledger(self) -> Ledger | None:
+        """The replica's :class:`~ppdp.ledger.Ledger` (file replicas only)."""
+        return self.replica.ledger if isinstance(self.replica, FileReplica) else None
+
+    # -- phases ---------------------------------------------------------------------------
+
+    def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
+        kind = message.kind
+        if kind == Kind.ROUND_START:
+            if self._round_ok:
+                raise self._violation(message, "a second round-start")
+            got = payload["config"]
+            if got != self.config.to_dict():
+                diff = sorted(
+                    k
+                    for k in set(got) | set(self.config.to_dict())
+                    if got.get(k) != self.config.to_dict().get(k)
+                )
+                raise self._violation(message, f"config differs from this owner's in {diff}")
+            self._round_ok = True
+            self.state = "preparing"
+            out: list[Message] = []
+            if self.config.dealer is None:
+                self._x25519 = X25519PrivateKey.generate()
+                pub = {"public_key": _x25519_bytes(self._x25519.public_key())}
+                for other in self.config.owners:
+                    if other != self.id:
+                        out.append(self._send(other, Kind.KEY_SHARE, pub))
+            return out + self._maybe_send_means()
+        if kind == Kind.LEDGER_ENTRIES:
+            self._sync(payload["entries"])
+            return self._maybe_send_means()
+        if kind == Kind.DEALER_SHARE:
+            if self._masks is not None:
+                raise self._violation(message, "a second dealer share")
+            self._masks = Masks(payload["sums"], payload["second_moment"])
+            self._check_mask_grid(message)
+            return self._maybe_send_means()
+        if kind == Kind.KEY_SHARE:
+            if not self._round_ok:
+                return None
+            if message.sender in self._peer_keys:
+                raise self._violation(message, "a second key share")
+            self._peer_keys[message.sender] = _x25519_from(payload["public_key"])
+            if len(self._peer_keys) == len(self.config.owners) - 1:
+                assert self._x25519 is not None
+                self._masks = pairwise_masks(
+                    self.plan,
+                    owners=self.config.owners,
+                    me=self.id,
+                    own_key=self._x25519,
+                    peer_keys=self._peer_keys,
+                    session_id=self.config.session_id,
+                )
+                self._x25519 = None  # the pair keys are no longer needed
+            return self._maybe_send_means()
+        if kind == Kind.NOISY_MEANS:
+            if not self._sent_means:
+                return None
+            if self._sent_scatter:
+                raise self._violation(message, "noisy means after the scatter share")
+            self._check_logged(
+                payload["ledger_index"], _MEANS_KIND, "noisy_means", payload["means"]
+            )
+            self.noisy_means = payload["means"]
+            return [self._scatter_share()]
+        if kind == Kind.RESULT:
+            if not self._sent_scatter:
+                return None
+            if self.directions is not None:
+                raise self._violation(message, "a second result")
+            self._check_logged(
+                payload["ledger_index"], _RESULT_KIND, "directions", payload["directions"]
+            )
+            self.directions = payload["directions"]
+            self.state = "result"
+            if self.config.release == "direction":
+                return []
+            return [self._projections()]
+        if kind == Kind.RELEASE:
+            if self.directions is None:
+                return None
+            entry = self._entry(payload["ledger_index"])
+            if (
+                entry.kind != "release"
+                or entry.payload.get("details", {}).get("session_id") != self.config.session_id
+            ):
+                raise self._violation(message, "the release is not recorded in the ledger")
+            self.state = DONE
+            return []
+        raise self._violation(message, "unexpected kind")
+
+    def _maybe_send_means(self) -> list[Message]:
+        if self._sent_means or not (self._round_ok and self._spend_ok and self._masks is not None):
+            return []
+        assert self._masks is not None
+        p = self.plan
+        sums = np.zeros((self.config.n_classes, self.config.n_features))
+        for c in range(self.config.n_classes):
+            rows = self._X[self._labels == c]
+            if rows.shape[0]:
+                sums[c] = rows.sum(axis=0)
+        noisy = np.empty_like(sums)
+        for c in range(self.config.n_classes):
+            g = noise.gaussian(
+                p.owner_sum_sigmas[c],
+                self.config.n_features,
+                random_state=self._rng,
+                granularity=p.sum_grid,
+            )
+            noisy[c] = noise.snap(sums[c], p.sum_grid, name="class sums") + self._masks.sums[c] + g
+        self._check_exact(noisy, p.sum_grid)
+        self._sent_means = True
+        self.state = "sent-means"
+        payload = {"sums": encode_array(noisy), "salt": new_salt()}
+        return [self._send(self.config.publisher, Kind.MEAN_SHARE, payload)]
+
+    def _scatter_share(self) -> Message:
+        assert self._masks is not None
+        p = self.plan
+        second = upper(self._X.T @ self._X)
+        g = noise.gaussian(
+            p.owner_second_moment_sigma,
+            second.size,
+            random_state=self._rng,
+            granularity=p.second_moment_grid,
+        )
+        noisy = (
+            noise.snap(second, p.second_moment_grid, name="second moment")
+            + self._masks.second_moment
+            + g
+        )
+        self._check_exact(noisy, p.second_moment_grid)
+        self._masks = None  # never reused
+        self._sent_scatter = True
+        self.state = "sent-scatter"
+        payload = {"second_moment": encode_array(noisy), "salt": new_salt()}
+        return self._send(self.config.publisher, Kind.SCATTER_SHARE, payload)
+
+    def _projections(self) -> Message:
+        assert self.directions is not None
+        W = self.directions
+        rows = self._X @ W
+        if self.config.release == "noisy-projections":
+            _, proj = self.config.budgets()
+            assert proj is not None
+            r = W.shape[1]
+            norms = np.linalg.norm(W, axis=0)
+            W = W / np.where(norms > 0, norms, 1.0)
+            values = self._X @ W
+            # One Laplace mechanism on the owner's whole (n_j, r) block: a replace-one
+            # neighbour changes one row by at most 2 per unit column (‖x − x'‖ ≤ 2), so the
+            # L1 sensitivity is 2r; dimension counts every coordinate for the grid term.
+            mech = LaplaceMechanism(
+                epsilon=proj.epsilon,
+                sensitivity=2.0 * r,
+                dimension=max(1, values.size),
+                allow_large_epsilon=True,
+            )
+            rows = np.asarray(
+                mech.randomise(values, random_state=self._rng), dtype=np.float64
+            ).reshape(-1, r)
+        self.projections = rows
+        self.state = "sent-projections"
+        payload = {"rows": encode_array(rows), "salt": new_salt()}
+        return self._send(self.config.publisher, Kind.PROJECTIONS, payload)
+
+    def _check_exact(self, arr: NDArray[np.float64], grid: float) -> None:
+        if float(np.max(np.abs(arr))) >= exact_limit(grid) / len(self.config.owners):
+            raise ParameterError(
+                "a share exceeds 2**52 grid steps / m, so sums would not be exact: the records "
+                "are not scaled to norm <= 1, or mask_scale is too large"
+            )
+
+    def _check_mask_grid(self, message: Message) -> None:
+        assert self._masks is not None
+        for arr, grid in (
+            (self._masks.sums, self.plan.sum_grid),
+            (self._masks.second_moment, self.plan.second_moment_grid),
+        ):
+            if not np.all(np.remainder(arr, grid) == 0.0):
+                raise self._violation(message, "dealer masks are not on the agreed grid")
+
+    # -- ledger replica -------------------------------------------------------------------
+
+    def _sync(self, raw_rows: list[Any]) -> None:
+        rows = [entry_from_row(r) for r in raw_rows]
+        held = len(self.replica)
+        if rows and rows[0][0] < held:
+            # Re-sent entries must be byte-identical to those held.
+            for row in rows:
+                if row[0] >= held:
+                    break
+                if self.replica.entries(row[0])[0].hash != row[6]:
+                    raise LedgerIntegrityError(
+                        f"entry {row[0]}: the publisher's copy differs from this replica's "
+                        "(ledger forked or rewritten)",
+                        index=row[0],
+                    )
+            rows = [r for r in rows if r[0] >= held]
+        if rows and rows[0][0] != held:
+            raise LedgerIntegrityError(
+                f"ledger entries start at index {rows[0][0]} but this replica holds {held}: "
+                "entries missing, or the publisher's ledger was truncated or rolled back",
+                index=held,
+            )
+        self.replica.extend(rows)
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        entries = self.replica.entries()
+        if not entries:
+            return
+        from ppdp.accounting._tally import Tally, read_accountant_metadata
+
+        genesis = entries[0]
+        if set(genesis.payload.get("signers", {})) < set(self.keys):
+            raise LedgerIntegrityError(
+                "the publishing ledger does not pin every party of the round", index=0
+            )
+        total, relation = read_accountant_metadata(genesis.payload.get("metadata", {}))
+        tally = Tally(total, relation)
+        tally.fold(entries)  # raises LedgerIntegrityError on any overspend
+        for e in entries:
+            if e.kind != "spend":
+                continue
+            det = e.payload.get("details", {})
+            if det.get("session_id") == self.config.session_id:
+                if Decimal(repr(e.payload["epsilon"])) != Decimal(repr(self.config.epsilon)) or (
+                    Decimal(repr(e.payload["delta"])) != Decimal(repr(self.config.delta))
+                ):
+                    raise LedgerIntegrityError(
+                        f"entry {e.index}: the round's spend differs from its budget",
+                        index=e.index,
+                    )
+                self._spend_ok = True
+
+    def _entry(self, index: int) -> Any:
+        entries = self.replica.entries()
+        if not 0 <= index < len(entries):
+            raise ProtocolError(f"ledger entry {index} is not in this owner's replica")
+        return entries[index]
+
+    def _check_logged(self, index: int, kind: str, key: str, value: NDArray[np.float64]) -> None:
+        entry = self._entry(index)
+        if entry.kind != kind or entry.payload.get("session_id") != self.config.session_id:
+            raise ProtocolError(f"ledger entry {index} is not this round's {kind}")
+        logged = decode_array(entry.payload.get(key), name=key)
+        if logged.shape != value.shape or logged.tobytes() != value.tobytes():
+            raise ProtocolError(f"{key} differ from those recorded in ledger entry {index}")
+
+    def _on_abort(self, reason: str) -> list[Message]:
+        self._masks = None
+        if self.abort_reason and self.abort_reason.startswith(f"{self.config.publisher} "):
+            return []
+        return [self._send(self.config.publisher, Kind.ABORT, {"reason": reason[:500]})]
+
+
+def _check_data(
+    X: ArrayLike, y: ArrayLike, config: RoundConfig
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataValidationError("X must be a numeric (n, d) array") from None
+    if arr.ndim != 2 or arr.shape[1] != config.n_features:
+        raise DataValidationError(f"X has shape {arr.shape}; expected (n, {config.n_features})")
+    if not np.all(np.isfinite(arr)):
+        raise DataValidationError("X contains NaN or infinity")
+    norms = np.linalg.norm(arr, axis=1) if arr.size else np.zeros(0)
+    if norms.size and float(norms.max()) > 1.0 + 1e-9:
+        raise DataValidationError(
+            f"X has a record of L2 norm {float(norms.max()):.6g} > 1: scale records by a "
+            "declared bound (never the data's maximum) before the round"
+        )
+    over = norms > 1.0
+    if np.any(over):  # float rounding of a unit vector: pull strictly inside the ball
+        arr = arr.copy()
+        arr[over] *= ((1.0 - 1e-12) / norms[over])[:, None]
+    labels = np.asarray(y)
+    if labels.shape != (arr.shape[0],):
+        raise DataValidationError(f"y has shape {labels.shape}; expected ({arr.shape[0]},)")
+    index = {c: i for i, c in enumerate(config.classes)}
+    try:
+        codes = np.array(
+            [index[v.item() if hasattr(v, "item") else v] for v in labels], dtype=np.int64
+        )
+    except KeyError as exc:
+        raise DataValidationError(
+            f"label {exc.args[0]!r} is not one of the round's classes {list(config.classes)}"
+        ) from None
+    return arr, codes
+
+
+# =============================================================================== dealer
+
+
+class NoiseDealer(_Party):
+    """The trusted dealer: on ``round-start`` it sends each owner its zero-sum masks.
+
+    The masks must reach their owner only (the HTTP transport seals them to the owner's
+    X25519 key): with them, the publisher could cancel an owner's mask and see its partial
+    with only ``σ²/m`` noise (ALGORITHMS-publishing B.5 item 3).
+    """
+
+    role_name = "dealer"
+
+    def __init__(
+        self,
+        config: RoundConfig,
+        *,
+        signer: Signer,
+        keys: Mapping[str, Ed25519PublicKey],
+        random_state: RandomState = None,
+    ) -> None:
+        super().__init__(config, signer=signer, keys=keys)
+        if config.dealer is None or signer.id != config.dealer:
+            raise ParameterError(f"signer id ({signer.id!r}) is not the round's dealer")
+        self._rng = resolve_random_state(random_state, stacklevel=3)
+
+    def _allowed(self, sender: str) -> tuple[str, ...]:
+        if sender == self.config.publisher:
+            return (Kind.ROUND_START, Kind.ABORT)
+        if sender in self.config.owners:
+            return (Kind.ABORT,)
+        return ()
+
+    def start(self) -> list[Message]:
+        return []
+
+    def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
+        if message.kind != Kind.ROUND_START or self.state != "waiting":
+            raise self._violation(message, "unexpected message")
+        if payload["config"] != self.config.to_dict():
+            raise self._violation(message, "config differs from the dealer's")
+        masks = dealer_masks(self.plan, random_state=self._rng)
+        out = []
+        for owner, m in zip(self.config.owners, masks, strict=True):
+            payload_out = {
+                "sums": encode_array(m.sums),
+                "second_moment": encode_array(m.second_moment),
+                "salt": new_salt(),
+            }
+            out.append(self._send(owner, Kind.DEALER_SHARE, payload_out))
+        self.state = DONE
+        return out
+
+    def _on_abort(self, reason: str) -> list[Message]:
+        return []
