@@ -36,13 +36,14 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, stats
+from scipy import optimize
 
 from ppdp import noise
 from ppdp._validation import check_int, check_option, check_positive
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.stats import float_sum_error_bound
 from ppdp.exceptions import CalibrationError, NotDifferentiallyPrivateWarning, ParameterError
+from ppdp.mechanisms import gaussian_delta
 from ppdp.publish._fisher import (
     CLASS_SUM_SENSITIVITY,
     SECOND_MOMENT_SENSITIVITY,
@@ -162,12 +163,9 @@ def coalition_factor(
     return float(math.sqrt(float(np.max(np.diag(np.linalg.inv(cov))))))
 
 
-def gaussian_delta(epsilon: float, mu: float) -> float:
-    """δ(ε) of a Gaussian mechanism with ``μ = Δ/σ`` (Balle & Wang 2018, Theorem 8)."""
-    return float(
-        stats.norm.cdf(mu / 2 - epsilon / mu)
-        - math.exp(epsilon) * stats.norm.cdf(-mu / 2 - epsilon / mu)
-    )
+def _delta_at(epsilon: float, mu: float) -> float:
+    # δ(ε) of a Gaussian mechanism with μ = Δ/σ (Balle & Wang 2018, Theorem 8, log space)
+    return gaussian_delta(1.0 / mu, epsilon, 1.0)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
@@ -179,14 +177,14 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     1.0
     """
     mu = check_positive("mu", mu)
-    if gaussian_delta(0.0, mu) <= delta:
+    if _delta_at(0.0, mu) <= delta:
         return 0.0
     hi = 1.0
-    while gaussian_delta(hi, mu) > delta:
+    while _delta_at(hi, mu) > delta:
         hi *= 2.0
         if hi > 1e6:
             raise CalibrationError(f"no epsilon below 1e6 reaches delta {delta!r} at mu {mu!r}")
-    return float(optimize.brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, hi, xtol=1e-12))
+    return float(optimize.brentq(lambda e: _delta_at(e, mu) - delta, 0.0, hi, xtol=1e-12))
 
 
 @dataclass(frozen=True)
