@@ -13,6 +13,13 @@ See ``docs/local.md`` (guide) and ``docs/proofs/local-randomizers.md`` (privacy)
 from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.local.additive import ADDITIVE_NOISES, AdditiveRandomizer
 from ppdp.local.characteristic import CV_NOISES, CharacteristicVectorRandomizer
+from ppdp.local.reconstruction import (
+    ReportHistogram,
+    bin_reports,
+    reconstruct_bayes,
+    reconstruct_em,
+    reconstruct_fourier,
+)
 
 __all__ = [
     "ADDITIVE_NOISES",
@@ -20,5 +27,10 @@ __all__ = [
     "AdditiveRandomizer",
     "CharacteristicVectorRandomizer",
     "Reconstruction",
+    "ReportHistogram",
+    "bin_reports",
     "project_to_simplex",
+    "reconstruct_bayes",
+    "reconstruct_em",
+    "reconstruct_fourier",
 ]
