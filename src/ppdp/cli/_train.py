@@ -1,0 +1,203 @@
+"""``ppdp train LEARNER`` and ``ppdp predict``: private classifiers and their model files.
+
+Thin layers over :func:`ppdp.learn._model_io.train_model_file` and
+:func:`ppdp.learn._model_io.predict_file`. ``train`` validates the parameters, checks the
+budget in the ledger, reads and encodes the table with the declared schema (``data_norm`` is
+the schema's encoded row-norm bound, never read from the data), records the spend, trains,
+and writes the model file atomically. Invalid input writes nothing and spends nothing.
+``predict`` is post-processing of a released model: it spends nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import Any
+
+LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``train`` and ``predict`` to the ``ppdp`` parser."""
+    train = subparsers.add_parser(
+        "train",
+        help="train a differentially private classifier and write its model file",
+        description="Train a private binary classifier on a table declared by a schema with a "
+        "two-class label. logreg, svm: logistic regression and Huber SVM by objective or "
+        "output perturbation (Chaudhuri et al. 2011); rbf-svm: RBF-kernel SVM by random "
+        "Fourier features (Rubinstein et al.); hybrid-svm: the same with features fitted on "
+        "a public sample (Li et al. 2014; needs --public). Records are scaled by the "
+        "schema's declared row-norm bound. The spend is checked against and recorded in "
+        "--ledger before anything is released; invalid input writes nothing and spends "
+        "nothing. The model file holds the released parameters, the guarantee and the "
+        "schema, nothing private.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    train.add_argument("learner", choices=LEARNERS, help="the learner")
+    train.add_argument("input", metavar="IN", help="the private table (.csv, .csv.gz, .parquet)")
+    train.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file")
+    train.add_argument("--schema", required=True, metavar="S", help="the schema (.json, .yaml)")
+    train.add_argument("--epsilon", type=float, required=True, help="ε spent by this release")
+    train.add_argument(
+        "--delta", type=float, default=None, help="δ, for learners with an (ε, δ) guarantee"
+    )
+    train.add_argument(
+        "--regularization",
+        type=float,
+        default=None,
+        metavar="LAMBDA",
+        help="Λ > 0 (fix it in advance; the learner's default if omitted)",
+    )
+    train.add_argument(
+        "--perturbation",
+        choices=("objective", "output"),
+        default=None,
+        help="logreg, svm: objective or output perturbation (the learner's default if omitted)",
+    )
+    train.add_argument(
+        "--tune-grid",
+        default=None,
+        metavar="L1,L2,...",
+        help="logreg, svm: choose Λ privately from this public grid (CMS11 Alg. 4: one model "
+        "per disjoint part of the data, chosen by the exponential mechanism; same ε in total)",
+    )
+    train.add_argument(
+        "--huber-h", type=float, default=None, metavar="H", help="svm, rbf-svm: Huber width h"
+    )
+    train.add_argument(
+        "--C",
+        dest="C",
+        type=float,
+        default=None,
+        help="rbf-svm, hybrid-svm: SVM cost C (Rubinstein et al.'s C/n form)",
+    )
+    train.add_argument(
+        "--components",
+        type=int,
+        default=None,
+        metavar="D",
+        help="rbf-svm, hybrid-svm: number of random features",
+    )
+    train.add_argument(
+        "--gamma", type=float, default=None, help="rbf-svm, hybrid-svm: RBF kernel width γ"
+    )
+    train.add_argument(
+        "--public",
+        metavar="P",
+        default=None,
+        help="hybrid-svm: a public table with the schema's feature columns",
+    )
+    train.add_argument(
+        "--ledger",
+        "--budget-ledger",
+        dest="ledger",
+        metavar="L",
+        default=None,
+        help="the dataset's budget ledger (create one with 'ppdp budget init')",
+    )
+    train.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="reproducible noise for experiments (NOT for real releases)",
+    )
+    train.set_defaults(func=_train)
+
+    predict = subparsers.add_parser(
+        "predict",
+        help="predict a table with a model file (no privacy cost)",
+        description="Predict each row of IN with the model in MODEL.json, encoding it with the "
+        "schema stored in the model file (a label column, if present, is ignored). Writes "
+        "prediction (the class name), score (the decision function) and, for logreg, "
+        "probability. Post-processing of a released model: nothing is spent.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    predict.add_argument("model", metavar="MODEL.json", help="a model file from 'ppdp train'")
+    predict.add_argument("input", metavar="IN", help="the table (.csv, .csv.gz, .parquet)")
+    predict.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="predictions")
+    predict.set_defaults(func=_predict)
+
+
+def _say(command: str, message: str) -> None:
+    sys.stderr.write(f"ppdp {command}: {message}\n")
+    sys.stderr.flush()
+
+
+def _grid(text: str | None) -> tuple[float, ...] | None:
+    from ppdp.exceptions import ParameterError
+
+    if text is None:
+        return None
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ParameterError(
+            f"--tune-grid ({text!r}) must be numbers separated by commas, e.g. 1e-4,1e-3,1e-2"
+        ) from None
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    from ppdp.exceptions import ParameterError
+
+    if args.tune_grid is not None and args.learner not in ("logreg", "svm"):
+        raise ParameterError(
+            f"--tune-grid ({args.tune_grid!r}) applies to logreg and svm only, not {args.learner}"
+        )
+    opts = {
+        "huber_h": args.huber_h,
+        "n_components": args.components,
+        "gamma": args.gamma,
+        "C": args.C,
+        "tuning": _grid(args.tune_grid),
+    }
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ppdp.accounting import Accountant
+    from ppdp.exceptions import InsecureRandomnessWarning
+    from ppdp.learn._model_io import train_model_file
+
+    acct = Accountant.open_existing(args.ledger) if args.ledger else None
+    if acct is None:
+        _say("train", "warning: no --ledger given; the spend is not recorded anywhere")
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            result = train_model_file(
+                args.learner,
+                args.input,
+                schema=args.schema,
+                output=args.output,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                regularization=args.regularization,
+                perturbation=args.perturbation,
+                public=args.public,
+                accountant=acct,
+                random_state=args.seed,
+                options=_options(args),
+            )
+    finally:
+        if acct is not None:
+            acct.close()
+        for w in caught:  # one line each, also when the training failed
+            _say("train", f"warning: {w.category.__name__}: {w.message}")
+    print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
+    print(f"guarantee: {result.guarantee}")
+    if result.ledger_indices:
+        print(f"charged in {args.ledger} (entries {', '.join(map(str, result.ledger_indices))})")
+    if result.seeded:
+        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+    return 0
+
+
+def _predict(args: argparse.Namespace) -> int:
+    from ppdp.learn._model_io import predict_file
+
+    result = predict_file(args.model, args.input, output=args.output)
+    print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
+    return 0

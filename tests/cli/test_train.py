@@ -1,0 +1,207 @@
+"""``ppdp train`` and ``ppdp predict``: model files through the ledger; bad input is free."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp import PrivacyBudget
+from ppdp.accounting import budget_report
+from ppdp.cli import main
+from ppdp.datasets import load_adult
+from ppdp.learn import PrivateLogisticRegression
+from ppdp.learn._model_io import read_model
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("adult")
+    df, schema = load_adult()
+    df.iloc[:1500].to_csv(root / "adult.csv", index=False)
+    df.iloc[1500:1600].to_csv(root / "public.csv", index=False)
+    df.iloc[2000:2300].to_csv(root / "new.csv", index=False)
+    schema.to_file(root / "adult.json")
+    bad = df.iloc[:50].copy()
+    bad.loc[3, "age"] = np.nan
+    bad.to_csv(root / "nan.csv", index=False)
+    df.iloc[:40][df.iloc[:40]["income"] == "<=50K"].to_csv(root / "one_class.csv", index=False)
+    df.iloc[:50].drop(columns=["sex"]).to_csv(root / "no_sex.csv", index=False)
+    d = schema.to_dict()
+    d.pop("label")
+    (root / "nolabel.json").write_text(json.dumps(d))
+    d3 = schema.to_dict()
+    d3["label"]["classes"] = ["<=50K", ">50K", "unknown"]
+    (root / "three.json").write_text(json.dumps(d3))
+    return root
+
+
+def _ledger(tmp_path, epsilon=3.0):
+    ledger = tmp_path / "budget.db"
+    argv = ["budget", "init", str(ledger), "--dataset-id", "adult", "--epsilon", str(epsilon)]
+    assert main(argv) == 0
+    return ledger
+
+
+def _train(
+    files, tmp_path, learner="logreg", *extra, data="adult.csv", schema="adult.json", out=None
+):
+    return [
+        "train",
+        learner,
+        str(files / data),
+        "--schema",
+        str(files / schema),
+        "-o",
+        str(out or tmp_path / "model.json"),
+        *extra,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("learner", "extra"),
+    [
+        ("logreg", ["--perturbation", "objective", "--regularization", "0.01"]),
+        ("svm", ["--perturbation", "output", "--huber-h", "0.4"]),
+        ("logreg", ["--tune-grid", "1e-3,1e-2,1e-1"]),
+    ],
+)
+def test_train_then_predict_through_the_ledger(files, tmp_path, capsys, learner, extra):
+    ledger = _ledger(tmp_path)
+    argv = _train(files, tmp_path, learner, "--epsilon", "1", "--ledger", str(ledger))
+    assert main([*argv, "--seed", "5", *extra]) == 0
+    assert budget_report(ledger).spent == PrivacyBudget(1.0)
+    out = capsys.readouterr().out
+    assert "ε-differential privacy with ε=1" in out and "NOT fit for a real release" in out
+    mf = read_model(tmp_path / "model.json")
+    assert mf.schema is not None and mf.schema.n_features == 33
+    assert mf.classes == ("<=50K", ">50K")
+    # data_norm is the schema's declared encoded row-norm bound, sqrt(p1 + p2) = sqrt(10)
+    assert mf.estimator.data_norm == pytest.approx(np.sqrt(10))
+    pred = tmp_path / "pred.csv"
+    argv = ["predict", str(tmp_path / "model.json"), str(files / "new.csv"), "-o", str(pred)]
+    assert main(argv) == 0
+    got = pd.read_csv(pred)
+    assert len(got) == 300 and set(got["prediction"]) <= {"<=50K", ">50K"}
+    df, schema = load_adult()
+    X, _ = schema.encode(df.iloc[2000:2300])
+    expected = np.asarray(["<=50K", ">50K"])[mf.estimator.predict(X)]
+    np.testing.assert_array_equal(got["prediction"], expected)
+    np.testing.assert_allclose(got["score"], mf.estimator.decision_function(X), rtol=1e-15)
+    assert ("probability" in got.columns) == (learner == "logreg")
+    assert budget_report(ledger).spent == PrivacyBudget(1.0)  # predicting is free
+
+
+def test_budget_ledger_alias_and_no_ledger_warning(files, tmp_path, capsys):
+    ledger = _ledger(tmp_path)
+    argv = _train(files, tmp_path, "svm", "--epsilon", "0.5", "--budget-ledger", str(ledger))
+    assert main(argv) == 0
+    assert budget_report(ledger).spent == PrivacyBudget(0.5)
+    (tmp_path / "model.json").unlink()
+    assert main(_train(files, tmp_path, "logreg", "--epsilon", "0.5")) == 0
+    assert "no --ledger given" in capsys.readouterr().err
+
+
+def test_kernel_learners(files, tmp_path, capsys):
+    pytest.importorskip("ppdp.learn.rbf_svm")
+    ledger = _ledger(tmp_path)
+    argv = _train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--ledger", str(ledger))
+    assert main([*argv, "--components", "20", "--gamma", "0.5", "--seed", "1"]) == 0
+    mf = read_model(tmp_path / "model.json")
+    assert mf.estimator_name == "PrivateRBFSVM" and mf.estimator.rho_.shape == (20, 33)
+    (tmp_path / "model.json").unlink()
+    argv = _train(files, tmp_path, "hybrid-svm", "--epsilon", "1", "--ledger", str(ledger))
+    argv += ["--public", str(files / "public.csv"), "--components", "10", "--seed", "1"]
+    assert main(argv) == 0
+    assert read_model(tmp_path / "model.json").estimator_name == "HybridRBFSVM"
+    assert budget_report(ledger).spent == PrivacyBudget(2.0)
+    pred = tmp_path / "p.csv"
+    argv = ["predict", str(tmp_path / "model.json"), str(files / "new.csv"), "-o", str(pred)]
+    assert main(argv) == 0
+    assert list(pd.read_csv(pred).columns) == ["prediction", "score"]
+
+
+BAD_TRAIN = [
+    (["--epsilon", "-1"], {}, "epsilon (-1.0) must be"),
+    (["--epsilon", "1", "--regularization", "0"], {}, "regularization"),
+    (["--epsilon", "5"], {}, "budget"),
+    (["--epsilon", "1"], {"schema": "nolabel.json"}, "no label"),
+    (["--epsilon", "1"], {"schema": "three.json"}, "has 3 classes"),
+    (["--epsilon", "1"], {"data": "nan.csv"}, "'age': 1 missing"),
+    (["--epsilon", "1"], {"data": "one_class.csv"}, "1 class"),
+    (["--epsilon", "1"], {"data": "no_sex.csv"}, "missing column(s) 'sex'"),
+    (["--epsilon", "1"], {"data": "absent.csv"}, "does not exist"),
+    (["--epsilon", "1", "--public", "PUBLIC"], {}, "hybrid-svm only"),
+    (["--epsilon", "1", "--gamma", "0.5"], {}, "gamma (0.5) does not apply to logreg"),
+    (["--epsilon", "1", "--tune-grid", "1e-3,x"], {}, "--tune-grid"),
+    (["--epsilon", "1", "--tune-grid", "1e-3"], {}, "at least 2"),
+]
+
+
+@pytest.mark.parametrize(("extra", "where", "message"), BAD_TRAIN)
+def test_bad_training_input_is_one_line_exit_2_nothing_spent_no_file(
+    files, tmp_path, capsys, extra, where, message
+):
+    ledger = _ledger(tmp_path)
+    extra = [str(files / "public.csv") if e == "PUBLIC" else e for e in extra]
+    argv = _train(files, tmp_path, "logreg", *extra, "--ledger", str(ledger), **where)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ppdp: error:") and message in err[0], err
+    assert budget_report(ledger).spent == PrivacyBudget(0.0)
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("budget.db")) == []
+
+
+def test_bad_learner_options_and_paths(files, tmp_path, capsys):
+    cases = [
+        (_train(files, tmp_path, "hybrid-svm", "--epsilon", "1"), "public (None) is required"),
+        (_train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--perturbation", "output"),
+         "perturbation ('output') does not apply to rbf-svm"),
+        (_train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--tune-grid", "1,2"),
+         "applies to logreg and svm only"),
+        (_train(files, tmp_path, "logreg", "--epsilon", "1", out=tmp_path / "m.pkl"),
+         "must end in .json"),
+        (_train(files, tmp_path, "logreg", "--epsilon", "1", out=tmp_path / "no" / "m.json"),
+         "does not exist"),
+        (_train(files, tmp_path, "logreg", "--epsilon", "1", "--ledger", str(tmp_path / "nope.db")),
+         "nope.db"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("ppdp: error:") and message in err[-1], (message, err)
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_prediction_input(files, tmp_path, capsys):
+    df, schema = load_adult()
+    X, y = schema.encode(df.iloc[:300])
+    from ppdp.learn._model_io import save_model
+
+    est = PrivateLogisticRegression(data_norm=schema.max_row_l2_norm, random_state=0).fit(X, y)
+    model = save_model(est, tmp_path / "m.json", schema=schema)
+    bare = save_model(est, tmp_path / "bare.json")
+    tampered = tmp_path / "t.json"
+    data = json.loads(model.read_text())
+    data["model"]["model"]["coef"][0] = 9.0
+    tampered.write_text(json.dumps(data))
+    out = str(tmp_path / "out.csv")
+    new = str(files / "new.csv")
+    cases = [
+        (["predict", str(tmp_path / "missing.json"), new, "-o", out], "does not exist"),
+        (["predict", str(tampered), new, "-o", out], "edited or damaged"),
+        (["predict", str(bare), new, "-o", out], "holds no schema"),
+        (["predict", str(model), str(files / "no_sex.csv"), "-o", out], "'sex'"),
+        (["predict", str(model), new, "-o", str(tmp_path / "out.json")], ".csv"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (message, err)
+        assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out.json").exists()
+    # a label column in the input is ignored; .csv.gz works
+    gz = tmp_path / "out.csv.gz"
+    assert main(["predict", str(model), str(files / "adult.csv"), "-o", str(gz)]) == 0
+    assert len(pd.read_csv(gz)) == 1500
