@@ -1,0 +1,159 @@
+"""``ppdp local serve | report | estimate | keygen``: the local-perturbation collector.
+
+Thin wrappers over :mod:`ppdp.local.collector` (see ``docs/local-collector.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+_METHODS = ("auto", "mean", "threshold", "em", "em-fourier", "bayes", "fourier")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``local`` and its actions to the ``ppdp`` parser."""
+    parser = subparsers.add_parser(
+        "local",
+        help="local perturbation: collector service, respondent client, estimates",
+        description="Respondents perturb their own values; the collector keeps only running "
+        "totals and counts; estimates state the randomizer's local-DP guarantee.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="local_command", metavar="ACTION")
+    sub.required = True
+
+    srv = sub.add_parser(
+        "serve",
+        help="run the collector (FastAPI + uvicorn)",
+        description="Accept signed batches of reports, validate them against the config's "
+        "randomizer and keep only running totals in the config's SQLite store.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    srv.add_argument("--config", required=True, metavar="FILE", help="collector config (JSON)")
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind")
+    srv.add_argument("--port", type=int, default=8750, help="port to bind")
+    srv.set_defaults(func=_serve)
+
+    rep = sub.add_parser(
+        "report",
+        help="perturb values on this machine and send them",
+        description="Read VALUES.csv (a header line, one value per row; the first column or "
+        "--column), perturb each value once here with the survey's randomizer, and post the "
+        "reports in signed batches. Values outside the declared domain stop everything "
+        "before any noise is drawn.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    rep.add_argument("values", metavar="VALUES.csv", help="the respondent's values")
+    rep.add_argument("--config", required=True, metavar="FILE", help="client config (JSON)")
+    rep.add_argument("--server", required=True, metavar="URL", help="collector base URL")
+    rep.add_argument("--column", default=None, help="column of VALUES.csv (default: first)")
+    rep.add_argument("--batch-size", type=int, default=5000, help="reports per batch")
+    rep.add_argument(
+        "--seed", type=int, default=None, help="reproducible noise (NOT for real respondents)"
+    )
+    rep.set_defaults(func=_report)
+
+    est = sub.add_parser(
+        "estimate",
+        help="reconstruct the distribution from the collector's totals",
+        description="Fetch the running totals from a collector (--server) or read its store "
+        "(--store), reconstruct the distribution, write OUT.csv and OUT.json (the "
+        "guarantee), and print the guarantee.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    est.add_argument("--config", required=True, metavar="FILE", help="collector config (JSON)")
+    where = est.add_mutually_exclusive_group(required=True)
+    where.add_argument("--server", metavar="URL", help="collector base URL")
+    where.add_argument("--store", metavar="DB", help="the collector's SQLite store")
+    est.add_argument(
+        "--method",
+        choices=_METHODS,
+        default=None,
+        help="additive: em (default), em-fourier, bayes, fourier; characteristic vectors: "
+        "auto (default), mean, threshold",
+    )
+    est.add_argument("--bins", type=int, default=50, help="bins over the domain (additive)")
+    est.add_argument("--harmonics", type=int, default=12, help="Fourier harmonics")
+    est.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="δ of the stated guarantee (default: pure ε if any, else δ = 1e-6)",
+    )
+    est.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="the estimate")
+    est.set_defaults(func=_estimate)
+
+    key = sub.add_parser(
+        "keygen",
+        help="make a client's Ed25519 key",
+        description="Write a new private key (mode 0600, never overwriting) and print the "
+        "public key to list under 'clients' in the collector's config.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    key.add_argument("key", metavar="KEYFILE", help="where to write the private key")
+    key.set_defaults(func=_keygen)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ppdp.local.collector._service import serve
+
+    serve(config=args.config, host=args.host, port=args.port)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ppdp.exceptions import InsecureRandomnessWarning
+    from ppdp.local.collector._service import read_values, report
+
+    values = read_values(args.values, column=args.column)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        result = report(
+            config=args.config,
+            server=args.server,
+            values=values,
+            batch_size=args.batch_size,
+            random_state=args.seed,
+        )
+    print(
+        f"sent {result.sent} perturbed reports in {result.batches} batch(es); "
+        f"the collector now holds {result.count}"
+    )
+    if args.seed is not None:
+        sys.stderr.write("ppdp local: warning: --seed makes the noise reproducible; never use "
+                         "it for real respondents\n")  # fmt: skip
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from ppdp.local.collector._service import estimate
+
+    result = estimate(
+        config=args.config,
+        server=args.server,
+        store=args.store,
+        method=args.method,
+        bins=args.bins,
+        harmonics=args.harmonics,
+        delta=args.delta,
+        output=args.output,
+    )
+    side = Path(args.output).with_suffix(".json")
+    print(
+        f"estimated the distribution from {result.count} reports ({result.method}, "
+        f"{result.iterations} iteration(s)) into {args.output} (guarantee in {side})"
+    )
+    print(f"guarantee of each report: {result.guarantee}")
+    return 0
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    from ppdp.local.collector._service import generate_client_key
+
+    public = generate_client_key(args.key)
+    print(f"wrote the private key to {args.key}; its public key (for 'clients'):")
+    print(public)
+    return 0

@@ -1,0 +1,162 @@
+"""Keyword-only entry points behind ``ppdp local serve | report | estimate | keygen``."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.local.collector._aggregate import Aggregator
+from ppdp.local.collector._config import CollectorConfig
+from ppdp.local.collector._estimate import CollectorEstimate, estimate_totals
+from ppdp.local.collector._store import CollectorStore
+
+__all__ = ["ReportResult", "estimate", "generate_client_key", "read_values", "report", "serve"]
+
+logger = logging.getLogger(__name__)
+
+
+def _config(config: CollectorConfig | str | Path) -> CollectorConfig:
+    return config if isinstance(config, CollectorConfig) else CollectorConfig.from_file(config)
+
+
+def serve(
+    *,
+    config: CollectorConfig | str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8750,
+    log_level: str = "warning",
+) -> None:
+    """Run the collector (blocking) with uvicorn until interrupted.
+
+    Bind to loopback by default; put a TLS-terminating proxy in front of it for real use
+    (the batch signatures authenticate clients, but do not hide the reports in transit).
+    """
+    import uvicorn
+
+    from ppdp.local.collector._app import create_app
+
+    cfg = _config(config)
+    app = create_app(cfg)
+    logger.info("collector for survey %r listening on %s:%d", cfg.survey, host, port)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
+    """The values of one column of a CSV file with a header line (the first by default)."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"values file ({p}) does not exist")
+    try:
+        df = pd.read_csv(p)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise DataValidationError(f"values file ({p}) is not a readable CSV: {exc}") from None
+    if df.shape[1] == 0 or df.shape[0] == 0:
+        raise DataValidationError(f"values file ({p}) has no values (a header line, then rows)")
+    name = df.columns[0] if column is None else column
+    if name not in df.columns:
+        raise DataValidationError(
+            f"column ({name!r}) is not in {p}; columns: {', '.join(map(str, df.columns))}"
+        )
+    values = df[name]
+    if values.isna().any():
+        raise DataValidationError(
+            f"column {name!r} of {p} has {int(values.isna().sum())} empty values"
+        )
+    return values.to_numpy()
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What :func:`report` did: reports sent and the collector's count afterwards."""
+
+    sent: int
+    count: int
+    batches: int
+
+
+def report(
+    *,
+    config: CollectorConfig | str | Path,
+    server: str,
+    values: Any,
+    batch_size: int = 5_000,
+    random_state: Any = None,
+    http: Any = None,
+) -> ReportResult:
+    """Perturb ``values`` on this machine with the survey's randomizer, then post them.
+
+    Values are validated against the randomizer's declared domain before any noise is drawn
+    or anything is sent. Each value is perturbed exactly once.
+    """
+    from ppdp.local.collector._client import CollectorClient
+
+    cfg = _config(config)
+    cfg.require_client()
+    with CollectorClient(cfg, server, http=http) as client:
+        reports = client.randomizer.randomise(values, random_state=random_state)
+        size = min(batch_size, client.max_batch)
+        count = client.send(reports, batch_size=size)
+    n = len(reports)
+    return ReportResult(n, count, -(-n // size))
+
+
+def estimate(
+    *,
+    config: CollectorConfig | str | Path,
+    server: str | None = None,
+    store: str | Path | None = None,
+    method: str | None = None,
+    bins: int = 50,
+    harmonics: int = 12,
+    delta: float | None = None,
+    output: str | Path | None = None,
+    http_transport: Any = None,
+) -> CollectorEstimate:
+    """Reconstruct the distribution from a collector's totals (server or store file).
+
+    Exactly one of ``server`` (a running collector's URL) and ``store`` (its SQLite file)
+    is given; either must hold totals for ``config``'s randomizer. With ``output`` the table
+    is written as CSV, with the guarantee in ``<stem>.json`` beside it.
+    """
+    from ppdp.local.collector._client import fetch_totals
+
+    cfg = _config(config)
+    if (server is None) == (store is None):
+        raise ParameterError("give exactly one of server (URL) and store (file)")
+    if server is not None:
+        agg, totals = fetch_totals(cfg, server, transport=http_transport)
+    else:
+        agg = Aggregator.from_config(cfg)
+        if not Path(store).exists():  # type: ignore[arg-type]
+            raise FileNotFoundError(f"store ({store}) does not exist")
+        with CollectorStore.open(
+            store,  # type: ignore[arg-type]
+            survey=cfg.survey,
+            spec=agg.spec,
+            layout=agg.layout,
+            create=False,
+        ) as st:
+            totals = st.snapshot()
+    result = estimate_totals(
+        agg, totals, method=method, bins=bins, harmonics=harmonics, delta=delta
+    )
+    if output is not None:
+        result.write(output)
+    return result
+
+
+def generate_client_key(path: str | Path) -> str:
+    """Write a fresh Ed25519 private key to ``path`` (mode 0600, never overwriting) and
+    return its public key in base64, the form the collector's ``clients`` lists."""
+    from ppdp.ledger import encode_public_key, generate_key, save_private_key
+
+    key = generate_key()
+    save_private_key(key, path)
+    return encode_public_key(key.public_key())
