@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from ppdp import noise
 from ppdp.exceptions import CalibrationError, ParameterError, ParameterTypeError
 from ppdp.federated.calibration import FederatedPlan, exact_limit
-from ppdp.random import RandomSource
+from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = [
     "KeyStreamRandom",
@@ -46,6 +46,7 @@ __all__ = [
     "pair_key",
     "pair_masks",
     "pairwise_masks",
+    "sample_joint_noise",
 ]
 
 _HKDF_SALT = b"ppdp-federated-pairwise-mask-v1"
@@ -145,17 +146,63 @@ def pair_masks(plan: FederatedPlan, *, random_state: RandomSource) -> Masks:
     return Masks(sums, sm)
 
 
+def _pairs(m: int) -> list[tuple[int, int]]:
+    """The pairs ``(i, l)``, ``i < l``, in the order their masks are drawn."""
+    return [(i, j) for i in range(m) for j in range(i + 1, m)]
+
+
 def dealer_masks(plan: FederatedPlan, *, random_state: RandomSource) -> list[Masks]:
     """A trusted dealer's masks for the ``m`` owners (in configured order); they sum to 0."""
     m = plan.n_owners
     out = [Masks.zeros(plan) for _ in range(m)]
-    for i in range(m):
-        for j in range(i + 1, m):
-            r = pair_masks(plan, random_state=random_state)
-            out[i] = out[i] + r
-            out[j] = out[j] + (-r)
+    for i, j in _pairs(m):
+        r = pair_masks(plan, random_state=random_state)
+        out[i] = out[i] + r  # the earlier owner adds r
+        out[j] = out[j] + (-r)  # the later one subtracts it
     for masks in out:
         check_exact(plan, masks, what="dealer mask")
+    return out
+
+
+def sample_joint_noise(
+    plan: FederatedPlan,
+    n: int,
+    *,
+    random_state: RandomState = None,
+    statistic: str = "second-moment",
+    class_index: int = 0,
+    noise_multiplier: float = 1.0,
+) -> NDArray[np.float64]:
+    """``n`` independent draws of the noise ``(e_j + g_j)_j`` the publisher sees on one coordinate.
+
+    The same law as one coordinate of the owners' messages (pairwise masks as in
+    :func:`dealer_masks`, owners' own noise as in :class:`~ppdp.federated.roles.DataOwner`):
+    an ``(m, n)`` array. For audits and Monte-Carlo checks of the joint-view analysis
+    (``noise_multiplier`` scales every term: the audits' half-noise control).
+    """
+    if statistic == "second-moment":
+        pair, own, grid = (
+            plan.pair_second_moment_sigma,
+            plan.owner_second_moment_sigma,
+            plan.second_moment_grid,
+        )
+    elif statistic == "class-sum":
+        pair, own, grid = (
+            plan.pair_sum_sigmas[class_index],
+            plan.owner_sum_sigmas[class_index],
+            plan.sum_grid,
+        )
+    else:
+        raise ParameterError(f"statistic ({statistic!r}) must be 'second-moment' or 'class-sum'")
+    pair, own = pair * noise_multiplier, own * noise_multiplier
+    src = resolve_random_state(random_state, stacklevel=3)
+    m = plan.n_owners
+    out = np.zeros((m, int(n)))
+    for i, j in _pairs(m):
+        r = np.asarray(noise.gaussian(pair, int(n), random_state=src, granularity=grid))
+        out[i] += r
+        out[j] -= r
+    out += np.asarray(noise.gaussian(own, (m, int(n)), random_state=src, granularity=grid))
     return out
 
 
