@@ -487,6 +487,10 @@ class CharacteristicVectorRandomizer:
         }
         if self.noise == "discrete-normal":
             details["continuous_gaussian_sensitivity"] = math.sqrt(2.0) * self.spike
+        from ppdp.local.metrics import map_success_probability  # (metrics imports this module)
+
+        details["map_success_uniform_prior"] = map_success_probability(self)
+        details["map_success_no_report"] = 1.0 / self.k
         assumptions = (
             "local model: any two inputs of one respondent (different regions)",
             "each respondent reports once; repeated fresh reports of a value compose",
