@@ -161,7 +161,7 @@ def test_additive_store_keeps_no_report(tmp_path, keys):
     """Grep the database (and its WAL) for the reports: neither their IEEE-754 bytes nor
     their decimal text is there, and no table has a row per report."""
     r = AdditiveRandomizer(noise="gaussian", scale=0.5, domain=(0.0, 1.0))
-    path = write_config(tmp_path, keys, r, histogram={"bins": 200})
+    path = write_config(tmp_path, keys, r, histogram={"bins_per_domain": 20})
     config = CollectorConfig.from_file(path)
     reports = r.randomise(np.linspace(0, 1, 300), random_state=10)
     with TestClient(create_app(config)) as http:
@@ -174,7 +174,7 @@ def test_additive_store_keeps_no_report(tmp_path, keys):
     conn = sqlite3.connect(tmp_path / "store.sqlite")
     n_totals = conn.execute("SELECT count(*) FROM totals").fetchone()[0]
     conn.close()
-    assert n_totals == 202  # the histogram's bins + under/overflow, whatever the reports
+    assert n_totals == 20 + 2 * 100 + 2  # domain bins, 10σ each side, under/overflow
     with CollectorStore.open(tmp_path / "store.sqlite", create=False) as store:
         snap = store.snapshot()
     agg = Aggregator.from_config(config)
@@ -195,4 +195,57 @@ def test_additive_uniform_reports_outside_the_support_are_refused(tmp_path, keys
         assert _post(http, keys["app-1"], seq=3, reports=[[0.5]]).status_code == 422
         assert http.get("/v1/totals").json()["count"] == 3
     agg = Aggregator.from_config(config)
-    assert agg.spec["histogram"] == {"low": -0.25, "high": 1.25, "bins": 2000}
+    assert agg.spec["histogram"] == {"bins_per_domain": 1000, "below": 250, "above": 250}
+    assert agg.edges[0] == pytest.approx(-0.25) and agg.edges[-1] == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "uniform"])
+def test_additive_estimates_from_the_histogram_match_the_reports(tmp_path, keys, noise):
+    """Binned EM and Bayes from the collector's histogram equal those from the reports
+    (the report bins nest in the fine grid); Fourier agrees to the binning error."""
+    from ppdp.local.reconstruction import (
+        reconstruct_bayes,
+        reconstruct_em,
+        reconstruct_fourier,
+    )
+
+    scale = 0.1 if noise == "gaussian" else 0.37
+    r = AdditiveRandomizer(noise=noise, scale=scale, domain=(0.0, 2.0))
+    path = write_config(tmp_path, keys, r, histogram={"bins_per_domain": 500})
+    config = CollectorConfig.from_file(path)
+    x = 2.0 * np.random.default_rng(0).beta(2, 5, 20_000)
+    reports = r.randomise(x, random_state=11)
+    with TestClient(create_app(config)) as http:
+        with CollectorClient(config, "http://testserver", http=http) as client:
+            client.send(reports, batch_size=5000)
+        agg, totals = fetch_totals(config, "http://testserver", transport=http._transport)
+    for method, direct in (
+        ("em", reconstruct_em(reports, r, 25)),
+        ("bayes", reconstruct_bayes(reports, r, 25)),
+    ):
+        est = estimate_totals(agg, totals, method=method, bins=25)
+        np.testing.assert_allclose(est.table.probability, direct.probabilities, atol=1e-12)
+        assert est.iterations == direct.iterations
+    est = estimate_totals(agg, totals, method="fourier", bins=25, harmonics=6)
+    direct = reconstruct_fourier(reports, r, 6, bins=25)
+    np.testing.assert_allclose(est.table.probability, direct.probabilities, atol=2e-3)
+    assert list(est.table.columns) == ["bin_low", "bin_high", "probability", "density"]
+    assert est.table.bin_high.iloc[-1] == 2.0
+    with pytest.raises(ParameterError, match="method"):
+        estimate_totals(agg, totals, method="mean")
+
+
+def test_histogram_settings_are_checked():
+    r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 1.0))
+    with pytest.raises(ParameterError, match="bins_per_domain"):
+        Aggregator.create(r, histogram={"bins_per_domain": 1})
+    with pytest.raises(ParameterError, match="at most"):
+        Aggregator.create(r, histogram={"bins_per_domain": 100_000})
+    with pytest.raises(ParameterError, match="unknown"):
+        Aggregator.create(r, histogram={"low": 0})
+    with pytest.raises(ParameterError, match="only for additive"):
+        Aggregator.create(CV, histogram={"bins_per_domain": 10})
+    for bad in ({"type": "rr"}, {}):
+        config = CollectorConfig.from_dict({"survey": "s", "randomizer": bad})
+        with pytest.raises(ParameterError, match="neither"):
+            Aggregator.from_config(config)

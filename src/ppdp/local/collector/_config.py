@@ -5,7 +5,7 @@
     {
       "survey": "income-2026",                 # id bound into every signed batch
       "randomizer": {...},                     # the randomizer's to_dict(): public
-      "histogram": {"bins": 2000, "low": -5, "high": 15},   # additive noise only (optional)
+      "histogram": {"bins_per_domain": 1000},  # additive noise only (optional)
       "store": "collector.sqlite",             # server: the running totals
       "clients": {"app-1": "<base64 Ed25519 public key>"},  # server: who may send
       "max_batch": 20000,                      # server: reports per batch at most
@@ -62,8 +62,8 @@ class CollectorConfig:
     randomizer : dict
         The randomizer's ``to_dict()``.
     histogram : dict or None
-        ``{"bins": int, "low": float, "high": float}`` for additive randomizers (``low`` and
-        ``high`` optional; see :mod:`ppdp.local.collector._aggregate`).
+        ``{"bins_per_domain": int}`` for additive randomizers (optional; see
+        :mod:`ppdp.local.collector._aggregate`).
     store : Path or None
         The SQLite file of running totals (server).
     clients : dict
@@ -102,9 +102,9 @@ class CollectorConfig:
             )
         histogram = data.get("histogram")
         if histogram is not None:
-            if not isinstance(histogram, Mapping) or set(histogram) - {"bins", "low", "high"}:
+            if not isinstance(histogram, Mapping) or set(histogram) - {"bins_per_domain"}:
                 raise ParameterError(
-                    f"histogram ({histogram!r}) must be an object with bins and optional low, high"
+                    f"histogram ({histogram!r}) must be an object with an optional bins_per_domain"
                 )
             histogram = dict(histogram)
         store = data.get("store")

@@ -170,21 +170,28 @@ def _additive(
     harmonics: int,
     max_iter: int,
 ) -> Any:
-    from ppdp.local import reconstruct_bayes, reconstruct_em, reconstruct_fourier
+    from ppdp.local.reconstruction import reconstruct_bayes, reconstruct_em, reconstruct_fourier
 
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
         raise ParameterError(f"bins ({bins!r}) must be an integer >= 2")
-    reports = aggregator.pseudo_reports(totals.totals["hist"])
+    hist = totals.totals["hist"]
     r = aggregator.randomizer
     if method == "fourier":
-        return reconstruct_fourier(reports, r, harmonics)
+        return reconstruct_fourier(aggregator.pseudo_reports(hist), r, harmonics, bins=bins)
+    if method == "em-fourier":
+        return reconstruct_em(
+            aggregator.pseudo_reports(hist),
+            r,
+            bins,
+            init="fourier",
+            harmonics=harmonics,
+            max_iter=max_iter,
+        )
+    exact = aggregator.report_histogram(hist, bins)
+    data = aggregator.pseudo_reports(hist) if exact is None else exact
     if method == "bayes":
-        return reconstruct_bayes(reports, r, bins, max_iter=max_iter)
-    init = "fourier" if method == "em-fourier" else "uniform"
-    kwargs: dict[str, Any] = {"init": init, "max_iter": max_iter}
-    if init == "fourier":
-        kwargs["harmonics"] = harmonics
-    return reconstruct_em(reports, r, bins, **kwargs)
+        return reconstruct_bayes(data, r, bins, max_iter=max_iter)
+    return reconstruct_em(data, r, bins, max_iter=max_iter)
 
 
 def _guarantee(randomizer: Any, delta: float | None) -> Guarantee:
