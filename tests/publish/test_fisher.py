@@ -159,11 +159,7 @@ def test_split_budget_never_exceeds_the_total() -> None:
 
 def test_default_ridge_formula() -> None:
     plan = lda_noise_plan(epsilon=1.0, delta=1e-5, n_features=4, class_counts=[50, 30])
-    s, c = plan.mean_sigmas, [50, 30]
-    expect = 2 * 2 * plan.scatter_sigma + sum(
-        2 * 2 * ci * si + 4 * ci * si * si for si, ci in zip(s, c, strict=True)
-    )
-    assert default_ridge(plan) == pytest.approx(expect, rel=1e-15)
+    assert default_ridge(plan) == 2 * 2 * plan.scatter_sigma
 
 
 def test_noisy_scatter_without_noise_is_the_within_class_scatter() -> None:
@@ -218,6 +214,28 @@ def test_indefinite_scatter_still_gives_finite_unit_directions() -> None:
         fisher_directions([[1.0], [0.0]], [3, 3], [[1.0]], ridge=-1.0)
     with pytest.raises(ParameterError, match="finite"):
         fisher_directions([[np.nan], [0.0]], [3, 3], [[1.0]], ridge=1.0)
+
+
+def test_constant_directions_are_projected_out() -> None:
+    rng = np.random.default_rng(5)
+    d = 5
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    mu = rng.normal(size=(3, d))
+    C = np.zeros((d, 1))
+    C[2:, 0] = 1.0
+    for K in (2, 3):
+        W = fisher_directions(mu[:K], [4, 5, 6][:K], S, ridge=0.1, constant=C)
+        np.testing.assert_allclose(C.T @ W, 0.0, atol=1e-12)
+        np.testing.assert_allclose(np.linalg.norm(W, axis=0), 1.0)
+    # K = 2: the direction is the reduced problem's solution, mapped back.
+    B = np.linalg.svd(C, full_matrices=True)[0][:, 1:]
+    w = np.linalg.solve(B.T @ S @ B + 0.1 * np.eye(d - 1), B.T @ (mu[0] - mu[1]))
+    expect = B @ w / np.linalg.norm(w)
+    W = fisher_directions(mu[:2], [4, 5], S, ridge=0.1, constant=C)
+    np.testing.assert_allclose(W[:, 0], expect, atol=1e-10)
+    with pytest.raises(ParameterError, match="every direction"):
+        fisher_directions(mu[:2, :1], [4, 5], S[:1, :1], ridge=0.1, constant=[[1.0]])
 
 
 def test_symmetric_noise() -> None:

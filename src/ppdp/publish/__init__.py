@@ -1,4 +1,4 @@
-"""Publishing private tables: DP-PCA releases, DP-LDA synthetic data and their baselines.
+"""Publishing private tables: DP-PCA releases, DP-LDA synthetic data, LDA-DP projections, baselines.
 
 Every publisher spends in ``fit`` only, in the order check → validate → spend → release
 (:mod:`ppdp.publish._base`), and its ``release_`` states the guarantee.
@@ -6,6 +6,7 @@ Every publisher spends in ``fit`` only, in the order check → validate → spen
 
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
+from ppdp.publish.lda_projection import LDAProjectionPublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 from ppdp.publish.pca import DPPCAPublisher
 
@@ -14,6 +15,7 @@ __all__ = [
     "DPLDASynthesizer",
     "DPPCAPublisher",
     "ExponentialPublisher",
+    "LDAProjectionPublisher",
     "LaplacePublisher",
     "Publisher",
     "Release",

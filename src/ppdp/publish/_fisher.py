@@ -313,7 +313,7 @@ def lda_noise_plan(
     n = sum(counts)
     details: dict[str, Any] = {
         "calibration": calibration,
-        "relation": "replace-one within a class; class counts public; ‖x‖₂ ≤ 1",
+        "neighbours": "replace-one within a class; class counts public; ‖x‖₂ ≤ 1",
         "n_features": p,
         "n_classes": K,
         "class_counts": list(counts),
@@ -360,24 +360,21 @@ def lda_noise_plan(
 
 
 def default_ridge(plan: LDANoisePlan) -> float:
-    """A data-independent ridge ``λ``: the expected size of the noise in ``S̃_w``.
+    """A data-independent ridge ``λ = 2√d·β₂``: the expected spectral norm of the noise ``E``.
 
-    ``λ = 2√d·β₂ + Σ_c (2√d·n_cσ_c + d·n_cσ_c²)``: ``2√d·β₂`` is the spectral norm of a
-    ``d×d`` symmetric Gaussian matrix with entry scale ``β₂`` (Wigner), and the sum bounds the
-    noise that ``n_c μ̃_cμ̃_cᵀ`` carries (``‖μ_c‖ ≤ 1``, ``‖g_c‖ ≈ √d σ_c``). It depends only on
-    ``ε``, ``δ``, ``d`` and the public counts, so adding ``λI`` is post-processing.
+    ``E`` is a ``d×d`` symmetric matrix with iid ``N(0, β₂²)`` upper entries, whose spectral
+    norm is about ``2√d·β₂`` (Wigner's semicircle law). Adding ``λI`` lifts the directions that
+    the noise pushed negative (the within-class scatter of one-hot data is singular). ``λ``
+    depends only on ``ε``, ``δ`` and ``d``, so adding it is post-processing. (Also covering
+    the rank-two noise that ``n_cμ̃_cμ̃_cᵀ`` carries, about ``2√d·n_cσ_c`` per class, was
+    measured on Adult to over-regularise: accuracy 0.812 against 0.824 at ε = 1.)
 
     >>> plan = lda_noise_plan(epsilon=1.0, delta=1e-5, n_features=4, class_counts=[50, 50])
-    >>> round(default_ridge(plan), 2)
-    193.79
+    >>> round(default_ridge(plan), 3)
+    41.584
     """
     p = int(plan.details["n_features"])
-    counts = plan.details["class_counts"]
-    root = math.sqrt(p)
-    total = 2.0 * root * plan.scatter_sigma
-    for s, c in zip(plan.mean_sigmas, counts, strict=True):
-        total += 2.0 * root * c * s + p * c * s * s
-    return total
+    return 2.0 * math.sqrt(p) * plan.scatter_sigma
 
 
 # ------------------------------------------------------------------ matrices and noise
@@ -460,6 +457,7 @@ def fisher_directions(
     *,
     ridge: float,
     n_components: int | None = None,
+    constant: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
     """The Fisher discriminant direction(s) from noisy means and a noisy within-class scatter.
 
@@ -478,6 +476,12 @@ def fisher_directions(
         ``λ ≥ 0``, chosen without looking at the data (e.g. :func:`default_ridge`).
     n_components : int, optional
         At most this many directions (default ``K − 1``).
+    constant : array (d, k), optional
+        Columns spanning directions along which *every* record has the same coordinate, known
+        from the schema without the data (e.g. each one-hot block's indicator: its entries sum
+        to 1). The within-class scatter is singular along them and the noise would dominate
+        there, though they cannot separate classes; the directions are computed in their
+        orthogonal complement (post-processing, lossless for projections up to a constant).
 
     Returns
     -------
@@ -505,6 +509,18 @@ def fisher_directions(
     if n_components is not None:
         r = check_int("n_components", n_components, minimum=1)
         r_max = min(r_max, r)
+    if constant is not None:
+        C0 = np.asarray(constant, dtype=np.float64).reshape(d, -1)
+        if not np.all(np.isfinite(C0)):
+            raise ParameterError("constant must be finite")
+        U0, sv, _ = np.linalg.svd(C0, full_matrices=True)
+        k = int(np.count_nonzero(sv > 1e-12 * max(1.0, float(sv.max(initial=0.0)))))
+        B = U0[:, k:]
+        if B.shape[1] == 0:
+            raise ParameterError("constant spans every direction: nothing is left to project on")
+        inner = fisher_directions(mu @ B, class_counts, B.T @ S @ B, ridge=lam, n_components=r_max)
+        W = B @ inner
+        return W if K == 2 else _fix_sign(W)
     vals, vecs = np.linalg.eigh(0.5 * (S + S.T) + lam * np.eye(d))
     floor = max(lam, 1e-12 * max(1.0, float(np.max(np.abs(vals)))))
     vals = np.maximum(vals, floor)

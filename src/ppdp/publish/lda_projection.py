@@ -1,0 +1,668 @@
+"""LDA-DP (Gu, Zhang & Zhang 2022): publish a noisy Fisher discriminant and projections on it.
+
+:class:`LDAProjectionPublisher` scales every encoded record by the schema's declared row-norm
+bound (so ``‖x‖₂ ≤ 1``), releases the class sums and ``upper(Σxxᵀ)`` with Gaussian noise
+(:mod:`ppdp.publish._fisher`), forms the noisy within-class scatter
+``Σxxᵀ + E − Σ n_c μ̃_cμ̃_cᵀ``, adds a data-independent ridge and takes the Fisher
+direction(s). The rows' projections on the direction are released with per-row Laplace
+noise by default; the paper's exact projections are available behind a warning, because
+they are not differentially private (ALGORITHMS-publishing B.5 item 1). The privacy argument
+is ``docs/proofs/lda-dp.md``; the algorithm ALGORITHMS-publishing B.2.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ppdp import noise
+from ppdp._validation import (
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_nonnegative,
+    check_option,
+    check_real,
+)
+from ppdp.budget import Guarantee, Neighbouring
+from ppdp.data import Schema
+from ppdp.exceptions import (
+    DataValidationError,
+    LowUtilityWarning,
+    NotDifferentiallyPrivateWarning,
+    ParameterError,
+    ParameterTypeError,
+    PrivacyLeakWarning,
+    SchemaError,
+)
+from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
+from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._fisher import (
+    CALIBRATIONS,
+    LDANoisePlan,
+    class_sum_mechanism,
+    default_ridge,
+    fisher_directions,
+    from_upper,
+    lda_noise_plan,
+    noisy_scatter,
+    second_moment_mechanism,
+    upper,
+)
+from ppdp.random import RandomSource, RandomState
+
+__all__ = ["RELEASES", "LDAProjectionPublisher", "projection_l1_sensitivity"]
+
+RELEASES = ("direction", "noisy-projections", "raw-projections")
+_NAME = "LDA-DP (Gu, Zhang & Zhang 2022)"
+_RELATION = Neighbouring.REPLACE_ONE
+_UNIT_ROUNDOFF = 2.0**-53
+#: Records are divided by ``R·(1 + 2⁻³⁰)``: their computed norms then stay below 1.
+_SCALE_SLACK = 1.0 + 2.0**-30
+#: Per-row sensitivities are multiplied by this to cover unit columns of norm 1 + O(p·u).
+_NORM_SLACK = 1.0 + 2.0**-20
+
+
+def projection_l1_sensitivity(n_components: int) -> float:
+    """L1 sensitivity ``2r`` of one row's ``r`` projections on unit-norm directions.
+
+    ``Σ_j |w_jᵀ(x − x′)| ≤ Σ_j ‖w_j‖·‖x − x′‖ ≤ 2r`` for ``‖x‖, ‖x′‖ ≤ 1`` (replace-one;
+    the directions are released first and are public when the rows are noised).
+
+    >>> projection_l1_sensitivity(1)
+    2.0
+    """
+    return 2.0 * check_int("n_components", n_components, minimum=1)
+
+
+def _gamma(m: int) -> float:
+    mu = m * _UNIT_ROUNDOFF
+    return mu / (1.0 - mu)
+
+
+def _split_epsilon(eps: float, share: float) -> tuple[float, float]:
+    """(ε of the projections, ε of the direction), never adding up to more than ε."""
+    e3 = eps * share
+    e_dir = eps - e3
+    while Decimal(repr(e3)) + Decimal(repr(e_dir)) > Decimal(repr(eps)):
+        e_dir = math.nextafter(e_dir, 0.0)
+    return e3, e_dir
+
+
+def _add_noise(
+    mech: GaussianMechanism | LaplaceMechanism,
+    values: NDArray[np.float64],
+    source: RandomSource,
+    multiplier: float = 1.0,
+) -> NDArray[np.float64]:
+    """``snap(v, Λ) + noise`` on every entry through ``mech``'s own release path.
+
+    ``values`` may hold many releases (a batch for the audit, or one row per record: the
+    caller knows they are disjoint). ``multiplier`` is the audits' positive control only.
+    """
+    flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    return mech._release(flat, source, noise_multiplier=multiplier).reshape(np.shape(values))
+
+
+def _add_plain_gaussian(
+    sigma: float, values: NDArray[np.float64], source: RandomSource, multiplier: float = 1.0
+) -> NDArray[np.float64]:
+    """``snap(v, Λ) + N(0, σ²)`` per entry on the grid of σ (the paper's template levels)."""
+    lam = noise.granularity(sigma)
+    flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
+    drawn = noise.gaussian(sigma * multiplier, flat.size, random_state=source, granularity=lam)
+    return (snapped + np.asarray(drawn)).reshape(np.shape(values))
+
+
+def noisy_statistics(
+    plan: LDANoisePlan,
+    class_sums: NDArray[np.float64],
+    second_moment_upper: NDArray[np.float64],
+    source: RandomSource,
+    *,
+    multiplier: float = 1.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The noisy class means ``(..., K, d)`` and noisy ``upper(Σxxᵀ)`` (batch dims allowed).
+
+    ``"gaussian"``: the plan's two Gaussian mechanisms on the class sums and the upper
+    triangle (then divided by the public counts); ``"paper"``: the template levels added to
+    the means and the upper triangle directly.
+    """
+    counts = np.asarray(plan.details["class_counts"], dtype=np.float64)
+    if plan.calibration == "gaussian":
+        sums = _add_noise(class_sum_mechanism(plan), class_sums, source, multiplier)
+        q = _add_noise(second_moment_mechanism(plan), second_moment_upper, source, multiplier)
+        return sums / counts[:, None], q
+    means = class_sums / counts[:, None]
+    noisy_means = np.empty_like(means)
+    for c, sigma in enumerate(plan.mean_sigmas):
+        noisy_means[..., c, :] = _add_plain_gaussian(sigma, means[..., c, :], source, multiplier)
+    q = _add_plain_gaussian(plan.scatter_sigma, second_moment_upper, source, multiplier)
+    return noisy_means, q
+
+
+class LDAProjectionPublisher(Publisher):
+    """Publish a noisy Fisher discriminant (LDA-DP) and, by default, noisy projections on it.
+
+    ``fit(df)`` encodes the features (label excluded) with the schema and divides every row
+    by the declared row-norm bound ``R = schema.max_row_l2_norm`` (``√(p1 + p2)``, or the
+    schema's ``row_norm_bound``), so ``‖x‖₂ ≤ 1`` without looking at the data. It then
+    releases, with the Gaussian mechanism, the class sums (``Δ₂ = 2``) and ``upper(Σxxᵀ)``
+    (``Δ₂ = √2``); the rest is post-processing: ``μ̃_c = S̃_c/n_c``,
+    ``S̃_w = Σxxᵀ + E − Σ n_c μ̃_cμ̃_cᵀ``, a ridge ``λI`` fixed from public quantities, and the
+    Fisher direction ``∝ (S̃_w + λI)⁻¹(μ̃₁ − μ̃₂)`` (two classes) or the ``K − 1`` leading
+    discriminant directions (``K > 2``), each of unit norm.
+
+    Guarantee (``release`` ``"direction"`` or ``"noisy-projections"``): (ε, δ)-differential
+    privacy under replace-one neighbours **within a class** (a record is replaced by one of
+    the same class), with ``n`` and the class counts public (declared, never read from the
+    data). Class membership of individual rows is not protected by that relation.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε > 0 of one ``fit`` (at most 10 unless ``allow_large_epsilon``).
+    delta : float
+        δ in (0, 1), all of it for the direction (the per-row noise is pure ε). Should be
+        well below ``1/n``.
+    schema : Schema
+        Declared schema with a label of K ≥ 2 classes.
+    n_components : int, optional
+        Number of discriminant directions ``r``, in ``1..min(K − 1, p)``; default ``K − 1``.
+    calibration : {"gaussian", "paper"}, default "gaussian"
+        ``"gaussian"``: analytic Gaussian mechanism on the sums (recommended). ``"paper"``:
+        the MOD-SULQ-style template levels of ALGORITHMS-publishing B.3 (valid, noisier).
+    release : {"noisy-projections", "direction", "raw-projections"}, default "noisy-projections"
+        ``"direction"``: the direction(s) only. ``"noisy-projections"``: also every row's
+        projections ``ŵᵀx`` plus ``Lap(2r/ε₃)`` with ``ε₃ = projection_share·ε`` (per-row L1
+        sensitivity ``2r``; rows are disjoint). ``"raw-projections"``: the paper's release,
+        the exact ``ŵᵀx`` of every row: warns :class:`NotDifferentiallyPrivateWarning`; the
+        direction is still (ε, δ)-DP, but the rows are not protected at all.
+    random_state : None, int, SeedSequence, Generator or RandomSource, optional
+        ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
+        ledger records the release as seeded.
+    class_counts : sequence of int, optional
+        The public class sizes. Default: the label's declared ``public_counts``; if the schema
+        declares none, pass them here (declaring them public is an assumption of the
+        guarantee). Checked against the data before anything is spent.
+    mean_share : float, default 0.5
+        Share of the direction's (ε, δ) spent on the class sums (the rest on ``Σxxᵀ``).
+    projection_share : float, default 0.5
+        Share of ε spent on the per-row noise (``"noisy-projections"`` only).
+    ridge : "auto" or float, default "auto"
+        ``λ ≥ 0`` added to ``S̃_w``. ``"auto"``: :func:`ppdp.publish._fisher.default_ridge`,
+        the expected size of the noise in ``S̃_w``, from ε, δ, ``p`` and the counts only.
+    remove_constant : bool, default True
+        Compute the directions orthogonal to each one-hot block's indicator vector: every
+        encoded row has the same coordinate along it (its block sums to 1), so it cannot
+        separate classes, while the noise in the singular scatter would dominate there.
+        Decided from the schema alone (skipped when a ``row_norm_bound`` can rescale rows);
+        post-processing.
+    allow_large_epsilon : bool, default False
+        Accept ε > 10.
+
+    Attributes
+    ----------
+    release_ : Release
+        ``data``: a DataFrame of the projections (columns ``lda_1..lda_r``, rows in input
+        order; ``None`` for ``"direction"``); ``encoded``: the same as an array;
+        ``statistics``: ``directions`` (p, r; in the scaled-record space), ``class_means``
+        (K, p), ``second_moment_sum`` (p, p), ``scatter`` (p, p; ``S̃_w``), ``class_counts``
+        (K,), ``ridge`` (1,), ``scale`` (1,; the divisor of the encoded rows) and
+        ``projections`` when released; ``guarantee``.
+
+    Warns
+    -----
+    NotDifferentiallyPrivateWarning
+        ``release="raw-projections"``.
+    LowUtilityWarning
+        When the noise on a class mean (``√p·σ_c``) reaches 1, the largest norm a mean of
+        scaled records can have (decided from public quantities only).
+    PrivacyLeakWarning
+        ``δ ≥ 1/n``.
+
+    Raises
+    ------
+    ParameterError, ParameterTypeError, SchemaError
+        Invalid parameters, no label, no public class counts; before anything is read.
+    DataValidationError
+        Invalid data, fewer than 2 rows, class counts that are not the data's; nothing is
+        charged.
+    BudgetExceededError
+        The accountant cannot afford (ε, δ); the data are not read.
+
+    Notes
+    -----
+    Composition: class sums ``(ε₁, δ₁)``, ``Σxxᵀ`` ``(ε₂, δ₂)``, per-row noise ``ε₃``
+    (parallel over rows), basic composition to ``(ε₁ + ε₂ + ε₃, δ₁ + δ₂)``. Numerical caveats:
+    the Gaussian and Laplace noise are on power-of-two grids with the sensitivities padded
+    for the grid and for float summation (``docs/proofs/noise.md``); the per-row sensitivity
+    is padded for the rounding of the dot products. The template calibration (``"paper"``)
+    follows a proof that ignores floating point. ``S̃_w`` may be indefinite: its eigenvalues
+    are floored (post-processing).
+
+    References
+    ----------
+    .. [GZZ22] Z. Gu, K. Zhang, G. Zhang. Multiparty data publishing via blockchain and
+       differential privacy. Security and Communication Networks, 2022, 5612794.
+    .. [BW18] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for differential
+       privacy: analytical calibration and optimal denoising. ICML 2018.
+    .. [CSS13] K. Chaudhuri, A. D. Sarwate, K. Sinha. A near-optimal algorithm for
+       differentially-private principal components. JMLR 14, 2013.
+
+    Examples
+    --------
+    >>> from ppdp.datasets import load_adult
+    >>> df, schema = load_adult()
+    >>> counts = df["income"].value_counts().reindex(["<=50K", ">50K"]).tolist()
+    >>> pub = LDAProjectionPublisher(1.0, 1e-6, schema, class_counts=counts)
+    >>> pub.privacy_budget()
+    PrivacyBudget(epsilon=1.0, delta=1e-06)
+    >>> pub.fit(df).release_.data.shape  # doctest: +SKIP
+    (45222, 1)
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        schema: Schema,
+        *,
+        n_components: int | None = None,
+        calibration: str = "gaussian",
+        release: str = "noisy-projections",
+        random_state: RandomState = None,
+        class_counts: Sequence[int] | None = None,
+        mean_share: float = 0.5,
+        projection_share: float = 0.5,
+        ridge: float | str = "auto",
+        remove_constant: bool = True,
+        allow_large_epsilon: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.schema = schema
+        self.n_components = n_components
+        self.calibration = calibration
+        self.release = release
+        self.random_state = random_state
+        self.class_counts = class_counts
+        self.mean_share = mean_share
+        self.projection_share = projection_share
+        self.ridge = ridge
+        self.remove_constant = remove_constant
+        self.allow_large_epsilon = allow_large_epsilon
+        # Test hook for the audits' positive controls: scales every noise. Not DP below 1.
+        self._noise_multiplier = 1.0
+
+    # -- parameters -----------------------------------------------------------------------
+
+    def _schema(self) -> Schema:
+        schema = self.schema
+        if not isinstance(schema, Schema):
+            raise ParameterTypeError(
+                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
+                "load one with Schema.from_file(path)"
+            )
+        if schema.label is None:
+            raise SchemaError(
+                "LDAProjectionPublisher needs a schema with a label (its classes); "
+                "this schema declares none"
+            )
+        return schema
+
+    def _counts(self) -> tuple[int, ...]:
+        schema = self._schema()
+        assert schema.label is not None
+        K = schema.label.n_classes
+        declared = self.class_counts
+        if declared is None:
+            declared = schema.label.public_counts
+            if declared is None:
+                raise ParameterError(
+                    f"class_counts (None): the label {schema.label.name!r} declares no "
+                    "public_counts; LDA-DP treats the class sizes as public, so declare them "
+                    "in the schema or pass class_counts=[...] (an assumption of the guarantee)"
+                )
+        if isinstance(declared, (str, bytes)) or not isinstance(declared, (Sequence, np.ndarray)):
+            raise ParameterTypeError(
+                f"class_counts ({declared!r}) must be a sequence of {K} non-negative integers"
+            )
+        counts = tuple(check_int("class_counts", c, minimum=0) for c in declared)
+        if len(counts) != K:
+            raise ParameterError(
+                f"class_counts ({list(counts)!r}) must give one size per class of "
+                f"{schema.label.name!r} ({K} classes)"
+            )
+        if min(counts) < 1:
+            raise ParameterError(
+                f"class_counts ({list(counts)!r}) must all be >= 1: a class without rows has "
+                "no mean"
+            )
+        return counts
+
+    def _checked(self) -> dict[str, Any]:
+        """Every parameter validated; the budget split and the noise plan."""
+        schema = self._schema()
+        if not isinstance(self.allow_large_epsilon, bool):
+            raise ParameterTypeError(
+                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
+            )
+        eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
+        delta = check_delta("delta", self.delta, allow_zero=False)
+        if delta >= 1.0:
+            raise ParameterError(f"delta ({self.delta!r}) must be in (0, 1)")
+        release = check_option("release", self.release, RELEASES)
+        calibration = check_option("calibration", self.calibration, CALIBRATIONS)
+        counts = self._counts()
+        K = len(counts)
+        p = schema.n_features
+        r_max = min(K - 1, p)
+        if self.n_components is None:
+            r = r_max
+        else:
+            r = check_int("n_components", self.n_components, minimum=1)
+            if r > r_max:
+                raise ParameterError(
+                    f"n_components ({r}) must be an integer in 1..{r_max}: {K} classes give at "
+                    f"most K - 1 = {K - 1} discriminant directions (p = {p} features)"
+                )
+        share = check_real("projection_share", self.projection_share)
+        if not (0.0 < share < 1.0):
+            raise ParameterError(f"projection_share ({self.projection_share!r}) must be in (0, 1)")
+        if release == "noisy-projections":
+            e3, e_dir = _split_epsilon(eps, share)
+        else:
+            e3, e_dir = 0.0, eps
+        plan = lda_noise_plan(
+            epsilon=e_dir,
+            delta=delta,
+            n_features=p,
+            class_counts=counts,
+            calibration=calibration,
+            mean_share=self.mean_share,
+            allow_large_epsilon=True,  # a share of an ε already checked
+        )
+        if not isinstance(self.remove_constant, bool):
+            raise ParameterTypeError(
+                f"remove_constant ({self.remove_constant!r}) must be True or False"
+            )
+        if isinstance(self.ridge, str):
+            if self.ridge != "auto":
+                raise ParameterError(f"ridge ({self.ridge!r}) must be 'auto' or a number >= 0")
+            ridge = default_ridge(plan)
+        elif isinstance(self.ridge, bool):
+            raise ParameterTypeError(f"ridge ({self.ridge!r}) must be 'auto' or a number >= 0")
+        else:
+            ridge = check_nonnegative("ridge", self.ridge)
+        return {
+            "eps": eps,
+            "delta": delta,
+            "release": release,
+            "counts": counts,
+            "r": r,
+            "p": p,
+            "e3": e3,
+            "plan": plan,
+            "ridge": ridge,
+        }
+
+    def _projection_mechanism(self, e3: float, r: int, p: int) -> LaplaceMechanism:
+        rounding = 2.0 * r * _gamma(p)
+        return LaplaceMechanism(
+            epsilon=e3,
+            sensitivity=(projection_l1_sensitivity(r) + rounding) * _NORM_SLACK,
+            dimension=r,
+            relation=_RELATION,
+            allow_large_epsilon=True,
+        )
+
+    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        c = self._checked()
+        plan: LDANoisePlan = c["plan"]
+        common = {
+            "relation": _RELATION.value,
+            "neighbours": "replace-one within a class; n and class counts public",
+            "class_counts": list(c["counts"]),
+            "n_features": c["p"],
+            "calibration": plan.calibration,
+        }
+        mean_details: dict[str, Any] = {
+            **common,
+            "query": "the K class sums of the scaled records (‖x‖₂ ≤ 1)",
+            "sensitivity": plan.details["class_sum_sensitivity"],
+            "norm": "l2",
+            "mean_sigmas": list(plan.mean_sigmas),
+        }
+        scatter_details: dict[str, Any] = {
+            **common,
+            "query": "upper(Σxxᵀ) of the scaled records, diagonal included",
+            "sensitivity": plan.details["second_moment_sensitivity"],
+            "norm": "l2",
+            "scatter_sigma": plan.scatter_sigma,
+        }
+        if plan.calibration == "gaussian":
+            mean_details.update(class_sum_mechanism(plan).ledger_details())
+            scatter_details.update(second_moment_mechanism(plan).ledger_details())
+            mean_details["relation"] = scatter_details["relation"] = _RELATION.value
+        charges = [
+            Charge(plan.mean_budget, f"{_NAME}: Gaussian on the class sums", mean_details),
+            Charge(plan.scatter_budget, f"{_NAME}: Gaussian on Σxxᵀ", scatter_details),
+        ]
+        if c["release"] == "noisy-projections":
+            mech = self._projection_mechanism(c["e3"], c["r"], c["p"])
+            charges.append(
+                Charge(
+                    mech.budget,
+                    f"{_NAME}: Laplace on each row's projections",
+                    {
+                        "query": f"per row, its projections on the {c['r']} released directions",
+                        "sensitivity_formula": "2r per row (‖x‖₂ ≤ 1, unit directions), "
+                        "padded for rounding; rows disjoint (parallel composition)",
+                        "n_components": c["r"],
+                        **mech.ledger_details(),
+                    },
+                )
+            )
+        if n_rows is not None and c["release"] == "raw-projections":
+            warnings.warn(
+                "release='raw-projections' publishes the exact projection of every record on "
+                "the direction: the direction is differentially private, the rows are NOT "
+                "(ALGORITHMS-publishing B.5 item 1); use 'noisy-projections' or 'direction'",
+                NotDifferentiallyPrivateWarning,
+                stacklevel=4,
+            )
+        return charges
+
+    def _constant(self) -> NDArray[np.float64] | None:
+        """Indicator vectors of the one-hot blocks (label excluded), or None.
+
+        Every encoded row has exactly one 1 per block, so its coordinate along the block's
+        indicator is the same for every row, unless a declared ``row_norm_bound`` below the
+        natural bound can rescale rows (then None).
+        """
+        schema = self._schema()
+        if not self.remove_constant or not schema.categorical_columns:
+            return None
+        if schema.row_norm_bound is not None:
+            layout = schema.layout()
+            if schema.row_norm_bound < math.sqrt(layout.p1 + layout.p2):
+                return None
+        cols = []
+        for col in schema.categorical_columns:
+            block = schema.blocks[col.name]
+            v = np.zeros(schema.n_features)
+            v[block] = 1.0
+            cols.append(v)
+        return np.stack(cols, axis=1)
+
+    # -- data -----------------------------------------------------------------------------
+
+    @property
+    def scale_(self) -> float:
+        """The divisor of every encoded row, ``R·(1 + 2⁻³⁰)`` (declared, data-independent)."""
+        return float(self._schema().max_row_l2_norm) * _SCALE_SLACK
+
+    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        c = self._checked()
+        schema = self._schema()
+        X, y = schema.encode(df)
+        if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
+            raise DataValidationError("the data must have the label column")
+        n = X.shape[0]
+        if n < 2:
+            raise DataValidationError(f"data has {n} row(s); LDA-DP needs n >= 2")
+        counts = c["counts"]
+        if sum(counts) != n or not np.array_equal(np.bincount(y, minlength=len(counts)), counts):
+            raise DataValidationError(
+                f"the declared class counts {list(counts)} (n = {sum(counts)}) are not this "
+                f"table's class sizes (n = {n}); declare the true, public class sizes"
+            )
+        if c["delta"] >= 1.0 / n:
+            warnings.warn(
+                f"delta ({self.delta!r}) >= 1/n (n={n}): such a delta allows releasing a "
+                "whole record; choose delta much smaller than 1/n",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
+        plan: LDANoisePlan = c["plan"]
+        worst = max(plan.mean_sigmas) * math.sqrt(c["p"])
+        if worst >= 1.0:
+            warnings.warn(
+                f"the class sizes are small for epsilon ({self.epsilon}): the noise on a class "
+                f"mean has norm about {worst:.3g}, while the mean of scaled records has norm "
+                "at most 1; the direction will be mostly noise",
+                LowUtilityWarning,
+                stacklevel=4,
+            )
+        return X / self.scale_, y
+
+    # -- release --------------------------------------------------------------------------
+
+    def _release(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.int64] | None,
+        source: RandomSource,
+        charges: list[Charge],
+    ) -> Release:
+        assert y is not None
+        c = self._checked()
+        plan: LDANoisePlan = c["plan"]
+        counts = np.asarray(c["counts"])
+        K, p, r = counts.size, c["p"], c["r"]
+        mult = float(self._noise_multiplier)
+        class_sums = np.zeros((K, p))
+        np.add.at(class_sums, y, X)
+        means, q = noisy_statistics(plan, class_sums, upper(X.T @ X), source, multiplier=mult)
+        Q = from_upper(q, p)
+        S = noisy_scatter(Q, means, c["counts"])
+        W = fisher_directions(
+            means, c["counts"], S, ridge=c["ridge"], n_components=r, constant=self._constant()
+        )
+        statistics: dict[str, NDArray[np.float64]] = {
+            "directions": W,
+            "class_means": means,
+            "second_moment_sum": Q,
+            "scatter": S,
+            "class_counts": counts.astype(np.float64),
+            "ridge": np.array([c["ridge"]]),
+            "scale": np.array([self.scale_]),
+        }
+        Y: NDArray[np.float64] | None = None
+        if c["release"] == "noisy-projections":
+            mech = self._projection_mechanism(c["e3"], r, p)
+            Y = _add_noise(mech, X @ W, source, mult)
+            statistics["projections"] = Y
+        elif c["release"] == "raw-projections":
+            Y = X @ W
+            statistics["projections"] = Y
+        data = None
+        if Y is not None:
+            data = pd.DataFrame(Y, columns=[f"lda_{j + 1}" for j in range(r)])
+        return Release(data=data, encoded=Y, guarantee=self._guarantee(c), statistics=statistics)
+
+    def _guarantee(self, c: dict[str, Any]) -> Guarantee:
+        plan: LDANoisePlan = c["plan"]
+        e_dir = plan.mean_budget.epsilon + plan.scatter_budget.epsilon
+        assumptions = [
+            "neighbours replace one record by another of the same class; n and the class "
+            f"counts {list(c['counts'])} are public (declared, not protected)",
+            "numeric columns clamped to their declared bounds, categories declared; every "
+            f"encoded row divided by the declared bound {self.scale_:.6g} so ‖x‖₂ ≤ 1",
+            f"class sums: Gaussian, L2 sensitivity 2, (ε₁, δ₁) = ({plan.mean_budget.epsilon:g}, "
+            f"{plan.mean_budget.delta:g}); upper(Σxxᵀ): Gaussian, L2 sensitivity √2, "
+            f"(ε₂, δ₂) = ({plan.scatter_budget.epsilon:g}, {plan.scatter_budget.delta:g}); "
+            f"calibration {plan.calibration!r}",
+            f"scatter Σxxᵀ − Σ n_c μ̃μ̃ᵀ, ridge λ = {c['ridge']:.6g} (data-independent), "
+            "eigenvalue floor and Fisher direction(s): post-processing",
+        ]
+        details = {
+            "release": c["release"],
+            "n_components": c["r"],
+            "epsilon_direction": e_dir,
+            "epsilon_projections": c["e3"],
+            "ridge": c["ridge"],
+            "scale": self.scale_,
+            "plan": plan.details,
+        }
+        if c["release"] == "raw-projections":
+            return Guarantee.none(
+                "raw projections: the exact projection ŵᵀx of every record is released, so "
+                "the rows are NOT protected (ALGORITHMS-publishing B.5 item 1); only the "
+                f"direction alone is ({e_dir:g}, {c['delta']:g})-DP",
+                mechanism=_NAME,
+                assumptions=tuple(assumptions),
+                details=details,
+            )
+        if c["release"] == "noisy-projections":
+            assumptions.append(
+                f"projections: Laplace per entry, L1 sensitivity 2r = "
+                f"{projection_l1_sensitivity(c['r']):g} per row (padded for rounding), "
+                f"ε₃ = {c['e3']:g}, parallel composition over rows"
+            )
+        assumptions.append("basic composition of the parts")
+        return Guarantee.approx(
+            c["eps"],
+            c["delta"],
+            relation=_RELATION,
+            mechanism=_NAME,
+            assumptions=tuple(assumptions),
+            details=details,
+        )
+
+    # -- post-processing ------------------------------------------------------------------
+
+    @property
+    def directions_(self) -> NDArray[np.float64]:
+        """The released unit direction(s), shape (p, r), in the scaled-record space."""
+        return self._check_fitted().statistics["directions"]
+
+    def transform(self, df: pd.DataFrame) -> NDArray[np.float64]:
+        """Project a table on the released direction(s): ``(encode(df)/R)·W``.
+
+        Free post-processing of the release for data that are **not** the protected table
+        (a held-out test set, new records). Projecting the protected rows themselves and
+        publishing the result is the paper's non-private release (``"raw-projections"``).
+
+        Parameters
+        ----------
+        df : DataFrame
+            The schema's feature columns (the label column may be present and is ignored).
+
+        Returns
+        -------
+        ndarray of shape (n, r)
+        """
+        W = self.directions_
+        schema = self._schema()
+        X, _ = schema.without_label().encode(df)
+        return (X / self.scale_) @ W
