@@ -7,6 +7,8 @@ the order check → validate → spend → train (:mod:`ppdp.learn._base`), and 
 guarantee in ``guarantee_``. The privacy argument is in ``docs/proofs/erm.md``.
 """
 
+from importlib.util import find_spec as _find_spec
+
 from ppdp.learn._base import Plan, PrivateClassifierBase
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
@@ -24,16 +26,12 @@ __all__ = [
     "solve_erm",
 ]
 
-# Learners added by other modules (random features, RBF SVMs) register here when present.
-try:  # pragma: no cover - depends on which modules exist
-    from ppdp.learn.rff import RandomFourierFeatures  # noqa: F401
+# Learners of sibling modules (random features, RBF SVMs), exported once they exist.
+if _find_spec("ppdp.learn.rff") is not None:
+    from ppdp.learn.rff import RandomFourierFeatures
 
-    __all__.append("RandomFourierFeatures")
-except ImportError:
-    pass
-try:  # pragma: no cover
+    __all__ += ["RandomFourierFeatures"]
+if _find_spec("ppdp.learn.rbf_svm") is not None:
     from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
 
     __all__ += ["HybridRBFSVM", "PrivateRBFSVM"]
-except ImportError:
-    pass

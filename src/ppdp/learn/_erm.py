@@ -45,7 +45,9 @@ __all__ = [
     "OutputConstants",
     "loss_from_dict",
     "objective_perturbation_constants",
+    "objective_perturbation_solutions",
     "output_perturbation_constants",
+    "output_perturbation_release",
     "private_erm",
     "regularization_from_svm_c",
     "solve_erm",
@@ -180,23 +182,29 @@ def loss_from_dict(data: dict[str, Any]) -> Loss:
 
 
 def _objective(
-    X: Array, y: Array, W: Array, loss: Loss, lam: float, T: Array
+    X: Array, y: Array, W: Array, loss: Loss, lam: float, T: Array, p: Array | None = None
 ) -> tuple[Array, Array]:
-    """Objective values (m,) and margins (m, n) for the rows of ``W``."""
+    """Objective values (m,) and margins (m, n) for the rows of ``W``.
+
+    ``p`` are the record weights divided by their sum (``None``: uniform ``1/n``).
+    """
     Z = (W @ X.T) * y
-    J = loss.value(Z).mean(axis=1) + 0.5 * lam * np.einsum("ij,ij->i", W, W)
+    data = loss.value(Z).mean(axis=1) if p is None else loss.value(Z) @ p
+    J = data + 0.5 * lam * np.einsum("ij,ij->i", W, W)
     J = J + np.einsum("ij,ij->i", T, W)
     return J, Z
 
 
-def _gradient(X: Array, y: Array, W: Array, Z: Array, loss: Loss, lam: float, T: Array) -> Array:
-    n = X.shape[0]
-    return ((loss.derivative(Z) * y) @ X) / n + lam * W + T
+def _gradient(
+    X: Array, y: Array, W: Array, Z: Array, loss: Loss, lam: float, T: Array, p: Array | None
+) -> Array:
+    yp = y / X.shape[0] if p is None else y * p
+    return (loss.derivative(Z) * yp) @ X + lam * W + T
 
 
-def _hessians(X: Array, Z: Array, loss: Loss, lam: float) -> Array:
+def _hessians(X: Array, Z: Array, loss: Loss, lam: float, p: Array | None) -> Array:
     n, d = X.shape
-    S = loss.second_derivative(Z) / n  # (m, n)
+    S = loss.second_derivative(Z) / n if p is None else loss.second_derivative(Z) * p
     if S.shape[0] == 1:
         H = (X.T * S[0]) @ X
         H = H[None]
@@ -217,6 +225,7 @@ def solve_erm_batch(
     tol: float = DEFAULT_TOL,
     max_iter: int = DEFAULT_MAX_ITER,
     w0: Array | None = None,
+    sample_weight: Array | None = None,
 ) -> tuple[Array, NDArray[np.bool_], dict[str, Any]]:
     """Solve ``m`` ERM problems on the same data that differ only in the linear term.
 
@@ -224,6 +233,8 @@ def solve_erm_batch(
     ``(m, d)``; ``None`` means one problem with no linear term). Newton's method with a
     per-problem backtracking (Armijo) line search; problems that reach ``‖∇J‖ ≤ tol`` stop
     being updated. Used by the audits, which need thousands of solves of a tiny problem.
+    ``sample_weight`` (non-negative counts, shape (n,)) replaces ``1/n`` by
+    ``weight_i / Σ weight``: ``k`` identical records become one row of weight ``k``.
 
     Returns
     -------
@@ -235,13 +246,17 @@ def solve_erm_batch(
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     _n, d = X.shape
+    p = None
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        p = sw / sw.sum()
     lam = float(regularization) + float(extra_l2)
     T = np.zeros((1, d)) if extra_linear_terms is None else np.atleast_2d(extra_linear_terms)
     T = np.asarray(T, dtype=np.float64)
     m = T.shape[0]
     W = np.zeros((m, d)) if w0 is None else np.array(np.broadcast_to(w0, (m, d)), dtype=np.float64)
-    J, Z = _objective(X, y, W, loss, lam, T)
-    G = _gradient(X, y, W, Z, loss, lam, T)
+    J, Z = _objective(X, y, W, loss, lam, T, p)
+    G = _gradient(X, y, W, Z, loss, lam, T, p)
     gnorm = np.sqrt(np.einsum("ij,ij->i", G, G))
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
@@ -250,7 +265,7 @@ def solve_erm_batch(
             n_iter -= 1
             break
         Wa, Ga, Ja, Ta = W[active], G[active], J[active], T[active]
-        H = _hessians(X, Z[active], loss, lam)
+        H = _hessians(X, Z[active], loss, lam, p)
         P = np.linalg.solve(H, Ga[:, :, None])[:, :, 0]
         slope = np.einsum("ij,ij->i", Ga, P)  # > 0: P is a descent direction for -P
         step = np.ones(active.size)
@@ -258,7 +273,7 @@ def solve_erm_batch(
         todo = np.arange(active.size)
         for _ in range(60):
             cand = Wa[todo] - step[todo, None] * P[todo]
-            cJ, cZ = _objective(X, y, cand, loss, lam, Ta[todo])
+            cJ, cZ = _objective(X, y, cand, loss, lam, Ta[todo], p)
             armijo = cJ <= Ja[todo] - 1e-4 * step[todo] * slope[todo]
             # Near the optimum J stops resolving progress in float64: accept a full
             # Newton step that does not increase J beyond rounding.
@@ -273,7 +288,7 @@ def solve_erm_batch(
                 break
             step[todo] *= 0.5
         W[active], J[active], Z[active] = newW, newJ, newZ
-        G[active] = _gradient(X, y, newW, newZ, loss, lam, Ta)
+        G[active] = _gradient(X, y, newW, newZ, loss, lam, Ta, p)
         gnorm[active] = np.sqrt(np.einsum("ij,ij->i", G[active], G[active]))
     converged = gnorm <= tol
     return W, converged, {"n_iter": n_iter, "gradient_norm": gnorm}
@@ -552,6 +567,48 @@ class ERMResult:
     constants: ObjectiveConstants | OutputConstants
 
 
+def objective_perturbation_solutions(
+    Z: Array,
+    y: Array,
+    *,
+    loss: Loss,
+    constants: ObjectiveConstants,
+    noise: Array,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    sample_weight: Array | None = None,
+    w0: Array | None = None,
+) -> tuple[Array, NDArray[np.bool_], dict[str, Any]]:
+    """Step 4 of Algorithm 2 for each noise vector (rows of ``noise``, shape (m, d)).
+
+    ``argmin_w (1/n) Σ ℓ(y_i wᵀz_i) + Λ/2‖w‖² + bᵀw/n + Δ/2‖w‖²`` with ``n`` and Λ, Δ from
+    ``constants``. :func:`private_erm` calls it with one vector; the audits with many
+    (``w0``, a warm start such as the unperturbed minimiser, only changes the speed).
+    """
+    return solve_erm_batch(
+        Z,
+        y,
+        loss=loss,
+        regularization=constants.regularization,
+        extra_linear_terms=np.atleast_2d(noise) / constants.n,
+        extra_l2=constants.ridge,
+        tol=tol,
+        max_iter=max_iter,
+        sample_weight=sample_weight,
+        w0=w0,
+    )
+
+
+def output_perturbation_release(w_star: Array, constants: OutputConstants, noise: Array) -> Array:
+    """Step 3 of Algorithm 1: ``snap(w*, Λ_g) + b`` for each noise vector (rows, (m, d))."""
+    from ppdp import noise as _noise
+
+    return np.asarray(
+        _noise.snap(w_star, constants.granularity, name="coef") + np.atleast_2d(noise),
+        dtype=np.float64,
+    )
+
+
 def private_erm(
     Z: Array,
     y: Array,
@@ -580,30 +637,24 @@ def private_erm(
     n, d = Z.shape
     if perturbation == "objective":
         k_obj = objective_perturbation_constants(epsilon, n, regularization, loss.smoothness)
-        b = noise.gamma_norm_vector(d, k_obj.noise_scale, random_state=random_state)
-        b = b * noise_multiplier
-        w, ok, info = solve_erm(
-            Z,
-            y,
-            loss=loss,
-            regularization=regularization,
-            extra_linear_term=b / n,
-            extra_l2=k_obj.ridge,
-            tol=tol,
-            max_iter=max_iter,
+        b = noise.gamma_norm_vector(d, k_obj.noise_scale, size=1, random_state=random_state)
+        W, conv, binfo = objective_perturbation_solutions(
+            Z, y, loss=loss, constants=k_obj, noise=noise_multiplier * b, tol=tol, max_iter=max_iter
         )
+        w, ok = W[0], bool(conv[0])
+        info = {"n_iter": int(binfo["n_iter"]), "gradient_norm": float(binfo["gradient_norm"][0])}
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
         k_out = output_perturbation_constants(
             epsilon, n, regularization, d, lipschitz=loss.lipschitz, tol=tol
         )
-        w, ok, info = solve_erm(
+        w_star, ok, info = solve_erm(
             Z, y, loss=loss, regularization=regularization, tol=tol, max_iter=max_iter
         )
         b = noise.gamma_norm_vector(
-            d, k_out.noise_scale, random_state=random_state, granularity=k_out.granularity
+            d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
         )
-        w = noise.snap(w, k_out.granularity, name="coef") + noise_multiplier * b
+        w = output_perturbation_release(w_star, k_out, noise_multiplier * b)[0]
         constants = k_out
     else:  # pragma: no cover - validated by the estimators
         raise ParameterError(f"perturbation ({perturbation!r}) must be 'objective' or 'output'")
