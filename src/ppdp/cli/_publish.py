@@ -1,4 +1,4 @@
-"""``ppdp publish METHOD``: release a private table (DP-PCA, DP-LDA synthetic data, baselines).
+"""``ppdp publish METHOD``: release a private table (DP-PCA, DP-LDA, LDA-DP projections, baselines).
 
 A thin layer over the publishers of :mod:`ppdp.publish`: build the publisher (its
 parameters are validated before the data are read), check the budget, read the input,
@@ -14,17 +14,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-METHODS = ("pca", "lda-synth", "laplace", "exponential")
+METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential")
+#: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
+LDA_RELEASES = ("noisy-projections", "direction", "raw-projections")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``publish`` to the ``ppdp`` parser."""
     parser = subparsers.add_parser(
         "publish",
-        help="release a private table (DP-PCA, DP-LDA synthetic data, baselines)",
+        help="release a private table (DP-PCA, DP-LDA synthetic data, LDA-DP, baselines)",
         description="Release a differentially private version of a table declared by a schema. "
         "pca: DP-PCA (one row per input row, order kept; Jiang et al. 2013); lda-synth: "
-        "synthetic labelled rows from noisy class statistics (DP-LDA); laplace, exponential: the "
+        "synthetic labelled rows from noisy class statistics (DP-LDA); lda-projection: a noisy "
+        "Fisher discriminant and (by default) noisy projections of every row on it (LDA-DP, "
+        "Gu et al. 2022; needs --delta and public class counts); laplace, exponential: the "
         "per-record baselines. The spend is checked against and recorded in --ledger before "
         "anything is released; invalid input writes nothing and spends nothing.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -55,6 +59,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "release noisy ones from the budget",
     )
     parser.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="δ spent by this release (lda-projection only; required there)",
+    )
+    parser.add_argument(
+        "--release",
+        choices=LDA_RELEASES,
+        default=None,
+        help="lda-projection: noisy projections of every row (default), the direction only, or "
+        "the paper's exact projections (NOT differentially private for the rows)",
+    )
+    parser.add_argument(
+        "--calibration",
+        choices=("gaussian", "paper"),
+        default=None,
+        help="lda-projection: analytic Gaussian noise (default) or the paper's MOD-SULQ template",
+    )
+    parser.add_argument(
+        "--class-counts",
+        default=None,
+        metavar="N1,N2,...",
+        help="lda-projection: the public class sizes, in the label's class order (default: the "
+        "schema's declared public_counts); declaring them public is an assumption of the "
+        "guarantee",
+    )
+    parser.add_argument(
         "--ledger",
         metavar="L",
         default=None,
@@ -82,9 +113,39 @@ def build_publisher(
     components: int | None,
     class_sizes: str,
     seed: int | None,
+    delta: float | None = None,
+    release: str | None = None,
+    calibration: str | None = None,
+    class_counts: str | None = None,
 ) -> Any:
     """The publisher for ``method`` (parameters are validated when it is fitted)."""
     from ppdp.exceptions import ParameterError
+
+    if method == "lda-projection":
+        from ppdp.publish.lda_projection import LDAProjectionPublisher
+
+        if delta is None:
+            raise ParameterError(
+                "--delta (None) is required for lda-projection: a number in (0, 1), well below 1/n"
+            )
+        return LDAProjectionPublisher(
+            epsilon,
+            delta,
+            schema,
+            n_components=components,
+            calibration=calibration or "gaussian",
+            release=release or "noisy-projections",
+            class_counts=_parse_counts(class_counts),
+            random_state=seed,
+        )
+    for flag, value in (
+        ("--delta", delta),
+        ("--release", release),
+        ("--calibration", calibration),
+        ("--class-counts", class_counts),
+    ):
+        if value is not None:
+            raise ParameterError(f"{flag} ({value}) applies to lda-projection only, not {method}")
 
     if method == "pca":
         from ppdp.publish.pca import DPPCAPublisher
@@ -102,6 +163,33 @@ def build_publisher(
 
     cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
     return cls(epsilon, schema, random_state=seed)
+
+
+def _parse_counts(text: str | None) -> list[int] | None:
+    """``"34014,11208"`` -> ``[34014, 11208]``; None stays None."""
+    from ppdp.exceptions import ParameterError
+
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ParameterError(
+            f"--class-counts ({text!r}) must be comma-separated integers, one per class"
+        ) from None
+
+
+def _lda_table(publisher: Any) -> Any:
+    """The table to write for lda-projection: the projections, or the direction(s)."""
+    import pandas as pd
+
+    release = publisher.release_
+    if release.data is not None:
+        return release.data
+    W = release.statistics["directions"]
+    table = pd.DataFrame(W, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
+    table.insert(0, "feature", list(publisher.schema.feature_names))
+    return table
 
 
 def write_table(df: Any, path: Path) -> None:
@@ -153,6 +241,10 @@ def _run(args: argparse.Namespace) -> int:
         components=args.components,
         class_sizes=args.class_sizes,
         seed=args.seed,
+        delta=args.delta,
+        release=args.release,
+        calibration=args.calibration,
+        class_counts=args.class_counts,
     )
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
@@ -171,10 +263,11 @@ def _run(args: argparse.Namespace) -> int:
         if acct is not None:
             acct.close()
     release = publisher.release_
-    if release.data is None:  # pragma: no cover - every table publisher releases data
+    table = _lda_table(publisher) if args.method == "lda-projection" else release.data
+    if table is None:  # pragma: no cover - every table publisher releases data
         raise RuntimeError(f"{args.method} released no table")
     _say(f"writing {out}")
-    write_table(release.data, out)
+    write_table(table, out)
     side = out.with_name(out.name + ".guarantee.json")
     with atomic_path(side) as tmp:
         tmp.write_text(
@@ -185,13 +278,22 @@ def _run(args: argparse.Namespace) -> int:
                     "ledger": args.ledger,
                     "ledger_indices": list(release.ledger_indices),
                     "seeded": release.seeded,
+                    **(
+                        {
+                            "directions": release.statistics["directions"].tolist(),
+                            "features": list(publisher.schema.feature_names),
+                            "row_scale": float(release.statistics["scale"][0]),
+                        }
+                        if args.method == "lda-projection"
+                        else {}
+                    ),
                 },
                 indent=2,
                 ensure_ascii=False,
                 allow_nan=False,
             )
         )
-    print(f"released {len(release.data):,} rows to {out}")
+    print(f"released {len(table):,} rows to {out}")
     print(f"guarantee: {release.guarantee}")
     if args.ledger:
         print(f"charged in {args.ledger} (entries {', '.join(map(str, release.ledger_indices))})")
