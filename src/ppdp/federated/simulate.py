@@ -37,7 +37,14 @@ from ppdp.federated.roles import (
 from ppdp.ledger import Signer
 from ppdp.random import RandomState, SeededRandom, resolve_random_state
 
-__all__ = ["FederatedResult", "Network", "Round", "build_round", "simulate_round"]
+__all__ = [
+    "FederatedResult",
+    "Network",
+    "Round",
+    "build_round",
+    "run_round",
+    "simulate_round",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -391,15 +398,43 @@ def simulate_round(
         random_state=random_state,
     )
     t_built = time.perf_counter()
-    net = Network(rnd.parties, session_id=rnd.config.session_id)
+    net = run_round(rnd)
+    t_end = time.perf_counter()
+    return _result(rnd, net, t0, t_built, t_end)
+
+
+def run_round(
+    rnd: Round,
+    *,
+    hook: Hook | None = None,
+    shuffle: np.random.Generator | None = None,
+) -> Network:
+    """Start every party, deliver every message, then abort whatever is still waiting.
+
+    In-process there is no clock: a round that stops moving (a party dropped out, a message
+    was lost) is aborted once nothing is left in flight, the way a transport's timeout would
+    abort it, and the abort messages are delivered too.
+    """
+    net = Network(rnd.parties, hook=hook, shuffle=shuffle, session_id=rnd.config.session_id)
     first: list[Message] = []
     for party in rnd.parties.values():
         if party is not rnd.publisher:
             first += party.start()
-    first += rnd.publisher.start()
+    try:
+        first += rnd.publisher.start()
+    except PPDPError:
+        if rnd.publisher.state not in TERMINAL:
+            raise
+        return net  # e.g. budget exceeded: nothing spent, nothing sent
     net.run(first)
-    t_end = time.perf_counter()
-    return _result(rnd, net, t0, t_built, t_end)
+    for name, party in rnd.parties.items():
+        if party.state not in TERMINAL:
+            net.run(
+                party.abort(
+                    f"{name}: the round stalled (a party dropped out or a message was lost)"
+                )
+            )
+    return net
 
 
 def _result(rnd: Round, net: Network, t0: float, t_built: float, t_end: float) -> FederatedResult:

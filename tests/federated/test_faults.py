@@ -1,0 +1,403 @@
+"""Fault catalogue of RELIABILITY.md (d), at the level of the roles (in-process network).
+
+Every fault must end in one of two ways: the round completes with the same result as a clean
+run (replays, reordering, a stale message of another session), or it aborts, releases
+nothing and keeps the spend recorded in the publisher's ledger (everything else).
+"""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from ppdp import PrivacyBudget
+from ppdp.exceptions import BudgetExceededError, LedgerIntegrityError
+from ppdp.federated import Kind, Message, MessageFields, sign
+from ppdp.federated.messages import encode_array
+from ppdp.federated.simulate import Round, build_round, run_round
+from ppdp.ledger import Ledger, verify
+
+
+def _data(n=240, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    y = (X[:, 0] > 0).astype(int)
+    return X, y
+
+
+def _round(m=3, *, dealer="trusted", seed=11, **kw) -> Round:
+    X, y = _data()
+    parts = [(X[j::m], y[j::m]) for j in range(m)]
+    return build_round(parts, epsilon=1.0, delta=1e-5, dealer=dealer, random_state=seed, **kw)
+
+
+def _kinds(rnd: Round) -> list[str]:
+    return [e.kind for e in rnd.publisher.ledger.entries(refresh=False)]
+
+
+def assert_aborted_and_charged(rnd: Round) -> None:
+    """Nothing released, the spend stays, the abort is recorded; every replica verifies."""
+    pub = rnd.publisher
+    assert pub.state == "aborted"
+    assert pub.directions is None or pub.release_entry is None
+    kinds = _kinds(rnd)
+    assert "release" not in kinds and "fed-result" not in kinds
+    assert kinds.count("spend") == 1 and "fed-abort" in kinds
+    assert pub.accountant.spent == PrivacyBudget(1.0, 1e-5)
+    for owner in rnd.owners.values():
+        assert owner.state == "aborted"
+        assert owner.directions is None
+
+
+def resign(rnd: Round, msg: Message, **changes) -> Message:
+    """A message altered by its own sender (a malicious party): validly signed."""
+    fields = {**msg.fields.__dict__, **changes}
+    return sign(MessageFields(**fields), rnd.signers[msg.sender])
+
+
+def only(kind: str, sender: str | None = None, recipient: str | None = None):
+    def match(m: Message) -> bool:
+        return (
+            m.kind == kind
+            and (sender is None or m.sender == sender)
+            and (recipient is None or m.recipient == recipient)
+        )
+
+    return match
+
+
+def hook_once(match: Callable[[Message], bool], action: Callable[[Message], list[Message]]):
+    state = {"done": False}
+
+    def hook(m: Message) -> list[Message]:
+        if not state["done"] and match(m):
+            state["done"] = True
+            return action(m)
+        return [m]
+
+    return hook
+
+
+def clean_result(**kw):
+    rnd = _round(**kw)
+    run_round(rnd)
+    assert rnd.publisher.state == "done"
+    return rnd
+
+
+# ----------------------------------------------------------------------------- happy path
+
+
+def test_clean_round_ledger_contents():
+    rnd = clean_result()
+    kinds = _kinds(rnd)
+    assert kinds[:3] == ["genesis", "spend", "fed-round"]
+    assert kinds.count("fed-message") == 6  # 3 mean + 3 scatter shares, as envelopes
+    assert kinds[-1] == "release"
+    # the spend precedes every share's envelope
+    assert kinds.index("spend") < kinds.index("fed-message")
+    # envelopes, not share values, are in the ledger
+    for e in rnd.publisher.ledger.entries(refresh=False):
+        if e.kind == "fed-message":
+            assert set(e.payload["envelope"]) >= {"payload_sha256", "signature"}
+            assert "payload" not in e.payload["envelope"]
+    for owner in rnd.owners.values():
+        assert owner.state == "done"
+        assert [e.hash for e in owner.replica.entries()] == [
+            e.hash for e in rnd.publisher.ledger.entries(refresh=False)
+        ]
+
+
+# ----------------------------------------------------------------------------- ledger faults
+
+
+def test_tampered_ledger_entry_aborts_the_round():
+    rnd = _round()
+
+    def tamper(m: Message) -> list[Message]:
+        rows = [dict(r) for r in m.payload["entries"]]
+        body = bytearray(base64.b64decode(rows[1]["body"]))  # the spend entry
+        body[len(body) // 2] ^= 0x01
+        rows[1]["body"] = base64.b64encode(bytes(body)).decode()
+        return [resign(rnd, m, payload={"entries": rows})]
+
+    run_round(rnd, hook=hook_once(only(Kind.LEDGER_ENTRIES, recipient="owner-2"), tamper))
+    assert "hash mismatch" in (rnd.owners["owner-2"].abort_reason or "") or "entry 1" in (
+        rnd.owners["owner-2"].abort_reason or ""
+    )
+    assert_aborted_and_charged(rnd)
+    # no owner ever sent a share: the tampered replica refused before the spend was verified
+    assert _kinds(rnd).count("fed-message") <= 2
+
+
+def test_dropped_ledger_entries_keep_owners_from_sending_shares():
+    # Without the spend in its replica an owner never sends a share; the round stalls, aborts.
+    rnd = _round()
+    run_round(rnd, hook=lambda m: [] if m.kind == Kind.LEDGER_ENTRIES else [m])
+    assert _kinds(rnd).count("fed-message") == 0
+    assert_aborted_and_charged(rnd)
+
+
+def test_truncated_entries_batch_is_a_gap():
+    rnd = _round()
+
+    def drop_one(m: Message) -> list[Message]:
+        rows = list(m.payload["entries"])
+        del rows[0]  # the publisher "forgot" the genesis: the replica sees a gap
+        return [resign(rnd, m, payload={"entries": rows})]
+
+    run_round(rnd, hook=hook_once(only(Kind.LEDGER_ENTRIES, recipient="owner-1"), drop_one))
+    assert "truncated or rolled back" in rnd.owners["owner-1"].abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_rolled_back_publisher_ledger_is_detected_by_the_replicas(tmp_path):
+    # Round 1 on a ledger file; then the publisher "restores an old backup" (a fresh ledger
+    # with the same keys) for round 2: the owners' replicas do not match and they refuse.
+    rnd1 = _round(workdir=tmp_path / "r1")
+    run_round(rnd1)
+    assert rnd1.publisher.state == "done"
+    X, y = _data()
+    parts = [(X[j::3], y[j::3]) for j in range(3)]
+    rnd2 = build_round(parts, epsilon=1.0, delta=1e-5, random_state=2, workdir=tmp_path / "r2")
+    # reuse round 1's replicas with round 2's (different) ledger
+    for o, owner in rnd2.owners.items():
+        owner.replica.close()
+        owner.replica._ledger = Ledger.open(rnd1.replica_paths[o])
+    run_round(rnd2)
+    assert all(
+        "forked or rewritten" in (o.abort_reason or "") or "entry 0" in (o.abort_reason or "")
+        for o in rnd2.owners.values()
+    )
+    assert rnd2.publisher.state == "aborted"
+
+
+def test_truncated_replica_file_is_refused_on_open(tmp_path):
+    rnd = _round(workdir=tmp_path)
+    run_round(rnd)
+    path = rnd.replica_paths["owner-1"]
+    for o in rnd.owners.values():
+        o.replica.close()
+    con = sqlite3.connect(path)
+    con.execute('DELETE FROM entries WHERE "index" >= 5')
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerIntegrityError):
+        verify(path)
+    with pytest.raises(LedgerIntegrityError, match=r"truncat|rolled back|checkpoint"):
+        _round(workdir=tmp_path / "again").owners["owner-1"].__class__(
+            rnd.config,
+            signer=rnd.signers["owner-1"],
+            keys={k: s.public_key for k, s in rnd.signers.items()},
+            X=np.zeros((1, 3)),
+            y=[0],
+            replica_path=path,
+        )
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _same_release(a: Round, b: Round) -> None:
+    assert b.publisher.state == "done"
+    assert a.publisher.noisy_means.tobytes() == b.publisher.noisy_means.tobytes()
+    assert a.publisher.directions.tobytes() == b.publisher.directions.tobytes()
+
+
+def test_every_message_replayed_gives_the_same_result_and_budget():
+    ref = clean_result()
+    rnd = _round()
+    net = run_round(rnd, hook=lambda m: [m, m])
+    _same_release(ref, rnd)
+    assert _kinds(rnd).count("spend") == 1 and _kinds(rnd) == _kinds(ref)
+    assert any("replayed copy" in r for r in net.refusals)
+
+
+@pytest.mark.parametrize("dealer", ["trusted", "none"])
+def test_random_delivery_orders_give_identical_output(dealer):
+    ref = clean_result(dealer=dealer)
+    rng = np.random.default_rng(0)  # delivery order only, not privacy noise
+    for _ in range(8):
+        rnd = _round(dealer=dealer)
+        run_round(rnd, shuffle=rng)
+        _same_release(ref, rnd)
+
+
+def test_forged_signature_aborts():
+    rnd = _round()
+
+    def forge(m: Message) -> list[Message]:
+        # owner-2's share signed by owner-3's key
+        return [sign(m.fields, rnd.signers["owner-3"])]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-2"), forge))
+    assert "invalid signature" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_unknown_sender_aborts():
+    rnd = _round()
+    from ppdp.ledger import Signer
+
+    mallory = Signer.generate("mallory")
+
+    def inject(m: Message) -> list[Message]:
+        bad = sign(
+            MessageFields(m.session_id, "mallory", "publisher", 0, m.kind, m.payload), mallory
+        )
+        return [bad, m]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-1"), inject))
+    assert "unknown sender" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_nan_share_aborts():
+    rnd = _round()
+
+    def nan(m: Message) -> list[Message]:
+        arr = np.zeros((2, 3))
+        arr[0, 1] = np.nan
+        data = base64.b64encode(arr.astype("<f8").tobytes()).decode()
+        payload = {**m.payload, "sums": {"shape": [2, 3], "data": data}}
+        return [resign(rnd, m, payload=payload)]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-1"), nan))
+    assert "NaN" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_wrong_shape_share_aborts():
+    rnd = _round()
+
+    def wrong(m: Message) -> list[Message]:
+        payload = {**m.payload, "sums": encode_array(np.zeros((2, 4)))}
+        return [resign(rnd, m, payload=payload)]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-3"), wrong))
+    assert "shape" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_off_grid_share_aborts():
+    rnd = _round()
+
+    def off(m: Message) -> list[Message]:
+        payload = {**m.payload, "sums": encode_array(np.full((2, 3), 0.1234567))}
+        return [resign(rnd, m, payload=payload)]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-3"), off))
+    assert "grid" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_second_share_from_the_same_owner_aborts():
+    rnd = _round()
+
+    def twice(m: Message) -> list[Message]:
+        return [m, resign(rnd, m, seq=m.seq + 1)]
+
+    run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-1"), twice))
+    assert "not expecting a mean share" in rnd.publisher.abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_message_of_another_session_is_refused_without_aborting():
+    ref = clean_result()
+    rnd = _round()
+
+    def stale(m: Message) -> list[Message]:
+        old = resign(rnd, m, session_id="old-session")
+        return [old, m]
+
+    net = run_round(rnd, hook=hook_once(only(Kind.MEAN_SHARE, sender="owner-1"), stale))
+    _same_release(ref, rnd)
+    assert any("old-session" in r for r in net.refusals)
+
+
+def test_publisher_cannot_lower_the_noise_by_changing_the_config():
+    rnd = _round()
+
+    def lower(m: Message) -> list[Message]:
+        cfg = dict(m.payload["config"], epsilon=5.0)
+        return [resign(rnd, m, payload={**m.payload, "config": cfg})]
+
+    run_round(rnd, hook=hook_once(only(Kind.ROUND_START, recipient="owner-2"), lower))
+    assert "config differs" in rnd.owners["owner-2"].abort_reason
+    assert_aborted_and_charged(rnd)
+
+
+def test_result_not_in_the_ledger_is_refused():
+    """A publisher that tells an owner another direction than the one it recorded: the owner
+    refuses it and keeps the evidence (the signed message and the signed ledger entry)."""
+    rnd = _round()
+
+    def fake(m: Message) -> list[Message]:
+        payload = {**m.payload, "directions": encode_array(np.ones((3, 1)) / np.sqrt(3))}
+        return [resign(rnd, m, payload=payload)]
+
+    run_round(rnd, hook=hook_once(only(Kind.RESULT, recipient="owner-1"), fake))
+    assert "differ from those recorded" in rnd.owners["owner-1"].abort_reason
+    assert rnd.owners["owner-1"].state == "aborted"
+
+
+# ----------------------------------------------------------------------------- drop-outs
+
+
+@pytest.mark.parametrize(
+    ("dealer", "phase"),
+    [
+        ("trusted", Kind.DEALER_SHARE),
+        ("none", Kind.KEY_SHARE),
+        ("trusted", Kind.MEAN_SHARE),
+        ("trusted", Kind.SCATTER_SHARE),
+        ("trusted", Kind.ROUND_START),
+    ],
+)
+def test_a_party_dropping_out_in_each_phase_aborts_and_releases_nothing(dealer, phase):
+    rnd = _round(dealer=dealer)
+    sender = {
+        Kind.DEALER_SHARE: "dealer",
+        Kind.KEY_SHARE: "owner-2",
+        Kind.MEAN_SHARE: "owner-2",
+        Kind.SCATTER_SHARE: "owner-3",
+        Kind.ROUND_START: "publisher",
+    }[phase]
+    dead = {"on": False}
+
+    def hook(m: Message) -> list[Message]:
+        if m.sender == sender and m.kind == phase:
+            dead["on"] = True
+        if dead["on"] and m.sender == sender:
+            return []  # the party is gone: nothing more from it
+        return [m]
+
+    run_round(rnd, hook=hook)
+    assert rnd.publisher.state == "aborted"
+    assert "release" not in _kinds(rnd)
+    assert _kinds(rnd).count("spend") == 1
+    if phase == Kind.SCATTER_SHARE:
+        # the means were computed (all masks cancelled) and recorded; no direction
+        assert rnd.publisher.noisy_means is not None and rnd.publisher.directions is None
+
+
+def test_drop_during_projections_releases_nothing():
+    rnd = _round(release="noisy-projections")
+    run_round(
+        rnd, hook=lambda m: [] if (m.kind == Kind.PROJECTIONS and m.sender == "owner-1") else [m]
+    )
+    assert rnd.publisher.state == "aborted"
+    assert "release" not in _kinds(rnd) and rnd.publisher.projections is None
+
+
+def test_budget_exceeded_sends_nothing():
+    rnd = _round(budget_total=PrivacyBudget(0.5, 1e-5))
+    with pytest.raises(BudgetExceededError):
+        rnd.publisher.start()
+    assert _kinds(rnd) == ["genesis"]
+    assert rnd.publisher.state == "aborted"
