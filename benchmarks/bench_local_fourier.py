@@ -3,8 +3,9 @@
 Target (issue 7): ``reconstruct_fourier`` on n = 500,000 reports with 12 harmonics in under
 0.1 s. The baseline is the formula as written (C.3): for each harmonic, ``mean(sin 2πiz)``
 and ``mean(cos 2πiz)`` with fresh trigonometric calls (2·m trig evaluations per report),
-then the same deconvolution; ppdp uses one sin and one cos per report and the Chebyshev
-recursion. Both give the same coefficients (the table shows the largest difference).
+then the same deconvolution; ppdp uses one complex exponential per report and its powers
+by multiplication, in cache-sized chunks. Both give the same coefficients (the table
+shows the largest difference).
 
 Data: the bimodal mixture of ``bench_local_em.py``, Laplace noise b = 0.05 on [0, 1]
 (|φ_Y(12)| ≈ 0.066, so 12 harmonics are estimable at this n). Seeded noise (benchmark only).

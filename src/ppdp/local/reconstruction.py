@@ -62,6 +62,7 @@ _TAPERS = ("fejer", "lanczos", "hann")
 #: Weight of the uniform mixed into the Fourier initialisation of the EM: EM's
 #: multiplicative update can never revive a bin that starts at exactly 0.
 _FOURIER_INIT_MIX = 0.01
+_FOURIER_CHUNK = 8192
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -485,35 +486,28 @@ def _em_direct(
 def _empirical_characteristic(
     w: NDArray[np.float64], lo: float, d: float, m: int
 ) -> NDArray[np.complex128]:
-    """``(1/n) Σ_j exp(2πi·h·(w_j − lo)/d)`` for h = 1..m, in O(n·m) real operations.
+    """``(1/n) Σ_j exp(2πi·h·(w_j − lo)/d)`` for h = 1..m, in O(n·m) operations.
 
-    One cos and one sin per report, then the Chebyshev recursions
-    ``c_{h+1} = 2c₁c_h − c_{h−1}`` and ``s_{h+1} = 2c₁s_h − s_{h−1}`` in place (rounding
-    error grows about linearly in h: ~h·1e-16); re-anchored with fresh trig every 32.
+    One complex exponential per report, then powers by repeated multiplication, in chunks
+    of 8192 reports that stay in cache (the pass is memory-bound otherwise). Rounding
+    error grows about linearly in h (~h·1e-16); the power is recomputed afresh every 32
+    harmonics.
     """
-    theta = (w - lo) * (2.0 * np.pi / d)
-    c1 = np.cos(theta)
-    s1 = np.sin(theta)
-    two_c1 = 2.0 * c1
-    c_prev, s_prev = np.ones_like(c1), np.zeros_like(c1)
-    c_cur, s_cur = c1.copy(), s1.copy()
-    tmp = np.empty_like(c1)
     n = w.size
-    out = np.empty(m, dtype=np.complex128)
-    for h in range(1, m + 1):
-        if h > 1:
+    acc = np.zeros(m, dtype=np.complex128)
+    factor = 2.0 * np.pi / d
+    for start in range(0, n, _FOURIER_CHUNK):
+        theta = (w[start : start + _FOURIER_CHUNK] - lo) * factor
+        base = np.exp(1j * theta)
+        cur = base.copy()
+        acc[0] += cur.sum()
+        for h in range(2, m + 1):
             if h % 32 == 0:
-                c_prev, s_prev = c_cur, s_cur
-                c_cur, s_cur = np.cos(h * theta), np.sin(h * theta)
+                cur = np.exp(1j * h * theta)
             else:
-                np.multiply(two_c1, c_cur, out=tmp)
-                np.subtract(tmp, c_prev, out=c_prev)
-                np.multiply(two_c1, s_cur, out=tmp)
-                np.subtract(tmp, s_prev, out=s_prev)
-                c_prev, c_cur = c_cur, c_prev
-                s_prev, s_cur = s_cur, s_prev
-        out[h - 1] = complex(c_cur.sum() / n, s_cur.sum() / n)
-    return out
+                cur *= base
+            acc[h - 1] += cur.sum()
+    return acc / n
 
 
 def _taper_weights(taper: str | None, m: int) -> NDArray[np.float64]:
