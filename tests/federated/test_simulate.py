@@ -85,3 +85,11 @@ def test_projections_released_in_owner_order(release):
         assert not res.guarantee.is_private
     else:
         assert res.guarantee.is_private
+
+
+def test_constant_blocks_give_directions_orthogonal_to_the_block_indicators():
+    X, y = _data(n=300, d=4)
+    res = simulate_round(
+        _parts(X, y, 2), epsilon=1.0, delta=1e-5, constant_blocks=[[2, 3]], random_state=4
+    )
+    assert abs(float(res.direction[2, 0] + res.direction[3, 0])) < 1e-9

@@ -53,10 +53,15 @@ class RoundConfig:
     release : {"direction", "noisy-projections", "raw-projections"}
     projection_share : float
         With ``"noisy-projections"``: share of ``epsilon`` spent on the per-row Laplace
-        noise of the projections (the rest, and all of δ, goes to the means and scatter).
+        noise of the projections (the rest, and all of δ, goes to the means and scatter);
+        0.5 as in :class:`~ppdp.publish.LDAProjectionPublisher`.
     n_components : int or None
     ridge : float or None
         Data-independent ridge; None for :func:`ppdp.publish._fisher.default_ridge`.
+    constant_blocks : tuple of tuple of int, optional
+        Column indices of each one-hot block (from the public schema): the directions are
+        computed orthogonal to each block's indicator vector, as the centralised publisher's
+        ``remove_constant`` does (post-processing).
     """
 
     session_id: str
@@ -73,9 +78,10 @@ class RoundConfig:
     mask_scale: float | None = None
     mean_share: float = 0.5
     release: str = "direction"
-    projection_share: float = 0.2
+    projection_share: float = 0.5
     n_components: int | None = None
     ridge: float | None = None
+    constant_blocks: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         check_session_id(self.session_id)
@@ -120,6 +126,17 @@ class RoundConfig:
                 raise ParameterError(f"ridge ({r!r}) must be a finite number >= 0")
         if self.mask_scale is not None:
             check_real("mask_scale", self.mask_scale)
+        if self.constant_blocks is not None:
+            blocks = tuple(
+                tuple(check_int("constant_blocks", i, minimum=0) for i in b)
+                for b in self.constant_blocks
+            )
+            if any(not b or max(b) >= self.n_features for b in blocks):
+                raise ParameterError(
+                    f"constant_blocks ({self.constant_blocks!r}) must be non-empty lists of "
+                    f"column indices below n_features ({self.n_features})"
+                )
+            object.__setattr__(self, "constant_blocks", blocks)
 
     # -- derived ------------------------------------------------------------------------
 
@@ -165,6 +182,17 @@ class RoundConfig:
         """The ridge: the configured one or the plan's data-independent default."""
         return default_ridge(plan) if self.ridge is None else float(self.ridge)
 
+    def constant(self) -> Any:
+        """The ``(d, k)`` indicator matrix of the one-hot blocks, or None."""
+        if not self.constant_blocks:
+            return None
+        import numpy as np
+
+        out = np.zeros((self.n_features, len(self.constant_blocks)))
+        for j, block in enumerate(self.constant_blocks):
+            out[list(block), j] = 1.0
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (sent in ``round-start``, pinned in the ledger)."""
         return {
@@ -185,6 +213,9 @@ class RoundConfig:
             "projection_share": float(self.projection_share),
             "n_components": self.n_components,
             "ridge": None if self.ridge is None else float(self.ridge),
+            "constant_blocks": (
+                None if self.constant_blocks is None else [list(b) for b in self.constant_blocks]
+            ),
         }
 
     @classmethod
@@ -200,4 +231,6 @@ class RoundConfig:
         for key in ("owners", "classes", "class_counts"):
             if key in values and isinstance(values[key], list):
                 values[key] = tuple(values[key])
+        if isinstance(values.get("constant_blocks"), list):
+            values["constant_blocks"] = tuple(tuple(b) for b in values["constant_blocks"])
         return cls(**values)

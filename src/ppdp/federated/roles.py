@@ -575,7 +575,8 @@ class Publisher(_Party):
             self.config.class_counts,
             S,
             ridge=self.config.ridge_for(self.plan.plan),
-            n_components=self.config.n_components,
+            n_components=self._n_dirs(),
+            constant=self.config.constant(),
         )
         entry = self.accountant.append_event(
             _RESULT_KIND,
@@ -883,12 +884,15 @@ class DataOwner(_Party):
             norms = np.linalg.norm(W, axis=0)
             W = W / np.where(norms > 0, norms, 1.0)
             values = self._X @ W
+            p_dim = self.config.n_features
             # One Laplace mechanism on the owner's whole (n_j, r) block: a replace-one
             # neighbour changes one row by at most 2 per unit column (‖x − x'‖ ≤ 2), so the
-            # L1 sensitivity is 2r; dimension counts every coordinate for the grid term.
+            # L1 sensitivity is 2r (plus the rounding of the computed products, as in the
+            # centralised publisher); dimension counts every coordinate for the grid term.
+            gamma = p_dim * 2.0**-53 / (1.0 - p_dim * 2.0**-53)
             mech = LaplaceMechanism(
                 epsilon=proj.epsilon,
-                sensitivity=2.0 * r,
+                sensitivity=(2.0 * r + 2.0 * r * gamma) * (1.0 + 2.0**-20),
                 dimension=max(1, values.size),
                 allow_large_epsilon=True,
             )

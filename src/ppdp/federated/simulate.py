@@ -189,12 +189,13 @@ def build_round(
     mask_scale: float | None = None,
     mean_share: float = 0.5,
     release: str = "direction",
-    projection_share: float = 0.2,
+    projection_share: float = 0.5,
     n_components: int | None = None,
     ridge: float | None = None,
     workdir: str | Path | None = None,
     random_state: RandomState = None,
     budget_total: PrivacyBudget | None = None,
+    constant_blocks: Sequence[Sequence[int]] | None = None,
     session_id: str | None = None,
 ) -> Round:
     """Create the parties of one round (keys, config, ledger, replicas); see simulate_round."""
@@ -242,6 +243,7 @@ def build_round(
         projection_share=projection_share,
         n_components=n_components,
         ridge=ridge,
+        constant_blocks=None if constant_blocks is None else tuple(map(tuple, constant_blocks)),
     )
     ids = [config.publisher, *owners] + ([config.dealer] if config.dealer else [])
     signers = {i: Signer.generate(i) for i in ids}
@@ -305,8 +307,9 @@ def simulate_round(
     random_state: RandomState = None,
     mask_scale: float | None = None,
     mean_share: float = 0.5,
-    projection_share: float = 0.2,
+    projection_share: float = 0.5,
     classes: Sequence[Any] | None = None,
+    constant_blocks: Sequence[Sequence[int]] | None = None,
 ) -> FederatedResult:
     """Run one whole Mul-LDA-DP round in-process and return what it released.
 
@@ -347,7 +350,9 @@ def simulate_round(
         Seeds every party's own noise and the dealer (reproducible, insecure); the pairwise
         masks of ``dealer="none"`` always come from fresh X25519 keys but cancel exactly, so a
         seed still reproduces the result.
-    mask_scale, mean_share, projection_share, classes : see :class:`RoundConfig`.
+    mask_scale, mean_share, projection_share, classes, constant_blocks : see
+        :class:`~ppdp.federated.config.RoundConfig` (``constant_blocks``: the one-hot blocks'
+        column indices, to match the centralised publisher's ``remove_constant``).
 
     Returns
     -------
@@ -396,6 +401,7 @@ def simulate_round(
         ridge=ridge,
         workdir=workdir,
         random_state=random_state,
+        constant_blocks=constant_blocks,
     )
     t_built = time.perf_counter()
     net = run_round(rnd)
