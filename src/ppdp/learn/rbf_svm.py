@@ -1,0 +1,780 @@
+"""Private RBF-kernel SVMs by random features: Rubinstein et al.'s PrivateSVM, Li et al.'s hybrid.
+
+Both learners map every record to the cos/sin random-feature map ``z(x) ∈ R^{2D}`` of norm 1
+(:mod:`ppdp.learn.rff`), solve a linear SVM **without intercept** in that space,
+
+    w* = argmin_w  ½‖w‖² + (C/n) Σ_i ℓ(y_i wᵀz(x_i)),
+
+with a convex 1-Lipschitz loss ℓ (the Huber-smoothed hinge of width ``h``; the exact
+solver of :func:`ppdp.learn._erm.solve_erm`), and release ``ŵ = w* + Lap(λ)^{2D}`` with
+
+    λ = 2^{2.5} C √D / (n ε)        (Rubinstein et al. 2012, Cor. 15; C in the C/n form).
+
+They differ only in where the frequencies ρ come from: :class:`PrivateRBFSVM` draws them
+from the kernel's Fourier transform, :class:`HybridRBFSVM` fits them to the kernel on a
+public sample (Li et al. 2014). ρ is public either way and is released with ``ŵ``.
+
+The privacy argument is in ``docs/proofs/rbf-svm.md``.
+
+References
+----------
+.. [RBHT12] B. I. P. Rubinstein, P. L. Bartlett, L. Huang, N. Taft, "Learning in a large
+   function space: privacy-preserving mechanisms for SVM learning", Journal of Privacy
+   and Confidentiality 4(1), 2012.
+.. [LXOJ14] H. Li, L. Xiong, L. Ohno-Machado, X. Jiang, "Privacy preserving RBF kernel
+   support vector machine", BioMed Research International, 2014.
+.. [CMS11] K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially private empirical
+   risk minimization", JMLR 12, 2011 (Section 6: private tuning).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ppdp._validation import check_epsilon, check_int, check_option, check_positive
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.exceptions import (
+    ConvergenceWarning,
+    DataValidationError,
+    ParameterError,
+    ParameterTypeError,
+    PrivacyLeakWarning,
+)
+from ppdp.learn._base import Plan, PrivateClassifierBase, check_binary_labels
+from ppdp.learn._erm import HuberLoss, solve_erm
+from ppdp.learn.rff import draw_frequencies, feature_map, fit_frequencies
+from ppdp.learn.tuning import split_parts
+from ppdp.mechanisms import ExponentialMechanism, LaplaceMechanism
+from ppdp.random import RandomSource
+
+__all__ = [
+    "HybridRBFSVM",
+    "PrivateRBFSVM",
+    "libsvm_to_rubinstein_c",
+    "rubinstein_noise_scale",
+    "rubinstein_sensitivity",
+]
+
+logger = logging.getLogger(__name__)
+custodian = logging.getLogger("ppdp.custodian")
+
+#: The solver returns w with ‖w − w*‖₂ ≤ SOLVER_RTOL · 4C/n; the sensitivity is inflated by
+#: (1 + 2·SOLVER_RTOL) so two inexact solutions are covered too (docs/proofs/rbf-svm.md).
+SOLVER_RTOL = 1e-6
+
+#: Parameters that private tuning may search over.
+_TUNABLE = ("C", "gamma", "n_components", "huber_h")
+
+
+# --------------------------------------------------------------------------- constants
+
+
+def libsvm_to_rubinstein_c(C_libsvm: float, n: int) -> float:
+    """Convert a LIBSVM / scikit-learn ``C_s`` (objective ``½‖w‖² + C_s Σ ℓ``) to the C/n form.
+
+    ``½‖w‖² + C_s Σ ℓ = ½‖w‖² + (C/n) Σ ℓ`` with ``C = n·C_s``. Plugging ``C_s`` into the
+    noise scale ``2^{2.5} C √D/(nε)`` instead of ``n·C_s`` under-noises by a factor n
+    (the erratum of Li et al. 2014; ALGORITHMS-publishing.md C.5.1).
+
+    >>> libsvm_to_rubinstein_c(0.5, 1000)
+    500.0
+    """
+    return float(n) * check_positive("C_libsvm", C_libsvm)
+
+
+def rubinstein_sensitivity(C: float, n_components: int, n: int) -> float:
+    """L1 sensitivity ``4 C √(2D) / n`` of ``w*`` (replace-one, L = κ = 1, F = 2D coordinates).
+
+    >>> rubinstein_sensitivity(1.0, 2, 8) == 1.0
+    True
+    """
+    return 4.0 * C * math.sqrt(2.0 * n_components) / n
+
+
+def rubinstein_noise_scale(C: float, n_components: int, n: int, epsilon: float) -> float:
+    """Li et al.'s ``λ = 2^{2.5} C √D / (n ε)`` (= ``4C√(2D)/(nε)``), C in the C/n form.
+
+    >>> round(rubinstein_noise_scale(1.0, 1, 1, 1.0), 6)
+    5.656854
+    """
+    return 2.0**2.5 * C * math.sqrt(n_components) / (n * epsilon)
+
+
+def output_mechanism(
+    *, epsilon: float, C: float, n_components: int, n: int, allow_large_epsilon: bool = False
+) -> LaplaceMechanism:
+    """The Laplace mechanism that perturbs ``w*`` (2D coordinates, replace-one).
+
+    Its sensitivity is ``4C√(2D)/n · (1 + 2·SOLVER_RTOL)``: the bound for exact minimisers
+    plus the solver's guaranteed distance to them on both neighbours.
+    """
+    return LaplaceMechanism(
+        epsilon=epsilon,
+        sensitivity=rubinstein_sensitivity(C, n_components, n) * (1.0 + 2.0 * SOLVER_RTOL),
+        dimension=2 * n_components,
+        relation=Neighbouring.REPLACE_ONE,
+        allow_large_epsilon=allow_large_epsilon,
+    )
+
+
+def solve_svm(
+    Z: NDArray[np.float64], y_pm: NDArray[np.float64], *, C: float, huber_h: float
+) -> tuple[NDArray[np.float64], bool, dict[str, Any]]:
+    """``argmin ½‖w‖² + (C/n) Σ ℓ_h(y_i wᵀz_i)``, within ``SOLVER_RTOL·4C/n`` of it when converged.
+
+    The objective equals ``C·[(1/n) Σ ℓ + (1/(2C))‖w‖²]``: the ERM solver runs with
+    ``Λ = 1/C`` and gradient tolerance ``SOLVER_RTOL·4/n`` (then, by Λ-strong convexity,
+    ``‖w − w*‖ ≤ tol/Λ = SOLVER_RTOL·4C/n``).
+    """
+    n = Z.shape[0]
+    return solve_erm(
+        Z,
+        y_pm,
+        loss=HuberLoss(huber_h),
+        regularization=1.0 / C,
+        tol=SOLVER_RTOL * 4.0 / n,
+        max_iter=200,
+    )
+
+
+# --------------------------------------------------------------------------- data checks
+
+
+def _as_matrix(X: Any, name: str) -> NDArray[np.float64]:
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(
+            f"{name} must be a 2-d array of real numbers (rows × features)"
+        ) from exc
+    if arr.ndim != 2:
+        raise DataValidationError(
+            f"{name} must be a 2-d array (rows × features), got ndim {arr.ndim}"
+        )
+    if arr.shape[1] < 1:
+        raise DataValidationError(f"{name} has no feature columns")
+    if not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr).all(axis=0))
+        raise DataValidationError(
+            f"{name} contains NaN or infinite entries (in column(s) {bad[:5].tolist()}); "
+            "remove or impute them before fitting"
+        )
+    return arr
+
+
+def _row_digests(X: NDArray[np.float64]) -> list[bytes]:
+    rows = np.ascontiguousarray(X + 0.0)  # -0.0 → 0.0, so equal rows hash equally
+    return [hashlib.blake2b(r.tobytes(), digest_size=16).digest() for r in rows]
+
+
+def overlap_count(public: NDArray[np.float64], private: NDArray[np.float64]) -> int:
+    """How many public rows are bit-identical to some private row (one hash per row)."""
+    if public.shape[1] != private.shape[1]:
+        return 0
+    seen = set(_row_digests(private))
+    return sum(h in seen for h in _row_digests(public))
+
+
+# --------------------------------------------------------------------------- estimators
+
+
+class _RBFSVMBase(PrivateClassifierBase):
+    """Shared plan/release/predict of the two learners; subclasses choose the frequencies."""
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _frequencies(
+        self, params: Mapping[str, Any], n_features: int, seed: Any
+    ) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def _assumptions(self) -> tuple[str, ...]:
+        return ()
+
+    def _public_tuning(self, p: dict[str, Any]) -> dict[str, Any]:
+        raise ParameterError(
+            f"tuning ('public') needs public labelled data; {type(self).__name__} has none: "
+            "use tuning='private' or HybridRBFSVM(public_X, public_y=...)"
+        )
+
+    # -- parameters ----------------------------------------------------------------------------
+
+    def _checked(self) -> dict[str, Any]:
+        if not isinstance(self.allow_large_epsilon, bool):
+            raise ParameterTypeError(
+                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
+            )
+        p: dict[str, Any] = {
+            "epsilon": check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon),
+            "C": check_positive("C", self.C),
+            "gamma": check_positive("gamma", self.gamma),
+            "n_components": check_int("n_components", self.n_components, minimum=1),
+            "huber_h": check_positive("huber_h", self.huber_h),
+            "C_form": check_option("C_form", self.C_form, ("rubinstein", "libsvm")),
+            "tuning": check_option("tuning", self.tuning, self._tuning_options),
+        }
+        p["grid"] = self._candidates() if p["tuning"] != "none" else []
+        return p
+
+    _tuning_options: tuple[str, ...] = ("none", "private")
+
+    def _candidates(self) -> list[dict[str, Any]]:
+        if not isinstance(self.param_grid, Mapping) or not self.param_grid:
+            raise ParameterError(
+                f"param_grid ({self.param_grid!r}) must be a non-empty dict of candidate "
+                f"lists over {list(_TUNABLE)} when tuning={self.tuning!r}"
+            )
+        keys = sorted(self.param_grid)
+        for k in keys:
+            if k not in _TUNABLE:
+                raise ParameterError(f"param_grid key ({k!r}) must be one of {list(_TUNABLE)}")
+            vals = self.param_grid[k]
+            if isinstance(vals, str) or not isinstance(vals, Sequence) or len(vals) == 0:
+                raise ParameterError(f"param_grid[{k!r}] ({vals!r}) must be a non-empty list")
+        base = {
+            "C": self.C,
+            "gamma": self.gamma,
+            "n_components": self.n_components,
+            "huber_h": self.huber_h,
+        }
+        cands = []
+        for combo in itertools.product(*(self.param_grid[k] for k in keys)):
+            c = {**base, **dict(zip(keys, combo, strict=True))}
+            for k, v in c.items():
+                c[k] = check_int(k, v, minimum=1) if k == "n_components" else check_positive(k, v)
+            cands.append(c)
+        if self.tuning == "private" and len(cands) < 2:
+            raise ParameterError(
+                f"param_grid ({self.param_grid!r}) gives {len(cands)} candidate; private "
+                "tuning needs at least 2 (with one, set the parameters and tuning='none')"
+            )
+        return cands
+
+    @staticmethod
+    def _c_rubinstein(C: float, form: str, n: int) -> float:
+        return libsvm_to_rubinstein_c(C, n) if form == "libsvm" else C
+
+    def _part_sizes(self, n: int, m: int) -> list[int]:
+        k = m + 1
+        return [n // k + (1 if i < n % k else 0) for i in range(k)]
+
+    def _plan(self, n_rows: int | None) -> Plan:
+        p = self._checked()
+        details: dict[str, Any] = {
+            "C_form": p["C_form"],
+            "tuning": p["tuning"],
+            "loss": {"name": "huber", "h": p["huber_h"]},
+        }
+        m = len(p["grid"]) if p["tuning"] == "private" else 0
+        if m:
+            details["candidates"] = m
+        if n_rows is not None and n_rows >= self._rows_needed(p) and p["tuning"] == "none":
+            mech = self._mechanism(p, {k: p[k] for k in _TUNABLE}, n_rows)
+            details.update(
+                n_components=p["n_components"],
+                C=self._c_rubinstein(p["C"], p["C_form"], n_rows),
+                noise_scale=mech.scale,
+                sensitivity=mech.sensitivity,
+            )
+        return Plan(
+            budget=PrivacyBudget(p["epsilon"]), mechanism=type(self).__name__, details=details
+        )
+
+    def _rows_needed(self, p: dict[str, Any]) -> int:
+        m = len(p["grid"]) if p["tuning"] == "private" else 0
+        return 2 * (m + 1) if m else 2
+
+    def _mechanism(self, p: dict[str, Any], c: Mapping[str, Any], n: int) -> LaplaceMechanism:
+        return output_mechanism(
+            epsilon=p["epsilon"],
+            C=self._c_rubinstein(c["C"], p["C_form"], n),
+            n_components=c["n_components"],
+            n=n,
+            allow_large_epsilon=self.allow_large_epsilon,
+        )
+
+    def _validate_training_data(
+        self, X: ArrayLike, y: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
+        Xv, classes, ypm = super()._validate_training_data(X, y)
+        need = self._rows_needed(self._checked())
+        if Xv.shape[0] < need:
+            raise DataValidationError(
+                f"X has {Xv.shape[0]} rows; {type(self).__name__} with these settings needs "
+                f"at least {need} (2 per part when tuning privately)"
+            )
+        return Xv, classes, ypm
+
+    def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        # No clipping: every row of the feature map has norm 1 whatever x is.
+        return X
+
+    # -- release -------------------------------------------------------------------------------
+
+    def _release(
+        self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
+    ) -> None:
+        p = self._checked()
+        X = Z  # raw validated records; the map is applied per candidate
+        n = X.shape[0]
+        chosen = {k: p[k] for k in _TUNABLE}
+        if p["tuning"] == "public":
+            chosen = self._public_tuning(p)
+        m = len(p["grid"]) if p["tuning"] == "private" else 0
+        if m:
+            rho, coef, mech, used, n_used = self._private_tuning(X, y, p, source)
+        else:
+            mech = self._mechanism(p, chosen, n)
+            rho, coef = self._fit_one(X, y, chosen, p["C_form"], mech, source)
+            used, n_used = chosen, n
+        self.rho_ = rho
+        self.coef_ = coef
+        self.best_params_ = dict(used)
+        self.noise_scale_ = mech.scale
+        self.n_train_rows_ = n_used
+        self.guarantee_ = self._guarantee(p, used, mech, n_used, m)
+
+    def _fit_one(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.float64],
+        c: Mapping[str, Any],
+        form: str,
+        mech: LaplaceMechanism,
+        source: RandomSource,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        rho = self._frequencies(c, X.shape[1], self.feature_random_state)
+        Z = feature_map(X, rho)
+        C = self._c_rubinstein(c["C"], form, X.shape[0])
+        w, converged, info = solve_svm(Z, y, C=C, huber_h=c["huber_h"])
+        if not converged:
+            warnings.warn(
+                f"the SVM solver stopped with gradient norm {info['gradient_norm']:.3g} above "
+                f"its tolerance {SOLVER_RTOL * 4.0 / X.shape[0]:.3g}; the privacy guarantee "
+                "assumes the exact minimiser and may not hold for this release",
+                ConvergenceWarning,
+                stacklevel=5,
+            )
+        # Laplace output perturbation through the mechanism's own release path.
+        coef = mech._release(w, source, noise_multiplier=float(self._noise_multiplier))
+        return rho, coef
+
+    def _private_tuning(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.float64],
+        p: dict[str, Any],
+        source: RandomSource,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], LaplaceMechanism, dict[str, Any], int]:
+        """CMS11 Algorithm 4: one ε-DP model per disjoint part, exponential choice on the last."""
+        grid = p["grid"]
+        m = len(grid)
+        parts = split_parts(X.shape[0], self._part_sizes(X.shape[0], m), source)
+        hold = parts[m]
+        models = []
+        mistakes = np.empty(m)
+        for i, c in enumerate(grid):
+            idx = parts[i]
+            mech = self._mechanism(p, c, idx.size)
+            rho, coef = self._fit_one(X[idx], y[idx], c, p["C_form"], mech, source)
+            scores = feature_map(X[hold], rho) @ coef
+            mistakes[i] = float(np.sum(np.where(scores > 0, 1.0, -1.0) != y[hold]))
+            models.append((rho, coef, mech, dict(c), int(idx.size)))
+        k = ExponentialMechanism(
+            epsilon=p["epsilon"], sensitivity=1.0, allow_large_epsilon=self.allow_large_epsilon
+        ).randomise(-mistakes, random_state=source)
+        custodian.info(
+            "%s private tuning: validation mistakes %s on %d rows (private: not released)",
+            type(self).__name__,
+            mistakes.astype(int).tolist(),
+            hold.size,
+        )
+        return models[k]
+
+    def _guarantee(
+        self, p: dict[str, Any], c: Mapping[str, Any], mech: LaplaceMechanism, n: int, m: int
+    ) -> Guarantee:
+        C = self._c_rubinstein(c["C"], p["C_form"], n)
+        sens = rubinstein_sensitivity(C, c["n_components"], n)
+        assumptions = [
+            "replace-one neighbours; the number of training rows n is public",
+            f"features z(x) = D^(-1/2)[cos ρᵀx, sin ρᵀx] with ‖z(x)‖ = 1 for every x "
+            f"(D = {c['n_components']}); ρ is public and independent of the private rows",
+            f"L1 sensitivity of w* ≤ 4C√(2D)/n = {sens:.6g} (Rubinstein et al. 2012; "
+            f"1-Lipschitz loss, no intercept, C = {C:g} in the C/n form)",
+            f"w* solved to ‖w − w*‖ ≤ {SOLVER_RTOL:g}·4C/n (sensitivity inflated by "
+            f"1 + 2·{SOLVER_RTOL:g})",
+            *self._assumptions(),
+        ]
+        if m:
+            assumptions.append(
+                f"private tuning (CMS11 Alg. 4): {m} candidates on disjoint parts of the rows, "
+                "chosen by the exponential mechanism on a held-out part (mistakes, sensitivity 1)"
+            )
+        return Guarantee.pure(
+            p["epsilon"],
+            relation=Neighbouring.REPLACE_ONE,
+            mechanism=f"{type(self).__name__} (Laplace output perturbation, Rubinstein et al.)",
+            assumptions=tuple(assumptions),
+            details={
+                **mech.ledger_details(),
+                "C": C,
+                "gamma": c["gamma"],
+                "n_components": c["n_components"],
+                "huber_h": c["huber_h"],
+                "n_train_rows": n,
+            },
+        )
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    # -- predict and model files -----------------------------------------------------------
+
+    def _decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        return feature_map(X, self.rho_) @ self.coef_
+
+    def _released_state(self) -> dict[str, Any]:
+        return {
+            "rho": self.rho_.tolist(),
+            "coef": [float(v) for v in self.coef_],
+            "noise_scale": float(self.noise_scale_),
+            "n_train_rows": int(self.n_train_rows_),
+            "chosen": {k: float(v) for k, v in self.best_params_.items()},
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        rho = np.asarray(state["rho"], dtype=np.float64)
+        coef = np.asarray(state["coef"], dtype=np.float64)
+        if (
+            rho.ndim != 2
+            or rho.shape[1] != self.n_features_in_
+            or coef.shape != (2 * rho.shape[0],)
+        ):
+            raise ParameterError(
+                f"model: rho (shape {rho.shape}) must be (D, {self.n_features_in_}) and coef "
+                f"(shape {coef.shape}) must have 2·D entries"
+            )
+        self.rho_ = rho
+        self.coef_ = coef
+        self.noise_scale_ = float(state["noise_scale"])
+        self.n_train_rows_ = int(state["n_train_rows"])
+        chosen = dict(state.get("chosen", {}))
+        if "n_components" in chosen:
+            chosen["n_components"] = int(chosen["n_components"])
+        self.best_params_ = chosen
+
+
+class PrivateRBFSVM(_RBFSVMBase):
+    """ε-DP RBF-kernel SVM by random Fourier features (Rubinstein et al.'s PrivateSVM-Finite).
+
+    Draws ``ρ_j ~ N(0, 2γ I)`` (j = 1..D, the Fourier transform of ``exp(-γ‖x - y‖²)``),
+    maps records to ``z(x) ∈ R^{2D}`` with ``‖z(x)‖ = 1``, solves the linear SVM without
+    intercept ``min ½‖w‖² + (C/n) Σ ℓ(y_i wᵀz_i)`` exactly, and releases
+    ``ŵ = w* + Lap(λ)^{2D}`` with ``λ = 2^{2.5} C √D / (n ε)`` and ρ.
+
+    Guarantee: ε-differential privacy under **replace-one** neighbours with n public
+    (Rubinstein et al. 2012, Cor. 15: ``‖w*_D − w*_D'‖₂ ≤ 4LCκ/n`` with L = κ = 1, so the L1
+    sensitivity is ``4C√(2D)/n``). No input bound is needed, because every map row has norm
+    1. The loss is the Huber-smoothed hinge of width ``huber_h`` (convex, 1-Lipschitz, so the
+    constant is that of the hinge, L = 1); ``huber_h → 0`` approaches the hinge.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε > 0 (≤ 10 unless ``allow_large_epsilon``).
+    C : float, default 1.0
+        Loss weight > 0. With ``C_form="rubinstein"`` (default) the objective is
+        ``½‖w‖² + (C/n) Σ ℓ``; with ``C_form="libsvm"`` it is ``½‖w‖² + C Σ ℓ`` (scikit-learn's
+        ``SVC(C=...)``) and is converted to ``n·C`` before the noise is calibrated — the
+        conversion Li et al. omit, which under-noises by a factor n.
+    gamma : float, default 1.0
+        γ > 0 of the kernel ``exp(-γ‖x - y‖²)``.
+    n_components : int, default 100
+        D, the number of frequencies (the model has 2D coefficients).
+    huber_h : float, default 0.5
+        Width of the Huber smoothing, > 0.
+    C_form : {"rubinstein", "libsvm"}, default "rubinstein"
+    tuning : {"none", "private"}, default "none"
+        ``"private"``: Chaudhuri et al.'s Algorithm 4 over ``param_grid`` — the rows are split
+        into (m + 1) random disjoint parts, one ε-DP model per candidate, and the exponential
+        mechanism (ε, sensitivity 1) picks one by its mistakes on the last part. Total cost ε.
+    param_grid : dict, optional
+        Candidate lists for keys among ``C``, ``gamma``, ``n_components``, ``huber_h``,
+        fixed without looking at the data.
+    random_state : None, int or Generator, optional
+        The privacy noise (``None``: OS CSPRNG; anything else is for tests and warns).
+    feature_random_state : None, int or Generator, optional
+        The public draw of ρ. Seeding it is fine: ρ is published and is not privacy noise.
+    allow_large_epsilon : bool, default False
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (2·n_components,)
+        The released ŵ.
+    rho_ : ndarray of shape (n_components, n_features_in_)
+        The released frequencies.
+    classes_ : ndarray of shape (2,)
+    noise_scale_ : float
+        λ actually used (≥ Li et al.'s λ by the grid and solver allowances, ≈ 1 + 2e-6).
+    guarantee_ : Guarantee
+    best_params_ : dict
+        The hyperparameters of the released model (the chosen candidate when tuned).
+
+    Notes
+    -----
+    2^{2.5} is Rubinstein et al.'s stability constant 4 times √2 from converting the L2
+    bound to L1 over 2D coordinates; strong convexity gives the tighter ``2C/n`` (so the
+    release is in fact also (ε/2)-DP, which the audit uses). Numerical caveats: the noise is
+    :class:`~ppdp.mechanisms.LaplaceMechanism`'s grid noise; the solver's inexactness is
+    paid for in the sensitivity.
+
+    References
+    ----------
+    .. [RBHT12] Rubinstein, Bartlett, Huang, Taft, J. Privacy and Confidentiality 4(1), 2012.
+    .. [CMS11] Chaudhuri, Monteleoni, Sarwate, JMLR 12, 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((200, 3)); y = (X[:, 0] > 0.5).astype(int)
+    >>> svm = PrivateRBFSVM(epsilon=1.0, C=10.0, gamma=1.0, n_components=20,
+    ...                     feature_random_state=0).fit(X, y)
+    >>> svm.coef_.shape, svm.rho_.shape
+    ((40,), (20, 3))
+    >>> print(svm.guarantee_)  # doctest: +ELLIPSIS
+    ε-differential privacy with ε=1, neighbouring: replace-one ...
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        C: float = 1.0,
+        gamma: float = 1.0,
+        n_components: int = 100,
+        huber_h: float = 0.5,
+        C_form: Literal["rubinstein", "libsvm"] = "rubinstein",
+        tuning: Literal["none", "private"] = "none",
+        param_grid: dict[str, list[Any]] | None = None,
+        random_state: Any = None,
+        feature_random_state: Any = None,
+        allow_large_epsilon: bool = False,
+    ):
+        self.epsilon = epsilon
+        self.C = C
+        self.gamma = gamma
+        self.n_components = n_components
+        self.huber_h = huber_h
+        self.C_form = C_form
+        self.tuning = tuning
+        self.param_grid = param_grid
+        self.random_state = random_state
+        self.feature_random_state = feature_random_state
+        self.allow_large_epsilon = allow_large_epsilon
+
+    def _frequencies(
+        self, params: Mapping[str, Any], n_features: int, seed: Any
+    ) -> NDArray[np.float64]:
+        return draw_frequencies(params["n_components"], n_features, params["gamma"], seed)
+
+    def _assumptions(self) -> tuple[str, ...]:
+        return ("ρ drawn iid from N(0, 2γI), independently of the data",)
+
+
+class HybridRBFSVM(_RBFSVMBase):
+    """Li et al.'s hybrid SVM: ρ fitted to the RBF kernel on public rows, then the private SVM.
+
+    The frequencies are fitted by L-BFGS with an analytic gradient
+    (:func:`ppdp.learn.rff.fit_frequencies`) so that the kernel of the training map,
+    ``(1/D) Σ_j cos(ρ_jᵀ(x_a - x_b))``, matches ``exp(-γ‖x_a - x_b‖²)`` on all pairs of
+    public rows (starting from an RFF draw). Training is then exactly
+    :class:`PrivateRBFSVM`'s: same map (norm 1 for *any* ρ), same solver, same noise
+    ``λ = 2^{2.5} C √D / (n ε)``.
+
+    Guarantee: ε-differential privacy under replace-one neighbours of the **private** rows,
+    provided ``public_X`` is public: drawn from people disjoint from the private data (it is
+    released, in effect, through ρ). ``fit`` warns :class:`~ppdp.exceptions.PrivacyLeakWarning`
+    when public rows are bit-identical to private rows (a hash of each row; on data with
+    many natural duplicates, such as encoded census tables, confirm disjointness by record
+    identity and pass ``check_overlap=False``).
+
+    Parameters
+    ----------
+    public_X : array_like of shape (n_public, d)
+        Public rows, encoded exactly as the private rows (≥ 2 rows).
+    public_y : array_like of shape (n_public,), optional
+        Public labels; needed only for ``tuning="public"`` (free: non-private 3-fold
+        cross-validation of the exact SVM on the public rows).
+    epsilon, C, gamma, n_components, huber_h, C_form, param_grid, random_state, allow_large_epsilon
+        As in :class:`PrivateRBFSVM`.
+    tuning : {"none", "private", "public"}, default "none"
+    feature_random_state : None, int or Generator, optional
+        The starting draw of ρ before the fit (and the folds of public tuning).
+    rho_max_iter : int, default 300
+        L-BFGS iterations for ρ.
+    check_overlap : bool, default True
+        Warn when public rows equal private rows.
+
+    Attributes
+    ----------
+    rho_fit_ : RhoFit
+        The ρ fit (loss before and after, iterations, seconds).
+    coef_, rho_, classes_, noise_scale_, guarantee_, best_params_
+        As in :class:`PrivateRBFSVM`.
+
+    References
+    ----------
+    .. [LXOJ14] Li, Xiong, Ohno-Machado, Jiang, BioMed Research International, 2014.
+    """
+
+    _tuning_options = ("none", "private", "public")
+
+    def __init__(
+        self,
+        public_X: ArrayLike | None = None,
+        *,
+        public_y: ArrayLike | None = None,
+        epsilon: float = 1.0,
+        C: float = 1.0,
+        gamma: float = 1.0,
+        n_components: int = 100,
+        huber_h: float = 0.5,
+        C_form: Literal["rubinstein", "libsvm"] = "rubinstein",
+        tuning: Literal["none", "private", "public"] = "none",
+        param_grid: dict[str, list[Any]] | None = None,
+        random_state: Any = None,
+        feature_random_state: Any = None,
+        rho_max_iter: int = 300,
+        check_overlap: bool = True,
+        allow_large_epsilon: bool = False,
+    ):
+        self.public_X = public_X
+        self.public_y = public_y
+        self.epsilon = epsilon
+        self.C = C
+        self.gamma = gamma
+        self.n_components = n_components
+        self.huber_h = huber_h
+        self.C_form = C_form
+        self.tuning = tuning
+        self.param_grid = param_grid
+        self.random_state = random_state
+        self.feature_random_state = feature_random_state
+        self.rho_max_iter = rho_max_iter
+        self.check_overlap = check_overlap
+        self.allow_large_epsilon = allow_large_epsilon
+
+    def _public(self) -> NDArray[np.float64]:
+        if self.public_X is None:
+            raise ParameterError(
+                "public_X (None) is required: HybridRBFSVM fits its frequencies on a public "
+                "sample (at least 2 rows, encoded like the private rows)"
+            )
+        pub = _as_matrix(self.public_X, "public_X")
+        if pub.shape[0] < 2:
+            raise ParameterError(
+                f"public_X has {pub.shape[0]} row(s); fitting ρ needs at least 2 public rows"
+            )
+        return pub
+
+    def _checked(self) -> dict[str, Any]:
+        p = super()._checked()
+        check_int("rho_max_iter", self.rho_max_iter, minimum=1)
+        if not isinstance(self.check_overlap, bool):
+            raise ParameterTypeError(
+                f"check_overlap ({self.check_overlap!r}) must be True or False"
+            )
+        self._public()
+        if p["tuning"] == "public" and self.public_y is None:
+            raise ParameterError("tuning ('public') needs public_y, the public rows' labels")
+        return p
+
+    def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        pub = self._public()
+        if pub.shape[1] != X.shape[1]:
+            raise DataValidationError(
+                f"public_X has {pub.shape[1]} columns but X has {X.shape[1]}; encode both alike"
+            )
+        if self.check_overlap:
+            k = overlap_count(pub, X)
+            if k:
+                warnings.warn(
+                    f"{k} of {pub.shape[0]} public rows are identical to private training "
+                    "rows: ρ is fitted on public_X and released, so the public sample must "
+                    "come from records disjoint from the private data (pass "
+                    "check_overlap=False once disjointness is established by record identity)",
+                    PrivacyLeakWarning,
+                    stacklevel=4,
+                )
+        return X
+
+    def _frequencies(
+        self, params: Mapping[str, Any], n_features: int, seed: Any
+    ) -> NDArray[np.float64]:
+        fit = fit_frequencies(
+            self._public(),
+            n_components=params["n_components"],
+            gamma=params["gamma"],
+            random_state=seed,
+            max_iter=self.rho_max_iter,
+        )
+        self.rho_fit_ = fit
+        return fit.rho
+
+    def _public_tuning(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The candidate with the fewest 3-fold CV mistakes on the public rows (free)."""
+        pub = self._public()
+        _, y_pub = check_binary_labels(np.asarray(self.public_y).reshape(-1))
+        if y_pub.shape[0] != pub.shape[0] or pub.shape[0] < 6:
+            raise DataValidationError(
+                f"public_y ({y_pub.shape[0]} labels) must label each of the public rows "
+                f"({pub.shape[0]}), at least 6 for public tuning"
+            )
+        perm = np.random.default_rng(self.feature_random_state).permutation(len(pub))
+        folds = np.array_split(perm, 3)
+        best, best_err = p["grid"][0], math.inf
+        for c in p["grid"]:
+            err = 0.0
+            for f in folds:
+                tr = np.setdiff1d(perm, f)
+                rho = fit_frequencies(
+                    pub[tr],
+                    n_components=c["n_components"],
+                    gamma=c["gamma"],
+                    random_state=self.feature_random_state,
+                    max_iter=self.rho_max_iter,
+                ).rho
+                C = self._c_rubinstein(c["C"], p["C_form"], tr.size)
+                w, _, _ = solve_svm(feature_map(pub[tr], rho), y_pub[tr], C=C, huber_h=c["huber_h"])
+                pred = np.where(feature_map(pub[f], rho) @ w > 0, 1.0, -1.0)
+                err += float(np.sum(pred != y_pub[f]))
+            if err < best_err:
+                best, best_err = c, err
+        self.public_tuning_mistakes_ = best_err
+        return dict(best)
+
+    def _assumptions(self) -> tuple[str, ...]:
+        return (
+            "ρ fitted on public rows only (public_X), which are disjoint from the private rows",
+        )
+
+    def to_model_dict(self) -> dict[str, Any]:
+        """As the base class, without the public sample (ρ already carries what is used)."""
+        out = super().to_model_dict()
+        out["hyperparameters"].pop("public_X", None)
+        out["hyperparameters"].pop("public_y", None)
+        return out

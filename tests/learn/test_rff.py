@@ -1,0 +1,159 @@
+"""Random Fourier features: unit norm, kernel convergence, the ρ fit and its gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.learn.rff import (
+    RandomFourierFeatures,
+    draw_frequencies,
+    feature_map,
+    fit_frequencies,
+    kernel_fit_loss,
+    rbf_kernel,
+)
+
+
+def test_every_row_has_norm_one_to_1e12(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # wild inputs and wild frequencies: the norm must not depend on either
+    X = np.vstack([rng.normal(scale=s, size=(50, 7)) for s in (1e-8, 1.0, 1e3, 1e8)])
+    for gamma in (1e-6, 0.5, 1e4):
+        Z = RandomFourierFeatures(n_components=37, gamma=gamma, random_state=seed).fit_transform(X)
+        norms = np.linalg.norm(Z, axis=1)
+        assert Z.shape == (200, 74)
+        assert np.max(np.abs(norms - 1.0)) <= 1e-12
+
+
+def test_norm_one_for_any_rho_including_fitted_and_extreme() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.random((30, 4))
+    for rho in (np.zeros((5, 4)), rng.normal(scale=1e6, size=(5, 4)), rng.random((1, 4))):
+        assert np.allclose(np.linalg.norm(feature_map(X, rho), axis=1), 1.0, rtol=0, atol=1e-15)
+
+
+def test_layout_is_cos_sin_pairs_over_sqrt_d() -> None:
+    X = np.array([[0.3, -0.2]])
+    rho = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
+    proj = X @ rho.T
+    expect = np.column_stack([np.cos(proj[0]), np.sin(proj[0])]).reshape(1, -1) / np.sqrt(3)
+    assert np.allclose(feature_map(X, rho), expect, rtol=0, atol=1e-15)
+
+
+def test_inner_product_is_mean_of_cosines_of_differences() -> None:
+    rng = np.random.default_rng(2)
+    X = rng.random((6, 3))
+    rho = rng.normal(size=(9, 3))
+    Z = feature_map(X, rho)
+    diff = X[:, None, :] - X[None, :, :]
+    expect = np.cos(np.einsum("abk,jk->abj", diff, rho)).mean(axis=2)
+    assert np.allclose(Z @ Z.T, expect, rtol=0, atol=1e-13)
+
+
+def test_kernel_approximation_converges_to_rbf() -> None:
+    """Error ~ D^{-1/2}: max error over pairs shrinks as D grows, and is small at D = 20,000."""
+    rng = np.random.default_rng(3)
+    X = rng.random((25, 5))
+    gamma = 0.7
+    K = rbf_kernel(X, X, gamma)
+    errors = []
+    for D in (50, 500, 20_000):
+        rff = RandomFourierFeatures(n_components=D, gamma=gamma, random_state=4).fit(X)
+        errors.append(np.max(np.abs(rff.kernel(X) - K)))
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[2] < 0.03  # ≈ 4.5/√(2·20000) with a max over 300 pairs
+    # and the frequency law is N(0, 2γ I)
+    rho = draw_frequencies(200_000, 1, gamma, 5)
+    assert abs(rho.var() - 2 * gamma) < 0.02
+
+
+def test_rbf_kernel_matches_sklearn() -> None:
+    from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
+
+    rng = np.random.default_rng(6)
+    X, Y = rng.random((7, 3)), rng.random((5, 3))
+    assert np.allclose(rbf_kernel(X, Y, 1.3), sk_rbf(X, Y, gamma=1.3), rtol=0, atol=1e-14)
+
+
+def test_rho_is_reproducible_and_independent_of_values() -> None:
+    X1, X2 = np.zeros((4, 3)), np.ones((9, 3))
+    a = RandomFourierFeatures(n_components=5, gamma=1.0, random_state=8).fit(X1).rho_
+    b = RandomFourierFeatures(n_components=5, gamma=1.0, random_state=8).fit(X2).rho_
+    assert np.array_equal(a, b)
+    names = RandomFourierFeatures(n_components=2, random_state=0).fit(X1).get_feature_names_out()
+    assert names.tolist() == ["cos0", "sin0", "cos1", "sin1"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"n_components": 0}, ParameterError, r"n_components \(0\)"),
+        ({"gamma": 0.0}, ParameterError, r"gamma \(0.0\) must be a finite number > 0"),
+        ({"gamma": -1.0}, ParameterError, r"gamma \(-1.0\)"),
+        ({"gamma": float("nan")}, ParameterError, r"gamma"),
+        ({"n_components": 2.5}, ParameterTypeError, r"n_components"),
+    ],
+)
+def test_bad_parameters(kwargs, exc, match) -> None:
+    with pytest.raises(exc, match=match):
+        RandomFourierFeatures(**kwargs).fit(np.zeros((3, 2)))
+
+
+# --------------------------------------------------------------------------- ρ fitting
+
+
+def test_analytic_gradient_matches_finite_differences() -> None:
+    rng = np.random.default_rng(9)
+    X = rng.random((20, 4))
+    K = rbf_kernel(X, X, 0.8)
+    rho = draw_frequencies(6, 4, 0.8, 10).reshape(-1)
+
+    def f(v):
+        return kernel_fit_loss(v, X, K, 6, with_gradient=False)
+
+    def g(v):
+        return kernel_fit_loss(v, X, K, 6)[1]
+
+    assert check_grad(f, g, rho) < 1e-7 * max(1.0, np.linalg.norm(g(rho)))
+
+
+def test_loss_is_the_pairwise_definition() -> None:
+    rng = np.random.default_rng(11)
+    X = rng.random((8, 3))
+    rho = rng.normal(size=(4, 3))
+    K = rbf_kernel(X, X, 0.5)
+    diff = X[:, None, :] - X[None, :, :]
+    M = np.cos(np.einsum("abk,jk->abj", diff, rho)).mean(axis=2)
+    expect = np.mean((M - K) ** 2)
+    assert kernel_fit_loss(rho.reshape(-1), X, K, 4, with_gradient=False) == pytest.approx(
+        expect, rel=1e-12
+    )
+
+
+def test_fit_reduces_the_kernel_error_on_public_rows() -> None:
+    rng = np.random.default_rng(12)
+    X = rng.random((80, 6))
+    fit = fit_frequencies(X, n_components=15, gamma=0.4, random_state=0, max_iter=200)
+    assert fit.rho.shape == (15, 6)
+    assert fit.loss < 0.5 * fit.initial_loss
+    assert fit.n_iter >= 1 and fit.seconds >= 0
+
+
+def test_fit_bad_input() -> None:
+    with pytest.raises(DataValidationError, match="at least 2 public rows"):
+        fit_frequencies(np.zeros((1, 3)), n_components=2, gamma=1.0)
+    with pytest.raises(DataValidationError, match="NaN"):
+        fit_frequencies(np.array([[0.0, np.nan], [1.0, 1.0]]), n_components=2, gamma=1.0)
+    with pytest.raises(ParameterError, match="gradient"):
+        fit_frequencies(np.zeros((3, 2)), n_components=2, gamma=1.0, gradient="bogus")
+    with pytest.raises(ParameterError, match="rho0 has shape"):
+        fit_frequencies(np.zeros((3, 2)), n_components=2, gamma=1.0, rho0=np.zeros((3, 2)))
+
+
+@parametrize_with_checks([RandomFourierFeatures(n_components=10, random_state=0)])
+def test_sklearn_compatible(estimator, check) -> None:
+    check(estimator)
