@@ -138,3 +138,9 @@ def test_values_outside_the_domain_one_error_without_values():
         r.randomise(["a"])
     with pytest.raises(ParameterError, match="delta"):
         r.guarantee(1.0)
+
+
+def test_ragged_values_one_error():
+    r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 1.0))
+    with pytest.raises(ParameterTypeError, match="regular array"):
+        r.randomise([[0.1, 0.2], [0.3]])

@@ -222,3 +222,14 @@ def test_bad_input():
     cv = CharacteristicVectorRandomizer(regions=3, sigma=1.0)
     with pytest.raises(ParameterTypeError, match="AdditiveRandomizer"):
         reconstruct_em([0.2], cv, 5)
+
+
+def test_ragged_reports_one_error():
+    r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 1.0))
+    with pytest.raises(DataValidationError, match="regular array"):
+        reconstruct_em([[0.1, 0.2], [0.3]], r, 4)
+    cv = CharacteristicVectorRandomizer(regions=3, sigma=1.0)
+    with pytest.raises(DataValidationError, match="regular"):
+        cv.check_report([[1, 2, 3], [1, 2]])
+    with pytest.raises(ParameterTypeError, match="regular array"):
+        cv.randomise([[0, 1], [2]])

@@ -109,7 +109,10 @@ class AdditiveRandomizer:
 
     def check_values(self, values: ArrayLike) -> NDArray[np.float64]:
         """Validate values against the declared domain (one error; values are never shown)."""
-        arr = np.asarray(values)
+        try:
+            arr = np.asarray(values)
+        except (TypeError, ValueError):
+            raise ParameterTypeError("values must be a regular array of real numbers") from None
         if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
             raise ParameterTypeError(f"values must be real numbers, not dtype {arr.dtype}")
         arr = arr.astype(np.float64)

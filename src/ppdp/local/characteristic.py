@@ -254,7 +254,10 @@ class CharacteristicVectorRandomizer:
                     f"categories ({len(self.categories)} labels)"
                 )
             return np.array([index[_label(v)] for v in seq], dtype=np.int64)
-        arr = np.asarray(values)
+        try:
+            arr = np.asarray(values)
+        except (TypeError, ValueError):
+            raise ParameterTypeError("values must be a regular array of numbers") from None
         if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
             raise ParameterTypeError(f"values must be numbers, not dtype {arr.dtype}")
         arr = arr.astype(np.float64).ravel()

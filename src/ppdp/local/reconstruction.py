@@ -110,7 +110,10 @@ def value_edges(randomizer: AdditiveRandomizer, bins: int | ArrayLike) -> NDArra
 
 
 def _check_reports(reports: ArrayLike, randomizer: AdditiveRandomizer) -> NDArray[np.float64]:
-    arr = np.asarray(reports)
+    try:
+        arr = np.asarray(reports)
+    except (TypeError, ValueError):
+        raise DataValidationError("reports must be a regular array of real numbers") from None
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise DataValidationError(f"reports must be real numbers, not dtype {arr.dtype}")
     arr = arr.astype(np.float64).ravel()
