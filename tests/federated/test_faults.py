@@ -8,6 +8,7 @@ nothing and keeps the spend recorded in the publisher's ledger (everything else)
 from __future__ import annotations
 
 import base64
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 
@@ -56,8 +57,7 @@ def assert_aborted_and_charged(rnd: Round) -> None:
 
 def resign(rnd: Round, msg: Message, **changes) -> Message:
     """A message altered by its own sender (a malicious party): validly signed."""
-    fields = {**msg.fields.__dict__, **changes}
-    return sign(MessageFields(**fields), rnd.signers[msg.sender])
+    return sign(dataclasses.replace(msg.fields, **changes), rnd.signers[msg.sender])
 
 
 def only(kind: str, sender: str | None = None, recipient: str | None = None):

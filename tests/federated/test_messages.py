@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 
 import numpy as np
@@ -88,8 +89,7 @@ def test_signed_bytes_cover_every_field(parties):
         {"kind": "scatter-share"},
         {"payload": {"x": encode_array([1.0, 2.0000000000000004])}},
     ):
-        d = {**m.fields.__dict__, **change}
-        assert signing_bytes(MessageFields(**d)) != base, change
+        assert signing_bytes(dataclasses.replace(m.fields, **change)) != base, change
 
 
 def test_unknown_sender_rejected(parties):

@@ -229,6 +229,7 @@ class MessageFields:
     seq: int
     kind: str
     payload: dict[str, Any] = field(hash=False)
+    _payload_sha256: str = field(init=False, repr=False, compare=False, hash=False, default="")
 
     def __post_init__(self) -> None:
         check_session_id(self.session_id)
@@ -243,10 +244,11 @@ class MessageFields:
                 f"payload ({self.payload!r}) must be a mapping, not {type(self.payload).__name__}"
             )
         object.__setattr__(self, "kind", str(self.kind))
-        # Round-trip through the canonical form: the payload is then plain JSON data.
-        object.__setattr__(
-            self, "payload", canonical_loads(canonical_dumps(dict(self.payload), name="payload"))
-        )
+        # Round-trip through the canonical form: the payload is then plain JSON data, and its
+        # digest is taken from exactly the bytes it decodes from.
+        raw = canonical_dumps(dict(self.payload), name="payload")
+        object.__setattr__(self, "payload", canonical_loads(raw))
+        object.__setattr__(self, "_payload_sha256", hashlib.sha256(raw).hexdigest())
 
     def header(self) -> dict[str, Any]:
         """What the signature covers: every field, with the payload as its SHA-256."""
@@ -256,7 +258,7 @@ class MessageFields:
             "recipient": self.recipient,
             "seq": self.seq,
             "kind": self.kind,
-            "payload_sha256": payload_digest(self.payload),
+            "payload_sha256": self._payload_sha256,
         }
 
 
