@@ -71,6 +71,7 @@ def pmf_isq():
 CASES = {
     "discrete-normal(1.3)": (lambda n, s: _samplers.discrete_normal(1.3, n, s), pmf_dn(1.3)),
     "poisson(4.5)": (lambda n, s: _samplers.poisson(4.5, n, s), pmf_pois(4.5)),
+    "poisson(200), cdf inversion": (lambda n, s: _samplers.poisson(200.0, n, s), pmf_pois(200.0)),
     "geometric(1.7)": (lambda n, s: _samplers.geometric(1.7, n, s), pmf_geo(1.7)),
     "zeta3": (lambda n, s: _samplers.zeta(3.0, n, s), pmf_z3()),
     "inverse-square": (lambda n, s: _samplers.inverse_square(n, s), pmf_isq()),

@@ -22,14 +22,27 @@ from scipy.stats import poisson as _poisson
 from ppdp.local import _samplers
 from ppdp.random import RandomSource
 
-__all__ = ["IntegerLaw", "LossTable", "delta_of_epsilon", "loss_tables", "smallest_epsilon"]
+__all__ = [
+    "IntegerLaw",
+    "LossTable",
+    "PrivacyProfile",
+    "delta_of_epsilon",
+    "loss_tables",
+    "profile",
+    "smallest_epsilon",
+]
 
 ZETA3 = float(zeta(3.0))
 INVERSE_SQUARE_C = 6.0 / (2.0 * math.pi**2 - 6.0)
 
-#: Window half-width of the heavy-tailed two-sided law (inverse square): the tail beyond it
-#: is one atom whose loss is bounded by 2·ln(1 + h/(W + 1)).
-_HEAVY_WINDOW = 1 << 16
+#: Window half-width of the heavy-tailed laws (inverse square, ζ(3)): the tail beyond it is
+#: one atom whose loss is bounded by about 2h/W (inverse square) or 3h/W (ζ(3)), so δ(ε) is
+#: exact for every ε above that bound and conservative below it.
+_HEAVY_WINDOW = 1 << 12
+#: The discrete normal is enumerated on ±(_NORMAL_SIGMAS·σ + 2 + h); the mass beyond
+#: (< 1e-44) is counted as an infinite loss, so δ below that is never certified.
+_NORMAL_SIGMAS = 14.0
+_TINY_MASS = 1e-200
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +110,7 @@ def discrete_normal(sigma: float) -> IntegerLaw:
         return np.exp(log_ndtr(-(t - 0.5) / sigma))
 
     def window(h: int) -> tuple[int, int]:
-        w = math.ceil(40.0 * sigma) + 2
+        w = math.ceil(_NORMAL_SIGMAS * sigma) + 2
         return -w - h, w + h
 
     var = _window_moment(logpmf, (-int(40 * sigma) - 2, int(40 * sigma) + 2), 2)
@@ -269,9 +282,13 @@ class LossTable:
 def _table(
     loss: NDArray[np.float64], mass: NDArray[np.float64], tail: float, tail_loss: float
 ) -> LossTable:
-    keep = mass > 0
+    # Masses below 1e-200 are counted as infinite loss (conservative, and it keeps
+    # subnormal numbers, which are very slow on x86, out of δ(ε)).
+    tiny = (mass > 0) & (mass < _TINY_MASS)
+    inf = float(np.sum(mass[tiny]))
+    keep = mass >= _TINY_MASS
     loss, mass = loss[keep], mass[keep]
-    inf = float(np.sum(mass[np.isposinf(loss)]))
+    inf += float(np.sum(mass[np.isposinf(loss)]))
     fin = np.isfinite(loss)
     vals = np.concatenate([loss[fin], [tail_loss] if math.isfinite(tail_loss) else []])
     mass_f = np.concatenate([mass[fin], [tail] if math.isfinite(tail_loss) else []])
@@ -308,41 +325,61 @@ def _left_tail(law: IntegerLaw, lo: int) -> float:
     return float(law.sf(np.array([1 - lo]))[0])  # the two-sided laws are symmetric
 
 
-def delta_of_epsilon(tables: tuple[LossTable, LossTable], epsilon: float) -> float:
-    """Exact δ(ε) = E_P[(1 − e^{ε − L})₊] of the report, L = l1 + l2 (independent)."""
+@dataclass(frozen=True, slots=True)
+class PrivacyProfile:
+    """The two loss tables with the suffix sums that make δ(ε) one O(m log m) pass.
+
+    ``suf_m[i] = Σ_{r ≥ i} m2_r`` and ``suf_w[i] = Σ_{r ≥ i} m2_r e^{−l2_r}`` over the sorted
+    second table; ``inf_mass = P(L = ∞)``.
+    """
+
+    v1: NDArray[np.float64]
+    m1: NDArray[np.float64]
+    v2: NDArray[np.float64]
+    suf_m: NDArray[np.float64]
+    suf_w: NDArray[np.float64]
+    inf_mass: float
+    top: float
+
+
+def profile(tables: tuple[LossTable, LossTable]) -> PrivacyProfile:
+    """Precompute the suffix sums of :func:`delta_of_epsilon` for a pair of loss tables."""
     t1, t2 = tables
-    # P(L = ∞) = 1 − (1 − inf1)(1 − inf2).
-    inf = t1.inf_mass + t2.inf_mass - t1.inf_mass * t2.inf_mass
+    inf = t1.inf_mass + t2.inf_mass - t1.inf_mass * t2.inf_mass  # 1 − (1 − a)(1 − b)
     v2, m2 = t2.values, t2.masses
-    # Suffix sums over l2 > ε − l1 of m2 and of m2·e^{−l2}.
     suf_m = np.concatenate([np.cumsum(m2[::-1])[::-1], [0.0]])
     with np.errstate(over="ignore"):
         w2 = m2 * np.exp(-v2)
     suf_w = np.concatenate([np.cumsum(w2[::-1])[::-1], [0.0]])
-    idx = np.searchsorted(v2, epsilon - t1.values, side="right")
-    with np.errstate(over="ignore", invalid="ignore"):
-        part = suf_m[idx] - np.exp(epsilon - t1.values) * suf_w[idx]
-    part = np.where(np.isfinite(part), np.maximum(part, 0.0), 0.0)
-    finite = float(np.sum(t1.masses * part))
-    return min(1.0, inf + finite)
+    top = max(0.0, float(t1.values.max(initial=0.0) + v2.max(initial=0.0)))
+    return PrivacyProfile(t1.values, t1.masses, v2, suf_m, suf_w, inf, top)
 
 
-def smallest_epsilon(tables: tuple[LossTable, LossTable], delta: float) -> float | None:
+def delta_of_epsilon(prof: PrivacyProfile, epsilon: float) -> float:
+    """Exact δ(ε) = P(L = ∞) + E_P[(1 − e^{ε − L})₊; L < ∞], L = l1 + l2 (independent)."""
+    # Queries in ascending order (v1 is sorted ascending, so reverse): faster search.
+    idx = np.searchsorted(prof.v2, (epsilon - prof.v1)[::-1], side="right")[::-1]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        part = prof.suf_m[idx] - np.exp(epsilon - prof.v1) * prof.suf_w[idx]
+    # Raise positive terms to at least 1e-100 (δ grows by < 1e-100: conservative) so the
+    # products stay clear of subnormal numbers, which are very slow on x86.
+    part = np.where(np.isfinite(part) & (part > 0.0), np.maximum(part, 1e-100), 0.0)
+    # (np.sum of the product, not np.dot: BLAS threading makes a small dot slow under load)
+    return min(1.0, prof.inf_mass + float(np.sum(prof.m1 * part)))
+
+
+def smallest_epsilon(prof: PrivacyProfile, delta: float) -> float | None:
     """The smallest ε with δ(ε) ≤ delta (bisection, rounded up); None when none exists."""
-    t1, t2 = tables
-    top = float(t1.values.max(initial=0.0) + t2.values.max(initial=0.0))
-    top = max(top, 0.0)
-    if delta_of_epsilon(tables, top) > delta:
+    top = prof.top
+    if delta_of_epsilon(prof, top) > delta:
         return None
-    if delta_of_epsilon(tables, 0.0) <= delta:
+    if delta_of_epsilon(prof, 0.0) <= delta:
         return 0.0
     lo, hi = 0.0, top
-    for _ in range(200):
+    while hi - lo > 1e-10 * max(1.0, hi):
         mid = 0.5 * (lo + hi)
-        if delta_of_epsilon(tables, mid) <= delta:
+        if delta_of_epsilon(prof, mid) <= delta:
             hi = mid
         else:
             lo = mid
-        if hi - lo <= 1e-12 * max(1.0, hi):
-            break
     return hi

@@ -53,8 +53,27 @@ def _law(noise: str, param: float | None) -> _laws.IntegerLaw:
 
 
 @functools.lru_cache(maxsize=64)
-def _tables(noise: str, param: float | None, h: int) -> tuple[_laws.LossTable, _laws.LossTable]:
-    return _laws.loss_tables(_law(noise, param), h)
+def _profile(noise: str, param: float | None, h: int) -> _laws.PrivacyProfile:
+    return _laws.profile(_laws.loss_tables(_law(noise, param), h))
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon_at(noise: str, param: float | None, h: int, delta: float) -> float | None:
+    return _laws.smallest_epsilon(_profile(noise, param, h), delta)
+
+
+@functools.lru_cache(maxsize=256)
+def _map_uniform(noise: str, param: float | None, h: int, k: int) -> float:
+    from ppdp.local.metrics import map_success_probability  # (metrics imports this module)
+
+    return map_success_probability(
+        CharacteristicVectorRandomizer(regions=k, noise=noise, gamma=1.0 / h, **_kw(noise, param))  # type: ignore[arg-type]
+    )
+
+
+def _kw(noise: str, param: float | None) -> dict[str, float]:
+    name = _PARAMS[noise]
+    return {} if name is None or param is None else {name: param}
 
 
 @functools.lru_cache(maxsize=64)
@@ -170,8 +189,8 @@ class CharacteristicVectorRandomizer:
             v = check_positive(needed, value)
             if needed == "a" and not v > 1.0:
                 raise ParameterError(f"a ({v!r}) must be a finite number > 1")
-            if needed == "rate" and v > 1e4:
-                raise ParameterError(f"rate ({v!r}) must be <= 10000")
+            if needed == "rate" and v > 1e6:
+                raise ParameterError(f"rate ({v!r}) must be <= 1e6")
             if needed == "sigma" and not (2.0**-20 <= v <= 1e4):
                 raise ParameterError(f"sigma ({v!r}) must be in [2**-20, 10000]")
             object.__setattr__(self, needed, v)
@@ -456,15 +475,14 @@ class CharacteristicVectorRandomizer:
 
     def delta_floor(self) -> float:
         """P(privacy loss = ∞): the smallest δ this randomizer can satisfy at any ε."""
-        t1, t2 = _tables(self.noise, self._param, self.spike)
-        return t1.inf_mass + t2.inf_mass - t1.inf_mass * t2.inf_mass
+        return _profile(self.noise, self._param, self.spike).inf_mass
 
     def delta_at(self, epsilon: float) -> float:
         """The exact smallest δ at which the randomizer is (ε, δ)-LDP."""
         eps = check_real("epsilon", epsilon)
         if not eps >= 0:
             raise ParameterError(f"epsilon ({eps!r}) must be >= 0")
-        return _laws.delta_of_epsilon(_tables(self.noise, self._param, self.spike), eps)
+        return _laws.delta_of_epsilon(_profile(self.noise, self._param, self.spike), eps)
 
     def guarantee(self, delta: float | None = None) -> Guarantee:
         """The formal local-DP guarantee: the smallest ε at ``delta`` (C.5).
@@ -490,9 +508,9 @@ class CharacteristicVectorRandomizer:
         }
         if self.noise == "discrete-normal":
             details["continuous_gaussian_sensitivity"] = math.sqrt(2.0) * self.spike
-        from ppdp.local.metrics import map_success_probability  # (metrics imports this module)
-
-        details["map_success_uniform_prior"] = map_success_probability(self)
+        details["map_success_uniform_prior"] = _map_uniform(
+            self.noise, self._param, self.spike, self.k
+        )
         details["map_success_no_report"] = 1.0 / self.k
         assumptions = (
             "local model: any two inputs of one respondent (different regions)",
@@ -504,7 +522,7 @@ class CharacteristicVectorRandomizer:
         if d == 0.0:
             eps = pure
         else:
-            eps = _laws.smallest_epsilon(_tables(self.noise, self._param, self.spike), d)
+            eps = _epsilon_at(self.noise, self._param, self.spike, d)
             if pure is not None and (eps is None or pure < eps):
                 eps = pure
         if eps is None:
