@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ppdp import PrivacyBudget
-from ppdp.exceptions import BudgetExceededError, LedgerIntegrityError
+from ppdp.exceptions import BudgetExceededError, LedgerIntegrityError, ParameterError
 from ppdp.federated import Kind, Message, MessageFields, sign
 from ppdp.federated.messages import encode_array
 from ppdp.federated.simulate import Round, build_round, run_round
@@ -401,3 +401,35 @@ def test_budget_exceeded_sends_nothing():
         rnd.publisher.start()
     assert _kinds(rnd) == ["genesis"]
     assert rnd.publisher.state == "aborted"
+
+
+def test_a_session_id_is_charged_once(tmp_path):
+    # Re-running a charged session would release fresh noise under one recorded charge.
+    rnd = _round(workdir=tmp_path, budget_total=PrivacyBudget(3.0, 1e-4))
+    run_round(rnd)
+    assert rnd.publisher.state == "done"
+    from ppdp.federated import Publisher
+
+    again = Publisher(
+        rnd.config,
+        signer=rnd.signers["publisher"],
+        keys={k: s.public_key for k, s in rnd.signers.items()},
+        accountant=rnd.publisher.accountant,
+    )
+    with pytest.raises(ParameterError, match="already charged"):
+        again.start()
+    assert again.state == "aborted"
+    assert _kinds(rnd).count("spend") == 1
+
+
+def test_dealer_refusing_the_config_aborts_the_round():
+    rnd = _round()
+
+    def lower(m: Message) -> list[Message]:
+        cfg = dict(m.payload["config"], mask_scale=1.0)
+        return [resign(rnd, m, payload={**m.payload, "config": cfg})]
+
+    run_round(rnd, hook=hook_once(only(Kind.ROUND_START, recipient="dealer"), lower))
+    assert "config differs" in rnd.dealer.abort_reason
+    assert_aborted_and_charged(rnd)
+    assert "dealer aborted" in rnd.publisher.abort_reason

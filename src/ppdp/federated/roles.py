@@ -463,7 +463,7 @@ class Publisher(_Party):
             self.state = ABORTED
             self.abort_reason = "budget exceeded: nothing spent, no share requested"
             raise
-        self.spend_record = self.accountant.spend(
+        record = self.accountant.spend(
             cfg.budget,
             mechanism=_MECHANISM,
             idempotency_key=f"mul-lda-dp:{cfg.session_id}",
@@ -471,6 +471,16 @@ class Publisher(_Party):
             release=cfg.release,
             plan=self.plan.details,
         )
+        if record.replayed:
+            # This session was charged before: running it again would release fresh noise
+            # under one recorded charge (docs/proofs/ledger.md, "the replay hazard").
+            self.state = ABORTED
+            self.abort_reason = f"session {cfg.session_id!r} was already charged"
+            raise ParameterError(
+                f"session_id ({cfg.session_id!r}) was already charged at ledger entry "
+                f"{record.index}; start a new session (new id, fresh masks)"
+            )
+        self.spend_record = record
         self.accountant.append_event(
             _ROUND_KIND,
             {
@@ -1085,4 +1095,6 @@ class NoiseDealer(_Party):
         return out
 
     def _on_abort(self, reason: str) -> list[Message]:
-        return []
+        if self.abort_reason and self.abort_reason.startswith(f"{self.config.publisher} "):
+            return []
+        return [self._send(self.config.publisher, Kind.ABORT, {"reason": reason[:500]})]
