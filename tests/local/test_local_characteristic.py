@@ -288,3 +288,16 @@ def test_mean_estimator_with_no_finite_mean_is_refused():
         r.estimate_from_totals([1, 2], 10)
     with pytest.raises(ParameterError, match="count"):
         r.estimate_from_totals([1, 2, 3], 0)
+
+
+def test_randomizer_protocol_and_factory():
+    from ppdp.local import AdditiveRandomizer, Randomizer, randomizer_from_dict
+
+    for r in (
+        CharacteristicVectorRandomizer(regions=3, noise="zeta3"),
+        AdditiveRandomizer(noise="uniform", scale=2.0, domain=(0, 1)),
+    ):
+        assert isinstance(r, Randomizer)
+        assert randomizer_from_dict(json.loads(json.dumps(r.to_dict()))) == r
+    with pytest.raises(ParameterError, match="randomizer type"):
+        randomizer_from_dict({"type": "oue"})

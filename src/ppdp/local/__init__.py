@@ -14,6 +14,7 @@ Reconstruction is pure post-processing of the reports and returns a :class:`Reco
 See ``docs/local.md`` (guide) and ``docs/proofs/local-randomizers.md`` (privacy).
 """
 
+from ppdp.local._protocol import Randomizer, randomizer_from_dict
 from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.local.additive import ADDITIVE_NOISES, AdditiveRandomizer
 from ppdp.local.characteristic import CV_NOISES, CharacteristicVectorRandomizer
@@ -37,6 +38,7 @@ __all__ = [
     "CV_NOISES",
     "AdditiveRandomizer",
     "CharacteristicVectorRandomizer",
+    "Randomizer",
     "Reconstruction",
     "ReportHistogram",
     "aa_privacy_loss",
@@ -45,6 +47,7 @@ __all__ = [
     "map_success_probability",
     "mutual_information",
     "project_to_simplex",
+    "randomizer_from_dict",
     "reconstruct_bayes",
     "reconstruct_em",
     "reconstruct_fourier",

@@ -404,6 +404,15 @@ def reconstruct_em(
         ``method="em"`` (or ``"em-direct"``); ``details`` has ``log_likelihood`` (binned:
         of the bin counts), ``last_change``, ``init``. ``ConvergenceWarning`` if ``tol > 0``
         was not reached.
+
+    Examples
+    --------
+    >>> from ppdp.local import AdditiveRandomizer
+    >>> r = AdditiveRandomizer(noise="laplace", scale=0.1, domain=(0.0, 1.0))
+    >>> x = np.repeat([0.2, 0.7], [3000, 7000])
+    >>> est = reconstruct_em(r.randomise(x, random_state=0), r, 2)
+    >>> est.probabilities.round(2).tolist(), est.converged
+    ([0.3, 0.7], True)
     """
     r = _check_randomizer(randomizer)
     tol, max_iter = _check_stopping(tol, max_iter)

@@ -1,0 +1,53 @@
+"""What every local randomizer offers, and rebuilding one from its description."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from numpy.typing import ArrayLike, NDArray
+
+from ppdp.budget import Guarantee
+from ppdp.exceptions import ParameterError
+from ppdp.random import RandomState
+
+__all__ = ["Randomizer", "randomizer_from_dict"]
+
+
+@runtime_checkable
+class Randomizer(Protocol):
+    """A respondent-side randomizer: perturbs values and states its local-DP guarantee."""
+
+    def randomise(self, values: ArrayLike, random_state: RandomState = None) -> NDArray[Any]:
+        """Perturb each value (one report per value)."""
+        ...
+
+    def guarantee(self, delta: float | None = None) -> Guarantee:
+        """The formal local-DP guarantee at ``delta`` (None: δ = 0)."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe description (``type`` names the class)."""
+        ...
+
+
+def randomizer_from_dict(data: dict[str, Any]) -> Randomizer:
+    """Rebuild a randomizer from ``to_dict`` output, dispatching on ``data["type"]``.
+
+    Examples
+    --------
+    >>> from ppdp.local import AdditiveRandomizer
+    >>> r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 1.0))
+    >>> randomizer_from_dict(r.to_dict()) == r
+    True
+    """
+    from ppdp.local.additive import AdditiveRandomizer
+    from ppdp.local.characteristic import CharacteristicVectorRandomizer
+
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind == "additive":
+        return AdditiveRandomizer.from_dict(data)
+    if kind == "characteristic-vector":
+        return CharacteristicVectorRandomizer.from_dict(data)
+    raise ParameterError(
+        f"randomizer type ({kind!r}) must be 'additive' or 'characteristic-vector'"
+    )
