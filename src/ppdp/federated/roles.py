@@ -401,6 +401,20 @@ class Publisher(_Party):
             raise ParameterTypeError(f"accountant ({accountant!r}) must be an Accountant")
         self.accountant = accountant
         self.ledger = accountant.ledger
+        if not config.joint_view:
+            warnings.warn(
+                "joint_view=False: the paper's per-message noise split; the publisher's joint "
+                "view of all messages is not (ε, δ)-DP (ALGORITHMS-publishing B.5 item 2)",
+                NotDifferentiallyPrivateWarning,
+                stacklevel=2,
+            )
+        if config.release == "raw-projections":
+            warnings.warn(
+                "release='raw-projections' publishes wᵀx of every record exactly: not "
+                "differentially private (ALGORITHMS-publishing B.5 item 1)",
+                NotDifferentiallyPrivateWarning,
+                stacklevel=2,
+            )
         self._sent_upto = dict.fromkeys(config.owners, 0)
         self._mean_shares: dict[str, NDArray[np.float64]] = {}
         self._scatter_shares: dict[str, NDArray[np.float64]] = {}
