@@ -560,8 +560,9 @@ class LDAProjectionPublisher(Publisher):
         counts = np.asarray(c["counts"])
         K, p, r = counts.size, c["p"], c["r"]
         mult = float(self._noise_multiplier)
-        class_sums = np.zeros((K, p))
-        np.add.at(class_sums, y, X)
+        onehot = np.zeros((X.shape[0], K))
+        onehot[np.arange(X.shape[0]), y] = 1.0
+        class_sums = onehot.T @ X  # any summation order: the float pad covers it
         means, q = noisy_statistics(plan, class_sums, upper(X.T @ X), source, multiplier=mult)
         Q = from_upper(q, p)
         S = noisy_scatter(Q, means, c["counts"])

@@ -1,0 +1,142 @@
+"""The Gu, Zhang & Zhang (2022) experiments: tasks, configs, and the quick runs (seconds each)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import warnings
+from dataclasses import FrozenInstanceError
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError
+from ppdp.experiments import _gu2022 as gu
+from ppdp.experiments import get_experiment, gu2022_fig1, gu2022_fig2, gu2022_fig3
+
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None,
+    reason="matplotlib is not installed: pip install 'ppdp[plots]'",
+)
+
+
+@pytest.mark.parametrize("task", list(gu.TASKS))
+def test_tasks_are_two_class_problems_without_their_target(task):
+    df, schema = gu.load_task(task, 400, seed=1)
+    assert len(df) == 400 and schema.label is not None
+    assert schema.label.name == "target" and schema.label.n_classes == 2
+    X, y = schema.encode(df)
+    assert set(np.unique(y)) == {0, 1}
+    _, target, _ = gu.TASKS[task]
+    assert target not in [c.name for c in schema.columns]
+    assert np.all(np.linalg.norm(X, axis=1) <= schema.max_row_l2_norm + 1e-12)
+
+
+def test_education_task_definition():
+    df, schema = gu.load_task("adult-education", None, seed=0)
+    from ppdp.datasets import load_adult
+
+    raw, _ = load_adult()
+    assert (df["target"] == "yes").to_numpy().tolist() == (raw["education-num"] >= 10).tolist()
+    assert "income" in [c.name for c in schema.categorical_columns]
+    assert schema.n_features == 34  # 33 Adult features - education-num + 2 income levels
+
+
+def test_prepare_scales_by_the_declared_bound_and_declares_training_counts():
+    df, schema = gu.load_task("nltcs-money", 900, seed=2)
+    P = gu.prepare(df, schema, 2, 0, 0)
+    assert len(P.y_train) == 600 and len(P.y_test) == 300
+    assert P.counts == tuple(np.bincount(P.y_train))
+    assert P.scale == pytest.approx(np.sqrt(15), rel=1e-8)
+    assert np.max(np.linalg.norm(P.X_train, axis=1)) < 1.0
+    assert P.constant is None and P.blocks == ()  # NLTCS: numeric 0/1 columns only
+    again = gu.prepare(df, schema, 2, 0, 0)
+    np.testing.assert_array_equal(again.y_test, P.y_test)
+
+
+def test_lda_rule_and_svm_on_separable_data():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(-0.3, 0.05, (200, 2)), rng.normal(0.3, 0.05, (200, 2))])
+    y = np.repeat([0, 1], 200)
+    assert gu.svm_error(X[:, :1], y, X[:, :1], y) == 0.0
+    W = np.array([[1.0], [0.0]])
+    means = np.array([[-0.3, -0.3], [0.3, 0.3]])
+    S = np.eye(2) * 0.0025 * 398
+    assert gu.lda_rule_error(W, means, S, (200, 200), X, y, 0.0) == 0.0
+
+
+@pytest.mark.parametrize("module", [gu2022_fig1, gu2022_fig2, gu2022_fig3], ids=lambda m: m.ID)
+def test_configs(module):
+    full, quick = module.Config.full(), module.Config.quick()
+    assert full.trials == 50 and quick.trials < full.trials
+    assert quick.n_rows is not None and full.n_rows is None
+    assert module.Config.quick(seed=7).seed == 7
+    with pytest.raises(FrozenInstanceError):
+        full.trials = 3  # type: ignore[misc]
+    with pytest.raises(ParameterError, match="trials"):
+        module.Config(trials=0)
+    assert get_experiment(module.ID).module is module
+
+
+def test_config_grids():
+    assert gu2022_fig1.Config.full().tasks == tuple(gu.TASKS)
+    assert gu2022_fig2.Config.full().owners == 3
+    f3 = gu2022_fig3.Config.full()
+    assert f3.owners == (2, 4, 6, 8, 10) and f3.epsilon == 0.2 and f3.task == "adult-salary"
+    with pytest.raises(ParameterError, match="tasks"):
+        gu2022_fig1.Config(tasks=("iris",))
+    with pytest.raises(ParameterError, match="epsilons"):
+        gu2022_fig1.Config(epsilons=(-1.0,))
+    with pytest.raises(ParameterError, match="owners"):
+        gu2022_fig3.Config(owners=(1, 2))
+
+
+def _run_quick(module, tmp_path):
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsecureRandomnessWarning)  # collected by the run
+        result = module.run(
+            module.Config.quick(), tmp_path, progress=lambda d, t, m: seen.append((d, t))
+        )
+    assert [d for d, _ in seen] == list(range(1, seen[-1][1] + 1))
+    for path in result.files:
+        assert path.exists() and path.stat().st_size > 0
+    assert sorted({p.suffix for p in result.files}) == [".csv", ".json", ".md", ".png"]
+    assert json.loads((tmp_path / "config.json").read_text())["experiment"] == module.ID
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary == result.summary and "not recoverable" in summary
+    assert "Subsample of 3000 rows" in summary
+    return result, pd.read_csv(tmp_path / "results.csv")
+
+
+@needs_matplotlib
+@pytest.mark.parametrize("module", [gu2022_fig1, gu2022_fig2], ids=lambda m: m.ID)
+def test_quick_epsilon_grid_runs(module, tmp_path):
+    result, res = _run_quick(module, tmp_path)
+    methods = set(res.method)
+    assert methods == set(gu.METHODS)
+    assert res.misclassification.between(0, 1).all()
+    # 2 tasks x 2 reps x (2 eps-free + 2 eps x 3 methods)
+    assert len(res) == 2 * 2 * (2 + 2 * 3)
+    # The DP per-row release carries almost no signal: about the majority rate.
+    for task in ("adult-salary", "nltcs-outside"):
+        sub = res[res.task == task]
+        maj = sub[sub.method == "majority"].misclassification.mean()
+        noisy = sub[sub.method == "noisy-projections"].misclassification.mean()
+        assert abs(noisy - maj) < 0.05
+    assert "peer synthesizer" in result.summary
+
+
+@needs_matplotlib
+def test_quick_owners_run(tmp_path):
+    result, res = _run_quick(gu2022_fig3, tmp_path)
+    assert set(res.setting) == {"reference", "centralised", "joint-view", "paper-split"}
+    paired = pd.read_csv(tmp_path / "paired.csv")
+    assert len(paired) == 2 * 2 * 2  # settings x owners x methods
+    assert set(result.key_numbers["within_target"]) == {
+        "paper-release/joint-view",
+        "paper-release/paper-split",
+        "lda-rule/joint-view",
+        "lda-rule/paper-split",
+    }
