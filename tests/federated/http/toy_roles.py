@@ -90,6 +90,7 @@ def build_toy(config: PartyConfig) -> PartyParts:
         timeouts=config.timeouts,
         box_key=load_box_key(config.box_key_file) if config.box_key_file else None,
         seal_to=("owner",) if config.role == "dealer" else (),
+        must_abort=lambda exc, m: False,  # the toy keeps going after a refusal
     )
     return PartyParts(node=node)
 

@@ -20,6 +20,7 @@ from ppdp.federated.http._config import (
     config_from_dict,
     load_config,
 )
+from ppdp.federated.http._demo import DemoResult, run_demo, split_table
 from ppdp.federated.http._deploy import Deployment, free_ports, prepare_deployment
 from ppdp.federated.http._node import MessageRefusedError, NodeStats, PartyNode
 from ppdp.federated.http._procs import PartyProcess, start_parties, wait_parties
@@ -40,6 +41,7 @@ __all__ = [
     "SEALED_CONTENT_TYPE",
     "DataConfig",
     "DeliveryError",
+    "DemoResult",
     "Deployment",
     "MessageRefusedError",
     "NodeStats",
@@ -64,10 +66,12 @@ __all__ = [
     "load_config",
     "open_sealed",
     "prepare_deployment",
+    "run_demo",
     "run_party",
     "save_box_key",
     "seal",
     "serve_node",
+    "split_table",
     "start_parties",
     "sync_replica",
     "wait_parties",

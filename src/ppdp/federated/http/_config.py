@@ -13,6 +13,7 @@ One file per party. Relative paths are read relative to the file's folder. The l
     session: {session_id: round-1, epsilon: 1.0, delta: 1.0e-5, ...}  # the RoundConfig
     data: {file: parts/owner-1.csv, schema: adult.schema.yaml, norm_bound: null}  # owners
     ledger: ledger/publisher.ledger    # publisher: the publishing ledger (created if absent)
+    budget: {dataset_id: adult, epsilon: 10.0, delta: 1.0e-4}  # publisher: ledger's total
     replica: replicas/owner-1.ledger   # owners: the local replica
     workdir: .                         # where result files go
     timeouts: {request: 5.0, retries: 3, startup: 60.0, phase: 30.0, round: 120.0}
@@ -62,6 +63,7 @@ _TOP_KEYS = {
     "replica",
     "workdir",
     "timeouts",
+    "budget",
 }
 
 
@@ -119,6 +121,7 @@ class PartyConfig:
     data: DataConfig | None = None
     ledger: Path | None = None
     replica: Path | None = None
+    budget: Mapping[str, Any] | None = None
     source: Path | None = None
 
     @property
@@ -329,6 +332,13 @@ def config_from_dict(
     if role == "publisher" and ledger is None:
         raise _fail(where, "the publisher needs ledger: FILE")
     workdir = _path(base, raw.get("workdir", "."), where, "workdir")
+    budget = raw.get("budget")
+    if budget is not None:
+        if not isinstance(budget, dict) or set(budget) - {"dataset_id", "epsilon", "delta"}:
+            raise _fail(where, f"budget ({budget!r}) must be a mapping: dataset_id, epsilon, delta")
+        for k in ("epsilon", "delta"):
+            if k in budget:
+                _number(where, f"budget.{k}", budget[k])
     return PartyConfig(
         party=party,
         role=role,
@@ -343,5 +353,6 @@ def config_from_dict(
         data=data,
         ledger=ledger,
         replica=replica,
+        budget=budget,
         source=source,
     )

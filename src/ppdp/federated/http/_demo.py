@@ -48,6 +48,7 @@ def session_for(
     dealer: str,
     release: str,
     calibration: str = "gaussian",
+    owner_prefix: str = "owner",
 ) -> dict[str, Any]:
     """The round's public parameters (a ``RoundConfig`` as a dict) for these parts.
 
@@ -60,24 +61,46 @@ def session_for(
     classes = list(schema.label.classes)
     counts = [0] * len(classes)
     for part in parts:
-        _, y = schema.encode(part, include_label=True)
+        _, y = schema.encode(part, include_label=False)
         assert y is not None
         for c, k in zip(*np.unique(y, return_counts=True), strict=True):
             counts[int(c)] += int(k)
-    owners = [f"owner-{j + 1}" for j in range(len(parts))]
-    return {
-        "session_id": session_id,
-        "publisher": "publisher",
-        "owners": owners,
-        "dealer": "dealer" if dealer == "trusted" else None,
-        "epsilon": float(epsilon),
-        "delta": float(delta),
-        "n_features": int(schema.layout(include_label=False).n_features),
-        "classes": list(range(len(classes))),
-        "class_counts": counts,
-        "calibration": calibration,
-        "release": release,
-    }
+    owners = [f"{owner_prefix}-{j + 1}" for j in range(len(parts))]
+    from ppdp.federated.config import RoundConfig
+
+    config = RoundConfig(
+        session_id=session_id,
+        publisher="publisher",
+        owners=tuple(owners),
+        dealer="dealer" if dealer == "trusted" else None,
+        epsilon=float(epsilon),
+        delta=float(delta),
+        n_features=int(schema.layout(include_label=False).n_features),
+        classes=tuple(range(len(classes))),
+        class_counts=tuple(counts),
+        calibration=calibration,
+        release=release,
+        constant_blocks=constant_blocks(schema),
+    )
+    return config.to_dict()  # every field explicit: the parties compare them one by one
+
+
+def constant_blocks(schema: Schema) -> tuple[tuple[int, ...], ...] | None:
+    """Column indices of each one-hot block (label excluded), as the centralised
+    publisher's ``remove_constant`` uses them; None when a declared row-norm bound below
+    ``sqrt(p1 + p2)`` can rescale rows (the blocks' sums are then not constant).
+    """
+    if not schema.categorical_columns:
+        return None
+    layout = schema.layout()
+    if schema.row_norm_bound is not None and schema.row_norm_bound < math.sqrt(
+        layout.p1 + layout.p2
+    ):
+        return None
+    return tuple(
+        tuple(range(schema.blocks[c.name].start, schema.blocks[c.name].stop))
+        for c in schema.categorical_columns
+    )
 
 
 @dataclass(frozen=True)
@@ -170,21 +193,20 @@ def _projection_accuracy(
 ) -> tuple[float, float] | None:
     """Accuracy of a logistic regression trained on 70% of the released projections."""
     proj = result.get("projections")
-    if not isinstance(proj, dict):
+    if proj is None:
         return None
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split
 
-    xs, ys = [], []
-    for j, part in enumerate(parts):
-        rows = proj.get(f"owner-{j + 1}")
-        if rows is None:
-            return None
-        _, y = schema.encode(part, include_label=True)
-        a = np.asarray(rows, dtype=float).reshape(len(part), -1)
-        xs.append(a)
+    X = np.asarray(proj, dtype=float)
+    X = X.reshape(len(X), -1)
+    ys = []
+    for part in parts:  # the publisher concatenates the owners' rows in owner order
+        _, y = schema.encode(part, include_label=False)
         ys.append(np.asarray(y))
-    X, y = np.vstack(xs), np.concatenate(ys)
+    y = np.concatenate(ys)
+    if len(y) != len(X):
+        return None
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     clf = LogisticRegression().fit(X_tr, y_tr)
     majority = float(np.mean(y_te == np.bincount(y_tr).argmax()))

@@ -80,6 +80,7 @@ def prepare_deployment(
     seal_dealer_shares: bool = True,
     dealer: bool = True,
     norm_bound: float | None = None,
+    owner_prefix: str = "owner",
 ) -> Deployment:
     """Write keys, owner data files and configs for a publisher, a dealer and owners.
 
@@ -98,6 +99,8 @@ def prepare_deployment(
         Give each owner an X25519 key so the dealer seals its shares.
     dealer : bool
         Include a noise dealer (``False`` for ``dealer="none"`` sessions).
+    owner_prefix : str
+        Owners are ``<prefix>-1``, ``<prefix>-2``, ... (the session's ``owners`` must match).
     """
     root = Path(workdir)
     if not parts:
@@ -109,7 +112,7 @@ def prepare_deployment(
     if dealer:
         roles["dealer"] = "dealer"
     for j in range(len(parts)):
-        roles[f"owner-{j + 1}"] = "owner"
+        roles[f"{owner_prefix}-{j + 1}"] = "owner"
     ports = dict(zip(roles, free_ports(len(roles), host), strict=True))
     urls = {p: f"http://{host}:{ports[p]}" for p in roles}
     keys_dir = root / "keys"
@@ -130,7 +133,7 @@ def prepare_deployment(
     ledger = root / "ledger" / "publisher.ledger"
     t = {k: getattr(timeouts, k) for k in Timeouts.__dataclass_fields__}
     for j, part in enumerate(parts):
-        with atomic_path(data_dir / f"owner-{j + 1}.csv") as tmp:
+        with atomic_path(data_dir / f"{owner_prefix}-{j + 1}.csv") as tmp:
             part.to_csv(tmp, index=False)
     for p, role in roles.items():
         peers = []

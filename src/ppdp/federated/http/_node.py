@@ -81,6 +81,8 @@ class NodeStats:
     received: int = 0
     rejected: int = 0
     sent: int = 0
+    sealed_in: int = 0
+    sealed_out: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
     started_at: float | None = None
@@ -107,8 +109,10 @@ class PartyNode:
         This party and the session every message must carry.
     role : RoleLike
         The protocol state machine.
-    validate : callable(message) -> None
-        Raises :class:`~ppdp.exceptions.ProtocolError` to refuse a message.
+    validate : callable(message), optional
+        Checks a message without changing any state (``role.check``); raises
+        :class:`~ppdp.exceptions.ProtocolError` to refuse it. ``role.handle`` may refuse
+        too (sequence numbers, phases).
     decode, encode : callables
         ``bytes -> message`` and ``message -> bytes`` (canonical JSON of the signed message).
     peers : mapping of party id to PeerConfig
@@ -124,6 +128,9 @@ class PartyNode:
         Served at ``GET /ledger/entries`` (the publisher's ledger or an owner's replica).
     on_finish : callable, optional
         Called once (in the event loop) when the role reaches a terminal state.
+    must_abort : callable(exc, message) -> bool, optional
+        Whether a refusal ends the round (default: every refusal except a replayed copy;
+        the roles' policy is :func:`ppdp.federated.roles.must_abort`).
     """
 
     def __init__(
@@ -133,7 +140,7 @@ class PartyNode:
         role_name: str,
         session_id: str,
         role: RoleLike,
-        validate: Callable[[Any], None],
+        validate: Callable[[Any], Any] | None,
         decode: Callable[[bytes], Any],
         encode: Callable[[Any], bytes],
         peers: Mapping[str, PeerConfig],
@@ -142,12 +149,14 @@ class PartyNode:
         seal_to: tuple[str, ...] = (),
         ledger: Any = None,
         on_finish: Callable[[PartyNode], None] | None = None,
+        must_abort: Callable[[BaseException, Any], bool] | None = None,
     ) -> None:
         self.party_id = party_id
         self.role_name = role_name
         self.session_id = session_id
         self.role = role
-        self._validate = validate
+        self._validate = validate if validate is not None else (lambda m: None)
+        self._must_abort = must_abort if must_abort is not None else (lambda e, m: True)
         self._decode = decode
         self._encode = encode
         self.peers = dict(peers)
@@ -214,7 +223,9 @@ class PartyNode:
             try:
                 out = self.role.start()
             except PPDPError as exc:
-                self._abort_locked(f"start failed: {exc}")
+                self.abort_reason = f"start failed: {exc}"
+                self._abort_locked(self.abort_reason)  # no-op if the role already aborted
+                self._check_finished()
                 return
             finally:
                 self.stats.handle_s += time.perf_counter() - t0
@@ -243,6 +254,7 @@ class PartyNode:
                 body = open_sealed(body, self._box_key, aad=_aad(self.session_id, self.party_id))
             except ProtocolError as exc:
                 raise self._reject(400, str(exc)) from None
+            self.stats.sealed_in += 1
         try:
             message = self._decode(body)
         except (PPDPError, ValueError, TypeError, KeyError) as exc:
@@ -269,27 +281,39 @@ class PartyNode:
             t1 = time.perf_counter()
             try:
                 self._validate(message)
-            except ProtocolError as exc:
-                raise self._reject(422, f"{sender}#{seq} {message.kind}: {exc}") from None
-            finally:
+            except PPDPError as exc:
                 self.stats.validate_s += time.perf_counter() - t1
-            self._accepted[(sender, seq)] = digest
-            self.stats.received += 1
+                raise self._refuse(message, exc, "refused") from None
+            self.stats.validate_s += time.perf_counter() - t1
             t2 = time.perf_counter()
             try:
                 out = self.role.handle(message)
             except PPDPError as exc:
                 self.stats.handle_s += time.perf_counter() - t2
-                reason = f"{sender}#{seq} {message.kind} refused by the role: {exc}"
-                if self.state not in TERMINAL:
-                    self._abort_locked(reason)
-                self._check_finished()
-                raise self._reject(422, reason) from None
+                raise self._refuse(message, exc, "refused by the role") from None
             self.stats.handle_s += time.perf_counter() - t2
+            self._accepted[(sender, seq)] = digest
+            self.stats.received += 1
             self._last_progress = time.monotonic()
             self._enqueue(out)
             self._check_finished()
             return {"accepted": True, "party": self.party_id, "state": self.state}
+
+    def _refuse(self, message: Any, exc: PPDPError, what: str) -> MessageRefusedError:
+        """Map a refusal to an HTTP status; abort the round when the policy says so."""
+        reason = f"{message.sender}#{message.seq} {message.kind} {what}: {exc}"
+        if self._is_replay(exc):
+            return self._reject(409, reason)
+        if self._must_abort(exc, message) and self.state not in TERMINAL:
+            self._abort_locked(reason)
+        self._check_finished()
+        return self._reject(422, reason)
+
+    @staticmethod
+    def _is_replay(exc: BaseException) -> bool:
+        from ppdp.federated.messages import ReplayError
+
+        return isinstance(exc, ReplayError)
 
     def _reject(self, status: int, reason: str, *, duplicate: bool = False) -> MessageRefusedError:
         self.stats.rejected += 1
@@ -308,7 +332,7 @@ class PartyNode:
         if self.state in TERMINAL:
             return
         logger.warning("%s aborts the round: %s", self.party_id, reason)
-        self.abort_reason = reason
+        self.abort_reason = self.abort_reason or reason
         try:
             out = self.role.abort(reason)
         except PPDPError as exc:  # e.g. the ledger refused the abort entry
@@ -360,6 +384,7 @@ class PartyNode:
             if peer.role in self._seal_to and peer.box_public_key is not None:
                 body = seal(body, peer.box_public_key, aad=_aad(self.session_id, recipient))
                 ctype = SEALED_CONTENT_TYPE
+                self.stats.sealed_out += 1
             self.stats.encode_s += time.perf_counter() - t0
             q = self._queues.get(recipient)
             if q is None:

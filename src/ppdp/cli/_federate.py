@@ -1,0 +1,119 @@
+"""``ppdp federate publisher|owner|dealer --config FILE`` and ``ppdp federate demo``.
+
+Each party of a Mul-LDA-DP round runs as its own process, serving HTTP (FastAPI and
+uvicorn) and sending signed messages to its peers (httpx). Exit status: 0 when the round
+completed, 3 when it was aborted (one line on stderr says why; nothing was released), 2
+on a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ppdp.exceptions import ParameterError
+
+EXIT_ABORTED = 3
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``federate`` and its actions to the ``ppdp`` parser."""
+    parser = subparsers.add_parser(
+        "federate",
+        help="run a party of the multi-party LDA protocol over HTTP, or a local demo",
+        description="Run one party (publisher, owner or dealer) of a Mul-LDA-DP round as "
+        "its own process, or start a whole round on loopback with 'demo'. Exit 0 when the "
+        "round completed, 3 when it was aborted (nothing released), 2 on a usage error.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="federate_action", metavar="ACTION")
+    actions.required = True
+    for role, text in (
+        ("publisher", "run the publisher: starts the round, keeps the ledger, releases"),
+        ("owner", "run a data owner: sends noisy shares of its data, keeps a ledger replica"),
+        ("dealer", "run the noise dealer: sends zero-sum noise shares to the owners"),
+    ):
+        p = actions.add_parser(
+            role,
+            help=text,
+            description=text[0].upper() + text[1:] + ". The configuration file is "
+            "described in docs/federated-deployment.md.",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        p.add_argument("--config", required=True, metavar="FILE", help="YAML or JSON config")
+        p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+        p.set_defaults(func=_party, federate_role=role)
+    demo = actions.add_parser(
+        "demo",
+        help="run a whole round on loopback: publisher, dealer and owners as processes",
+        description="Split Adult across OWNERS data owners, start the publisher, the "
+        "dealer and the owners as separate processes on free loopback ports, run one round, "
+        "print the result and leave the publisher's ledger and each owner's replica under "
+        "WORKDIR (plain HTTP on loopback; see docs/federated-deployment.md for TLS).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    demo.add_argument("--owners", type=int, default=3, help="number of data owners")
+    demo.add_argument("--workdir", default=".", help="where the ledger, replicas, keys go")
+    demo.add_argument("--epsilon", type=float, default=1.0, help="total epsilon of the round")
+    demo.add_argument("--delta", type=float, default=1e-5, help="total delta of the round")
+    demo.add_argument(
+        "--dealer",
+        choices=("trusted", "none"),
+        default="trusted",
+        help="zero-sum noise from a trusted dealer, or from pairwise X25519 masks",
+    )
+    demo.add_argument(
+        "--release",
+        choices=("direction", "noisy-projections", "raw-projections"),
+        default="noisy-projections",
+        help="what the round releases (raw projections are not DP)",
+    )
+    demo.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole demo")
+    demo.add_argument("--json", action="store_true", help="print the summary as JSON")
+    demo.set_defaults(func=_demo)
+
+
+def _party(args: argparse.Namespace) -> int:
+    from ppdp.federated.http import load_config, run_party
+
+    config = load_config(args.config)
+    if config.role != args.federate_role:
+        raise ParameterError(
+            f"config {args.config}: role ({config.role!r}) does not match the command "
+            f"'federate {args.federate_role}'"
+        )
+    outcome = run_party(config)
+    if args.json:
+        print(json.dumps(outcome.to_dict(), indent=2))
+    if not outcome.ok:
+        sys.stderr.write(
+            f"ppdp: federate {config.role} {config.party}: round {config.session_id} "
+            f"aborted: {outcome.reason}\n"
+        )
+        return EXIT_ABORTED
+    if not args.json:
+        print(f"{config.party}: round {config.session_id} done")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ppdp.federated.http import run_demo
+
+    result = run_demo(
+        owners=args.owners,
+        workdir=args.workdir,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        dealer=args.dealer,
+        release=args.release,
+        timeout=args.timeout,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(result.summary())
+    if not result.ok:
+        sys.stderr.write(f"ppdp: federate demo: round aborted: {result.reason}\n")
+        return EXIT_ABORTED
+    return 0

@@ -1,0 +1,201 @@
+"""Build a party's node from its config with the roles of :mod:`ppdp.federated.roles`.
+
+- **publisher**: opens (or creates) the publishing ledger with every party's key pinned
+  (:func:`~ppdp.federated.roles.create_publishing_accountant`), builds the
+  :class:`~ppdp.federated.roles.Publisher`, serves the ledger at ``GET /ledger/entries``
+  and, when the round ends, writes ``<workdir>/result.json``;
+- **owner**: reads its CSV, encodes it with the declared schema, divides every record by
+  the declared norm bound (never the data's maximum), and builds the
+  :class:`~ppdp.federated.roles.DataOwner` with its replica file; expects dealer shares
+  sealed to its X25519 key when it has one;
+- **dealer**: builds the :class:`~ppdp.federated.roles.NoiseDealer`; seals every share to
+  its owner's X25519 public key when the config gives one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ppdp._io import atomic_path
+from ppdp.budget import PrivacyBudget
+from ppdp.data import Schema
+from ppdp.exceptions import ParameterError
+from ppdp.federated.config import RoundConfig
+from ppdp.federated.http._config import PartyConfig
+from ppdp.federated.http._node import PartyNode
+from ppdp.federated.http._runner import PartyParts
+from ppdp.federated.http._sealed import load_box_key
+from ppdp.federated.messages import Message, encode_array
+from ppdp.federated.roles import (
+    DataOwner,
+    NoiseDealer,
+    Publisher,
+    create_publishing_accountant,
+    must_abort,
+)
+from ppdp.ledger import Signer, load_private_key
+
+__all__ = ["build_parts", "load_owner_data", "round_config"]
+
+logger = logging.getLogger(__name__)
+
+
+def round_config(config: PartyConfig) -> RoundConfig:
+    """The session section as a :class:`~ppdp.federated.config.RoundConfig`."""
+    try:
+        return RoundConfig.from_dict(dict(config.session))
+    except (ParameterError, TypeError) as exc:
+        where = config.source or "<config>"
+        raise ParameterError(f"config {where}: session: {exc}") from None
+
+
+def load_owner_data(config: PartyConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Read, encode and scale an owner's records: ``(X / R, y)`` with ``‖x‖₂ ≤ 1``.
+
+    ``R`` is the declared ``data.norm_bound``, or else the schema's own bound on an encoded
+    row (``row_norm_bound``, or ``sqrt(p1 + p2)``): public, never read from the data.
+    """
+    if config.data is None:
+        raise ParameterError(f"config {config.source}: an owner needs data")
+    schema = Schema.from_file(config.data.schema)
+    if schema.label is None:
+        raise ParameterError(f"schema {config.data.schema} declares no label; LDA needs classes")
+    df = pd.read_csv(config.data.file)
+    X, y = schema.encode(df, include_label=False)
+    bound = config.data.norm_bound or schema.max_row_l2_norm
+    return X / float(bound), np.asarray(y)
+
+
+def _signer(config: PartyConfig) -> Signer:
+    return Signer(config.party, load_private_key(config.key_file))
+
+
+def build_parts(config: PartyConfig) -> PartyParts:
+    """The node (role, codec, abort policy) and the finish/close hooks of one party."""
+    rc = round_config(config)
+    if rc.session_id != config.session_id:  # pragma: no cover - same field
+        raise ParameterError("session id mismatch")
+    signer = _signer(config)
+    keys = config.known_keys()
+    keys[config.party] = signer.public_key
+    role: Any
+    ledger = None
+    closers: list[Any] = []
+    finish = None
+    if config.role == "publisher":
+        if signer.id != rc.publisher:
+            raise ParameterError(
+                f"config {config.source}: party ({config.party!r}) is not the session's "
+                f"publisher ({rc.publisher!r})"
+            )
+        accountant = _publishing_accountant(config, signer, keys, rc)
+        closers.append(accountant.close)
+        role = Publisher(rc, signer=signer, keys=keys, accountant=accountant)
+        ledger = accountant.ledger
+
+        async def finish(node: PartyNode) -> dict[str, Any]:
+            return _write_result(config, role, node)
+
+    elif config.role == "owner":
+        X, y = load_owner_data(config)
+        role = DataOwner(rc, signer=signer, keys=keys, X=X, y=y, replica_path=config.replica)
+        closers.append(role.replica.close if hasattr(role.replica, "close") else (lambda: None))
+
+        async def finish(node: PartyNode) -> dict[str, Any]:
+            rep = role.replica_ledger
+            node.ledger = rep
+            return {
+                "replica": None if config.replica is None else str(config.replica),
+                "replica_length": len(role.replica),
+            }
+
+    else:
+        role = NoiseDealer(rc, signer=signer, keys=keys)
+    node = PartyNode(
+        party_id=config.party,
+        role_name=config.role,
+        session_id=config.session_id,
+        role=role,
+        validate=role.check,
+        decode=Message.from_json,
+        encode=lambda m: m.to_json().encode("utf-8"),
+        peers={p.id: p for p in config.peers},
+        timeouts=config.timeouts,
+        box_key=load_box_key(config.box_key_file) if config.box_key_file else None,
+        seal_to=("owner",) if config.role == "dealer" else (),
+        ledger=ledger,
+        must_abort=lambda exc, m: must_abort(exc, m, session_id=config.session_id),
+    )
+
+    def close() -> None:
+        for c in closers:
+            try:
+                c()
+            except Exception as exc:  # closing must not hide the outcome
+                logger.warning("%s: closing failed: %s", config.party, exc)
+
+    return PartyParts(node=node, finish=finish, close=close)
+
+
+def _publishing_accountant(
+    config: PartyConfig, signer: Signer, keys: dict[str, Any], rc: RoundConfig
+) -> Any:
+    from ppdp.accounting import Accountant
+
+    path = config.ledger
+    assert path is not None
+    if path.exists():
+        acct = Accountant.open_existing(path, key=signer)
+        pinned = acct.ledger.signers
+        missing = [p for p in keys if p not in pinned]
+        if missing:
+            acct.close()
+            raise ParameterError(
+                f"ledger ({path}) does not pin the keys of {missing}; start a new ledger"
+            )
+        return acct
+    b = config.budget or {}
+    total = PrivacyBudget(float(b.get("epsilon", rc.epsilon)), float(b.get("delta", rc.delta)))
+    parties = {p: k for p, k in keys.items() if p != signer.id}
+    return create_publishing_accountant(
+        path,
+        publisher=signer,
+        parties=parties,
+        dataset_id=str(b.get("dataset_id", "federated")),
+        total=total,
+    )
+
+
+def _write_result(config: PartyConfig, role: Publisher, node: PartyNode) -> dict[str, Any]:
+    """``<workdir>/result.json``: the release (or the abort) and where time went."""
+    done = role.state == "done"
+    directions = role.directions if done else None
+    result: dict[str, Any] = {
+        "session_id": config.session_id,
+        "state": role.state,
+        "abort_reason": role.abort_reason,
+        "release": role.config.release,
+        "guarantee": str(role.guarantee) if done else None,
+        "guarantee_dict": role.guarantee.to_dict() if done else None,
+        "directions": None if directions is None else directions.tolist(),
+        "direction_norm": None if directions is None else float(np.linalg.norm(directions)),
+        "noisy_means": None if not done or role.noisy_means is None else role.noisy_means.tolist(),
+        "projections": (
+            None if not done or role.projections is None else role.projections.tolist()
+        ),
+        "ledger": str(config.ledger),
+        "ledger_length": len(role.ledger),
+        "role_timings": dict(role.timings),
+        "stats": node.stats.to_dict(),
+    }
+    if directions is not None:
+        result["directions_encoded"] = encode_array(directions)
+    dest = config.workdir / "result.json"
+    with atomic_path(dest) as tmp:
+        tmp.write_text(json.dumps(result, allow_nan=False), encoding="utf-8")
+    return {"result": str(dest), "ledger_length": result["ledger_length"]}

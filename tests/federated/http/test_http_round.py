@@ -1,0 +1,210 @@
+"""Whole Mul-LDA-DP rounds over HTTP with the real roles: completion, refusals, concurrency."""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+
+import httpx
+import pytest
+import yaml
+from fed_helpers import FAST, Served, deploy, join, run_in_threads
+
+from ppdp.budget import PrivacyBudget
+from ppdp.cli import main as cli_main
+from ppdp.federated.config import RoundConfig
+from ppdp.federated.http import Timeouts, load_config
+from ppdp.federated.messages import Kind, MessageFields, encode_array, sign
+from ppdp.federated.roles import Publisher, create_publishing_accountant
+from ppdp.ledger import Ledger, Signer, load_private_key
+
+
+def _kinds(path):
+    with Ledger.open(path) as led:
+        return [e.kind for e in led.entries()]
+
+
+@pytest.mark.parametrize(
+    ("dealer", "release", "owners"),
+    [("trusted", "noisy-projections", 3), ("none", "direction", 3)],
+)
+def test_round_completes_over_http(tmp_path, dealer, release, owners):
+    dep = deploy(tmp_path, owners=owners, dealer=dealer, release=release)
+    threads, out = run_in_threads(dep, list(dep.roles))
+    join(threads)
+    assert {p: o.state for p, o in out.items()} == dict.fromkeys(dep.roles, "done")
+    assert cli_main(["ledger", "verify", str(dep.ledger)]) == 0
+    with Ledger.open(dep.ledger) as led:
+        head, n = led.head, len(led)
+    for p, path in dep.replicas.items():
+        assert cli_main(["ledger", "verify", str(path)]) == 0
+        with Ledger.open(path) as rep:
+            assert (rep.head, len(rep)) == (head, n), p
+    kinds = _kinds(dep.ledger)
+    assert kinds.count("spend") == 1 and kinds[-1] == "release"
+    if dealer == "trusted":  # every dealer share travelled sealed, and was opened
+        assert out["dealer"].stats["sealed_out"] == owners
+        assert all(out[o].stats["sealed_in"] == 1 for o in dep.owners)
+    result = (tmp_path / "result.json").read_text()
+    assert '"state": "done"' in result
+
+
+# --------------------------------------------------------------------- refusals over HTTP
+
+
+@pytest.fixture
+def owner_and_publisher(tmp_path):
+    """Owner-1 served over HTTP; the test plays the publisher with a genuine role."""
+    dep = deploy(tmp_path, owners=2, timeouts=FAST)
+    config = load_config(dep.configs["owner-1"])
+    served = Served(config)
+    keys_dir = tmp_path / "keys"
+    signer = Signer("publisher", load_private_key(keys_dir / "publisher.key"))
+    keys = {**config.known_keys(), "owner-1": served.node.role.signer.public_key}
+    rc = RoundConfig.from_dict(dict(config.session))
+    acct = create_publishing_accountant(
+        None, publisher=signer, parties=keys, dataset_id="t", total=PrivacyBudget(5.0, 1e-3)
+    )
+    pub = Publisher(
+        rc, signer=signer, keys={**keys, "publisher": signer.public_key}, accountant=acct
+    )
+    msgs = [m for m in pub.start() if m.recipient == "owner-1"]
+    yield served, signer, msgs
+    served.close()
+
+
+def _post(url, message):
+    body = message if isinstance(message, str | bytes) else message.to_json()
+    return httpx.post(f"{url}/messages", content=body, timeout=10)
+
+
+def _means(signer, seq, data=None, shape=(2, 4)):
+    arr = encode_array([[0.1] * shape[1]] * shape[0])
+    if data is not None:
+        arr["data"] = data
+    payload = {"means": arr, "ledger_index": 3}
+    return sign(MessageFields("s-1", signer.id, "owner-1", seq, Kind.NOISY_MEANS, payload), signer)
+
+
+def test_forged_signature_is_refused_and_aborts(owner_and_publisher):
+    served, _, msgs = owner_and_publisher
+    forger = Signer("publisher", Signer.generate("x").private_key)
+    forged = sign(msgs[0].fields, forger)
+    r = _post(served.url, forged)
+    assert r.status_code == 422 and "invalid signature" in r.json()["reason"]
+    assert served.node.state == "aborted"  # fail closed (RELIABILITY (d))
+    # the genuine message is now too late
+    assert _post(served.url, msgs[0]).status_code == 409
+
+
+def test_unknown_sender_is_refused(owner_and_publisher):
+    served, _, msgs = owner_and_publisher
+    mallory = Signer.generate("mallory")
+    fields = MessageFields("s-1", "mallory", "owner-1", 0, Kind.ROUND_START, msgs[0].payload)
+    r = _post(served.url, sign(fields, mallory))
+    assert r.status_code == 422 and "unknown sender" in r.json()["reason"]
+
+
+def test_nan_share_is_refused_and_aborts(owner_and_publisher):
+    served, signer, _ = owner_and_publisher
+    nan = base64.b64encode(struct.pack("<8d", 0.1, math.nan, *[0.1] * 6)).decode()
+    r = _post(served.url, _means(signer, 0, data=nan))
+    assert r.status_code == 422 and "NaN" in r.json()["reason"]
+    assert served.node.state == "aborted"
+    assert served.node.stats.rejections and "NaN" in served.node.stats.rejections[-1]
+
+
+def test_wrong_shape_is_refused(owner_and_publisher):
+    served, signer, _ = owner_and_publisher
+    r = _post(served.url, _means(signer, 0, shape=(3, 4)))
+    assert r.status_code == 422 and "shape" in r.json()["reason"]
+
+
+def test_reordered_replayed_and_foreign_session_messages(owner_and_publisher):
+    served, signer, msgs = owner_and_publisher
+    start, entries = msgs  # round-start (seq 0), ledger-entries (seq 1)
+    assert (start.kind, entries.kind) == (Kind.ROUND_START, Kind.LEDGER_ENTRIES)
+    # another session: refused, the round goes on
+    other = sign(MessageFields("s-2", "publisher", "owner-1", 0, start.kind, start.payload), signer)
+    r = _post(served.url, other)
+    assert r.status_code == 422 and "session" in r.json()["reason"]
+    assert served.node.state == "waiting"
+    # seq 1 before seq 0: held, then both processed in order
+    assert _post(served.url, entries).status_code == 200
+    assert served.node.state == "waiting"
+    assert _post(served.url, start).status_code == 200
+    assert served.node.state == "preparing"
+    assert len(served.node.role.replica) == 3  # genesis, spend, round: verified
+    # replays: a byte-identical copy (idempotent redelivery), and another message
+    # reusing seq 0: both refused with 409, neither counted
+    r = _post(served.url, start)
+    assert r.status_code == 409 and r.headers["x-ppdp-duplicate"] == "1"
+    payload = {**start.payload, "spend_index": 99}
+    reuse = sign(MessageFields("s-1", "publisher", "owner-1", 0, start.kind, payload), signer)
+    r = _post(served.url, reuse)
+    assert r.status_code == 409 and "replayed" in r.json()["reason"]
+    assert "x-ppdp-duplicate" not in r.headers
+    assert served.node.stats.received == 2
+    assert served.node.state == "preparing"
+
+
+# --------------------------------------------------------------------- concurrent writers
+
+
+def _share_ledger(dep_a, dep_b, tmp_path, total):
+    """Point round B's publisher at round A's publisher key and ledger (one ledger, two rounds)."""
+    pa = yaml.safe_load(dep_a.configs["publisher"].read_text())
+    pb_path = dep_b.configs["publisher"]
+    pb = yaml.safe_load(pb_path.read_text())
+    pb["key_file"] = str((dep_a.configs["publisher"].parent / pa["key_file"]).resolve())
+    pb["ledger"] = str(dep_a.ledger.resolve())
+    pb_path.write_text(yaml.safe_dump(pb))
+    signer = Signer("publisher", load_private_key(pb["key_file"]))
+    for p in dep_b.roles:
+        if p == "publisher":
+            continue
+        cfg = yaml.safe_load(dep_b.configs[p].read_text())
+        for peer in cfg["peers"]:
+            if peer["id"] == "publisher":
+                from ppdp.ledger import encode_public_key
+
+                peer["public_key"] = encode_public_key(signer.public_key)
+        dep_b.configs[p].write_text(yaml.safe_dump(cfg))
+    parties = {}
+    for dep in (dep_a, dep_b):
+        for p in dep.roles:
+            if p != "publisher":
+                parties[p] = load_private_key(dep.workdir / "keys" / f"{p}.key").public_key()
+    acct = create_publishing_accountant(
+        dep_a.ledger, publisher=signer, parties=parties, dataset_id="shared", total=total
+    )
+    acct.close()
+
+
+def test_two_rounds_write_one_ledger_concurrently(tmp_path):
+    """Two publishers (one key) run rounds at once on one ledger: check-and-charge serialised."""
+    # the losing publisher aborts at start, nothing spent; its owners may only learn it by
+    # a phase timeout after the start-up grace: keep both short
+    quick = Timeouts(request=2.0, retries=2, startup=5.0, phase=1.5, round=30.0, linger=0.0)
+    a = deploy(tmp_path / "a", owners=2, dealer="none", session_id="round-a", timeouts=quick)
+    b = deploy(
+        tmp_path / "b",
+        owners=2,
+        dealer="none",
+        session_id="round-b",
+        timeouts=quick,
+        owner_prefix="clinic",
+    )
+    _share_ledger(a, b, tmp_path, PrivacyBudget(1.5, 1e-3))
+    ta, oa = run_in_threads(a, list(a.roles))
+    tb, ob = run_in_threads(b, list(b.roles))
+    join(ta)
+    join(tb)
+    states = sorted([oa["publisher"].state, ob["publisher"].state])
+    assert states == ["aborted", "done"]  # only one round fits the budget
+    loser = oa if oa["publisher"].state == "aborted" else ob
+    assert "budget" in loser["publisher"].reason
+    kinds = _kinds(a.ledger)
+    assert kinds.count("spend") == 1 and kinds.count("release") == 1
+    assert cli_main(["ledger", "verify", str(a.ledger)]) == 0
