@@ -93,3 +93,24 @@ def test_constant_blocks_give_directions_orthogonal_to_the_block_indicators():
         _parts(X, y, 2), epsilon=1.0, delta=1e-5, constant_blocks=[[2, 3]], random_state=4
     )
     assert abs(float(res.direction[2, 0] + res.direction[3, 0])) < 1e-9
+
+
+def test_bad_parameters_fail_before_anything_is_spent():
+    from ppdp.exceptions import DataValidationError, ParameterError
+
+    X, y = _data(n=100)
+    parts = _parts(X, y, 2)
+    with pytest.raises(ParameterError, match="n_components"):
+        simulate_round(parts, epsilon=1.0, delta=1e-5, n_components=2)
+    with pytest.raises(ParameterError, match="dealer"):
+        simulate_round(parts, epsilon=1.0, delta=1e-5, dealer="maybe")
+    with pytest.raises(ParameterError, match="epsilon"):
+        simulate_round(parts, epsilon=-1.0, delta=1e-5)
+    big = [(X[:50] * 2.0, y[:50]), parts[1]]
+    with pytest.raises(DataValidationError, match="norm"):
+        simulate_round(big, epsilon=1.0, delta=1e-5)
+    nan = [(np.where(np.arange(50)[:, None] == 3, np.nan, X[:50]), y[:50]), parts[1]]
+    with pytest.raises(DataValidationError, match="NaN"):
+        simulate_round(nan, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ParameterError, match="at least 2"):
+        simulate_round(parts[:1], epsilon=1.0, delta=1e-5)

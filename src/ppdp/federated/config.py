@@ -119,7 +119,13 @@ class RoundConfig:
         if not 0.0 < share < 1.0:
             raise ParameterError(f"projection_share ({share!r}) must be in (0, 1)")
         if self.n_components is not None:
-            check_int("n_components", self.n_components, minimum=1)
+            r = check_int("n_components", self.n_components, minimum=1)
+            r_max = min(len(counts) - 1, self.n_features)
+            if r > r_max:
+                raise ParameterError(
+                    f"n_components ({r}) must be an integer in 1..{r_max}: {len(counts)} classes "
+                    f"give at most K - 1 discriminant directions (d = {self.n_features})"
+                )
         if self.ridge is not None:
             r = check_real("ridge", self.ridge)
             if not (math.isfinite(r) and r >= 0):
