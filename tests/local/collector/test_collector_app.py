@@ -249,3 +249,12 @@ def test_histogram_settings_are_checked():
         config = CollectorConfig.from_dict({"survey": "s", "randomizer": bad})
         with pytest.raises(ParameterError, match="neither"):
             Aggregator.from_config(config)
+
+
+def test_public_api():
+    import ppdp.local.collector as pkg
+
+    assert pkg.create_app is create_app
+    assert set(pkg.__all__) >= {"CollectorStore", "CollectorClient", "estimate", "report", "serve"}
+    with pytest.raises(AttributeError):
+        pkg.nothing  # noqa: B018
