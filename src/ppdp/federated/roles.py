@@ -419,6 +419,7 @@ class Publisher(_Party):
         self._mean_shares: dict[str, NDArray[np.float64]] = {}
         self._scatter_shares: dict[str, NDArray[np.float64]] = {}
         self._projections: dict[str, NDArray[np.float64]] = {}
+        self._pending_envelopes: list[dict[str, Any]] = []
         self.spend_record: Any = None
         self.noisy_sums: NDArray[np.float64] | None = None
         self.noisy_means: NDArray[np.float64] | None = None
@@ -564,7 +565,20 @@ class Publisher(_Party):
             raise self._violation(message, "share values are not on the agreed grid")
 
     def _record(self, message: Message) -> None:
-        self.accountant.append_event(_MESSAGE_KIND, {"envelope": message.envelope()})
+        # Accepted shares are recorded with the phase's result, in one atomic commit (one
+        # fsync instead of m + 1), before anything computed from them leaves the publisher.
+        self._pending_envelopes.append(message.envelope())
+
+    def _append(self, kind: str | None, payload: Mapping[str, Any] | None = None) -> Any:
+        """Append the pending envelopes and (optionally) one event, atomically."""
+        pending, self._pending_envelopes = self._pending_envelopes, []
+        entry = None
+        with self.ledger.transaction() as txn:
+            for env in pending:
+                txn.append(_MESSAGE_KIND, {"envelope": env})
+            if kind is not None:
+                entry = txn.append(kind, dict(payload or {}))
+        return entry
 
     def _finish_means(self) -> list[Message]:
         counts = np.asarray(self.config.class_counts, dtype=np.float64)
@@ -573,7 +587,7 @@ class Publisher(_Party):
             total = total + self._mean_shares[owner]
         self.noisy_sums = total
         self.noisy_means = total / counts[:, None]
-        entry = self.accountant.append_event(
+        entry = self._append(
             _MEANS_KIND,
             {
                 "session_id": self.config.session_id,
@@ -602,7 +616,7 @@ class Publisher(_Party):
             n_components=self._n_dirs(),
             constant=self.config.constant(),
         )
-        entry = self.accountant.append_event(
+        entry = self._append(
             _RESULT_KIND,
             {
                 "session_id": self.config.session_id,
@@ -627,6 +641,7 @@ class Publisher(_Party):
         if self.projections is not None:
             details["projections_sha256"] = _digest(self.projections)
             details["projection_rows"] = int(self.projections.shape[0])
+        self._append(None)
         self.release_entry = self.accountant.record_release(
             self.guarantee, spend=self.spend_record, **details
         )
@@ -652,7 +667,7 @@ class Publisher(_Party):
         out: list[Message] = []
         if self.spend_record is not None:
             try:
-                self.accountant.append_event(
+                self._append(
                     _ABORT_KIND, {"session_id": self.config.session_id, "reason": reason[:500]}
                 )
                 out += self._ledger_updates()
