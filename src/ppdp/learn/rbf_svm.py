@@ -62,6 +62,7 @@ __all__ = [
     "libsvm_to_rubinstein_c",
     "rubinstein_noise_scale",
     "rubinstein_sensitivity",
+    "solve_svm",
 ]
 
 logger = logging.getLogger(__name__)
