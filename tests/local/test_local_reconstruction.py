@@ -233,3 +233,19 @@ def test_ragged_reports_one_error():
         cv.check_report([[1, 2, 3], [1, 2]])
     with pytest.raises(ParameterTypeError, match="regular array"):
         cv.randomise([[0, 1], [2]])
+
+
+def test_callback_traces_every_iteration():
+    r = AdditiveRandomizer(noise="laplace", scale=0.1, domain=(0.0, 1.0))
+    w = r.randomise(bimodal(5000, 9), random_state=10)
+    for fn in (reconstruct_em, reconstruct_bayes):
+        trace: list = []
+        est = fn(w, r, 10, tol=0, max_iter=6, callback=lambda i, p, t=trace: t.append((i, p)))
+        assert [i for i, _ in trace] == [1, 2, 3, 4, 5, 6]
+        assert np.allclose(trace[-1][1], est.probabilities)
+        assert all(p.sum() == pytest.approx(1.0) for _, p in trace)
+    trace = []
+    reconstruct_em(
+        w[:500], r, 5, tol=0, max_iter=3, binned=False, callback=lambda i, p: trace.append(i)
+    )
+    assert trace == [1, 2, 3]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -63,6 +64,10 @@ _TAPERS = ("fejer", "lanczos", "hann")
 #: multiplicative update can never revive a bin that starts at exactly 0.
 _FOURIER_INIT_MIX = 0.01
 _FOURIER_CHUNK = 8192
+
+#: ``callback(iteration, probabilities)`` after each EM/Bayes iteration (a copy; e.g. to
+#: record the information loss per iteration).
+Callback = Callable[[int, NDArray[np.float64]], None]
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -258,6 +263,7 @@ def _iterate(
     tol: float,
     max_iter: int,
     normalise_rows: bool,
+    callback: Callback | None = None,
 ) -> tuple[NDArray[np.float64], int, bool, float]:
     """The multiplicative EM / Richardson–Lucy update until ½‖θ' − θ‖₁ < tol."""
     used = freq > 0
@@ -275,6 +281,8 @@ def _iterate(
                 new /= total
         change = 0.5 * float(np.abs(new - theta).sum())
         theta = new
+        if callback is not None:
+            callback(it, theta / theta.sum())
         if change < tol:
             return theta, it, True, change
     return theta, it, False, change
@@ -300,6 +308,7 @@ def reconstruct_bayes(
     tol: float = 1e-3,
     max_iter: int = 10_000,
     report_bin_width: float | None = None,
+    callback: Callback | None = None,
 ) -> Reconstruction:
     """Agrawal–Srikant iterative Bayes reconstruction, binned ([AS00]_ §4).
 
@@ -322,6 +331,8 @@ def reconstruct_bayes(
     max_iter : int, default 10000
     report_bin_width : float, optional
         Width of the report bins (default: the narrowest value bin).
+    callback : callable, optional
+        ``callback(iteration, probabilities)`` after every iteration.
 
     Returns
     -------
@@ -344,7 +355,9 @@ def reconstruct_bayes(
     kernel = r.noise_pdf(mids[:, None] - x_mid[None, :])
     freq = hist.counts / hist.n
     theta0 = np.diff(x_edges) / (x_edges[-1] - x_edges[0])
-    theta, it, conv, change = _iterate(kernel, freq, theta0, tol, max_iter, normalise_rows=True)
+    theta, it, conv, change = _iterate(
+        kernel, freq, theta0, tol, max_iter, normalise_rows=True, callback=callback
+    )
     if not conv and tol > 0:
         _warn_unconverged("reconstruct_bayes", tol, max_iter, change)
     details = {"tol": tol, "last_change": change, "report_bins": int(edges.size - 1), "n": hist.n}
@@ -363,6 +376,7 @@ def reconstruct_em(
     harmonics: int = 12,
     taper: str | None = None,
     report_bin_width: float | None = None,
+    callback: Callback | None = None,
 ) -> Reconstruction:
     """Agrawal–Aggarwal EM for a piecewise-constant density ([AA01]_).
 
@@ -397,6 +411,9 @@ def reconstruct_em(
         For ``init="fourier"``.
     report_bin_width : float, optional
         Report bin width (default: the narrowest value bin).
+    callback : callable, optional
+        ``callback(iteration, probabilities)`` after every iteration (e.g. to trace the
+        information loss).
 
     Returns
     -------
@@ -446,7 +463,7 @@ def reconstruct_em(
         kernel = _kernel(r, hist.edges, x_edges)
         freq = hist.counts / hist.n
         theta, it, conv, change = _iterate(
-            kernel, freq, theta0, tol, max_iter, normalise_rows=False
+            kernel, freq, theta0, tol, max_iter, normalise_rows=False, callback=callback
         )
         q = kernel @ theta
         used = hist.counts > 0
@@ -457,7 +474,7 @@ def reconstruct_em(
         if isinstance(reports, ReportHistogram):
             raise ParameterError("binned=False needs the individual reports, not a ReportHistogram")
         w = _check_reports(reports, r)
-        theta, it, conv, change, loglik = _em_direct(w, r, x_edges, theta0, tol, max_iter)
+        theta, it, conv, change, loglik = _em_direct(w, r, x_edges, theta0, tol, max_iter, callback)
         details = {"n": int(w.size)}
         method = "em-direct"
     if not conv and tol > 0:
@@ -473,6 +490,7 @@ def _em_direct(
     theta: NDArray[np.float64],
     tol: float,
     max_iter: int,
+    callback: Callback | None = None,
 ) -> tuple[NDArray[np.float64], int, bool, float, float]:
     a, b = x_edges[:-1], x_edges[1:]
     kern = (r.noise_cdf(w[:, None] - a) - r.noise_cdf(w[:, None] - b)) / (b - a)
@@ -487,6 +505,8 @@ def _em_direct(
         new = theta * (kern.T @ ratio) / n
         change = 0.5 * float(np.abs(new - theta).sum())
         theta = new
+        if callback is not None:
+            callback(it, theta / theta.sum())
         if change < tol:
             conv = True
             break
