@@ -174,7 +174,9 @@ def map_success_probability(
     one report. Characteristic vector: exactly ``Σ_z max_j π_j P(z | e_j)
     = E[max_j π_j R_j]`` with ``R_j = p(W_j − h)/p(W_j)`` iid (enumerated on the lattice).
     Additive: ``∫ max_t π_t k_t(z) dz`` with ``x`` uniform inside its bin (numerical
-    quadrature on a fine grid). With a uniform prior the baseline (no report) is ``1/k``.
+    quadrature on a fine grid). With ``prior=None`` (uniform) the MAP rule is the maximum
+    likelihood guess (Wu's MLE adversary) and the baseline without a report is ``1/k``;
+    with the population prior it is Wu's MAP adversary.
 
     Parameters
     ----------
