@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         metavar="K",
-        help="number of principal components (pca only; fix it in advance)",
+        help="pca: number of principal components (fix it in advance); lda-projection: number "
+        "of discriminant directions (default K - 1)",
     )
     parser.add_argument(
         "--class-sizes",
@@ -154,7 +155,9 @@ def build_publisher(
             raise ParameterError("--components (None) is required for pca: choose k in advance")
         return DPPCAPublisher(epsilon, components, schema, random_state=seed)
     if components is not None:
-        raise ParameterError(f"--components ({components}) applies to pca only, not {method}")
+        raise ParameterError(
+            f"--components ({components}) applies to pca and lda-projection only, not {method}"
+        )
     if method == "lda-synth":
         from ppdp.publish.lda_synth import DPLDASynthesizer
 
