@@ -246,7 +246,8 @@ class FederatedPlan:
         b = self.budget
         trust = (
             "records scaled to ‖x‖₂ ≤ 1 by a declared bound; neighbours replace one record of "
-            "one owner by another of the same class; global class counts public",
+            "one owner by another of the same class; global class counts public (so are each "
+            "owner's record count and local class sizes, which that relation never changes)",
             "honest-but-curious publisher that does not collude with any owner or the dealer",
             (
                 "independent honest dealer whose masks reach only their owner (confidential "

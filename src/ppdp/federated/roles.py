@@ -36,11 +36,12 @@ Message handling, for every role:
   delivered) raises :class:`~ppdp.federated.messages.ReplayError` and is not counted; an early
   message (gap) is held until the gap fills, so the result does not depend on arrival order.
   Messages for a later phase wait for it.
-* An authenticated message that breaks the protocol (wrong phase, a second share, a share of
-  the wrong shape or with NaN, a config that differs, a ledger that does not verify), a
-  forged signature or an unknown sender aborts the round: the role answers with ``abort``
-  messages, nothing is released, and spends already recorded stay recorded. A message of
-  another session is refused without aborting (it is not part of this round).
+* Any other refusal — a message that breaks the protocol (wrong phase, a second share, a
+  share of the wrong shape, off the grid or with NaN, a config that differs, a ledger that
+  does not verify), a forged signature or an unknown sender — raises, and the caller aborts
+  the round with :meth:`abort` (:func:`must_abort` says which refusals abort; a message of
+  another session does not, it is not part of this round). ``abort`` returns the ``abort``
+  messages to deliver; nothing is released, and spends already recorded stay recorded.
 """
 
 from __future__ import annotations
