@@ -55,8 +55,21 @@ def brute_delta(pmf, h: int, box: tuple[int, int], eps: float, k: int = 2) -> tu
     return float(np.sum(np.maximum(p - math.exp(eps) * q, 0.0))), max(0.0, 1.0 - float(p.sum()))
 
 
+def pmf_discrete_gaussian(x: np.ndarray, sigma: float) -> np.ndarray:
+    grid = np.arange(-200, 201)
+    z = np.sum(np.exp(-(grid**2) / (2 * sigma**2)))
+    return np.exp(-(np.asarray(x, dtype=float) ** 2) / (2 * sigma**2)) / z
+
+
 CASES = [
     ("discrete-normal", {"sigma": 0.7}, 1.0, lambda x: pmf_discrete_normal(x, 0.7), (-12, 14)),
+    (
+        "discrete-gaussian",
+        {"sigma": 0.9},
+        0.5,
+        lambda x: pmf_discrete_gaussian(x, 0.9),
+        (-14, 16),
+    ),
     ("discrete-normal", {"sigma": 1.0}, 0.5, lambda x: pmf_discrete_normal(x, 1.0), (-14, 16)),
     ("poisson", {"rate": 2.0}, 1.0, lambda x: pmf_poisson(x, 2.0), (0, 40)),
     ("poisson", {"rate": 3.0}, 0.5, lambda x: pmf_poisson(x, 3.0), (0, 45)),
@@ -77,7 +90,7 @@ def test_delta_profile_matches_lattice_enumeration(noise, kw, gamma, pmf, box):
         assert got == pytest.approx(exact, abs=missing + 1e-12, rel=1e-7), (noise, eps)
 
 
-@pytest.mark.parametrize(("noise", "kw", "gamma", "pmf", "box"), CASES[:5])
+@pytest.mark.parametrize(("noise", "kw", "gamma", "pmf", "box"), CASES[:6])
 def test_guarantee_epsilon_is_smallest_on_the_lattice(noise, kw, gamma, pmf, box):
     r = CharacteristicVectorRandomizer(regions=2, noise=noise, gamma=gamma, **kw)
     delta = 0.05
@@ -151,6 +164,7 @@ def test_guarantee_serialises_to_json():
 
 ALL = [
     ("discrete-normal", {"sigma": 1.0}),
+    ("discrete-gaussian", {"sigma": 1.0}),
     ("poisson", {"rate": 4.0}),
     ("geometric", {"a": 2.0}),
     ("zeta3", {}),
@@ -310,3 +324,16 @@ def test_randomizer_protocol_and_factory():
         assert randomizer_from_dict(json.loads(json.dumps(r.to_dict()))) == r
     with pytest.raises(ParameterError, match="randomizer type"):
         randomizer_from_dict({"type": "oue"})
+
+
+def test_discrete_gaussian_within_its_zcdp_conversion():
+    # ρ = h²/σ² zCDP ⇒ (ρ + 2√(ρ ln(1/δ)), δ)-DP [CKS20]; the exact ε is below it.
+    for sigma, gamma in ((2.0, 1.0), (4.0, 0.5)):
+        r = CharacteristicVectorRandomizer(
+            regions=5, noise="discrete-gaussian", sigma=sigma, gamma=gamma
+        )
+        g = r.guarantee(1e-6)
+        rho = g.details["rho_zcdp"]
+        assert rho == pytest.approx(r.spike**2 / sigma**2)
+        assert g.epsilon < rho + 2 * math.sqrt(rho * math.log(1e6))
+        assert r.guarantee().kind is GuaranteeKind.NONE

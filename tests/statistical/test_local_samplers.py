@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare, norm, poisson
 
-from ppdp.local import _samplers
+from ppdp.local import CharacteristicVectorRandomizer, _samplers
 from ppdp.random import resolve_random_state
 
 pytestmark = pytest.mark.statistical
@@ -70,6 +70,13 @@ def pmf_isq():
 
 CASES = {
     "discrete-normal(1.3)": (lambda n, s: _samplers.discrete_normal(1.3, n, s), pmf_dn(1.3)),
+    "discrete-gaussian(1.3)": (
+        lambda n, s: CharacteristicVectorRandomizer(
+            regions=2, noise="discrete-gaussian", sigma=1.3
+        ).law.sample(n, s),
+        np.exp(-(SUPPORT.astype(float) ** 2) / (2 * 1.3**2))
+        / np.sum(np.exp(-(SUPPORT.astype(float) ** 2) / (2 * 1.3**2))),
+    ),
     "poisson(4.5)": (lambda n, s: _samplers.poisson(4.5, n, s), pmf_pois(4.5)),
     "poisson(200), cdf inversion": (lambda n, s: _samplers.poisson(200.0, n, s), pmf_pois(200.0)),
     "geometric(1.7)": (lambda n, s: _samplers.geometric(1.7, n, s), pmf_geo(1.7)),

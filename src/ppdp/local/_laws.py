@@ -128,6 +128,45 @@ def discrete_normal(sigma: float) -> IntegerLaw:
     )
 
 
+def discrete_gaussian(sigma: float) -> IntegerLaw:
+    """The discrete Gaussian ``N_ℤ(0, σ²)``: P(x) ∝ exp(−x²/(2σ²)) [CKS20]."""
+    half = math.ceil(_NORMAL_SIGMAS * sigma) + 2
+    grid = np.arange(-half, half + 1)
+    log_w = -(grid.astype(np.float64) ** 2) / (2.0 * sigma * sigma)
+    log_z = float(np.log(np.sum(np.exp(log_w - log_w.max())))) + float(log_w.max())
+    pmf = np.exp(log_w - log_z)
+    tail_sums = np.concatenate([np.cumsum(pmf[::-1])[::-1], [0.0]])  # P(W ≥ grid[i])
+
+    def logpmf(x: NDArray[np.int64]) -> NDArray[np.float64]:
+        xf = np.asarray(x, dtype=np.float64)
+        return -(xf**2) / (2.0 * sigma * sigma) - log_z
+
+    def sf(t: NDArray[np.int64]) -> NDArray[np.float64]:
+        idx = np.clip(np.asarray(t, dtype=np.int64) + half, 0, grid.size)
+        return np.asarray(tail_sums[idx], dtype=np.float64)
+
+    def window(h: int) -> tuple[int, int]:
+        return -half - h, half + h
+
+    from ppdp import noise as _noise
+
+    def sample(n: int, src: RandomSource) -> NDArray[np.int64]:
+        return np.asarray(_noise.discrete_gaussian(sigma, n, random_state=src), dtype=np.int64)
+
+    return IntegerLaw(
+        "discrete-gaussian",
+        None,
+        0.0,
+        float(np.sum(pmf * grid.astype(np.float64) ** 2)),
+        logpmf,
+        sf,
+        sample,
+        window,
+        _unbounded_tail,
+        lambda h: None,
+    )
+
+
 def poisson(rate: float) -> IntegerLaw:
     """Poisson(λ) on {0, 1, …}."""
 

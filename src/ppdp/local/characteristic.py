@@ -24,10 +24,20 @@ from ppdp.random import RandomState, resolve_random_state
 
 __all__ = ["CV_NOISES", "CharacteristicVectorRandomizer"]
 
-CVNoise = Literal["discrete-normal", "poisson", "geometric", "zeta3", "inverse-square"]
-CV_NOISES: tuple[str, ...] = ("discrete-normal", "poisson", "geometric", "zeta3", "inverse-square")
+CVNoise = Literal[
+    "discrete-normal", "discrete-gaussian", "poisson", "geometric", "zeta3", "inverse-square"
+]
+CV_NOISES: tuple[str, ...] = (
+    "discrete-normal",
+    "discrete-gaussian",
+    "poisson",
+    "geometric",
+    "zeta3",
+    "inverse-square",
+)
 _PARAMS = {
     "discrete-normal": "sigma",
+    "discrete-gaussian": "sigma",
     "poisson": "rate",
     "geometric": "a",
     "zeta3": None,
@@ -43,6 +53,8 @@ _MAX_REPORT = 2**53
 def _law(noise: str, param: float | None) -> _laws.IntegerLaw:
     if noise == "discrete-normal":
         return _laws.discrete_normal(float(param))  # type: ignore[arg-type]
+    if noise == "discrete-gaussian":
+        return _laws.discrete_gaussian(float(param))  # type: ignore[arg-type]
     if noise == "poisson":
         return _laws.poisson(float(param))  # type: ignore[arg-type]
     if noise == "geometric":
@@ -115,7 +127,8 @@ class CharacteristicVectorRandomizer:
     Guarantee: ε-local DP, or (ε, δ)-local DP, for any two inputs of one respondent (in
     different regions), exactly as computed by :meth:`guarantee` (C.5): inverse-square noise
     is pure ``4·ln(1 + h)``-LDP; the discrete normal is (ε, δ)-LDP for every δ > 0 (never
-    pure); Poisson needs ``δ ≥ P(Pois(λ) < h)``; geometric is exactly ``(0, 1 − a^{−h})``;
+    pure); the discrete Gaussian likewise, and is also ``h²/σ²``-zCDP; Poisson needs
+    ``δ ≥ P(Pois(λ) < h)``; geometric is exactly ``(0, 1 − a^{−h})``;
     ζ(3) noise gives ``δ ≥ P(W < h + 1)`` ≈ 0.83 at h = 1, i.e. nothing. Each respondent
     must report once: fresh reports of the same value compose.
 
@@ -128,8 +141,11 @@ class CharacteristicVectorRandomizer:
     categories : sequence, optional
         ``k ≥ 2`` distinct labels (str or int); values are labels. Give exactly one of
         ``regions`` and ``categories``.
-    noise : {"discrete-normal", "poisson", "geometric", "zeta3", "inverse-square"}
-        The per-coordinate law of ``W`` (lattice units): ``round(N(0, σ²))``; Poisson(λ);
+    noise : {"discrete-normal", "discrete-gaussian", "poisson", "geometric", "zeta3", \
+"inverse-square"}
+        The per-coordinate law of ``W`` (lattice units): ``round(N(0, σ²))`` (Wu's);
+        the discrete Gaussian ``∝ exp(−x²/(2σ²))`` (Canonne–Kamath–Steinke, not in Wu's
+        report); Poisson(λ);
         ``P(k) = (a − 1)/a^{k+1}``, k ≥ 0; ``1/(ζ(3)k³)``, k ≥ 1; ``c/(|x| + 1)²``.
     gamma : float, default 1.0
         The lattice step γ; must be ``1/m`` for a positive integer m.
@@ -508,6 +524,9 @@ class CharacteristicVectorRandomizer:
         }
         if self.noise == "discrete-normal":
             details["continuous_gaussian_sensitivity"] = math.sqrt(2.0) * self.spike
+        if self.noise == "discrete-gaussian":
+            # ρ-zCDP with ρ = ‖Δ‖²/(2σ²), Δ = h·(e_j − e_l) [CKS20]
+            details["rho_zcdp"] = self.spike**2 / float(self.sigma) ** 2  # type: ignore[arg-type]
         details["map_success_uniform_prior"] = _map_uniform(
             self.noise, self._param, self.spike, self.k
         )
