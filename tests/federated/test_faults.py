@@ -433,3 +433,72 @@ def test_dealer_refusing_the_config_aborts_the_round():
     assert "config differs" in rnd.dealer.abort_reason
     assert_aborted_and_charged(rnd)
     assert "dealer aborted" in rnd.publisher.abort_reason
+
+
+def test_rounds_share_one_publishing_ledger_and_the_replicas_extend(tmp_path):
+    """Two sessions on one budget ledger: the owners' replicas from round 1 are reopened
+    (verified against their checkpoints) and extended by round 2; a third round that does not
+    fit the ledger's total is refused before anything is sent."""
+    from ppdp.federated import (
+        DataOwner,
+        NoiseDealer,
+        Publisher,
+        RoundConfig,
+        create_publishing_accountant,
+    )
+    from ppdp.federated.simulate import Network
+    from ppdp.ledger import Signer
+
+    ids = ["publisher", "owner-1", "owner-2", "dealer"]
+    signers = {i: Signer.generate(i) for i in ids}
+    keys = {i: s.public_key for i, s in signers.items()}
+    acct = create_publishing_accountant(
+        tmp_path / "pub.db",
+        publisher=signers["publisher"],
+        parties={k: v for k, v in keys.items() if k != "publisher"},
+        dataset_id="shared",
+        total=PrivacyBudget(2.0, 1e-4),
+    )
+    X, y = _data(n=120)
+    heads = []
+    for session in ("s-1", "s-2", "s-3"):
+        cfg = RoundConfig(
+            session_id=session,
+            publisher="publisher",
+            owners=("owner-1", "owner-2"),
+            dealer="dealer",
+            epsilon=1.0,
+            delta=1e-5,
+            n_features=3,
+            classes=(0, 1),
+            class_counts=(int(np.sum(y == 0)), int(np.sum(y == 1))),
+        )
+        pub = Publisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
+        owners = {
+            o: DataOwner(
+                cfg,
+                signer=signers[o],
+                keys=keys,
+                X=X[j::2],
+                y=y[j::2],
+                replica_path=tmp_path / f"{o}.db",
+                random_state=j,
+            )
+            for j, o in enumerate(("owner-1", "owner-2"))
+        }
+        dealer = NoiseDealer(cfg, signer=signers["dealer"], keys=keys, random_state=9)
+        if session == "s-3":
+            with pytest.raises(BudgetExceededError):
+                pub.start()
+            break
+        net = Network({"publisher": pub, **owners, "dealer": dealer}, session_id=session)
+        net.run(pub.start())
+        assert pub.state == "done" and all(o.state == "done" for o in owners.values())
+        heads.append(acct.ledger.head)
+        for o in owners.values():
+            assert o.replica_ledger.head == acct.ledger.head
+            o.replica.close()
+    assert len(heads) == 2 and heads[0] != heads[1]
+    assert acct.spent == PrivacyBudget(2.0, 2e-5)
+    for o in ("owner-1", "owner-2"):
+        assert verify(tmp_path / f"{o}.db").head_hash == acct.ledger.head.hex()
