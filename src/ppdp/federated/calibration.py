@@ -253,7 +253,8 @@ class FederatedPlan:
                 "independent honest dealer whose masks reach only their owner (confidential "
                 "channels)"
                 if dealer == "trusted"
-                else "no dealer: pairwise masks from authenticated X25519 agreements"
+                else "no dealer: pairwise masks from authenticated X25519 agreements expanded "
+                "by ChaCha20 (a computational guarantee: masks are pseudorandom)"
             ),
             "owners follow the protocol and add their own noise; a coalition of the publisher "
             f"with t owners sees sensitivity × coalition_factor (→ sqrt(m/(m−t)), m = "
