@@ -140,18 +140,24 @@ BAD_TRAIN = [
 ]
 
 
+@pytest.fixture(scope="module")
+def shared_ledger(tmp_path_factory):
+    """One ledger for every bad-input case: each must leave it with nothing spent."""
+    return _ledger(tmp_path_factory.mktemp("ledger"))
+
+
 @pytest.mark.parametrize(("extra", "where", "message"), BAD_TRAIN)
 def test_bad_training_input_is_one_line_exit_2_nothing_spent_no_file(
-    files, tmp_path, capsys, extra, where, message
+    files, tmp_path, capsys, shared_ledger, extra, where, message
 ):
-    ledger = _ledger(tmp_path)
+    ledger = shared_ledger
     extra = [str(files / "public.csv") if e == "PUBLIC" else e for e in extra]
     argv = _train(files, tmp_path, "logreg", *extra, "--ledger", str(ledger), **where)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ppdp: error:") and message in err[0], err
     assert budget_report(ledger).spent == PrivacyBudget(0.0)
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("budget.db")) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_learner_options_and_paths(files, tmp_path, capsys):

@@ -1,0 +1,666 @@
+"""What ``chaudhuri2011-adult`` and ``chaudhuri2011-kdd`` share: the protocol of CMS11 §7.
+
+Chaudhuri, Monteleoni & Sarwate (2011), Section 7, plot the test error of private logistic
+regression and the private Huber SVM (h = 0.5) against ε, for output perturbation
+(Algorithm 1) and objective perturbation (Algorithm 2), next to the non-private classifier;
+they choose Λ from a grid at ε = 0.1 and average 10-fold cross-validation over 50 noise
+draws. Their finding: objective perturbation beats output perturbation throughout.
+
+Our protocol, per dataset:
+
+1. Encode the table with its *declared* schema (numeric columns by public or declared
+   clipping bounds to [0, 1], one-hot categoricals); the learners divide each row by the
+   schema's declared row-norm bound ``sqrt(p1 + p2)`` (never by a data maximum: the paper's
+   column-max scaling would leak, ALGORITHMS-learning A.9 (7)). No intercept, as in CMS11
+   (the one-hot blocks span the constant).
+2. K seeded folds; in each, every fit trains on the other folds and reports its error on
+   the held-out fold, with ``draws`` independent noise draws.
+3. **Λ fixed as in the paper**: for each learner, the Λ of the public grid with the lowest
+   mean test error at ε = 0.1 (these grid runs also give the paper's Tables 1 and 2, "best
+   over Λ"), then the curve over ε with that Λ. Choosing Λ by test error is *not* private;
+   the paper does it, and we label it so.
+4. **Λ tuned privately** (CMS11 Algorithm 4, ``tuning=`` of the learners): the training
+   folds are split into m + 1 parts, one ε-DP model per Λ, the exponential mechanism picks
+   one on the last part. The whole fit is ε-DP.
+5. The non-private classifier: the exact regularised minimiser on the same scaled records,
+   best Λ of the grid (the paper's non-private baseline).
+
+Each fit is a real ``PrivateLogisticRegression`` / ``PrivateLinearSVM`` of ``ppdp.learn``
+with a seeded random state (reproducible, so not fit for a real release; the warnings are
+collected and counted).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp.data import Schema
+from ppdp.exceptions import ParameterError
+from ppdp.experiments._config import epsilon_grid
+from ppdp.experiments._framework import (
+    ExperimentResult,
+    Progress,
+    SeededRuns,
+    config_dict,
+    import_pyplot,
+    require_sklearn,
+    save_figure,
+    seed_sequence,
+    write_csv,
+    write_json,
+    write_text,
+)
+
+__all__ = ["BaseConfig", "Dataset", "PaperNumbers", "run_protocol"]
+
+LOSSES = ("logistic", "huber")
+PERTURBATIONS = ("objective", "output")
+_LOSS_KEY = {"logistic": 1, "huber": 2}
+_PERT_KEY = {"objective": 1, "output": 2}
+_PHASE_KEY = {"lambda-grid": 1, "fixed-lambda": 2, "private-tuning": 3}
+_FOLD_KEY = 901
+_SUBSAMPLE_KEY = 900
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    """What one run does (each experiment module subclasses it with ``full``/``quick``).
+
+    Attributes
+    ----------
+    epsilons : tuple of float
+        The privacy budgets of the curves (each fit spends one whole ε).
+    regularizations : tuple of float
+        The public grid of Λ (fixed before seeing the data).
+    select_epsilon : float
+        ε at which the fixed Λ is chosen (the paper: 0.1).
+    folds : int
+        K of the K-fold cross-validation (the paper: 10).
+    draws : int
+        Noise draws per fold and setting (the paper: 50).
+    private_tuning : bool
+        Also run the curves with Λ tuned privately (CMS11 Algorithm 4).
+    huber_h : float
+        Width of the Huber loss (the paper: 0.5).
+    blas_threads : int or None
+        Limit the BLAS threads while fitting (1 is fastest on a shared machine, and the
+        numbers do not depend on it beyond float rounding); ``None`` leaves them alone.
+    seed : int
+        Root seed: folds, subsample and every fit's noise come from streams derived from it.
+    n_rows : int or None
+        A seeded subsample of the data (tests only; not comparable with the paper).
+    """
+
+    epsilons: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+    regularizations: tuple[float, ...] = (1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+    select_epsilon: float = 0.1
+    folds: int = 5
+    draws: int = 2
+    private_tuning: bool = True
+    huber_h: float = 0.5
+    blas_threads: int | None = 1
+    seed: int = 2011
+    n_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        eps = epsilon_grid("epsilons", self.epsilons)
+        object.__setattr__(self, "epsilons", tuple(sorted(set(eps))))
+        grid = self.regularizations
+        if isinstance(grid, str) or not isinstance(grid, tuple | list):
+            raise ParameterError(f"regularizations ({grid!r}) must be a sequence of Λ > 0")
+        lams = tuple(sorted({check_positive("regularizations", v) for v in grid}))
+        if len(lams) < 2:
+            raise ParameterError(f"regularizations ({grid!r}) must hold at least 2 values")
+        object.__setattr__(self, "regularizations", lams)
+        object.__setattr__(
+            self, "select_epsilon", check_epsilon("select_epsilon", self.select_epsilon)
+        )
+        object.__setattr__(self, "folds", check_int("folds", self.folds, minimum=2))
+        object.__setattr__(self, "draws", check_int("draws", self.draws, minimum=1))
+        if not isinstance(self.private_tuning, bool):
+            raise ParameterError(f"private_tuning ({self.private_tuning!r}) must be True or False")
+        object.__setattr__(self, "huber_h", check_positive("huber_h", self.huber_h))
+        if self.blas_threads is not None:
+            object.__setattr__(
+                self, "blas_threads", check_int("blas_threads", self.blas_threads, minimum=1)
+            )
+        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        if self.n_rows is not None:
+            object.__setattr__(self, "n_rows", check_int("n_rows", self.n_rows, minimum=100))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The encoded data of one experiment and how to describe it."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    schema: Schema
+    description: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PaperNumbers:
+    """CMS11's reported test errors at ε = 0.1, best over Λ (Tables 1 and 2)."""
+
+    table: str
+    objective: dict[str, float]  # loss -> error
+    output: dict[str, float]
+    non_private: str  # as printed (a range)
+    n_rows: str
+    n_features: int
+    positives: str
+
+
+def subsample(df: pd.DataFrame, n_rows: int | None, seed: int) -> pd.DataFrame:
+    """A seeded subsample of ``df`` (rows in their original order), or ``df``."""
+    if n_rows is None or n_rows >= len(df):
+        return df
+    rng = np.random.default_rng(seed_sequence(seed, _SUBSAMPLE_KEY))
+    idx = np.sort(rng.choice(len(df), size=n_rows, replace=False))
+    return df.iloc[idx].reset_index(drop=True)
+
+
+def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed_sequence(seed, _FOLD_KEY))
+    perm = rng.permutation(n)
+    return [np.sort(part) for part in np.array_split(perm, k)]
+
+
+@contextlib.contextmanager
+def _blas_threads(limit: int | None) -> Iterator[None]:
+    if limit is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+        yield
+        return
+    with threadpool_limits(limits=limit):
+        yield
+
+
+def _learner(loss: str, perturbation: str, config: BaseConfig, data_norm: float, **kw: Any) -> Any:
+    from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression
+
+    common = dict(data_norm=data_norm, perturbation=perturbation, **kw)
+    if loss == "logistic":
+        return PrivateLogisticRegression(**common)
+    return PrivateLinearSVM(huber_h=config.huber_h, **common)
+
+
+def _non_private_errors(data: Dataset, folds: list[np.ndarray], config: BaseConfig) -> pd.DataFrame:
+    from ppdp.learn import HuberLoss, LogisticLoss, solve_erm
+    from ppdp.learn._base import clip_to_unit_ball
+
+    norm = data.schema.max_row_l2_norm
+    Z, _ = clip_to_unit_ball(data.X, norm)
+    ypm = np.where(data.y == 1, 1.0, -1.0)
+    rows = []
+    for k, test in enumerate(folds):
+        train = np.setdiff1d(np.arange(len(ypm)), test, assume_unique=True)
+        for loss_name in LOSSES:
+            loss = LogisticLoss() if loss_name == "logistic" else HuberLoss(config.huber_h)
+            for lam in config.regularizations:
+                w, _, _ = solve_erm(Z[train], ypm[train], loss=loss, regularization=lam)
+                err = float(np.mean(np.where(Z[test] @ w > 0, 1.0, -1.0) != ypm[test]))
+                rows.append(
+                    {"fold": k, "loss": loss_name, "regularization": lam, "test_error": err}
+                )
+    return pd.DataFrame(rows)
+
+
+def run_protocol(
+    config: BaseConfig,
+    out_dir: str | Path,
+    *,
+    experiment_id: str,
+    title: str,
+    load: Callable[[BaseConfig], Dataset],
+    paper: PaperNumbers,
+    progress: Progress | None = None,
+) -> ExperimentResult:
+    """Run the CMS11 §7 protocol on the dataset ``load(config)`` and write every output.
+
+    Writes ``results.csv`` (one row per private fit), ``non_private.csv``, ``curves.csv``
+    (mean, standard deviation and count per curve point), ``config.json``,
+    ``error_vs_epsilon.png`` and ``summary.md``.
+    """
+    require_sklearn()
+    plt = import_pyplot()
+    out = Path(out_dir)
+    data = load(config)
+    n = len(data.y)
+    folds = _folds(n, config.folds, config.seed)
+    norm = data.schema.max_row_l2_norm
+    seeded = SeededRuns()
+    learners = [(loss, pert) for loss in LOSSES for pert in PERTURBATIONS]
+    n_grid = len(learners) * len(config.regularizations) * config.folds * config.draws
+    n_curve = len(learners) * len(config.epsilons) * config.folds * config.draws
+    total = n_grid + n_curve * (2 if config.private_tuning else 1)
+    done = 0
+    rows: list[dict[str, Any]] = []
+    started, cpu_started = time.perf_counter(), time.process_time()
+
+    def fit(phase: str, loss: str, pert: str, eps: float, fold: int, draw: int, **kw: Any) -> None:
+        nonlocal done
+        test = folds[fold]
+        mask = np.ones(n, dtype=bool)
+        mask[test] = False
+        lam = kw.get("regularization")
+        lam_key = round(-100 * math.log10(lam)) if lam is not None else 0
+        ss = seed_sequence(
+            config.seed,
+            _PHASE_KEY[phase],
+            _LOSS_KEY[loss],
+            _PERT_KEY[pert],
+            round(eps * 1e6),
+            lam_key + 10_000,
+            fold,
+            draw,
+        )
+        est = _learner(loss, pert, config, norm, epsilon=eps, random_state=ss, **kw)
+        t0 = time.perf_counter()
+        with seeded.collect():
+            est.fit(data.X[mask], data.y[mask])
+        seconds = time.perf_counter() - t0
+        err = float(np.mean(est.predict(data.X[test]) != data.y[test]))
+        rows.append(
+            {
+                "phase": phase,
+                "loss": loss,
+                "perturbation": pert,
+                "epsilon": eps,
+                "regularization": float(est.regularization_),
+                "fold": fold,
+                "draw": draw,
+                "test_error": err,
+                "seconds": seconds,
+            }
+        )
+        done += 1
+        if progress is not None:
+            progress(done, total, f"{phase} {loss}/{pert} eps={eps:g} fold {fold} draw {draw}")
+
+    with _blas_threads(config.blas_threads):
+        non_private = _non_private_errors(data, folds, config)
+        # 1. the Λ grid at the selection ε (the paper's Tables 1-2: best over Λ)
+        sel_eps = config.select_epsilon
+        for loss, pert in learners:
+            for lam in config.regularizations:
+                for k in range(config.folds):
+                    for d in range(config.draws):
+                        fit("lambda-grid", loss, pert, sel_eps, k, d, regularization=lam)
+        grid = pd.DataFrame(rows)
+        chosen = {
+            (loss, pert): float(
+                grid[(grid.loss == loss) & (grid.perturbation == pert)]
+                .groupby("regularization")
+                .test_error.mean()
+                .idxmin()
+            )
+            for loss, pert in learners
+        }
+        # 2. curves with the fixed Λ (the grid runs at the selection ε are reused)
+        for loss, pert in learners:
+            for eps in config.epsilons:
+                if eps == config.select_epsilon:
+                    same = (
+                        (grid.loss == loss)
+                        & (grid.perturbation == pert)
+                        & (grid.regularization == chosen[(loss, pert)])
+                    )
+                    for rec in grid[same].to_dict("records"):
+                        rows.append({**rec, "phase": "fixed-lambda"})
+                        done += 1
+                    continue
+                for k in range(config.folds):
+                    for d in range(config.draws):
+                        fit(
+                            "fixed-lambda",
+                            loss,
+                            pert,
+                            eps,
+                            k,
+                            d,
+                            regularization=chosen[(loss, pert)],
+                        )
+        # 3. curves with Λ tuned privately (CMS11 Algorithm 4)
+        if config.private_tuning:
+            for loss, pert in learners:
+                for eps in config.epsilons:
+                    for k in range(config.folds):
+                        for d in range(config.draws):
+                            fit(
+                                "private-tuning",
+                                loss,
+                                pert,
+                                eps,
+                                k,
+                                d,
+                                tuning=tuple(config.regularizations),
+                            )
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
+    results = pd.DataFrame(rows)
+    curves = (
+        results.groupby(["phase", "loss", "perturbation", "epsilon"])
+        .test_error.agg(["mean", "std", "count"])
+        .reset_index()
+    )
+    summary, key = _summary(
+        config, data, results, curves, non_private, chosen, paper, seeded, (elapsed, cpu),
+        experiment_id=experiment_id, title=title,
+    )  # fmt: skip
+    files = [
+        write_csv(results, out / "results.csv"),
+        write_csv(non_private, out / "non_private.csv"),
+        write_csv(curves, out / "curves.csv"),
+        write_json(config_dict(config, experiment_id), out / "config.json"),
+        _plot(plt, curves, non_private, data, config, out / "error_vs_epsilon.png", title),
+        write_text(summary, out / "summary.md"),
+    ]
+    return ExperimentResult(experiment_id, out, tuple(files), summary, key)
+
+
+# ---------------------------------------------------------------------------- reporting
+def _constant_error(y: np.ndarray) -> float:
+    p = float(np.mean(y == 1))
+    return min(p, 1.0 - p)
+
+
+def _best_non_private(non_private: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """loss -> (best mean error over Λ, its Λ)."""
+    out = {}
+    for loss in LOSSES:
+        m = non_private[non_private.loss == loss].groupby("regularization").test_error.mean()
+        out[loss] = (float(m.min()), float(m.idxmin()))
+    return out
+
+
+def _plot(
+    plt: Any,
+    curves: pd.DataFrame,
+    non_private: pd.DataFrame,
+    data: Dataset,
+    config: BaseConfig,
+    path: Path,
+    title: str,
+) -> Path:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    best = _best_non_private(non_private)
+    const = _constant_error(data.y)
+    colours = {"objective": "#4c72b0", "output": "#c44e52"}
+    styles = {"fixed-lambda": "-", "private-tuning": "--"}
+    for ax, loss in zip(axes, LOSSES, strict=True):
+        for phase in ("fixed-lambda", "private-tuning"):
+            for pert in PERTURBATIONS:
+                sub = curves[
+                    (curves.phase == phase) & (curves.loss == loss) & (curves.perturbation == pert)
+                ].sort_values("epsilon")
+                if sub.empty:
+                    continue
+                how = (
+                    f"fixed (best at ε={config.select_epsilon:g})"
+                    if phase == "fixed-lambda"
+                    else "tuned privately"
+                )
+                label = f"{pert}, Λ {how}"
+                ax.plot(
+                    sub.epsilon, sub["mean"], styles[phase], marker="o", ms=3,
+                    color=colours[pert], label=label,
+                )  # fmt: skip
+        ax.axhline(best[loss][0], color="black", lw=1, label="non-private (best Λ)")
+        ax.axhline(const, color="grey", lw=1, ls=":", label="constant classifier")
+        ax.set_xscale("log")
+        ax.set_xlabel("ε")
+        ax.set_title(
+            "logistic regression" if loss == "logistic" else f"Huber SVM (h = {config.huber_h:g})"
+        )
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("test error")
+    axes[1].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"{title}\n{data.description}", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
+    """One-sided Welch p-value of mean(a) < mean(b) (NaN with fewer than 2 runs each)."""
+    from scipy.stats import ttest_ind
+
+    if a.size < 2 or b.size < 2 or (np.std(a) == 0 and np.std(b) == 0):
+        return 0.0 if a.mean() < b.mean() else (1.0 if a.mean() > b.mean() else math.nan)
+    return float(ttest_ind(a, b, equal_var=False, alternative="less").pvalue)
+
+
+def _comparison(results: pd.DataFrame, phase: str) -> pd.DataFrame:
+    rows = []
+    sub = results[results.phase == phase]
+    for loss in LOSSES:
+        for eps in sorted(sub.epsilon.unique()):
+            a = sub[(sub.loss == loss) & (sub.epsilon == eps) & (sub.perturbation == "objective")]
+            b = sub[(sub.loss == loss) & (sub.epsilon == eps) & (sub.perturbation == "output")]
+            if a.empty or b.empty:
+                continue
+            ea, eb = a.test_error.to_numpy(), b.test_error.to_numpy()
+            rows.append(
+                {
+                    "loss": loss,
+                    "epsilon": float(eps),
+                    "objective": float(ea.mean()),
+                    "output": float(eb.mean()),
+                    "objective_better": bool(ea.mean() < eb.mean()),
+                    "p_value": _welch_p(ea, eb),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _list(values: tuple[float, ...]) -> str:
+    return ", ".join(f"{v:g}" for v in values)
+
+
+def _fmt(v: float) -> str:
+    return "—" if not math.isfinite(v) else (f"{v:.4f}" if v < 0.1 else f"{v:.3f}")
+
+
+def _summary(
+    config: BaseConfig,
+    data: Dataset,
+    results: pd.DataFrame,
+    curves: pd.DataFrame,
+    non_private: pd.DataFrame,
+    chosen: dict[tuple[str, str], float],
+    paper: PaperNumbers,
+    seeded: SeededRuns,
+    timing: tuple[float, float],
+    *,
+    experiment_id: str,
+    title: str,
+) -> tuple[str, dict[str, Any]]:
+    best_np = _best_non_private(non_private)
+    const = _constant_error(data.y)
+    grid = results[results.phase == "lambda-grid"]
+    best_grid = {
+        (loss, pert): float(
+            grid[(grid.loss == loss) & (grid.perturbation == pert)]
+            .groupby("regularization")
+            .test_error.mean()
+            .min()
+        )
+        for loss in LOSSES
+        for pert in PERTURBATIONS
+    }
+    comp_fixed = _comparison(results, "fixed-lambda")
+    comp_tuned = _comparison(results, "private-tuning")
+    wins_fixed = bool(comp_fixed.objective_better.all())
+    wins_tuned = bool(comp_tuned.objective_better.all()) if not comp_tuned.empty else None
+    runs = config.folds * config.draws
+    n, d = data.X.shape
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {data.description} "
+        f"n = {n:,} rows, d = {d} encoded features, {100 * float(np.mean(data.y == 1)):.2f}% "
+        f"in class `{data.schema.classes[1] if data.schema.classes else 1}`; constant-classifier "
+        f"error {const:.4f}.",
+        "",
+        f"{config.folds}-fold cross-validation × {config.draws} noise draw(s) = {runs} runs per "
+        f"point (the paper: 10 folds × 50 draws); ε ∈ {{{_list(config.epsilons)}}}; "
+        f"Λ grid {{{_list(config.regularizations)}}}; Huber h = "
+        f"{config.huber_h:g}; rows divided by the schema's declared norm bound "
+        f"{data.schema.max_row_l2_norm:.4g}; no intercept. {seeded.count:,} private fits in "
+        f"{timing[0]:.0f} s wall-clock ({timing[1]:.0f} s CPU).",
+        "",
+        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded fits, each warned "
+        "`InsecureRandomnessWarning`, collected): reproducible, and for that reason not fit for "
+        "a real release.",
+        *seeded.notes(),
+    ]
+    if config.n_rows is not None:
+        lines += [
+            "",
+            f"**Subsample of {config.n_rows} rows (test configuration): far noisier than the "
+            "paper's setting; do not compare numbers.**",
+        ]
+    lines += [
+        "",
+        f"## Paper vs ours at ε = {config.select_epsilon:g}, best over Λ ({paper.table})",
+        "",
+        "The paper's numbers are the best over its Λ grid, as here; picking Λ by test error is "
+        "not private (see the privately tuned curves below).",
+        "",
+        "| | paper: objective | ours: objective | paper: output | ours: output |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for loss in LOSSES:
+        lines.append(
+            f"| {'logistic' if loss == 'logistic' else 'Huber SVM'} | "
+            f"{_fmt(paper.objective[loss])} | {_fmt(best_grid[(loss, 'objective')])} | "
+            f"{_fmt(paper.output[loss])} | {_fmt(best_grid[(loss, 'output')])} |"
+        )
+    lines += [
+        "",
+        f"Non-private (best Λ): paper {paper.non_private}; ours logistic "
+        f"{_fmt(best_np['logistic'][0])} (Λ = {best_np['logistic'][1]:g}), Huber "
+        f"{_fmt(best_np['huber'][0])} (Λ = {best_np['huber'][1]:g}). Data: paper "
+        f"{paper.n_rows} rows, {paper.n_features} features, {paper.positives} positives; ours "
+        f"{n:,} rows, {d} features.",
+        "",
+        "## Target: objective perturbation beats output perturbation at every ε",
+        "",
+        "| Λ | logistic | Huber SVM |",
+        "|---|---|---|",
+    ]
+
+    def verdict(comp: pd.DataFrame, loss: str) -> str:
+        c = comp[comp.loss == loss]
+        if c.empty:
+            return "not run"
+        lost = c[~c.objective_better]
+        sig = int((c.p_value < 0.05).sum())
+        if lost.empty:
+            return f"**yes**, at all {len(c)} ε ({sig} with one-sided Welch p < 0.05)"
+        eps = ", ".join(f"{e:g}" for e in lost.epsilon)
+        return f"**no** at ε ∈ {{{eps}}} ({sig} of {len(c)} with p < 0.05)"
+
+    lines.append(
+        f"| fixed (best at ε = {config.select_epsilon:g}, as the paper) | "
+        f"{verdict(comp_fixed, 'logistic')} | {verdict(comp_fixed, 'huber')} |"
+    )
+    if not comp_tuned.empty:
+        lines.append(
+            f"| tuned privately (Alg. 4) | {verdict(comp_tuned, 'logistic')} | "
+            f"{verdict(comp_tuned, 'huber')} |"
+        )
+    lines += [
+        "",
+        "## Mean test error (runs per point: " + str(runs) + ")",
+        "",
+        "| ε | " + " | ".join(
+            f"{'LR' if loss == 'logistic' else 'SVM'} {pert[:3]}. {ph}"
+            for ph in (["fixed"] + (["tuned"] if config.private_tuning else []))
+            for loss in LOSSES
+            for pert in PERTURBATIONS
+        ) + " |",
+        "|---:|" + "---:|" * (len(LOSSES) * len(PERTURBATIONS) * (1 + config.private_tuning)),
+    ]  # fmt: skip
+    phases = ["fixed-lambda"] + (["private-tuning"] if config.private_tuning else [])
+    for eps in config.epsilons:
+        cells = []
+        for phase in phases:
+            for loss in LOSSES:
+                for pert in PERTURBATIONS:
+                    sel = curves[
+                        (curves.phase == phase)
+                        & (curves.loss == loss)
+                        & (curves.perturbation == pert)
+                        & (curves.epsilon == eps)
+                    ]
+                    cells.append(_fmt(float(sel["mean"].iloc[0])) if not sel.empty else "—")
+        lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Λ fixed per learner (best mean test error at ε = "
+        f"{config.select_epsilon:g}): "
+        + "; ".join(f"{loss}/{pert} {lam:g}" for (loss, pert), lam in chosen.items())
+        + ".",
+    ]
+    if config.private_tuning:
+        tuned = results[results.phase == "private-tuning"]
+        picks = tuned.groupby(["loss", "perturbation"]).regularization.agg(
+            lambda s: ", ".join(f"{k:g}×{v}" for k, v in s.value_counts().sort_index().items())
+        )
+        lines += [
+            "",
+            "Λ chosen by private tuning (value × times, over all ε and runs): "
+            + "; ".join(f"{loss}/{pert}: {v}" for (loss, pert), v in picks.items())
+            + ".",
+        ]
+    lines += [
+        "",
+        "Files: `results.csv` (one row per private fit), `curves.csv` (mean, std, count per "
+        "point), `non_private.csv`, `error_vs_epsilon.png`.",
+        "",
+        "## Why our numbers differ from the paper's",
+        "",
+        "- **Scaling by declared bounds.** The paper divides every column by its maximum over "
+        "the data and scales rows to norm ≤ 1; that column scaling reads the data (a leak on "
+        "private data). We encode with declared bounds (public knowledge or declared clipping "
+        "bounds) and divide every row by the schema's declared row-norm bound, so our features "
+        "differ in scale from theirs.",
+        "- **Fewer runs.** The paper averages 10 folds × 50 noise draws; we average "
+        f"{config.folds} folds × {config.draws} draw(s) to keep the run under 10 minutes, so "
+        "our curves are noisier at small ε.",
+        "- **Private tuning splits the data** into m + 1 parts (m = "
+        f"{len(config.regularizations)}), so each tuned model learns from "
+        f"1/{len(config.regularizations) + 1} of the training rows: the privately tuned "
+        "curves sit above the fixed-Λ ones (the price of a private choice of Λ).",
+        "- The ε grid of the paper's figures is not given numerically; we use a log-spaced grid "
+        "around the paper's ε = 0.1.",
+        *data.notes,
+    ]
+    key: dict[str, Any] = {
+        "objective_beats_output_fixed": wins_fixed,
+        "objective_beats_output_tuned": wins_tuned,
+        "best_over_lambda": {f"{loss}/{pert}": v for (loss, pert), v in best_grid.items()},
+        "non_private": {loss: v[0] for loss, v in best_np.items()},
+        "constant_classifier_error": const,
+        "seconds": timing[0],
+        "cpu_seconds": timing[1],
+    }
+    return "\n".join(lines) + "\n", key
