@@ -337,3 +337,8 @@ def test_discrete_gaussian_within_its_zcdp_conversion():
         assert rho == pytest.approx(r.spike**2 / sigma**2)
         assert g.epsilon < rho + 2 * math.sqrt(rho * math.log(1e6))
         assert r.guarantee().kind is GuaranteeKind.NONE
+
+
+def test_gamma_too_small_is_refused():
+    with pytest.raises(ParameterError, match="gamma"):
+        CharacteristicVectorRandomizer(regions=3, noise="zeta3", gamma=1 / (1 << 20))

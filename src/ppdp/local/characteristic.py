@@ -47,6 +47,8 @@ _ESTIMATORS = ("auto", "mean", "threshold")
 #: Largest |report coordinate| accepted (lattice units): the samplers never exceed it in
 #: practice (mass beyond is below 2**-50 for every law) and sums stay exact in int64.
 _MAX_REPORT = 2**53
+#: Largest spike h = 1/γ: the exact privacy computation enumerates about 2h lattice points.
+_MAX_SPIKE = 1 << 16
 
 
 @functools.lru_cache(maxsize=64)
@@ -112,6 +114,8 @@ def _check_gamma(gamma: Any) -> tuple[float, int]:
         raise ParameterError(
             f"gamma ({g!r}) must be the inverse of a positive integer (1, 0.5, 0.333…, 0.25, …)"
         )
+    if m > _MAX_SPIKE:
+        raise ParameterError(f"gamma ({g!r}) must be >= 1/{_MAX_SPIKE} (the spike 1/γ is capped)")
     return 1.0 / m, int(m)
 
 
