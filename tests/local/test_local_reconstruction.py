@@ -271,3 +271,9 @@ def test_em_is_consistent_when_the_model_is_right(seed):
         losses.append(information_loss(est, probs))
     assert losses[1] < 0.01
     assert losses[1] < losses[0]
+
+
+def test_far_out_reports_land_in_the_outer_bins():
+    r = AdditiveRandomizer(noise="gaussian", scale=0.1, domain=(0.0, 1.0))
+    h = bin_reports([-1e300, -5.0, 0.5, 7.0, 1e300], r, 4)
+    assert h.counts[0] == 2 and h.counts[-1] == 2 and h.n == 5

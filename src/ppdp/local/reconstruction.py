@@ -196,7 +196,8 @@ def bin_reports(
     edges = report_edges(r, x_edges, report_bin_width)
     finite = edges[np.isfinite(edges)]
     step = finite[1] - finite[0]
-    raw = np.floor((w - finite[0]) / step).astype(np.int64)
+    # clip in floating point first: a far-out report must not overflow the int cast
+    raw = np.floor(np.clip((w - finite[0]) / step, -2.0, edges.size + 1.0)).astype(np.int64)
     if np.isfinite(edges[0]):
         idx = np.clip(raw, 0, edges.size - 2)  # uniform: reports on the closed boundary
     else:
