@@ -357,3 +357,20 @@ def test_model_dict_refuses_a_wrong_shape() -> None:
     data["model"]["coef"] = data["model"]["coef"][:-1]
     with pytest.raises(ParameterError, match="2·D entries"):
         PrivateRBFSVM.from_model_dict(data)
+
+
+def test_hybrid_private_tuning_keeps_the_chosen_candidates_rho_fit(acct) -> None:
+    X, y = _data(400)
+    public = np.random.default_rng(3).random((30, 4))
+    clf = HybridRBFSVM(
+        public,
+        tuning="private",
+        param_grid={"n_components": [3, 7]},
+        rho_max_iter=20,
+        feature_random_state=0,
+        random_state=0,
+    ).fit(X, y, accountant=acct)
+    D = clf.best_params_["n_components"]
+    assert clf.rho_.shape == (D, 4) and clf.coef_.shape == (2 * D,)
+    np.testing.assert_array_equal(clf.rho_fit_.rho, clf.rho_)
+    assert acct.spent.epsilon == pytest.approx(1.0)

@@ -382,6 +382,7 @@ class _RBFSVMBase(PrivateClassifierBase):
         parts = split_parts(X.shape[0], self._part_sizes(X.shape[0], m), source)
         hold = parts[m]
         models = []
+        fits: list[Any] = []
         mistakes = np.empty(m)
         for i, c in enumerate(grid):
             idx = parts[i]
@@ -390,6 +391,7 @@ class _RBFSVMBase(PrivateClassifierBase):
             scores = feature_map(X[hold], rho) @ coef
             mistakes[i] = float(np.sum(np.where(scores > 0, 1.0, -1.0) != y[hold]))
             models.append((rho, coef, mech, dict(c), int(idx.size)))
+            fits.append(getattr(self, "rho_fit_", None))
         k = ExponentialMechanism(
             epsilon=p["epsilon"], sensitivity=1.0, allow_large_epsilon=self.allow_large_epsilon
         ).randomise(-mistakes, random_state=source)
@@ -399,6 +401,8 @@ class _RBFSVMBase(PrivateClassifierBase):
             mistakes.astype(int).tolist(),
             hold.size,
         )
+        if fits[k] is not None:
+            self.rho_fit_ = fits[k]  # the hybrid's fit of the chosen candidate
         return models[k]
 
     def _guarantee(
