@@ -655,12 +655,14 @@ class Publisher(_Party):
     def _ledger_updates(self) -> list[Message]:
         entries = self.ledger.entries(refresh=False)
         out = []
+        encoded: dict[int, list[dict[str, Any]]] = {}
         for owner in self.config.owners:
             start = self._sent_upto[owner]
             if start >= len(entries):
                 continue
-            rows = [entry_to_row(e) for e in entries[start:]]
-            out.append(self._send(owner, Kind.LEDGER_ENTRIES, {"entries": rows}))
+            if start not in encoded:
+                encoded[start] = [entry_to_row(e) for e in entries[start:]]
+            out.append(self._send(owner, Kind.LEDGER_ENTRIES, {"entries": encoded[start]}))
             self._sent_upto[owner] = len(entries)
         return out
 
