@@ -114,6 +114,7 @@ class DemoResult:
     result: dict[str, Any] | None
     seconds: float
     accuracy: float | None = None
+    direction_accuracy: float | None = None
     majority: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -151,6 +152,7 @@ class DemoResult:
             "guarantee": res.get("guarantee"),
             "direction_norm": res.get("direction_norm"),
             "accuracy": self.accuracy,
+            "direction_accuracy": self.direction_accuracy,
             "majority_rate": self.majority,
             "seconds_total": self.seconds,
             "seconds_round": self.round_seconds,
@@ -173,8 +175,13 @@ class DemoResult:
                 lines.append(f"  direction norm: {d['direction_norm']:.6g}")
         if self.accuracy is not None:
             lines.append(
-                f"  accuracy of a logistic regression on the released projections: "
+                f"  accuracy of a logistic regression on the released noisy projections: "
                 f"{self.accuracy:.4f} (majority class {self.majority:.4f})"
+            )
+        if self.direction_accuracy is not None:
+            lines.append(
+                f"  accuracy of the released direction (records projected on it, owners' "
+                f"side, not released): {self.direction_accuracy:.4f}"
             )
         rs = self.round_seconds
         lines.append(
@@ -188,29 +195,42 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def _projection_accuracy(
-    result: dict[str, Any], parts: list[pd.DataFrame], schema: Schema
-) -> tuple[float, float] | None:
-    """Accuracy of a logistic regression trained on 70% of the released projections."""
-    proj = result.get("projections")
-    if proj is None:
-        return None
+def _accuracy(X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Test accuracy of a logistic regression on a 70/30 split, and the majority rate."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split
 
-    X = np.asarray(proj, dtype=float)
-    X = X.reshape(len(X), -1)
-    ys = []
-    for part in parts:  # the publisher concatenates the owners' rows in owner order
-        _, y = schema.encode(part, include_label=False)
-        ys.append(np.asarray(y))
-    y = np.concatenate(ys)
-    if len(y) != len(X):
-        return None
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     clf = LogisticRegression().fit(X_tr, y_tr)
     majority = float(np.mean(y_te == np.bincount(y_tr).argmax()))
     return float(clf.score(X_te, y_te)), majority
+
+
+def _evaluate(
+    result: dict[str, Any], parts: list[pd.DataFrame], schema: Schema
+) -> dict[str, float]:
+    """Accuracy on the released noisy projections, and of the released direction.
+
+    The second figure projects the (non-released) records on the DP direction, as each
+    owner may do on its own rows (post-processing); it shows what the direction is worth
+    apart from the projections' per-row noise. Evaluation only: nothing is released.
+    """
+    Xs, ys = [], []
+    for part in parts:  # the publisher concatenates the owners' rows in owner order
+        X, y = schema.encode(part, include_label=False)
+        Xs.append(X / schema.max_row_l2_norm)
+        ys.append(np.asarray(y))
+    X, y = np.vstack(Xs), np.concatenate(ys)
+    out: dict[str, float] = {}
+    proj = result.get("projections")
+    if proj is not None:
+        P = np.asarray(proj, dtype=float).reshape(len(proj), -1)
+        if len(P) == len(y):
+            out["projections"], out["majority"] = _accuracy(P, y)
+    W = result.get("directions")
+    if W is not None:
+        out["direction"], out["majority"] = _accuracy(X @ np.asarray(W, dtype=float), y)
+    return out
 
 
 def run_demo(
@@ -314,14 +334,12 @@ def run_demo(
     rf = root / "result.json"
     if rf.is_file() and codes.get(dep.publisher) == 0:
         result = json.loads(rf.read_text(encoding="utf-8"))
-    acc = maj = None
+    scores: dict[str, float] = {}
     notes: list[str] = []
     if result is not None:
-        got = _projection_accuracy(result, parts, schema)
-        if got is not None:
-            acc, maj = got
-            if release == "raw-projections":
-                notes.append("raw projections are not differentially private")
+        scores = _evaluate(result, parts, schema)
+        if release == "raw-projections":
+            notes.append("raw projections are not differentially private")
         norm = result.get("direction_norm")
         if norm is not None and not math.isfinite(norm):
             notes.append("direction norm is not finite")
@@ -332,7 +350,8 @@ def run_demo(
         outcomes=outcomes,
         result=result,
         seconds=seconds,
-        accuracy=acc,
-        majority=maj,
+        accuracy=scores.get("projections"),
+        direction_accuracy=scores.get("direction"),
+        majority=scores.get("majority"),
         notes=notes,
     )

@@ -16,6 +16,12 @@ from ppdp.federated.http._deploy import Deployment
 
 __all__ = ["PartyProcess", "start_parties", "wait_parties"]
 
+_ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
 
 @dataclass
 class PartyProcess:
@@ -69,7 +75,9 @@ def start_parties(
         if order is not None
         else sorted(deployment.roles, key=lambda p: deployment.roles[p] == "publisher")
     )
-    full_env = {**os.environ, **(env or {})}
+    # One BLAS thread per party: a dozen processes on a few cores would otherwise each spin
+    # a thread pool for 33 x 33 products and slow every party down many times over.
+    full_env = {**_ONE_THREAD, **os.environ, **(env or {})}
     procs: dict[str, PartyProcess] = {}
     for p in names:
         log = logs / f"{p}.log"
