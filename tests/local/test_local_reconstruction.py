@@ -277,3 +277,17 @@ def test_far_out_reports_land_in_the_outer_bins():
     r = AdditiveRandomizer(noise="gaussian", scale=0.1, domain=(0.0, 1.0))
     h = bin_reports([-1e300, -5.0, 0.5, 7.0, 1e300], r, 4)
     assert h.counts[0] == 2 and h.counts[-1] == 2 and h.n == 5
+
+
+def test_fourier_from_running_moments_matches_reports():
+    from ppdp.local import FourierMoments, fourier_moments
+
+    r = AdditiveRandomizer(noise="laplace", scale=0.05, domain=(0.0, 1.0))
+    w = r.randomise(bimodal(6000, 11), random_state=12)
+    mom = fourier_moments(w[:2500], r, 8) + fourier_moments(w[2500:], r, 8)
+    assert isinstance(mom, FourierMoments) and mom.n == 6000
+    a = reconstruct_fourier(w, r, 6, bins=20)
+    b = reconstruct_fourier(mom, r, 6, bins=20)
+    assert np.allclose(a.probabilities, b.probabilities, atol=1e-12)
+    with pytest.raises(DataValidationError, match="at least harmonics=9"):
+        reconstruct_fourier(mom, r, 9)

@@ -46,8 +46,10 @@ from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.local.additive import AdditiveRandomizer
 
 __all__ = [
+    "FourierMoments",
     "ReportHistogram",
     "bin_reports",
+    "fourier_moments",
     "reconstruct_bayes",
     "reconstruct_em",
     "reconstruct_fourier",
@@ -556,8 +558,36 @@ def _taper_weights(taper: str | None, m: int) -> NDArray[np.float64]:
     return 0.5 * (1.0 + np.cos(np.pi * x))
 
 
+@dataclass(frozen=True)
+class FourierMoments:
+    """Running totals for the Fourier estimator: ``sums[h−1] = Σ_j exp(2πi·h·(w_j − lo)/D)``
+    for h = 1..harmonics over ``n`` reports. Additive over batches (``a + b``)."""
+
+    sums: NDArray[np.complex128]
+    n: int
+    harmonics: int
+
+    def __add__(self, other: FourierMoments) -> FourierMoments:
+        if not isinstance(other, FourierMoments):
+            return NotImplemented
+        m = min(self.harmonics, other.harmonics)
+        return FourierMoments(self.sums[:m] + other.sums[:m], self.n + other.n, m)
+
+
+def fourier_moments(
+    reports: ArrayLike, randomizer: AdditiveRandomizer, harmonics: int
+) -> FourierMoments:
+    """One O(n·m) pass: the running totals :func:`reconstruct_fourier` needs (no reports kept)."""
+    r = _check_randomizer(randomizer)
+    m = check_int("harmonics", harmonics, minimum=1)
+    w = _check_reports(reports, r)
+    lo, hi = r.domain
+    sums = _empirical_characteristic(w, lo, hi - lo, m) * w.size
+    return FourierMoments(sums, int(w.size), m)
+
+
 def reconstruct_fourier(
-    reports: ArrayLike,
+    reports: ArrayLike | FourierMoments,
     randomizer: AdditiveRandomizer,
     harmonics: int,
     *,
@@ -582,7 +612,8 @@ def reconstruct_fourier(
 
     Parameters
     ----------
-    reports : array_like of float
+    reports : array_like of float or FourierMoments
+        The reports, or their running totals from :func:`fourier_moments`.
     randomizer : AdditiveRandomizer
     harmonics : int
         m ≥ 1 (Wu: 10 or 12).
@@ -615,8 +646,18 @@ def reconstruct_fourier(
             f"domain of width {d:g} (degenerate, cf. Wu's U[0, 20] example): keep fewer "
             "harmonics or change the noise scale"
         )
-    w = _check_reports(reports, r)
-    n = w.size
+    if isinstance(reports, FourierMoments):
+        if reports.harmonics < m or reports.n < 1:
+            raise DataValidationError(
+                f"reports (FourierMoments with {reports.harmonics} harmonics, n={reports.n}) "
+                f"must hold at least harmonics={m} and one report"
+            )
+        n = reports.n
+        emp = np.asarray(reports.sums[:m], dtype=np.complex128) / n
+    else:
+        w = _check_reports(reports, r)
+        n = w.size
+        emp = _empirical_characteristic(w, lo, d, m)
     se = 2.0 / (math.sqrt(n) * np.abs(phi))
     if np.any(se > 1.0):
         j = int(np.flatnonzero(se > 1.0)[0]) + 1
@@ -627,7 +668,6 @@ def reconstruct_fourier(
             LowUtilityWarning,
             stacklevel=2,
         )
-    emp = _empirical_characteristic(w, lo, d, m)
     phi_x = emp / phi
     b_coef = 2.0 * phi_x.real * weights
     a_coef = 2.0 * phi_x.imag * weights
