@@ -198,7 +198,8 @@ class _Party:
         self.abort_reason: str | None = None
         self.timings: dict[str, float] = {}
         with warnings.catch_warnings():
-            # the paper split warns once, at simulate_round / the user's plan
+            # the paper split is warned about by the Publisher (and simulate_round), not by
+            # every party
             warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
             self.plan: FederatedPlan = config.plan()
         p, K = config.n_features, config.n_classes
