@@ -114,3 +114,22 @@ def test_bad_parameters_fail_before_anything_is_spent():
         simulate_round(nan, epsilon=1.0, delta=1e-5)
     with pytest.raises(ParameterError, match="at least 2"):
         simulate_round(parts[:1], epsilon=1.0, delta=1e-5)
+
+
+def test_three_classes_give_two_directions_and_noisy_projections():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, size=450)
+    X = rng.normal(size=(450, 5)) * 0.3 + np.eye(5)[y] * 0.6
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    labels = np.array(["a", "b", "c"])[y]
+    res = simulate_round(
+        _parts(X, labels, 3),
+        epsilon=2.0,
+        delta=1e-5,
+        release="noisy-projections",
+        dealer="none",
+        random_state=6,
+    )
+    assert res.state == "done"
+    assert res.direction.shape == (5, 2) and res.projections.shape == (450, 2)
+    np.testing.assert_allclose(np.linalg.norm(res.direction, axis=0), 1.0)
