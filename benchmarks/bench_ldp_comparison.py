@@ -6,7 +6,9 @@ OUE, OLH and Hadamard response: the per-item variance of the frequency estimate 
 ours (``ppdp.experiments._ldp_oracles``, vectorised, coins from ``ppdp.noise``) against
 pure-ldp's clients and servers (one report at a time, numpy's generator), with the ratio.
 The characteristic-vector scheme (discrete normal, δ = 1e-6) is in the table too: it has
-no pure-ldp counterpart.
+no pure-ldp counterpart. Note: our HR is the basic one (sets of size K/2, the C.6 formula);
+pure-ldp switches to the general Hadamard response for ε > 1, whose variance is much lower
+at large ε.
 
 The peer lives in its own virtual environment, never a ppdp dependency:
 ``python -m venv benchmarks/.peer-venv/pure-ldp && benchmarks/.peer-venv/pure-ldp/bin/pip

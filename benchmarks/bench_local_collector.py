@@ -4,8 +4,9 @@ Starts ``ppdp local serve`` (uvicorn, one worker) in a subprocess on 127.0.0.1, 
 one client, perturbs the reports *before* timing (perturbation happens on respondents'
 devices, not in the collector), then posts them in batches and reports reports/s:
 
-* additive Gaussian reports (one float each; the collector bins them into a 2,000-bin
-  histogram), and characteristic-vector reports (k = 30 lattice integers each);
+* additive Gaussian reports (σ = 1 on [0, 1], one float each; the collector bins them
+  into its fine histogram, 21,002 counts), and characteristic-vector reports (k = 30
+  lattice integers each);
 * batch sizes 500, 2,000, 10,000.
 
 The baseline in the same run is the collector's own work without HTTP: signature check,
@@ -152,9 +153,12 @@ def main() -> None:
                 results.append((name, batch, rate_http, rate_proc))
                 print(f"{name:<18} {batch:>7,} {rate_http:>15,.0f} {rate_proc:>13,.0f} "
                       f"{rate_http / rate_proc:>6.2f}")  # fmt: skip
-    worst = min(r[2] for r in results)
-    verdict = "meets" if worst >= 20_000 else "MISSES"
-    print(f"slowest HTTP configuration: {worst:,.0f} reports/s ({verdict} the 20,000/s target)")
+    for batch in args.batches:
+        worst = min(r[2] for r in results if r[1] == batch)
+        verdict = "meets" if worst >= 20_000 else "MISSES"
+        print(f"batches of {batch:,}: slowest design {worst:,.0f} reports/s over HTTP "
+              f"({verdict} the 20,000/s target)")  # fmt: skip
+    print("each batch costs one fsync of the WAL (synchronous=FULL): small batches are fsync-bound")
 
 
 if __name__ == "__main__":
