@@ -532,3 +532,23 @@ def test_publisher_output_is_identical_for_many_arrival_orders():
             pub.handle(shares[i])
         assert pub.state == "done"
         assert pub.directions.tobytes() == ref.tobytes()
+
+
+def test_ledger_io_error_before_the_noisy_means_aborts_and_releases_nothing(monkeypatch):
+    """RELIABILITY (d) 'disk full / I/O error': no result leaves without a durable record."""
+    from ppdp.exceptions import LedgerIOError
+    from ppdp.federated import Publisher
+
+    original = Publisher._append
+
+    def failing(self, kind, payload=None):
+        if kind == "fed-noisy-means":
+            raise LedgerIOError("disk full (injected)")
+        return original(self, kind, payload)
+
+    monkeypatch.setattr(Publisher, "_append", failing)
+    rnd = _round()
+    run_round(rnd)
+    assert "disk full" in rnd.publisher.abort_reason
+    assert all(o.noisy_means is None for o in rnd.owners.values())
+    assert_aborted_and_charged(rnd)
