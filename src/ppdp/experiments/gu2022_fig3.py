@@ -287,6 +287,10 @@ def _summary(
         "exactly. Both releases apply the same post-processing (`ppdp.publish._fisher`). Only "
         "the order of the float summation differs.",
         "",
+        "Every m is compared with the *same* centralised release of each repetition, so the "
+        "differences are correlated across m. A common sign of the differences says more about "
+        "those 50 centralised draws than about m.",
+        "",
     ]
     key: dict[str, Any] = {
         "within_target": within,
