@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import json
 
-from ppdp.ledger import encode_public_key
+import pytest
+
+from ppdp.ledger import encode_public_key, generate_key, save_private_key
+
+
+@pytest.fixture(name="keys")
+def keys_fixture(tmp_path):
+    """Two registered clients' keys (written to files) and an unregistered key.
+
+    Import it into a test module (``from collector_helpers import keys_fixture``): a conftest.py
+    here would collide with the other test folders' under --doctest-modules.
+    """
+    out = {}
+    for cid in ("app-1", "app-2", "intruder"):
+        key = generate_key()
+        save_private_key(key, tmp_path / f"{cid}.key")
+        out[cid] = key
+    return out
 
 
 def write_config(tmp_path, keys, randomizer, *, client="app-1", name="collector.json", **extra):

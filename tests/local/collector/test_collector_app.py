@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from collector_helpers import write_config
+from collector_helpers import keys_fixture, write_config  # noqa: F401 (the `keys` fixture)
 
 from ppdp.exceptions import DataValidationError, ParameterError, ProtocolError
 from ppdp.local import AdditiveRandomizer, CharacteristicVectorRandomizer
