@@ -258,3 +258,30 @@ def test_public_api():
     assert set(pkg.__all__) >= {"CollectorStore", "CollectorClient", "estimate", "report", "serve"}
     with pytest.raises(AttributeError):
         pkg.nothing  # noqa: B018
+
+
+def test_report_categorical_labels_from_a_csv(tmp_path, keys):
+    """The respondent path of ``ppdp local report`` with category labels read from a CSV."""
+    from ppdp.local.collector import read_values, report
+
+    r = CharacteristicVectorRandomizer(categories=["no", "yes", "maybe"], noise="inverse-square")
+    path = write_config(tmp_path, keys, r)
+    (tmp_path / "answers.csv").write_text("answer\nyes\nno\nyes\nmaybe\n")
+    values = read_values(tmp_path / "answers.csv")
+    config = CollectorConfig.from_file(path)
+    with TestClient(create_app(config)) as http:
+        with pytest.raises(ParameterError, match="batch_size"):
+            report(config=config, server="http://testserver", values=values, batch_size=0,
+                   http=http)  # fmt: skip
+        result = report(config=config, server="http://testserver", values=values,
+                        batch_size=3, http=http)  # fmt: skip
+        assert (result.sent, result.count, result.batches) == (4, 4, 2)
+        with pytest.raises(DataValidationError):
+            report(config=config, server="http://testserver", values=["perhaps"], http=http)
+        agg, totals = fetch_totals(config, "http://testserver", transport=http._transport)
+    assert "sum" not in totals.totals  # inverse square: no mean, threshold counts only
+    est = estimate_totals(agg, totals)
+    assert list(est.table.region) == ["no", "yes", "maybe"]
+    assert est.guarantee.epsilon == pytest.approx(4 * np.log(2))
+    with pytest.raises(ParameterError, match="finite mean"):
+        estimate_totals(agg, totals, method="mean")

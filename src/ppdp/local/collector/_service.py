@@ -97,6 +97,8 @@ def report(
     """
     from ppdp.local.collector._client import CollectorClient
 
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ParameterError(f"batch_size ({batch_size!r}) must be an integer >= 1")
     cfg = _config(config)
     cfg.require_client()
     with CollectorClient(cfg, server, http=http) as client:
