@@ -85,7 +85,10 @@ def test_concurrent_clients_then_sigkill(tmp_path, keys):
         threads = [threading.Thread(target=client, args=(c, i)) for i, c in enumerate(acked)]
         for t in threads:
             t.start()
-        time.sleep(1.5)
+        deadline = time.monotonic() + 30
+        while min(acked.values()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # let more batches be in flight
         os.kill(proc.pid, signal.SIGKILL)  # mid-ingest, no shutdown hook runs
         proc.join(timeout=10)
     finally:
