@@ -285,3 +285,18 @@ def test_report_categorical_labels_from_a_csv(tmp_path, keys):
     assert est.guarantee.epsilon == pytest.approx(4 * np.log(2))
     with pytest.raises(ParameterError, match="finite mean"):
         estimate_totals(agg, totals, method="mean")
+
+
+def test_a_batch_that_overflows_the_totals_is_rolled_back(service, keys):
+    """Reports of 2**53 − 1 are possible under unbounded noise; two batches of 500 fit the
+    64-bit totals, the third would overflow inside the transaction and is rolled back."""
+    _, http, _ = service
+    big = (1 << 53) - 1
+    reports = [[big, 1, 0, 0, 0]] * 500
+    for seq in (1, 2):
+        assert _post(http, keys["app-1"], seq=seq, reports=reports).status_code == 200
+    before = http.get("/v1/totals").json()
+    r = _post(http, keys["app-1"], seq=3, reports=reports)
+    assert r.status_code == 422 and "overflow" in r.json()["error"]
+    assert http.get("/v1/totals").json() == before
+    assert before["totals"]["sum"][0] == 1000 * big and before["count"] == 1000
