@@ -282,3 +282,18 @@ def test_part_sizes_are_public_and_equal() -> None:
     t = PrivateTuning((0.1, 1.0, 10.0))
     assert t.part_sizes(10) == [3, 3, 2, 2]
     assert sum(t.part_sizes(1001)) == 1001
+
+
+def test_auto_regularization_is_the_no_fallback_boundary() -> None:
+    X, y = _data(n=1000)
+    clf = PrivateLogisticRegression(
+        epsilon=1.0, regularization="auto", data_norm=4.0, random_state=0
+    ).fit(X, y)
+    assert clf.regularization_ == pytest.approx(0.25 / (1000 * math.expm1(0.25)), rel=1e-15)
+    assert clf.guarantee_.details["epsilon_prime"] == pytest.approx(0.5, abs=1e-12)
+    svm = PrivateLinearSVM(epsilon=2.0, regularization="auto", data_norm=4.0, random_state=0)
+    assert svm.fit(X, y).regularization_ == pytest.approx(1.0 / (1000 * math.expm1(0.5)))
+    with pytest.raises(ParameterError, match="objective perturbation only"):
+        PrivateLinearSVM(regularization="auto", perturbation="output", data_norm=1.0).fit(X, y)
+    with pytest.raises(ParameterError, match="regularization"):
+        PrivateLinearSVM(regularization="big", data_norm=1.0).fit(X, y)

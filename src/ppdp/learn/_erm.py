@@ -43,6 +43,7 @@ __all__ = [
     "Loss",
     "ObjectiveConstants",
     "OutputConstants",
+    "auto_regularization",
     "loss_from_dict",
     "objective_perturbation_constants",
     "objective_perturbation_solutions",
@@ -673,6 +674,24 @@ def private_erm(
         n_iter=info["n_iter"],
         constants=constants,
     )
+
+
+def auto_regularization(epsilon: float, n: int, smoothness: float) -> float:
+    """``Λ = c/(n(e^{ε/4} − 1))``: the smallest Λ for which Algorithm 2 takes no fallback.
+
+    At this Λ the Jacobian term ``2 log(1 + c/(nΛ))`` is exactly ``ε/2``, so ``ε' = ε/2``
+    (the fallback branch would reach the same effective ridge ``Λ + Δ`` and the same
+    ``ε'``; any smaller Λ therefore changes nothing). It depends only on ε, the public
+    ``n`` and the loss, never on the data.
+
+    Examples
+    --------
+    >>> lam = auto_regularization(1.0, 1000, 0.25)
+    >>> k = objective_perturbation_constants(1.0, 1000, lam, 0.25)
+    >>> round(k.epsilon_prime, 12)
+    0.5
+    """
+    return float(smoothness) / (int(n) * math.expm1(float(epsilon) / 4.0))
 
 
 def regularization_from_svm_c(c: float, n: int, *, form: str = "libsvm") -> float:

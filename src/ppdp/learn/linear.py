@@ -40,6 +40,7 @@ from ppdp.learn._erm import (
     LogisticLoss,
     Loss,
     ObjectiveConstants,
+    auto_regularization,
     private_erm,
 )
 from ppdp.learn.tuning import PrivateTuning, tune
@@ -76,7 +77,16 @@ class _PrivateLinearERM(PrivateClassifierBase):
             )
         scaling = check_positive("intercept_scaling", self.intercept_scaling)
         tuning = PrivateTuning.coerce(self.tuning)
-        lam = check_positive("regularization", self.regularization)
+        if isinstance(self.regularization, str):
+            check_option("regularization", self.regularization, ("auto",))
+            if perturbation != "objective":
+                raise ParameterError(
+                    "regularization ('auto') applies to objective perturbation only; give a "
+                    "number or a tuning grid for output perturbation"
+                )
+            lam: float | str = "auto"
+        else:
+            lam = check_positive("regularization", self.regularization)
         tol = check_positive("tol", self.tol)
         max_iter = check_int("max_iter", self.max_iter, minimum=1)
         loss = self._loss()
@@ -104,6 +114,8 @@ class _PrivateLinearERM(PrivateClassifierBase):
             details["tuning_grid"] = list(p["tuning"].regularization_grid)
             if n_rows is not None:
                 details["part_sizes"] = p["tuning"].part_sizes(n_rows)
+        elif n_rows is not None:
+            details["regularization"] = self._resolve_lambda(p, n_rows)
         else:
             details["regularization"] = p["regularization"]
         if n_rows is not None:
@@ -112,6 +124,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
         if p["tuning"] is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
         return Plan(PrivacyBudget(p["epsilon"]), f"{type(self).__name__}: {mech}", details)
+
+    @staticmethod
+    def _resolve_lambda(p: dict[str, Any], n: int) -> float:
+        """Λ for ``n`` rows: the number given, or :func:`auto_regularization`."""
+        if p["regularization"] == "auto":
+            return auto_regularization(p["epsilon"], n, p["loss"].smoothness)
+        return float(p["regularization"])
 
     @property
     def _min_rows(self) -> int:  # type: ignore[override]
@@ -165,8 +184,8 @@ class _PrivateLinearERM(PrivateClassifierBase):
         n = Z.shape[0]
         tuning: PrivateTuning | None = p["tuning"]
         if tuning is None:
-            result = self._fit_one(Z, y, p["regularization"], source)
-            lam = p["regularization"]
+            lam = self._resolve_lambda(p, n)
+            result = self._fit_one(Z, y, lam, source)
             n_train = n
         else:
             outcome = tune(
@@ -264,7 +283,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             )
         self.coef_ = coef
         self.intercept_ = np.array([float(state.get("intercept", 0.0))])
-        self.regularization_ = float(state.get("regularization", self.regularization))
+        self.regularization_ = float(state["regularization"])
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -289,8 +308,11 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     ----------
     epsilon : float, default 1.0
         ε > 0 (at most 10).
-    regularization : float, default 1e-3
-        Λ > 0, the ridge weight (scikit-learn's ``C`` is ``1/(nΛ)``).
+    regularization : float or "auto", default 1e-3
+        Λ > 0, the ridge weight on the unit-ball records (scikit-learn's ``C`` is
+        ``1/(nΛ)``). ``"auto"`` (objective perturbation only) uses
+        ``Λ = c/(n(e^{ε/4} − 1))``, the smallest Λ without the Δ fallback
+        (:func:`ppdp.learn._erm.auto_regularization`); it depends on ε and the public n only.
     data_norm : float
         Declared public bound on ``‖x‖₂``; required (``None`` is refused at ``fit``).
     perturbation : {"objective", "output"}, default "objective"
@@ -344,7 +366,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         self,
         *,
         epsilon: float = 1.0,
-        regularization: float = DEFAULT_REGULARIZATION,
+        regularization: float | str = DEFAULT_REGULARIZATION,
         data_norm: float | None = None,
         perturbation: str = "objective",
         fit_intercept: bool = False,
@@ -410,7 +432,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         self,
         *,
         epsilon: float = 1.0,
-        regularization: float = DEFAULT_REGULARIZATION,
+        regularization: float | str = DEFAULT_REGULARIZATION,
         data_norm: float | None = None,
         perturbation: str = "objective",
         huber_h: float = 0.5,
