@@ -57,7 +57,8 @@ def test_reports_in_totals_out(service):
     assert http.get("/v1/clients/app-1").json()["last_seq"] == 3
     info = http.get("/v1/info").json()
     assert info["spec"]["randomizer"] == CV.to_dict() and info["max_batch"] == 500
-    assert info["guarantee"]["kind"] == "none"  # discrete normal: no pure ε
+    # discrete normal: no pure ε, so the (ε, δ) at δ = 1e-6, as `estimate` states it
+    assert info["guarantee"]["kind"] == "local" and info["guarantee"]["delta"] == 1e-6
 
 
 def test_estimate_equals_the_one_step_estimate(service):

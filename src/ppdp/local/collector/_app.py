@@ -35,6 +35,7 @@ from ppdp.exceptions import DataValidationError, ParameterError, ProtocolError
 from ppdp.ledger import decode_public_key
 from ppdp.local.collector._aggregate import Aggregator
 from ppdp.local.collector._config import CollectorConfig
+from ppdp.local.collector._estimate import stated_guarantee
 from ppdp.local.collector._store import AddResult, CollectorStore
 from ppdp.local.collector._wire import SIGNATURE_HEADER, decode_batch, peek_client, verify_body
 
@@ -73,12 +74,14 @@ class Collector:
             path, survey=config.survey, spec=self.aggregator.spec, layout=self.aggregator.layout
         )
         self.max_body = config.max_batch * _MAX_BODY_PER_REPORT + 4096
+        # the same statement `ppdp local estimate` prints (pure ε, else at δ = 1e-6)
+        self.guarantee = stated_guarantee(self.aggregator.randomizer, None)
 
     def info(self) -> dict[str, Any]:
         return {
             "survey": self.config.survey,
             "spec": self.aggregator.spec,
-            "guarantee": self.aggregator.randomizer.guarantee().to_dict(),
+            "guarantee": self.guarantee.to_dict(),
             "layout": {k: list(v) for k, v in self.aggregator.layout.items()},
             "max_batch": self.config.max_batch,
         }

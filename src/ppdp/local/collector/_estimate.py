@@ -132,7 +132,7 @@ def estimate_totals(
     if totals.count < 1:
         raise DataValidationError("the collector holds no reports yet; nothing to estimate")
     r = aggregator.randomizer
-    guarantee = _guarantee(r, delta)
+    guarantee = stated_guarantee(r, delta)
     if aggregator.edges is None:
         method = "auto" if method is None else method
         if method not in CHARACTERISTIC_METHODS:
@@ -194,7 +194,7 @@ def _additive(
     return reconstruct_em(data, r, bins, max_iter=max_iter)
 
 
-def _guarantee(randomizer: Any, delta: float | None) -> Guarantee:
+def stated_guarantee(randomizer: Any, delta: float | None) -> Guarantee:
     """The guarantee at ``delta``; by default the pure one, or at δ = 1e-6 when there is no
     pure ε but there is an (ε, 1e-6) one (Gaussian-type noise)."""
     if delta is not None:
