@@ -58,7 +58,7 @@ __all__ = [
 #: Default bound on the gradient norm of the returned solution.
 DEFAULT_TOL = 1e-10
 #: Default number of Newton iterations (each with a backtracking line search).
-DEFAULT_MAX_ITER = 100
+DEFAULT_MAX_ITER = 500
 
 Array = NDArray[np.float64]
 
@@ -326,7 +326,7 @@ def solve_erm(
         Extra ridge ``Δ ≥ 0`` (objective perturbation's fallback).
     tol : float, default 1e-10
         Stop when ``‖∇J(w)‖₂ ≤ tol``; then ``‖w − w*‖₂ ≤ tol/(Λ + Δ)``.
-    max_iter : int, default 100
+    max_iter : int, default 500
         Newton iterations.
     w0 : ndarray, shape (d,), optional
         Starting point (default zero).

@@ -328,8 +328,9 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         ``None`` uses the OS CSPRNG; a seed is reproducible and warns.
     tol : float, default 1e-10
         Bound on the solver's final gradient norm (see ``docs/proofs/erm.md``).
-    max_iter : int, default 100
-        Newton iterations.
+    max_iter : int, default 500
+        Newton iterations (typically fewer than 15; the Huber loss with a tiny Λ and a
+        large noise term can need a few hundred).
 
     Attributes
     ----------
