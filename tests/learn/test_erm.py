@@ -195,10 +195,12 @@ def test_output_sensitivity_is_attained_by_huber() -> None:
     assert abs(w[0] - w2[0]) == pytest.approx(k.sensitivity, rel=1e-12)
 
 
+@pytest.mark.parametrize("n", [2, 3, 30])
 @pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
-def test_output_sensitivity_bound_holds_on_random_neighbours(loss) -> None:
+def test_output_sensitivity_bound_holds_on_random_neighbours(loss, n) -> None:
+    """RELIABILITY B2: random replacements (inside the ball) never move w* beyond 2/(nΛ)."""
     rng = np.random.default_rng(3)
-    n, d, lam = 30, 3, 0.05
+    d, lam = 3, 0.05
     X, y = _data(n=n, d=d, seed=4)
     w, _, _ = solve_erm(X, y, loss=loss, regularization=lam)
     bound = 2.0 / (n * lam)
@@ -209,6 +211,26 @@ def test_output_sensitivity_bound_holds_on_random_neighbours(loss) -> None:
         y2[0] = rng.choice([-1.0, 1.0])
         w2, _, _ = solve_erm(X2, y2, loss=loss, regularization=lam)
         assert np.linalg.norm(w - w2) <= bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
+def test_output_sensitivity_bound_holds_at_corners(loss) -> None:
+    """RELIABILITY B2: replaced records at the corners of the unit ball (d = 2), n ∈ {2, 5}."""
+    corners = [np.array(v) for v in ([1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0])]
+    corners += [c / np.sqrt(2) for c in (np.array([1.0, 1.0]), np.array([1.0, -1.0]))]
+    corners.append(np.zeros(2))
+    for n, lam in [(2, 0.3), (5, 0.02)]:
+        X = np.tile([[0.6, 0.8]], (n, 1))
+        y = np.ones(n)
+        for x1 in corners:
+            for x2 in corners:
+                for y1 in (-1.0, 1.0):
+                    for y2 in (-1.0, 1.0):
+                        Xa, Xb, ya, yb = X.copy(), X.copy(), y.copy(), y.copy()
+                        Xa[0], Xb[0], ya[0], yb[0] = x1, x2, y1, y2
+                        wa, _, _ = solve_erm(Xa, ya, loss=loss, regularization=lam)
+                        wb, _, _ = solve_erm(Xb, yb, loss=loss, regularization=lam)
+                        assert np.linalg.norm(wa - wb) <= 2.0 / (n * lam) * (1 + 1e-9)
 
 
 def test_c_versus_c_over_n() -> None:

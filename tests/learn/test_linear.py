@@ -297,3 +297,35 @@ def test_auto_regularization_is_the_no_fallback_boundary() -> None:
         PrivateLinearSVM(regularization="auto", perturbation="output", data_norm=1.0).fit(X, y)
     with pytest.raises(ParameterError, match="regularization"):
         PrivateLinearSVM(regularization="big", data_norm=1.0).fit(X, y)
+
+
+def test_declared_classes(acct) -> None:
+    X, y = _data(n=200)
+    only_no = np.full(200, "no")
+    clf = PrivateLinearSVM(data_norm=4.0, classes=["no", "yes"], random_state=0)
+    clf.fit(X, only_no, accountant=acct)  # one class present: fine when both are declared
+    assert list(clf.classes_) == ["no", "yes"]
+    assert "the two class labels are declared" in clf.guarantee_.assumptions
+    spent = acct.spent.epsilon
+    with pytest.raises(DataValidationError, match="1 label"):
+        PrivateLinearSVM(data_norm=4.0, classes=["no", "maybe"]).fit(
+            X[:3], ["no", "yes", "maybe"], accountant=acct
+        )
+    with pytest.raises(ParameterError, match="two distinct"):
+        PrivateLinearSVM(data_norm=4.0, classes=["no", "no"]).fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == spent
+    back = PrivateLinearSVM.from_model_dict(json.loads(json.dumps(clf.to_model_dict())))
+    assert list(back.classes_) == ["no", "yes"]
+
+
+def test_clipping_invariance() -> None:
+    """A row far outside the declared norm gives the same release as that row pre-clipped."""
+    X, y = _data(n=300)
+    X_far = X.copy()
+    X_far[0] = X[0] / np.linalg.norm(X[0]) * 400.0
+    X_clipped = X.copy()
+    X_clipped[0] = X[0] / np.linalg.norm(X[0]) * 4.0
+    for pert in ("objective", "output"):
+        a = PrivateLogisticRegression(data_norm=4.0, perturbation=pert, random_state=9)
+        b = PrivateLogisticRegression(data_norm=4.0, perturbation=pert, random_state=9)
+        np.testing.assert_allclose(a.fit(X_far, y).coef_, b.fit(X_clipped, y).coef_, rtol=1e-12)

@@ -56,6 +56,7 @@ __all__ = [
     "Plan",
     "PrivateClassifierBase",
     "check_binary_labels",
+    "check_declared_classes",
     "clip_to_unit_ball",
 ]
 
@@ -87,18 +88,35 @@ class Plan:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def check_binary_labels(y: ArrayLike) -> tuple[NDArray[Any], NDArray[np.float64]]:
-    """Exactly two classes: return ``classes_`` (sorted) and labels mapped to ``{-1, +1}``.
+def check_binary_labels(
+    y: ArrayLike, classes: ArrayLike | None = None
+) -> tuple[NDArray[Any], NDArray[np.float64]]:
+    """Return ``classes_`` and the labels mapped to ``{-1, +1}`` (``classes_[1]`` is +1).
 
-    ``classes_[1]`` is the positive class (+1), as in scikit-learn's binary classifiers.
+    Without ``classes`` the label set is read from ``y`` and must hold exactly two values
+    (then the guarantee assumes the two labels are public). With ``classes`` (two distinct
+    declared labels, in that order) every label must be one of them; ``y`` may hold only one.
 
     Raises
     ------
     DataValidationError
-        If ``y`` does not hold exactly two distinct labels (the message gives the count,
-        never a label value).
+        If ``y`` does not hold exactly two distinct labels, or holds a label outside the
+        declared ``classes`` (the message gives counts, never a label value).
+    ParameterError
+        If ``classes`` is not two distinct values.
     """
     y = np.asarray(y)
+    if classes is not None:
+        declared = check_declared_classes(classes)
+        yr = y.reshape(-1)
+        is_pos = yr == declared[1]
+        outside = int(np.count_nonzero(~(is_pos | (yr == declared[0]))))
+        if outside:
+            raise DataValidationError(
+                f"y has {outside} label(s) outside the two declared classes; "
+                "only binary classification is supported"
+            )
+        return declared, np.where(is_pos, 1.0, -1.0)
     kind = type_of_target(y, input_name="y")
     if kind in ("continuous", "continuous-multioutput"):
         raise DataValidationError(
@@ -113,6 +131,18 @@ def check_binary_labels(y: ArrayLike) -> tuple[NDArray[Any], NDArray[np.float64]
             "classifiers need exactly two"
         )
     return classes, np.where(codes.reshape(-1) == 1, 1.0, -1.0)
+
+
+def check_declared_classes(classes: ArrayLike) -> NDArray[Any]:
+    """Two distinct declared labels, as a 1-D array (negative class first)."""
+    if isinstance(classes, str):
+        raise ParameterTypeError(f"classes ({classes!r}) must be a sequence of two labels")
+    declared = np.asarray(classes)
+    if declared.ndim != 1 or declared.size != 2 or declared[0] == declared[1]:
+        raise ParameterError(
+            f"classes (shape {declared.shape}) must be two distinct declared labels"
+        )
+    return declared
 
 
 def clip_to_unit_ball(X: NDArray[np.float64], data_norm: float) -> tuple[NDArray[np.float64], int]:
@@ -208,6 +238,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             )
         if isinstance(norm, bool):
             raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
+        if getattr(self, "classes", None) is not None:
+            check_declared_classes(self.classes)  # type: ignore[attr-defined]
         return eps, check_positive("data_norm", norm)
 
     def privacy_budget(self) -> PrivacyBudget:
@@ -284,7 +316,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             if isinstance(exc, DataValidationError):
                 raise
             raise DataValidationError(_one_line(exc)) from None
-        classes, ypm = check_binary_labels(yv)
+        classes, ypm = check_binary_labels(yv, getattr(self, "classes", None))
         n = Xv.shape[0]
         if n < self._min_rows:
             raise DataValidationError(

@@ -215,7 +215,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
         assumptions = [
             f"records scaled by the declared data_norm={p['data_norm']:g} and clipped to norm 1",
             "n is public (replace-one neighbours)",
-            "the two class labels are public",
+            "the two class labels are public"
+            if self.classes is None
+            else "the two class labels are declared",
             f"{loss.name} loss: |ℓ'| ≤ 1, ℓ'' ≤ c = {loss.smoothness:g}",
             f"Λ = {lam:g} chosen without looking at the data"
             + (" (privately tuned: CMS11 Alg. 4)" if p["tuning"] is not None else ""),
@@ -324,6 +326,10 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     tuning : PrivateTuning or sequence of float, optional
         A public grid of Λ for private tuning (CMS11 Alg. 4); ``regularization`` is then
         unused and the chosen value is ``regularization_``.
+    classes : sequence of two labels, optional
+        The declared labels (negative, positive). Without it the two labels are read from
+        ``y`` (and the guarantee assumes they are public); with it ``y`` may hold one of
+        them only, and any other label is refused before anything is spent.
     random_state : None, int or Generator, optional
         ``None`` uses the OS CSPRNG; a seed is reproducible and warns.
     tol : float, default 1e-10
@@ -373,6 +379,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         fit_intercept: bool = False,
         intercept_scaling: float = 1.0,
         tuning: Any = None,
+        classes: Any = None,
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
@@ -384,6 +391,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tuning = tuning
+        self.classes = classes
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
@@ -440,6 +448,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         fit_intercept: bool = False,
         intercept_scaling: float = 1.0,
         tuning: Any = None,
+        classes: Any = None,
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
@@ -452,6 +461,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tuning = tuning
+        self.classes = classes
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
