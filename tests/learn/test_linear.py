@@ -18,7 +18,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
-from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression, PrivateTuning
+from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression
 from ppdp.learn._base import clip_to_unit_ball
 
 LEARNERS = [PrivateLogisticRegression, PrivateLinearSVM]
@@ -89,6 +89,10 @@ def test_budget_is_checked_before_the_data_are_read() -> None:
         ({"regularization": -1.0}, ParameterError, "regularization"),
         ({"epsilon": 0.0}, ParameterError, "epsilon"),
         ({"epsilon": float("nan")}, ParameterError, "epsilon"),
+        ({"epsilon": 11.0}, ParameterError, "epsilon"),
+        ({"epsilon": True}, ParameterTypeError, "epsilon"),
+        ({"data_norm": float("inf")}, ParameterError, "data_norm"),
+        ({"data_norm": True}, ParameterTypeError, "data_norm"),
         ({"data_norm": None}, ParameterError, r"data_norm \(None\) must be declared"),
         ({"data_norm": -2.0}, ParameterError, "data_norm"),
         ({"perturbation": "input"}, ParameterError, "perturbation"),
@@ -241,47 +245,6 @@ def test_fallback_branch_is_stated() -> None:
     assert clf.guarantee_.details["fallback"] is True
     assert clf.guarantee_.details["epsilon_prime"] == 0.05
     assert any("Δ fallback" in a for a in clf.guarantee_.assumptions)
-
-
-# --------------------------------------------------------------------------- tuning
-
-
-def test_tuning_costs_epsilon_once_and_releases_no_errors(acct) -> None:
-    X, y = _data(n=3000)
-    grid = (1e-4, 1e-2, 1.0)
-    clf = PrivateLogisticRegression(
-        epsilon=1.0, data_norm=4.0, tuning=PrivateTuning(grid), random_state=0
-    )
-    clf.fit(X, y, accountant=acct)
-    assert acct.spent.epsilon == pytest.approx(1.0)
-    assert len(acct.history()) == 1
-    assert clf.regularization_ in grid
-    details = clf.guarantee_.details
-    assert details["tuning_grid"] == list(grid)
-    assert details["n_train"] == 750  # 3000 rows in m + 1 = 4 parts
-    assert "errors" not in json.dumps(clf.to_model_dict())
-
-
-def test_tuning_prefers_the_good_candidate() -> None:
-    """Output perturbation with Λ = 1e-6 is noise (sensitivity 2/(nΛ) = 1500); it must lose."""
-    X, y = _data(n=4000)
-    wins = 0
-    for seed in range(10):
-        clf = PrivateLogisticRegression(
-            epsilon=1.0,
-            data_norm=4.0,
-            perturbation="output",
-            tuning=[1e-6, 1.0],
-            random_state=seed,
-        ).fit(X, y)
-        wins += clf.regularization_ == 1.0
-    assert wins >= 9
-
-
-def test_part_sizes_are_public_and_equal() -> None:
-    t = PrivateTuning((0.1, 1.0, 10.0))
-    assert t.part_sizes(10) == [3, 3, 2, 2]
-    assert sum(t.part_sizes(1001)) == 1001
 
 
 def test_auto_regularization_is_the_no_fallback_boundary() -> None:
