@@ -9,6 +9,13 @@ guarantee in ``guarantee_``. The privacy argument is in ``docs/proofs/erm.md``.
 
 from importlib.util import find_spec as _find_spec
 
+from ppdp.exceptions import OptionalDependencyError as _OptionalDependencyError
+
+if _find_spec("sklearn") is None:  # pragma: no cover - the learn extra is installed in CI
+    raise _OptionalDependencyError(
+        "ppdp.learn needs scikit-learn, which is not installed: pip install 'ppdp[learn]'"
+    )
+
 from ppdp.learn._base import Plan, PrivateClassifierBase
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
