@@ -15,6 +15,10 @@ ESTIMATORS = [
     PrivateLogisticRegression(epsilon=1.0, data_norm=10.0, perturbation="output", random_state=0),
     PrivateLinearSVM(epsilon=1.0, data_norm=10.0, random_state=0),
     PrivateLinearSVM(epsilon=1.0, data_norm=10.0, perturbation="output", random_state=0),
+    PrivateLogisticRegression(
+        epsilon=1.0, data_norm=10.0, fit_intercept=True, regularization="auto", random_state=0
+    ),
+    PrivateLinearSVM(epsilon=1.0, data_norm=10.0, tuning=(0.01, 0.1), random_state=0),
 ]
 
 EXPECTED_FAILED: dict[str, str] = {}

@@ -114,7 +114,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             details["tuning_grid"] = list(p["tuning"].regularization_grid)
             if n_rows is not None:
                 details["part_sizes"] = p["tuning"].part_sizes(n_rows)
-        elif n_rows is not None:
+        elif n_rows:  # 0 rows fail data validation later; plan without resolving "auto"
             details["regularization"] = self._resolve_lambda(p, n_rows)
         else:
             details["regularization"] = p["regularization"]
