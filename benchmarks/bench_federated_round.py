@@ -22,8 +22,10 @@ already answering ``/health`` — to its release):
   loops, scheduling of 12 processes on the machine's cores.
 
 Baseline (same run): :func:`ppdp.federated.simulate_round`, the same roles routed through
-an in-process queue (no HTTP, no processes, ledger and replicas in memory); the ratio shows
-what the deployment costs on top of the protocol. Every party process, and the baseline,
+an in-process queue (no HTTP, no processes), with the ledger and replicas in memory and,
+like the deployment, in SQLite files (durable appends); the ratio to the latter shows what
+the deployment (processes, HTTP, signatures checked at every hop) costs on top of the
+protocol. Every party process, and the baseline,
 uses one BLAS thread (``start_parties`` sets ``OMP/OPENBLAS/MKL_NUM_THREADS=1``).
 
 Run: ``.venv/bin/python benchmarks/bench_federated_round.py [--owners 10] [--repeats 3]``
@@ -104,7 +106,7 @@ def http_round(parts, schema, owners: int, release: str, seed: int) -> dict:
     }
 
 
-def in_process_round(parts, schema, release: str) -> dict:
+def in_process_round(parts, schema, release: str, *, on_disk: bool) -> dict:
     xy = []
     bound = schema.max_row_l2_norm
     for part in parts:
@@ -112,16 +114,18 @@ def in_process_round(parts, schema, release: str) -> dict:
         xy.append((X / bound, y))
     with warnings.catch_warnings(), threadpool_limits(1):  # like each party process
         warnings.simplefilter("ignore", InsecureRandomnessWarning)
-        t0 = time.perf_counter()
-        res = simulate_round(
-            xy,
-            epsilon=1.0,
-            delta=1e-5,
-            dealer="trusted",
-            release=release,
-            constant_blocks=constant_blocks(schema),
-        )
-        wall = time.perf_counter() - t0
+        with tempfile.TemporaryDirectory(prefix="ppdp-bench-sim-") as tmp:
+            t0 = time.perf_counter()
+            res = simulate_round(
+                xy,
+                epsilon=1.0,
+                delta=1e-5,
+                dealer="trusted",
+                release=release,
+                constant_blocks=constant_blocks(schema),
+                workdir=tmp if on_disk else None,
+            )
+            wall = time.perf_counter() - t0
     assert res.state == "done", res.abort_reason
     return {"round": wall, "compute": res.timings.get("compute", float("nan"))}
 
@@ -141,10 +145,11 @@ def main() -> None:
         f"(d = {schema.layout().n_features}), release {args.release}; "
         f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}"
     )
-    http, local = [], []
+    http, local, disk = [], [], []
     for r in range(args.repeats):
         http.append(http_round(parts, schema, args.owners, args.release, r))
-        local.append(in_process_round(parts, schema, args.release))
+        local.append(in_process_round(parts, schema, args.release, on_disk=False))
+        disk.append(in_process_round(parts, schema, args.release, on_disk=True))
 
     def med(rows, key):
         return statistics.median(row[key] for row in rows)
@@ -160,8 +165,9 @@ def main() -> None:
         ("codec summed over all parties (s)", med(http, "codec_sum")),
         ("start-up + round + shutdown of all processes (s)", med(http, "processes_total")),
         ("messages / MB sent", None),
-        ("in-process simulate_round, same roles (s)", med(local, "round")),
-        ("HTTP round / in-process round", med(http, "round") / med(local, "round")),
+        ("in-process simulate_round, ledgers in memory (s)", med(local, "round")),
+        ("in-process simulate_round, ledgers on disk (s)", med(disk, "round")),
+        ("HTTP round / in-process round on disk", med(http, "round") / med(disk, "round")),
     ]
     width = max(len(k) for k, _ in rows)
     print(f"{'median of ' + str(args.repeats) + ' rounds':<{width}}  value")

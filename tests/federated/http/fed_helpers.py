@@ -134,8 +134,8 @@ class Served:
         self.stop = asyncio.Event()
         self.loop = asyncio.get_running_loop()
         sock = bind_socket(self.config.host, self.config.port)
+        await self.node.open()
         async with serve_node(self.node, sock):
-            await self.node.open()
             self.ready.set()
             await self.stop.wait()
             await self.node.drained(2.0)

@@ -112,8 +112,8 @@ class ServedNode:
         self.stop = asyncio.Event()
         self.loop = asyncio.get_running_loop()
         sock = bind_socket(self.config.host, self.config.port)
+        await self.parts.node.open()
         async with serve_node(self.parts.node, sock):
-            await self.parts.node.open()
             self.ready.set()
             await self.stop.wait()
             await self.parts.node.close()

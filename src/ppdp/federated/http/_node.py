@@ -188,7 +188,7 @@ class PartyNode:
         return str(self.role.state)
 
     async def open(self) -> None:
-        """Open the HTTP client and start the watchdog."""
+        """Open the HTTP client (before serving: a message may arrive at once)."""
         self._client = PeerClient(timeout=self.timeouts.request, retries=self.timeouts.retries)
         await self._client.__aenter__()
         self.stats.started_at = time.time()
@@ -202,7 +202,7 @@ class PartyNode:
         for q in self._queues.values():
             q.put_nowait(None)
         for w in self._workers:
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(w, timeout=self.timeouts.request)
         if self._client is not None:
             self.stats.send_s = self._client.stats.seconds

@@ -123,9 +123,9 @@ async def _run(config: PartyConfig, parts: PartyParts) -> PartyOutcome:
     node = parts.node
     sock = bind_socket(config.host, config.port)
     extra: dict[str, Any] = {}
+    await node.open()
     try:
         async with serve_node(node, sock):
-            await node.open()
             try:
                 if config.role == "publisher":
                     try:
