@@ -30,7 +30,7 @@ Draws are batched through the module's own release steps
 equals them for the same noise). Objective perturbation solves are warm-started at the
 unperturbed minimiser (speed only) and must all converge.
 
-Measured (seed 0): Huber output 0.96 / half 1.95; Huber objective 0.86 / 1.76 (bound ε' = 0.90 for
+Measured (seed 0): Huber output 0.96 / half 1.95; Huber objective 0.85 / 1.73 (bound ε' = 0.90 for
 the noise term); logistic output 0.64 / 1.32; logistic objective 0.64 / 1.35.
 """
 
