@@ -116,6 +116,8 @@ def test_tiny_run_writes_everything_and_is_reproducible(module, tmp_path) -> Non
     assert calls and calls[-1][0] == calls[-1][1]
     assert "Adult instead of IPUMS" in res.summary
     assert "Paper vs ours" in res.summary
+    if module is not li2014_auc_vs_epsilon:  # the shared protocol: one rerun is enough
+        return
     again = module.run(config, tmp_path / "b")
     first = pd.read_csv(res.files[0])
     second = pd.read_csv(again.files[0])
