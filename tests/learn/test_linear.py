@@ -292,3 +292,26 @@ def test_clipping_invariance() -> None:
         a = PrivateLogisticRegression(data_norm=4.0, perturbation=pert, random_state=9)
         b = PrivateLogisticRegression(data_norm=4.0, perturbation=pert, random_state=9)
         np.testing.assert_allclose(a.fit(X_far, y).coef_, b.fit(X_clipped, y).coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+def test_fit_is_private_erm_on_the_clipped_records(perturbation) -> None:
+    """The estimator releases exactly private_erm's output (the audited path), rescaled."""
+    from ppdp.learn._erm import LogisticLoss, private_erm
+    from ppdp.random import SeededRandom
+
+    X, y = _data(n=300)
+    clf = PrivateLogisticRegression(
+        epsilon=0.7, regularization=0.01, data_norm=4.0, perturbation=perturbation, random_state=11
+    ).fit(X, y)
+    Z, _ = clip_to_unit_ball(X, 4.0)
+    res = private_erm(
+        Z,
+        np.where(y == "yes", 1.0, -1.0),
+        loss=LogisticLoss(),
+        epsilon=0.7,
+        regularization=0.01,
+        perturbation=perturbation,
+        random_state=SeededRandom(11),
+    )
+    np.testing.assert_array_equal(clf.coef_[0] * 4.0, res.coef)
