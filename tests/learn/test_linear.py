@@ -315,3 +315,29 @@ def test_fit_is_private_erm_on_the_clipped_records(perturbation) -> None:
         random_state=SeededRandom(11),
     )
     np.testing.assert_array_equal(clf.coef_[0] * 4.0, res.coef)
+
+
+def test_model_dict_keeps_feature_names() -> None:
+    import pandas as pd
+
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    clf = PrivateLogisticRegression(data_norm=4.0, random_state=0).fit(df, y)
+    d = json.loads(json.dumps(clf.to_model_dict()))
+    assert d["feature_names"] == ["a", "b", "c"]
+    back = PrivateLogisticRegression.from_model_dict(d)
+    np.testing.assert_allclose(back.predict_proba(df), clf.predict_proba(df))
+
+
+def test_failed_release_does_not_look_fitted(monkeypatch) -> None:
+    X, y = _data()
+    clf = PrivateLogisticRegression(data_norm=4.0, random_state=0)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(clf, "_release", boom)
+    with pytest.raises(RuntimeError):
+        clf.fit(X, y)
+    with pytest.raises(NotFittedError):
+        clf.predict(X)

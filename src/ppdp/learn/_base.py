@@ -302,7 +302,11 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         else:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
         self.classes_ = classes
-        self._release(Z, ypm, source, plan)
+        try:
+            self._release(Z, ypm, source, plan)
+        except BaseException:
+            del self.classes_  # never look fitted after a failed release
+            raise
         self.ledger_indices_ = tuple(indices)
         self.seeded_ = not source.is_secure
         return self
@@ -363,12 +367,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
         Keys: ``format``, ``class``, ``hyperparameters`` (the constructor parameters, with
         ``random_state`` dropped), ``n_features_in``, ``classes``, ``model`` (the released
-        parameters) and ``guarantee`` (:meth:`Guarantee.to_dict`).
+        parameters), ``guarantee`` (:meth:`Guarantee.to_dict`) and, when fitted on a
+        DataFrame, ``feature_names``.
         """
         self._check_fitted()
         params = {k: _json_param(v) for k, v in self.get_params(deep=False).items()}
         params.pop("random_state", None)
-        return {
+        out = {
             "format": MODEL_FORMAT,
             "class": type(self).__name__,
             "hyperparameters": params,
@@ -377,6 +382,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             "model": self._released_state(),
             "guarantee": self.guarantee_.to_dict(),
         }
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:  # column names: public, like the feature count
+            out["feature_names"] = [str(v) for v in names]
+        return out
 
     @classmethod
     def from_model_dict(cls, data: dict[str, Any]) -> Any:
@@ -389,6 +398,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise ParameterError(f"class ({data.get('class')!r}) does not match {cls.__name__!r}")
         est = cls(**dict(data.get("hyperparameters", {})))
         est.n_features_in_ = int(data["n_features_in"])
+        if data.get("feature_names") is not None:
+            est.feature_names_in_ = np.asarray(data["feature_names"], dtype=object)
         est.classes_ = np.asarray(data["classes"])
         est.guarantee_ = Guarantee.from_dict(data["guarantee"])
         est._load_state(dict(data["model"]))
