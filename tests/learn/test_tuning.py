@@ -37,6 +37,10 @@ def test_grid_validation() -> None:
         PrivateTuning("0.1")  # type: ignore[arg-type]
     assert PrivateTuning.coerce([0.1, 1]) == PrivateTuning((0.1, 1.0))
     assert PrivateTuning.coerce(None) is None
+    with pytest.raises(ParameterTypeError, match="tuning"):
+        PrivateTuning.coerce(5)
+    with pytest.raises(ParameterTypeError, match="tuning"):
+        PrivateTuning.coerce("0.1,1")
 
 
 def test_split_is_a_partition_with_public_sizes() -> None:

@@ -79,7 +79,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         tuning = PrivateTuning.coerce(self.tuning)
         if isinstance(self.regularization, str):
             check_option("regularization", self.regularization, ("auto",))
-            if perturbation != "objective":
+            if perturbation != "objective" and tuning is None:
                 raise ParameterError(
                     "regularization ('auto') applies to objective perturbation only; give a "
                     "number or a tuning grid for output perturbation"

@@ -88,7 +88,12 @@ class PrivateTuning:
         """``None``, a :class:`PrivateTuning` or a sequence of Λ values."""
         if value is None or isinstance(value, PrivateTuning):
             return value
-        return cls(tuple(value) if not isinstance(value, str) else value)  # type: ignore[arg-type]
+        if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
+            raise ParameterTypeError(
+                f"tuning ({type(value).__name__}) must be None, a PrivateTuning or a sequence "
+                "of candidate Λ values"
+            )
+        return cls(tuple(value))
 
     def part_sizes(self, n: int) -> list[int]:
         """Sizes of the m + 1 parts for n records (public: they depend on n only)."""
