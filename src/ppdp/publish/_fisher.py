@@ -367,7 +367,8 @@ def default_ridge(plan: LDANoisePlan) -> float:
     the noise pushed negative (the within-class scatter of one-hot data is singular). ``λ``
     depends only on ``ε``, ``δ`` and ``d``, so adding it is post-processing. (Also covering
     the rank-two noise that ``n_cμ̃_cμ̃_cᵀ`` carries, about ``2√d·n_cσ_c`` per class, was
-    measured on Adult to over-regularise: accuracy 0.812 against 0.824 at ε = 1.)
+    measured on Adult to over-regularise: training accuracy of an SVM on the projections 0.812
+    against 0.822 at ε = 1, 0.777 against 0.803 at ε = 0.2, δ = 1e-6, 8 seeds.)
 
     >>> plan = lda_noise_plan(epsilon=1.0, delta=1e-5, n_features=4, class_counts=[50, 50])
     >>> round(default_ridge(plan), 3)
