@@ -341,3 +341,12 @@ def test_failed_release_does_not_look_fitted(monkeypatch) -> None:
         clf.fit(X, y)
     with pytest.raises(NotFittedError):
         clf.predict(X)
+
+
+def test_clipping_survives_huge_values() -> None:
+    X = np.array([[1e308, 1e308], [-1e300, 0.0], [0.1, 0.1]])
+    Z, k = clip_to_unit_ball(X, 1e-3)
+    assert k == 3 and np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z[0], [np.sqrt(0.5)] * 2)
+    np.testing.assert_allclose(Z[1], [-1.0, 0.0])
+    assert np.all(np.sqrt(np.einsum("ij,ij->i", Z, Z)) <= 1.0)

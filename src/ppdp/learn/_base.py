@@ -157,17 +157,25 @@ def clip_to_unit_ball(X: NDArray[np.float64], data_norm: float) -> tuple[NDArray
     >>> Z.round(3).tolist(), k
     ([[0.6, 0.8], [0.3, 0.4]], 1)
     """
-    Z = np.asarray(X, dtype=np.float64) / data_norm
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    over = norms > 1.0
+    X = np.asarray(X, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Z = X / data_norm
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))  # may overflow to inf: then clipped
+    over = ~(norms <= 1.0)
     k = int(over.sum())
     if k:
-        Z[over] /= norms[over, None]
-        # Rounding can leave a norm of 1 + 1 ulp; shrink those by one more ulp.
-        again = np.sqrt(np.einsum("ij,ij->i", Z[over], Z[over])) > 1.0
-        if again.any():
-            idx = np.flatnonzero(over)[again]
-            Z[idx] *= 1.0 - 2.0**-52
+        # Direction of each long row without overflow: scale by its largest entry first.
+        rows = X[over]
+        peak = np.max(np.abs(rows), axis=1, keepdims=True)
+        unit = rows / peak
+        unit /= np.sqrt(np.einsum("ij,ij->i", unit, unit))[:, None]
+        # Rounding can leave a norm of 1 + a few ulp; shrink until inside the ball.
+        for _ in range(4):
+            long = np.sqrt(np.einsum("ij,ij->i", unit, unit)) > 1.0
+            if not long.any():
+                break
+            unit[long] *= 1.0 - 2.0**-52
+        Z[over] = unit
     return Z, k
 
 
