@@ -236,7 +236,6 @@ class _PrivateLinearERM(PrivateClassifierBase):
             "n_train": n_train,
             "dim": int(result.coef.size),
             "solver_tol": p["tol"],
-            "converged": bool(result.converged),
             **k.to_dict(),
         }
         if p["tuning"] is not None:
@@ -349,6 +348,8 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     regularization_ : float
     guarantee_ : Guarantee
     converged_, n_iter_ : bool, int
+        Solver diagnostics for the custodian. They depend on the data and are *not*
+        covered by the guarantee: they are not part of the model file.
 
     References
     ----------
