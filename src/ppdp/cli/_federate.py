@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Split Adult across OWNERS data owners, start the publisher, the "
         "dealer and the owners as separate processes on free loopback ports, run one round, "
         "print the result and leave the publisher's ledger and each owner's replica under "
-        "WORKDIR (plain HTTP on loopback; see docs/federated-deployment.md for TLS).",
+        "WORKDIR (plain HTTP on loopback unless --tls; see docs/federated-deployment.md).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     demo.add_argument("--owners", type=int, default=3, help="number of data owners")
@@ -70,6 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="what the round releases (raw projections are not DP)",
     )
     demo.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole demo")
+    demo.add_argument(
+        "--tls",
+        action="store_true",
+        help="HTTPS with mutual TLS (throw-away local CA) instead of plain HTTP",
+    )
     demo.add_argument("--json", action="store_true", help="print the summary as JSON")
     demo.set_defaults(func=_demo)
 
@@ -108,6 +113,7 @@ def _demo(args: argparse.Namespace) -> int:
         dealer=args.dealer,
         release=args.release,
         timeout=args.timeout,
+        tls=args.tls,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))

@@ -135,7 +135,7 @@ class Served:
         self.loop = asyncio.get_running_loop()
         sock = bind_socket(self.config.host, self.config.port)
         await self.node.open()
-        async with serve_node(self.node, sock):
+        async with serve_node(self.node, sock, tls=self.config.tls):
             self.ready.set()
             await self.stop.wait()
             await self.node.drained(2.0)

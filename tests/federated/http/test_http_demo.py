@@ -1,4 +1,4 @@
-"""``run_demo``: parties as processes on loopback, a whole round, files left in the workdir."""
+"""``run_demo``: parties as processes on loopback (mutual TLS), a whole round, files left."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from ppdp.federated.http import run_demo
 
 def test_demo_round_in_processes(tmp_path, capsys):
     df = pd.concat(synthetic_parts(2, rows=60), ignore_index=True)
-    res = run_demo(owners=2, workdir=tmp_path, data=(df, SCHEMA), release="noisy-projections")
+    res = run_demo(
+        owners=2, workdir=tmp_path, data=(df, SCHEMA), release="noisy-projections", tls=True
+    )
     assert res.ok, res.reason
     assert res.exit_codes == {"publisher": 0, "dealer": 0, "owner-1": 0, "owner-2": 0}
     assert res.result["state"] == "done" and len(res.result["projections"]) == 120
@@ -24,6 +26,7 @@ def test_demo_round_in_processes(tmp_path, capsys):
     text = res.summary()
     assert "completed" in text and "differential privacy" in text
     json.dumps(res.to_dict())
+    assert (tmp_path / "tls" / "ca.pem").is_file()  # every link was HTTPS with client certs
     # the publisher's ledger and each owner's replica stay behind, and verify
     assert (tmp_path / "ledger" / "publisher.ledger").is_file()
     for owner in ("owner-1", "owner-2"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import ssl
 import threading
 
 import httpx
@@ -177,3 +178,30 @@ def test_health_and_status(owner_server):
     assert h == {"party": "owner-1", "role": "owner", "session": "toy-1", "state": "waiting"}
     assert "stats" in httpx.get(f"{served.url}/status").json()
     assert httpx.get(f"{served.url}/ledger/entries").status_code == 404
+
+
+def test_toy_round_over_mutual_tls(tmp_path):
+    parts = [pd.DataFrame({"a": [0.5]}) for _ in range(2)]
+    dep = prepare_deployment(
+        tmp_path,
+        parts=parts,
+        schema=SCHEMA,
+        session={"session_id": "toy-1"},
+        timeouts=FAST,
+        dealer=False,
+        tls=True,
+    )
+    assert all(u.startswith("https://") for u in dep.urls.values())
+    served = ServedNode(load_config(dep.configs["owner-1"]))
+    try:
+        # no client certificate: the TLS handshake fails before HTTP
+        with pytest.raises(httpx.TransportError):
+            ctx = ssl.create_default_context(cafile=str(tmp_path / "tls" / "ca.pem"))
+            httpx.get(f"{served.url}/health", verify=ctx)
+        # an unknown server certificate is refused by the client
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{served.url}/health")
+    finally:
+        served.close()
+    out = _run_threads(dep, ["owner-1", "owner-2", "publisher"])
+    assert {p: o.state for p, o in out.items()} == dict.fromkeys(out, "done")

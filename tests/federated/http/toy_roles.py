@@ -14,6 +14,7 @@ from typing import Any
 from ppdp.federated.http import PartyConfig, PartyNode, PartyParts
 from ppdp.federated.http._runner import bind_socket, serve_node
 from ppdp.federated.http._sealed import load_box_key
+from ppdp.federated.http._tls import client_context
 from ppdp.federated.messages import (
     ArraySpec,
     Message,
@@ -91,6 +92,7 @@ def build_toy(config: PartyConfig) -> PartyParts:
         box_key=load_box_key(config.box_key_file) if config.box_key_file else None,
         seal_to=("owner",) if config.role == "dealer" else (),
         must_abort=lambda exc, m: False,  # the toy keeps going after a refusal
+        ssl_context=client_context(config.tls) if config.tls is not None else None,
     )
     return PartyParts(node=node)
 
@@ -113,7 +115,7 @@ class ServedNode:
         self.loop = asyncio.get_running_loop()
         sock = bind_socket(self.config.host, self.config.port)
         await self.parts.node.open()
-        async with serve_node(self.parts.node, sock):
+        async with serve_node(self.parts.node, sock, tls=self.config.tls):
             self.ready.set()
             await self.stop.wait()
             await self.parts.node.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,9 +66,19 @@ class PeerClient:
         Extra attempts after a connection error, timeout or 5xx answer.
     backoff : float
         First pause between attempts; doubles each time.
+    verify : SSLContext or bool
+        For ``https://`` peers: the TLS context (trusted CA, our client certificate).
     """
 
-    def __init__(self, *, timeout: float = 5.0, retries: int = 3, backoff: float = 0.05) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float = 5.0,
+        retries: int = 3,
+        backoff: float = 0.05,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        self._verify = verify
         self._timeout = timeout
         self._retries = retries
         self._backoff = backoff
@@ -79,6 +90,7 @@ class PeerClient:
             timeout=httpx.Timeout(self._timeout),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
             trust_env=False,
+            verify=self._verify,
         )
         return self
 
@@ -172,14 +184,22 @@ def _reason(resp: httpx.Response) -> str:
     return str(data)[:500]
 
 
-async def wait_healthy(urls: Mapping[str, str], *, deadline: float, interval: float = 0.05) -> None:
+async def wait_healthy(
+    urls: Mapping[str, str],
+    *,
+    deadline: float,
+    interval: float = 0.05,
+    verify: ssl.SSLContext | bool = True,
+) -> None:
     """Poll each party's ``URL/health`` until it answers 200, or raise DeliveryError.
 
     ``urls`` maps party id to base URL; ``deadline`` is a :func:`time.monotonic` value.
     """
     names = {u: p for p, u in urls.items()}
     pending = list(urls.values())
-    async with httpx.AsyncClient(timeout=httpx.Timeout(1.0), trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(1.0), trust_env=False, verify=verify
+    ) as client:
         while pending:
             still = []
             for url in pending:

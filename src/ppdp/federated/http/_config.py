@@ -17,6 +17,8 @@ One file per party. Relative paths are read relative to the file's folder. The l
     replica: replicas/owner-1.ledger   # owners: the local replica
     workdir: .                         # where result files go
     timeouts: {request: 5.0, retries: 3, startup: 60.0, phase: 30.0, round: 120.0}
+    tls: {certfile: tls/owner-1.pem, keyfile: tls/owner-1.key, ca_file: tls/ca.pem,
+          require_client_cert: true}   # optional: HTTPS, mutual TLS (peer URLs https://)
 
 Nothing in the file is secret except the key files it points to.
 """
@@ -35,6 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
 
 from ppdp.exceptions import ParameterError
+from ppdp.federated.http._tls import TLSConfig
 from ppdp.ledger import decode_public_key, load_public_key
 from ppdp.ledger._keys import check_signer_id
 
@@ -64,6 +67,7 @@ _TOP_KEYS = {
     "workdir",
     "timeouts",
     "budget",
+    "tls",
 }
 
 
@@ -122,6 +126,7 @@ class PartyConfig:
     ledger: Path | None = None
     replica: Path | None = None
     budget: Mapping[str, Any] | None = None
+    tls: TLSConfig | None = None
     source: Path | None = None
 
     @property
@@ -132,7 +137,8 @@ class PartyConfig:
     @property
     def url(self) -> str:
         """This party's own base URL."""
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
     def peer(self, party_id: str) -> PeerConfig:
         """The peer with id ``party_id``."""
@@ -339,6 +345,28 @@ def config_from_dict(
         for k in ("epsilon", "delta"):
             if k in budget:
                 _number(where, f"budget.{k}", budget[k])
+    tls = None
+    if raw.get("tls") is not None:
+        t = raw["tls"]
+        keys = {"certfile", "keyfile", "ca_file", "require_client_cert"}
+        if (
+            not isinstance(t, dict)
+            or set(t) - keys
+            or not {"certfile", "keyfile", "ca_file"} <= set(t)
+        ):
+            raise _fail(
+                where,
+                f"tls ({t!r}) must be a mapping: certfile, keyfile, ca_file[, require_client_cert]",
+            )
+        req = t.get("require_client_cert", True)
+        if not isinstance(req, bool):
+            raise _fail(where, f"tls.require_client_cert ({req!r}) must be true or false")
+        tls = TLSConfig(
+            _path(base, t["certfile"], where, "tls.certfile"),
+            _path(base, t["keyfile"], where, "tls.keyfile"),
+            _path(base, t["ca_file"], where, "tls.ca_file"),
+            req,
+        )
     return PartyConfig(
         party=party,
         role=role,
@@ -354,5 +382,6 @@ def config_from_dict(
         ledger=ledger,
         replica=replica,
         budget=budget,
+        tls=tls,
         source=source,
     )

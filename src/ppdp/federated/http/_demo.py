@@ -246,6 +246,7 @@ def run_demo(
     data: tuple[pd.DataFrame, Schema] | None = None,
     timeouts: Timeouts | None = None,
     session_id: str | None = None,
+    tls: bool = False,
 ) -> DemoResult:
     """Run one Mul-LDA-DP round on loopback with every party in its own process.
 
@@ -269,6 +270,9 @@ def run_demo(
         The parties' timeouts (default: short ones suited to loopback).
     session_id : str, optional
         Default: a fresh random one.
+    tls : bool
+        Serve HTTPS with mutual TLS (a throw-away local CA under ``WORKDIR/tls``) instead
+        of plain HTTP on loopback.
 
     Returns
     -------
@@ -319,6 +323,7 @@ def run_demo(
             linger=0.5,
         ),
         dealer=dealer == "trusted",
+        tls=tls,
     )
     procs = start_parties(dep)
     codes = wait_parties(procs, timeout=timeout)

@@ -81,6 +81,7 @@ def prepare_deployment(
     dealer: bool = True,
     norm_bound: float | None = None,
     owner_prefix: str = "owner",
+    tls: bool = False,
 ) -> Deployment:
     """Write keys, owner data files and configs for a publisher, a dealer and owners.
 
@@ -101,6 +102,9 @@ def prepare_deployment(
         Include a noise dealer (``False`` for ``dealer="none"`` sessions).
     owner_prefix : str
         Owners are ``<prefix>-1``, ``<prefix>-2``, ... (the session's ``owners`` must match).
+    tls : bool
+        Serve HTTPS with mutual TLS: a throw-away CA and one certificate per party under
+        ``tls/`` (:func:`~ppdp.federated.http._tls.make_local_ca`).
     """
     root = Path(workdir)
     if not parts:
@@ -114,7 +118,12 @@ def prepare_deployment(
     for j in range(len(parts)):
         roles[f"{owner_prefix}-{j + 1}"] = "owner"
     ports = dict(zip(roles, free_ports(len(roles), host), strict=True))
-    urls = {p: f"http://{host}:{ports[p]}" for p in roles}
+    scheme = "https" if tls else "http"
+    urls = {p: f"{scheme}://{host}:{ports[p]}" for p in roles}
+    if tls:
+        from ppdp.federated.http._tls import make_local_ca
+
+        make_local_ca(root / "tls", list(roles), host=host)
     keys_dir = root / "keys"
     public: dict[str, str] = {}
     box_public: dict[str, str] = {}
@@ -156,6 +165,13 @@ def prepare_deployment(
         }
         if p in box_public:
             cfg["box_key_file"] = f"../keys/{p}.box"
+        if tls:
+            cfg["tls"] = {
+                "certfile": f"../tls/{p}.pem",
+                "keyfile": f"../tls/{p}.key",
+                "ca_file": "../tls/ca.pem",
+                "require_client_cert": True,
+            }
         if role == "publisher":
             cfg["ledger"] = "../ledger/publisher.ledger"
         if role == "owner":

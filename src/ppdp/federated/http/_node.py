@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -131,6 +132,8 @@ class PartyNode:
     must_abort : callable(exc, message) -> bool, optional
         Whether a refusal ends the round (default: every refusal except a replayed copy;
         the roles' policy is :func:`ppdp.federated.roles.must_abort`).
+    ssl_context : SSLContext, optional
+        TLS context for ``https://`` peers (:func:`~ppdp.federated.http._tls.client_context`).
     """
 
     def __init__(
@@ -150,7 +153,9 @@ class PartyNode:
         ledger: Any = None,
         on_finish: Callable[[PartyNode], None] | None = None,
         must_abort: Callable[[BaseException, Any], bool] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self.ssl_context = ssl_context
         self.party_id = party_id
         self.role_name = role_name
         self.session_id = session_id
@@ -189,7 +194,11 @@ class PartyNode:
 
     async def open(self) -> None:
         """Open the HTTP client (before serving: a message may arrive at once)."""
-        self._client = PeerClient(timeout=self.timeouts.request, retries=self.timeouts.retries)
+        self._client = PeerClient(
+            timeout=self.timeouts.request,
+            retries=self.timeouts.retries,
+            verify=self.ssl_context if self.ssl_context is not None else True,
+        )
         await self._client.__aenter__()
         self.stats.started_at = time.time()
 

@@ -30,6 +30,7 @@ from ppdp.federated.http._config import PartyConfig
 from ppdp.federated.http._node import PartyNode
 from ppdp.federated.http._runner import PartyParts
 from ppdp.federated.http._sealed import load_box_key
+from ppdp.federated.http._tls import client_context
 from ppdp.federated.messages import Message, encode_array
 from ppdp.federated.roles import (
     DataOwner,
@@ -130,6 +131,7 @@ def build_parts(config: PartyConfig) -> PartyParts:
         seal_to=("owner",) if config.role == "dealer" else (),
         ledger=ledger,
         must_abort=lambda exc, m: must_abort(exc, m, session_id=config.session_id),
+        ssl_context=client_context(config.tls) if config.tls is not None else None,
     )
 
     def close() -> None:

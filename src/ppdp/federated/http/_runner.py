@@ -35,6 +35,7 @@ from ppdp.federated.http._app import create_app
 from ppdp.federated.http._client import DeliveryError, wait_healthy
 from ppdp.federated.http._config import PartyConfig
 from ppdp.federated.http._node import TERMINAL, PartyNode
+from ppdp.federated.http._tls import TLSConfig, server_options
 
 __all__ = ["PartyOutcome", "PartyParts", "bind_socket", "run_party", "serve_node"]
 
@@ -94,14 +95,17 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def serve_node(node: PartyNode, sock: socket.socket):  # type: ignore[no-untyped-def]
-    """Serve ``node`` on ``sock`` with uvicorn for the duration of the block."""
+async def serve_node(  # type: ignore[no-untyped-def]
+    node: PartyNode, sock: socket.socket, *, tls: TLSConfig | None = None
+):
+    """Serve ``node`` on ``sock`` with uvicorn (HTTPS with ``tls``) for the block's duration."""
     config = uvicorn.Config(
         create_app(node),
         log_level="warning",
         access_log=False,
         lifespan="off",
         timeout_keep_alive=30,
+        **(server_options(tls) if tls is not None else {}),  # type: ignore[arg-type]
     )
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -125,13 +129,14 @@ async def _run(config: PartyConfig, parts: PartyParts) -> PartyOutcome:
     extra: dict[str, Any] = {}
     await node.open()
     try:
-        async with serve_node(node, sock):
+        async with serve_node(node, sock, tls=config.tls):
             try:
                 if config.role == "publisher":
                     try:
                         await wait_healthy(
                             {p.id: p.url for p in config.peers},
                             deadline=time.monotonic() + config.timeouts.startup,
+                            verify=node.ssl_context if node.ssl_context is not None else True,
                         )
                     except DeliveryError as exc:
                         await node.abort(str(exc))
