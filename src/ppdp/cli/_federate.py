@@ -3,14 +3,17 @@
 Each party of a Mul-LDA-DP round runs as its own process, serving HTTP (FastAPI and
 uvicorn) and sending signed messages to its peers (httpx). Exit status: 0 when the round
 completed, 3 when it was aborted (one line on stderr says why; nothing was released), 2
-on a usage or configuration error.
+on a usage or configuration error. The protocol's log (every refused message with its
+reason, aborts, timeouts) goes to ``<workdir>/<party>.log``; ``-v`` copies it to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from pathlib import Path
 
 from ppdp.exceptions import ParameterError
 
@@ -79,6 +82,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.set_defaults(func=_demo)
 
 
+def _log_to_file(path: Path, *, verbose: int) -> logging.Handler:
+    """Send the protocol's log (refusals with their reasons, aborts) to ``path``.
+
+    stderr keeps one line per outcome; with ``-v`` the log goes to stderr as well.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("ppdp.federated")
+    log.setLevel(logging.INFO if verbose < 2 else logging.DEBUG)
+    log.addHandler(handler)
+    log.propagate = verbose > 0
+    return handler
+
+
 def _party(args: argparse.Namespace) -> int:
     from ppdp.federated.http import load_config, run_party
 
@@ -88,7 +106,12 @@ def _party(args: argparse.Namespace) -> int:
             f"config {args.config}: role ({config.role!r}) does not match the command "
             f"'federate {args.federate_role}'"
         )
-    outcome = run_party(config)
+    handler = _log_to_file(config.workdir / f"{config.party}.log", verbose=args.verbose)
+    try:
+        outcome = run_party(config)
+    finally:
+        logging.getLogger("ppdp.federated").removeHandler(handler)
+        handler.close()
     if args.json:
         print(json.dumps(outcome.to_dict(), indent=2))
     if not outcome.ok:

@@ -13,9 +13,9 @@ from ppdp.exceptions import ParameterError
 from ppdp.federated.http import load_config
 
 
-@pytest.fixture
-def configs(tmp_path):
-    return deploy(tmp_path, owners=2)
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    return deploy(tmp_path_factory.mktemp("cfg"), owners=2)
 
 
 def test_generated_configs_load(configs):
@@ -61,12 +61,13 @@ def test_json_config_and_defaults(configs, tmp_path):
         (lambda c: c.pop("data"), "an owner needs data"),
     ],
 )
-def test_bad_config_is_one_clear_error(configs, change, message):
+def test_bad_config_is_one_clear_error(configs, change, message, request):
     raw = yaml.safe_load(configs.configs["owner-1"].read_text())
     change(raw)
-    configs.configs["owner-1"].write_text(yaml.safe_dump(raw))
+    bad = configs.configs["owner-1"].with_name(f"bad-{request.node.callspec.id}.yaml")
+    bad.write_text(yaml.safe_dump(raw))
     with pytest.raises(ParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        load_config(configs.configs["owner-1"])
+        load_config(bad)
 
 
 def test_cli_refuses_a_config_of_another_role(configs, capsys):

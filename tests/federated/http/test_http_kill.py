@@ -57,6 +57,8 @@ def test_party_killed_mid_round(tmp_path, victim, kind, release):
         assert cli_code == 3
         err = (tmp_path / f"{cli_party}.proc.log").read_text().strip().splitlines()
         assert len(err) == 1 and "aborted" in err[0], err
+        log = (tmp_path / f"{cli_party}.log").read_text()  # the reasons go to the party's log
+        assert "round s-1 aborted" in log
     # nothing released; the spend made before any share was requested stays recorded
     kinds = _kinds(dep.ledger)
     assert "release" not in kinds

@@ -356,6 +356,13 @@ class PartyNode:
             self.stats.finished_at = time.time()
             if self.state == "aborted" and self.abort_reason is None:
                 self.abort_reason = str(getattr(self.role, "abort_reason", None) or "aborted")
+            logger.info(
+                "%s: round %s %s%s",
+                self.party_id,
+                self.session_id,
+                self.state,
+                f": {self.abort_reason}" if self.state == "aborted" else "",
+            )
             self.finished.set()
             if self._on_finish is not None:
                 self._on_finish(self)
