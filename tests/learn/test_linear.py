@@ -353,3 +353,17 @@ def test_clipping_survives_huge_values() -> None:
     np.testing.assert_allclose(Z[0], [np.sqrt(0.5)] * 2)
     np.testing.assert_allclose(Z[1], [-1.0, 0.0])
     assert np.all(np.sqrt(np.einsum("ij,ij->i", Z, Z)) <= 1.0)
+
+
+def test_low_utility_is_logged_from_public_quantities(caplog) -> None:
+    X, y = _data(n=50)
+    with caplog.at_level(logging.WARNING, logger="ppdp.learn.linear"):
+        PrivateLogisticRegression(
+            epsilon=0.1, perturbation="output", data_norm=4.0, random_state=0
+        ).fit(X, y)
+    assert any("close to random" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    X, y = _data(n=5000)
+    with caplog.at_level(logging.WARNING, logger="ppdp.learn.linear"):
+        PrivateLogisticRegression(epsilon=1.0, data_norm=4.0, random_state=0).fit(X, y)
+    assert not any("close to random" in r.getMessage() for r in caplog.records)

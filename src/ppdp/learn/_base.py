@@ -221,6 +221,9 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         """Train on the unit-ball records ``Z`` and ±1 labels ``y``; set the fitted state."""
         raise NotImplementedError
 
+    def _warn_low_utility(self, n: int) -> None:
+        """Log when the noise will swamp the signal, from public quantities (optional hook)."""
+
     def _decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Real-valued scores of validated records (positive means ``classes_[1]``)."""
         raise NotImplementedError
@@ -296,6 +299,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         Z = self._prepare(Xv)
         if n_rows is None or n_rows != Xv.shape[0]:
             plan = self._plan(Xv.shape[0])
+        self._warn_low_utility(Xv.shape[0])
         source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
         indices: list[int] = []
         if accountant is not None:

@@ -21,6 +21,7 @@ References
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, ClassVar
 
@@ -41,12 +42,16 @@ from ppdp.learn._erm import (
     Loss,
     ObjectiveConstants,
     auto_regularization,
+    objective_perturbation_constants,
+    output_perturbation_constants,
     private_erm,
 )
 from ppdp.learn.tuning import PrivateTuning, tune
 from ppdp.random import RandomSource
 
 __all__ = ["DEFAULT_REGULARIZATION", "PrivateLinearSVM", "PrivateLogisticRegression"]
+
+logger = logging.getLogger(__name__)
 
 #: Default Λ. A public constant: Λ must never be chosen by looking at the private data
 #: (use ``tuning=`` for a private choice).
@@ -136,6 +141,42 @@ class _PrivateLinearERM(PrivateClassifierBase):
     def _min_rows(self) -> int:  # type: ignore[override]
         tuning = PrivateTuning.coerce(self.tuning)
         return 2 if tuning is None else 2 * tuning.n_parts
+
+    def _warn_low_utility(self, n: int) -> None:
+        """Log a warning when the expected noise norm exceeds the largest possible ‖w*‖.
+
+        A log record (logger ``ppdp.learn.linear``), not a Python warning: experiments run
+        deliberately in this regime (output perturbation at small ε).
+
+        Public quantities only: ``J(w*) ≤ J(0) = ℓ(0)`` gives ``‖w*‖ ≤ sqrt(2ℓ(0)/Λ)``; the
+        expected noise norm on ``w`` is ``d·s`` (output) or about ``‖b‖/(n(Λ + Δ))`` with
+        ``E‖b‖ = 2d/ε'`` (objective). Skipped with tuning (each candidate differs).
+        """
+        p = self._checked()
+        if p["tuning"] is not None:
+            return
+        loss: Loss = p["loss"]
+        lam = self._resolve_lambda(p, n)
+        d = int(self.n_features_in_) + int(bool(self.fit_intercept))
+        bound = math.sqrt(2.0 * float(loss.value(np.zeros(1))[0]) / lam)
+        if p["perturbation"] == "output":
+            k_out = output_perturbation_constants(p["epsilon"], n, lam, d, tol=p["tol"])
+            expected = d * k_out.noise_scale
+        else:
+            k_obj = objective_perturbation_constants(p["epsilon"], n, lam, loss.smoothness)
+            expected = d * k_obj.noise_scale / (n * (lam + k_obj.ridge))
+        if expected > bound:
+            logger.warning(
+                "%s: the expected noise norm on the weights (%.3g) exceeds the largest "
+                "possible ‖w‖ (%.3g) at epsilon=%g, n=%d, Λ=%g: predictions will be close to "
+                "random; raise epsilon, n or Λ",
+                type(self).__name__,
+                expected,
+                bound,
+                p["epsilon"],
+                n,
+                lam,
+            )
 
     # -- data -----------------------------------------------------------------------------
 
