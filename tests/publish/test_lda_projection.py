@@ -318,3 +318,36 @@ def test_transform_needs_a_fit_and_ignores_the_label(df, schema) -> None:
     pub.fit(df)
     np.testing.assert_array_equal(pub.transform(df), pub.transform(df.drop(columns=["t"])))
     assert "LDAProjectionPublisher(" in repr(pub)
+
+
+def test_lda_rule_from_the_release(df, schema) -> None:
+    pub = LDAProjectionPublisher(2.0, 1e-6, schema, release="direction", random_state=9)
+    with pytest.raises(NotFittedError):
+        pub.predict(df)
+    pub.fit(df)
+    st = pub.release_.statistics
+    scores = pub.decision_function(df)
+    assert scores.shape == (len(df), 2)
+    # Two classes, one direction: the scalar rule by hand.
+    w = st["directions"][:, 0]
+    counts = np.asarray(counts_of(df), dtype=float)
+    m = st["class_means"] @ w
+    s2 = (w @ st["scatter"] @ w + st["ridge"][0]) / (counts.sum() - 2)
+    z = pub.transform(df)[:, 0]
+    expect = z[:, None] * m / s2 - m**2 / (2 * s2) + np.log(counts / counts.sum())
+    np.testing.assert_allclose(scores, expect, rtol=1e-9, atol=1e-9)
+    predicted = pub.predict(df)
+    assert set(predicted) <= {"no", "yes"}
+    accuracy = float(np.mean(predicted == df["t"].to_numpy()))
+    majority = max(counts) / counts.sum()
+    assert accuracy > majority + 0.1
+
+
+def test_lda_rule_three_classes() -> None:
+    classes = ("p", "q", "r")
+    df = make_df(3000, classes=classes, seed=10)
+    schema = make_schema(classes=classes, public_counts=counts_of(df, classes))
+    pub = LDAProjectionPublisher(2.0, 1e-6, schema, release="direction", random_state=10).fit(df)
+    assert pub.decision_function(df).shape == (3000, 3)
+    accuracy = float(np.mean(pub.predict(df) == df["t"].to_numpy()))
+    assert accuracy > 0.5  # three balanced classes: chance is 1/3

@@ -219,6 +219,10 @@ class LDAProjectionPublisher(Publisher):
         (K,), ``ridge`` (1,), ``scale`` (1,; the divisor of the encoded rows) and
         ``projections`` when released; ``guarantee``.
 
+    Post-processing (free): :meth:`transform` projects other rows on the direction(s);
+    :meth:`decision_function` and :meth:`predict` apply the LDA rule built from the release
+    and the public counts (a DP classifier that needs no per-row release).
+
     Warns
     -----
     NotDifferentiallyPrivateWarning
@@ -667,3 +671,32 @@ class LDAProjectionPublisher(Publisher):
         schema = self._schema()
         X, _ = schema.without_label().encode(df)
         return (X / self.scale_) @ W
+
+    def decision_function(self, df: pd.DataFrame) -> NDArray[np.float64]:
+        """LDA class scores of new rows from the release alone, shape (n, K).
+
+        On the projections ``z = Wᵀx``: class means ``m_c = Wᵀμ̃_c``, pooled covariance
+        ``Σ = Wᵀ(S̃_w + λI)W/(n − K)`` (the regularised matrix the directions came from), and
+        priors ``n_c/n`` from the public counts. The score of class ``c`` is
+        ``zᵀΣ⁻¹m_c − ½m_cᵀΣ⁻¹m_c + ln(n_c/n)``. Post-processing of the release: the classifier
+        is (ε, δ)-DP whatever the release mode, and it needs no per-row release.
+        """
+        st = self._check_fitted().statistics
+        W = st["directions"]
+        counts = st["class_counts"]
+        n, K = float(counts.sum()), counts.size
+        m = st["class_means"] @ W  # (K, r)
+        p = W.shape[0]
+        cov = W.T @ (st["scatter"] + float(st["ridge"][0]) * np.eye(p)) @ W / max(n - K, 1.0)
+        vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
+        vals = np.maximum(vals, 1e-12 * max(1.0, float(np.max(np.abs(vals)))))
+        prec = (vecs / vals) @ vecs.T
+        z = self.transform(df)
+        return z @ prec @ m.T - 0.5 * np.einsum("ci,ij,cj->c", m, prec, m) + np.log(counts / n)
+
+    def predict(self, df: pd.DataFrame) -> NDArray[Any]:
+        """The class of each row by the LDA rule of :meth:`decision_function` (schema's classes)."""
+        schema = self._schema()
+        assert schema.label is not None
+        codes = np.argmax(self.decision_function(df), axis=1)
+        return np.asarray(schema.label.classes, dtype=object)[codes]
