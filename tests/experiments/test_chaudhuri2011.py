@@ -87,10 +87,13 @@ def test_tiny_run_writes_everything_and_is_reproducible(module, tmp_path) -> Non
     ]
     assert all(p.is_file() for p in res.files)
     results = pd.read_csv(tmp_path / "a" / "results.csv")
-    # 4 learners x (2 Λ at the selection ε + 1 more ε fixed + 2 ε tuned) x 2 folds
-    assert len(results) == 4 * (2 + 2 + 2) * 2
+    # 4 learners x (2 Λ x 2 ε in the grid + 2 ε tuned) x 2 folds
+    assert len(results) == 4 * (2 * 2 + 2) * 2
     assert calls[-1] == (48, 48)
-    assert set(results.phase) == {"lambda-grid", "fixed-lambda", "private-tuning"}
+    assert set(results.phase) == {"lambda-grid", "private-tuning"}
+    curves = pd.read_csv(tmp_path / "a" / "curves.csv")
+    assert set(curves.phase) == {"fixed-lambda", "best-lambda", "private-tuning"}
+    assert (curves["count"] == 2).all() and len(curves) == 3 * 4 * 2
     assert results.test_error.between(0, 1).all()
     tuned = results[results.phase == "private-tuning"]
     assert set(tuned.regularization) <= set(config.regularizations)

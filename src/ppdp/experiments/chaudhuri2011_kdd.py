@@ -79,7 +79,7 @@ class Config(BaseConfig):
 
     @classmethod
     def full(cls, *, seed: int = 2011) -> Config:
-        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few minutes)."""
+        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few CPU minutes)."""
         return cls(draws=1, seed=seed)
 
     @classmethod
