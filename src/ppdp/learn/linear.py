@@ -42,7 +42,6 @@ from ppdp.learn._erm import (
     Loss,
     ObjectiveConstants,
     auto_regularization,
-    objective_perturbation_constants,
     output_perturbation_constants,
     private_erm,
 )
@@ -143,33 +142,28 @@ class _PrivateLinearERM(PrivateClassifierBase):
         return 2 if tuning is None else 2 * tuning.n_parts
 
     def _warn_low_utility(self, n: int) -> None:
-        """Log a warning when the expected noise norm exceeds the largest possible ‖w*‖.
+        """Log a warning when output perturbation's noise exceeds the largest possible ‖w*‖.
 
-        A log record (logger ``ppdp.learn.linear``), not a Python warning: experiments run
-        deliberately in this regime (output perturbation at small ε).
-
-        Public quantities only: ``J(w*) ≤ J(0) = ℓ(0)`` gives ``‖w*‖ ≤ sqrt(2ℓ(0)/Λ)``; the
-        expected noise norm on ``w`` is ``d·s`` (output) or about ``‖b‖/(n(Λ + Δ))`` with
-        ``E‖b‖ = 2d/ε'`` (objective). Skipped with tuning (each candidate differs).
+        Public quantities only: ``J(w*) ≤ J(0) = ℓ(0)`` gives ``‖w*‖ ≤ sqrt(2ℓ(0)/Λ)``, and
+        the expected norm of output perturbation's noise is ``d·s``. A log record (logger
+        ``ppdp.learn.linear``), not a Python warning: experiments run in this regime on
+        purpose. Objective perturbation is not checked (its effect on ``w`` is damped by
+        the data's curvature, which is private), nor is tuning.
         """
         p = self._checked()
-        if p["tuning"] is not None:
+        if p["tuning"] is not None or p["perturbation"] != "output":
             return
         loss: Loss = p["loss"]
         lam = self._resolve_lambda(p, n)
         d = int(self.n_features_in_) + int(bool(self.fit_intercept))
         bound = math.sqrt(2.0 * float(loss.value(np.zeros(1))[0]) / lam)
-        if p["perturbation"] == "output":
-            k_out = output_perturbation_constants(p["epsilon"], n, lam, d, tol=p["tol"])
-            expected = d * k_out.noise_scale
-        else:
-            k_obj = objective_perturbation_constants(p["epsilon"], n, lam, loss.smoothness)
-            expected = d * k_obj.noise_scale / (n * (lam + k_obj.ridge))
+        k_out = output_perturbation_constants(p["epsilon"], n, lam, d, tol=p["tol"])
+        expected = d * k_out.noise_scale
         if expected > bound:
             logger.warning(
-                "%s: the expected noise norm on the weights (%.3g) exceeds the largest "
-                "possible ‖w‖ (%.3g) at epsilon=%g, n=%d, Λ=%g: predictions will be close to "
-                "random; raise epsilon, n or Λ",
+                "%s: the expected norm of the output noise (%.3g) exceeds the largest possible "
+                "‖w‖ (%.3g) at epsilon=%g, n=%d, Λ=%g: the noise dominates the weights; raise "
+                "epsilon, n or Λ",
                 type(self).__name__,
                 expected,
                 bound,
