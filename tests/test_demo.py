@@ -19,7 +19,12 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     assert kinds == [GuaranteeKind.PURE, GuaranteeKind.PURE, GuaranteeKind.APPROX]
     assert [t.method for t in report.tables] == ["DP-PCA", "DP-LDA", "LAP", "EXP"]
     total = PrivacyBudget(0.0)
-    for guarantee in [r.guarantee for r in report.releases] + [t.guarantee for t in report.tables]:
+    assert [m.method for m in report.models] == [
+        "LDA-DP",
+        "private logistic regression",
+    ]
+    guarantees = [r.guarantee for r in report.releases] + [t.guarantee for t in report.tables]
+    for guarantee in guarantees + [m.guarantee for m in report.models]:
         total = total + guarantee.budget
     assert total == DEMO_TOTAL == report.total
     assert report.remaining.is_zero
@@ -35,6 +40,19 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     low = report.reference["majority class"]["accuracy"]
     high = report.reference["original data (no privacy)"]["accuracy"]
     assert low - 0.02 < utility["DP-LDA"]["accuracy"] <= high + 0.01
+    # Part 3: both private models rank held-out rows far better than chance (AUC 0.5) and
+    # no better than their non-private counterparts (a small tolerance for split noise).
+    models = {m.method: m.utility for m in report.models}
+    ref = report.model_reference
+    lda_ref = ref["Fisher LDA projections (no privacy)"]["auc"]
+    logistic_ref = ref["logistic regression (no privacy)"]["auc"]
+    assert 0.75 < models["LDA-DP"]["auc"] <= lda_ref + 0.01
+    assert 0.75 < models["private logistic regression"]["auc"] <= logistic_ref + 0.01
+    projections = report.models[0].other_uses["classifier on the noisy projections"]
+    # Held-out rows are ranked by the same released direction, hence the same AUC; the
+    # threshold learned from noisy projections is no better than the rule's.
+    assert projections["auc"] == pytest.approx(models["LDA-DP"]["auc"], abs=1e-9)
+    assert projections["accuracy"] <= models["LDA-DP"]["accuracy"] + 0.01
 
 
 def test_demo_noise_is_small_relative_to_the_statistics(tmp_path):
@@ -58,6 +76,7 @@ def test_demo_cli_prints_guarantees_and_ledger(tmp_path, capsys):
     assert "ledger: " in out and "adult-budget.db" in out
     assert "NOT fit for a real release" in out
     assert "DP-PCA" in out and "majority class" in out and "accuracy" in out
+    assert "LDA-DP" in out and "private logistic regression" in out
 
 
 def test_demo_secure_runs_differ(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 
 import ppdp.cli
 from ppdp.cli import main
+from ppdp.experiments import EXPERIMENTS
 
 
 @pytest.fixture(autouse=True)
@@ -22,13 +23,7 @@ def registered(monkeypatch):
 def test_list(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out] == [
-        "jiang2013-fig2",
-        "jiang2013-fig3",
-        "jiang2013-fig4",
-        "song2017-synthetic",
-        "song2017-activity",
-    ]
+    assert [line.split()[0] for line in out] == list(EXPERIMENTS)
 
 
 def test_unknown_id_is_one_line_exit_2(capsys, tmp_path):

@@ -51,6 +51,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  {name:{width}}  {private:12.4f}  {exact:12.4f}")
     if report.tables:
         _print_tables(report)
+    if report.models:
+        _print_models(report)
     print()
     print(f"budget remaining: {report.remaining}")
     if report.refused:
@@ -86,3 +88,27 @@ def _print_tables(report) -> None:  # type: ignore[no-untyped-def]
         )
     print("  (MSE on the [0, 1]-encoded table, row-aligned releases only; accuracy and AUC of an")
     print("   LDA classifier trained on the release and tested on the held-out original rows)")
+
+
+def _print_models(report) -> None:  # type: ignore[no-untyped-def]
+    print()
+    print("Private models of Adult (trained on the same 2/3, tested on the other 1/3)")
+    for model in report.models:
+        indices = ", ".join(map(str, model.ledger_indices))
+        where = f" -> {model.path}" if model.path is not None else ""
+        print(f"  [ledger {indices}] {model.method}{where}")
+        print(f"    guarantee: {model.guarantee}")
+    print()
+    print(f"  {'model':38}  {'accuracy':>8}  {'AUC':>6}")
+    rows = []
+    for m in report.models:
+        rows.append((m.method + f" (ε = {m.guarantee.epsilon:g})", m.utility))
+        rows += [(f"  {use}", u) for use, u in m.other_uses.items()]
+    rows += list(report.model_reference.items())
+    for name, u in rows:
+        print(f"  {name:38}  {_fmt(u.get('accuracy'), '8.3f')}  {_fmt(u.get('auc'), '6.3f')}")
+    print("  (LDA-DP: the LDA rule built from the released noisy class means and scatter alone;")
+    print("   below it, a classifier trained on the released noisy projections of the rows:")
+    print("   per-row Laplace noise of scale 2/ε₃ on values of size at most 1 leaves its")
+    print("   threshold near the majority class; both rank held-out rows by the released")
+    print("   direction, hence the same AUC)")
