@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+import sqlite3
 import struct
 
 import httpx
@@ -29,7 +30,7 @@ def _kinds(path):
     ("dealer", "release", "owners"),
     [("trusted", "noisy-projections", 3), ("none", "direction", 3)],
 )
-def test_round_completes_over_http(tmp_path, dealer, release, owners):
+def test_round_completes_over_http(tmp_path, capsys, dealer, release, owners):
     dep = deploy(tmp_path, owners=owners, dealer=dealer, release=release)
     threads, out = run_in_threads(dep, list(dep.roles))
     join(threads)
@@ -48,6 +49,15 @@ def test_round_completes_over_http(tmp_path, dealer, release, owners):
         assert all(out[o].stats["sealed_in"] == 1 for o in dep.owners)
     result = (tmp_path / "result.json").read_text()
     assert '"state": "done"' in result
+    # a replica from the real round with its result entry edited: caught at that index
+    path = dep.replicas["owner-1"]
+    i = kinds.index("fed-result")
+    with sqlite3.connect(path) as conn:
+        (body,) = conn.execute('SELECT body FROM entries WHERE "index" = ?', (i,)).fetchone()
+        conn.execute('UPDATE entries SET body = ? WHERE "index" = ?', (body[:-2] + b"0}", i))
+    capsys.readouterr()
+    assert cli_main(["ledger", "verify", str(path)]) == 1
+    assert f"entry {i}" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------- refusals over HTTP

@@ -426,6 +426,7 @@ class PartyNode:
                     await self._client.post(f"{peer.url}/messages", body, content_type=ctype)
                     self.stats.sent += 1
                     self.stats.bytes_out += len(body)
+                    self._last_progress = time.monotonic()  # a slow delivery is not a stall
             except (DeliveryError, RejectedError) as exc:
                 failed = True  # later messages to this peer would be out of order
                 if self.state not in TERMINAL:
