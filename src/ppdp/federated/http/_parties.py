@@ -79,8 +79,6 @@ def _signer(config: PartyConfig) -> Signer:
 def build_parts(config: PartyConfig) -> PartyParts:
     """The node (role, codec, abort policy) and the finish/close hooks of one party."""
     rc = round_config(config)
-    if rc.session_id != config.session_id:  # pragma: no cover - same field
-        raise ParameterError("session id mismatch")
     signer = _signer(config)
     keys = config.known_keys()
     keys[config.party] = signer.public_key
