@@ -174,8 +174,9 @@ class DemoResult:
             if d["direction_norm"] is not None:
                 lines.append(f"  direction norm: {d['direction_norm']:.6g}")
         if self.accuracy is not None:
+            kind = "raw" if self.deployment.session.get("release") == "raw-projections" else "noisy"
             lines.append(
-                f"  accuracy of a logistic regression on the released noisy projections: "
+                f"  accuracy of a logistic regression on the released {kind} projections: "
                 f"{self.accuracy:.4f} (majority class {self.majority:.4f})"
             )
         if self.direction_accuracy is not None:
