@@ -106,6 +106,8 @@ def test_tiny_run_writes_everything_and_is_reproducible(module, tmp_path) -> Non
         assert _chaudhuri2011._fmt(paper.output[loss]) in summary
     assert "Runs are seeded" in summary and "Subsample of 1200 rows" in summary
     assert set(res.key_numbers) >= {"objective_beats_output_fixed", "non_private"}
+    if module is chaudhuri2011_kdd:
+        return  # the shared protocol's reproducibility is checked once, on Adult
     # seeded: a second run gives the same errors
     res2 = module.run(config, tmp_path / "b")
     again = pd.read_csv(tmp_path / "b" / "results.csv")

@@ -83,8 +83,29 @@ def test_tuned_model_round_trips(table, tmp_path) -> None:
     assert back.regularization_ == est.regularization_
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_DIGESTS = ("sha256", "schema_fingerprint")  # hex strings: their digit runs are not numbers
+
+
 def _numbers_in(text: str) -> set[float]:
-    return {float(t) for t in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)}
+    """Every number of a model file: JSON numbers, and numbers written inside strings."""
+    found: set[float] = set()
+
+    def walk(obj) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if k not in _DIGESTS:
+                    walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+        elif isinstance(obj, str):
+            found.update(float(t) for t in _NUMBER.findall(obj))
+        elif isinstance(obj, int | float) and not isinstance(obj, bool):
+            found.add(float(obj))
+
+    walk(json.loads(text))
+    return found
 
 
 def _paths_with_value(obj, value, path=""):
@@ -172,6 +193,17 @@ def test_unfitted_wrong_type_wrong_suffix_wrong_width(table, tmp_path) -> None:
     with pytest.raises(ParameterError, match="schema encodes 1 feature columns but the model"):
         save_model(est, tmp_path / "m.json", schema=narrow)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_classes_must_match_the_schema(table, tmp_path) -> None:
+    _, schema, X, y = table
+    named = _fit(PrivateLogisticRegression, X, np.asarray(schema.classes)[y], schema)
+    back = read_model(save_model(named, tmp_path / "named.json", schema=schema)).estimator
+    np.testing.assert_array_equal(back.predict(X), named.predict(X))  # class names kept
+    other = _fit(PrivateLogisticRegression, X, np.where(y == 1, "b", "a"), schema)
+    with pytest.raises(ParameterError, match="neither the schema's class codes"):
+        save_model(other, tmp_path / "other.json", schema=schema)
+    assert not (tmp_path / "other.json").exists()
 
 
 def test_a_failed_save_keeps_the_previous_file(table, tmp_path, monkeypatch) -> None:

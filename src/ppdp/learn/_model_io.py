@@ -296,6 +296,14 @@ def save_model(
         raise ParameterError(
             f"schema encodes {schema.n_features} feature columns but the model takes {n_in}"
         )
+    fitted = model.get("classes")
+    if schema is not None and schema.classes is not None and fitted is not None:
+        codes = list(range(len(schema.classes)))
+        if list(fitted) not in (codes, list(schema.classes)):
+            raise ParameterError(
+                f"the model's classes ({list(fitted)!r}) are neither the schema's class codes "
+                f"{codes} nor its classes {list(schema.classes)!r}"
+            )
     body: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -633,9 +641,12 @@ def predict_file(
     X, _ = mf.schema.without_label().encode(_as_frame(data, "data"))
     est = mf.estimator
     scores = np.asarray(est.decision_function(X), dtype=np.float64)
-    codes = np.asarray(est.predict(X))
+    predicted = np.asarray(est.predict(X))
     classes = mf.classes
-    labels = [classes[int(c)] for c in codes] if classes is not None else codes
+    if classes is not None and np.issubdtype(predicted.dtype, np.integer):
+        labels: Any = np.asarray(classes, dtype=object)[predicted]  # class codes -> names
+    else:
+        labels = predicted
     out = pd.DataFrame({"prediction": labels, "score": scores})
     if hasattr(est, "predict_proba"):
         out["probability"] = np.asarray(est.predict_proba(X))[:, 1]
