@@ -97,18 +97,66 @@ def test_fig1_tiny(tmp_path):
 def test_fig2_tiny(tmp_path):
     out = tmp_path / "f2"
     result = run_experiment(
-        "wu-fig2", out_dir=out, n=5_000, trials=2, harmonics=(12, 6), extra_tols=(1e-4,)
+        "wu-fig2",
+        out_dir=out,
+        n=5_000,
+        trials=2,
+        harmonics=(12, 6),
+        tapers=("fejer",),
+        shrinkages=("soft",),
+        extra_tols=(1e-4,),
+        confirm_seeds=(7,),
     )
     _check_files(result, out, "wu-fig2")
     res = pd.read_csv(out / "results.csv")
-    # 2 noises × 2 trials × (uniform + 2 Fourier starts) + the same × (uniform + 12) at 1e-4
-    assert len(res) == 2 * 2 * 3 + 2 * 2 * 2
+    # root seed: 2 noises × 2 trials × (uniform + 12, 6, 12-fejer, 12-soft); the same ×
+    # (uniform + 12) at 1e-4; confirmation seed: × (uniform + 12, 12-fejer, 12-soft)
+    assert len(res) == 2 * 2 * 5 + 2 * 2 * 2 + 2 * 2 * 4
     assert res.converged.all() and (res.iterations >= 1).all()
-    assert "With tighter tolerances" in result.summary
-    assert set(res.init) == {"uniform", "fourier-12", "fourier-6"}
+    assert set(res.init) == {
+        "uniform",
+        "fourier-12",
+        "fourier-6",
+        "fourier-12-fejer",
+        "fourier-12-soft",
+    }
+    assert set(res[res.seed == 7].init) == {
+        "uniform",
+        "fourier-12",
+        "fourier-12-fejer",
+        "fourier-12-soft",
+    }
+    assert set(res.smoothing) == {"none", "taper fejer", "shrinkage soft"}
+    # the smoothed start is the shrunk Fourier estimate: on the same reports it is closer
+    # to the truth than the raw 12-harmonic start
+    main = res[(res.seed == 2003) & (res.tol == 1e-3)].set_index(["noise", "trial", "init"])
+    raw = main.xs("fourier-12", level="init").start_wu_loss
+    soft = main.xs("fourier-12-soft", level="init").start_wu_loss
+    assert (soft < raw).all()
     summ = pd.read_csv(out / "summary.csv")
-    assert len(summ) == 4 + 2 and set(summ.columns) >= {"target_met", "iterations_fourier"}
-    assert isinstance(result.key_numbers["target_met"], bool)
+    assert len(summ) == 2 * 4 + 2 + 2 * 3
+    assert set(summ.columns) >= {"target_met", "iterations_fourier", "start", "seed"}
+    assert "With tighter tolerances" in result.summary
+    assert "| seed 2003 | seed 7 |" in result.summary and "paired" in result.summary
+    k = result.key_numbers
+    assert isinstance(k["target_met"], bool)
+    assert set(k["target_met_by_start_and_seed"]) == {
+        "fourier-12",
+        "fourier-12-fejer",
+        "fourier-12-soft",
+    }
+    assert set(k["starts_meeting_target_on_every_seed_by_noise"]) == {"uniform", "gaussian"}
+
+
+def test_fig2_config_validates_smoothing():
+    with pytest.raises(ParameterError, match="tapers"):
+        wu_fig2.Config(tapers=("boxcar",))
+    with pytest.raises(ParameterError, match="shrinkages"):
+        wu_fig2.Config(shrinkages=("james-stein",))
+    with pytest.raises(ParameterError, match="confirm_seeds"):
+        wu_fig2.Config(confirm_seeds=(-1,))
+    # the root seed is not repeated as a confirmation seed
+    assert wu_fig2.Config(seed=3001).confirm_seeds == (3002, 3003)
 
 
 @needs_matplotlib
