@@ -374,3 +374,22 @@ def test_hybrid_private_tuning_keeps_the_chosen_candidates_rho_fit(acct) -> None
     assert clf.rho_.shape == (D, 4) and clf.coef_.shape == (2 * D,)
     np.testing.assert_array_equal(clf.rho_fit_.rho, clf.rho_)
     assert acct.spent.epsilon == pytest.approx(1.0)
+
+
+def test_hybrid_public_tuning_simulates_the_release_noise() -> None:
+    X, y = _data(300)
+    pub_X, pub_y = _data(60, seed=11)
+    common = dict(
+        public_y=pub_y,
+        tuning="public",
+        param_grid={"C": [50.0]},
+        n_components=8,
+        rho_max_iter=30,
+        feature_random_state=0,
+        random_state=0,
+        allow_large_epsilon=True,
+    )
+    quiet = HybridRBFSVM(pub_X, epsilon=1e6, **common).fit(X, y)
+    noisy = HybridRBFSVM(pub_X, epsilon=0.01, **common).fit(X, y)
+    # the same candidate, scored with the noise its release will have: far more mistakes
+    assert noisy.public_tuning_mistakes_ > quiet.public_tuning_mistakes_ + 5

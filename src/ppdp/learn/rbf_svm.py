@@ -72,6 +72,9 @@ custodian = logging.getLogger("ppdp.custodian")
 #: (1 + 2·SOLVER_RTOL) so two inexact solutions are covered too (docs/proofs/rbf-svm.md).
 SOLVER_RTOL = 1e-6
 
+#: Simulated noise draws per fold in the hybrid's public tuning.
+PUBLIC_TUNING_DRAWS = 5
+
 #: Parameters that private tuning may search over.
 _TUNABLE = ("C", "gamma", "n_components", "huber_h")
 
@@ -201,7 +204,7 @@ class _RBFSVMBase(PrivateClassifierBase):
     def _assumptions(self) -> tuple[str, ...]:
         return ()
 
-    def _public_tuning(self, p: dict[str, Any]) -> dict[str, Any]:
+    def _public_tuning(self, p: dict[str, Any], n_private: int) -> dict[str, Any]:
         raise ParameterError(
             f"tuning ('public') needs public labelled data; {type(self).__name__} has none: "
             "use tuning='private' or HybridRBFSVM(public_X, public_y=...)"
@@ -329,7 +332,7 @@ class _RBFSVMBase(PrivateClassifierBase):
         n = X.shape[0]
         chosen = {k: p[k] for k in _TUNABLE}
         if p["tuning"] == "public":
-            chosen = self._public_tuning(p)
+            chosen = self._public_tuning(p, n)
         m = len(p["grid"]) if p["tuning"] == "private" else 0
         if m:
             rho, coef, mech, used, n_used = self._private_tuning(X, y, p, source)
@@ -622,8 +625,9 @@ class HybridRBFSVM(_RBFSVMBase):
     public_X : array_like of shape (n_public, d)
         Public rows, encoded exactly as the private rows (≥ 2 rows).
     public_y : array_like of shape (n_public,), optional
-        Public labels; needed only for ``tuning="public"`` (free: non-private 3-fold
-        cross-validation of the exact SVM on the public rows).
+        Public labels; needed only for ``tuning="public"`` (free: 3-fold cross-validation on
+        the public rows of the release as it will be made — each fold's model perturbed by
+        simulated noise of the private fit's scale, computed from public n, ε, C, D).
     epsilon, C, gamma, n_components, huber_h, C_form, param_grid, random_state, allow_large_epsilon
         As in :class:`PrivateRBFSVM`.
     tuning : {"none", "private", "public"}, default "none"
@@ -740,8 +744,16 @@ class HybridRBFSVM(_RBFSVMBase):
         self.rho_fit_ = fit
         return fit.rho
 
-    def _public_tuning(self, p: dict[str, Any]) -> dict[str, Any]:
-        """The candidate with the fewest 3-fold CV mistakes on the public rows (free)."""
+    def _public_tuning(self, p: dict[str, Any], n_private: int) -> dict[str, Any]:
+        """The candidate with the fewest 3-fold CV mistakes on the public rows, noise included.
+
+        Free: it reads public rows and public quantities only. Each fold's model is solved on
+        the public training fold with the C/n-form C the private fit will use, then perturbed
+        by simulated Laplace noise of the scale the private release will have (from ``n``,
+        ε, C and D, all public) — ``PUBLIC_TUNING_DRAWS`` draws from a seeded numpy
+        generator (a simulation, not a release) — so the choice accounts for the noise
+        (a smaller D or C wins at small ε).
+        """
         pub = self._public()
         _, y_pub = check_binary_labels(np.asarray(self.public_y).reshape(-1))
         if y_pub.shape[0] != pub.shape[0] or pub.shape[0] < 6:
@@ -749,10 +761,13 @@ class HybridRBFSVM(_RBFSVMBase):
                 f"public_y ({y_pub.shape[0]} labels) must label each of the public rows "
                 f"({pub.shape[0]}), at least 6 for public tuning"
             )
-        perm = np.random.default_rng(self.feature_random_state).permutation(len(pub))
+        rng = np.random.default_rng(self.feature_random_state)
+        perm = rng.permutation(len(pub))
         folds = np.array_split(perm, 3)
         best, best_err = p["grid"][0], math.inf
         for c in p["grid"]:
+            C = self._c_rubinstein(c["C"], p["C_form"], n_private)
+            lam = rubinstein_noise_scale(C, c["n_components"], n_private, p["epsilon"])
             err = 0.0
             for f in folds:
                 tr = np.setdiff1d(perm, f)
@@ -763,10 +778,10 @@ class HybridRBFSVM(_RBFSVMBase):
                     random_state=self.feature_random_state,
                     max_iter=self.rho_max_iter,
                 ).rho
-                C = self._c_rubinstein(c["C"], p["C_form"], tr.size)
                 w, _, _ = solve_svm(feature_map(pub[tr], rho), y_pub[tr], C=C, huber_h=c["huber_h"])
-                pred = np.where(feature_map(pub[f], rho) @ w > 0, 1.0, -1.0)
-                err += float(np.sum(pred != y_pub[f]))
+                W = w + rng.laplace(0.0, lam, size=(PUBLIC_TUNING_DRAWS, w.size))
+                pred = np.where(feature_map(pub[f], rho) @ W.T > 0, 1.0, -1.0)
+                err += float(np.sum(pred != y_pub[f][:, None])) / PUBLIC_TUNING_DRAWS
             if err < best_err:
                 best, best_err = c, err
         self.public_tuning_mistakes_ = best_err
