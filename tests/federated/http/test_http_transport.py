@@ -205,3 +205,18 @@ def test_toy_round_over_mutual_tls(tmp_path):
         served.close()
     out = _run_threads(dep, ["owner-1", "owner-2", "publisher"])
     assert {p: o.state for p, o in out.items()} == dict.fromkeys(out, "done")
+
+
+def test_publisher_refuses_peers_that_answer_as_someone_else(tmp_path):
+    quick = Timeouts(request=2.0, retries=1, startup=1.0, phase=1.0, round=10.0, linger=0.0)
+    dep = _deploy(tmp_path, timeouts=quick)
+    import yaml
+
+    cfg = yaml.safe_load(dep.configs["publisher"].read_text())
+    urls = {p["id"]: p["url"] for p in cfg["peers"]}
+    for p in cfg["peers"]:  # owner-1's URL leads to owner-2 and back
+        p["url"] = urls["owner-2" if p["id"] == "owner-1" else "owner-1"]
+    dep.configs["publisher"].write_text(yaml.safe_dump(cfg))
+    out = _run_threads(dep, ["owner-1", "owner-2", "publisher"])
+    assert out["publisher"].state == "aborted"
+    assert "answers as" in out["publisher"].reason

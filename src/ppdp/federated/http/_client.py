@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ppdp.exceptions import ProtocolError
+from ppdp.exceptions import ParameterError, ProtocolError
 
 __all__ = [
     "DUPLICATE_HEADER",
@@ -68,6 +68,8 @@ class PeerClient:
         First pause between attempts; doubles each time.
     verify : SSLContext or bool
         For ``https://`` peers: the TLS context (trusted CA, our client certificate).
+    transport : httpx.AsyncBaseTransport, optional
+        Replaces the network (tests).
     """
 
     def __init__(
@@ -77,8 +79,10 @@ class PeerClient:
         retries: int = 3,
         backoff: float = 0.05,
         verify: ssl.SSLContext | bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._verify = verify
+        self._transport = transport
         self._timeout = timeout
         self._retries = retries
         self._backoff = backoff
@@ -91,6 +95,7 @@ class PeerClient:
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
             trust_env=False,
             verify=self._verify,
+            transport=self._transport,
         )
         return self
 
@@ -190,10 +195,13 @@ async def wait_healthy(
     deadline: float,
     interval: float = 0.05,
     verify: ssl.SSLContext | bool = True,
+    session_id: str | None = None,
 ) -> None:
     """Poll each party's ``URL/health`` until it answers 200, or raise DeliveryError.
 
     ``urls`` maps party id to base URL; ``deadline`` is a :func:`time.monotonic` value.
+    A peer that answers as another party, or for another session, is a configuration
+    error: :class:`~ppdp.exceptions.ParameterError` at once.
     """
     names = {u: p for p, u in urls.items()}
     pending = list(urls.values())
@@ -205,10 +213,13 @@ async def wait_healthy(
             for url in pending:
                 try:
                     resp = await client.get(f"{url}/health")
-                    if resp.status_code != 200:
-                        still.append(url)
                 except httpx.TransportError:
                     still.append(url)
+                    continue
+                if resp.status_code != 200:
+                    still.append(url)
+                    continue
+                _check_identity(resp, names[url], url, session_id)
             pending = still
             if not pending:
                 return
@@ -216,3 +227,18 @@ async def wait_healthy(
                 down = ", ".join(f"{names[u]} ({u})" for u in pending)
                 raise DeliveryError(f"peers not up before the start-up timeout: {down}")
             await asyncio.sleep(interval)
+
+
+def _check_identity(resp: httpx.Response, party: str, url: str, session_id: str | None) -> None:
+    try:
+        info = resp.json()
+    except ValueError:
+        info = None
+    if not isinstance(info, dict) or info.get("party") != party:
+        got = info.get("party") if isinstance(info, dict) else None
+        raise ParameterError(f"peer {party!r} at {url} answers as {got!r}: check the peers' URLs")
+    if session_id is not None and info.get("session") != session_id:
+        raise ParameterError(
+            f"peer {party!r} at {url} runs session {info.get('session')!r}, not "
+            f"{session_id!r}: the parties' configs differ"
+        )

@@ -137,8 +137,9 @@ async def _run(config: PartyConfig, parts: PartyParts) -> PartyOutcome:
                             {p.id: p.url for p in config.peers},
                             deadline=time.monotonic() + config.timeouts.startup,
                             verify=node.ssl_context if node.ssl_context is not None else True,
+                            session_id=config.session_id,
                         )
-                    except DeliveryError as exc:
+                    except (DeliveryError, ParameterError) as exc:
                         await node.abort(str(exc))
                 if node.state not in TERMINAL:
                     node.stats.started_at = time.time()
