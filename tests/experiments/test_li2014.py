@@ -27,6 +27,7 @@ MODULES = [li2014_auc_vs_epsilon, li2014_auc_vs_dims, li2014_auc_vs_sampling_rat
 TINY = {
     li2014_auc_vs_epsilon: dict(
         epsilons=(0.5, 5.0),
+        tuned_dims=(2, 5),
         public_sizes=(20, 40),
         n_public=40,
         n_components=5,
@@ -64,6 +65,9 @@ def test_configs_full_quick_frozen_validated(module) -> None:
 def test_config_specific_checks() -> None:
     with pytest.raises(ParameterError, match="epsilons"):
         li2014_auc_vs_epsilon.Config(epsilons=(0.1, -1.0))
+    with pytest.raises(ParameterError, match="tuned_dims"):
+        li2014_auc_vs_epsilon.Config(tuned_dims=(0, 5))
+    assert li2014_auc_vs_epsilon.Config(tuned_dims=()).tuned_dims == ()
     with pytest.raises(ParameterError, match="with_erratum"):
         li2014_auc_vs_epsilon.Config(with_erratum="yes")
     with pytest.raises(ParameterError, match="dims"):
