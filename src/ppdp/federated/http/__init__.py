@@ -10,6 +10,18 @@ Command line: ``ppdp federate publisher|owner|dealer --config FILE`` and
 ``ppdp federate demo --owners 3``; see ``docs/federated-deployment.md``.
 """
 
+try:  # the ``server`` extra
+    import fastapi  # noqa: F401
+    import httpx  # noqa: F401
+    import uvicorn  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - depends on the installed extras
+    from ppdp.exceptions import OptionalDependencyError
+
+    raise OptionalDependencyError(
+        "the HTTP deployment needs fastapi, uvicorn and httpx, which are not all installed: "
+        "pip install 'ppdp[server]'"
+    ) from _exc
+
 from ppdp.federated.http._app import create_app
 from ppdp.federated.http._client import DeliveryError, PeerClient, RejectedError
 from ppdp.federated.http._config import (

@@ -343,7 +343,10 @@ def run_demo(
     scores: dict[str, float] = {}
     notes: list[str] = []
     if result is not None:
-        scores = _evaluate(result, parts, schema)
+        try:
+            scores = _evaluate(result, parts, schema)
+        except ImportError:  # scikit-learn is the ``learn`` extra
+            notes.append("accuracies skipped: pip install 'ppdp[learn]' for scikit-learn")
         if release == "raw-projections":
             notes.append("raw projections are not differentially private")
         norm = result.get("direction_norm")
