@@ -341,7 +341,10 @@ def run_demo(
     if rf.is_file() and codes.get(dep.publisher) == 0:
         result = json.loads(rf.read_text(encoding="utf-8"))
     scores: dict[str, float] = {}
-    notes: list[str] = []
+    notes: list[str] = [
+        "global class counts were computed from the parts and are treated as public "
+        "(the protocol needs them)"
+    ]
     if result is not None:
         try:
             scores = _evaluate(result, parts, schema)
