@@ -29,6 +29,7 @@ from ppdp.data.stats import SufficientStats
 from ppdp.exceptions import (
     BudgetExceededError,
     DataValidationError,
+    LowUtilityWarning,
     ParameterError,
     PPDPError,
     PrivacyLeakWarning,
@@ -643,3 +644,67 @@ def test_cli_bad_input_exit_2_one_line_no_file_nothing_spent(
     assert list(tmp_path.iterdir()) == []  # no output file, no workdir
     assert listing() == before
     assert budget_report(root / "budget.db").spent.is_zero
+
+
+# --- Rows of the catalogue that the later layers make testable -----------------------------------
+
+
+def test_lda_singular_scatter_and_d_above_n_give_a_finite_direction(acct2):
+    """Collinear features and n < d: a public ridge, no data-dependent exception."""
+    collinear = TINY_DF.copy()
+    collinear["x2"] = collinear["x1"]
+    few = TINY_DF.iloc[:3]
+    for df in (collinear, few):
+        counts = [int((df["cls"] == c).sum()) for c in ("no", "yes")]
+        pub = LDAProjectionPublisher(0.2, 1e-6, TINY, class_counts=counts, release="direction")
+        with warnings.catch_warnings():  # the direction is mostly noise here, and says so
+            warnings.simplefilter("ignore", LowUtilityWarning)
+            pub.fit(df, accountant=acct2)
+        assert np.all(np.isfinite(pub.directions_))
+        assert np.linalg.norm(pub.directions_) == pytest.approx(1.0)
+
+
+def test_lda_empty_declared_class_is_refused_from_the_public_counts_alone(acct2):
+    df = TINY_DF[TINY_DF["cls"] == "no"]
+    pub = LDAProjectionPublisher(1.0, 1e-6, TINY, class_counts=[len(df), 0])
+    with pytest.raises(ParameterError, match=r"class_counts \(\[\d+, 0\]\)") as info:
+        pub.fit(df, accountant=acct2)
+    _one_line(str(info.value))
+    assert acct2.spent.is_zero
+
+
+def test_objective_perturbation_with_tiny_lambda_falls_back_instead_of_failing(acct2):
+    clf = _learner("logreg", epsilon=0.1, regularization=1e-9).fit(LX, LY, accountant=acct2)
+    assert any("Δ fallback" in a for a in clf.guarantee_.assumptions)
+    assert acct2.spent == PrivacyBudget(0.1)
+
+
+@pytest.mark.parametrize(
+    ("kw", "fragment"), [({"gamma": 0.0}, "gamma (0.0)"), ({"n_components": 0}, "n_components (0)")]
+)
+def test_random_fourier_features_bad_parameters(kw, fragment):
+    from ppdp.learn import RandomFourierFeatures
+
+    with pytest.raises(ParameterError) as info:
+        RandomFourierFeatures(**kw).fit(LX)
+    _one_line(str(info.value), fragment)
+
+
+def test_local_reconstructions_are_projected_onto_the_simplex():
+    """Negative frequency estimates are projected, never returned or refused."""
+    from ppdp.local import AdditiveRandomizer, CharacteristicVectorRandomizer, reconstruct_fourier
+
+    add = AdditiveRandomizer(noise="laplace", scale=0.3, domain=(0.0, 1.0))
+    cv = CharacteristicVectorRandomizer(regions=5, noise="discrete-normal", gamma=0.5, sigma=3.0)
+    with warnings.catch_warnings():  # few reports for these harmonics, and it says so
+        warnings.simplefilter("ignore", LowUtilityWarning)
+        estimates = [
+            reconstruct_fourier(
+                add.randomise(np.full(2000, 0.05), random_state=1), add, harmonics=6
+            ),
+            cv.estimate(cv.randomise(np.zeros(50, dtype=int), random_state=2)),
+        ]
+    assert min(estimates[0].details["raw_bin_mass"]) < 0  # there was something to project
+    for est in estimates:
+        assert est.probabilities.min() >= 0.0
+        assert est.probabilities.sum() == pytest.approx(1.0)
