@@ -13,6 +13,9 @@ CHECKSUMS = {
     "adult/adult_train.csv.gz": "599a6be481509f8a937c2df964aa28edb6f30a8d4ac65910837830e7e7560b1a",
     "adult/adult_test.csv.gz": "eec31c7dc56c12c1e81137d172821e69b5aa1f50e5ce6804dc77d1ee2bc6d48c",
     "nltcs/nltcs.csv.gz": "649948d3cd63f02e794036dfc930d75ac045411a20cab2281b6dd344f97c37f7",
+    "kddcup99/kddcup99_10pct_sample70k.csv.gz": (
+        "350112eaa5af0edee3f29fbaa49540b0045e0597f10e55ad69b4f8f6e40423a2"
+    ),
 }
 
 

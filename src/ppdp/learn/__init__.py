@@ -1,10 +1,15 @@
-"""Private classifiers: ERM by objective and output perturbation, and private tuning.
+"""Private classifiers: ERM by objective and output perturbation, kernels, private tuning.
 
 :class:`PrivateLogisticRegression` and :class:`PrivateLinearSVM` (Huber loss) follow
 Chaudhuri, Monteleoni & Sarwate (JMLR 2011): ε-DP under replace-one neighbours with n
 public, for records of declared norm. Every learner spends its budget in ``fit`` only, in
 the order check → validate → spend → train (:mod:`ppdp.learn._base`), and states its
 guarantee in ``guarantee_``. The privacy argument is in ``docs/proofs/erm.md``.
+
+:class:`RandomFourierFeatures`, :class:`PrivateRBFSVM` (Rubinstein et al. 2012) and
+:class:`HybridRBFSVM` (Li et al. 2014: frequencies fitted on public rows) learn RBF-kernel
+SVMs through a unit-norm random feature map (``docs/proofs/rbf-svm.md``). Released models
+are saved and loaded with :func:`save_model` / :func:`load_model` (JSON; nothing private).
 """
 
 from importlib.util import find_spec as _find_spec
@@ -18,27 +23,26 @@ if _find_spec("sklearn") is None:  # pragma: no cover - the learn extra is insta
 
 from ppdp.learn._base import Plan, PrivateClassifierBase
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
+from ppdp.learn._model_io import load_model, read_model, save_model
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
+from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
+from ppdp.learn.rff import RandomFourierFeatures
 from ppdp.learn.tuning import PrivateTuning
 
 __all__ = [
     "HuberLoss",
+    "HybridRBFSVM",
     "LogisticLoss",
     "Loss",
     "Plan",
     "PrivateClassifierBase",
     "PrivateLinearSVM",
     "PrivateLogisticRegression",
+    "PrivateRBFSVM",
     "PrivateTuning",
+    "RandomFourierFeatures",
+    "load_model",
+    "read_model",
+    "save_model",
     "solve_erm",
 ]
-
-# Learners of sibling modules (random features, RBF SVMs), exported once they exist.
-if _find_spec("ppdp.learn.rff") is not None:
-    from ppdp.learn.rff import RandomFourierFeatures
-
-    __all__ += ["RandomFourierFeatures"]
-if _find_spec("ppdp.learn.rbf_svm") is not None:
-    from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
-
-    __all__ += ["HybridRBFSVM", "PrivateRBFSVM"]
