@@ -400,7 +400,12 @@ def test_budget_exceeded_sends_nothing():
     with pytest.raises(BudgetExceededError):
         rnd.publisher.start()
     assert _kinds(rnd) == ["genesis"]
+    # The caller's abort() tells every other party at once (no wait for a phase timeout).
+    sent = rnd.publisher.abort(rnd.publisher.abort_reason)
     assert rnd.publisher.state == "aborted"
+    assert {m.kind for m in sent} == {Kind.ABORT}
+    assert set(rnd.config.owners) <= {m.recipient for m in sent}
+    assert _kinds(rnd) == ["genesis"]
 
 
 def test_a_session_id_is_charged_once(tmp_path):
@@ -418,6 +423,7 @@ def test_a_session_id_is_charged_once(tmp_path):
     )
     with pytest.raises(ParameterError, match="already charged"):
         again.start()
+    assert {m.kind for m in again.abort(again.abort_reason)} == {Kind.ABORT}
     assert again.state == "aborted"
     assert _kinds(rnd).count("spend") == 1
 

@@ -477,7 +477,8 @@ class Publisher(_Party):
         try:
             self.accountant.check(cfg.budget, mechanism=_MECHANISM)
         except BudgetExceededError:
-            self.state = ABORTED
+            # The state stays "waiting": the caller's abort() then tells the other parties
+            # at once instead of leaving them to their phase timeout.
             self.abort_reason = "budget exceeded: nothing spent, no share requested"
             raise
         record = self.accountant.spend(
@@ -491,7 +492,6 @@ class Publisher(_Party):
         if record.replayed:
             # This session was charged before: running it again would release fresh noise
             # under one recorded charge (docs/proofs/ledger.md, "the replay hazard").
-            self.state = ABORTED
             self.abort_reason = f"session {cfg.session_id!r} was already charged"
             raise ParameterError(
                 f"session_id ({cfg.session_id!r}) was already charged at ledger entry "

@@ -429,9 +429,13 @@ def run_round(
     try:
         first += rnd.publisher.start()
     except PPDPError:
-        if rnd.publisher.state not in TERMINAL:
+        reason = rnd.publisher.abort_reason
+        if reason is None:
             raise
-        return net  # e.g. budget exceeded: nothing spent, nothing sent
+        # A refusal at the start (budget exceeded, session already charged): nothing is
+        # spent; the other parties are told at once and end aborted.
+        net.run(rnd.publisher.abort(reason))
+        return net
     net.run(first)
     for name, party in rnd.parties.items():
         if party.state not in TERMINAL:
