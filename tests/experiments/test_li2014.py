@@ -32,6 +32,7 @@ TINY = {
         n_public=40,
         n_components=5,
         trials=1,
+        diagnostic_trials=2,
         n_rows=1500,
     ),
     li2014_auc_vs_dims: dict(dims=(3, 6), public_sizes=(40,), n_public=40, trials=1, n_rows=1500),
@@ -106,6 +107,30 @@ def test_erratum_variant_has_n_times_less_noise_and_says_so() -> None:
     assert bad.guarantee_.epsilon == pytest.approx(n * 1.0)  # honest: nε-DP, not ε-DP
 
 
+def test_paired_noise_adds_the_same_laplace_vector_to_both_learners() -> None:
+    """Common random numbers: with the same noise key, hybrid and private release w* + μ
+    with the same μ (equal scales), so their AUC difference is due to ρ alone."""
+    from ppdp.learn.rbf_svm import solve_svm
+    from ppdp.learn.rff import feature_map
+
+    X, y = _li2014.adult(1500, 0)
+    s = _li2014.split(X, y, seed=0, trial=0, pool_size=40)
+    t = _li2014.Trial(0, 0)
+    runs = _li2014.SeededRuns()
+    kw = dict(epsilon=1.0, C=10.0, gamma=0.5, n_components=4, noise_key=(1, 0), runs=runs)
+    _, _, h = _li2014.fit_hybrid(s, t, n_public=40, **kw)
+    _, _, p = _li2014.fit_private(s, t, **kw)
+    assert not np.allclose(h.rho_, p.rho_)
+    ypm = np.where(s.y_private == 1, 1.0, -1.0)
+    mus = []
+    for clf in (h, p):
+        w, _, _ = solve_svm(feature_map(s.X_private, clf.rho_), ypm, C=10.0, huber_h=0.5)
+        mus.append(clf.coef_ - w)
+    assert h.noise_scale_ == p.noise_scale_
+    assert np.linalg.norm(mus[0]) > 1e-3
+    np.testing.assert_allclose(mus[0], mus[1], rtol=0, atol=1e-6)
+
+
 @needs_matplotlib
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ID)
 def test_tiny_run_writes_everything_and_is_reproducible(module, tmp_path) -> None:
@@ -122,6 +147,8 @@ def test_tiny_run_writes_everything_and_is_reproducible(module, tmp_path) -> Non
     assert "Paper vs ours" in res.summary
     if module is not li2014_auc_vs_epsilon:  # the shared protocol: one rerun is enough
         return
+    assert "paired_draws.csv" in names and "Hybrid − private, paired" in res.summary
+    assert len(res.key_numbers["paired_diff_diagnostic"]) == len(config.epsilons)
     again = module.run(config, tmp_path / "b")
     first = pd.read_csv(res.files[0])
     second = pd.read_csv(again.files[0])

@@ -346,8 +346,14 @@ def sweep(
     n_private: int | None = None,
     with_erratum: bool = False,
     tuned_dims: tuple[int, ...] = (),
+    paired_noise: bool = False,
 ) -> pd.DataFrame:
     """AUC and seconds of every learner at every cell and trial (one row per fit).
+
+    ``paired_noise=True`` gives the private SVM the hybrid's noise seed at each (trial,
+    cell) (common random numbers: both releases add the same Laplace vector, as their
+    scales are equal), so their difference measures the frequencies, not the noise draw;
+    each learner's own distribution is unchanged.
 
     ``public-N`` SVMs are fitted for every N in ``public_sizes`` and, if a cell's
     ``n_public`` is not among them, for that size too; ε-free learners (public-only,
@@ -382,7 +388,7 @@ def sweep(
                 C=C,
                 gamma=gamma,
                 n_components=c.n_components,
-                noise_key=(2, ci),
+                noise_key=(1, ci) if paired_noise else (2, ci),
                 runs=runs,
             )
             rows.append(dict(base, method="private", n_public=0, auc=a, seconds=sec))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ppdp._validation import check_int, check_positive
@@ -57,6 +58,10 @@ class Config:
         Also run the hybrid SVM with the paper's noise scale (C_s plugged into the C/n
         formula: λ/n). Not DP; shows where the paper's closeness to non-private comes from.
     trials : int
+    diagnostic_trials : int
+        Trials of the paired noise-free diagnostic (``score_spread.csv``,
+        ``paired_draws.csv``): cheap (no release, one solve per learner), so more of them
+        than ``trials`` pin down the hybrid − private difference where the noise dominates.
     seed : int
     n_rows : int or None
         A seeded subsample of Adult (tests only).
@@ -71,6 +76,7 @@ class Config:
     tuned_dims: tuple[int, ...] = (5, 10, 20, 50)
     with_erratum: bool = True
     trials: int = 8
+    diagnostic_trials: int = 40
     seed: int = 2014
     n_rows: int | None = None
 
@@ -89,6 +95,11 @@ class Config:
         object.__setattr__(self, "tuned_dims", int_grid("tuned_dims", tuned) if tuned else ())
         if not isinstance(self.with_erratum, bool):
             raise ParameterError(f"with_erratum ({self.with_erratum!r}) must be True or False")
+        object.__setattr__(
+            self,
+            "diagnostic_trials",
+            check_int("diagnostic_trials", self.diagnostic_trials, minimum=1),
+        )
         check_common(self)
 
     @classmethod
@@ -102,6 +113,7 @@ class Config:
         return cls(
             epsilons=(0.1, 1.0, 5.0),
             trials=1,
+            diagnostic_trials=2,
             n_rows=4000,
             n_components=20,
             tuned_dims=(5, 20),
@@ -152,8 +164,10 @@ def run(
             progress=progress,
             with_erratum=config.with_erratum,
             tuned_dims=config.tuned_dims,
+            paired_noise=True,
         )
-        spread = _score_spread(X, y, config)
+        spread, paired = _score_spread(X, y, config)
+    table = _paired_table(results, paired)
     wide = li.mean_table(results, "x", _methods(config))
     wide.index.name = "epsilon"
     chosen: dict[float, str] = {}
@@ -162,7 +176,7 @@ def run(
         for e, g in sel.groupby("x"):
             chosen[float(e)] = ", ".join(str(int(v)) for v in g.chosen_D)
     se = results.groupby(["x", "method"]).auc.sem().unstack().fillna(0.0)
-    summary, key = _summary(config, len(X), X.shape[1], wide, runs, spread, chosen, se)
+    summary, key = _summary(config, len(X), X.shape[1], wide, runs, spread, chosen, se, table)
     fig = li.plot_lines(
         plt,
         wide,
@@ -173,6 +187,7 @@ def run(
     files = [
         write_csv(results.rename(columns={"x": "epsilon_x"}), out / "results.csv"),
         write_csv(spread, out / "score_spread.csv"),
+        write_csv(paired, out / "paired_draws.csv"),
         write_json(config_dict(config, ID), out / "config.json"),
         save_figure(fig, out / "auc_vs_epsilon.png"),
         write_text(summary, out / "summary.md"),
@@ -180,15 +195,29 @@ def run(
     return ExperimentResult(ID, out, tuple(files), summary, key)
 
 
-def _score_spread(X: Any, y: Any, config: Config) -> pd.DataFrame:
+#: Simulated noise draws per trial and ε in the paired diagnostic (``paired_draws.csv``).
+DIAGNOSTIC_DRAWS = 50
+
+
+def _score_spread(X: Any, y: Any, config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per trial: the spread (sd over test rows) of the noise-free scores w*ᵀz(x) with the
     random and with the fitted frequencies (no release: a diagnostic of the noise's effect,
-    which moves every score by μᵀz(x), of sd √2·λ whatever ρ is, since ‖z(x)‖ = 1)."""
-    from ppdp.learn.rbf_svm import solve_svm
+    which moves every score by μᵀz(x), of sd √2·λ whatever ρ is, since ‖z(x)‖ = 1).
+
+    Also a paired diagnostic: for each trial and ε, ``DIAGNOSTIC_DRAWS`` Laplace vectors of
+    the release's scale λ, each added to *both* noise-free solutions (common random
+    numbers), and the mean test AUC of each. This is a simulation from a seeded numpy
+    generator, nothing is released; it separates the effect of ρ from that of the draw.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    from ppdp.experiments._framework import seed_sequence
+    from ppdp.learn.rbf_svm import rubinstein_noise_scale, solve_svm
     from ppdp.learn.rff import draw_frequencies, feature_map, fit_frequencies
 
     rows = []
-    for trial in range(config.trials):
+    paired = []
+    for trial in range(config.diagnostic_trials):
         s = li.split(
             X,
             y,
@@ -211,11 +240,118 @@ def _score_spread(X: Any, y: Any, config: Config) -> pd.DataFrame:
             ).rho,
         }
         ypm = (s.y_private == 1) * 2.0 - 1.0
+        scores = {}
         for name, rho in rhos.items():
             w, _, _ = solve_svm(feature_map(s.X_private, rho), ypm, C=config.C, huber_h=0.5)
-            sd = float((feature_map(s.X_test, rho) @ w).std())
-            rows.append(dict(trial=trial, features=name, score_sd=sd, w_norm=float(w @ w) ** 0.5))
-    return pd.DataFrame(rows)
+            zt = feature_map(s.X_test, rho)
+            scores[name] = (zt, w)
+            sc = zt @ w
+            rows.append(
+                dict(
+                    trial=trial,
+                    features=name,
+                    score_sd=float(sc.std()),
+                    w_norm=float(w @ w) ** 0.5,
+                    rho_norm_median=float(np.median(np.linalg.norm(rho, axis=1))),
+                    auc_noise_free=li.auc(s.y_test, sc),
+                )
+            )
+        rng = np.random.default_rng(seed_sequence(config.seed, 1404, trial))
+        n = s.X_private.shape[0]
+        for e in config.epsilons:
+            lam = rubinstein_noise_scale(config.C, config.n_components, n, e)
+            mus = rng.laplace(0.0, lam, size=(DIAGNOSTIC_DRAWS, 2 * config.n_components))
+            mean = {
+                k: float(np.mean([roc_auc_score(s.y_test, zt @ (w + mu)) for mu in mus]))
+                for k, (zt, w) in scores.items()
+            }
+            paired.append(
+                dict(
+                    trial=trial,
+                    epsilon=e,
+                    hybrid=mean["hybrid (fitted ρ)"],
+                    private=mean["private (random ρ)"],
+                )
+            )
+    return pd.DataFrame(rows), pd.DataFrame(paired)
+
+
+def _paired_table(results: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+    """Per ε: hybrid − private AUC, mean and standard error over trials, for the releases
+    (same noise seed for both) and for the shared-draw diagnostic."""
+    rel = results[results.method.isin(["hybrid", "private"])]
+    wide = rel.pivot_table(index=["x", "trial"], columns="method", values="auc")
+    diff = (wide["hybrid"] - wide["private"]).groupby(level=0)
+    dd = (paired.hybrid - paired.private).groupby(paired.epsilon)
+    out = pd.DataFrame(
+        {
+            "release_diff": diff.mean(),
+            "release_se": diff.sem(),
+            "diagnostic_diff": dd.mean(),
+            "diagnostic_se": dd.sem(),
+        }
+    )
+    out.index.name = "epsilon"
+    return out.fillna(0.0)
+
+
+def _verdict(table: pd.DataFrame, trials: int) -> str:
+    """Above / tied / below per ε by the paired diagnostic (2 standard errors)."""
+    if trials < 2:
+        return "no standard error with one trial"  # pragma: no cover - quick runs
+    d, se = table.diagnostic_diff, table.diagnostic_se
+    groups = {
+        "above": [e for e in table.index if d[e] >= 2 * se[e]],
+        "tied (|diff| < 2 SE)": [e for e in table.index if abs(d[e]) < 2 * se[e]],
+        "below": [e for e in table.index if d[e] <= -2 * se[e]],
+    }
+    return ", ".join(
+        f"{k} at ε ∈ {{{', '.join(f'{e:g}' for e in v)}}}" for k, v in groups.items() if v
+    )
+
+
+def _paired_lines(
+    config: Config, table: pd.DataFrame, spread: pd.DataFrame, n_private: int
+) -> list[str]:
+    lines = [
+        "## Hybrid − private, paired",
+        "",
+        "Both learners get the same split, the same starting draw of ρ and, at each ε, the same "
+        "noise seed (their noise scales are equal, so they add the same Laplace vector): the "
+        "difference measures the frequencies, not the luck of the draw. *Releases*: the "
+        f"runs above, {config.trials} trial(s). *Diagnostic*: the noise-free solutions of both, "
+        f"{config.diagnostic_trials} trial(s) (trial k has release trial k's split and ρ), "
+        f"{DIAGNOSTIC_DRAWS} shared simulated Laplace draws per trial (`paired_draws.csv`; "
+        "nothing released). Mean ± standard error over trials.",
+        "",
+        "| ε | releases | diagnostic |",
+        "|---:|---:|---:|",
+    ]
+    for e, r in table.iterrows():
+        lines.append(
+            f"| {e:g} | {r.release_diff:+.3f} ± {r.release_se:.3f} | "
+            f"{r.diagnostic_diff:+.3f} ± {r.diagnostic_se:.3f} |"
+        )
+    means = spread.groupby("features")[["auc_noise_free", "score_sd", "rho_norm_median"]].mean()
+    h, p = means.loc["hybrid (fitted ρ)"], means.loc["private (random ρ)"]
+    e0 = float(min(config.epsilons))
+    lam0 = 2.0**2.5 * config.C * config.n_components**0.5 / (n_private * e0)
+    lines += [
+        "",
+        f"Paired diagnostic: {_verdict(table, config.diagnostic_trials)}. "
+        "Without noise the fitted ρ gives "
+        f"AUC {h.auc_noise_free:.3f} against {p.auc_noise_free:.3f} for the random ρ, with "
+        f"scores of sd {h.score_sd:.3f} against {p.score_sd:.3f} (median ‖ρ_j‖ "
+        f"{h.rho_norm_median:.2f} against {p.rho_norm_median:.2f}). The noise moves every score "
+        "by μᵀz(x), of sd √2·λ whatever ρ is (‖z(x)‖ = 1); at ε = "
+        f"{e0:g}, √2·λ = {2**0.5 * lam0:.3f}, {2**0.5 * lam0 / p.score_sd:.1f} times the "
+        "noise-free spread. Where the noise dominates, both learners fall to the same noise "
+        "floor and the fitted ρ's advantage, which lies in the noise-free scores and not in "
+        "the signal-to-noise ratio, shrinks with it. What helps there is fewer coordinates "
+        "(λ ∝ √D): the D-tuned hybrid below.",
+        "",
+    ]
+    return lines
 
 
 def _spread_lines(
@@ -268,11 +404,13 @@ def _summary(
     spread: pd.DataFrame,
     results_chosen: dict[float, str],
     se: pd.DataFrame,
+    table: pd.DataFrame,
 ) -> tuple[str, dict[str, Any]]:
     margin = wide["hybrid"] - wide["private"]
     above = bool((margin > 0).all())
     gap = wide["all-data"] - wide["hybrid"]
     best_public = f"public-{max(config.public_sizes)}"
+    n_private = n - max(n // 10, 2) - max(config.n_public, *config.public_sizes)
     lines = li.header_lines(
         TITLE,
         ID,
@@ -297,7 +435,9 @@ def _summary(
         "|---|---|---|",
         f"| hybrid AUC above the private SVM's at every ε | yes (plot) | "
         f"{'yes' if above else 'no'}: margin {float(margin.min()):+.3f} to "
-        f"{float(margin.max()):+.3f} |",
+        f"{float(margin.max()):+.3f}; paired diagnostic: "
+        + _verdict(table, config.diagnostic_trials)
+        + " |",
         f"| hybrid close to the non-private all-data SVM | yes (plot) | gap "
         f"{float(gap.iloc[-1]):+.3f} at ε = {wide.index[-1]:g}, {float(gap.iloc[0]):+.3f} at "
         f"ε = {wide.index[0]:g} |",
@@ -305,11 +445,10 @@ def _summary(
         + _first_eps_above(wide, best_public)
         + " |",
         "",
+        *_paired_lines(config, table, spread, n_private),
         *_tuned_lines(wide, results_chosen),
         *_erratum_lines(wide),
-        *_spread_lines(
-            config, spread, n - max(n // 10, 2) - max(config.n_public, *config.public_sizes), se
-        ),
+        *_spread_lines(config, spread, n_private, se),
         *li.DIFFERENCES,
     ]
     key = {
@@ -317,6 +456,8 @@ def _summary(
         "hybrid_auc": [float(v) for v in wide["hybrid"]],
         "private_auc": [float(v) for v in wide["private"]],
         "all_data_auc": float(wide["all-data"].iloc[0]),
+        "paired_diff_diagnostic": [float(v) for v in table.diagnostic_diff],
+        "paired_se_diagnostic": [float(v) for v in table.diagnostic_se],
     }
     return "\n".join(lines), key
 
