@@ -322,7 +322,10 @@ def _paired_lines(
         f"runs above, {config.trials} trial(s). *Diagnostic*: the noise-free solutions of both, "
         f"{config.diagnostic_trials} trial(s) (trial k has release trial k's split and ρ), "
         f"{DIAGNOSTIC_DRAWS} shared simulated Laplace draws per trial (`paired_draws.csv`; "
-        "nothing released). Mean ± standard error over trials.",
+        "nothing released). Mean ± standard error over trials. Sharing μ does little for a "
+        "single release: μᵀz(x) is a different random function of x for each ρ, so the "
+        "releases' difference keeps most of the draw's variance; the diagnostic averages "
+        "many draws of the very releases' noise-free solutions.",
         "",
         "| ε | releases | diagnostic |",
         "|---:|---:|---:|",
