@@ -317,8 +317,8 @@ def _paired_lines(
         "## Hybrid − private, paired",
         "",
         "Both learners get the same split, the same starting draw of ρ and, at each ε, the same "
-        "noise seed (their noise scales are equal, so they add the same Laplace vector): the "
-        "difference measures the frequencies, not the luck of the draw. *Releases*: the "
+        "noise seed (their noise scales are equal, so they add the same Laplace vector). "
+        "*Releases*: the "
         f"runs above, {config.trials} trial(s). *Diagnostic*: the noise-free solutions of both, "
         f"{config.diagnostic_trials} trial(s) (trial k has release trial k's split and ρ), "
         f"{DIAGNOSTIC_DRAWS} shared simulated Laplace draws per trial (`paired_draws.csv`; "
