@@ -140,3 +140,76 @@ def test_quick_owners_run(tmp_path):
         "lda-rule/joint-view",
         "lda-rule/paper-split",
     }
+
+
+def _fake_fig1_results(out, tasks=("adult-salary", "nltcs-outside"), eps=(0.2, 1.0)):
+    """A tiny finished fig1 run (config.json + results.csv), without running anything."""
+    config = gu2022_fig1.Config(tasks=tasks, epsilons=eps, trials=2, n_rows=3000)
+    rows = []
+    for task in tasks:
+        for rep in range(2):
+            rows.append((task, np.nan, rep, "non-private", 0.17))
+            rows.append((task, np.nan, rep, "majority", 0.25))
+            for e in eps:
+                for m in ("paper-release", "noisy-projections", "lda-rule"):
+                    rows.append((task, e, rep, m, 0.2 - 0.01 * e))
+    cols = ["task", "epsilon", "rep", "method", "misclassification"]
+    pd.DataFrame(rows, columns=cols).to_csv(out / "results.csv", index=False)
+    from ppdp.experiments._framework import config_dict
+
+    (out / "config.json").write_text(json.dumps(config_dict(config, gu2022_fig1.ID)))
+
+
+@needs_matplotlib
+def test_summary_says_how_to_get_the_peer_line_when_absent(tmp_path):
+    _fake_fig1_results(tmp_path)
+    result = gu2022_fig1.summary_only(tmp_path)
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary == result.summary
+    assert "No peer line" in summary and gu2022_fig1.PEER_FILE in summary
+    assert gu2022_fig1.PEER_SCRIPT in summary and "--summary-only" in summary
+    assert gu2022_fig1.PEER_LABEL not in summary
+    assert "16 seeded releases" in summary  # 2 tasks x 2 reps x 2 eps x 2 releases
+    assert (tmp_path / "fig.png").stat().st_size > 0
+
+
+@needs_matplotlib
+def test_summary_and_plot_include_the_peer_line_when_its_csv_is_present(tmp_path):
+    _fake_fig1_results(tmp_path)
+    before = (tmp_path / "results.csv").read_bytes()
+    gu2022_fig1.summary_only(tmp_path)
+    png_without = (tmp_path / "fig.png").read_bytes()
+    peer = pd.DataFrame(
+        {
+            "task": ["adult-salary"] * 4 + ["nltcs-outside"] * 2,
+            "epsilon": [0.2, 0.2, 1.0, 1.0, 0.2, 1.0],
+            "rep": [0, 1, 0, 1, 0, 0],
+            "misclassification": [0.30, 0.32, 0.20, 0.22, 0.40, 0.35],
+            "seconds": [1.0] * 6,
+        }
+    )
+    peer.to_csv(tmp_path / gu2022_fig1.PEER_FILE, index=False)
+    result = gu2022_fig1.summary_only(tmp_path)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "No peer line" not in summary
+    rows = [ln for ln in summary.splitlines() if ln.startswith(f"| {gu2022_fig1.PEER_LABEL} |")]
+    assert len(rows) == 2  # one per task
+    # adult-salary, eps = 0.2: mean 0.31, s.e. = sd / sqrt(2) = 0.01414 / 1.414 = 0.01
+    assert "0.3100 ± 0.0100 s.e. (n = 2)" in rows[0]
+    assert "0.2100 ± 0.0100 s.e. (n = 2)" in rows[0]
+    assert "0.4000 ± nan s.e. (n = 1)" in rows[1]
+    assert result.key_numbers["adult-salary/peer-datasynthesizer/eps=1"] == pytest.approx(0.21)
+    assert (tmp_path / "results.csv").read_bytes() == before  # nothing rerun
+    assert (tmp_path / "fig.png").read_bytes() != png_without
+
+
+def test_peer_csv_without_the_needed_columns_is_refused(tmp_path):
+    bad = pd.DataFrame({"task": ["adult-salary"], "epsilon": [1.0]})
+    with pytest.raises(ParameterError, match="misclassification"):
+        gu.aggregate_peer(bad)
+
+
+def test_summary_only_refuses_another_experiments_folder(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"experiment": "gu2022-fig2"}))
+    with pytest.raises(ParameterError, match="gu2022-fig2"):
+        gu2022_fig1.summary_only(tmp_path)

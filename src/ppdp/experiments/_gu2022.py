@@ -412,8 +412,21 @@ def aggregate(results: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={"mean": "mean_error", "std": "sd_error", "count": "reps"})
 
 
-def plot_grid(plt: Any, agg: pd.DataFrame, config: Any, title: str, path: Any) -> Any:
-    """One panel per task: misclassification vs ε, flat lines for the ε-free methods."""
+def plot_grid(
+    plt: Any,
+    agg: pd.DataFrame,
+    config: Any,
+    title: str,
+    path: Any,
+    *,
+    peer: pd.DataFrame | None = None,
+    peer_label: str = "peer",
+) -> Any:
+    """One panel per task: misclassification vs ε, flat lines for the ε-free methods.
+
+    ``peer`` (columns ``task, epsilon, mean_error, se_error``, see :func:`aggregate_peer`)
+    adds one more line per task, with standard-error bars.
+    """
     from ppdp.experiments._framework import save_figure
 
     tasks = list(config.tasks)
@@ -441,6 +454,19 @@ def plot_grid(plt: Any, agg: pd.DataFrame, config: Any, title: str, path: Any) -
                 capsize=2,
                 label=METHODS[method],
             )
+        if peer is not None:
+            p = peer[peer.task == task].sort_values("epsilon")
+            if not p.empty:
+                ax.errorbar(
+                    p.epsilon,
+                    p.mean_error,
+                    yerr=p.se_error.fillna(0.0),
+                    fmt="D-",
+                    color="#8172b2",
+                    ms=4,
+                    capsize=2,
+                    label=peer_label,
+                )
         for method, colour in (("non-private", "black"), ("majority", "grey")):
             s = sub[sub.method == method]
             if not s.empty:
@@ -467,8 +493,35 @@ def plot_grid(plt: Any, agg: pd.DataFrame, config: Any, title: str, path: Any) -
     return save_figure(fig, path)
 
 
-def grid_table(agg: pd.DataFrame, config: Any) -> list[str]:
-    """Markdown: per task, the mean (sd) misclassification of each method at each ε."""
+def aggregate_peer(peer: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard error and count of a peer's misclassification per (task, ε).
+
+    ``peer`` has one row per release: columns ``task``, ``epsilon``, ``rep`` and
+    ``misclassification`` (the CSV of ``benchmarks/peer_datasynthesizer_gu2022.py``).
+    """
+    missing = {"task", "epsilon", "rep", "misclassification"} - set(peer.columns)
+    if missing:
+        raise ParameterError(
+            f"peer results ({sorted(peer.columns)}) must have the columns task, epsilon, rep "
+            f"and misclassification; missing {sorted(missing)}"
+        )
+    g = peer.groupby(["task", "epsilon"]).misclassification
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    out["se_error"] = out["std"] / np.sqrt(out["count"])
+    return out.rename(columns={"mean": "mean_error", "std": "sd_error", "count": "reps"})
+
+
+def grid_table(
+    agg: pd.DataFrame,
+    config: Any,
+    *,
+    peer: pd.DataFrame | None = None,
+    peer_label: str = "peer",
+) -> list[str]:
+    """Markdown: per task, the mean (sd) misclassification of each method at each ε.
+
+    ``peer`` (from :func:`aggregate_peer`) adds a row per task: mean ± standard error.
+    """
     lines: list[str] = []
     eps_cols = list(config.epsilons)
     for task in config.tasks:
@@ -496,4 +549,15 @@ def grid_table(agg: pd.DataFrame, config: Any) -> list[str]:
                     f"{s.mean_error.iloc[0]:.4f} ({s.sd_error.iloc[0]:.4f})" if len(s) else "–"
                 )
             lines.append(f"| {METHODS[method]} | " + " | ".join(cells) + " |")
+        if peer is not None:
+            cells = []
+            for e in eps_cols:
+                p = peer[(peer.task == task) & np.isclose(peer.epsilon, e)]
+                cells.append(
+                    f"{p.mean_error.iloc[0]:.4f} ± {p.se_error.iloc[0]:.4f} s.e. "
+                    f"(n = {int(p.reps.iloc[0])})"
+                    if len(p)
+                    else "–"
+                )
+            lines.append(f"| {peer_label} | " + " | ".join(cells) + " |")
     return lines
