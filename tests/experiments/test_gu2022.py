@@ -199,6 +199,9 @@ def test_summary_and_plot_include_the_peer_line_when_its_csv_is_present(tmp_path
     assert "0.2100 ± 0.0100 s.e. (n = 2)" in rows[0]
     assert "0.4000 ± nan s.e. (n = 1)" in rows[1]
     assert result.key_numbers["adult-salary/peer-datasynthesizer/eps=1"] == pytest.approx(0.21)
+    # lda-rule is 0.2 - 0.01 * eps in the fake results: 0.198 at eps = 0.2, 0.19 at eps = 1
+    assert "ε = 0.2: adult-salary +11.2, nltcs-outside +20.2" in summary
+    assert "ε = 1: adult-salary +2.0, nltcs-outside +16.0" in summary
     assert (tmp_path / "results.csv").read_bytes() == before  # nothing rerun
     assert (tmp_path / "fig.png").read_bytes() != png_without
 
