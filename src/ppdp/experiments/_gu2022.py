@@ -488,6 +488,8 @@ def plot_grid(
         fontsize=8,
         bbox_to_anchor=(0.5, -0.02 - 0.04 * (2 if nrow == 1 else 1)),
     )
+    if peer is not None:
+        title = f"{title}\nerror bars: standard deviation (ppdp's methods), standard error (peer)"
     fig.suptitle(title)
     fig.tight_layout()
     return save_figure(fig, path)
