@@ -283,11 +283,7 @@ LDA_CASES = [
     ({"class_counts": [1, 2]}, "class counts"),  # not this table's public sizes
     ({"projection_share": 0.0}, "projection_share (0"),
     ({"ridge": -1.0}, "ridge (-1.0)"),
-    pytest.param(
-        {"mean_share": 1.5},
-        "mean_share (1.5)",
-        marks=pytest.mark.xfail(reason="named 'share' by publish/_fisher.py split_budget"),
-    ),
+    ({"mean_share": 1.5}, "mean_share (1.5)"),
 ]
 
 

@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 
 from ppdp import PrivacyBudget
-from ppdp.exceptions import BudgetExceededError, LedgerIntegrityError, ParameterError
+from ppdp.exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    LedgerIntegrityError,
+    ParameterError,
+)
 from ppdp.federated import Kind, Message, MessageFields, sign
 from ppdp.federated.messages import encode_array
 from ppdp.federated.simulate import Round, build_round, run_round
@@ -558,3 +563,16 @@ def test_ledger_io_error_before_the_noisy_means_aborts_and_releases_nothing(monk
     assert "disk full" in rnd.publisher.abort_reason
     assert all(o.noisy_means is None for o in rnd.owners.values())
     assert_aborted_and_charged(rnd)
+
+
+def test_owner_data_above_the_unit_ball_is_refused_by_count_not_value():
+    from ppdp.federated.roles import _check_data
+
+    rnd = _round()
+    d = rnd.config.n_features
+    X = np.full((4, d), 0.01)
+    X[1, 0] = 123.456  # a private value: it must not appear in the message
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(DataValidationError, match=r"1 record\(s\) of L2 norm > 1") as info:
+        _check_data(X, y, rnd.config)
+    assert "123" not in str(info.value)

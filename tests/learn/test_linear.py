@@ -370,3 +370,12 @@ def test_low_utility_is_logged_from_public_quantities(caplog) -> None:
         ).fit(X, y)
         PrivateLogisticRegression(epsilon=0.1, data_norm=4.0, random_state=0).fit(X[:50], y[:50])
     assert not any("noise dominates" in r.getMessage() for r in caplog.records)
+
+
+def test_nan_error_names_the_columns_never_a_value(acct) -> None:
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"age": [0.1] * 10, "hours": [np.nan] + [0.2] * 9})
+    with pytest.raises(DataValidationError, match=r"column\(s\) \['hours'\]") as info:
+        PrivateLogisticRegression(data_norm=1.0).fit(X, np.arange(10) % 2, accountant=acct)
+    assert "0.2" not in str(info.value) and "\n" not in str(info.value)
+    assert acct.spent.epsilon == 0.0

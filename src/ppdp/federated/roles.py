@@ -1050,10 +1050,11 @@ def _check_data(
     if not np.all(np.isfinite(arr)):
         raise DataValidationError("X contains NaN or infinity")
     norms = np.linalg.norm(arr, axis=1) if arr.size else np.zeros(0)
-    if norms.size and float(norms.max()) > 1.0 + 1e-9:
+    n_over = int(np.count_nonzero(norms > 1.0 + 1e-9))
+    if n_over:  # the count, never a value of the private data
         raise DataValidationError(
-            f"X has a record of L2 norm {float(norms.max()):.6g} > 1: scale records by a "
-            "declared bound (never the data's maximum) before the round"
+            f"X has {n_over} record(s) of L2 norm > 1: scale records by a declared bound "
+            "(never the data's maximum) before the round"
         )
     over = norms > 1.0
     if np.any(over):  # float rounding of a unit vector: pull strictly inside the ball

@@ -326,6 +326,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     def _validate_training_data(
         self, X: ArrayLike, y: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
+        _check_finite_columns(X)
         try:
             Xv, yv = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         except ValueError as exc:
@@ -448,3 +449,23 @@ def _json_param(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return [_json_param(x) for x in v.tolist()]
     return v
+
+
+def _check_finite_columns(X: Any) -> None:
+    """One clear line naming the columns with NaN or infinite entries (never a value)."""
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return
+    if arr.dtype.kind not in "biuf" or arr.ndim != 2 or np.all(np.isfinite(arr)):
+        # Not a dense real table (object, complex, sparse...): scikit-learn's validation
+        # says what is wrong.
+        return
+    bad = np.flatnonzero(~np.all(np.isfinite(arr), axis=0))
+    names = getattr(X, "columns", None)
+    cols = [str(names[i]) for i in bad[:5]] if names is not None else [int(i) for i in bad[:5]]
+    more = f" and {bad.size - 5} more" if bad.size > 5 else ""
+    raise DataValidationError(
+        f"X contains NaN or infinity in column(s) {cols}{more}: "
+        "impute or drop them before fitting (nothing was spent)"
+    )

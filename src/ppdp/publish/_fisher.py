@@ -308,7 +308,10 @@ def lda_noise_plan(
     factor = check_positive("sensitivity_factor", sensitivity_factor)
     if factor < 1.0:
         raise ParameterError(f"sensitivity_factor ({sensitivity_factor!r}) must be >= 1")
-    mean_budget, scatter_budget = split_budget(eps, dlt, check_real("mean_share", mean_share))
+    share = check_real("mean_share", mean_share)
+    if not 0.0 < share < 1.0:
+        raise ParameterError(f"mean_share ({mean_share!r}) must be strictly between 0 and 1")
+    mean_budget, scatter_budget = split_budget(eps, dlt, share)
     K = len(counts)
     n = sum(counts)
     details: dict[str, Any] = {

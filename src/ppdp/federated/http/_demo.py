@@ -308,7 +308,7 @@ def run_demo(
         release=release,
         calibration=calibration,
     )
-    root = Path(workdir)
+    root = Path(workdir).resolve()  # the parties run with the workdir as their cwd
     dep = prepare_deployment(
         root,
         parts=parts,
