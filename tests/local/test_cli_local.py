@@ -142,5 +142,8 @@ def test_bad_input_one_line(setup, capsys):
     _one_line_error(capsys, [*rep, str(tmp / "empty.csv")], "no values")
     _one_line_error(capsys, [*rep, "--column", "age", str(tmp / "values.csv")], "column")
     _one_line_error(capsys, [*rep, str(tmp / "values.csv")], "cannot reach")
+    # An out-of-domain value is refused before the (absent) collector is contacted.
+    pd.DataFrame({"income": [0.5, 1.5]}).to_csv(tmp / "outside.csv", index=False)
+    _one_line_error(capsys, [*rep, str(tmp / "outside.csv")], "outside")
     _one_line_error(capsys, ["local", "keygen", str(tmp / "app.key")], "already exists")
     _one_line_error(capsys, ["local", "estimate", "--config", cfg, "-o", "x.csv"], "required")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ppdp.exceptions import DataValidationError, ParameterError
-from ppdp.local.collector._aggregate import Aggregator
+from ppdp.local.collector._aggregate import Aggregator, randomizer_from_dict
 from ppdp.local.collector._config import CollectorConfig
 from ppdp.local.collector._estimate import CollectorEstimate, estimate_totals
 from ppdp.local.collector._store import CollectorStore
@@ -101,6 +101,10 @@ def report(
         raise ParameterError(f"batch_size ({batch_size!r}) must be an integer >= 1")
     cfg = _config(config)
     cfg.require_client()
+    # Refuse values outside the declared domain before contacting the collector at all.
+    declared = randomizer_from_dict(cfg.randomizer)
+    check = getattr(declared, "check_values", None) or declared.region_of
+    check(values)
     with CollectorClient(cfg, server, http=http) as client:
         reports = client.randomizer.randomise(values, random_state=random_state)
         size = min(batch_size, client.max_batch)
