@@ -133,3 +133,18 @@ def test_three_classes_give_two_directions_and_noisy_projections():
     assert res.state == "done"
     assert res.direction.shape == (5, 2) and res.projections.shape == (450, 2)
     np.testing.assert_allclose(np.linalg.norm(res.direction, axis=0), 1.0)
+
+
+def test_declared_class_counts_must_be_the_parts_class_sizes(tmp_path):
+    from ppdp.exceptions import DataValidationError
+
+    X, y = _data(n=300)
+    true = [int(np.sum(y == 0)), int(np.sum(y == 1))]
+    with pytest.raises(DataValidationError, match="declared class counts") as info:
+        simulate_round(
+            _parts(X, y, 3), epsilon=1.0, delta=1e-5, class_counts=[1, 2], workdir=tmp_path
+        )
+    assert "\n" not in str(info.value)
+    assert not list(tmp_path.iterdir())  # refused before any ledger was created or charged
+    res = simulate_round(_parts(X, y, 3), epsilon=1.0, delta=1e-5, class_counts=true)
+    assert res.state == "done"

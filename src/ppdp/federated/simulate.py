@@ -218,10 +218,18 @@ def build_round(
         labels = np.concatenate([y for _, y in data])
         classes = [v.item() if hasattr(v, "item") else v for v in np.unique(labels)]
     classes = list(classes)
+    labels = np.concatenate([y for _, y in data])
+    observed = [int(np.sum(labels == c)) for c in classes]
     if class_counts is None:
         # Treated as public: the class sizes are not protected (ALGORITHMS-publishing B.5.7).
-        labels = np.concatenate([y for _, y in data])
-        class_counts = [int(np.sum(labels == c)) for c in classes]
+        class_counts = observed
+    elif [int(c) for c in class_counts] != observed:
+        # As the centralised publisher: the declared sizes must be the data's (they are
+        # public by assumption, so the check reveals nothing the relation protects).
+        raise DataValidationError(
+            f"the declared class counts {[int(c) for c in class_counts]} are not the parts' "
+            "class sizes; declare the public global class counts of these records"
+        )
     m = len(data)
     owners = tuple(f"owner-{j + 1}" for j in range(m))
     session = session_id if session_id is not None else new_session_id()
