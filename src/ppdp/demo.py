@@ -399,7 +399,7 @@ def _release_models(
     path = run_dir / "adult-lda-dp-projections.csv"
     with atomic_path(path) as tmp:
         release.data.to_csv(tmp, index=False)
-    _, y_train = schema.encode(train)
+    X_train, y_train = schema.encode(train)  # the evaluation's copy; the release encoded its own
     X_test, y_test = schema.encode(test)
     scores = publisher.decision_function(test)  # the LDA rule from the released statistics
     lda = DemoModel(
@@ -420,7 +420,6 @@ def _release_models(
         from ppdp.learn import PrivateLogisticRegression
     except ImportError:  # the learn extra is missing: part 3 shows LDA-DP only
         return tuple(models), reference
-    X_train, _ = schema.encode(train)
     norm = schema.max_row_l2_norm
     private = PrivateLogisticRegression(
         epsilon=_EPS_MODEL, data_norm=norm, perturbation="objective", random_state=source
@@ -434,7 +433,7 @@ def _release_models(
             _scores(private.decision_function(X_test), private.predict(X_test), y_test),
         )
     )
-    reference.update(_nonprivate_models(train, test, schema))
+    reference.update(_nonprivate_models(X_train, y_train, X_test, y_test))
     return tuple(models), reference
 
 
@@ -462,14 +461,12 @@ def _scores_1d(
 
 
 def _nonprivate_models(
-    train: pd.DataFrame, test: pd.DataFrame, schema: Schema
+    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray
 ) -> dict[str, dict[str, float | None]]:
     """Non-private logistic regression and Fisher LDA on the same rows (the reference)."""
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.linear_model import LogisticRegression
 
-    X_train, y_train = schema.encode(train)
-    X_test, y_test = schema.encode(test)
     logistic = LogisticRegression(max_iter=1000).fit(X_train, y_train)
     lda = LinearDiscriminantAnalysis().fit(X_train, y_train)
     z_train, z_test = lda.transform(X_train), lda.transform(X_test)
