@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExceededError",
     "CalibrationError",
+    "ConvergenceError",
     "ConvergenceWarning",
     "DataValidationError",
     "InsecureRandomnessWarning",
@@ -92,6 +93,15 @@ class NotFittedError(PPDPError, ValueError, AttributeError):
 
 class CalibrationError(PPDPError):
     """A noise calibration could not reach the requested privacy target."""
+
+
+class ConvergenceError(PPDPError, RuntimeError):
+    """A solver did not certify the accuracy a privacy proof assumes; nothing was released.
+
+    Raised after the spend (the budget stays charged: charging without releasing is safe).
+    The message carries public parameters only (tolerances, iteration limits), never the
+    data-dependent residual or iteration count.
+    """
 
 
 class UnsupportedEventError(PPDPError, ValueError):
