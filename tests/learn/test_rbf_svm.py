@@ -15,12 +15,13 @@ from ppdp.accounting import Accountant
 from ppdp.budget import Neighbouring, PrivacyBudget
 from ppdp.exceptions import (
     BudgetExceededError,
+    ConvergenceError,
     DataValidationError,
     ParameterError,
     ParameterTypeError,
     PrivacyLeakWarning,
 )
-from ppdp.learn import HybridRBFSVM, PrivateRBFSVM
+from ppdp.learn import HybridRBFSVM, PrivateRBFSVM, rbf_svm
 from ppdp.learn.rbf_svm import (
     SOLVER_RTOL,
     libsvm_to_rubinstein_c,
@@ -116,6 +117,59 @@ def test_solver_meets_the_distance_the_sensitivity_pays_for() -> None:
         # J_E = (1/n)Σℓ + ‖w‖²/(2C) is (1/C)-strongly convex: ‖w − w*‖ ≤ C‖∇J_E‖, and
         # ‖∇J_E‖ ≤ SOLVER_RTOL·4/n gives ‖w − w*‖ ≤ SOLVER_RTOL·4C/n
         assert info["gradient_norm"] <= SOLVER_RTOL * 4 / len(X)
+
+
+def _unconverged_setup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+    """Data that need 4 Newton steps at C = 10, and a solver allowed only 1."""
+    X, y = _data(300, 4, seed=0)
+    params = dict(epsilon=1.0, C=10.0, n_components=20, feature_random_state=0)
+    rho = PrivateRBFSVM(**params)._frequencies({"n_components": 20, "gamma": 1.0}, 4, 0)
+    ypm = np.where(y == "out", 1.0, -1.0)
+    # sanity: with the shipped iteration limit the same problem converges
+    assert solve_svm(feature_map(X, rho), ypm, C=10.0, huber_h=0.5)[1]
+    monkeypatch.setattr(rbf_svm, "SOLVER_MAX_ITER", 1)
+    _, ok, info = solve_svm(feature_map(X, rho), ypm, C=10.0, huber_h=0.5)
+    assert not ok
+    return X, y, {**params, "_residual": info["gradient_norm"]}
+
+
+@pytest.mark.parametrize("cls", ["private", "hybrid"])
+def test_unconverged_solve_is_refused_and_the_spend_stays(
+    monkeypatch: pytest.MonkeyPatch, acct, cls: str
+) -> None:
+    X, y, params = _unconverged_setup(monkeypatch)
+    residual = params.pop("_residual")
+    if cls == "hybrid":
+        public = np.random.default_rng(9).random((10, 4))
+        clf = HybridRBFSVM(public, rho_max_iter=5, **params)
+    else:
+        clf = PrivateRBFSVM(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a refusal, not a warning
+        with pytest.raises(ConvergenceError) as info:
+            clf.fit(X, y, accountant=acct)
+    message = str(info.value)
+    assert "nothing was released" in message
+    assert "max_iter=1" in message
+    assert f"{SOLVER_RTOL * 4 / len(X):.3g}" in message  # the public tolerance only
+    assert f"{residual:.3g}" not in message and repr(residual) not in message
+    assert "\n" not in message
+    # check → spend → refuse: the charge is recorded, nothing is released
+    assert acct.spent.epsilon == pytest.approx(1.0)
+    assert len(acct.history()) == 1
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "classes_")
+
+
+def test_unconverged_candidate_refuses_private_tuning(monkeypatch: pytest.MonkeyPatch, acct):
+    X, y, params = _unconverged_setup(monkeypatch)
+    params.pop("_residual")
+    clf = PrivateRBFSVM(**params, tuning="private", param_grid={"C": [10.0, 100.0]})
+    with pytest.raises(ConvergenceError, match="nothing was released"):
+        clf.fit(X, y, accountant=acct)
+    assert acct.spent.epsilon == pytest.approx(1.0)
+    assert not hasattr(clf, "coef_")
 
 
 # --------------------------------------------------------------------------- fit / predict
