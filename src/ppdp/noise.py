@@ -869,6 +869,7 @@ def gamma_norm_vector(
     *,
     random_state: RandomState = None,
     granularity: float | None = None,
+    rounded: bool = True,
 ) -> NDArray[np.float64]:
     """Vectors with density ∝ exp(−‖b‖₂ / scale) on R^dim, on a power-of-two grid.
 
@@ -896,6 +897,14 @@ def gamma_norm_vector(
     granularity : float, optional
         The grid Λ: a power of two, at least ``scale * 2**-MAX_GRID_BITS``; default
         ``granularity(scale)``.
+    rounded : bool, default True
+        ``False`` skips the rounding and returns the continuous law at float64 resolution.
+        Only for *implicit* uses whose proof covers it: objective perturbation, where the
+        noise enters an optimisation and the released value is then snapped and noised
+        again (``docs/proofs/erm.md``). Never add an un-rounded vector to a value and
+        release the sum: a grid-rounded noise vector that can be solved for from the
+        output identifies the input (issue 11), and an un-rounded one leaks through its
+        float pattern.
 
     Returns
     -------
@@ -922,7 +931,8 @@ def gamma_norm_vector(
         lengths[bad] = np.sqrt(np.einsum("ij,ij->i", direction[bad], direction[bad]))
         bad = bad[lengths[bad] == 0.0]
     direction *= (norms / lengths)[:, None]
-    _round_to_grid(direction.reshape(-1), 1.0 / lam, lam)
+    if rounded:
+        _round_to_grid(direction.reshape(-1), 1.0 / lam, lam)
     if shape is None:
         return direction[0]
     return direction.reshape((*shape, d))

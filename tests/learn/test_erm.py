@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
 from ppdp import noise
-from ppdp.exceptions import ConvergenceWarning, ParameterError
+from ppdp.exceptions import ConvergenceError, ParameterError
 from ppdp.learn._erm import (
+    DEFAULT_RESIDUAL_SHARE,
     HuberLoss,
     LogisticLoss,
+    auto_regularization,
+    certified_gradient_bound,
     loss_from_dict,
     objective_perturbation_constants,
+    objective_perturbation_release,
     output_perturbation_constants,
     private_erm,
     regularization_from_svm_c,
@@ -125,19 +131,63 @@ def test_solver_reports_non_convergence() -> None:
     assert not ok and info["gradient_norm"] > 1e-10
 
 
-def test_unconverged_private_fit_warns() -> None:
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+def test_uncertified_private_fit_refuses_and_shows_no_data_number(perturbation) -> None:
+    """A solve that cannot certify ‖∇J‖ ≤ tol releases nothing (a warning is not enough)."""
     X, y = _data()
-    with pytest.warns(ConvergenceWarning, match="exact minimiser"):
+    with pytest.raises(ConvergenceError, match="nothing was released") as info:
         private_erm(
             X,
             y,
             loss=LogisticLoss(),
             epsilon=1.0,
             regularization=1e-6,
-            perturbation="objective",
+            perturbation=perturbation,
             random_state=SeededRandom(0),
             max_iter=1,
         )
+    # only the public parameters tol and max_iter, never a residual or an iteration count
+    numbers = re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", str(info.value))
+    assert set(numbers) == {"1e-10", "1"}, numbers
+
+
+def test_certified_gradient_bound_covers_the_exact_gradient() -> None:
+    """Huber's ℓ' is piecewise linear, so the exact gradient is a rational number."""
+    X, y = _data(n=200, d=3, seed=4)
+    loss = HuberLoss(0.5)
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(5, 3))
+    T = rng.normal(size=(5, 3)) / 200
+    bound = certified_gradient_bound(X, y, W, loss=loss, regularization=0.01, extra_linear_terms=T)
+    h = Fraction(1, 2)
+    for k in range(5):
+        g = [Fraction(0)] * 3
+        w = [Fraction(v) for v in W[k]]
+        for i in range(200):
+            z = [Fraction(v) for v in X[i]]
+            m = Fraction(y[i]) * sum(a * b for a, b in zip(z, w, strict=True))
+            if m > 1 + h:
+                d1 = Fraction(0)
+            elif m < 1 - h:
+                d1 = Fraction(-1)
+            else:
+                d1 = -(1 + h - m) / (2 * h)
+            for j in range(3):
+                g[j] += d1 * Fraction(y[i]) * z[j] / 200
+        g = [g[j] + Fraction(0.01) * w[j] + Fraction(T[k, j]) for j in range(3)]
+        exact = math.sqrt(float(sum(v * v for v in g)))
+        assert exact <= bound[k]
+        assert bound[k] - exact < 1e-12  # the float allowance is tiny
+
+
+def test_certified_gradient_bound_pairwise_branch_matches_blas() -> None:
+    X, y = _data(n=3000, d=4)
+    W = np.array([[0.3, -0.2, 0.1, 0.5]])
+    b_small = certified_gradient_bound(X[:100], y[:100], W, loss=LogisticLoss(), regularization=0.1)
+    b_large = certified_gradient_bound(X, y, W, loss=LogisticLoss(), regularization=0.1)
+    grad = ((LogisticLoss().derivative(y * (X @ W[0])) * y) @ X) / 3000 + 0.1 * W[0]
+    assert np.linalg.norm(grad) <= b_large[0] < np.linalg.norm(grad) + 1e-13
+    assert b_small[0] > 0
 
 
 # --------------------------------------------------------------------------- constants
@@ -257,27 +307,62 @@ def test_c_versus_c_over_n() -> None:
 # --------------------------------------------------------------------------- the noise used
 
 
-def test_objective_noise_is_recovered_from_first_order_conditions() -> None:
-    """b = −n∇(unperturbed objective + Δ/2‖w‖²) at the release equals the Gamma-norm draw."""
+def test_objective_release_is_the_certified_solve_snapped_plus_residual_noise() -> None:
+    """A fit's output is snap(w̃(b), Λ_g) + v for the draws b (continuous), v (on the grid),
+    and w̃ satisfies the first-order condition b = −n(∇J + Δw̃) up to n·tol."""
     X, y = _data(n=200, d=3)
     n = X.shape[0]
+    loss = LogisticLoss()
     for eps, lam in [(1.0, 0.01), (0.1, 1e-4)]:
         res = private_erm(
             X,
             y,
-            loss=LogisticLoss(),
+            loss=loss,
             epsilon=eps,
             regularization=lam,
             perturbation="objective",
             random_state=SeededRandom(7),
         )
         k = res.constants
-        w = res.coef
-        loss = LogisticLoss()
+        assert k.residual is not None and k.residual.epsilon == pytest.approx(0.01 * eps)
+        src = SeededRandom(7)
+        b = noise.gamma_norm_vector(3, k.noise_scale, size=1, random_state=src, rounded=False)
+        v = noise.gamma_norm_vector(
+            3, k.residual.noise_scale, size=1, random_state=src, granularity=k.residual.granularity
+        )
+        released, certified, _ = objective_perturbation_release(
+            X, y, loss=loss, constants=k, noise=b, residual_noise=v
+        )
+        assert certified.all()
+        np.testing.assert_array_equal(res.coef, released[0])
+        # the centre before the residual noise solves the perturbed problem
+        w = res.coef - v[0]
         grad = ((loss.derivative(y * (X @ w)) * y) @ X) / n + (lam + k.ridge) * w
-        b = -n * grad
-        expected = noise.gamma_norm_vector(3, k.noise_scale, random_state=SeededRandom(7))
-        np.testing.assert_allclose(b, expected, rtol=1e-6, atol=1e-6 * n)
+        np.testing.assert_allclose(-n * grad, b[0], rtol=1e-6, atol=1e-6 * n)
+        # b is not on a grid (its float pattern is the continuous law's)
+        frac = b[0] / noise.granularity(k.noise_scale)
+        assert np.any(np.abs(frac - np.rint(frac)) > 1e-3)
+
+
+def test_residual_step_constants_and_auto_regularization() -> None:
+    eps, n, c, d, tol = 1.0, 1000, 0.25, 4, 1e-10
+    lam = auto_regularization(eps, n, c, residual_share=DEFAULT_RESIDUAL_SHARE)
+    k = objective_perturbation_constants(eps, n, lam, c, dim=d, tol=tol)
+    assert k.epsilon == eps and not k.fallback
+    assert k.epsilon_objective + k.residual.epsilon == pytest.approx(eps, rel=1e-15)
+    assert k.epsilon_prime == pytest.approx(k.epsilon_objective / 2, rel=1e-12)
+    assert k.residual.sensitivity == 2 * tol / (lam + k.ridge)
+    assert k.residual.granularity == noise.granularity(k.residual.sensitivity / 0.01)
+    assert k.residual.noise_scale == (
+        (k.residual.sensitivity + k.residual.granularity * 2.0) / k.residual.epsilon
+    )
+    # the fallback's strong convexity is Λ + Δ
+    kf = objective_perturbation_constants(0.1, 100, 1e-3, c, dim=d, tol=tol)
+    assert kf.fallback and kf.residual.strong_convexity == 1e-3 + kf.ridge
+    with pytest.raises(ParameterError, match="residual_share"):
+        objective_perturbation_constants(eps, n, lam, c, dim=d, tol=tol, residual_share=1.0)
+    with pytest.raises(ParameterError, match="together"):
+        objective_perturbation_constants(eps, n, lam, c, dim=d)
 
 
 def test_output_noise_is_the_gamma_norm_draw() -> None:

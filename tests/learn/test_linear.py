@@ -246,7 +246,10 @@ def test_fallback_branch_is_stated() -> None:
     clf = PrivateLogisticRegression(epsilon=0.1, regularization=1e-4, data_norm=4.0, random_state=0)
     clf.fit(X, y)
     assert clf.guarantee_.details["fallback"] is True
-    assert clf.guarantee_.details["epsilon_prime"] == 0.05
+    # ε_obj = 0.99 ε after the certified residual step's 1 %
+    assert clf.guarantee_.details["epsilon_prime"] == pytest.approx(0.099 / 2, rel=1e-14)
+    assert clf.guarantee_.details["residual_epsilon"] == pytest.approx(0.001, rel=1e-14)
+    assert clf.guarantee_.epsilon == 0.1
     assert any("Δ fallback" in a for a in clf.guarantee_.assumptions)
 
 
@@ -255,10 +258,12 @@ def test_auto_regularization_is_the_no_fallback_boundary() -> None:
     clf = PrivateLogisticRegression(
         epsilon=1.0, regularization="auto", data_norm=4.0, random_state=0
     ).fit(X, y)
-    assert clf.regularization_ == pytest.approx(0.25 / (1000 * math.expm1(0.25)), rel=1e-15)
-    assert clf.guarantee_.details["epsilon_prime"] == pytest.approx(0.5, abs=1e-12)
+    # ε_obj = 0.99 ε: the residual step takes 1 %
+    assert clf.regularization_ == pytest.approx(0.25 / (1000 * math.expm1(0.99 / 4)), rel=1e-15)
+    assert clf.guarantee_.details["epsilon_prime"] == pytest.approx(0.495, abs=1e-12)
+    assert not clf.guarantee_.details["fallback"]
     svm = PrivateLinearSVM(epsilon=2.0, regularization="auto", data_norm=4.0, random_state=0)
-    assert svm.fit(X, y).regularization_ == pytest.approx(1.0 / (1000 * math.expm1(0.5)))
+    assert svm.fit(X, y).regularization_ == pytest.approx(1.0 / (1000 * math.expm1(1.98 / 4)))
     with pytest.raises(ParameterError, match="objective perturbation only"):
         PrivateLinearSVM(regularization="auto", perturbation="output", data_norm=1.0).fit(X, y)
     with pytest.raises(ParameterError, match="regularization"):

@@ -36,6 +36,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError
 
 __all__ = [
     "DEFAULT_MAX_ITER",
+    "DEFAULT_RESIDUAL_SHARE",
     "DEFAULT_TOL",
     "ERMResult",
     "HuberLoss",
@@ -43,14 +44,18 @@ __all__ = [
     "Loss",
     "ObjectiveConstants",
     "OutputConstants",
+    "ResidualConstants",
     "auto_regularization",
+    "certified_gradient_bound",
     "loss_from_dict",
     "objective_perturbation_constants",
+    "objective_perturbation_release",
     "objective_perturbation_solutions",
     "output_perturbation_constants",
     "output_perturbation_release",
     "private_erm",
     "regularization_from_svm_c",
+    "residual_constants",
     "solve_erm",
     "solve_erm_batch",
 ]
@@ -59,6 +64,15 @@ __all__ = [
 DEFAULT_TOL = 1e-10
 #: Default number of Newton iterations (each with a backtracking line search).
 DEFAULT_MAX_ITER = 500
+#: Share of ε that objective perturbation gives to its certified residual step: the solver's
+#: residual (and any float pattern of the objective noise) is covered by a small output
+#: perturbation (``docs/proofs/erm.md``). At 1 % the objective noise grows by about 1 %.
+DEFAULT_RESIDUAL_SHARE = 0.01
+#: Newton runs to this fraction of ``tol``, so that the certificate (which adds a bound on
+#: float64 rounding) usually holds at ``tol`` on the first try.
+_NEWTON_TARGET = 0.25
+#: Unit roundoff of float64.
+_U = 2.0**-53
 
 Array = NDArray[np.float64]
 
@@ -391,7 +405,165 @@ def solve_erm(
     return w, bool(conv[0]), out
 
 
+def _pairwise_column_sums(terms: Array) -> Array:
+    """Column sums of ``terms`` (n, d) by numpy's pairwise summation, in row chunks.
+
+    ``np.sum`` sums a contiguous axis pairwise (blocks of at most 128, then halving), so
+    each chunk's sum has error at most ``(128 + ⌈log₂ n⌉)·u·Σ|x|``; the chunk sums are added
+    with ``math.fsum`` (correctly rounded).
+    """
+    n, d = terms.shape
+    chunk = 1 << 16
+    parts = [np.ascontiguousarray(terms[i : i + chunk].T).sum(axis=1) for i in range(0, n, chunk)]
+    if len(parts) == 1:
+        return np.asarray(parts[0], dtype=np.float64)
+    stacked = np.array(parts)
+    return np.array([math.fsum(stacked[:, j]) for j in range(d)], dtype=np.float64)
+
+
+def certified_gradient_bound(
+    X: Array,
+    y: Array,
+    W: Array,
+    *,
+    loss: Loss,
+    regularization: float,
+    extra_l2: float = 0.0,
+    extra_linear_terms: Array | None = None,
+    sample_weight: Array | None = None,
+) -> Array:
+    """An upper bound on the *exact* ``‖∇J(w)‖₂`` at each row of ``W`` (shape (m, d)).
+
+    ``J`` is :func:`solve_erm_batch`'s objective; the linear term of row ``k`` is
+    ``extra_linear_terms[k]`` read as the exact real number it approximates (``b/n``
+    rounded once). The bound is the float64 gradient's norm plus a bound on every rounding
+    in computing it (records of norm ≤ 1, ``0 ≤ ℓ'' ≤ c``, ``|ℓ'| ≤ 1``, unit roundoff u):
+
+    * margins ``y zᵀw`` (BLAS dot products of length d): error ≤ γ_d·‖w‖ (Cauchy–Schwarz);
+    * ``ℓ'`` at a perturbed margin: ≤ c·(γ_d + 2u)(‖w‖ + 2) + 4u (ℓ' is c-Lipschitz, and
+      its evaluation is accurate to a few units in the last place);
+    * the weights ``y_i/n``: 3u relative; the data sum over n records by pairwise
+      summation (:func:`_pairwise_column_sums`, or a BLAS product with γ_n when n ≤ 128):
+      ≤ γ_sum·Σ_i |a_i z_ij|;
+    * the ridge and linear terms and the two final additions: 3u each, relative.
+
+    The sum of these first-order terms is doubled to cover the second-order ones. With
+    ``tol = 1e-10`` the allowance is far below ``tol`` (about 1e-14 at n = 10⁶, d = 100).
+    ``tests/learn/test_erm.py`` checks the bound against an exact rational computation.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    W = np.atleast_2d(np.asarray(W, dtype=np.float64))
+    n, d = X.shape
+    m = W.shape[0]
+    lam = float(regularization) + float(extra_l2)
+    T = np.zeros((m, d)) if extra_linear_terms is None else np.atleast_2d(extra_linear_terms)
+    T = np.broadcast_to(np.asarray(T, dtype=np.float64), (m, d))
+    if sample_weight is None:
+        p = np.full(n, 1.0 / n)
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        p = sw / sw.sum()
+    c = float(loss.smoothness)
+    gamma_d = (d + 2) * _U
+    w_norm = np.sqrt(np.einsum("ij,ij->i", W, W))
+    # Error of one a_i = ℓ'(margin)·y_i·p_i, relative to p_i.
+    e_rec = c * (gamma_d + 2.0 * _U) * (w_norm + 2.0) + 4.0 * _U + 3.0 * _U
+    if n <= 128:
+        A = loss.derivative((W @ X.T) * y) * (y * p)  # (m, n)
+        data = A @ X
+        S = np.abs(A) @ np.abs(X)
+        gamma_sum = (n + 2) * _U
+    else:
+        data = np.empty((m, d))
+        S = np.empty((m, d))
+        for k in range(m):
+            a = loss.derivative((X @ W[k]) * y) * (y * p)
+            terms = X * a[:, None]
+            data[k] = _pairwise_column_sums(terms)
+            S[k] = _pairwise_column_sums(np.abs(terms))
+        gamma_sum = (130 + math.ceil(math.log2(n))) * _U
+    G = data + lam * W + T
+    g_norm = np.sqrt(np.einsum("ij,ij->i", G, G)) * (1.0 + (d + 2) * _U)
+    # Per coordinate: Σ_i p_i·e_rec ≤ e_rec (the p_i sum to 1, |z_ij| ≤ 1).
+    E = (gamma_sum + 3.0 * _U) * S * (1.0 + 2.0 * _U) + 3.0 * _U * (
+        np.abs(lam * W) + np.abs(T) + np.abs(data)
+    )
+    E_norm = np.sqrt(np.einsum("ij,ij->i", E, E)) + math.sqrt(d) * e_rec
+    return np.asarray(g_norm + 2.0 * E_norm, dtype=np.float64)
+
+
 # --------------------------------------------------------------------------- the two mechanisms
+
+
+@dataclass(frozen=True)
+class ResidualConstants:
+    """The certified residual step of objective perturbation (``docs/proofs/erm.md``).
+
+    The solver returns ``w̃`` with a certified ``‖∇J(w̃)‖ ≤ tol``, hence
+    ``‖w̃ − w*‖ ≤ tol/μ`` by μ-strong convexity (μ = Λ + Δ). The released vector is
+    ``snap(w̃, Λ_g) + v`` with ``‖v‖ ~ Gamma(d, noise_scale)`` on the grid Λ_g: for two
+    centres within ``2·tol/μ`` of the same exact minimiser this is ``epsilon``-DP.
+
+    Attributes
+    ----------
+    epsilon : float
+        The share of ε spent on this step.
+    sensitivity : float
+        ``2·tol/μ``.
+    granularity : float
+        Λ_g, the grid of the centre and of ``v``.
+    noise_scale : float
+        ``(sensitivity + Λ_g √d)/epsilon``.
+    """
+
+    epsilon: float
+    tol: float
+    strong_convexity: float
+    dim: int
+    sensitivity: float
+    granularity: float
+    noise_scale: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "residual_epsilon": self.epsilon,
+            "residual_sensitivity": self.sensitivity,
+            "residual_granularity": self.granularity,
+            "residual_noise_norm_scale": self.noise_scale,
+        }
+
+
+def residual_constants(
+    epsilon: float, tol: float, strong_convexity: float, dim: int
+) -> ResidualConstants:
+    """Constants of the certified residual step for a μ-strongly convex objective.
+
+    Examples
+    --------
+    >>> k = residual_constants(0.01, 1e-10, 1e-3, 2)
+    >>> k.sensitivity
+    2e-07
+    >>> k.noise_scale > k.sensitivity / 0.01
+    True
+    """
+    from ppdp import noise
+
+    eps = check_positive("residual epsilon", epsilon)
+    mu = check_positive("strong_convexity", strong_convexity)
+    t = check_positive("tol", tol)
+    d = check_int("dim", dim, minimum=1)
+    sens = 2.0 * t / mu
+    grid = noise.granularity(sens / eps)
+    return ResidualConstants(
+        epsilon=eps,
+        tol=t,
+        strong_convexity=mu,
+        dim=d,
+        sensitivity=sens,
+        granularity=grid,
+        noise_scale=(sens + grid * math.sqrt(d)) / eps,
+    )
 
 
 @dataclass(frozen=True)
@@ -401,9 +573,10 @@ class ObjectiveConstants:
     Attributes
     ----------
     epsilon : float
-        ε_p, the whole guarantee.
+        ε_p, the whole guarantee (objective part plus the residual step, if any).
     epsilon_prime : float
-        ε'_p: ``ε − 2 log(1 + cR²/(nΛ))`` when positive, else ``ε/2`` (fallback).
+        ε'_p: ``ε_obj − 2 log(1 + cR²/(nΛ))`` when positive, else ``ε_obj/2`` (fallback),
+        where ``ε_obj`` is ``epsilon`` minus the residual step's share.
     ridge : float
         Δ: ``0`` when ε' > 0 from the first formula, else ``cR²/(n(e^{ε/4} − 1)) − Λ``.
     noise_scale : float
@@ -411,6 +584,9 @@ class ObjectiveConstants:
         ``‖b‖ ~ Gamma(d, noise_scale)``.
     fallback : bool
         True when the Δ branch was taken.
+    residual : ResidualConstants or None
+        The certified residual step (``None``: CMS11's idealised mechanism alone, which
+        assumes the exact minimiser and a continuous noise; used by the analysis only).
     """
 
     epsilon: float
@@ -422,9 +598,16 @@ class ObjectiveConstants:
     ridge: float
     noise_scale: float
     fallback: bool
+    residual: ResidualConstants | None = None
+
+    @property
+    def epsilon_objective(self) -> float:
+        """The ε of the objective-perturbation part (ε minus the residual step's share)."""
+        return self.epsilon if self.residual is None else self.epsilon - self.residual.epsilon
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
+            "epsilon_objective": self.epsilon_objective,
             "epsilon_prime": self.epsilon_prime,
             "ridge_delta": self.ridge,
             "noise_norm_scale": self.noise_scale,
@@ -432,15 +615,31 @@ class ObjectiveConstants:
             "smoothness_c": self.smoothness,
             "radius": self.radius,
         }
+        if self.residual is not None:
+            out.update(self.residual.to_dict())
+        return out
 
 
 def objective_perturbation_constants(
-    epsilon: float, n: int, regularization: float, smoothness: float, *, radius: float = 1.0
+    epsilon: float,
+    n: int,
+    regularization: float,
+    smoothness: float,
+    *,
+    radius: float = 1.0,
+    dim: int | None = None,
+    tol: float | None = None,
+    residual_share: float = DEFAULT_RESIDUAL_SHARE,
 ) -> ObjectiveConstants:
     """ε', Δ and the noise scale of [CMS11]_ Algorithm 2 (JMLR version, errata in A.9).
 
     For records of norm ≤ R and ``0 ≤ ℓ'' ≤ c`` the Jacobian ratio is at most
     ``(1 + cR²/(n(Λ+Δ)))²`` and the noise difference ``‖b − b'‖ ≤ 2R``.
+
+    With ``dim`` and ``tol`` (what :func:`private_erm` releases) ``residual_share · ε``
+    goes to the certified residual step (:func:`residual_constants` with μ = Λ + Δ) and
+    Algorithm 2's constants use the rest. Without them: Algorithm 2 alone, at the whole ε
+    (the idealised mechanism of the analysis).
 
     Examples
     --------
@@ -450,8 +649,21 @@ def objective_perturbation_constants(
     >>> k = objective_perturbation_constants(0.1, 100, 0.001, 0.25)
     >>> k.fallback, k.epsilon_prime
     (True, 0.05)
+    >>> k = objective_perturbation_constants(1.0, 1000, 0.01, 0.25, dim=3, tol=1e-10)
+    >>> k.residual.epsilon, round(k.epsilon_objective, 12), round(k.epsilon_prime, 6)
+    (0.01, 0.99, 0.940615)
     """
-    eps = float(epsilon)
+    if (dim is None) != (tol is None):
+        raise ParameterError("dim and tol must be given together (the certified residual step)")
+    total = float(epsilon)
+    eps = total
+    residual_eps = 0.0
+    if dim is not None:
+        share = float(residual_share)
+        if not 0.0 < share < 1.0:
+            raise ParameterError(f"residual_share ({residual_share!r}) must be in (0, 1)")
+        residual_eps = total * share
+        eps = total - residual_eps
     lam = float(regularization)
     cr2 = float(smoothness) * float(radius) ** 2
     eps_prime = eps - 2.0 * math.log1p(cr2 / (n * lam))
@@ -463,8 +675,11 @@ def objective_perturbation_constants(
         # past the value that makes the Jacobian factor exactly e^{ε/2}.
         ridge = max(ridge, 0.0)
         eps_prime = eps / 2.0
+    residual = None
+    if dim is not None and tol is not None:
+        residual = residual_constants(residual_eps, tol, lam + ridge, dim)
     return ObjectiveConstants(
-        epsilon=eps,
+        epsilon=total,
         n=int(n),
         regularization=lam,
         smoothness=float(smoothness),
@@ -473,6 +688,7 @@ def objective_perturbation_constants(
         ridge=ridge,
         noise_scale=2.0 * float(radius) / eps_prime,
         fallback=fallback,
+        residual=residual,
     )
 
 
@@ -600,6 +816,65 @@ def objective_perturbation_solutions(
     )
 
 
+def objective_perturbation_release(
+    Z: Array,
+    y: Array,
+    *,
+    loss: Loss,
+    constants: ObjectiveConstants,
+    noise: Array,
+    residual_noise: Array,
+    max_iter: int = DEFAULT_MAX_ITER,
+    sample_weight: Array | None = None,
+    w0: Array | None = None,
+) -> tuple[Array, NDArray[np.bool_], dict[str, Any]]:
+    """Objective perturbation with its certified residual step, one release per noise row.
+
+    For each row ``b`` of ``noise`` (continuous law, :func:`ppdp.noise.gamma_norm_vector`
+    with ``rounded=False``) and ``v`` of ``residual_noise`` (on the grid
+    ``constants.residual.granularity``): solve Algorithm 2's objective to a *certified*
+    gradient norm ``≤ tol`` (:func:`certified_gradient_bound`), then release
+    ``snap(w̃, Λ_g) + v``. Returns the releases (m, d), per row whether the certificate
+    holds (a row without it must not be released: ``docs/proofs/erm.md``), and the
+    custodian-side diagnostics ``n_iter`` and ``gradient_bound`` (data-dependent: never
+    released).
+    """
+    res = constants.residual
+    if res is None:
+        raise ParameterError(
+            "constants must include the certified residual step: build them with dim and tol"
+        )
+    from ppdp import noise as _noise
+
+    B = np.atleast_2d(np.asarray(noise, dtype=np.float64))
+    W, _, info = objective_perturbation_solutions(
+        Z,
+        y,
+        loss=loss,
+        constants=constants,
+        noise=B,
+        tol=res.tol * _NEWTON_TARGET,
+        max_iter=max_iter,
+        sample_weight=sample_weight,
+        w0=w0,
+    )
+    bound = certified_gradient_bound(
+        Z,
+        y,
+        W,
+        loss=loss,
+        regularization=constants.regularization,
+        extra_l2=constants.ridge,
+        extra_linear_terms=B / constants.n,
+        sample_weight=sample_weight,
+    )
+    certified = np.isfinite(bound) & (bound <= res.tol) & np.all(np.isfinite(W), axis=1)
+    W = np.where(certified[:, None], W, 0.0)  # never snap a non-finite value
+    released = _noise.snap(W, res.granularity, name="coef") + np.atleast_2d(residual_noise)
+    diagnostics = {"n_iter": int(info["n_iter"]), "gradient_bound": bound}
+    return np.asarray(released, dtype=np.float64), certified, diagnostics
+
+
 def output_perturbation_release(w_star: Array, constants: OutputConstants, noise: Array) -> Array:
     """Step 3 of Algorithm 1: ``snap(w*, Λ_g) + b`` for each noise vector (rows, (m, d))."""
     from ppdp import noise as _noise
@@ -622,67 +897,109 @@ def private_erm(
     tol: float = DEFAULT_TOL,
     max_iter: int = DEFAULT_MAX_ITER,
     noise_multiplier: float = 1.0,
+    residual_share: float = DEFAULT_RESIDUAL_SHARE,
 ) -> ERMResult:
     """ε-DP linear ERM on records ``Z`` of norm ≤ 1 and labels ±1 (replace-one, n public).
 
-    ``perturbation="objective"`` is [CMS11]_ Algorithm 2, ``"output"`` Algorithm 1. The
-    caller validates the parameters and spends the budget first. ``noise_multiplier`` is
-    the audits' hook (≠ 1 voids the guarantee). A solver that stops above ``tol`` warns
-    :class:`~ppdp.exceptions.ConvergenceWarning`.
-    """
-    import warnings
+    ``perturbation="objective"`` is [CMS11]_ Algorithm 2 with a continuous noise vector
+    and the certified residual step (:func:`objective_perturbation_release`; it spends
+    ``residual_share · ε``); ``"output"`` is Algorithm 1. The caller validates the
+    parameters and spends the budget first. ``noise_multiplier`` is the audits' hook (≠ 1
+    voids the guarantee).
 
+    Raises
+    ------
+    ConvergenceError
+        When the solver cannot certify ``‖∇J‖ ≤ tol`` within ``max_iter`` iterations: the
+        proofs need it, so nothing is released (the spend stands). The message carries
+        public parameters only.
+    """
     from ppdp import noise
-    from ppdp.exceptions import ConvergenceWarning
+    from ppdp.exceptions import ConvergenceError
 
     n, d = Z.shape
+    mult = float(noise_multiplier)
     if perturbation == "objective":
-        k_obj = objective_perturbation_constants(epsilon, n, regularization, loss.smoothness)
-        b = noise.gamma_norm_vector(d, k_obj.noise_scale, size=1, random_state=random_state)
-        W, conv, binfo = objective_perturbation_solutions(
-            Z, y, loss=loss, constants=k_obj, noise=noise_multiplier * b, tol=tol, max_iter=max_iter
+        k_obj = objective_perturbation_constants(
+            epsilon,
+            n,
+            regularization,
+            loss.smoothness,
+            dim=d,
+            tol=tol,
+            residual_share=residual_share,
         )
-        w, ok = W[0], bool(conv[0])
-        info = {"n_iter": int(binfo["n_iter"]), "gradient_norm": float(binfo["gradient_norm"][0])}
+        assert k_obj.residual is not None
+        b = noise.gamma_norm_vector(
+            d, k_obj.noise_scale, size=1, random_state=random_state, rounded=False
+        )
+        v = noise.gamma_norm_vector(
+            d,
+            k_obj.residual.noise_scale,
+            size=1,
+            random_state=random_state,
+            granularity=k_obj.residual.granularity,
+        )
+        W, certified, diag = objective_perturbation_release(
+            Z,
+            y,
+            loss=loss,
+            constants=k_obj,
+            noise=mult * b,
+            residual_noise=mult * v,
+            max_iter=max_iter,
+        )
+        w, ok = W[0], bool(certified[0])
+        n_iter, grad = diag["n_iter"], float(diag["gradient_bound"][0])
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
         k_out = output_perturbation_constants(
             epsilon, n, regularization, d, lipschitz=loss.lipschitz, tol=tol
         )
-        w_star, ok, info = solve_erm(
-            Z, y, loss=loss, regularization=regularization, tol=tol, max_iter=max_iter
+        w_star, _, sinfo = solve_erm(
+            Z,
+            y,
+            loss=loss,
+            regularization=regularization,
+            tol=tol * _NEWTON_TARGET,
+            max_iter=max_iter,
         )
+        bound = certified_gradient_bound(Z, y, w_star, loss=loss, regularization=regularization)
+        ok = bool(np.isfinite(bound[0]) and bound[0] <= tol and np.all(np.isfinite(w_star)))
+        n_iter, grad = int(sinfo["n_iter"]), float(bound[0])
         b = noise.gamma_norm_vector(
             d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
         )
-        w = output_perturbation_release(w_star, k_out, noise_multiplier * b)[0]
+        w = output_perturbation_release(w_star, k_out, mult * b)[0] if ok else w_star
         constants = k_out
     else:  # pragma: no cover - validated by the estimators
         raise ParameterError(f"perturbation ({perturbation!r}) must be 'objective' or 'output'")
     if not ok:
-        warnings.warn(
-            f"the ERM solver stopped after {info['n_iter']} iterations with gradient norm "
-            f"{info['gradient_norm']:.3g} > tol {tol:g}; the privacy proof assumes the exact "
-            "minimiser: raise max_iter",
-            ConvergenceWarning,
-            stacklevel=3,
+        raise ConvergenceError(
+            f"the ERM solver could not certify the gradient norm tol={tol:g} within "
+            f"max_iter={max_iter} Newton iterations, which the privacy proof needs: nothing "
+            "was released (the spend is recorded); raise max_iter, or tol"
         )
     return ERMResult(
         coef=np.asarray(w, dtype=np.float64),
-        converged=ok,
-        gradient_norm=info["gradient_norm"],
-        n_iter=info["n_iter"],
+        converged=True,
+        gradient_norm=grad,
+        n_iter=n_iter,
         constants=constants,
     )
 
 
-def auto_regularization(epsilon: float, n: int, smoothness: float) -> float:
-    """``Λ = c/(n(e^{ε/4} − 1))``: the smallest Λ for which Algorithm 2 takes no fallback.
+def auto_regularization(
+    epsilon: float, n: int, smoothness: float, *, residual_share: float | None = None
+) -> float:
+    """``Λ = c/(n(e^{ε_obj/4} − 1))``: the smallest Λ for which Algorithm 2 takes no fallback.
 
-    At this Λ the Jacobian term ``2 log(1 + c/(nΛ))`` is exactly ``ε/2``, so ``ε' = ε/2``
-    (the fallback branch would reach the same effective ridge ``Λ + Δ`` and the same
-    ``ε'``; any smaller Λ therefore changes nothing). It depends only on ε, the public
-    ``n`` and the loss, never on the data.
+    ``ε_obj = ε(1 − residual_share)`` is the objective part's ε (``residual_share=None``:
+    the whole ε, for Algorithm 2 alone). At this Λ the Jacobian term
+    ``2 log(1 + c/(nΛ))`` is exactly ``ε_obj/2``, so ``ε' = ε_obj/2`` (the fallback branch
+    would reach the same effective ridge ``Λ + Δ`` and the same ``ε'``; any smaller Λ
+    therefore changes nothing). It depends only on ε, the public ``n`` and the loss,
+    never on the data.
 
     Examples
     --------
@@ -690,8 +1007,15 @@ def auto_regularization(epsilon: float, n: int, smoothness: float) -> float:
     >>> k = objective_perturbation_constants(1.0, 1000, lam, 0.25)
     >>> round(k.epsilon_prime, 12)
     0.5
+    >>> lam = auto_regularization(1.0, 1000, 0.25, residual_share=0.01)
+    >>> k = objective_perturbation_constants(1.0, 1000, lam, 0.25, dim=2, tol=1e-10)
+    >>> round(k.epsilon_prime, 12), k.fallback
+    (0.495, False)
     """
-    return float(smoothness) / (int(n) * math.expm1(float(epsilon) / 4.0))
+    eps = float(epsilon)
+    if residual_share is not None:
+        eps -= eps * float(residual_share)
+    return float(smoothness) / (int(n) * math.expm1(eps / 4.0))
 
 
 def regularization_from_svm_c(c: float, n: int, *, form: str = "libsvm") -> float:

@@ -5,7 +5,9 @@
 scaled into the unit ball by the declared ``data_norm``, and release ``w`` with
 
 * ``perturbation="objective"`` (default; CMS11 Algorithm 2): the minimiser of the objective
-  plus ``bᵀw/n`` (and ``Δ/2‖w‖²`` when ``2 log(1 + c/(nΛ)) ≥ ε``), ``‖b‖ ~ Gamma(d, 2/ε')``;
+  plus ``bᵀw/n`` (and ``Δ/2‖w‖²`` when ``2 log(1 + c/(nΛ)) ≥ ε``), ``‖b‖ ~ Gamma(d, 2/ε')``
+  drawn at full float resolution, solved to a certified gradient norm, then snapped to a
+  grid and released with a small output noise that covers the solver's residual (1 % of ε);
 * ``perturbation="output"`` (Algorithm 1): the minimiser plus ``b`` with
   ``‖b‖ ~ Gamma(d, 2/(nΛε))`` (plus the solver's and the grid's allowances).
 
@@ -35,6 +37,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
 from ppdp.learn._erm import (
     DEFAULT_MAX_ITER,
+    DEFAULT_RESIDUAL_SHARE,
     DEFAULT_TOL,
     ERMResult,
     HuberLoss,
@@ -57,7 +60,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_REGULARIZATION = 1e-3
 _PERTURBATIONS = ("objective", "output")
 _MECHANISM = {
-    "objective": "objective perturbation (CMS11 Alg. 2)",
+    "objective": "objective perturbation (CMS11 Alg. 2) with a certified residual step",
     "output": "output perturbation (CMS11 Alg. 1)",
 }
 
@@ -133,7 +136,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
     def _resolve_lambda(p: dict[str, Any], n: int) -> float:
         """Λ for ``n`` rows: the number given, or :func:`auto_regularization`."""
         if p["regularization"] == "auto":
-            return auto_regularization(p["epsilon"], n, p["loss"].smoothness)
+            return auto_regularization(
+                p["epsilon"], n, p["loss"].smoothness, residual_share=DEFAULT_RESIDUAL_SHARE
+            )
         return float(p["regularization"])
 
     @property
@@ -256,7 +261,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
             f"{loss.name} loss: |ℓ'| ≤ 1, ℓ'' ≤ c = {loss.smoothness:g}",
             f"Λ = {lam:g} chosen without looking at the data"
             + (" (privately tuned: CMS11 Alg. 4)" if p["tuning"] is not None else ""),
-            "exact minimiser (solver gradient norm ≤ tol; see docs/proofs/erm.md)",
+            "solver gradient norm certified ≤ tol, float rounding included (covered by "
+            + (
+                "the residual output step"
+                if p["perturbation"] == "objective"
+                else "the sensitivity's 2·tol/Λ"
+            )
+            + "; see docs/proofs/erm.md)",
         ]
         if self.fit_intercept:
             assumptions.append(
@@ -367,7 +378,9 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     random_state : None, int or Generator, optional
         ``None`` uses the OS CSPRNG; a seed is reproducible and warns.
     tol : float, default 1e-10
-        Bound on the solver's final gradient norm (see ``docs/proofs/erm.md``).
+        Certified bound on the solver's final gradient norm, float rounding included
+        (see ``docs/proofs/erm.md``). A solve that cannot certify it raises
+        :class:`~ppdp.exceptions.ConvergenceError` after the spend and releases nothing.
     max_iter : int, default 500
         Newton iterations (typically fewer than 15; the Huber loss with a tiny Λ and a
         large noise term can need a few hundred).
@@ -383,8 +396,9 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     regularization_ : float
     guarantee_ : Guarantee
     converged_, n_iter_ : bool, int
-        Solver diagnostics for the custodian. They depend on the data and are *not*
-        covered by the guarantee: they are not part of the model file.
+        Solver diagnostics for the custodian (``converged_`` is always True after a
+        release: an uncertified solve releases nothing). ``n_iter_`` depends on the data
+        and is *not* covered by the guarantee: it is not part of the model file.
 
     References
     ----------
