@@ -24,7 +24,8 @@ Neighbouring pairs at the worst case of the analysis:
   ``sample_weight``: the same objective with n = 100,000).
 
 Draws are batched through the module's own release steps
-(:func:`~ppdp.learn._erm.objective_perturbation_solutions`,
+(:func:`~ppdp.learn._erm.objective_perturbation_release`: continuous ``b``, certified solve,
+residual step;
 :func:`~ppdp.learn._erm.output_perturbation_release`), which ``fit`` calls through
 :func:`~ppdp.learn._erm.private_erm` (``tests/learn/test_erm.py`` checks that a fit's output
 equals them for the same noise). Objective perturbation solves are warm-started at the
@@ -47,7 +48,7 @@ from ppdp.learn._erm import (
     LogisticLoss,
     Loss,
     objective_perturbation_constants,
-    objective_perturbation_solutions,
+    objective_perturbation_release,
     output_perturbation_constants,
     output_perturbation_release,
     solve_erm_batch,
@@ -77,7 +78,7 @@ def _samplers(loss: Loss, perturbation: str, pair, multiplier: float):
     x_star, y_star = X[1], y[1]  # the replaced record of D
 
     if perturbation == "objective":
-        k = objective_perturbation_constants(EPS, n, lam, loss.smoothness)
+        k = objective_perturbation_constants(EPS, n, lam, loss.smoothness, dim=d, tol=DEFAULT_TOL)
 
         def side(Xs, ys):
             w0, _, _ = solve_erm_batch(
@@ -85,11 +86,27 @@ def _samplers(loss: Loss, perturbation: str, pair, multiplier: float):
             )
 
             def sample(m: int, src) -> np.ndarray:
-                b = multiplier * noise.gamma_norm_vector(d, k.noise_scale, size=m, random_state=src)
-                W, conv, _ = objective_perturbation_solutions(
-                    Xs, ys, loss=loss, constants=k, noise=b, sample_weight=weight, w0=w0[0]
+                b = noise.gamma_norm_vector(
+                    d, k.noise_scale, size=m, random_state=src, rounded=False
                 )
-                assert conv.all()
+                v = noise.gamma_norm_vector(
+                    d,
+                    k.residual.noise_scale,
+                    size=m,
+                    random_state=src,
+                    granularity=k.residual.granularity,
+                )
+                W, certified, _ = objective_perturbation_release(
+                    Xs,
+                    ys,
+                    loss=loss,
+                    constants=k,
+                    noise=multiplier * b,
+                    residual_noise=multiplier * v,
+                    sample_weight=weight,
+                    w0=w0[0],
+                )
+                assert certified.all()
                 return y_star * (W @ x_star)
 
             return sample
