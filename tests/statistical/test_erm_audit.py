@@ -31,8 +31,9 @@ residual step;
 equals them for the same noise). Objective perturbation solves are warm-started at the
 unperturbed minimiser (speed only) and must all converge.
 
-Measured (seed 0): Huber output 0.96 / half 1.95; Huber objective 0.85 / 1.73 (bound ε' = 0.90 for
-the noise term); logistic output 0.64 / 1.32; logistic objective 0.64 / 1.35.
+Measured (seed 0): Huber output 0.96 / half 1.95; Huber objective 0.84 / 1.73 (bound ε' = 0.89 for
+the noise term); logistic output 0.64 / 1.32; logistic objective 0.63 / 1.29 (objective
+perturbation with the certified residual step of issue 11).
 """
 
 from __future__ import annotations
