@@ -479,6 +479,11 @@ def _local_cases():
             "scale (0.0)",
         ),
         (
+            "uniform noise width beyond 2**960 (its snapping grid must be a normal float)",
+            lambda: AdditiveRandomizer(noise="uniform", scale=1e300, domain=(0.0, 1.0)),
+            "scale (1e+300)",
+        ),
+        (
             "Wu's degenerate U[0, 20]",
             lambda: __import__("ppdp.local", fromlist=["x"]).reconstruct_fourier(
                 np.full(10, 0.5),
@@ -490,7 +495,7 @@ def _local_cases():
     ]
 
 
-@pytest.mark.parametrize("case", range(11))
+@pytest.mark.parametrize("case", range(12))
 def test_local_bad_input_one_line(case):
     _name, call, fragment = _local_cases()[case]
     with pytest.raises(PPDPError) as info:

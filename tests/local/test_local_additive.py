@@ -63,6 +63,57 @@ def test_uniform_has_no_finite_epsilon_below_d_over_w():
     json.dumps(g.to_dict())
 
 
+def test_uniform_reports_lie_on_the_declared_grid_for_both_inputs():
+    """Issue 11: the unsnapped construction put x = 0's reports on the 2**-51 grid always and
+    x = 0.1's half the time; the snapped one puts both on the declared grid Λ."""
+    r = AdditiveRandomizer(noise="uniform", scale=4.0, domain=(0.0, 0.1))
+    assert r.grid == ppdp_noise.granularity(4.0) == 2.0**-30
+    m = r.uniform_half_points
+    assert m == 2**31
+    for x in (0.0, 0.1):
+        w = r.randomise(np.full(100_000, x), random_state=5)
+        k = w / r.grid  # exact: Λ is a power of two
+        assert np.all(k == np.rint(k)), f"a report for x={x} is off the grid Λ"
+        noise_steps = k - ppdp_noise.snap(x, r.grid) / r.grid
+        assert noise_steps.min() >= -m and noise_steps.max() <= m
+        s_lo, s_hi = r.noise_support()
+        assert np.all((w - x >= s_lo) & (w - x <= s_hi))
+        assert s_hi <= 2.0 + r.grid / 2
+
+
+def test_uniform_delta_floor_counts_the_grid_exactly():
+    """δ = j/(2m + 1), j = (snap(hi) − snap(lo))/Λ: computed here from the definitions."""
+    from fractions import Fraction
+
+    for scale, domain in [(4.0, (0.0, 0.1)), (0.37, (-0.3, 0.7)), (3.0, (1.0, 2.5)), (0.5, (0, 1))]:
+        r = AdditiveRandomizer(noise="uniform", scale=scale, domain=domain)
+        lam = Fraction(ppdp_noise.granularity(scale))
+        m = math.floor(Fraction(scale) / (2 * lam))
+        j = round(Fraction(domain[1]) / lam) - round(Fraction(domain[0]) / lam)
+        exact = min(Fraction(1), Fraction(j, 2 * m + 1))
+        assert Fraction(r.delta_floor()) >= exact
+        assert r.delta_floor() == pytest.approx(float(exact), rel=1e-15)
+        assert r.delta_floor() == pytest.approx(min(1.0, r.width / scale), rel=1e-8)
+        assert r.delta_at(0.0) == r.delta_at(5.0) == r.delta_floor()
+    r = AdditiveRandomizer(noise="uniform", scale=4.0, domain=(0.0, 0.1))
+    assert r.delta_floor() == pytest.approx(107374182 / (2**32 + 1), rel=1e-15)
+    assert r.delta_floor() < 0.025
+    assert r.guarantee(0.025).epsilon == 0.0
+    assert r.guarantee(0.0249).kind is GuaranteeKind.NONE
+    assert r.guarantee(0.025).details["grid_points"] == 2**32 + 1
+
+
+def test_uniform_delta_floor_is_the_mass_of_impossible_reports():
+    """Seeded: reports for x = 0.1 that are impossible for x = 0 (|w| > mΛ) have frequency δ.
+
+    Binomial(200,000, δ ≈ 0.025): the tolerance 0.003 is 8.6 standard deviations
+    (false-positive rate below 1e-15)."""
+    r = AdditiveRandomizer(noise="uniform", scale=4.0, domain=(0.0, 0.1))
+    w = r.randomise(np.full(200_000, 0.1), random_state=9)
+    impossible = np.abs(w) > r.uniform_half_points * r.grid
+    assert abs(impossible.mean() - r.delta_floor()) < 0.003
+
+
 def test_legacy_metrics_known_values():
     g = AdditiveRandomizer(noise="gaussian", scale=1.0, domain=(0, 1)).legacy_metrics()
     assert g["interval_width_50"] == pytest.approx(1.349, abs=1e-3)

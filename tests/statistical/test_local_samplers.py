@@ -2,8 +2,8 @@
 
 Pearson χ² against pmfs written independently from the definitions (tails pooled so every
 expected count is ≥ 20). Each test of a correct sampler fails with probability 1e-4 (the
-p-value threshold), so the module's false-positive rate is below 1e-3 per seed. The
-broken variants (a wrong rate, the ζ(2) law offered as ζ(3)) must be rejected.
+p-value threshold), so the module's false-positive rate is below 1e-3 per seed (nine
+tests). The broken variants (a wrong rate, the ζ(2) law offered as ζ(3)) must be rejected.
 """
 
 from __future__ import annotations
@@ -82,6 +82,15 @@ CASES = {
     "geometric(1.7)": (lambda n, s: _samplers.geometric(1.7, n, s), pmf_geo(1.7)),
     "zeta3": (lambda n, s: _samplers.zeta(3.0, n, s), pmf_z3()),
     "inverse-square": (lambda n, s: _samplers.inverse_square(n, s), pmf_isq()),
+    # the integer part of the uniform additive randomizer's noise (K + m, K in −m…m)
+    "uniform-integers(7)": (
+        lambda n, s: _samplers.uniform_integers(7, n, s),
+        np.where((SUPPORT >= 0) & (SUPPORT < 7), 1 / 7, 0.0),
+    ),
+    "uniform-integers(1001)": (
+        lambda n, s: _samplers.uniform_integers(1001, n, s),
+        np.where((SUPPORT >= 0) & (SUPPORT < 1001), 1 / 1001, 0.0),
+    ),
 }
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp import noise
+from ppdp.exceptions import ParameterError
 from ppdp.random import RandomSource
 
 __all__ = [
@@ -26,11 +27,39 @@ __all__ = [
     "geometric",
     "inverse_square",
     "poisson",
+    "uniform_integers",
     "zeta",
 ]
 
 # Outputs are capped here (int64 safety); the mass beyond is below 2**-52 for every law.
 _CAP = float(2**62)
+
+
+def uniform_integers(count: int, n: int, src: RandomSource) -> NDArray[np.int64]:
+    """``n`` integers uniform on ``{0, 1, …, count − 1}``, exactly, by rejection.
+
+    With ``b`` the bit length of ``count − 1`` (at most 53), ``floor(U·2**b)`` for a
+    :func:`ppdp.noise.uniform` variate ``U = M·2**-53`` is the top ``b`` bits of the 53-bit
+    integer ``M`` (the product and the floor are exact), hence uniform on
+    ``{0, …, 2**b − 1}``; values ``≥ count`` are redrawn (acceptance above ½). No
+    modulo bias and no float rounding: every integer has probability exactly ``1/count``
+    (given uniform words from the source).
+    """
+    if not 1 <= count <= 2**53:
+        raise ParameterError(f"count ({count!r}) must be an integer in [1, 2**53]")
+    bits = (count - 1).bit_length()
+    out = np.zeros(n, dtype=np.int64)
+    if count == 1:
+        return out
+    scale = float(2**bits)
+    pending = np.arange(n)
+    while pending.size:
+        u = np.asarray(noise.uniform(pending.size, random_state=src), dtype=np.float64)
+        k = np.floor(u * scale)
+        accept = k < count
+        out[pending[accept]] = k[accept].astype(np.int64)
+        pending = pending[~accept]
+    return out
 
 
 def discrete_normal(sigma: float, n: int, src: RandomSource) -> NDArray[np.int64]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -18,6 +19,7 @@ from ppdp import noise as _noise
 from ppdp._validation import check_finite, check_option, check_positive, check_real
 from ppdp.budget import Guarantee
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.local import _samplers
 from ppdp.mechanisms import gaussian_delta
 from ppdp.random import RandomState, resolve_random_state
 
@@ -31,17 +33,24 @@ ADDITIVE_NOISES: tuple[str, ...] = ("uniform", "gaussian", "laplace")
 class AdditiveRandomizer:
     """Each respondent releases ``w = x + y`` with ``y`` from a published noise law.
 
+    Every law snaps ``x`` to the power-of-two grid Λ = ``noise.granularity(scale)``
+    (≈ 2⁻³²·scale) and draws ``y`` on the same grid, so every report is a multiple of Λ
+    whatever the input: the report's float pattern carries nothing about ``x``
+    (``docs/proofs/local-randomizers.md``, "Float and grid patterns").
+
     Guarantee (local DP, any two inputs ``x, x′`` of one respondent in the declared domain
-    ``[lo, hi]``, so the sensitivity is ``D = hi − lo``; the continuous samplers snap ``x`` to
-    the noise grid Λ ≈ 2⁻³²·scale, which adds Λ to D):
+    ``[lo, hi]``, so the sensitivity is ``D = hi − lo``; snapping moves ``x`` by at most
+    Λ/2, which adds Λ to D):
 
     * ``"laplace"`` (scale b): pure ``ε = (D + Λ)/b``; at δ > 0 the smallest ε is
       ``max(0, ε₀ + 2 ln(1 − δ))``.
     * ``"gaussian"`` (std σ): never pure; the smallest ε at δ > 0 from Balle & Wang's exact
       profile with sensitivity ``D + Λ``.
-    * ``"uniform"`` (width w, noise on ``[−w/2, w/2]``): the privacy loss is 0 or ±∞; no
-      finite ε below ``δ = min(1, D/w)``, and ε = 0 at or above it. In idealised real
-      arithmetic (the sum ``x + y`` is rounded to float).
+    * ``"uniform"`` (width w): ``y = KΛ`` with ``K`` uniform on the ``2m + 1`` integers
+      ``−m … m``, ``m = ⌊w/(2Λ)⌋`` (the grid points of ``[−w/2, w/2]``). The privacy loss
+      is 0 or ±∞: no finite ε below ``δ = min(1, j/(2m + 1))`` with
+      ``j = (snap(hi) − snap(lo))/Λ``, and ε = 0 at or above it (:meth:`delta_floor`;
+      ``j/(2m + 1) = D/w`` up to a relative 2⁻³⁰).
 
     Where no finite ε exists the guarantee is of kind ``none`` and carries the legacy
     metrics (Agrawal–Srikant interval widths, Agrawal–Aggarwal ``2^{h(Y)}``), which are
@@ -92,8 +101,7 @@ class AdditiveRandomizer:
         if not lo < hi:
             raise ParameterError(f"domain ({lo!r}, {hi!r}) must satisfy lo < hi")
         object.__setattr__(self, "domain", (lo, hi))
-        grid = 0.0 if self.noise == "uniform" else _noise.granularity(self.scale)
-        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "grid", _noise.granularity(self.scale))
 
     @property
     def width(self) -> float:
@@ -102,8 +110,26 @@ class AdditiveRandomizer:
 
     @property
     def sensitivity(self) -> float:
-        """``D + Λ``: the domain width plus the snapping grid (0 for uniform noise)."""
+        """``D + Λ``: the domain width plus the snapping grid."""
         return self.width + self.grid
+
+    @property
+    def uniform_half_points(self) -> int:
+        """Uniform noise: ``m = ⌊w/(2Λ)⌋``; the noise is ``KΛ``, K uniform on ``−m … m``.
+
+        For the other laws, 0 (their noise has unbounded support).
+        """
+        if self.noise != "uniform":
+            return 0
+        return math.floor(self.scale / (2.0 * self.grid))  # exact: Λ is a power of two
+
+    def _snapped_span(self) -> int:
+        """``j = (snap(hi) − snap(lo))/Λ``, exactly: the largest distance, in grid steps,
+        between two snapped inputs (snapping is monotone)."""
+        lo, hi = (Fraction(float(_noise.snap(v, self.grid))) for v in self.domain)
+        span = (hi - lo) / Fraction(self.grid)
+        assert span.denominator == 1
+        return int(span)
 
     # -- respondent side ---------------------------------------------------------------
 
@@ -126,16 +152,20 @@ class AdditiveRandomizer:
         return arr
 
     def randomise(self, values: ArrayLike, random_state: RandomState = None) -> NDArray[np.float64]:
-        """Release ``x + y`` for each value (same shape as ``values``)."""
+        """Release ``snap(x, Λ) + y`` for each value (same shape as ``values``).
+
+        ``y`` is a multiple of Λ, so the sum is exact (a multiple of Λ) wherever
+        ``|x| + |y| < 2**53·Λ`` and a deterministic rounding of it beyond.
+        """
         x = self.check_values(values)
         src = resolve_random_state(random_state)
         n = x.size
-        if self.noise == "uniform":
-            u = np.asarray(_noise.uniform(n, random_state=src), dtype=np.float64)
-            y = self.scale * (u - 0.5)
-            return (x.ravel() + y).reshape(x.shape)
         snapped = np.asarray(_noise.snap(x.ravel(), self.grid), dtype=np.float64)
-        if self.noise == "gaussian":
+        if self.noise == "uniform":
+            m = self.uniform_half_points
+            k = _samplers.uniform_integers(2 * m + 1, n, src) - m
+            y = k.astype(np.float64) * self.grid  # exact: |k| < 2**53, Λ a power of two
+        elif self.noise == "gaussian":
             y = _noise.gaussian(self.scale, n, random_state=src, granularity=self.grid)
         else:
             y = _noise.laplace(self.scale, n, random_state=src, granularity=self.grid)
@@ -144,7 +174,12 @@ class AdditiveRandomizer:
     # -- the noise law -----------------------------------------------------------------
 
     def noise_pdf(self, t: ArrayLike) -> NDArray[np.float64]:
-        """Density of the noise y."""
+        """Density of the noise y (idealised continuous law).
+
+        The reports come from the grid version of this law (Λ ≈ 2⁻³²·scale); its cdf
+        differs from the continuous one by at most about Λ/scale (uniform) or the grid error
+        of ``ppdp.noise`` (Laplace, Gaussian), far below any reconstruction's resolution.
+        """
         t = np.asarray(t, dtype=np.float64)
         s = self.scale
         if self.noise == "uniform":
@@ -191,9 +226,14 @@ class AdditiveRandomizer:
         return 1.0 / (1.0 + (s * t) ** 2)
 
     def noise_support(self) -> tuple[float, float]:
-        """The support of y (infinite for Gaussian and Laplace)."""
+        """Bounds of the perturbation ``w − x`` of a report (infinite for Gaussian and Laplace).
+
+        Uniform: ``±(m + ½)Λ``, the noise's ``±mΛ`` plus the snapping offset of at most Λ/2
+        (so at most ``w/2 + Λ/2``).
+        """
         if self.noise == "uniform":
-            return -self.scale / 2.0, self.scale / 2.0
+            half = (self.uniform_half_points + 0.5) * self.grid
+            return -half, half
         return -math.inf, math.inf
 
     def noise_quantile(self, q: float) -> float:
@@ -227,13 +267,27 @@ class AdditiveRandomizer:
         lo, hi = self.domain
         return f"additive({self.noise}, scale={self.scale:g}, domain=[{lo:g}, {hi:g}])"
 
+    def delta_floor(self) -> float:
+        """P(privacy loss = ∞): the smallest δ this randomizer can satisfy at any ε.
+
+        Uniform: ``min(1, j/(2m + 1))`` with ``j = (snap(hi) − snap(lo))/Λ`` and
+        ``m = ⌊w/(2Λ)⌋`` (exact, rounded up to a float); 0 for Gaussian and Laplace.
+        """
+        if self.noise != "uniform":
+            return 0.0
+        ratio = Fraction(self._snapped_span(), 2 * self.uniform_half_points + 1)
+        if ratio >= 1:
+            return 1.0
+        out = float(ratio)
+        return out if Fraction(out) >= ratio else math.nextafter(out, math.inf)
+
     def delta_at(self, epsilon: float) -> float:
         """The exact smallest δ at which the randomizer is (ε, δ)-LDP."""
         eps = check_real("epsilon", epsilon)
         if not eps >= 0:
             raise ParameterError(f"epsilon ({eps!r}) must be >= 0")
         if self.noise == "uniform":
-            return min(1.0, self.width / self.scale)
+            return self.delta_floor()
         if self.noise == "gaussian":
             return gaussian_delta(self.scale, eps, self.sensitivity)
         eps0 = self.sensitivity / self.scale
@@ -255,6 +309,8 @@ class AdditiveRandomizer:
             f"local model: any two inputs in the declared domain "
             f"[{self.domain[0]:g}, {self.domain[1]:g}]",
             "each respondent reports once; repeated fresh reports of a value compose",
+            f"x snapped to the grid Λ = 2^{math.frexp(self.grid)[1] - 1} and the noise drawn "
+            "on it: every report is a multiple of Λ",
         )
         eps: float | None = None
         if self.noise == "laplace":
@@ -263,16 +319,16 @@ class AdditiveRandomizer:
         elif self.noise == "gaussian":
             eps = _gaussian_epsilon(self.scale, self.sensitivity, d) if d > 0 else None
         else:
-            floor = min(1.0, self.width / self.scale)
+            floor = self.delta_floor()
+            details["grid_points"] = 2 * self.uniform_half_points + 1
             eps = 0.0 if d >= floor else None
-            assumptions = (*assumptions, "idealised real arithmetic for x + y")
         if eps is None:
             if self.noise == "gaussian":
                 reason = "no finite ε at δ=0 for Gaussian noise (pass delta > 0)"
             else:
                 reason = (
                     f"no finite ε at δ={d:g} for uniform noise: the privacy loss is 0 or ±∞, "
-                    f"with P(∞) = min(1, D/w) = {min(1.0, self.width / self.scale):.3g}"
+                    f"with P(∞) = {self.delta_floor():.6g} (about D/w)"
                 )
             return Guarantee.none(
                 reason, mechanism=self._mechanism(), assumptions=assumptions, details=details
