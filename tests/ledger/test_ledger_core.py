@@ -219,14 +219,19 @@ def test_external_checkpoint(tmp_path, custodian):
         verify(path, checkpoint=tmp_path / "nope.checkpoint")
 
 
-def test_genesis_only_ledger_without_checkpoint_opens(tmp_path, custodian):
-    """A crash right after creating the file, before its first checkpoint."""
+def test_genesis_only_ledger_without_checkpoint_is_refused(tmp_path, custodian):
+    """The one-entry waiver is gone: the genesis checkpoint exists before the file does, so
+    a one-entry ledger without one had its later entries and its checkpoint deleted."""
     path = tmp_path / "l.db"
-    Ledger.create(path, signer=custodian, dataset_id="a").close()
+    with Ledger.create(path, signer=custodian, dataset_id="a") as led:
+        kept = led.checkpoint()
     checkpoint_path_for(path).unlink()
-    assert verify(path).length == 1
-    Ledger.open(path, signer=custodian).close()
-    assert checkpoint_path_for(path).exists()
+    for attempt in (lambda: verify(path), lambda: Ledger.open(path, signer=custodian)):
+        with pytest.raises(LedgerIntegrityError, match="1 entries") as info:
+            attempt()
+        assert info.value.index is None
+    assert not checkpoint_path_for(path).exists()  # nothing was rewritten
+    assert verify(path, checkpoint=kept).length == 1  # a checkpoint kept elsewhere still works
 
 
 def test_leftover_files_from_a_crash_need_no_manual_step(tmp_path, custodian):

@@ -32,6 +32,8 @@ from ppdp.exceptions import (
     ParameterTypeError,
 )
 from ppdp.ledger import (
+    Anchor,
+    AnchorRegistry,
     Entry,
     Ledger,
     LedgerExistsError,
@@ -41,6 +43,7 @@ from ppdp.ledger import (
     load_private_key,
     save_private_key,
 )
+from ppdp.ledger._anchor import AnchorLike
 from ppdp.ledger._ledger import CheckpointLike
 
 __all__ = ["Accountant", "KeyLike", "key_path_for"]
@@ -115,6 +118,7 @@ class Accountant:
         key: KeyLike | None = None,
         checkpoint: CheckpointLike | None = None,
         busy_timeout: float = 60.0,
+        anchor: AnchorLike | None = None,
     ) -> Accountant:
         """Open the budget ledger at ``path``, creating it on first use.
 
@@ -137,13 +141,20 @@ class Accountant:
             A checkpoint kept elsewhere; the ledger must extend it.
         busy_timeout : float
             Seconds to wait for another process's write lock.
+        anchor : Anchor, its text, or a file holding it, optional
+            An anchor kept elsewhere (``ppdp ledger anchor``): the ledger must be the
+            anchored one and extend it. With an anchor, a missing ledger is never created
+            afresh. The anchor on record for ``dataset_id`` in
+            :meth:`ppdp.ledger.AnchorRegistry.default` is checked too, and a new ledger for
+            a dataset with one on record is refused.
 
         Raises
         ------
         ParameterError
             ``dataset_id``, ``total`` or ``relation`` differ from the ledger's, or no key.
         LedgerIntegrityError
-            The ledger fails verification (nothing is read from it).
+            The ledger fails verification (nothing is read from it), or it is missing while
+            an anchor of it exists.
         """
         path = Path(path)
         if not isinstance(dataset_id, str) or not dataset_id:
@@ -151,8 +162,10 @@ class Accountant:
         total = _check_budget("total", total)
         relation = Neighbouring.parse(relation)
         timeout = check_positive("busy_timeout", busy_timeout)
+        registry = AnchorRegistry.default()
         ledger: Ledger | None = None
         if not path.exists():
+            _refuse_creation(path, dataset_id, anchor, registry)
             signer = _resolve_key(path, key, create=True)
             try:
                 ledger = Ledger.create(
@@ -162,6 +175,7 @@ class Accountant:
                     purpose="privacy budget",
                     metadata=accountant_metadata(total, relation),
                     busy_timeout=timeout,
+                    anchor_registry=registry,
                 )
                 logger.info(
                     "created budget ledger %s for dataset %r (total %s, %s)",
@@ -175,7 +189,12 @@ class Accountant:
         if ledger is None:
             signer_or_key = _resolve_key(path, key, create=False)
             ledger = Ledger.open(
-                path, signer=signer_or_key, checkpoint=checkpoint, busy_timeout=timeout
+                path,
+                signer=signer_or_key,
+                checkpoint=checkpoint,
+                busy_timeout=timeout,
+                anchor=anchor,
+                anchor_registry=registry,
             )
         try:
             _check_matches(ledger, dataset_id, total, relation)
@@ -192,11 +211,13 @@ class Accountant:
         key: KeyLike | None = None,
         checkpoint: CheckpointLike | None = None,
         busy_timeout: float = 60.0,
+        anchor: AnchorLike | None = None,
     ) -> Accountant:
         """Open an existing budget ledger with the dataset id, total and relation it pins.
 
         For tools (the CLI) that act on a ledger someone else created. The ledger is
-        verified completely first; nothing is created.
+        verified completely first (against ``anchor`` if given, and the anchor on record
+        for its dataset id); nothing is created.
 
         Raises
         ------
@@ -216,7 +237,12 @@ class Accountant:
         timeout = check_positive("busy_timeout", busy_timeout)
         signer_or_key = _resolve_key(path, key, create=False)
         ledger = Ledger.open(
-            path, signer=signer_or_key, checkpoint=checkpoint, busy_timeout=timeout
+            path,
+            signer=signer_or_key,
+            checkpoint=checkpoint,
+            busy_timeout=timeout,
+            anchor=anchor,
+            anchor_registry=AnchorRegistry.default(),
         )
         try:
             read_accountant_metadata(ledger.metadata)
@@ -585,6 +611,25 @@ def _resolve_key(path: Path, key: KeyLike | None, *, create: bool) -> Signer | E
         return _as_signer(load_private_key(key), create)
     key_file = key_path_for(path)
     if key_file.exists():
+def _refuse_creation(
+    path: Path, dataset_id: str, anchor: AnchorLike | None, registry: AnchorRegistry
+) -> None:
+    """A ledger that has an anchor (given, or on record) is never created afresh."""
+    if anchor is not None:
+        found, source = Anchor.load(anchor)
+        if found.dataset_id != dataset_id:
+            raise ParameterError(
+                f"anchor (of dataset {found.dataset_id!r}) is not of dataset_id ({dataset_id!r})"
+            )
+        raise LedgerIntegrityError(
+            f"entry 0: ledger {path} does not exist, but {source} records its ledger "
+            f"{found.ledger_id} with {found.length} entries: it was deleted or moved; refusing "
+            "to create a new one (that would reset the budget): restore the anchored ledger",
+            index=0,
+        )
+    registry.refuse_new_ledger(dataset_id, path)
+
+
         return _as_signer(_load_when_complete(key_file), create)
     if not create:
         raise ParameterError(

@@ -10,7 +10,8 @@ from typing import Any
 
 from ppdp.accounting._tally import SpendRecord, Tally, read_accountant_metadata
 from ppdp.budget import Neighbouring, PrivacyBudget
-from ppdp.ledger import VerificationReport, verify_entries
+from ppdp.ledger import AnchorRegistry, VerificationReport, verify_entries
+from ppdp.ledger._anchor import AnchorLike
 from ppdp.ledger._keys import PublicKeyLike
 from ppdp.ledger._ledger import CheckpointLike
 
@@ -66,8 +67,12 @@ def budget_report(
     *,
     checkpoint: CheckpointLike | None = None,
     trusted_keys: Mapping[str, PublicKeyLike] | None = None,
+    anchor: AnchorLike | None = None,
 ) -> BudgetReport:
     """Verify a budget ledger completely, then total its spends (needs no signing key).
+
+    The ledger must extend ``checkpoint`` and ``anchor`` if given, and the anchor on record
+    for its dataset id (:meth:`ppdp.ledger.AnchorRegistry.default`) if there is one.
 
     Raises
     ------
@@ -79,7 +84,13 @@ def budget_report(
     ParameterError
         The ledger is not a budget ledger.
     """
-    report, entries = verify_entries(path, checkpoint=checkpoint, trusted_keys=trusted_keys)
+    report, entries = verify_entries(
+        path,
+        checkpoint=checkpoint,
+        trusted_keys=trusted_keys,
+        anchor=anchor,
+        anchor_registry=AnchorRegistry.default(),
+    )
     total, relation = read_accountant_metadata(entries[0].payload["metadata"])
     tally = Tally(total, relation)
     tally.fold(entries)

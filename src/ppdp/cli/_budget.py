@@ -33,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="a checkpoint kept elsewhere that the ledger must extend",
     )
+    show.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        default=None,
+        help="an anchor line printed by 'ppdp ledger anchor' (or a file holding it) that the "
+        "ledger must extend",
+    )
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(func=_show)
     init = actions.add_parser(
@@ -40,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="create a dataset's budget ledger",
         description="Create a privacy-budget ledger for one dataset, with its total budget and "
         "neighbouring relation pinned in the signed genesis entry (a signing key is written "
-        "beside it as LEDGER.key, mode 0600). Refuses to touch an existing ledger.",
+        "beside it as LEDGER.key, mode 0600). Refuses to touch an existing ledger, and to "
+        "create one for a dataset id that has an anchor on record ('ppdp ledger anchor').",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     init.add_argument("ledger", metavar="LEDGER", help="the budget ledger file to create")
@@ -52,6 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="replace-one",
         choices=("replace-one", "add/remove"),
         help="neighbouring relation every release must be charged under",
+    )
+    init.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        default=None,
+        help="an anchor of this dataset's ledger: if given, init refuses (the anchored "
+        "ledger must be restored, not replaced); an anchor on record for the dataset id in "
+        "the anchor registry refuses it too",
     )
     init.set_defaults(func=_init)
 
@@ -67,7 +83,7 @@ def _init(args: argparse.Namespace) -> int:
         raise ParameterError(f"ledger ({path}) already exists; a budget is never re-initialised")
     total = PrivacyBudget(args.epsilon, args.delta)
     with Accountant.open(
-        path, dataset_id=args.dataset_id, total=total, relation=args.relation
+        path, dataset_id=args.dataset_id, total=total, relation=args.relation, anchor=args.anchor
     ) as acct:
         print(
             f"created budget ledger {path} for dataset {acct.dataset_id!r}: total {acct.total}, "
@@ -77,7 +93,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    report = budget_report(args.ledger, checkpoint=args.checkpoint)
+    report = budget_report(args.ledger, checkpoint=args.checkpoint, anchor=args.anchor)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -15,6 +15,10 @@ messages of the multi-party publishing protocol. Its guarantees and their limits
 - **Checkpoints**: after every append the writer signs (ledger id, length, head hash) into
   ``<ledger>.checkpoint``; a ledger shorter than a checkpoint, or disagreeing with it, was
   truncated, rolled back or forked.
+- **Anchors**: :meth:`Ledger.anchor` (``ppdp ledger anchor``) signs a one-line digest
+  (dataset id, ledger id, length, head hash) to keep elsewhere; ``anchor=`` checks that a
+  ledger is the anchored one and extends it. :class:`AnchorRegistry` keeps the latest
+  anchor of each dataset id in the user's configuration folder.
 - **Durability**: SQLite in WAL mode with ``synchronous=FULL``; writers serialise with
   ``BEGIN IMMEDIATE``. A committed entry survives a crash; an uncommitted one vanishes whole.
 
@@ -23,6 +27,7 @@ messages of the multi-party publishing protocol. Its guarantees and their limits
 """
 
 from ppdp.exceptions import LedgerIOError
+from ppdp.ledger._anchor import ANCHOR_DIR_ENV, Anchor, AnchorRecord, AnchorRegistry
 from ppdp.ledger._canonical import canonical_dumps, canonical_loads, json_safe
 from ppdp.ledger._chain import Entry
 from ppdp.ledger._checkpoint import Checkpoint
@@ -41,6 +46,10 @@ from ppdp.ledger._ledger import Ledger, LedgerExistsError, LedgerTransaction, ch
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
 
 __all__ = [
+    "ANCHOR_DIR_ENV",
+    "Anchor",
+    "AnchorRecord",
+    "AnchorRegistry",
     "Checkpoint",
     "Entry",
     "Ledger",

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ppdp._validation import check_positive
 from ppdp.exceptions import LedgerIntegrityError, ParameterError, ParameterTypeError
 from ppdp.ledger import _store
+from ppdp.ledger._anchor import Anchor, AnchorLike, AnchorRegistry
 from ppdp.ledger._chain import (
     ADD_SIGNER,
     GENESIS,
@@ -66,14 +67,21 @@ _FIRST_CHECKPOINT_GRACE = 2.0
 
 
 def load_checkpoints(
-    path: Path | None, checkpoint: CheckpointLike | None
-) -> tuple[list[tuple[Checkpoint, str]], bool]:
-    """The checkpoints to check (explicit one first) and whether the local one is missing.
+    path: Path | None,
+    checkpoint: CheckpointLike | None,
+    anchor: AnchorLike | None = None,
+    registry: AnchorRegistry | None = None,
+    conn: sqlite3.Connection | None = None,
+) -> tuple[list[tuple[Checkpoint | Anchor, str]], bool]:
+    """The checkpoints and anchors to check (explicit ones first) and whether the local
+    checkpoint is missing.
 
     Read *before* the ledger snapshot: a writer writes a checkpoint only after committing,
-    so a snapshot taken afterwards is at least as long.
+    and an anchor is only ever signed for a committed head, so a snapshot taken afterwards
+    is at least as long. The anchor on record in ``registry`` is looked up by the dataset
+    id of the genesis entry in ``conn`` (read unverified here; the replay verifies it).
     """
-    found: list[tuple[Checkpoint, str]] = []
+    found: list[tuple[Checkpoint | Anchor, str]] = []
     if checkpoint is not None:
         if isinstance(checkpoint, Checkpoint):
             found.append((checkpoint, "the given checkpoint"))
@@ -82,6 +90,13 @@ def load_checkpoints(
             if not cp_path.is_file():
                 raise FileNotFoundError(f"checkpoint file {cp_path} does not exist")
             found.append((Checkpoint.load(cp_path), f"checkpoint {cp_path}"))
+    if anchor is not None:
+        found.append(Anchor.load(anchor))
+    if registry is not None and conn is not None:
+        dataset_id = _store.peek_dataset_id(conn)
+        record = None if dataset_id is None else registry.get(dataset_id)
+        if record is not None:
+            found.append((record.anchor, f"the anchor on record {record.path}"))
     local_missing = False
     if path is not None:
         local = checkpoint_path_for(path)
@@ -93,21 +108,27 @@ def load_checkpoints(
 
 
 def check_checkpoints(
-    checkpoints: list[tuple[Checkpoint, str]],
+    checkpoints: list[tuple[Checkpoint | Anchor, str]],
     local_missing: bool,
     explicit: bool,
     state: ChainState,
     entries: list[Entry],
     label: object,
 ) -> None:
-    """Compare a replayed ledger with its checkpoints (fail closed)."""
+    """Compare a replayed ledger with its checkpoints and anchors (fail closed).
+
+    A ledger file never exists without its checkpoint (the genesis checkpoint is written
+    before the file is linked into place), so a missing one is refused at any length,
+    unless a checkpoint or anchor kept elsewhere was given.
+    """
     for cp, source in checkpoints:
         cp.check(state, entries, source=source)
-    if local_missing and not explicit and state.length > 1:
+    if local_missing and not explicit:
         raise LedgerIntegrityError(
             f"checkpoint file {checkpoint_path_for(label)} (beside the ledger) is missing, and "
             f"the ledger has {state.length} entries: truncation or rollback cannot be ruled out; "
-            "restore the checkpoint or pass one kept elsewhere (checkpoint=..., --checkpoint)",
+            "restore the checkpoint or pass one kept elsewhere (checkpoint=..., --checkpoint, "
+            "anchor=..., --anchor)",
             index=None,
         )
 
@@ -180,14 +201,21 @@ class Ledger:
         admins: Iterable[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         busy_timeout: float = 60.0,
+        anchor_registry: AnchorRegistry | None = None,
     ) -> Ledger:
         """Create a new ledger file whose genesis entry pins the signers.
+
+        The file is written under a temporary name, its genesis checkpoint
+        ``<path>.checkpoint`` is written (exclusively) next, and only then is the file
+        linked into place: no ledger file ever exists without its checkpoint.
 
         Parameters
         ----------
         path : path
             Must not exist. Neither may ``<path>.checkpoint``: a checkpoint without its
             ledger means the ledger was deleted, and a fresh ledger would reset its budget.
+            (A checkpoint left by a creator killed before the link is recognised by its
+            unfinished file, and that ledger is finished instead: ``LedgerExistsError``.)
         signer : Signer
             Signs the genesis entry, later appends by default, and the checkpoints.
         dataset_id : str
@@ -203,21 +231,22 @@ class Ledger:
             JSON-safe facts pinned in the genesis entry (e.g. the accountant's total).
         busy_timeout : float
             Seconds to wait for another writer's lock.
+        anchor_registry : AnchorRegistry, optional
+            Refuse to create a ledger for a ``dataset_id`` that has an anchor on record
+            there (:meth:`AnchorRegistry.refuse_new_ledger`).
         """
         path = Path(path)
         state, genesis = _genesis(signer, dataset_id, purpose, signers, admins, metadata)
         if path.exists():
             raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
+        if anchor_registry is not None:
+            anchor_registry.refuse_new_ledger(dataset_id, path)
         if checkpoint_path_for(path).exists():
-            if path.exists():  # created by another process a moment ago
-                raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
-            raise LedgerIntegrityError(
-                f"ledger {path} does not exist but its checkpoint {checkpoint_path_for(path)} "
-                "does: the ledger was deleted or moved; refusing to create a new one in its "
-                "place (that would reset its history)",
-                index=None,
-            )
-        _install(path, genesis, state)
+            _orphan_checkpoint(path)
+        try:
+            _install(path, genesis, state, signer)
+        except _CheckpointExistsError:
+            _orphan_checkpoint(path)
         return cls.open(path, signer=signer, busy_timeout=busy_timeout)
 
     @classmethod
@@ -241,8 +270,15 @@ class Ledger:
         state.accept(genesis)
         if path.exists():
             raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
-        _install(path, genesis, state)
-        return cls.open(path, signer=signer, busy_timeout=busy_timeout)
+        if checkpoint_path_for(path).exists():
+            _orphan_checkpoint(path)
+        try:
+            _install(path, genesis, state, signer if isinstance(signer, Signer) else None)
+        except _CheckpointExistsError:
+            _orphan_checkpoint(path)
+        # Without a local signer there is no checkpoint to write: this handle is the one
+        # that created the file; reopening it later needs a checkpoint kept elsewhere.
+        return cls.open(path, signer=signer, busy_timeout=busy_timeout, _fresh=signer is None)
 
     @classmethod
     def in_memory(
@@ -271,6 +307,9 @@ class Ledger:
         checkpoint: CheckpointLike | None = None,
         trusted_keys: Mapping[str, PublicKeyLike] | None = None,
         busy_timeout: float = 60.0,
+        anchor: AnchorLike | None = None,
+        anchor_registry: AnchorRegistry | None = None,
+        _fresh: bool = False,
     ) -> Ledger:
         """Open an existing ledger after verifying all of it.
 
@@ -288,6 +327,11 @@ class Ledger:
             The keys the genesis entry must pin, exactly.
         busy_timeout : float
             Seconds to wait for another writer's lock.
+        anchor : Anchor, its text, or a file holding it, optional
+            An anchor kept elsewhere (``ppdp ledger anchor``): the ledger must be the
+            anchored one, at least as long, and extend its head.
+        anchor_registry : AnchorRegistry, optional
+            Also check the anchor on record there for this ledger's dataset id, if any.
 
         Raises
         ------
@@ -311,17 +355,18 @@ class Ledger:
         try:
             # Another process may sit between committing an entry and writing the first
             # checkpoint of a new ledger: give it a moment before calling that a rollback.
+            explicit = checkpoint is not None or anchor is not None or _fresh
             deadline = time.monotonic() + min(timeout, _FIRST_CHECKPOINT_GRACE)
             while True:
-                checkpoints, local_missing = load_checkpoints(path, checkpoint)
+                checkpoints, local_missing = load_checkpoints(
+                    path, checkpoint, anchor, anchor_registry, conn
+                )
                 state, entries = _store.replay(conn, label=path, trusted_keys=trusted_keys)
-                waiting = local_missing and checkpoint is None and state.length > 1
+                waiting = local_missing and not explicit
                 if not waiting or time.monotonic() >= deadline:
                     break
                 time.sleep(0.01)
-            check_checkpoints(
-                checkpoints, local_missing, checkpoint is not None, state, entries, path
-            )
+            check_checkpoints(checkpoints, local_missing, explicit, state, entries, path)
             if isinstance(signer, Ed25519PrivateKey):
                 signer = _signer_for_key(state, signer)
             if signer is not None:
@@ -434,6 +479,18 @@ class Ledger:
             raise ParameterError("signer (None): open the ledger with a signer to sign checkpoints")
         with self._lock:
             return Checkpoint.sign(self._state, self._signer)
+
+    def anchor(self) -> Anchor:
+        """A short signed digest of the current head to keep elsewhere (see :class:`Anchor`).
+
+        Signed by the local signer; pass it back as ``anchor=`` to :meth:`open` or
+        :func:`ppdp.ledger.verify` (``--anchor`` on the command line).
+        """
+        if self._signer is None:
+            raise ParameterError("signer (None): open the ledger with a signer to sign anchors")
+        with self._lock:
+            self.refresh()
+            return Anchor.sign(self._state, self._signer)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -739,27 +796,123 @@ def _signer_for_key(state: ChainState, key: Ed25519PrivateKey) -> Signer:
     return Signer(ids[0], key)
 
 
-def _install(path: Path, genesis: Entry, state: ChainState) -> None:
-    """Write the file under a temporary name, then link it into place.
+class _CheckpointExistsError(Exception):
+    """Internal: ``<path>.checkpoint`` appeared while a new ledger was being installed."""
 
-    ``os.link`` fails if ``path`` exists, so two processes creating the same ledger at
-    once cannot replace each other's file; a crash leaves either no ledger or a whole one.
+
+def _creating_path(path: Path, ledger_id: object) -> Path:
+    """The temporary name of a ledger being created (found again by its ledger id)."""
+    return path.with_name(f".{path.name}.{ledger_id}.creating")
+
+
+def _link_exclusively(tmp: Path, dest: Path) -> None:
+    """Link ``tmp`` to ``dest``; FileExistsError if ``dest`` exists (no replacement)."""
+    try:
+        os.link(tmp, dest)
+    except FileExistsError:
+        raise
+    except OSError:  # file systems without hard links: best effort
+        if dest.exists():
+            raise FileExistsError(dest) from None
+        os.replace(tmp, dest)
+
+
+def _install(path: Path, genesis: Entry, state: ChainState, signer: Signer | None) -> None:
+    """Write the file under a temporary name, its checkpoint, then link the file into place.
+
+    The genesis checkpoint is linked in first (exclusively: it fails if a checkpoint is
+    there), the ledger file second, so no ledger file is ever without its checkpoint and a
+    ledger whose entries after genesis were deleted along with its checkpoint is never
+    mistaken for a fresh one. ``os.link`` fails if ``path`` exists, so two processes
+    creating the same ledger at once cannot replace each other's file. A crash leaves no
+    ledger (perhaps an unfinished file and its checkpoint, which :func:`_orphan_checkpoint`
+    recognises) or a whole one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.creating")
+    tmp = _creating_path(path, state.ledger_id)
+    cp_path = checkpoint_path_for(path)
+    cp_tmp = cp_path.with_name(f".{cp_path.name}.{state.ledger_id}.creating")
+    ours: bytes | None = None
     try:
         _store.write_new_file(tmp, genesis, state)
+        if signer is not None:
+            data = Checkpoint.sign(state, signer).to_bytes()
+            fd = os.open(cp_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0))
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                _link_exclusively(cp_tmp, cp_path)
+            except FileExistsError:
+                raise _CheckpointExistsError from None
+            ours = data
+            fsync_dir(path.parent)
         try:
-            os.link(tmp, path)
+            _link_exclusively(tmp, path)
         except FileExistsError:
             raise LedgerExistsError(
                 f"ledger ({path}) already exists; open it with Ledger.open"
             ) from None
-        except OSError:  # file systems without hard links: best effort
-            if path.exists():
-                raise LedgerExistsError(f"ledger ({path}) already exists") from None
-            os.replace(tmp, path)
+        ours = None  # linked: the checkpoint is the ledger's now
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        if ours is not None and not path.exists():
+            with contextlib.suppress(OSError):
+                if cp_path.read_bytes() == ours:
+                    cp_path.unlink()
+        for leftover in (tmp, cp_tmp):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
     fsync_dir(path.parent)
+
+
+def _orphan_checkpoint(path: Path) -> None:
+    """``<path>.checkpoint`` exists but ``path`` does not: always raises.
+
+    ``LedgerExistsError`` when another process is creating the ledger right now (its file
+    appears within a moment) or when a creator was killed between linking the checkpoint
+    and the file (its unfinished file, named by the checkpoint's ledger id, is verified
+    against the checkpoint and linked into place); ``LedgerIntegrityError`` otherwise: the
+    ledger was deleted or moved, and a new one would reset its history.
+    """
+    deadline = time.monotonic() + _FIRST_CHECKPOINT_GRACE
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if path.exists() or _finish_interrupted_creation(path):
+        raise LedgerExistsError(f"ledger ({path}) already exists; open it with Ledger.open")
+    raise LedgerIntegrityError(
+        f"ledger {path} does not exist but its checkpoint {checkpoint_path_for(path)} "
+        "does: the ledger was deleted or moved; refusing to create a new one in its "
+        "place (that would reset its history)",
+        index=None,
+    )
+
+
+def _finish_interrupted_creation(path: Path) -> bool:
+    """Link the unfinished file of a creator killed after linking its genesis checkpoint."""
+    cp_path = checkpoint_path_for(path)
+    try:
+        cp = Checkpoint.load(cp_path)
+    except (OSError, LedgerIntegrityError):
+        return False
+    unfinished = _creating_path(path, cp.ledger_id)
+    if cp.length != 1 or not unfinished.is_file():
+        return False
+    try:
+        conn = _store.connect(unfinished, busy_timeout=1.0, read_only=True)
+        try:
+            state, entries = _store.replay(conn, label=unfinished)
+        finally:
+            conn.close()
+        cp.check(state, entries, source=f"checkpoint {cp_path}")
+    except (LedgerIntegrityError, OSError, sqlite3.Error):
+        return False
+    with contextlib.suppress(FileExistsError):
+        _link_exclusively(unfinished, path)
+    for leftover in (unfinished, cp_path.with_name(f".{cp_path.name}.{cp.ledger_id}.creating")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+    fsync_dir(path.parent)
+    logger.warning("ledger %s: finished a creation interrupted before the file was linked", path)
+    return True

@@ -173,6 +173,26 @@ def select_from_to(conn: sqlite3.Connection, start: int, stop: int) -> list[tupl
     return rows
 
 
+def peek_dataset_id(conn: sqlite3.Connection) -> str | None:
+    """The dataset id in the genesis entry, *unverified* (None if it cannot be read).
+
+    Used only to choose which anchor on record to check; the full replay verifies the
+    genesis entry, and the anchor must then match it.
+    """
+    from ppdp.ledger._canonical import CanonicalFormError, canonical_loads
+
+    try:
+        row = conn.execute('SELECT body FROM entries WHERE "index" = 0').fetchone()
+        value = canonical_loads(row[0]) if row is not None else None
+    except (sqlite3.Error, CanonicalFormError, TypeError):
+        return None
+    try:
+        dataset_id = value["payload"]["dataset_id"]  # type: ignore[index]
+    except (KeyError, TypeError):
+        return None
+    return dataset_id if isinstance(dataset_id, str) else None
+
+
 def replay(
     conn: sqlite3.Connection,
     *,

@@ -12,6 +12,7 @@ from typing import Any
 from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
 from ppdp.ledger import _store
+from ppdp.ledger._anchor import AnchorLike, AnchorRegistry
 from ppdp.ledger._chain import ChainState, Entry
 from ppdp.ledger._keys import PublicKeyLike
 from ppdp.ledger._ledger import CheckpointLike, check_checkpoints, load_checkpoints
@@ -38,7 +39,7 @@ class VerificationReport:
     revoked : tuple of str
         Signer ids revoked so far.
     checkpoints : tuple of (str, int)
-        Each checkpoint checked: where it came from and the length it records.
+        Each checkpoint and anchor checked: where it came from and the length it records.
     kinds : dict
         Number of entries of each kind.
     """
@@ -82,6 +83,8 @@ def verify_entries(
     checkpoint: CheckpointLike | None = None,
     trusted_keys: Mapping[str, PublicKeyLike] | None = None,
     busy_timeout: float = 60.0,
+    anchor: AnchorLike | None = None,
+    anchor_registry: AnchorRegistry | None = None,
 ) -> tuple[VerificationReport, list[Entry]]:
     """Like :func:`verify`, and also return the verified entries."""
     p = Path(path)
@@ -90,13 +93,14 @@ def verify_entries(
         raise FileNotFoundError(f"ledger file {p} does not exist")
     if p.is_dir():
         raise ParameterError(f"ledger ({p}) is a folder, not a ledger file")
-    checkpoints, local_missing = load_checkpoints(p, checkpoint)
     conn = _store.connect(p, busy_timeout=timeout, read_only=True)
     try:
+        checkpoints, local_missing = load_checkpoints(p, checkpoint, anchor, anchor_registry, conn)
         state, entries = _store.replay(conn, label=p, trusted_keys=trusted_keys)
     finally:
         conn.close()
-    check_checkpoints(checkpoints, local_missing, checkpoint is not None, state, entries, p)
+    explicit = checkpoint is not None or anchor is not None
+    check_checkpoints(checkpoints, local_missing, explicit, state, entries, p)
     return _report(p, state, entries, checkpoints), entries
 
 
@@ -105,6 +109,8 @@ def verify(
     *,
     checkpoint: CheckpointLike | None = None,
     trusted_keys: Mapping[str, PublicKeyLike] | None = None,
+    anchor: AnchorLike | None = None,
+    anchor_registry: AnchorRegistry | None = None,
 ) -> VerificationReport:
     """Verify a ledger file completely; raise on the first problem.
 
@@ -113,9 +119,11 @@ def verify(
     ``trusted_keys`` exactly, if given) matching the file's metadata; every entry has the
     next index, links to the previous hash, hashes correctly, is canonical, and is signed
     by a pinned, unrevoked signer (revocations and key additions are replayed in order);
-    and the ledger extends every checkpoint: the one given and ``<path>.checkpoint``.
-    A ledger with more than one entry and no checkpoint at all is rejected (fail closed).
-    The file is opened read-only and never modified.
+    and the ledger extends every checkpoint and anchor: the ones given, the anchor on
+    record in ``anchor_registry`` for its dataset id, and ``<path>.checkpoint``. A ledger
+    without ``<path>.checkpoint`` is rejected unless a checkpoint or anchor is given (a
+    ledger file is never created without one). The file is opened read-only and never
+    modified.
 
     Parameters
     ----------
@@ -126,6 +134,11 @@ def verify(
     trusted_keys : mapping of signer id to public key, optional
         Keys the genesis entry must pin, exactly (catches a foreign ledger re-signed with
         the attacker's own keys).
+    anchor : Anchor, its text, or a file holding it, optional
+        An anchor kept elsewhere (``ppdp ledger anchor``); the ledger must be the anchored
+        ledger, at least as long, with the anchored head at entry ``length - 1``.
+    anchor_registry : AnchorRegistry, optional
+        Also check the anchor on record there for the ledger's dataset id, if any.
 
     Returns
     -------
@@ -139,7 +152,13 @@ def verify(
         ``index`` is the first bad entry, or None when the file or a checkpoint as a whole
         is unreadable or inconsistent.
     """
-    report, _ = verify_entries(path, checkpoint=checkpoint, trusted_keys=trusted_keys)
+    report, _ = verify_entries(
+        path,
+        checkpoint=checkpoint,
+        trusted_keys=trusted_keys,
+        anchor=anchor,
+        anchor_registry=anchor_registry,
+    )
     return report
 
 
