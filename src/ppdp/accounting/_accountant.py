@@ -597,20 +597,6 @@ def _check_matches(
         )
 
 
-def _resolve_key(path: Path, key: KeyLike | None, *, create: bool) -> Signer | Ed25519PrivateKey:
-    """The custodian's key: given, or ``<path>.key`` (created on first use)."""
-    if isinstance(key, Signer):
-        return key
-    if isinstance(key, Ed25519PrivateKey):
-        return _as_signer(key, create)
-    if key is not None:
-        if not isinstance(key, str | os.PathLike):
-            raise ParameterTypeError(
-                f"key ({key!r}) must be a Signer, an Ed25519PrivateKey or a path to a PEM key"
-            )
-        return _as_signer(load_private_key(key), create)
-    key_file = key_path_for(path)
-    if key_file.exists():
 def _refuse_creation(
     path: Path, dataset_id: str, anchor: AnchorLike | None, registry: AnchorRegistry
 ) -> None:
@@ -630,6 +616,20 @@ def _refuse_creation(
     registry.refuse_new_ledger(dataset_id, path)
 
 
+def _resolve_key(path: Path, key: KeyLike | None, *, create: bool) -> Signer | Ed25519PrivateKey:
+    """The custodian's key: given, or ``<path>.key`` (created on first use)."""
+    if isinstance(key, Signer):
+        return key
+    if isinstance(key, Ed25519PrivateKey):
+        return _as_signer(key, create)
+    if key is not None:
+        if not isinstance(key, str | os.PathLike):
+            raise ParameterTypeError(
+                f"key ({key!r}) must be a Signer, an Ed25519PrivateKey or a path to a PEM key"
+            )
+        return _as_signer(load_private_key(key), create)
+    key_file = key_path_for(path)
+    if key_file.exists():
         return _as_signer(_load_when_complete(key_file), create)
     if not create:
         raise ParameterError(
