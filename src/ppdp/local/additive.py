@@ -50,7 +50,7 @@ class AdditiveRandomizer:
       ``−m … m``, ``m = ⌊w/(2Λ)⌋`` (the grid points of ``[−w/2, w/2]``). The privacy loss
       is 0 or ±∞: no finite ε below ``δ = min(1, j/(2m + 1))`` with
       ``j = (snap(hi) − snap(lo))/Λ``, and ε = 0 at or above it (:meth:`delta_floor`;
-      ``j/(2m + 1) = D/w`` up to a relative 2⁻³⁰).
+      ``|j/(2m + 1) − D/w| ≲ 2⁻³¹·(1 + D/w)``).
 
     Where no finite ε exists the guarantee is of kind ``none`` and carries the legacy
     metrics (Agrawal–Srikant interval widths, Agrawal–Aggarwal ``2^{h(Y)}``), which are
@@ -60,7 +60,8 @@ class AdditiveRandomizer:
     ----------
     noise : {"uniform", "gaussian", "laplace"}
     scale : float
-        Uniform: the width w; Gaussian: σ; Laplace: b. Finite, > 0.
+        Uniform: the width w; Gaussian: σ; Laplace: b. Finite, in ``(2**-991, 2**960]``
+        (so that the grid Λ is a normal float).
     domain : tuple of two floats
         The declared ``(lo, hi)`` of the values, ``lo < hi``; never inferred from data.
 
