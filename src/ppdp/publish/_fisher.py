@@ -413,7 +413,10 @@ def symmetric_noise(d: int, sigma: float, *, random_state: RandomState) -> NDArr
     """A symmetric ``d×d`` matrix: upper triangle (diagonal included) iid ``N(0, σ²)``, mirrored.
 
     Drawn with :func:`ppdp.noise.gaussian` on the grid ``noise.granularity(σ)``; ``σ = 0``
-    gives the zero matrix.
+    gives the zero matrix. A release that adds it to a private matrix must first snap that
+    matrix to the same grid (:func:`ppdp.noise.snap`): grid noise on an unsnapped value can be
+    recognised from the output given a candidate dataset (issue 11,
+    ``docs/proofs/lda-dp.md`` §7). No release path of ppdp uses it.
     """
     d = check_int("d", d, minimum=1)
     sigma = check_nonnegative("sigma", sigma)
