@@ -38,7 +38,7 @@ from ppdp.ledger import encode_public_key, generate_key, save_private_key
 from ppdp.local import AdditiveRandomizer, CharacteristicVectorRandomizer
 from ppdp.local.collector import CollectorConfig
 from ppdp.local.collector._app import Collector
-from ppdp.local.collector._wire import encode_batch, sign_body
+from ppdp.local.collector._wire import encode_batch, read_headers, sign_body
 
 warnings.simplefilter("ignore", InsecureRandomnessWarning)
 
@@ -74,7 +74,7 @@ def bodies(reports: np.ndarray, key, survey: str, batch: int, first_seq: int) ->
     return out
 
 
-def over_http(config_path: Path, signed: list[tuple], n: int) -> float:
+def over_http(config_path: Path, signed: list[tuple], n: int, key) -> float:
     port = free_port()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     proc = subprocess.Popen(
@@ -97,10 +97,12 @@ def over_http(config_path: Path, signed: list[tuple], n: int) -> float:
         with httpx.Client(base_url=url, timeout=120) as http:
             t0 = time.perf_counter()
             for body, sig in signed:
-                r = http.post("/v1/batches", content=body, headers={"X-PPDP-Signature": sig})
+                headers = {"X-PPDP-Client": "bench", "X-PPDP-Signature": sig}
+                r = http.post("/v1/batches", content=body, headers=headers)
                 r.raise_for_status()
             elapsed = time.perf_counter() - t0
-            assert http.get("/v1/totals").json()["count"] == n
+            signed_read = read_headers("bench", key, "/v1/totals")
+            assert http.get("/v1/totals", headers=signed_read).json()["count"] == n
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
@@ -146,7 +148,7 @@ def main() -> None:
                 tag = f"{name}-{batch}"
                 path_http, key = write_config(folder, randomizer, tag + "-http")
                 signed = bodies(reports, key, f"bench-{tag}-http", batch, 1)
-                rate_http = over_http(path_http, signed, n)
+                rate_http = over_http(path_http, signed, n, key)
                 path_proc, key2 = write_config(folder, randomizer, tag + "-proc")
                 signed2 = bodies(reports, key2, f"bench-{tag}-proc", batch, 1)
                 rate_proc = in_process(path_proc, signed2, n)

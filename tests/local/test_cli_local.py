@@ -105,7 +105,10 @@ def test_serve_report_estimate_over_loopback(setup, capsys):
         pd.DataFrame({"income": [0.5, 1.5]}).to_csv(bad, index=False)
         rep = ["local", "report", str(bad), "--config", cfg, "--server", url]
         _one_line_error(capsys, rep, "outside")
-        assert httpx.get(f"{url}/v1/totals").json()["count"] == 500
+        from ppdp.local.collector._wire import read_headers
+
+        signed = read_headers("app", load_private_key(tmp / "app.key"), "/v1/totals")
+        assert httpx.get(f"{url}/v1/totals", headers=signed).json()["count"] == 500
     finally:
         proc.terminate()
         proc.communicate(timeout=10)

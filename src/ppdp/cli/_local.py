@@ -35,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     srv.add_argument("--config", required=True, metavar="FILE", help="collector config (JSON)")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind")
     srv.add_argument("--port", type=int, default=8750, help="port to bind")
+    srv.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate")
+    srv.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
+    srv.add_argument(
+        "--insecure-plain-http",
+        action="store_true",
+        help="allow plain HTTP on a non-loopback --host (refused otherwise)",
+    )
     srv.set_defaults(func=_serve)
 
     rep = sub.add_parser(
@@ -100,7 +107,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from ppdp.local.collector._service import serve
 
-    serve(config=args.config, host=args.host, port=args.port)
+    serve(
+        config=args.config,
+        host=args.host,
+        port=args.port,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure_plain_http=args.insecure_plain_http,
+    )
     return 0
 
 

@@ -36,3 +36,22 @@ def write_config(tmp_path, keys, randomizer, *, client="app-1", name="collector.
     path = tmp_path / name
     path.write_text(json.dumps(cfg))
     return path
+
+
+def totals(http, key, client="app-1"):
+    """``GET /v1/totals`` as a registered client (a signed read)."""
+    from ppdp.local.collector._wire import read_headers
+
+    r = http.get("/v1/totals", headers=read_headers(client, key, "/v1/totals"))
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def last_seq(http, key, client="app-1"):
+    """``GET /v1/clients/{client}`` as that client."""
+    from ppdp.local.collector._wire import read_headers
+
+    path = f"/v1/clients/{client}"
+    r = http.get(path, headers=read_headers(client, key, path))
+    assert r.status_code == 200, r.text
+    return r.json()["last_seq"]

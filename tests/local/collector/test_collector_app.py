@@ -9,7 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
-from collector_helpers import keys_fixture, write_config  # noqa: F401 (the `keys` fixture)
+from collector_helpers import (  # noqa: F401 (the `keys` fixture)
+    keys_fixture,
+    last_seq,
+    totals,
+    write_config,
+)
 
 from ppdp.exceptions import DataValidationError, ParameterError, ProtocolError
 from ppdp.local import AdditiveRandomizer, CharacteristicVectorRandomizer
@@ -18,7 +23,7 @@ from ppdp.local.collector._aggregate import Aggregator
 from ppdp.local.collector._app import create_app
 from ppdp.local.collector._client import CollectorClient, fetch_totals
 from ppdp.local.collector._estimate import estimate_totals
-from ppdp.local.collector._wire import SIGNATURE_HEADER, encode_batch, sign_body
+from ppdp.local.collector._wire import CLIENT_HEADER, SIGNATURE_HEADER, encode_batch, sign_body
 
 with warnings.catch_warnings():  # this starlette asks for httpx2; httpx still works
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -38,23 +43,22 @@ def service(tmp_path, keys):
 
 def _post(http, key, *, client="app-1", seq=1, reports, survey="test-survey", sig=None):
     body = encode_batch(survey=survey, client=client, seq=seq, reports=reports)
-    return http.post(
-        "/v1/batches", content=body, headers={SIGNATURE_HEADER: sig or sign_body(body, key)}
-    )
+    headers = {CLIENT_HEADER: client, SIGNATURE_HEADER: sig or sign_body(body, key)}
+    return http.post("/v1/batches", content=body, headers=headers)
 
 
-def test_reports_in_totals_out(service):
+def test_reports_in_totals_out(service, keys):
     config, http, _ = service
     values = np.repeat(np.arange(5), [10, 20, 30, 25, 15])
     reports = CV.randomise(values, random_state=1)
     with CollectorClient(config, "http://testserver", http=http) as client:
         count = client.send(reports, batch_size=40)
     assert count == 100
-    totals = http.get("/v1/totals").json()
-    assert totals["count"] == 100 and totals["batches"] == 3
-    assert totals["totals"]["sum"] == CV.totals(reports, estimator="mean").tolist()
-    assert totals["totals"]["threshold"] == CV.totals(reports, estimator="threshold").tolist()
-    assert http.get("/v1/clients/app-1").json()["last_seq"] == 3
+    got = totals(http, keys["app-1"])
+    assert got["count"] == 100 and got["batches"] == 3
+    assert got["totals"]["sum"] == CV.totals(reports, estimator="mean").tolist()
+    assert got["totals"]["threshold"] == CV.totals(reports, estimator="threshold").tolist()
+    assert last_seq(http, keys["app-1"]) == 3
     info = http.get("/v1/info").json()
     assert info["spec"]["randomizer"] == CV.to_dict() and info["max_batch"] == 500
     # discrete normal: no pure ε, so the (ε, δ) at δ = 1e-6, as `estimate` states it
@@ -94,7 +98,7 @@ def test_bad_batch_rejected_whole(service, keys, bad, status, match):
     _, http, _ = service
     good = CV.randomise([0, 1, 2], random_state=3).tolist()
     assert _post(http, keys["app-1"], seq=1, reports=good).status_code == 200
-    before = http.get("/v1/totals").json()
+    before = totals(http, keys["app-2"], "app-2")
     reports = CV.randomise([0, 1, 2, 3], random_state=4).tolist()
     if bad == "off-lattice":
         reports[-1][2] = reports[-1][2] + 0.5
@@ -108,8 +112,8 @@ def test_bad_batch_rejected_whole(service, keys, bad, status, match):
         reports[0][0] = "x"
     r = _post(http, keys["app-1"], seq=2, reports=reports)
     assert r.status_code == status and match in r.json()["error"]
-    assert http.get("/v1/totals").json() == before
-    assert http.get("/v1/clients/app-1").json()["last_seq"] == 1
+    assert totals(http, keys["app-2"], "app-2") == before
+    assert last_seq(http, keys["app-1"]) == 1
 
 
 def test_authentication_replay_and_limits(service, keys):
@@ -120,7 +124,10 @@ def test_authentication_replay_and_limits(service, keys):
     assert _post(http, keys["intruder"], client="app-2", reports=reports).status_code == 401
     body = encode_batch(survey="test-survey", client="app-1", seq=1, reports=reports)
     assert http.post("/v1/batches", content=body).status_code == 401
-    assert http.get("/v1/totals").json()["count"] == 0
+    assert (
+        http.post("/v1/batches", content=body, headers={CLIENT_HEADER: "app-1"}).status_code == 401
+    )
+    assert totals(http, keys["app-1"])["count"] == 0
     # accepted, identical retry acknowledged once, replay of an old seq refused
     assert _post(http, keys["app-1"], seq=7, reports=reports).json()["accepted"] == 2
     again = _post(http, keys["app-1"], seq=7, reports=reports).json()
@@ -133,9 +140,12 @@ def test_authentication_replay_and_limits(service, keys):
     many = CV.randomise(np.zeros(501, dtype=int), random_state=7).tolist()
     assert _post(http, keys["app-1"], seq=9, reports=many).status_code == 413
     bad = b"{oops"
-    r = http.post("/v1/batches", content=bad, headers={SIGNATURE_HEADER: "AA=="})
+    sig = sign_body(bad, keys["app-1"])
+    r = http.post(
+        "/v1/batches", content=bad, headers={CLIENT_HEADER: "app-1", SIGNATURE_HEADER: sig}
+    )
     assert r.status_code == 400
-    assert http.get("/v1/totals").json()["count"] == 2
+    assert totals(http, keys["app-1"])["count"] == 2
 
 
 def test_client_refuses_a_different_randomizer(service, tmp_path, keys):
@@ -194,7 +204,7 @@ def test_additive_uniform_reports_outside_the_support_are_refused(tmp_path, keys
         bad = _post(http, keys["app-1"], seq=2, reports=[0.5, 1.3])
         assert bad.status_code == 422 and "outside" in bad.json()["error"]
         assert _post(http, keys["app-1"], seq=3, reports=[[0.5]]).status_code == 422
-        assert http.get("/v1/totals").json()["count"] == 3
+        assert totals(http, keys["app-1"])["count"] == 3
     agg = Aggregator.from_config(config)
     assert agg.spec["histogram"] == {"bins_per_domain": 1000, "below": 250, "above": 250}
     assert agg.edges[0] == pytest.approx(-0.25) and agg.edges[-1] == pytest.approx(1.25)
@@ -296,8 +306,8 @@ def test_a_batch_that_overflows_the_totals_is_rolled_back(service, keys):
     reports = [[big, 1, 0, 0, 0]] * 500
     for seq in (1, 2):
         assert _post(http, keys["app-1"], seq=seq, reports=reports).status_code == 200
-    before = http.get("/v1/totals").json()
+    before = totals(http, keys["app-1"])
     r = _post(http, keys["app-1"], seq=3, reports=reports)
     assert r.status_code == 422 and "overflow" in r.json()["error"]
-    assert http.get("/v1/totals").json() == before
+    assert totals(http, keys["app-1"]) == before
     assert before["totals"]["sum"][0] == 1000 * big and before["count"] == 1000

@@ -21,7 +21,7 @@ from collector_helpers import keys_fixture, write_config  # noqa: F401 (the `key
 
 from ppdp.local import AdditiveRandomizer
 from ppdp.local.collector import CollectorConfig, CollectorStore
-from ppdp.local.collector._wire import SIGNATURE_HEADER, encode_batch, sign_body
+from ppdp.local.collector._wire import CLIENT_HEADER, SIGNATURE_HEADER, encode_batch, sign_body
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork and SIGKILL")
 
@@ -65,8 +65,8 @@ def test_concurrent_clients_then_sigkill(tmp_path, keys):
                 seq += 1
                 body = encode_batch(survey="test-survey", client=cid, seq=seq, reports=reports)
                 try:
-                    sig = sign_body(body, keys[cid])
-                    resp = http.post("/v1/batches", content=body, headers={SIGNATURE_HEADER: sig})
+                    headers = {CLIENT_HEADER: cid, SIGNATURE_HEADER: sign_body(body, keys[cid])}
+                    resp = http.post("/v1/batches", content=body, headers=headers)
                 except httpx.HTTPError:
                     return  # the server died
                 assert resp.status_code == 200, resp.text

@@ -9,6 +9,7 @@ the same value would let the collector average it away (ALGORITHMS C.7 (6)).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,11 +22,20 @@ from ppdp.ledger import load_private_key
 from ppdp.local.collector._aggregate import Aggregator
 from ppdp.local.collector._config import CollectorConfig
 from ppdp.local.collector._store import StoreTotals
-from ppdp.local.collector._wire import SIGNATURE_HEADER, encode_batch, sign_body
+from ppdp.local.collector._wire import (
+    CLIENT_HEADER,
+    SIGNATURE_HEADER,
+    encode_batch,
+    read_headers,
+    sign_body,
+)
 
-__all__ = ["CollectorClient", "fetch_totals"]
+__all__ = ["TOKEN_ENV", "CollectorClient", "fetch_totals"]
 
 logger = logging.getLogger(__name__)
+
+#: Environment variable holding the collector's operator token (for reading the totals).
+TOKEN_ENV = "PPDP_COLLECTOR_TOKEN"
 
 
 def _error_text(response: Any) -> str:
@@ -51,23 +61,44 @@ def _check_spec(config: CollectorConfig, info: dict[str, Any], server: str) -> A
 
 
 def fetch_totals(
-    config: CollectorConfig, server: str, *, transport: Any = None, timeout: float = 30.0
+    config: CollectorConfig,
+    server: str,
+    *,
+    transport: Any = None,
+    timeout: float = 30.0,
+    token: str | None = None,
 ) -> tuple[Aggregator, StoreTotals]:
-    """The server's running totals, after checking it uses ``config``'s randomizer."""
+    """The server's running totals, after checking it uses ``config``'s randomizer.
+
+    Reading the totals is authenticated: with the operator's bearer ``token`` (default:
+    the ``PPDP_COLLECTOR_TOKEN`` environment variable), else as the config's ``client``
+    (a signed read with its private key).
+    """
     import httpx
 
+    token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None:
+        headers = {"authorization": f"Bearer {token}"}
+    elif config.client is not None:
+        key = load_private_key(Path(config.client.key))
+        headers = read_headers(config.client.id, key, "/v1/totals")
+    else:
+        raise ParameterError(
+            f"reading the totals from {server} needs the operator token ({TOKEN_ENV}) or "
+            'a client key in the config ({"client": {"id": ..., "key": ...}})'
+        )
     with httpx.Client(base_url=server, transport=transport, timeout=timeout) as http:
         info = _get(http, "/v1/info", server)
         agg = _check_spec(config, info, server)
-        data = _get(http, "/v1/totals", server)
+        data = _get(http, "/v1/totals", server, headers=headers)
     return agg, StoreTotals.from_dict(data, agg.layout)
 
 
-def _get(http: Any, path: str, server: str) -> dict[str, Any]:
+def _get(http: Any, path: str, server: str, *, headers: Any = None) -> dict[str, Any]:
     import httpx
 
     try:
-        r = http.get(path)
+        r = http.get(path, headers=headers)
     except httpx.HTTPError as exc:
         raise ProtocolError(f"cannot reach the collector at {server}: {exc}") from None
     if r.status_code != 200:
@@ -116,7 +147,12 @@ class CollectorClient:
         info = _get(self._http, "/v1/info", server)
         self.aggregator = _check_spec(config, info, server)
         self.max_batch = int(info.get("max_batch", config.max_batch))
-        state = _get(self._http, f"/v1/clients/{self.client_id}", server)
+        # collectors older than the body cap do not announce one: theirs was ~4 KB a report
+        self.max_body = int(info.get("max_body", self.max_batch * 4096 + 4096))
+        path = f"/v1/clients/{self.client_id}"
+        state = _get(
+            self._http, path, server, headers=read_headers(self.client_id, self._key, path)
+        )
         self._seq = int(state["last_seq"])
 
     @property
@@ -125,13 +161,21 @@ class CollectorClient:
 
     def post(self, reports: Any) -> dict[str, Any]:
         """Sign and post one batch of already perturbed reports; return the reply."""
+        body = encode_batch(
+            survey=self.config.survey, client=self.client_id, seq=self._seq + 1, reports=reports
+        )
+        return self._post_body(body)
+
+    def _post_body(self, body: bytes) -> dict[str, Any]:
+        """Post the body of batch ``seq + 1`` (re-sent byte for byte on a transport error)."""
         import httpx
 
         self._seq += 1
-        body = encode_batch(
-            survey=self.config.survey, client=self.client_id, seq=self._seq, reports=reports
-        )
-        headers = {SIGNATURE_HEADER: sign_body(body, self._key), "content-type": "application/json"}
+        headers = {
+            CLIENT_HEADER: self.client_id,
+            SIGNATURE_HEADER: sign_body(body, self._key),
+            "content-type": "application/json",
+        }
         for attempt in range(self.retries + 1):
             try:
                 r = self._http.post("/v1/batches", content=body, headers=headers)
@@ -157,17 +201,30 @@ class CollectorClient:
         batch_size: int = 5_000,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Post already perturbed ``reports`` in batches; return the collector's count."""
+        """Post already perturbed ``reports`` in batches; return the collector's count.
+
+        A batch whose body would exceed the collector's cap (``max_body`` in
+        ``/v1/info``) is halved until it fits; the reports themselves are never redrawn.
+        """
         arr = np.asarray(reports)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ParameterError(f"batch_size ({batch_size!r}) must be an integer >= 1")
         size = min(batch_size, self.max_batch)
         count = 0
-        for start in range(0, len(arr), size):
-            reply = self.post(arr[start : start + size])
+        start = 0
+        while start < len(arr):
+            chunk = arr[start : start + size]
+            body = encode_batch(
+                survey=self.config.survey, client=self.client_id, seq=self._seq + 1, reports=chunk
+            )
+            if len(body) > self.max_body and len(chunk) > 1:
+                size = max(1, len(chunk) // 2)
+                continue
+            reply = self._post_body(body)
             count = int(reply["count"])
+            start += len(chunk)
             if progress is not None:
-                progress(min(start + size, len(arr)), len(arr))
+                progress(start, len(arr))
         return count
 
     def report(self, values: Any, *, batch_size: int = 5_000, random_state: Any = None) -> int:

@@ -9,6 +9,8 @@
       "store": "collector.sqlite",             # server: the running totals
       "clients": {"app-1": "<base64 Ed25519 public key>"},  # server: who may send
       "max_batch": 20000,                      # server: reports per batch at most
+      "max_body_bytes": 16777216,              # server: body cap (default: from max_batch)
+      "operator_token_sha256": "<64 hex>",     # server: SHA-256 of the operator's token
       "client": {"id": "app-1", "key": "app-1.key"}         # client: its private key file
     }
 
@@ -31,7 +33,19 @@ from ppdp.exceptions import ParameterError
 
 __all__ = ["ClientIdentity", "CollectorConfig"]
 
-_KNOWN = {"survey", "randomizer", "histogram", "store", "clients", "max_batch", "client"}
+_KNOWN = {
+    "survey",
+    "randomizer",
+    "histogram",
+    "store",
+    "clients",
+    "max_batch",
+    "max_body_bytes",
+    "operator_token_sha256",
+    "client",
+}
+_MIN_BODY = 1024
+_MAX_BODY = 1 << 30
 _MAX_ID = 128
 
 
@@ -70,6 +84,12 @@ class CollectorConfig:
         Client id -> base64 (or PEM) Ed25519 public key (server).
     max_batch : int
         Largest number of reports in one batch (server).
+    max_body_bytes : int or None
+        Largest request body in bytes (server); None: derived from ``max_batch`` and the
+        randomizer, at most 16 MiB (:func:`ppdp.local.collector._app.default_max_body`).
+    operator_token_sha256 : str or None
+        SHA-256 (hex) of the operator's bearer token, which may read ``/v1/totals`` and
+        any client's state (server); None: only signed reads by clients.
     client : ClientIdentity or None
         The sending client (``ppdp local report``).
     """
@@ -81,6 +101,8 @@ class CollectorConfig:
     clients: dict[str, str] = field(default_factory=dict)
     max_batch: int = 20_000
     client: ClientIdentity | None = None
+    max_body_bytes: int | None = None
+    operator_token_sha256: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> CollectorConfig:
@@ -124,6 +146,25 @@ class CollectorConfig:
         max_batch = data.get("max_batch", 20_000)
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise ParameterError(f"max_batch ({max_batch!r}) must be an integer >= 1")
+        max_body = data.get("max_body_bytes")
+        if max_body is not None and (
+            isinstance(max_body, bool)
+            or not isinstance(max_body, int)
+            or not _MIN_BODY <= max_body <= _MAX_BODY
+        ):
+            raise ParameterError(
+                f"max_body_bytes ({max_body!r}) must be an integer in [{_MIN_BODY}, {_MAX_BODY}]"
+            )
+        token = data.get("operator_token_sha256")
+        if token is not None and (
+            not isinstance(token, str)
+            or len(token) != 64
+            or any(c not in "0123456789abcdef" for c in token.lower())
+        ):
+            raise ParameterError(
+                "operator_token_sha256 must be the SHA-256 of the operator token in hex "
+                "(64 characters; see generate_operator_token)"
+            )
         client = data.get("client")
         ident = None
         if client is not None:
@@ -135,7 +176,17 @@ class CollectorConfig:
             if not isinstance(key_path, str) or not key_path:
                 raise ParameterError(f"client key ({key_path!r}) must be a file path")
             ident = ClientIdentity(_check_id("client id", client["id"]), base / key_path)
-        return cls(survey, dict(randomizer), histogram, store, clients, max_batch, ident)
+        return cls(
+            survey,
+            dict(randomizer),
+            histogram,
+            store,
+            clients,
+            max_batch,
+            ident,
+            max_body,
+            None if token is None else token.lower(),
+        )
 
     @classmethod
     def from_file(cls, path: str | Path) -> CollectorConfig:

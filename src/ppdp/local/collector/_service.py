@@ -15,7 +15,15 @@ from ppdp.local.collector._config import CollectorConfig
 from ppdp.local.collector._estimate import CollectorEstimate, estimate_totals
 from ppdp.local.collector._store import CollectorStore
 
-__all__ = ["ReportResult", "estimate", "generate_client_key", "read_values", "report", "serve"]
+__all__ = [
+    "ReportResult",
+    "estimate",
+    "generate_client_key",
+    "generate_operator_token",
+    "read_values",
+    "report",
+    "serve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -30,20 +38,39 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8750,
     log_level: str = "warning",
+    tls_cert: str | Path | None = None,
+    tls_key: str | Path | None = None,
+    insecure_plain_http: bool = False,
 ) -> None:
     """Run the collector (blocking) with uvicorn until interrupted.
 
-    Bind to loopback by default; put a TLS-terminating proxy in front of it for real use
-    (the batch signatures authenticate clients, but do not hide the reports in transit).
+    Binds loopback by default. Any other address needs TLS (``tls_cert`` and ``tls_key``,
+    PEM files) or ``insecure_plain_http=True``, which logs a warning: the batch signatures
+    authenticate clients but do not hide the reports or the metadata in transit. Behind a
+    TLS-terminating proxy on the same machine, keep the loopback default.
     """
     import uvicorn
 
     from ppdp.local.collector._app import create_app
+    from ppdp.local.collector._guard import check_plain_http_bind
 
+    if (tls_cert is None) != (tls_key is None):
+        raise ParameterError("tls_cert and tls_key go together: give both PEM files or neither")
+    for name, value in (("tls_cert", tls_cert), ("tls_key", tls_key)):
+        if value is not None and not Path(value).is_file():
+            raise FileNotFoundError(f"{name} ({value}) does not exist")
+    warning = check_plain_http_bind(
+        host, tls=tls_cert is not None, insecure_plain_http=insecure_plain_http
+    )
+    if warning is not None:
+        logger.warning(warning)
     cfg = _config(config)
     app = create_app(cfg)
+    tls: dict[str, Any] = {}
+    if tls_cert is not None:
+        tls = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key)}
     logger.info("collector for survey %r listening on %s:%d", cfg.survey, host, port)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **tls)
 
 
 def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
@@ -166,3 +193,18 @@ def generate_client_key(path: str | Path) -> str:
     key = generate_key()
     save_private_key(key, path)
     return encode_public_key(key.public_key())
+
+
+def generate_operator_token() -> tuple[str, str]:
+    """A fresh operator token (256 bits, URL-safe base64) and its SHA-256 in hex.
+
+    The token reads ``/v1/totals`` and any client's state (``Authorization: Bearer``;
+    ``ppdp local estimate --server`` takes it from ``PPDP_COLLECTOR_TOKEN``); only its
+    digest goes into the collector's config (``operator_token_sha256``), so a copy of the
+    config does not grant reading.
+    """
+    import hashlib
+    import secrets
+
+    token = secrets.token_urlsafe(32)
+    return token, hashlib.sha256(token.encode("utf-8")).hexdigest()
