@@ -55,6 +55,7 @@ __all__ = [
     "OutOfOrderError",
     "PayloadSpec",
     "ReplayError",
+    "UnauthenticatedError",
     "check_party_id",
     "check_payload",
     "check_session_id",
@@ -75,6 +76,19 @@ DOMAIN = b"ppdp-federated-message-v1\x00"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+_KIND = re.compile(r"[a-z][a-z-]{0,31}")
+#: At most this many characters of a value from the wire go into an error or a log line.
+_ECHO = 80
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to :data:`_ECHO` characters: errors never echo input unbounded."""
+    if isinstance(value, list | dict | tuple) and len(value) > 8:
+        return f"<{type(value).__name__} of {len(value)} items>"
+    text = repr(value)
+    return text if len(text) <= _ECHO else text[: _ECHO - 3] + "..."
+
+
 _MESSAGE_KEYS = {"session_id", "sender", "recipient", "seq", "kind", "payload", "signature"}
 _ENVELOPE_KEYS = {"session_id", "sender", "recipient", "seq", "kind", "payload_sha256", "signature"}
 
@@ -82,21 +96,31 @@ _ENVELOPE_KEYS = {"session_id", "sender", "recipient", "seq", "kind", "payload_s
 class Kind(enum.StrEnum):
     """The message kinds of a round, in protocol order (``docs/federated.md``)."""
 
-    ROUND_START = "round-start"  # publisher -> owners, dealer: parameters, spent budget
+    ROUND_START = "round-start"  # publisher -> owners, dealer: the round's parameters
     LEDGER_ENTRIES = "ledger-entries"  # publisher -> owners: rows for the replicas
     DEALER_SHARE = "dealer-share"  # dealer -> one owner: its zero-sum masks (confidential)
     KEY_SHARE = "key-share"  # owner -> owner: X25519 public key (dealer="none")
+    COMMITMENT = "commitment"  # owner -> publisher: digests of its shares (before the spend)
     MEAN_SHARE = "mean-share"  # owner -> publisher: masked, noisy partial class means
     NOISY_MEANS = "noisy-means"  # publisher -> owners: the DP class means
     SCATTER_SHARE = "scatter-share"  # owner -> publisher: masked, noisy partial second moment
     RESULT = "result"  # publisher -> owners: the direction(s)
     PROJECTIONS = "projections"  # owner -> publisher: projected records (noisy or raw)
-    RELEASE = "release"  # publisher -> owners: what was released, round closed
+    RELEASE = "release"  # publisher -> owners, dealer: what was released, round closed
     ABORT = "abort"  # anyone -> anyone: the round is over, nothing released
 
 
 class ReplayError(ProtocolError):
     """A message whose sequence number was already delivered (a copy): dropped, not counted."""
+
+
+class UnauthenticatedError(ProtocolError):
+    """A message that does not authenticate as this round's, from a pinned key, to this party.
+
+    Wrong session, unknown sender, another recipient or a signature that does not verify:
+    anybody can send such a message, so it is dropped and logged and never changes a
+    round's state (``docs/federated.md``, "Outsiders and the charge point").
+    """
 
 
 class OutOfOrderError(ProtocolError):
@@ -107,11 +131,11 @@ def check_session_id(session_id: object) -> str:
     """A session id: 1-64 characters from letters, digits and ``_.:-``."""
     if not isinstance(session_id, str):
         raise ParameterTypeError(
-            f"session_id ({session_id!r}) must be a str, not {type(session_id).__name__}"
+            f"session_id ({_short(session_id)}) must be a str, not {type(session_id).__name__}"
         )
     if not _SESSION_ID.fullmatch(session_id):
         raise ParameterError(
-            f"session_id ({session_id!r}) must be 1-64 characters: letters, digits and _.:- "
+            f"session_id ({_short(session_id)}) must be 1-64 characters: letters, digits and _.:- "
             "(starting with a letter or digit)"
         )
     return session_id
@@ -123,11 +147,11 @@ def check_party_id(party_id: object, name: str = "party id") -> str:
         return check_signer_id(party_id)
     except ParameterTypeError:
         raise ParameterTypeError(
-            f"{name} ({party_id!r}) must be a str, not {type(party_id).__name__}"
+            f"{name} ({_short(party_id)}) must be a str, not {type(party_id).__name__}"
         ) from None
     except ParameterError:
         raise ParameterError(
-            f"{name} ({party_id!r}) must be 1-64 characters: letters, digits and _.@:+- "
+            f"{name} ({_short(party_id)}) must be 1-64 characters: letters, digits and _.@:+- "
             "(starting with a letter or digit)"
         ) from None
 
@@ -174,7 +198,7 @@ def decode_array(
         or not all(type(s) is int and 0 <= s <= 2**31 for s in raw_shape)
     ):
         raise ProtocolError(
-            f"{name} shape ({raw_shape!r}) must be a list of at most 4 non-negative ints"
+            f"{name} shape ({_short(raw_shape)}) must be a list of at most 4 non-negative ints"
         )
     got = tuple(raw_shape)
     if shape is not None and (
@@ -236,12 +260,15 @@ class MessageFields:
         check_party_id(self.sender, "sender")
         check_party_id(self.recipient, "recipient")
         if type(self.seq) is not int or self.seq < 0:
-            raise ParameterError(f"seq ({self.seq!r}) must be an int >= 0")
-        if not isinstance(self.kind, str) or not self.kind:
-            raise ParameterError(f"kind ({self.kind!r}) must be a non-empty str")
+            raise ParameterError(f"seq ({_short(self.seq)}) must be an int >= 0")
+        if not isinstance(self.kind, str) or not _KIND.fullmatch(self.kind):
+            raise ParameterError(
+                f"kind ({_short(self.kind)}) must be 1-32 characters: lower-case letters and -"
+            )
         if not isinstance(self.payload, Mapping):
             raise ParameterTypeError(
-                f"payload ({self.payload!r}) must be a mapping, not {type(self.payload).__name__}"
+                f"payload ({_short(self.payload)}) must be a mapping, "
+                f"not {type(self.payload).__name__}"
             )
         object.__setattr__(self, "kind", str(self.kind))
         # Round-trip through the canonical form: the payload is then plain JSON data, and its
@@ -379,7 +406,7 @@ class Message:
         if not isinstance(value, dict) or set(value) != _MESSAGE_KEYS:
             raise ProtocolError(
                 f"message must have exactly the fields {sorted(_MESSAGE_KEYS)}"
-                + (f", got {sorted(value)}" if isinstance(value, dict) else "")
+                + (f", got {_short(sorted(value))}" if isinstance(value, dict) else "")
             )
         sig = _decode_signature(value["signature"])
         try:
@@ -517,27 +544,32 @@ class MessageValidator:
         expected_kinds: Iterable[str] | None = None,
         spec: PayloadSpec | None = None,
     ) -> Message:
-        """Every check except the sequence number; nothing is recorded."""
+        """Every check except the sequence number; nothing is recorded.
+
+        Raises :class:`UnauthenticatedError` for a message that is not this session's, not
+        from a pinned key, not to this recipient, or whose signature does not verify; a
+        :class:`ProtocolError` for a wrong kind or payload of an authenticated message.
+        """
         if not isinstance(message, Message):
-            raise ProtocolError(f"not a Message: {type(message).__name__}")
+            raise UnauthenticatedError(f"not a Message: {type(message).__name__}")
         if message.session_id != self.session_id:
-            raise ProtocolError(
+            raise UnauthenticatedError(
                 f"message from {message.sender!r} belongs to session {message.session_id!r}, "
                 f"not {self.session_id!r}"
             )
         key = self._keys.get(message.sender)
         if key is None:
-            raise ProtocolError(
+            raise UnauthenticatedError(
                 f"message from unknown sender {message.sender!r}: no pinned key "
                 f"(known: {sorted(self._keys)})"
             )
         if self.recipient is not None and message.recipient != self.recipient:
-            raise ProtocolError(
+            raise UnauthenticatedError(
                 f"message from {message.sender!r} is addressed to {message.recipient!r}, "
                 f"not to {self.recipient!r}"
             )
         if not verify(message, key):
-            raise ProtocolError(
+            raise UnauthenticatedError(
                 f"message seq {message.seq} from {message.sender!r} ({message.kind}) has an "
                 "invalid signature: forged or altered"
             )

@@ -8,19 +8,25 @@ in-process router :func:`ppdp.federated.simulate_round` and the HTTP transport
 
 Protocol (``docs/federated.md``)::
 
-    publisher: check + SPEND the whole budget (ledger) ── round-start, ledger-entries ──▶ owners
-                                                       ── round-start ──▶ dealer
+    publisher: check the budget (nothing spent) ── round-start, ledger-entries ──▶ owners
+                                                ── round-start ──▶ dealer
     dealer:    dealer-share (that owner's zero-sum masks) ──▶ each owner   [dealer="trusted"]
     owners:    key-share (X25519 public key) ──▶ every other owner        [dealer="none"]
+    owners:    compute both shares, commitment (their salted digests) ──▶ publisher
+    publisher: once every owner's commitment is in: SPEND the whole budget (ledger)
+               ── ledger-entries ──▶ owners
     owners:    verify the spend in their replica, then mean-share ──▶ publisher
     publisher: Σ shares = noisy class sums (masks cancel exactly) ── noisy-means ──▶ owners
     owners:    scatter-share (upper Σxxᵀ + masks + own noise) ──▶ publisher
     publisher: noisy scatter, ridge, Fisher direction(s) ── result ──▶ owners
     owners:    projections (noisy or raw)  ──▶ publisher        [release != "direction"]
-    publisher: release entry in the ledger ── release ──▶ owners; done.
+    publisher: release entry in the ledger ── release ──▶ owners, dealer; done.
 
-The publisher appends to its ledger: the round's config, the spend (before any share is
-requested), the signed *envelope* of every accepted message (header, payload digest,
+The charge point is the last commitment: a round that aborts before it spends nothing, and
+after it every share is already fixed by its owner's signed commitment (the publisher
+refuses a share whose digest differs). The publisher appends to its ledger: the spend, the
+round's config with the owners' commitments (before any share is requested), the signed
+*envelope* of every accepted message (header, payload digest,
 signature: share values are kept out of the ledger because owners replicate it and an
 owner knows part of the masks, see ``docs/proofs/mul-lda-dp.md``), the noisy statistics and
 direction(s), the release, or the abort. It forwards every new entry to every owner
@@ -31,17 +37,21 @@ Message handling, for every role:
 
 * :meth:`check` authenticates a message without changing any state (session, pinned sender
   key, recipient, signature, kind this sender may send to this role, payload fields, shapes,
-  NaN/inf). A transport may call it first to answer a refusal.
+  NaN/inf). A transport may call it first to answer a refusal. A message that does not
+  authenticate (:class:`~ppdp.federated.messages.UnauthenticatedError`: another session, an
+  unknown sender, another recipient, a signature that does not verify) is dropped and
+  logged; it never aborts a round, so an outsider cannot end one (:func:`must_abort`).
 * :meth:`handle` runs :meth:`check`, then the per-sender sequence number: a copy (seq already
   delivered) raises :class:`~ppdp.federated.messages.ReplayError` and is not counted; an early
   message (gap) is held until the gap fills, so the result does not depend on arrival order.
   Messages for a later phase wait for it.
-* Any other refusal — a message that breaks the protocol (wrong phase, a second share, a
-  share of the wrong shape, off the grid or with NaN, a config that differs, a ledger that
-  does not verify), a forged signature or an unknown sender — raises, and the caller aborts
-  the round with :meth:`abort` (:func:`must_abort` says which refusals abort; a message of
-  another session does not, it is not part of this round). ``abort`` returns the ``abort``
-  messages to deliver; nothing is released, and spends already recorded stay recorded.
+* Any other refusal — an *authenticated* message that breaks the protocol (a kind its
+  sender may not send, a second share, a share of the wrong shape, off the grid, with NaN or
+  unlike its commitment, a config that differs, a ledger that does not verify) — raises, and
+  the caller aborts the round with :meth:`abort` (:func:`must_abort` says which refusals
+  abort). Only a holder of a pinned key can cause one; honest parties never do, whatever the
+  order of delivery. ``abort`` returns the ``abort`` messages to deliver; nothing is
+  released, and spends already recorded stay recorded.
 """
 
 from __future__ import annotations
@@ -85,10 +95,12 @@ from ppdp.federated.messages import (
     MessageFields,
     MessageValidator,
     ReplayError,
+    UnauthenticatedError,
     check_payload,
     decode_array,
     encode_array,
     new_salt,
+    payload_digest,
     sign,
 )
 from ppdp.ledger import Ledger, Signer, canonical_dumps
@@ -215,7 +227,7 @@ class _Party:
         K, p, D = self._dims
         r = self._n_dirs()
         specs: dict[str, Mapping[str, Any]] = {
-            Kind.ROUND_START: {"config": dict, "spend_index": int},
+            Kind.ROUND_START: {"config": dict},
             Kind.LEDGER_ENTRIES: {"entries": list},
             Kind.DEALER_SHARE: {
                 "sums": ArraySpec((K, p)),
@@ -223,6 +235,11 @@ class _Party:
                 "salt": str,
             },
             Kind.KEY_SHARE: {"public_key": str},
+            Kind.COMMITMENT: {
+                "config_sha256": str,
+                "mean_share_sha256": str,
+                "scatter_share_sha256": str,
+            },
             Kind.MEAN_SHARE: {"sums": ArraySpec((K, p)), "salt": str},
             Kind.NOISY_MEANS: {"means": ArraySpec((K, p)), "ledger_index": int},
             Kind.SCATTER_SHARE: {"second_moment": ArraySpec((D,)), "salt": str},
@@ -252,7 +269,7 @@ class _Party:
     def check(self, message: object) -> Message:
         """Authenticate ``message`` (no state change); raise ProtocolError if refused."""
         if not isinstance(message, Message):
-            raise ProtocolError(f"not a Message: {type(message).__name__}")
+            raise UnauthenticatedError(f"not a Message: {type(message).__name__}")
         allowed = self._allowed(message.sender) if message.sender in self.keys else ()
         msg = self.validator.authenticate(message, expected_kinds=None)
         if msg.kind not in allowed:
@@ -359,11 +376,15 @@ class _Party:
 def must_abort(exc: BaseException, message: object = None, *, session_id: str = "") -> bool:
     """Whether a refusal by :meth:`handle` must abort the round.
 
-    Copies (:class:`~ppdp.federated.messages.ReplayError`) and messages of another session
-    are dropped; every other refusal (forged signature, unknown sender, wrong phase or
-    shape, NaN, a ledger that does not verify) aborts: fail closed.
+    Dropped, the round goes on: copies (:class:`~ppdp.federated.messages.ReplayError`) and
+    messages that do not authenticate
+    (:class:`~ppdp.federated.messages.UnauthenticatedError`: another session, an unknown
+    sender, another recipient, a forged or altered signature), which anybody can send. Every
+    other refusal comes from a holder of a pinned key who broke the protocol (a kind it may
+    not send, a second share, wrong shape, NaN, off the grid, unlike its commitment, a
+    ledger that does not verify) and aborts: fail closed.
     """
-    if isinstance(exc, ReplayError):
+    if isinstance(exc, ReplayError | UnauthenticatedError):
         return False
     return not (isinstance(message, Message) and session_id and message.session_id != session_id)
 
@@ -374,6 +395,12 @@ def must_abort(exc: BaseException, message: object = None, *, session_id: str = 
 class Publisher(_Party):
     """The publisher: spends the budget, sums the shares, computes and releases the direction.
 
+    The round's budget is spent once every owner's signed ``commitment`` has arrived, before
+    any share is requested (the charge point, ``docs/federated.md``, "Outsiders and the
+    charge point"): a round that aborts before it spends nothing; after it, only a holder of
+    a pinned key can stop the round (a message that does not authenticate is dropped,
+    :func:`must_abort`).
+
     Parameters
     ----------
     config : RoundConfig
@@ -382,8 +409,8 @@ class Publisher(_Party):
     keys : mapping of party id to Ed25519 public key
         Every party's pinned key.
     accountant : Accountant
-        The publishing ledger (:func:`create_publishing_accountant`); the round's whole
-        budget is spent here in :meth:`start`, before any share is requested.
+        The publishing ledger (:func:`create_publishing_accountant`); :meth:`start` checks
+        that the round's budget fits (nothing spent), the last owner's commitment spends it.
     """
 
     role_name = "publisher"
@@ -418,6 +445,8 @@ class Publisher(_Party):
                 stacklevel=2,
             )
         self._sent_upto = dict.fromkeys(config.owners, 0)
+        self._commitments: dict[str, dict[str, Any]] = {}
+        self._commitment_envelopes: dict[str, dict[str, Any]] = {}
         self._mean_shares: dict[str, NDArray[np.float64]] = {}
         self._scatter_shares: dict[str, NDArray[np.float64]] = {}
         self._projections: dict[str, NDArray[np.float64]] = {}
@@ -432,7 +461,13 @@ class Publisher(_Party):
 
     def _allowed(self, sender: str) -> tuple[str, ...]:
         if sender in self.config.owners:
-            return (Kind.MEAN_SHARE, Kind.SCATTER_SHARE, Kind.PROJECTIONS, Kind.ABORT)
+            return (
+                Kind.COMMITMENT,
+                Kind.MEAN_SHARE,
+                Kind.SCATTER_SHARE,
+                Kind.PROJECTIONS,
+                Kind.ABORT,
+            )
         if sender == self.config.dealer:
             return (Kind.ABORT,)
         return ()
@@ -468,8 +503,22 @@ class Publisher(_Party):
             )
         return g
 
+    @property
+    def _idempotency_key(self) -> str:
+        return f"mul-lda-dp:{self.config.session_id}"
+
     def start(self) -> list[Message]:
-        """Spend the round's budget, record the round, request the shares."""
+        """Check the round's budget (nothing spent) and start the round.
+
+        The spend itself happens when the last owner's commitment arrives.
+
+        Raises
+        ------
+        BudgetExceededError
+            The round does not fit the ledger's remaining budget; nothing is sent.
+        ParameterError
+            The session was charged before (a session is charged once).
+        """
         if self.state != "waiting":
             raise ProtocolError(f"publisher already started (state {self.state!r})")
         t0 = time.perf_counter()
@@ -481,21 +530,45 @@ class Publisher(_Party):
             # at once instead of leaving them to their phase timeout.
             self.abort_reason = "budget exceeded: nothing spent, no share requested"
             raise
-        record = self.accountant.spend(
-            cfg.budget,
-            mechanism=_MECHANISM,
-            idempotency_key=f"mul-lda-dp:{cfg.session_id}",
-            session_id=cfg.session_id,
-            release=cfg.release,
-            plan=self.plan.details,
-        )
-        if record.replayed:
-            # This session was charged before: running it again would release fresh noise
-            # under one recorded charge (docs/proofs/ledger.md, "the replay hazard").
+        key = self._idempotency_key
+        earlier = [r for r in self.accountant.history() if r.idempotency_key == key]
+        if earlier:
+            # Running a charged session again would release fresh noise under one recorded
+            # charge (docs/proofs/ledger.md, "the replay hazard").
             self.abort_reason = f"session {cfg.session_id!r} was already charged"
             raise ParameterError(
                 f"session_id ({cfg.session_id!r}) was already charged at ledger entry "
-                f"{record.index}; start a new session (new id, fresh masks)"
+                f"{earlier[0].index}; start a new session (new id, fresh masks)"
+            )
+        out: list[Message] = []
+        start_payload = {"config": cfg.to_dict()}
+        for owner in cfg.owners:
+            out.append(self._send(owner, Kind.ROUND_START, start_payload))
+        out += self._ledger_updates()  # the genesis (pinned keys) and earlier rounds
+        if cfg.dealer is not None:
+            out.append(self._send(cfg.dealer, Kind.ROUND_START, start_payload))
+        self.state = "collecting-commitments"
+        self.timings["start_s"] = time.perf_counter() - t0
+        return out
+
+    def _charge(self) -> list[Message]:
+        """Every owner has committed: spend the budget, record the round, request the shares."""
+        cfg = self.config
+        try:
+            record = self.accountant.spend(
+                cfg.budget,
+                mechanism=_MECHANISM,
+                idempotency_key=self._idempotency_key,
+                session_id=cfg.session_id,
+                release=cfg.release,
+                plan=self.plan.details,
+            )
+        except BudgetExceededError as exc:  # another round spent the budget since start()
+            return self.abort(f"budget exceeded at the charge point: nothing spent ({exc})")
+        if record.replayed:
+            return self.abort(
+                f"session {cfg.session_id!r} was already charged at ledger entry "
+                f"{record.index}: nothing spent again, nothing released"
             )
         self.spend_record = record
         self.accountant.append_event(
@@ -503,28 +576,34 @@ class Publisher(_Party):
             {
                 "session_id": cfg.session_id,
                 "config": cfg.to_dict(),
-                "spend_index": self.spend_record.index,
+                "spend_index": record.index,
                 "guarantee": self.guarantee.to_dict(),
+                "commitments": [self._commitment_envelopes[o] for o in cfg.owners],
             },
         )
-        out: list[Message] = []
-        start_payload = {"config": cfg.to_dict(), "spend_index": self.spend_record.index}
-        for owner in cfg.owners:
-            out.append(self._send(owner, Kind.ROUND_START, start_payload))
-        out += self._ledger_updates()
-        if cfg.dealer is not None:
-            out.append(self._send(cfg.dealer, Kind.ROUND_START, start_payload))
         self.state = "collecting-means"
-        self.timings["start_s"] = time.perf_counter() - t0
-        return out
+        return self._ledger_updates()
 
     # -- phases ---------------------------------------------------------------------------
 
     def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
         kind, sender = message.kind, message.sender
+        if kind == Kind.COMMITMENT:
+            if self.state != "collecting-commitments" or sender in self._commitments:
+                raise self._violation(message, "not expecting a commitment from this owner")
+            if payload["config_sha256"] != _config_digest(self.config):
+                raise self._violation(message, "committed to another round configuration")
+            self._commitments[sender] = payload
+            self._commitment_envelopes[sender] = message.envelope()
+            if len(self._commitments) == len(self.config.owners):
+                return self._charge()
+            return []
         if kind == Kind.MEAN_SHARE:
+            if self.state == "collecting-commitments":
+                return None  # cannot happen with honest owners; wait for the charge
             if self.state != "collecting-means" or sender in self._mean_shares:
                 raise self._violation(message, "not expecting a mean share from this owner")
+            self._check_committed(message, "mean_share_sha256")
             self._check_grid(payload["sums"], self.plan.sum_grid, message)
             self._record(message)
             self._mean_shares[sender] = payload["sums"]
@@ -532,10 +611,11 @@ class Publisher(_Party):
                 return self._finish_means()
             return []
         if kind == Kind.SCATTER_SHARE:
-            if self.state == "collecting-means":
+            if self.state in ("collecting-commitments", "collecting-means"):
                 return None  # cannot happen with honest owners; wait for the phase
             if self.state != "collecting-scatter" or sender in self._scatter_shares:
                 raise self._violation(message, "not expecting a scatter share from this owner")
+            self._check_committed(message, "scatter_share_sha256")
             self._check_grid(payload["second_moment"], self.plan.second_moment_grid, message)
             self._record(message)
             self._scatter_shares[sender] = payload["second_moment"]
@@ -543,7 +623,7 @@ class Publisher(_Party):
                 return self._finish_scatter()
             return []
         if kind == Kind.PROJECTIONS:
-            if self.state in ("collecting-means", "collecting-scatter"):
+            if self.state in ("collecting-commitments", "collecting-means", "collecting-scatter"):
                 return None
             if self.state != "collecting-projections" or sender in self._projections:
                 raise self._violation(message, "not expecting projections from this owner")
@@ -556,6 +636,12 @@ class Publisher(_Party):
                 return self._release()
             return []
         raise self._violation(message, "unexpected kind")
+
+    def _check_committed(self, message: Message, field: str) -> None:
+        # The share must be the one its owner committed to before the spend (its salted
+        # SHA-256 digest): after the charge the round's inputs are fixed.
+        if message.payload_sha256 != self._commitments[message.sender][field]:
+            raise self._violation(message, "the share differs from its owner's commitment")
 
     def _check_grid(self, arr: NDArray[np.float64], grid: float, message: Message) -> None:
         # Honest shares are exact multiples of the grid below 2**52 grid steps / m, so the
@@ -649,8 +735,11 @@ class Publisher(_Party):
         )
         self.state = DONE
         out = self._ledger_updates()
+        done = {"ledger_index": self.release_entry.index}
         for owner in self.config.owners:
-            out.append(self._send(owner, Kind.RELEASE, {"ledger_index": self.release_entry.index}))
+            out.append(self._send(owner, Kind.RELEASE, done))
+        if self.config.dealer is not None:  # the dealer's exit status reports the outcome
+            out.append(self._send(self.config.dealer, Kind.RELEASE, done))
         return out
 
     def _ledger_updates(self) -> list[Message]:
@@ -687,6 +776,11 @@ def _digest(arr: NDArray[np.float64]) -> str:
     import hashlib
 
     return hashlib.sha256(canonical_dumps(encode_array(arr))).hexdigest()
+
+
+def _config_digest(config: RoundConfig) -> str:
+    """SHA-256 of the canonical round configuration (what an owner's commitment binds)."""
+    return payload_digest(config.to_dict())
 
 
 # =============================================================================== owner
@@ -750,6 +844,9 @@ class DataOwner(_Party):
         self._masks: Masks | None = None
         self._x25519: X25519PrivateKey | None = None
         self._peer_keys: dict[str, X25519PublicKey] = {}
+        self._mean_payload: dict[str, Any] | None = None
+        self._scatter_payload: dict[str, Any] | None = None
+        self._committed = False
         self._sent_means = False
         self._sent_scatter = False
         self.noisy_means: NDArray[np.float64] | None = None
@@ -805,16 +902,16 @@ class DataOwner(_Party):
                 for other in self.config.owners:
                     if other != self.id:
                         out.append(self._send(other, Kind.KEY_SHARE, pub))
-            return out + self._maybe_send_means()
+            return out + self._maybe_commit()
         if kind == Kind.LEDGER_ENTRIES:
             self._sync(payload["entries"])
             return self._maybe_send_means()
         if kind == Kind.DEALER_SHARE:
-            if self._masks is not None:
+            if self._masks is not None or self._committed:
                 raise self._violation(message, "a second dealer share")
             self._masks = Masks(payload["sums"], payload["second_moment"])
             self._check_mask_grid(message)
-            return self._maybe_send_means()
+            return self._maybe_commit()
         if kind == Kind.KEY_SHARE:
             if not self._round_ok:
                 return None
@@ -832,7 +929,7 @@ class DataOwner(_Party):
                     session_id=self.config.session_id,
                 )
                 self._x25519 = None  # the pair keys are no longer needed
-            return self._maybe_send_means()
+            return self._maybe_commit()
         if kind == Kind.NOISY_MEANS:
             if not self._sent_means:
                 return None
@@ -842,7 +939,11 @@ class DataOwner(_Party):
                 payload["ledger_index"], _MEANS_KIND, "noisy_means", payload["means"]
             )
             self.noisy_means = payload["means"]
-            return [self._scatter_share()]
+            assert self._scatter_payload is not None
+            self._sent_scatter = True
+            self.state = "sent-scatter"
+            payload_out, self._scatter_payload = self._scatter_payload, None
+            return [self._send(self.config.publisher, Kind.SCATTER_SHARE, payload_out)]
         if kind == Kind.RESULT:
             if not self._sent_scatter:
                 return None
@@ -869,9 +970,39 @@ class DataOwner(_Party):
             return []
         raise self._violation(message, "unexpected kind")
 
-    def _maybe_send_means(self) -> list[Message]:
-        if self._sent_means or not (self._round_ok and self._spend_ok and self._masks is not None):
+    def _maybe_commit(self) -> list[Message]:
+        """With the config agreed and the masks ready: fix both shares, commit to them.
+
+        The shares (masks and the owner's noise included) are computed now and kept; only
+        their salted SHA-256 digests leave, in a signed ``commitment``. The publisher spends
+        the round's budget once every owner has committed, and the owner sends each share
+        only after its replica shows that spend (:meth:`_maybe_send_means`).
+        """
+        if self._committed or not (self._round_ok and self._masks is not None):
             return []
+        self._mean_payload = self._mean_share()
+        self._scatter_payload = self._scatter_share()
+        self._masks = None  # never reused
+        self._committed = True
+        self.state = "committed"
+        commitment = {
+            "config_sha256": _config_digest(self.config),
+            "mean_share_sha256": payload_digest(self._mean_payload),
+            "scatter_share_sha256": payload_digest(self._scatter_payload),
+        }
+        sent = self._send(self.config.publisher, Kind.COMMITMENT, commitment)
+        return [sent, *self._maybe_send_means()]
+
+    def _maybe_send_means(self) -> list[Message]:
+        if self._sent_means or not (self._committed and self._spend_ok):
+            return []
+        assert self._mean_payload is not None
+        self._sent_means = True
+        self.state = "sent-means"
+        payload, self._mean_payload = self._mean_payload, None
+        return [self._send(self.config.publisher, Kind.MEAN_SHARE, payload)]
+
+    def _mean_share(self) -> dict[str, Any]:
         assert self._masks is not None
         p = self.plan
         sums = np.zeros((self.config.n_classes, self.config.n_features))
@@ -889,12 +1020,9 @@ class DataOwner(_Party):
             )
             noisy[c] = noise.snap(sums[c], p.sum_grid, name="class sums") + self._masks.sums[c] + g
         self._check_exact(noisy, p.sum_grid)
-        self._sent_means = True
-        self.state = "sent-means"
-        payload = {"sums": encode_array(noisy), "salt": new_salt()}
-        return [self._send(self.config.publisher, Kind.MEAN_SHARE, payload)]
+        return {"sums": encode_array(noisy), "salt": new_salt()}
 
-    def _scatter_share(self) -> Message:
+    def _scatter_share(self) -> dict[str, Any]:
         assert self._masks is not None
         p = self.plan
         second = upper(self._X.T @ self._X)
@@ -910,11 +1038,7 @@ class DataOwner(_Party):
             + g
         )
         self._check_exact(noisy, p.second_moment_grid)
-        self._masks = None  # never reused
-        self._sent_scatter = True
-        self.state = "sent-scatter"
-        payload = {"second_moment": encode_array(noisy), "salt": new_salt()}
-        return self._send(self.config.publisher, Kind.SCATTER_SHARE, payload)
+        return {"second_moment": encode_array(noisy), "salt": new_salt()}
 
     def _projections(self) -> Message:
         assert self.directions is not None
@@ -1033,6 +1157,7 @@ class DataOwner(_Party):
 
     def _on_abort(self, reason: str) -> list[Message]:
         self._masks = None
+        self._mean_payload = self._scatter_payload = None
         if self.abort_reason and self.abort_reason.startswith(f"{self.config.publisher} "):
             return []
         return [self._send(self.config.publisher, Kind.ABORT, {"reason": reason[:500]})]
@@ -1068,9 +1193,11 @@ def _check_data(
         codes = np.array(
             [index[v.item() if hasattr(v, "item") else v] for v in labels], dtype=np.int64
         )
-    except KeyError as exc:
+    except KeyError:
+        # The label is a value of the private data: name the column, never the value.
         raise DataValidationError(
-            f"label {exc.args[0]!r} is not one of the round's classes {list(config.classes)}"
+            "y (the labels) holds values that are not among the round's classes "
+            f"{list(config.classes)}; declare every class, or drop those rows"
         ) from None
     return arr, codes
 
@@ -1084,6 +1211,11 @@ class NoiseDealer(_Party):
     The masks must reach their owner only (the HTTP transport seals them to the owner's
     X25519 key): with them, the publisher could cancel an owner's mask and see its partial
     with only ``σ²/m`` noise (ALGORITHMS-publishing B.5 item 3).
+
+    After dealing (state ``"dealt"``) the dealer waits for the outcome: the publisher's
+    ``release`` ends it ``"done"``, an ``abort`` ends it ``"aborted"``, so its process exit
+    status reports the round. A dealer that aborts after dealing (its own timeout) tells
+    nobody: the round no longer depends on it, so its abort must not end the round.
     """
 
     role_name = "dealer"
@@ -1103,7 +1235,7 @@ class NoiseDealer(_Party):
 
     def _allowed(self, sender: str) -> tuple[str, ...]:
         if sender == self.config.publisher:
-            return (Kind.ROUND_START, Kind.ABORT)
+            return (Kind.ROUND_START, Kind.RELEASE, Kind.ABORT)
         if sender in self.config.owners:
             return (Kind.ABORT,)
         return ()
@@ -1112,6 +1244,9 @@ class NoiseDealer(_Party):
         return []
 
     def _process(self, message: Message, payload: dict[str, Any]) -> list[Message] | None:
+        if message.kind == Kind.RELEASE and self.state == "dealt":
+            self.state = DONE
+            return []
         if message.kind != Kind.ROUND_START or self.state != "waiting":
             raise self._violation(message, "unexpected message")
         if payload["config"] != self.config.to_dict():
@@ -1125,10 +1260,15 @@ class NoiseDealer(_Party):
                 "salt": new_salt(),
             }
             out.append(self._send(owner, Kind.DEALER_SHARE, payload_out))
-        self.state = DONE
+        self.state = "dealt"
+        self._dealt = True
         return out
 
+    _dealt = False
+
     def _on_abort(self, reason: str) -> list[Message]:
+        if self._dealt:
+            return []  # the round no longer depends on the dealer: never end it from here
         if self.abort_reason and self.abort_reason.startswith(f"{self.config.publisher} "):
             return []
         return [self._send(self.config.publisher, Kind.ABORT, {"reason": reason[:500]})]

@@ -120,6 +120,10 @@ class Round:
 class Network:
     """Routes messages between in-process roles, with optional fault injection.
 
+    A refused message that must not end the round (a replayed copy, one that does not
+    authenticate: :func:`~ppdp.federated.roles.must_abort`) is dropped and logged
+    (``ppdp.federated.simulate``, warning); every refusal is kept in ``refusals``.
+
     Parameters
     ----------
     parties : mapping of party id to role
@@ -163,8 +167,12 @@ class Network:
             except PPDPError as exc:
                 self.refusals.append(f"{msg.recipient} refused {msg.sender}#{msg.seq}: {exc}")
                 out = []
-                if role.state not in TERMINAL and must_abort(exc, msg, session_id=self.session_id):
+                if role.state in TERMINAL:
+                    pass
+                elif must_abort(exc, msg, session_id=self.session_id):
                     out = role.abort(f"refused {msg.kind} from {msg.sender}: {exc}")
+                else:  # a copy, or a message that does not authenticate: the round goes on
+                    logger.warning("%s drops a message: %s", msg.recipient, exc)
             self._push(queue, out)
 
     def _push(self, queue: deque[Message], messages: list[Message]) -> None:

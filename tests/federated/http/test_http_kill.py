@@ -1,8 +1,10 @@
-"""A party SIGKILLed in each phase: the round aborts, nothing is released, spends stay recorded.
+"""A party SIGKILLed in each phase: the round aborts and nothing is released; a round that
+dies before every owner committed spends nothing, a later one keeps its spend recorded.
 
 The victim is a real subprocess that kills itself (SIGKILL: no goodbye, nothing flushed)
 when its role is handed a message of the given kind; the other parties run in threads of
-the test process (one of them, in one case, as the real ``ppdp federate`` CLI).
+the test process (one of them, in two cases, as the real ``ppdp federate`` CLI: an owner,
+and the dealer, whose exit status reports the aborted round).
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ import pytest
 from fed_helpers import deploy, join, run_in_threads, spawn
 
 from ppdp.cli import main as cli_main
+from ppdp.federated.http import Timeouts
 from ppdp.ledger import Ledger
 
 SCENARIOS = [
-    # victim, kind that kills it, release
-    ("dealer", "round-start", "direction"),  # before any dealer share
-    ("owner-2", "dealer-share", "direction"),  # before its mean share
-    ("owner-2", "noisy-means", "direction"),  # after its mean share, before the scatter
-    ("owner-2", "result", "noisy-projections"),  # before its projections
-    ("publisher", "scatter-share", "direction"),  # the publisher itself, mid-collection
+    # victim, kind that kills it, release, whether the round was charged
+    ("dealer", "round-start", "direction", False),  # before any dealer share
+    ("owner-2", "dealer-share", "direction", False),  # before its commitment
+    ("owner-2", "noisy-means", "direction", True),  # after its mean share, before the scatter
+    ("owner-2", "result", "noisy-projections", True),  # before its projections
+    ("publisher", "scatter-share", "direction", True),  # the publisher itself, mid-collection
 ]
+CLI = {("owner-2", "noisy-means"): "owner-1", ("owner-2", "result"): "dealer"}
+# the dealer waits for the outcome up to the round timeout (the publisher-killed case)
+QUICK = Timeouts(request=2.0, retries=2, startup=30.0, phase=1.5, round=10.0, linger=0.0)
 
 
 def _kinds(path):
@@ -28,11 +34,11 @@ def _kinds(path):
         return [e.kind for e in led.entries()]
 
 
-@pytest.mark.parametrize(("victim", "kind", "release"), SCENARIOS)
-def test_party_killed_mid_round(tmp_path, victim, kind, release):
-    dep = deploy(tmp_path, owners=3, dealer="trusted", release=release)
+@pytest.mark.parametrize(("victim", "kind", "release", "charged"), SCENARIOS)
+def test_party_killed_mid_round(tmp_path, victim, kind, release, charged):
+    dep = deploy(tmp_path, owners=3, dealer="trusted", release=release, timeouts=QUICK)
     proc = spawn(dep, victim, "--crash-on", kind)
-    cli_party = "owner-1" if (victim, kind) == ("owner-2", "noisy-means") else None
+    cli_party = CLI.get((victim, kind))
     cli_proc = spawn(dep, cli_party, cli=True) if cli_party else None
     others = [p for p in dep.roles if p not in (victim, cli_party)]
     try:
@@ -46,11 +52,9 @@ def test_party_killed_mid_round(tmp_path, victim, kind, release):
                 pr.kill()
                 pr.wait()
     assert code == -9, (tmp_path / f"{victim}.proc.log").read_text()
-    # every survivor ended its round aborted, with a reason (the dealer is done once its
-    # shares are out: it has nothing to abort)
+    # every survivor ended its round aborted, with a reason (the dealer too: it waits for
+    # the outcome after dealing)
     for p in others:
-        if p == "dealer" and out[p].state == "done":
-            continue
         assert out[p].state == "aborted", (p, out[p])
         assert out[p].reason
     if cli_proc is not None:
@@ -59,12 +63,13 @@ def test_party_killed_mid_round(tmp_path, victim, kind, release):
         assert len(err) == 1 and "aborted" in err[0], err
         log = (tmp_path / f"{cli_party}.log").read_text()  # the reasons go to the party's log
         assert "round s-1 aborted" in log
-    # nothing released; the spend made before any share was requested stays recorded
+    # nothing released; the spend made before any share was requested stays recorded, and
+    # a round that died before the charge point (the last commitment) spent nothing
     kinds = _kinds(dep.ledger)
     assert "release" not in kinds
-    assert kinds.count("spend") == 1
+    assert kinds.count("spend") == int(charged)
     if victim != "publisher":
-        assert "fed-abort" in kinds
+        assert ("fed-abort" in kinds) == charged
         assert "aborted" in (tmp_path / "result.json").read_text()
     assert cli_main(["ledger", "verify", str(dep.ledger)]) == 0
     for owner, path in dep.replicas.items():
@@ -72,4 +77,4 @@ def test_party_killed_mid_round(tmp_path, victim, kind, release):
             continue
         assert cli_main(["ledger", "verify", str(path)]) == 0
         rep = _kinds(path)
-        assert "spend" in rep and "release" not in rep
+        assert ("spend" in rep) == charged and "release" not in rep

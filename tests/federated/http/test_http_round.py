@@ -97,15 +97,18 @@ def _means(signer, seq, data=None, shape=(2, 4)):
     return sign(MessageFields("s-1", signer.id, "owner-1", seq, Kind.NOISY_MEANS, payload), signer)
 
 
-def test_forged_signature_is_refused_and_aborts(owner_and_publisher):
+def test_forged_signature_is_refused_and_dropped(owner_and_publisher):
     served, _, msgs = owner_and_publisher
     forger = Signer("publisher", Signer.generate("x").private_key)
     forged = sign(msgs[0].fields, forger)
     r = _post(served.url, forged)
     assert r.status_code == 422 and "invalid signature" in r.json()["reason"]
-    assert served.node.state == "aborted"  # fail closed (RELIABILITY (d))
-    # the genuine message is now too late
-    assert _post(served.url, msgs[0]).status_code == 409
+    # anybody can send it: dropped and logged, the round goes on (RELIABILITY (f))
+    assert served.node.state == "waiting" and served.node.abort_reason is None
+    assert "invalid signature" in served.node.stats.rejections[-1]
+    # the genuine message is still taken
+    assert _post(served.url, msgs[0]).status_code == 200
+    assert served.node.state == "preparing"
 
 
 def test_unknown_sender_is_refused(owner_and_publisher):
@@ -114,6 +117,7 @@ def test_unknown_sender_is_refused(owner_and_publisher):
     fields = MessageFields("s-1", "mallory", "owner-1", 0, Kind.ROUND_START, msgs[0].payload)
     r = _post(served.url, sign(fields, mallory))
     assert r.status_code == 422 and "unknown sender" in r.json()["reason"]
+    assert served.node.state == "waiting"
 
 
 def test_nan_share_is_refused_and_aborts(owner_and_publisher):
@@ -133,7 +137,7 @@ def test_wrong_shape_is_refused(owner_and_publisher):
 
 def test_reordered_replayed_and_foreign_session_messages(owner_and_publisher):
     served, signer, msgs = owner_and_publisher
-    start, entries = msgs  # round-start (seq 0), ledger-entries (seq 1)
+    start, entries = msgs  # round-start (seq 0), ledger-entries (seq 1: the genesis)
     assert (start.kind, entries.kind) == (Kind.ROUND_START, Kind.LEDGER_ENTRIES)
     # another session: refused, the round goes on
     other = sign(MessageFields("s-2", "publisher", "owner-1", 0, start.kind, start.payload), signer)
@@ -144,13 +148,14 @@ def test_reordered_replayed_and_foreign_session_messages(owner_and_publisher):
     assert _post(served.url, entries).status_code == 200
     assert served.node.state == "waiting"
     assert _post(served.url, start).status_code == 200
+    # the owner committed (dealer share, hence masks, still missing: not yet)
     assert served.node.state == "preparing"
-    assert len(served.node.role.replica) == 3  # genesis, spend, round: verified
+    assert len(served.node.role.replica) == 1  # the genesis, verified; nothing spent yet
     # replays: a byte-identical copy (idempotent redelivery), and another message
     # reusing seq 0: both refused with 409, neither counted
     r = _post(served.url, start)
     assert r.status_code == 409 and r.headers["x-ppdp-duplicate"] == "1"
-    payload = {**start.payload, "spend_index": 99}
+    payload = {"config": {**start.payload["config"], "epsilon": 9.0}}
     reuse = sign(MessageFields("s-1", "publisher", "owner-1", 0, start.kind, payload), signer)
     r = _post(served.url, reuse)
     assert r.status_code == 409 and "replayed" in r.json()["reason"]

@@ -9,11 +9,13 @@
   :class:`~ppdp.federated.roles.DataOwner` with its replica file; expects dealer shares
   sealed to its X25519 key when it has one;
 - **dealer**: builds the :class:`~ppdp.federated.roles.NoiseDealer`; seals every share to
-  its owner's X25519 public key when the config gives one.
+  its owner's X25519 public key when the config gives one, then waits (up to the round
+  timeout) for the publisher's release or abort, which its exit status reports.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -115,6 +117,11 @@ def build_parts(config: PartyConfig) -> PartyParts:
 
     else:
         role = NoiseDealer(rc, signer=signer, keys=keys)
+    timeouts = config.timeouts
+    if config.role == "dealer":
+        # After dealing, the dealer hears nothing until the publisher's release or abort
+        # (its exit status reports the round): allow it the whole round, not one phase.
+        timeouts = dataclasses.replace(timeouts, phase=max(timeouts.phase, timeouts.round))
     node = PartyNode(
         party_id=config.party,
         role_name=config.role,
@@ -124,7 +131,7 @@ def build_parts(config: PartyConfig) -> PartyParts:
         decode=Message.from_json,
         encode=lambda m: m.to_json().encode("utf-8"),
         peers={p.id: p for p in config.peers},
-        timeouts=config.timeouts,
+        timeouts=timeouts,
         box_key=load_box_key(config.box_key_file) if config.box_key_file else None,
         seal_to=("owner",) if config.role == "dealer" else (),
         ledger=ledger,
