@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ppdp.data import CUSTODIAN_LOGGER, Schema, SufficientStats
-from ppdp.exceptions import DataValidationError, ParameterTypeError
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 
 SECRET = 123456.789  # an out-of-bounds value that must never appear in a message or a log
 
@@ -323,3 +323,74 @@ def test_encoded_values_stay_in_unit_interval_for_awkward_bounds(seed) -> None:
         X, _ = s.encode(pd.DataFrame({"x": v}))
         assert X.min() >= 0.0 and X.max() <= 1.0
         assert X[0, 0] == 0.0 and X[1, 0] == 1.0
+
+
+# --------------------------------------------------------------------------- total mode
+
+
+def _dirty() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "age": [20, np.nan, 30, 40],
+            "score": ["0.5", "oops", "?", "1.0"],
+            "colour": ["red", "purple", None, "blue"],
+            "y": ["no", "yes", "unknown", None],
+        }
+    )
+
+
+def test_total_mode_never_raises_on_values_and_maps_each_record_to_a_declared_value() -> None:
+    schema = _schema()
+    with pytest.raises(DataValidationError):
+        schema.encode(_dirty())  # the custodian's default: one error naming the column
+    X, y, report = schema.encode(_dirty(), return_report=True, on_invalid="mask")
+    # age: missing → midpoint of [10, 90] = 50 → (50 - 10)/80
+    assert X[1, 0] == pytest.approx(0.5)
+    # score: "oops" and "?" → midpoint 0.5 → (0.5 + 1.5)/4
+    assert X[1, 1] == X[2, 1] == pytest.approx(0.5)
+    # colour: purple and missing → the first declared category (no other, no impute)
+    np.testing.assert_array_equal(X[:, 2:5], [[1, 0, 0], [1, 0, 0], [1, 0, 0], [0, 0, 1]])
+    # label: unknown and missing → the first declared class
+    assert y.tolist() == [0, 1, 0, 0]
+    assert dict(report.masked) == {"age": 1, "score": 2, "colour": 2, "y": 2}
+
+
+def test_total_mode_prefers_the_declared_other_and_impute_values() -> None:
+    d = {
+        "columns": [
+            {"name": "age", "type": "numeric", "lower": 10, "upper": 90, "impute": 10},
+            {
+                "name": "colour",
+                "type": "categorical",
+                "categories": ["red", "rest", "unknown"],
+                "other": "rest",
+                "impute": "unknown",
+            },
+        ],
+    }
+    schema = Schema.from_dict(d)
+    df = pd.DataFrame({"age": [np.inf, 20], "colour": ["purple", None]})
+    X, _, report = schema.encode(df, return_report=True, on_invalid="mask")
+    assert X[0, 0] == 0.0  # the declared impute constant 10
+    np.testing.assert_array_equal(X[:, 1:], [[0, 1, 0], [0, 1, 0]])  # other first, for both
+    assert dict(report.other) == {"colour": 1} and dict(report.masked) == {"age": 1, "colour": 1}
+
+
+def test_total_mode_changes_one_encoded_record_per_replaced_record() -> None:
+    """The map is per record, so a replace-one neighbour stays a replace-one neighbour."""
+    schema = _schema()
+    a = _dirty()
+    b = a.copy()
+    b.loc[3, "colour"] = "teal"  # replace one record's value by an undeclared one
+    Xa, ya = schema.encode(a, on_invalid="mask")
+    Xb, yb = schema.encode(b, on_invalid="mask")
+    differ = np.flatnonzero(np.any(Xa != Xb, axis=1) | (ya != yb))
+    assert differ.tolist() == [3]
+
+
+def test_total_mode_still_refuses_structural_problems_and_bad_options() -> None:
+    schema = _schema()
+    with pytest.raises(DataValidationError, match="missing column"):
+        schema.encode(_dirty().drop(columns="score"), on_invalid="mask")
+    with pytest.raises(ParameterError, match="on_invalid"):
+        schema.encode(_dirty(), on_invalid="ignore")

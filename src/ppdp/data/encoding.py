@@ -12,6 +12,21 @@ declared ``row_norm_bound`` are *counted*. The counts go to the custodian's log 
 ``"ppdp.custodian"``, level INFO) and to the :class:`EncodeReport` returned on request. They
 describe the private data, so they must never be part of a release. Error messages name the
 column and a count, never a value or a row.
+
+Total mode (``on_invalid="mask"``)
+----------------------------------
+A data-dependent error is itself an output: "column 'dx': 2 value(s) are not among the
+declared categories" tells whoever reads it how many records hold an undeclared value, at no
+cost in ε. Harmless when only the custodian sees errors; a free counting oracle when an
+analyst chooses the schema or the parameters (a service wrapper, a shared notebook). With
+``on_invalid="mask"`` no condition that depends on the *values* raises: each record is mapped
+on its own to a declared value (a non-number or missing numeric value to the column's
+``impute`` constant, else the midpoint of its bounds; an undeclared or missing category to
+``other``, else ``impute``, else the first declared category; an undeclared or missing class
+to the first declared class). The map acts on one record at a time, so replacing one record
+changes one encoded record: every sensitivity stays valid. The counts go to the custodian
+log and to :attr:`EncodeReport.masked` only. Structural problems (a missing column, a wrong
+type of table) do not depend on the values and still raise.
 """
 
 from __future__ import annotations
@@ -26,12 +41,16 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp.data.schema import CategoricalColumn, Category, NumericColumn, ReadOnlyMapping
-from ppdp.exceptions import DataValidationError, ParameterTypeError
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
     from ppdp.data.schema import Schema
 
-__all__ = ["CUSTODIAN_LOGGER", "EncodeReport", "decode", "encode"]
+__all__ = ["CUSTODIAN_LOGGER", "ON_INVALID", "EncodeReport", "decode", "encode"]
+
+#: ``"raise"`` (the custodian's default: a data-dependent problem is an error naming the
+#: column and a count) or ``"mask"`` (total: nothing data-dependent raises; see above).
+ON_INVALID = ("raise", "mask")
 
 #: Name of the logger that receives data-dependent counts (custodian's eyes only).
 CUSTODIAN_LOGGER = "ppdp.custodian"
@@ -62,6 +81,9 @@ class EncodeReport:
         Per column, missing values replaced by the declared ``impute`` constant.
     rows_norm_clipped : int
         Rows scaled down to the declared ``row_norm_bound``.
+    masked : mapping of str to int
+        Per column, values that would have raised and were mapped to a declared value
+        instead (``on_invalid="mask"`` only).
 
     Columns with a zero count are left out of the mappings.
     """
@@ -71,11 +93,13 @@ class EncodeReport:
     other: Mapping[str, int] = field(default_factory=dict)
     imputed: Mapping[str, int] = field(default_factory=dict)
     rows_norm_clipped: int = 0
+    masked: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "clipped", _frozen_counts(self.clipped))
         object.__setattr__(self, "other", _frozen_counts(self.other))
         object.__setattr__(self, "imputed", _frozen_counts(self.imputed))
+        object.__setattr__(self, "masked", _frozen_counts(self.masked))
 
     @property
     def total_clipped(self) -> int:
@@ -84,8 +108,10 @@ class EncodeReport:
 
     @property
     def has_corrections(self) -> bool:
-        """True when anything was clipped, mapped to ``other``, imputed or norm-clipped."""
-        return bool(self.clipped or self.other or self.imputed or self.rows_norm_clipped)
+        """True when anything was clipped, mapped to ``other``, imputed, norm-clipped or masked."""
+        return bool(
+            self.clipped or self.other or self.imputed or self.rows_norm_clipped or self.masked
+        )
 
     def __add__(self, other: EncodeReport) -> EncodeReport:
         if not isinstance(other, EncodeReport):
@@ -103,6 +129,7 @@ class EncodeReport:
             other=merge(self.other, other.other),
             imputed=merge(self.imputed, other.imputed),
             rows_norm_clipped=self.rows_norm_clipped + other.rows_norm_clipped,
+            masked=merge(self.masked, other.masked),
         )
 
     def summary(self) -> str:
@@ -114,7 +141,8 @@ class EncodeReport:
         return (
             f"encoded {self.n_rows} rows; clipped to bounds: {fmt(self.clipped)}; "
             f"mapped to 'other': {fmt(self.other)}; imputed: {fmt(self.imputed)}; "
-            f"rows scaled to row_norm_bound: {self.rows_norm_clipped}"
+            f"rows scaled to row_norm_bound: {self.rows_norm_clipped}; "
+            f"masked (on_invalid='mask'): {fmt(self.masked)}"
         )
 
 
@@ -198,9 +226,17 @@ def _missing_error(name: str, count: int, what: str = "column") -> DataValidatio
 
 
 def _numeric_values(
-    s: pd.Series, col: NumericColumn, schema: Schema, imputed: dict[str, int]
+    s: pd.Series,
+    col: NumericColumn,
+    schema: Schema,
+    imputed: dict[str, int],
+    masked: dict[str, int] | None = None,
 ) -> NDArray[np.float64]:
-    """The column as float64 with missing values imputed or refused (may be a read-only view)."""
+    """The column as float64 with missing values imputed or refused (may be a read-only view).
+
+    ``masked`` (a dict: total mode) receives the count of non-numbers and of missing values
+    that would have raised; they become the ``impute`` constant or the bounds' midpoint.
+    """
     tokens = _token_mask(s, schema.missing_values)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -211,7 +247,7 @@ def _numeric_values(
             s = s.mask(tokens)
         num = pd.to_numeric(s, errors="coerce")
         bad = int(np.count_nonzero(num.isna().to_numpy() & s.notna().to_numpy()))
-        if bad:
+        if bad and masked is None:
             raise DataValidationError(
                 f"column {col.name!r}: {bad} value(s) are not numbers (declared numeric)"
             )
@@ -220,10 +256,14 @@ def _numeric_values(
         return values
     nonfinite = ~np.isfinite(values)
     n_bad = int(np.count_nonzero(nonfinite))
-    if schema.nan_policy != "impute":
+    if schema.nan_policy == "impute":
+        imputed[col.name] = n_bad
+        return np.where(nonfinite, col.impute, values)
+    if masked is None:
         raise _missing_error(col.name, n_bad)
-    imputed[col.name] = n_bad
-    return np.where(nonfinite, col.impute, values)
+    masked[col.name] = n_bad
+    fill = col.impute if col.impute is not None else (col.lower + col.upper) / 2.0
+    return np.where(nonfinite, fill, values)
 
 
 def _codes(
@@ -237,7 +277,9 @@ def _codes(
     what: str,
     counts_other: dict[str, int],
     counts_imputed: dict[str, int],
+    counts_masked: dict[str, int] | None = None,
 ) -> NDArray[np.int64]:
+    """Integer codes of ``s`` in ``categories``; ``counts_masked`` (a dict) selects total mode."""
     tokens = _token_mask(s, schema.missing_values)
     missing = s.isna().to_numpy(dtype=bool, copy=True)
     if tokens is not None:
@@ -248,8 +290,12 @@ def _codes(
     codes = pd.Index(list(categories), dtype=object).get_indexer(s).astype(np.int64)
     undeclared = (codes < 0) & ~missing
     n_undeclared = int(np.count_nonzero(undeclared))
+    fallback = other if other is not None else impute if impute is not None else categories[0]
     if n_undeclared:
-        if other is None:
+        if other is None and counts_masked is not None:
+            codes[undeclared] = categories.index(fallback)
+            counts_masked[name] = counts_masked.get(name, 0) + n_undeclared
+        elif other is None:
             hint = ""
             data_str = pd.api.types.is_string_dtype(s.dtype) or s.dtype == object
             if declared_str != data_str:
@@ -265,14 +311,19 @@ def _codes(
                 f"{what} {name!r}: {n_undeclared} value(s) are not among the declared "
                 f"{noun}{hint}; {fix}"
             )
-        codes[undeclared] = categories.index(other)
-        counts_other[name] = n_undeclared
+        else:
+            codes[undeclared] = categories.index(other)
+            counts_other[name] = n_undeclared
     n_missing = int(np.count_nonzero(missing))
     if n_missing:
-        if impute is None or schema.nan_policy != "impute":
+        if impute is not None and schema.nan_policy == "impute":
+            codes[missing] = categories.index(impute)
+            counts_imputed[name] = n_missing
+        elif counts_masked is not None:
+            codes[missing] = categories.index(fallback)
+            counts_masked[name] = counts_masked.get(name, 0) + n_missing
+        else:
             raise _missing_error(name, n_missing, what)
-        codes[missing] = categories.index(impute)
-        counts_imputed[name] = n_missing
     return codes
 
 
@@ -284,6 +335,7 @@ def encode(
     include_label: bool = False,
     log: bool = True,
     order: Literal["C", "F"] = "C",
+    on_invalid: Literal["raise", "mask"] = "raise",
 ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]:
     """Encode ``data`` with ``schema`` into ``(X, y, report)``.
 
@@ -301,6 +353,11 @@ def encode(
         Send the report to the custodian's log.
     order : {"C", "F"}, default "C"
         Memory layout of ``X`` ("F" skips the final copy; the Dask engine uses it).
+    on_invalid : {"raise", "mask"}, default "raise"
+        ``"raise"``: a value-dependent problem is an error naming the column and a count
+        (for the custodian). ``"mask"``: total, nothing value-dependent raises; each bad
+        value is mapped to a declared one and counted in ``report.masked`` (see the module
+        docstring, *Total mode*).
 
     Returns
     -------
@@ -321,6 +378,11 @@ def encode(
     ParameterTypeError
         ``data`` of an unsupported type.
     """
+    if on_invalid not in ON_INVALID:
+        raise ParameterError(
+            f"on_invalid ({on_invalid!r}) must be one of {', '.join(map(repr, ON_INVALID))}"
+        )
+    masked: dict[str, int] | None = {} if on_invalid == "mask" else None
     df = _as_frame(schema, data)
     n = len(df)
     layout = schema.layout(include_label=include_label)
@@ -334,7 +396,7 @@ def encode(
         block = layout.blocks[col.name]
         s = df[col.name]
         if isinstance(col, NumericColumn):
-            v = _numeric_values(s, col, schema, imputed)
+            v = _numeric_values(s, col, schema, imputed, masked)
             out = X[:, block.start]
             n_clip = int(np.count_nonzero(v < col.lower)) + int(np.count_nonzero(v > col.upper))
             if n_clip:
@@ -358,6 +420,7 @@ def encode(
                 what="column",
                 counts_other=other,
                 counts_imputed=imputed,
+                counts_masked=masked,
             )
             X[rows, block.start + codes] = 1.0
     rows_clipped = _clip_row_norms(schema, X)
@@ -374,13 +437,19 @@ def encode(
             what="label",
             counts_other=other,
             counts_imputed=imputed,
+            counts_masked=masked,
         )
         if include_label:
             X[rows, layout.blocks[lab.name].start + y] = 1.0
     if order == "C":
         X = np.ascontiguousarray(X)
     report = EncodeReport(
-        n_rows=n, clipped=clipped, other=other, imputed=imputed, rows_norm_clipped=rows_clipped
+        n_rows=n,
+        clipped=clipped,
+        other=other,
+        imputed=imputed,
+        rows_norm_clipped=rows_clipped,
+        masked=masked or {},
     )
     if log:
         log_report(report)

@@ -335,17 +335,24 @@ class Schema:
         *,
         include_label: bool = False,
         return_report: bool = False,
+        on_invalid: str = "raise",
     ) -> (
         tuple[NDArray[np.float64], NDArray[np.int64] | None]
         | tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]
     ):
         """Encode a table into ``[0, 1]`` features and integer class codes.
 
-        See :func:`ppdp.data.encoding.encode` for the full contract.
+        See :func:`ppdp.data.encoding.encode` for the full contract; ``on_invalid="mask"``
+        is the total mode, in which no value-dependent condition raises.
         """
         from ppdp.data.encoding import encode
 
-        X, y, report = encode(self, data, include_label=include_label)
+        X, y, report = encode(
+            self,
+            data,
+            include_label=include_label,
+            on_invalid=on_invalid,  # type: ignore[arg-type]
+        )
         return (X, y, report) if return_report else (X, y)
 
     def decode(self, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataFrame:
