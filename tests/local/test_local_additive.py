@@ -195,3 +195,18 @@ def test_ragged_values_one_error():
     r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 1.0))
     with pytest.raises(ParameterTypeError, match="regular array"):
         r.randomise([[0.1, 0.2], [0.3]])
+
+
+def test_total_mode_masks_out_of_domain_values_without_an_error() -> None:
+    """on_invalid='mask': no value-dependent error (no free counting oracle); the values are
+    clipped into the domain (non-finite ones to its midpoint) before the noise."""
+    r = AdditiveRandomizer(noise="laplace", scale=1.0, domain=(0.0, 2.0))
+    bad = np.array([-5.0, np.nan, 7.0, 1.5])
+    with pytest.raises(DataValidationError, match="outside the declared domain"):
+        r.randomise(bad, random_state=0)
+    np.testing.assert_array_equal(r.check_values(bad, on_invalid="mask"), [0.0, 1.0, 2.0, 1.5])
+    a = r.randomise(bad, random_state=3, on_invalid="mask")
+    b = r.randomise([0.0, 1.0, 2.0, 1.5], random_state=3)
+    np.testing.assert_array_equal(a, b)  # the same release as for the masked values
+    with pytest.raises(ParameterError, match="on_invalid"):
+        r.randomise(bad, on_invalid="drop")

@@ -342,3 +342,16 @@ def test_discrete_gaussian_within_its_zcdp_conversion():
 def test_gamma_too_small_is_refused():
     with pytest.raises(ParameterError, match="gamma"):
         CharacteristicVectorRandomizer(regions=3, noise="zeta3", gamma=1 / (1 << 20))
+
+
+def test_total_mode_maps_undeclared_values_into_the_declared_regions() -> None:
+    """on_invalid='mask': undeclared categories, indices and values map to a declared region
+    (no value-dependent error); the default still refuses them."""
+    cats = CharacteristicVectorRandomizer(categories=["a", "b", "c"], sigma=1.0)
+    with pytest.raises(DataValidationError):
+        cats.region_of(["a", "zz"])
+    assert cats.region_of(["a", "zz", "c"], on_invalid="mask").tolist() == [0, 0, 2]
+    idx = CharacteristicVectorRandomizer(regions=3, sigma=1.0)
+    assert idx.region_of([0, 7, -1, np.nan, 1.5], on_invalid="mask").tolist() == [0, 2, 0, 0, 2]
+    out = idx.randomise([0, 7], random_state=1, on_invalid="mask")
+    assert out.shape == (2, 3)

@@ -5,6 +5,7 @@ Privacy argument: ``docs/proofs/local-randomizers.md``.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -22,6 +23,8 @@ from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeEr
 from ppdp.local import _samplers
 from ppdp.mechanisms import gaussian_delta
 from ppdp.random import RandomState, resolve_random_state
+
+_custodian_log = logging.getLogger("ppdp.custodian")
 
 __all__ = ["ADDITIVE_NOISES", "AdditiveRandomizer"]
 
@@ -134,8 +137,16 @@ class AdditiveRandomizer:
 
     # -- respondent side ---------------------------------------------------------------
 
-    def check_values(self, values: ArrayLike) -> NDArray[np.float64]:
-        """Validate values against the declared domain (one error; values are never shown)."""
+    def check_values(
+        self, values: ArrayLike, *, on_invalid: Literal["raise", "mask"] = "raise"
+    ) -> NDArray[np.float64]:
+        """Validate values against the declared domain (one error; values are never shown).
+
+        ``on_invalid="mask"`` (total mode: no value-dependent error, for analyst-facing
+        services) clips each value into the domain and maps a non-finite one to the
+        domain's midpoint; the count goes to the custodian log only.
+        """
+        check_option("on_invalid", on_invalid, ("raise", "mask"))
         try:
             arr = np.asarray(values)
         except (TypeError, ValueError):
@@ -146,19 +157,35 @@ class AdditiveRandomizer:
         lo, hi = self.domain
         ok = np.isfinite(arr) & (arr >= lo) & (arr <= hi)
         if not np.all(ok):
+            if on_invalid == "mask":
+                _custodian_log.info(
+                    "%s: %d of %d values outside the domain or not finite were masked",
+                    type(self).__name__,
+                    int(np.sum(~ok)),
+                    arr.size,
+                )
+                arr = np.where(np.isfinite(arr), arr, (lo + hi) / 2.0)
+                return np.clip(arr, lo, hi)
             raise DataValidationError(
                 f"values: {int(np.sum(~ok))} of {arr.size} values lie outside the declared "
                 f"domain [{lo:g}, {hi:g}] (or are not finite); clip or drop them before randomising"
             )
         return arr
 
-    def randomise(self, values: ArrayLike, random_state: RandomState = None) -> NDArray[np.float64]:
+    def randomise(
+        self,
+        values: ArrayLike,
+        random_state: RandomState = None,
+        *,
+        on_invalid: Literal["raise", "mask"] = "raise",
+    ) -> NDArray[np.float64]:
         """Release ``snap(x, Λ) + y`` for each value (same shape as ``values``).
 
         ``y`` is a multiple of Λ, so the sum is exact (a multiple of Λ) wherever
-        ``|x| + |y| < 2**53·Λ`` and a deterministic rounding of it beyond.
+        ``|x| + |y| < 2**53·Λ`` and a deterministic rounding of it beyond. ``on_invalid`` as
+        :meth:`check_values`.
         """
-        x = self.check_values(values)
+        x = self.check_values(values, on_invalid=on_invalid)
         src = resolve_random_state(random_state)
         n = x.size
         snapped = np.asarray(_noise.snap(x.ravel(), self.grid), dtype=np.float64)

@@ -6,6 +6,7 @@ Privacy argument and the exact (ε, δ) computation: ``docs/proofs/local-randomi
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import numbers
 from collections.abc import Sequence
@@ -281,12 +282,25 @@ class CharacteristicVectorRandomizer:
 
     # -- respondent side ---------------------------------------------------------------
 
-    def region_of(self, values: ArrayLike) -> NDArray[np.int64]:
-        """The region index of each value; raises DataValidationError for undeclared values."""
+    def region_of(
+        self, values: ArrayLike, *, on_invalid: Literal["raise", "mask"] = "raise"
+    ) -> NDArray[np.int64]:
+        """The region index of each value; raises DataValidationError for undeclared values.
+
+        ``on_invalid="mask"`` (total mode: no value-dependent error, for analyst-facing
+        services) maps an undeclared category to the first one, clips a region index or a
+        value into the declared range and maps a non-finite value to the first region; the
+        count goes to the custodian log only.
+        """
+        check_option("on_invalid", on_invalid, ("raise", "mask"))
+        mask = on_invalid == "mask"
         if self.categories is not None:
             index = {c: i for i, c in enumerate(self.categories)}
             seq = list(np.asarray(values, dtype=object).ravel())
             bad = sum(1 for v in seq if _label(v) not in index)
+            if bad and mask:
+                _log_masked(self, bad, len(seq))
+                return np.array([index.get(_label(v), 0) for v in seq], dtype=np.int64)
             if bad:
                 raise DataValidationError(
                     f"values: {bad} of {len(seq)} values are not among the declared "
@@ -302,7 +316,10 @@ class CharacteristicVectorRandomizer:
         arr = arr.astype(np.float64).ravel()
         if self.edges is None:
             ok = np.isfinite(arr) & (arr == np.rint(arr)) & (arr >= 0) & (arr < self.k)
-            if not np.all(ok):
+            if not np.all(ok) and mask:
+                _log_masked(self, int(np.sum(~ok)), arr.size)
+                arr = np.clip(np.rint(np.where(np.isfinite(arr), arr, 0.0)), 0, self.k - 1)
+            elif not np.all(ok):
                 raise DataValidationError(
                     f"values: {int(np.sum(~ok))} of {arr.size} values are not region indices "
                     f"0..{self.k - 1} (the declared regions)"
@@ -310,7 +327,10 @@ class CharacteristicVectorRandomizer:
             return arr.astype(np.int64)
         lo, hi = float(self.edges[0]), float(self.edges[-1])
         ok = np.isfinite(arr) & (arr >= lo) & (arr <= hi)
-        if not np.all(ok):
+        if not np.all(ok) and mask:
+            _log_masked(self, int(np.sum(~ok)), arr.size)
+            arr = np.clip(np.where(np.isfinite(arr), arr, lo), lo, hi)
+        elif not np.all(ok):
             raise DataValidationError(
                 f"values: {int(np.sum(~ok))} of {arr.size} values lie outside the declared "
                 f"regions [{lo:g}, {hi:g}]; clip or drop them before randomising"
@@ -318,13 +338,20 @@ class CharacteristicVectorRandomizer:
         idx = np.searchsorted(self.edges, arr, side="right") - 1
         return np.minimum(idx, self.k - 1).astype(np.int64)
 
-    def randomise(self, values: ArrayLike, random_state: RandomState = None) -> NDArray[np.int64]:
+    def randomise(
+        self,
+        values: ArrayLike,
+        random_state: RandomState = None,
+        *,
+        on_invalid: Literal["raise", "mask"] = "raise",
+    ) -> NDArray[np.int64]:
         """Perturb each value: returns an int64 array ``(n, k)`` of reports in lattice units.
 
         ``report[i] = h·e_{region(x_i)} + W_i`` (``z = γ·report``). Values are validated
-        against the declared regions or categories first (one error, nothing drawn).
+        against the declared regions or categories first (one error, nothing drawn), or
+        mapped into them with ``on_invalid="mask"`` (:meth:`region_of`).
         """
-        idx = self.region_of(values)
+        idx = self.region_of(values, on_invalid=on_invalid)
         src = resolve_random_state(random_state)
         n = idx.size
         out = self.law.sample(n * self.k, src).reshape(n, self.k)
@@ -622,3 +649,12 @@ def _check_delta(delta: Any) -> float:
     if not (0.0 <= d < 1.0):
         raise ParameterError(f"delta ({d!r}) must be in [0, 1)")
     return d
+
+
+def _log_masked(randomizer: Any, count: int, total: int) -> None:
+    logging.getLogger("ppdp.custodian").info(
+        "%s: %d of %d values outside the declared regions were masked",
+        type(randomizer).__name__,
+        count,
+        total,
+    )
