@@ -50,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Read VALUES.csv (a header line, one value per row; the first column or "
         "--column), perturb each value once here with the survey's randomizer, and post the "
         "reports in signed batches. Values outside the declared domain stop everything "
-        "before any noise is drawn.",
+        "before any noise is drawn. The perturbed reports are journaled (--journal) before "
+        "the first is sent: if the collector fails, the error says how many were delivered, "
+        "and rerunning the same command sends exactly the rest.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     rep.add_argument("values", metavar="VALUES.csv", help="the respondent's values")
@@ -60,6 +62,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--batch-size", type=int, default=5000, help="reports per batch")
     rep.add_argument(
         "--seed", type=int, default=None, help="reproducible noise (NOT for real respondents)"
+    )
+    rep.add_argument(
+        "--journal",
+        metavar="PATH",
+        default=None,
+        help="the client-side journal of perturbed reports and acknowledged batches, written "
+        "before anything is sent; rerunning with it resends exactly what was not "
+        "acknowledged, never perturbing again (default: VALUES.csv.report-journal, or "
+        "VALUES.csv.COLUMN.report-journal with --column)",
     )
     rep.set_defaults(func=_report)
 
@@ -123,6 +134,10 @@ def _report(args: argparse.Namespace) -> int:
     from ppdp.local.collector._service import read_values, report
 
     values = read_values(args.values, column=args.column)
+    journal = args.journal
+    if journal is None:
+        middle = "" if args.column is None else f".{args.column}"
+        journal = f"{args.values}{middle}.report-journal"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureRandomnessWarning)
         result = report(
@@ -131,10 +146,24 @@ def _report(args: argparse.Namespace) -> int:
             values=values,
             batch_size=args.batch_size,
             random_state=args.seed,
+            journal=journal,
         )
+    if result.batches == 0:
+        print(
+            f"all {result.total} reports of the journal {journal} were already delivered; "
+            "nothing sent (a new journal would perturb the values again and spend their "
+            "guarantee a second time)"
+        )
+        return 0
+    if result.already:
+        print(
+            f"resumed the journal {journal}: {result.already} of {result.total} reports had "
+            "been delivered before"
+        )
+    again = f" ({result.duplicates} already counted by the collector)" if result.duplicates else ""
     print(
-        f"sent {result.sent} perturbed reports in {result.batches} batch(es); "
-        f"the collector now holds {result.count}"
+        f"sent {result.sent} perturbed reports in {result.batches} batch(es){again}; "
+        f"delivered {result.delivered} of {result.total}; the collector now holds {result.count}"
     )
     if args.seed is not None:
         sys.stderr.write("ppdp local: warning: --seed makes the noise reproducible; never use "

@@ -18,6 +18,7 @@ from ppdp.local.collector._aggregate import Aggregator, randomizer_from_dict
 from ppdp.local.collector._client import CollectorClient, fetch_totals
 from ppdp.local.collector._config import ClientIdentity, CollectorConfig
 from ppdp.local.collector._estimate import CollectorEstimate, estimate_totals
+from ppdp.local.collector._journal import ReportInterruptedError, ReportJournal
 from ppdp.local.collector._service import (
     ReportResult,
     estimate,
@@ -37,6 +38,8 @@ __all__ = [
     "CollectorConfig",
     "CollectorEstimate",
     "CollectorStore",
+    "ReportInterruptedError",
+    "ReportJournal",
     "ReportResult",
     "StoreTotals",
     "create_app",

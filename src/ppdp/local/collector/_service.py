@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.exceptions import DataValidationError, ParameterError, ProtocolError
 from ppdp.local.collector._aggregate import Aggregator, randomizer_from_dict
 from ppdp.local.collector._config import CollectorConfig
 from ppdp.local.collector._estimate import CollectorEstimate, estimate_totals
+from ppdp.local.collector._journal import (
+    ReportInterruptedError,
+    ReportJournal,
+    ReportResult,
+    deliver,
+    interrupted,
+)
 from ppdp.local.collector._store import CollectorStore
 
 __all__ = [
+    "ReportInterruptedError",
     "ReportResult",
     "estimate",
     "generate_client_key",
@@ -99,15 +106,6 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
     return values.to_numpy()
 
 
-@dataclass(frozen=True)
-class ReportResult:
-    """What :func:`report` did: reports sent and the collector's count afterwards."""
-
-    sent: int
-    count: int
-    batches: int
-
-
 def report(
     *,
     config: CollectorConfig | str | Path,
@@ -116,11 +114,19 @@ def report(
     batch_size: int = 5_000,
     random_state: Any = None,
     http: Any = None,
+    journal: str | Path | None = None,
 ) -> ReportResult:
     """Perturb ``values`` on this machine with the survey's randomizer, then post them.
 
     Values are validated against the randomizer's declared domain before any noise is drawn
-    or anything is sent. Each value is perturbed exactly once.
+    or anything is sent. Each value is perturbed exactly once: the perturbed reports are
+    written to ``journal`` (durably, in numbered batches) *before* the first is sent, and
+    each batch is marked there when the collector acknowledges it. If the run stops (the
+    collector died, the network failed), :class:`ReportInterruptedError` says how many
+    reports were delivered and how many remain, and calling ``report`` again with the same
+    ``journal`` and values sends exactly the remaining batches, byte for byte, never
+    perturbing anything again; the collector counts each batch id once. A finished journal
+    makes a rerun send nothing. ``journal=None`` keeps it in memory (nothing to resume).
     """
     from ppdp.local.collector._client import CollectorClient
 
@@ -132,12 +138,22 @@ def report(
     declared = randomizer_from_dict(cfg.randomizer)
     check = getattr(declared, "check_values", None) or declared.region_of
     check(values)
-    with CollectorClient(cfg, server, http=http) as client:
-        reports = client.randomizer.randomise(values, random_state=random_state)
-        size = min(batch_size, client.max_batch)
-        count = client.send(reports, batch_size=size)
-    n = len(reports)
-    return ReportResult(n, count, -(-n // size))
+    try:
+        client = CollectorClient(cfg, server, http=http)
+    except ProtocolError as exc:
+        if journal is None or not Path(journal).exists():
+            raise
+        with ReportJournal.open(journal) as jr:  # say where a resumable run stands
+            raise interrupted(jr, Path(journal), server, str(exc)) from None
+    with client:
+        return deliver(
+            client,
+            values,
+            journal=journal,
+            batch_size=batch_size,
+            random_state=random_state,
+            server=server,
+        )
 
 
 def estimate(

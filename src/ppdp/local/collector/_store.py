@@ -8,12 +8,15 @@ One file holds
   lattice coordinates, a histogram count, ...);
 * ``state``: the number of reports and batches accepted;
 * ``clients``: per authenticated client, the last accepted batch number (``seq``), the
-  SHA-256 of that batch's body (so that an identical retry is recognised, not counted
-  twice), and how many batches and reports it sent.
+  SHA-256 of that batch's body, and how many batches and reports it sent;
+* ``batches``: per accepted batch, its client, ``seq``, body SHA-256 and report count, so
+  that a re-sent batch (a client resuming from its journal after the collector or the
+  connection died) is recognised and acknowledged, never counted twice: each batch id
+  ``(client, seq)`` counts once.
 
 Durability: WAL journal, ``synchronous=FULL``, and one ``BEGIN IMMEDIATE`` transaction per
 batch: a batch is counted whole or not at all, and a crash never leaves half a batch in
-the totals. No table has a row per report.
+the totals. No table has a row per report (``batches`` has one small row per batch).
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ CREATE TABLE IF NOT EXISTS state (
 CREATE TABLE IF NOT EXISTS clients (
     client TEXT PRIMARY KEY, last_seq INTEGER NOT NULL, last_digest TEXT NOT NULL,
     batches INTEGER NOT NULL, reports INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batches (
+    client TEXT NOT NULL, seq INTEGER NOT NULL, digest TEXT NOT NULL, reports INTEGER NOT NULL,
+    PRIMARY KEY (client, seq)
 ) WITHOUT ROWID;
 """
 
@@ -92,8 +99,9 @@ class StoreTotals:
 
 @dataclass(frozen=True)
 class AddResult:
-    """What :meth:`CollectorStore.add_batch` did: ``accepted`` reports (0 for a retry of
-    the client's last batch, which is recognised and not counted twice) and the new count."""
+    """What :meth:`CollectorStore.add_batch` did: ``accepted`` reports (0 for a batch
+    already accepted under the same id and body, which is recognised and not counted
+    twice) and the new count."""
 
     accepted: int
     count: int
@@ -291,10 +299,13 @@ class CollectorStore:
     ) -> AddResult:
         """Add one batch's aggregates and ``count`` reports, all or nothing.
 
-        ``seq`` must exceed the client's last accepted one. A retry of exactly the last
-        accepted batch (same ``seq`` and body ``digest``) is acknowledged and not counted
-        again; any other old ``seq`` raises :class:`ProtocolError`. Any failure (including
-        a total that would overflow SQLite's 64-bit integers) rolls the whole batch back.
+        Each batch id ``(client, seq)`` counts once. A batch already accepted under the same
+        ``seq`` with the same body ``digest`` (a retry, or a client resuming from its
+        journal) is acknowledged with ``duplicate=True`` and not counted again; the same
+        ``seq`` with another body raises :class:`ProtocolError`. A new ``seq`` must exceed
+        the client's last accepted one (else :class:`ProtocolError`: replayed or stale).
+        Any failure (including a total that would overflow SQLite's 64-bit integers) rolls
+        the whole batch back.
         """
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise DataValidationError(f"count ({count!r}) must be an integer >= 1")
@@ -303,6 +314,17 @@ class CollectorStore:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                seen = conn.execute(
+                    "SELECT digest FROM batches WHERE client = ? AND seq = ?", (client, seq)
+                ).fetchone()
+                if seen is not None:
+                    if seen[0] == digest:
+                        conn.execute("ROLLBACK")
+                        return AddResult(0, self._count_unlocked(), duplicate=True)
+                    raise ProtocolError(
+                        f"seq ({seq}) of client {client!r} was already accepted with another "
+                        "body: a replayed or stale batch (each batch id counts once)"
+                    )
                 row = conn.execute(
                     "SELECT last_seq, last_digest FROM clients WHERE client = ?", (client,)
                 ).fetchone()
@@ -337,6 +359,10 @@ class CollectorStore:
                     "VALUES (?, ?, ?, 1, ?) ON CONFLICT (client) DO UPDATE SET "
                     "last_seq = excluded.last_seq, last_digest = excluded.last_digest, "
                     "batches = batches + 1, reports = reports + excluded.reports",
+                    (client, seq, digest, count),
+                )
+                conn.execute(
+                    "INSERT INTO batches (client, seq, digest, reports) VALUES (?, ?, ?, ?)",
                     (client, seq, digest, count),
                 )
                 total = self._count_unlocked()
