@@ -46,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         )
         p.add_argument("--config", required=True, metavar="FILE", help="YAML or JSON config")
         p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+        p.add_argument(
+            "--insecure-plain-http",
+            action="store_true",
+            help="allow plain HTTP on a non-loopback listen.host (refused otherwise)",
+        )
         p.set_defaults(func=_party, federate_role=role)
     demo = actions.add_parser(
         "demo",
@@ -98,7 +103,7 @@ def _log_to_file(path: Path, *, verbose: int) -> logging.Handler:
 
 
 def _party(args: argparse.Namespace) -> int:
-    from ppdp.federated.http import load_config, run_party
+    from ppdp.federated.http import check_plain_http_bind, load_config, run_party
 
     config = load_config(args.config)
     if config.role != args.federate_role:
@@ -106,9 +111,15 @@ def _party(args: argparse.Namespace) -> int:
             f"config {args.config}: role ({config.role!r}) does not match the command "
             f"'federate {args.federate_role}'"
         )
+    insecure = args.insecure_plain_http
+    warning = check_plain_http_bind(
+        config.host, tls=config.tls is not None, insecure_plain_http=insecure
+    )
+    if warning is not None:
+        sys.stderr.write(f"ppdp: warning: {warning}\n")
     handler = _log_to_file(config.workdir / f"{config.party}.log", verbose=args.verbose)
     try:
-        outcome = run_party(config)
+        outcome = run_party(config, insecure_plain_http=insecure)
     finally:
         logging.getLogger("ppdp.federated").removeHandler(handler)
         handler.close()

@@ -117,6 +117,21 @@ def spawn(dep, party, *extra, cli=False):
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh)
 
 
+def post_message(url, body, *, key, sender, session, recipient, content_type="application/json"):
+    """POST a message body to ``url/messages`` with transport headers signed by ``key`` as
+    ``sender`` (a peer of ``recipient`` in ``session``), the way a genuine party sends it."""
+    import httpx
+
+    from ppdp.federated.http import transport_headers
+
+    data = body.encode() if isinstance(body, str) else body
+    headers = transport_headers(
+        data, sender=sender, key=key, session_id=session, recipient=recipient
+    )
+    headers["content-type"] = content_type
+    return httpx.post(f"{url}/messages", content=data, headers=headers, timeout=10)
+
+
 class Served:
     """One party's node served in a background thread (the test plays the other parties)."""
 

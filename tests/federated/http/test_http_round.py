@@ -10,7 +10,7 @@ import struct
 import httpx
 import pytest
 import yaml
-from fed_helpers import FAST, Served, deploy, join, run_in_threads
+from fed_helpers import FAST, Served, deploy, join, post_message, run_in_threads
 
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main as cli_main
@@ -84,9 +84,13 @@ def owner_and_publisher(tmp_path):
     served.close()
 
 
-def _post(url, message):
+def _post(url, message, signer):
+    """POST ``message`` to owner-1 in a request authenticated by ``signer``'s key (the
+    transport headers a party adds; :func:`ppdp.federated.http.transport_headers`)."""
     body = message if isinstance(message, str | bytes) else message.to_json()
-    return httpx.post(f"{url}/messages", content=body, timeout=10)
+    return post_message(
+        url, body, key=signer.private_key, sender=signer.id, session="s-1", recipient="owner-1"
+    )
 
 
 def _means(signer, seq, data=None, shape=(2, 4)):
@@ -97,17 +101,31 @@ def _means(signer, seq, data=None, shape=(2, 4)):
     return sign(MessageFields("s-1", signer.id, "owner-1", seq, Kind.NOISY_MEANS, payload), signer)
 
 
+def test_forged_request_is_refused_from_its_headers(owner_and_publisher):
+    """A stranger with the publisher's id but not its key: refused from the transport
+    headers (401) before the body is decoded; the round goes on."""
+    served, signer, msgs = owner_and_publisher
+    forger = Signer("publisher", Signer.generate("x").private_key)
+    r = _post(served.url, sign(msgs[0].fields, forger), forger)
+    assert r.status_code == 401 and "does not verify" in r.json()["reason"]
+    unsigned = httpx.post(f"{served.url}/messages", content=msgs[0].to_json(), timeout=10)
+    assert unsigned.status_code == 401
+    assert served.node.state == "waiting" and served.node.stats.received == 0
+    assert _post(served.url, msgs[0], signer).status_code == 200
+
+
 def test_forged_signature_is_refused_and_dropped(owner_and_publisher):
-    served, _, msgs = owner_and_publisher
+    """A forged message inside a genuine request (a peer forwarding it)."""
+    served, signer, msgs = owner_and_publisher
     forger = Signer("publisher", Signer.generate("x").private_key)
     forged = sign(msgs[0].fields, forger)
-    r = _post(served.url, forged)
+    r = _post(served.url, forged, signer)
     assert r.status_code == 422 and "invalid signature" in r.json()["reason"]
     # anybody can send it: dropped and logged, the round goes on (RELIABILITY (f))
     assert served.node.state == "waiting" and served.node.abort_reason is None
     assert "invalid signature" in served.node.stats.rejections[-1]
     # the genuine message is still taken
-    assert _post(served.url, msgs[0]).status_code == 200
+    assert _post(served.url, msgs[0], signer).status_code == 200
     assert served.node.state == "preparing"
 
 
@@ -115,15 +133,15 @@ def test_unknown_sender_is_refused(owner_and_publisher):
     served, _, msgs = owner_and_publisher
     mallory = Signer.generate("mallory")
     fields = MessageFields("s-1", "mallory", "owner-1", 0, Kind.ROUND_START, msgs[0].payload)
-    r = _post(served.url, sign(fields, mallory))
-    assert r.status_code == 422 and "unknown sender" in r.json()["reason"]
+    r = _post(served.url, sign(fields, mallory), mallory)
+    assert r.status_code == 401 and "not a peer" in r.json()["reason"]
     assert served.node.state == "waiting"
 
 
 def test_nan_share_is_refused_and_aborts(owner_and_publisher):
     served, signer, _ = owner_and_publisher
     nan = base64.b64encode(struct.pack("<8d", 0.1, math.nan, *[0.1] * 6)).decode()
-    r = _post(served.url, _means(signer, 0, data=nan))
+    r = _post(served.url, _means(signer, 0, data=nan), signer)
     assert r.status_code == 422 and "NaN" in r.json()["reason"]
     assert served.node.state == "aborted"
     assert served.node.stats.rejections and "NaN" in served.node.stats.rejections[-1]
@@ -131,7 +149,7 @@ def test_nan_share_is_refused_and_aborts(owner_and_publisher):
 
 def test_wrong_shape_is_refused(owner_and_publisher):
     served, signer, _ = owner_and_publisher
-    r = _post(served.url, _means(signer, 0, shape=(3, 4)))
+    r = _post(served.url, _means(signer, 0, shape=(3, 4)), signer)
     assert r.status_code == 422 and "shape" in r.json()["reason"]
 
 
@@ -141,23 +159,23 @@ def test_reordered_replayed_and_foreign_session_messages(owner_and_publisher):
     assert (start.kind, entries.kind) == (Kind.ROUND_START, Kind.LEDGER_ENTRIES)
     # another session: refused, the round goes on
     other = sign(MessageFields("s-2", "publisher", "owner-1", 0, start.kind, start.payload), signer)
-    r = _post(served.url, other)
+    r = _post(served.url, other, signer)
     assert r.status_code == 422 and "session" in r.json()["reason"]
     assert served.node.state == "waiting"
     # seq 1 before seq 0: held, then both processed in order
-    assert _post(served.url, entries).status_code == 200
+    assert _post(served.url, entries, signer).status_code == 200
     assert served.node.state == "waiting"
-    assert _post(served.url, start).status_code == 200
+    assert _post(served.url, start, signer).status_code == 200
     # the owner committed (dealer share, hence masks, still missing: not yet)
     assert served.node.state == "preparing"
     assert len(served.node.role.replica) == 1  # the genesis, verified; nothing spent yet
     # replays: a byte-identical copy (idempotent redelivery), and another message
     # reusing seq 0: both refused with 409, neither counted
-    r = _post(served.url, start)
+    r = _post(served.url, start, signer)
     assert r.status_code == 409 and r.headers["x-ppdp-duplicate"] == "1"
     payload = {"config": {**start.payload["config"], "epsilon": 9.0}}
     reuse = sign(MessageFields("s-1", "publisher", "owner-1", 0, start.kind, payload), signer)
-    r = _post(served.url, reuse)
+    r = _post(served.url, reuse, signer)
     assert r.status_code == 409 and "replayed" in r.json()["reason"]
     assert "x-ppdp-duplicate" not in r.headers
     assert served.node.stats.received == 2

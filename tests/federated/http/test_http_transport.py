@@ -9,6 +9,7 @@ import threading
 import httpx
 import pandas as pd
 import pytest
+from fed_helpers import post_message
 from toy_roles import ServedNode, build_toy
 
 from ppdp.data import Schema
@@ -87,22 +88,39 @@ def _ping(signer, seq, x=(1.0, 2.0), session="toy-1", to="owner-1", raw=None):
     return sign(MessageFields(session, signer.id, to, seq, "ping", payload), signer)
 
 
-def _post(url, body, ctype="application/json"):
-    return httpx.post(f"{url}/messages", content=body, headers={"content-type": ctype}, timeout=5)
+def _post(url, body, ctype="application/json", *, signer, sender="publisher"):
+    """POST as ``sender`` with transport headers signed by ``signer``'s key."""
+    return post_message(
+        url,
+        body,
+        key=signer.private_key,
+        sender=sender,
+        session="toy-1",
+        recipient="owner-1",
+        content_type=ctype,
+    )
 
 
 def test_rejections_over_http(owner_server):
     served, pub, _ = owner_server
     url = served.url
-    # forged signature: a key that is not the pinned one
+    # forged: a stranger's key in the publisher's name is refused from the headers (401),
+    # before the body is decoded; the round is not touched
     forger = Signer("publisher", Signer.generate("x").private_key)
-    r = _post(url, _ping(forger, 0).to_json())
+    r = _post(url, _ping(forger, 0).to_json(), signer=forger)
+    assert r.status_code == 401 and "does not verify" in r.json()["reason"]
+    # a forged message inside a genuine request (a peer forwarding it): the validator
+    r = _post(url, _ping(forger, 0).to_json(), signer=pub)
     assert r.status_code == 422 and "invalid signature" in r.json()["reason"]
-    # unknown sender
-    r = _post(url, _ping(Signer.generate("mallory"), 0).to_json())
-    assert r.status_code == 422 and "unknown sender" in r.json()["reason"]
+    # unknown sender: not a peer, refused from the headers
+    mallory = Signer.generate("mallory")
+    r = _post(url, _ping(mallory, 0).to_json(), signer=mallory, sender="mallory")
+    assert r.status_code == 401 and "not a peer" in r.json()["reason"]
+    # a request without transport headers at all
+    r = httpx.post(f"{url}/messages", content=_ping(pub, 0).to_json(), timeout=5)
+    assert r.status_code == 401 and "X-PPDP-Sender" in r.json()["reason"]
     # wrong session
-    r = _post(url, _ping(pub, 0, session="other").to_json())
+    r = _post(url, _ping(pub, 0, session="other").to_json(), signer=pub)
     assert r.status_code == 422 and "session" in r.json()["reason"]
     # NaN share: the encoder refuses NaN, so write the bytes by hand
     nan = {"shape": [2], "data": encode_array([1.0, 2.0])["data"]}
@@ -110,24 +128,24 @@ def test_rejections_over_http(owner_server):
     import struct
 
     nan["data"] = base64.b64encode(struct.pack("<2d", math.nan, 1.0)).decode()
-    r = _post(url, _ping(pub, 0, raw=nan).to_json())
+    r = _post(url, _ping(pub, 0, raw=nan).to_json(), signer=pub)
     assert r.status_code == 422 and "NaN" in r.json()["reason"]
     # wrong shape
-    r = _post(url, _ping(pub, 0, x=(1.0, 2.0, 3.0)).to_json())
+    r = _post(url, _ping(pub, 0, x=(1.0, 2.0, 3.0)).to_json(), signer=pub)
     assert r.status_code == 422 and "shape" in r.json()["reason"]
     # not a message at all
-    r = _post(url, b"{not json")
+    r = _post(url, b"{not json", signer=pub)
     assert r.status_code == 400
     # out of order: seq 1 before seq 0
-    r = _post(url, _ping(pub, 1).to_json())
+    r = _post(url, _ping(pub, 1).to_json(), signer=pub)
     assert r.status_code == 422 and "out of order" in r.json()["reason"]
     # nothing so far reached the role
     assert served.parts.node.role.state == "waiting"
     # the real one is accepted; its replay is refused and not counted twice
     good = _ping(pub, 0).to_json()
-    r = _post(url, good)
+    r = _post(url, good, signer=pub)
     assert r.status_code == 200, r.text
-    r = _post(url, good)
+    r = _post(url, good, signer=pub)
     assert r.status_code == 409 and r.headers.get("x-ppdp-duplicate") == "1"
     assert served.parts.node.stats.received == 1
 
@@ -137,7 +155,7 @@ def test_sealed_bodies(owner_server):
     url = served.url
     # sealed to the wrong key: refused before decoding
     blob = seal(_ping(pub, 0).to_json().encode(), generate_box_key().public_key())
-    r = _post(url, blob, SEALED_CONTENT_TYPE)
+    r = _post(url, blob, SEALED_CONTENT_TYPE, signer=pub)
     assert r.status_code == 400 and "does not open" in r.json()["reason"]
     # the owner's key but a different session (associated data) is refused too
     owner_box = load_config(dep.configs["owner-1"]).box_key_file
@@ -145,17 +163,17 @@ def test_sealed_bodies(owner_server):
 
     key = load_box_key(owner_box)
     blob = seal(_ping(pub, 0).to_json().encode(), key.public_key(), aad=b"other")
-    assert _post(url, blob, SEALED_CONTENT_TYPE).status_code == 400
+    assert _post(url, blob, SEALED_CONTENT_TYPE, signer=pub).status_code == 400
     # properly sealed: accepted
     aad = b"ppdp-federated|toy-1|owner-1"
     blob = seal(_ping(pub, 0).to_json().encode(), key.public_key(), aad=aad)
-    assert _post(url, blob, SEALED_CONTENT_TYPE).status_code == 200
+    assert _post(url, blob, SEALED_CONTENT_TYPE, signer=pub).status_code == 200
 
 
 def test_dealer_messages_must_be_sealed(owner_server):
     served, _, dep = owner_server
     dealer = Signer("dealer", load_private_key(dep.workdir / "keys" / "dealer.key"))
-    r = _post(served.url, _ping(dealer, 0).to_json())
+    r = _post(served.url, _ping(dealer, 0).to_json(), signer=dealer, sender="dealer")
     assert r.status_code == 400 and "sealed" in r.json()["reason"]
 
 

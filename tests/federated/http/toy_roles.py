@@ -93,6 +93,7 @@ def build_toy(config: PartyConfig) -> PartyParts:
         seal_to=("owner",) if config.role == "dealer" else (),
         must_abort=lambda exc, m: False,  # the toy keeps going after a refusal
         ssl_context=client_context(config.tls) if config.tls is not None else None,
+        transport_key=signer,
     )
     return PartyParts(node=node)
 

@@ -34,6 +34,12 @@ from ppdp.federated.http._config import (
 )
 from ppdp.federated.http._demo import DemoResult, run_demo, split_table
 from ppdp.federated.http._deploy import Deployment, free_ports, prepare_deployment
+from ppdp.federated.http._guard import (
+    BODY_SIGNATURE_HEADER,
+    SENDER_HEADER,
+    check_plain_http_bind,
+    transport_headers,
+)
 from ppdp.federated.http._node import MessageRefusedError, NodeStats, PartyNode
 from ppdp.federated.http._procs import PartyProcess, start_parties, wait_parties
 from ppdp.federated.http._runner import PartyOutcome, PartyParts, run_party, serve_node
@@ -50,7 +56,9 @@ from ppdp.federated.http._sealed import (
 from ppdp.federated.http._wire import entry_from_wire, entry_to_wire, sync_replica
 
 __all__ = [
+    "BODY_SIGNATURE_HEADER",
     "SEALED_CONTENT_TYPE",
+    "SENDER_HEADER",
     "DataConfig",
     "DeliveryError",
     "DemoResult",
@@ -66,6 +74,7 @@ __all__ = [
     "PeerConfig",
     "RejectedError",
     "Timeouts",
+    "check_plain_http_bind",
     "config_from_dict",
     "create_app",
     "decode_box_public_key",
@@ -86,5 +95,6 @@ __all__ = [
     "split_table",
     "start_parties",
     "sync_replica",
+    "transport_headers",
     "wait_parties",
 ]

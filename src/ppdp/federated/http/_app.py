@@ -2,9 +2,14 @@
 
 ``POST /messages``
     One signed protocol message (canonical JSON; a dealer share sealed with
-    ``application/vnd.ppdp.sealed``). ``200`` when accepted; ``400`` malformed, ``409``
-    replayed copy or round over, ``415`` sealed body without a box key, ``422`` refused by
-    the validator or the role. The body of a refusal is ``{"reason": ...}``.
+    ``application/vnd.ppdp.sealed``), in a request authenticated by its headers
+    (``X-PPDP-Sender``, ``X-PPDP-Body-Signature``; :mod:`ppdp.federated.http._guard`).
+    ``200`` when accepted; ``401`` no or unknown sender, or a transport signature that is
+    malformed or does not verify (decided before the body is read or parsed; the round is
+    not touched); ``413`` a body over the cap (with or without ``Content-Length``);
+    ``400`` malformed; ``409`` replayed copy or round over; ``415`` sealed body without a
+    box key; ``422`` refused by the validator or the role. The body of a refusal is
+    ``{"reason": ...}``, quoting what the request carried cut to a few dozen characters.
 ``GET /health``
     ``{"party", "role", "session", "state"}``: the process is up.
 ``GET /status``
@@ -19,17 +24,36 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from ppdp.exceptions import PPDPError
 from ppdp.federated.http._client import DUPLICATE_HEADER
-from ppdp.federated.http._node import MessageRefusedError, PartyNode
+from ppdp.federated.http._guard import (
+    BODY_SIGNATURE_HEADER,
+    SENDER_HEADER,
+    BodyTooLargeError,
+    ClientGoneError,
+    bounded,
+    read_spooled,
+)
+from ppdp.federated.http._node import MAX_BODY_BYTES, MessageRefusedError, PartyNode
 from ppdp.federated.http._wire import entry_to_wire
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
-#: Largest accepted request body (a 10,000-row projection message is ~0.3 MB).
-MAX_BODY_BYTES = 64 * 1024 * 1024
+
+def _refusal(
+    status: int, reason: str, *, close: bool = False, duplicate: bool = False
+) -> JSONResponse:
+    """A refusal; ``close`` when the body was not read to its end (the connection cannot
+    be reused and the rest of the body is not wanted)."""
+    headers = {}
+    if close:
+        headers["connection"] = "close"
+    if duplicate:
+        headers[DUPLICATE_HEADER] = "1"
+    return JSONResponse({"reason": reason}, status_code=status, headers=headers or None)
 
 
 def create_app(node: PartyNode) -> FastAPI:
@@ -41,19 +65,41 @@ def create_app(node: PartyNode) -> FastAPI:
         openapi_url=None,
     )
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        where = ".".join(str(p) for p in errors[0].get("loc", ())) if errors else "request"
+        return _refusal(400, f"the request is malformed ({bounded(where)})")
+
     @app.post("/messages")
     async def messages(request: Request) -> JSONResponse:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"reason": "message too large"}, status_code=413)
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"reason": "message too large"}, status_code=413)
+        sender = request.headers.get(SENDER_HEADER)
         try:
-            result = await node.receive(body, request.headers.get("content-type", ""))
+            key, signature = node.authenticate_request(
+                sender, request.headers.get(BODY_SIGNATURE_HEADER)
+            )
+            spool, digest = await read_spooled(request, node.max_body)
         except MessageRefusedError as exc:
-            headers = {DUPLICATE_HEADER: "1"} if exc.duplicate else None
-            return JSONResponse({"reason": exc.reason}, status_code=exc.status, headers=headers)
+            return _refusal(exc.status, exc.reason, close=True)
+        except BodyTooLargeError:
+            return _refusal(413, f"message too large (over {node.max_body} bytes)", close=True)
+        except ValueError as exc:  # a malformed Content-Length
+            return _refusal(400, str(exc), close=True)
+        except ClientGoneError:
+            return _refusal(400, "the client went away before the body was complete", close=True)
+        assert sender is not None
+        with spool:
+            try:
+                node.check_transport(sender, key, signature, digest)
+            except MessageRefusedError as exc:
+                return _refusal(exc.status, exc.reason)
+            body = spool.read()
+        try:
+            result = await node.receive(
+                body, request.headers.get("content-type", ""), sender=sender
+            )
+        except MessageRefusedError as exc:
+            return _refusal(exc.status, exc.reason, duplicate=exc.duplicate)
         return JSONResponse(result)
 
     def _health() -> dict[str, Any]:

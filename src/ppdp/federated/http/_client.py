@@ -109,9 +109,17 @@ class PeerClient:
             self._client = None
 
     async def post(
-        self, url: str, body: bytes, *, content_type: str = "application/json"
+        self,
+        url: str,
+        body: bytes,
+        *,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """POST ``body`` to ``url``; return the 2xx response (or a duplicate acknowledgement).
+
+        ``headers`` (the transport signature, :func:`~ppdp.federated.http._guard.
+        transport_headers`) go with every attempt; a ``content-type`` among them wins.
 
         Raises
         ------
@@ -134,7 +142,7 @@ class PeerClient:
                 self.stats.requests += 1
                 self.stats.bytes_out += len(body)
                 resp = await self._client.post(
-                    url, content=body, headers={"content-type": content_type}
+                    url, content=body, headers={"content-type": content_type, **(headers or {})}
                 )
             except httpx.TransportError as exc:  # connect refused, reset, timeout
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

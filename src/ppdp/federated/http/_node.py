@@ -4,8 +4,14 @@ A :class:`PartyNode` wraps one transport-agnostic role (``start()``,
 ``handle(message) -> list[Message]``, ``state``, ``abort(reason)``) and its
 :class:`~ppdp.federated.messages.MessageValidator`. For each request to ``POST /messages``:
 
+0. the request is authenticated from its headers before its body is parsed
+   (:mod:`ppdp.federated.http._guard`): the sender must be a pinned peer and its
+   transport signature must verify over the raw body (``401`` otherwise, the body never
+   opened or decoded, the round untouched); the body is capped (``413``);
 1. the body is opened (a sealed dealer share is decrypted with the party's X25519 key)
-   and decoded; a body that is not a message is refused with ``400``;
+   and decoded (JSON nested deeper than :data:`~ppdp.federated.http._guard.MAX_DEPTH` is
+   refused unparsed); a body that is not a message, or a message whose sender is not the
+   request's, is refused with ``400``;
 2. a byte-identical copy of a message already accepted is refused with ``409`` and
    ``X-PPDP-Duplicate: 1`` (retries are idempotent; the copy is never counted twice);
 3. the validator checks sender key, signature, session, sequence number, kind for the
@@ -33,11 +39,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from ppdp.exceptions import PPDPError, ProtocolError
 from ppdp.federated.http._client import DeliveryError, PeerClient, RejectedError
 from ppdp.federated.http._config import PeerConfig, Timeouts
+from ppdp.federated.http._guard import (
+    MAX_DEPTH,
+    bounded,
+    decode_transport_signature,
+    json_too_deep,
+    transport_headers,
+    verify_transport,
+)
 from ppdp.federated.http._sealed import SEALED_CONTENT_TYPE, open_sealed, seal
 
 __all__ = ["MessageRefusedError", "NodeStats", "PartyNode", "RoleLike"]
@@ -45,6 +60,9 @@ __all__ = ["MessageRefusedError", "NodeStats", "PartyNode", "RoleLike"]
 logger = logging.getLogger(__name__)
 
 TERMINAL = ("done", "aborted")
+#: Largest accepted request body (a 10,000-row projection message is ~0.3 MB).
+MAX_BODY_BYTES = 64 * 1024 * 1024
+_KEEP_REJECTIONS = 50
 
 
 class RoleLike(Protocol):
@@ -134,6 +152,12 @@ class PartyNode:
         the roles' policy is :func:`ppdp.federated.roles.must_abort`).
     ssl_context : SSLContext, optional
         TLS context for ``https://`` peers (:func:`~ppdp.federated.http._tls.client_context`).
+    transport_key : Ed25519PrivateKey or Signer, optional
+        This party's Ed25519 key, to sign each outgoing request's transport headers
+        (:func:`~ppdp.federated.http._guard.transport_headers`). Without it requests go
+        unsigned, and peers refuse them.
+    max_body : int
+        Largest request body accepted (bytes), after authentication.
     """
 
     def __init__(
@@ -154,8 +178,14 @@ class PartyNode:
         on_finish: Callable[[PartyNode], None] | None = None,
         must_abort: Callable[[BaseException, Any], bool] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        transport_key: Any = None,
+        max_body: int = MAX_BODY_BYTES,
     ) -> None:
         self.ssl_context = ssl_context
+        if transport_key is not None and not isinstance(transport_key, Ed25519PrivateKey):
+            transport_key = transport_key.private_key  # a ppdp.ledger.Signer
+        self._transport_key: Ed25519PrivateKey | None = transport_key
+        self.max_body = int(max_body)
         self.party_id = party_id
         self.role_name = role_name
         self.session_id = session_id
@@ -174,7 +204,7 @@ class PartyNode:
         self.abort_reason: str | None = None
         self._lock = asyncio.Lock()
         self._accepted: dict[tuple[str, int], bytes] = {}
-        self._queues: dict[str, asyncio.Queue[tuple[bytes, str] | None]] = {}
+        self._queues: dict[str, asyncio.Queue[tuple[bytes, dict[str, str]] | None]] = {}
         self._workers: list[asyncio.Task[None]] = []
         self._pending = 0
         self._idle = asyncio.Event()
@@ -251,8 +281,48 @@ class PartyNode:
 
     # -- receiving --------------------------------------------------------------------
 
-    async def receive(self, body: bytes, content_type: str) -> dict[str, Any]:
-        """Process one ``POST /messages`` body; raise :class:`MessageRefusedError` to refuse it."""
+    def authenticate_request(
+        self, sender: str | None, signature: str | None
+    ) -> tuple[Ed25519PublicKey, bytes]:
+        """From the headers alone: the sender's pinned key and the decoded transport
+        signature, or a ``401`` refusal (nothing of the body has been read)."""
+        from ppdp.federated.http._guard import SENDER_HEADER
+
+        if sender is None:
+            raise self._reject(401, f"the request has no {SENDER_HEADER} header", quiet=True)
+        peer = self.peers.get(sender)
+        if peer is None:
+            raise self._reject(
+                401, f"sender ({bounded(sender)}) is not a peer of this party", quiet=True
+            )
+        try:
+            raw = decode_transport_signature(signature)
+        except ValueError as exc:
+            raise self._reject(401, f"from {sender}: {exc}", quiet=True) from None
+        return peer.public_key, raw
+
+    def check_transport(
+        self, sender: str, key: Ed25519PublicKey, raw: bytes, digest: bytes
+    ) -> None:
+        """Refuse (``401``) unless ``raw`` signs a body of SHA-256 ``digest`` from ``sender``."""
+        if not verify_transport(
+            key, raw, session_id=self.session_id, recipient=self.party_id, digest=digest
+        ):
+            raise self._reject(
+                401,
+                f"the transport signature of a request from {sender} does not verify: forged, "
+                "altered, or for another session or party",
+                quiet=True,
+            )
+
+    async def receive(
+        self, body: bytes, content_type: str, *, sender: str | None = None
+    ) -> dict[str, Any]:
+        """Process one ``POST /messages`` body; raise :class:`MessageRefusedError` to refuse it.
+
+        ``sender`` is the party the request was authenticated for (its transport
+        signature verified); the message inside must come from it.
+        """
         self.stats.bytes_in += len(body)
         t0 = time.perf_counter()
         sealed = content_type.split(";")[0].strip().lower() == SEALED_CONTENT_TYPE
@@ -264,11 +334,17 @@ class PartyNode:
             except ProtocolError as exc:
                 raise self._reject(400, str(exc)) from None
             self.stats.sealed_in += 1
+        if json_too_deep(body, MAX_DEPTH):
+            raise self._reject(400, f"not a protocol message: JSON nested over {MAX_DEPTH} deep")
         try:
             message = self._decode(body)
-        except (PPDPError, ValueError, TypeError, KeyError) as exc:
-            raise self._reject(400, f"not a protocol message: {exc}") from None
+        except (PPDPError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise self._reject(400, f"not a protocol message: {bounded(str(exc), 200)}") from None
         self.stats.decode_s += time.perf_counter() - t0
+        if sender is not None and message.sender != sender:
+            raise self._reject(
+                400, f"a message from {message.sender!r} in a request signed by {sender!r}"
+            )
         sender, seq = str(message.sender), int(message.seq)
         if message.recipient != self.party_id:
             raise self._reject(400, f"message for {message.recipient!r} sent to {self.party_id!r}")
@@ -324,10 +400,17 @@ class PartyNode:
 
         return isinstance(exc, ReplayError)
 
-    def _reject(self, status: int, reason: str, *, duplicate: bool = False) -> MessageRefusedError:
+    def _reject(
+        self, status: int, reason: str, *, duplicate: bool = False, quiet: bool = False
+    ) -> MessageRefusedError:
+        """Count and log a refusal (``quiet``: unauthenticated requests log at INFO, so a
+        stranger cannot flood the warnings); the round is not touched here."""
         self.stats.rejected += 1
         self.stats.rejections.append(f"{status} {reason}")
-        logger.warning("%s rejected a message (%d): %s", self.party_id, status, reason)
+        if len(self.stats.rejections) > 2 * _KEEP_REJECTIONS:
+            del self.stats.rejections[:-_KEEP_REJECTIONS]
+        level = logging.INFO if quiet else logging.WARNING
+        logger.log(level, "%s rejected a message (%d): %s", self.party_id, status, reason)
         return MessageRefusedError(status, reason, duplicate=duplicate)
 
     # -- aborting ---------------------------------------------------------------------
@@ -401,6 +484,17 @@ class PartyNode:
                 body = seal(body, peer.box_public_key, aad=_aad(self.session_id, recipient))
                 ctype = SEALED_CONTENT_TYPE
                 self.stats.sealed_out += 1
+            headers = {"content-type": ctype}
+            if self._transport_key is not None:
+                headers.update(
+                    transport_headers(
+                        body,
+                        sender=self.party_id,
+                        key=self._transport_key,
+                        session_id=self.session_id,
+                        recipient=recipient,
+                    )
+                )
             self.stats.encode_s += time.perf_counter() - t0
             q = self._queues.get(recipient)
             if q is None:
@@ -409,10 +503,13 @@ class PartyNode:
                 self._workers.append(asyncio.create_task(self._sender(peer, q, best_effort)))
             self._pending += 1
             self._idle.clear()
-            q.put_nowait((body, ctype))
+            q.put_nowait((body, headers))
 
     async def _sender(
-        self, peer: PeerConfig, q: asyncio.Queue[tuple[bytes, str] | None], best_effort: bool
+        self,
+        peer: PeerConfig,
+        q: asyncio.Queue[tuple[bytes, dict[str, str]] | None],
+        best_effort: bool,
     ) -> None:
         assert self._client is not None
         failed = False
@@ -420,10 +517,10 @@ class PartyNode:
             item = await q.get()
             if item is None:
                 return
-            body, ctype = item
+            body, headers = item
             try:
                 if not failed:
-                    await self._client.post(f"{peer.url}/messages", body, content_type=ctype)
+                    await self._client.post(f"{peer.url}/messages", body, headers=headers)
                     self.stats.sent += 1
                     self.stats.bytes_out += len(body)
                     self._last_progress = time.monotonic()  # a slow delivery is not a stall

@@ -137,6 +137,7 @@ def build_parts(config: PartyConfig) -> PartyParts:
         ledger=ledger,
         must_abort=lambda exc, m: must_abort(exc, m, session_id=config.session_id),
         ssl_context=client_context(config.tls) if config.tls is not None else None,
+        transport_key=signer,
     )
 
     def close() -> None:

@@ -34,6 +34,7 @@ from ppdp.exceptions import ParameterError, PPDPError
 from ppdp.federated.http._app import create_app
 from ppdp.federated.http._client import DeliveryError, wait_healthy
 from ppdp.federated.http._config import PartyConfig
+from ppdp.federated.http._guard import check_plain_http_bind
 from ppdp.federated.http._node import TERMINAL, PartyNode
 from ppdp.federated.http._tls import TLSConfig, server_options
 
@@ -185,7 +186,10 @@ def _write_outcome(config: PartyConfig, outcome: PartyOutcome) -> Path:
 
 
 def run_party(
-    config: PartyConfig, *, build: Callable[[PartyConfig], PartyParts] | None = None
+    config: PartyConfig,
+    *,
+    build: Callable[[PartyConfig], PartyParts] | None = None,
+    insecure_plain_http: bool = False,
 ) -> PartyOutcome:
     """Run one party until its round ends; return how it ended.
 
@@ -196,7 +200,15 @@ def run_party(
     build : callable, optional
         Builds the node (role, validator, codec) from the config; default: the roles of
         :mod:`ppdp.federated.roles` (:func:`ppdp.federated.http._parties.build_parts`).
+    insecure_plain_http : bool
+        Serve plain HTTP on a non-loopback ``listen.host`` (refused otherwise, before
+        anything is built or bound); a warning is logged.
     """
+    warning = check_plain_http_bind(
+        config.host, tls=config.tls is not None, insecure_plain_http=insecure_plain_http
+    )
+    if warning is not None:
+        logger.warning("%s: %s", config.party, warning)
     if build is None:
         from ppdp.federated.http._parties import build_parts
 
