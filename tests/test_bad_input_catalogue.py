@@ -331,6 +331,12 @@ def _long_part(parts):
     return [(X, parts[0][1]), *parts[1:]]
 
 
+def _stray_label(parts):
+    y = parts[0][1].copy()
+    y[0] = int(SECRET)  # a label outside the round's classes: its value is private data
+    return [(parts[0][0], y), *parts[1:]]
+
+
 FED_CASES = [
     ({"epsilon": 0.0}, None, "epsilon (0.0)"),
     ({"delta": 1.0}, None, "delta (1.0)"),
@@ -344,6 +350,7 @@ FED_CASES = [
     ({}, lambda parts: [(parts[0][0][:, :2], parts[0][1]), *parts[1:]], "columns"),
     ({}, lambda parts: [(parts[0][0], parts[0][1][:-1]), *parts[1:]], "y has shape"),
     ({}, _long_part, "declared bound"),
+    ({"classes": [0, 1]}, _stray_label, "y (the labels)"),  # names the column, not the label
 ]
 
 
@@ -709,3 +716,70 @@ def test_local_reconstructions_are_projected_onto_the_simplex():
     for est in estimates:
         assert est.probabilities.min() >= 0.0
         assert est.probabilities.sum() == pytest.approx(1.0)
+
+
+# --- Mul-LDA-DP under hostile messages (issue 12): an outsider cannot burn a round --------------
+
+
+def _fed_injections():
+    import dataclasses
+
+    from ppdp.federated import Kind, MessageFields, sign
+    from ppdp.ledger import Signer
+
+    def other_key(sender):
+        return Signer(sender, Signer.generate("x").private_key)
+
+    def forged_abort(m):
+        fields = MessageFields(m.session_id, m.sender, m.recipient, m.seq, Kind.ABORT, {"r": 1})
+        return sign(fields, other_key(m.sender))
+
+    return {
+        "forged signature": lambda m: [sign(m.fields, other_key(m.sender)), m],
+        "unsigned": lambda m: [dataclasses.replace(m, signature=bytes(64)), m],
+        "unknown sender": lambda m: [
+            sign(dataclasses.replace(m.fields, sender="mallory"), Signer.generate("mallory")),
+            m,
+        ],
+        "another session": lambda m: [dataclasses.replace(m, session_id="old-round"), m],
+        "replayed": lambda m: [m, m, m],
+        "forged abort": lambda m: [forged_abort(m), m],
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_fed_injections()))
+@pytest.mark.parametrize("kind", ["commitment", "mean-share", "noisy-means"])
+def test_federated_message_injected_mid_round_is_dropped_and_the_round_completes(case, kind):
+    """Unauthenticated or replayed messages are dropped (logged), never abort a round: the
+    charged round still releases, once (docs/federated.md, "Outsiders and the charge point")."""
+    from ppdp.federated.simulate import build_round, run_round
+
+    inject = _fed_injections()[case]
+    rnd = build_round(_fed_parts(), epsilon=1.0, delta=1e-5, random_state=0)
+    net = run_round(rnd, hook=lambda m: inject(m) if m.kind == kind else [m])
+    assert rnd.publisher.state == "done", rnd.publisher.abort_reason
+    kinds = [e.kind for e in rnd.publisher.ledger.entries(refresh=False)]
+    assert kinds.count("spend") == 1 and kinds[-1] == "release"
+    assert net.refusals and all("\n" not in r for r in net.refusals)
+
+
+def test_federated_round_stopped_before_the_charge_point_spends_nothing():
+    """A lost commitment (an on-path outsider, a crashed owner): aborted, nothing spent."""
+    from ppdp.federated.simulate import build_round, run_round
+
+    rnd = build_round(_fed_parts(), epsilon=1.0, delta=1e-5, random_state=0)
+    run_round(rnd, hook=lambda m: [] if (m.kind, m.sender) == ("commitment", "owner-2") else [m])
+    assert rnd.publisher.state == "aborted"
+    assert rnd.publisher.accountant.spent.is_zero
+    assert [e.kind for e in rnd.publisher.ledger.entries(refresh=False)] == ["genesis"]
+
+
+def test_federated_dealer_reports_an_aborted_round():
+    """The dealer is done only when the round released; after an abort it ends aborted, so
+    ``ppdp federate dealer`` exits 3 (tests/hostile/test_federated_rounds.py runs the command)."""
+    from ppdp.federated.simulate import build_round, run_round
+
+    rnd = build_round(_fed_parts(), epsilon=1.0, delta=1e-5, random_state=0)
+    run_round(rnd, hook=lambda m: [] if m.kind == "scatter-share" else [m])
+    assert rnd.publisher.state == "aborted" and rnd.dealer.state == "aborted"
+    assert "\n" not in rnd.dealer.abort_reason
