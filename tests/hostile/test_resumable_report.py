@@ -126,6 +126,9 @@ def test_an_interrupted_upload_is_finished_by_a_rerun_exactly_once(
         again = report(config=config, server="http://testserver", values=values,
                        http=http, journal=journal)  # fmt: skip
         assert (again.sent, again.batches, again.delivered) == (0, 0, 2_345)
+    # a finished journal needs no collector at all: nothing is left to send
+    gone = report(config=config, server="http://127.0.0.1:9", values=values, journal=journal)
+    assert (gone.sent, gone.batches, gone.delivered, gone.count) == (0, 0, 2_345, None)
     snap = _count(tmp_path)
     assert snap.count == 2_345 and snap.batches == 24
     assert calls == [2_345]  # perturbed once, in the first run only

@@ -368,14 +368,33 @@ def _post(client: Any, seq: int, reports: NDArray[Any]) -> dict[str, Any]:
     return reply
 
 
-def journal_meta(client: Any, values: Any) -> dict[str, str]:
-    """What a journal must match to be resumed by this run."""
+def journal_meta(config: Any, values: Any) -> dict[str, str]:
+    """What a journal must match to be resumed by this run (``config``: a CollectorConfig)."""
+    from ppdp.local.collector._aggregate import Aggregator
+
     return {
-        "survey": client.config.survey,
-        "client": client.client_id,
-        "spec": json.dumps(client.aggregator.spec, sort_keys=True),
+        "survey": config.survey,
+        "client": config.require_client().id,
+        "spec": json.dumps(Aggregator.from_config(config).spec, sort_keys=True),
         "values_sha256": values_digest(values),
     }
+
+
+def finished(
+    journal: str | os.PathLike[str] | None, meta: Mapping[str, str]
+) -> ReportResult | None:
+    """The result of a rerun on a journal whose batches were all acknowledged, else None.
+
+    Needs no collector: nothing is left to send. A journal made for other values, another
+    survey, randomizer or client raises :class:`ParameterError`.
+    """
+    if journal is None or not Path(journal).exists():
+        return None
+    with ReportJournal.open(journal) as jr:
+        jr.check_matches(meta)
+        if jr.remaining:
+            return None
+        return ReportResult(0, None, 0, jr.total, jr.total, jr.total, 0, Path(journal))
 
 
 def interrupted(
@@ -413,10 +432,11 @@ def deliver(
     batch_size: int,
     random_state: Any,
     server: str,
+    meta: Mapping[str, str] | None = None,
 ) -> ReportResult:
     """Perturb ``values`` once into a journal (or resume one), then post what is pending."""
     path = None if journal is None else Path(journal)
-    meta = journal_meta(client, values)
+    meta = dict(meta) if meta is not None else journal_meta(client.config, values)
     if path is not None and path.exists():
         jr = ReportJournal.open(path)
         try:

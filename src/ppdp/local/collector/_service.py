@@ -17,7 +17,9 @@ from ppdp.local.collector._journal import (
     ReportJournal,
     ReportResult,
     deliver,
+    finished,
     interrupted,
+    journal_meta,
 )
 from ppdp.local.collector._store import CollectorStore
 
@@ -138,6 +140,10 @@ def report(
     declared = randomizer_from_dict(cfg.randomizer)
     check = getattr(declared, "check_values", None) or declared.region_of
     check(values)
+    meta = journal_meta(cfg, values)
+    done = finished(journal, meta)  # a finished journal needs no collector: nothing to send
+    if done is not None:
+        return done
     try:
         client = CollectorClient(cfg, server, http=http)
     except ProtocolError as exc:
@@ -153,6 +159,7 @@ def report(
             batch_size=batch_size,
             random_state=random_state,
             server=server,
+            meta=meta,
         )
 
 
