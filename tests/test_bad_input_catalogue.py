@@ -783,3 +783,171 @@ def test_federated_dealer_reports_an_aborted_round():
     run_round(rnd, hook=lambda m: [] if m.kind == "scatter-share" else [m])
     assert rnd.publisher.state == "aborted" and rnd.dealer.state == "aborted"
     assert "\n" not in rnd.dealer.abort_reason
+
+
+# --- Issue 12: ledger resets without the key (anchors), resumable local reporting -------------
+
+
+def _anchored_ledger(tmp_path, spends=3):
+    """A budget ledger with ``spends`` charges, its anchor line, and a copy of it at 2 entries."""
+    import shutil
+    import sqlite3
+
+    from ppdp.ledger import Ledger, load_private_key
+
+    path = tmp_path / "b.db"
+    with Accountant.open(path, dataset_id="cat", total=PrivacyBudget(1.0)) as acct:
+        acct.spend(PrivacyBudget(0.1), mechanism="first")
+        (tmp_path / "old").mkdir()
+        with sqlite3.connect(path) as conn:
+            conn.execute("VACUUM INTO ?", (str(tmp_path / "old" / "b.db"),))
+        conn.close()
+        shutil.copyfile(f"{path}.checkpoint", tmp_path / "old" / "b.db.checkpoint")
+        for i in range(spends - 1):
+            acct.spend(PrivacyBudget(0.1), mechanism=f"m{i}")
+    with Ledger.open(path, signer=load_private_key(f"{path}.key")) as led:
+        return path, str(led.anchor())
+
+
+def _delete_after_genesis(path, tmp_path):
+    import os
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute('DELETE FROM entries WHERE "index" > 0')
+    conn.close()
+    os.unlink(f"{path}.checkpoint")
+
+
+def _restore_old_copy(path, tmp_path):
+    import os
+    import shutil
+
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.unlink(f"{path}{suffix}")
+    shutil.copyfile(tmp_path / "old" / "b.db", path)
+    shutil.copyfile(tmp_path / "old" / "b.db.checkpoint", f"{path}.checkpoint")
+
+
+def _forge(anchor):
+    from ppdp.ledger import Anchor
+
+    a = Anchor.from_text(anchor)
+    return str(Anchor(a.dataset_id, a.ledger_id, 1, bytes(32), a.signer, a.signature))
+
+
+ANCHOR_CASES = [
+    # (what the attacker or the user did, the command, exit status, fragment of the one line)
+    ("entries after genesis and the checkpoint deleted (the anchor on record)",
+     _delete_after_genesis, ["ledger", "verify", "{path}"], 1, "entry 1: ledger truncated"),
+    ("the same, checked against the anchor", _delete_after_genesis,
+     ["ledger", "verify", "{path}", "--anchor", "{anchor}"], 1, "entry 1: ledger truncated"),
+    ("old copy restored with its old checkpoint", _restore_old_copy,
+     ["budget", "show", "{path}", "--anchor", "{anchor}"], 1, "entry 2: ledger truncated"),
+    ("a forged anchor", None,
+     ["ledger", "verify", "{path}", "--anchor", "{forged}"], 1, "signature does not verify"),
+    ("a malformed anchor", None,
+     ["ledger", "verify", "{path}", "--anchor", "ppdp-anchor-v1:x"], 2, "anchor ('ppdp-anchor"),
+    ("budget init over a deleted, anchored ledger", "delete",
+     ["budget", "init", "{path}", "--dataset-id", "cat", "--epsilon", "1"], 1, "reset the budget"),
+    ("budget init of a second ledger for an anchored dataset", None,
+     ["budget", "init", "{tmp}/c.db", "--dataset-id", "cat", "--epsilon", "1"], 2,
+     "already has a budget ledger"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "attack", "argv", "status", "fragment"), ANCHOR_CASES)
+def test_ledger_reset_without_the_key_is_caught_by_the_anchor(
+    tmp_path, monkeypatch, capsys, name, attack, argv, status, fragment
+):
+    import os
+
+    from ppdp.cli import main
+
+    monkeypatch.setenv("PPDP_ANCHOR_DIR", str(tmp_path / "anchors"))
+    path, anchor = _anchored_ledger(tmp_path)
+    assert main(["ledger", "anchor", str(path)]) == 0  # on record in the registry too
+    capsys.readouterr()
+    if attack == "delete":
+        for suffix in ("", "-wal", "-shm", ".checkpoint"):
+            if os.path.exists(f"{path}{suffix}"):
+                os.unlink(f"{path}{suffix}")
+    elif attack is not None:
+        attack(path, tmp_path)
+    fields = {"path": path, "anchor": anchor, "forged": _forge(anchor), "tmp": tmp_path}
+    assert main([a.format(**fields) for a in argv]) == status
+    err = capsys.readouterr().err.strip()
+    _one_line(err, fragment)
+    assert not (tmp_path / "c.db").exists()
+
+
+def _resumable_setup(tmp_path, n=300):
+    import json
+
+    from ppdp.ledger import encode_public_key, generate_key, save_private_key
+    from ppdp.local import AdditiveRandomizer
+
+    key = generate_key()
+    save_private_key(key, tmp_path / "app.key")
+    r = AdditiveRandomizer(noise="laplace", scale=0.5, domain=(0.0, 1.0))
+    cfg = {
+        "survey": "cat",
+        "randomizer": r.to_dict(),
+        "store": "store.sqlite",
+        "clients": {"app": encode_public_key(key.public_key())},
+        "client": {"id": "app", "key": "app.key"},
+    }
+    (tmp_path / "c.json").write_text(json.dumps(cfg))
+    values = np.random.default_rng(3).random(n)
+    pd.DataFrame({"x": values}).to_csv(tmp_path / "v.csv", index=False)
+    return tmp_path / "c.json", values
+
+
+def test_local_report_interrupted_says_how_many_and_a_rerun_resends_exactly_the_rest(
+    tmp_path, capsys, monkeypatch
+):
+    """Issue 12 item 5: the collector fails mid-upload; one line with the counts (exit 2);
+    the rerun sends the rest, perturbing nothing again; other values on the journal: refused."""
+    import httpx
+
+    from ppdp.cli import main
+    from ppdp.local.collector import CollectorConfig, CollectorStore, create_app
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from fastapi.testclient import TestClient
+
+    cfg_path, _ = _resumable_setup(tmp_path)
+    config = CollectorConfig.from_file(cfg_path)
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    argv = ["local", "report", str(tmp_path / "v.csv"), "--config", str(cfg_path),
+            "--server", "http://testserver", "--batch-size", "50"]  # fmt: skip
+    with TestClient(create_app(config)) as http:
+        posts = []
+        real_post = http.post
+
+        def dying_post(*a, **kw):
+            posts.append(1)
+            if len(posts) > 2:
+                raise httpx.ConnectError("the collector is gone")
+            return real_post(*a, **kw)
+
+        real_client = httpx.Client
+        monkeypatch.setattr(http, "post", dying_post)
+        monkeypatch.setattr(httpx, "Client", lambda *a, **kw: http)  # the command's client
+        monkeypatch.setattr(http, "close", lambda: None)
+        assert main(argv) == 2
+        lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("ppdp:")]
+        assert len(lines) == 1
+        _one_line(lines[0], "after 100 of 300 reports were delivered", "200 perturbed reports wait")
+        monkeypatch.setattr(http, "post", real_post)  # the collector is back
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "delivered 300 of 300; the collector now holds 300" in out
+        pd.DataFrame({"x": np.full(300, 0.5)}).to_csv(tmp_path / "v.csv", index=False)
+        assert main(argv) == 2  # the journal belongs to the first values
+        _one_line(capsys.readouterr().err.strip(), "was made for other values")
+        monkeypatch.setattr(httpx, "Client", real_client)
+    with CollectorStore.open(tmp_path / "store.sqlite", create=False) as store:
+        assert store.snapshot().count == 300
