@@ -17,13 +17,16 @@ from ppdp.learn._erm import (
     HuberLoss,
     LogisticLoss,
     auto_regularization,
+    certifiable_tol,
     certified_gradient_bound,
     loss_from_dict,
+    noise_norm_bound,
     objective_perturbation_constants,
     objective_perturbation_release,
     output_perturbation_constants,
     private_erm,
     regularization_from_svm_c,
+    rounding_allowance,
     solve_erm,
     solve_erm_batch,
 )
@@ -146,9 +149,16 @@ def test_uncertified_private_fit_refuses_and_shows_no_data_number(perturbation) 
             random_state=SeededRandom(0),
             max_iter=1,
         )
-    # only the public parameters tol and max_iter, never a residual or an iteration count
+    # only public numbers (tol, the certified tol computed from public values, max_iter,
+    # the "64" of float64), never a residual or an iteration count
+    n, d = X.shape
+    if perturbation == "objective":
+        k = objective_perturbation_constants(1.0, n, 1e-6, 0.25, dim=d, tol=1e-10)
+        tau = k.residual.tol
+    else:
+        tau = certifiable_tol(1e-10, n, d, 0.25, 1e-6, 0.0)
     numbers = re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", str(info.value))
-    assert set(numbers) == {"1e-10", "1"}, numbers
+    assert set(numbers) <= {f"{tau:g}", "1e-10", "1", "64"}, numbers
 
 
 def test_certified_gradient_bound_covers_the_exact_gradient() -> None:
@@ -178,6 +188,16 @@ def test_certified_gradient_bound_covers_the_exact_gradient() -> None:
         exact = math.sqrt(float(sum(v * v for v in g)))
         assert exact <= bound[k]
         assert bound[k] - exact < 1e-12  # the float allowance is tiny
+
+
+def test_certifiable_tol_raises_tol_only_where_float64_cannot_certify_it() -> None:
+    # well-conditioned: the allowance is far below 1e-10, tol is kept
+    assert certifiable_tol(1e-10, 30_000, 33, 0.25, 1e-3, 0.01) == 1e-10
+    # Λ = 1e-6 allows ‖w‖ up to 10⁶: the margins' rounding alone exceeds tol
+    tau = certifiable_tol(1e-10, 30_000, 105, 1.0, 1e-6, 0.01)
+    w_bound = (1 + 0.01 + 1e-10) / 1e-6
+    assert tau == 4 * rounding_allowance(30_000, 105, 1.0, 1e-6, w_bound, 0.01) > 1e-10
+    assert noise_norm_bound(3, 2.0) > 2.0 * 3 * 10  # far in the Gamma(3, 2) tail
 
 
 def test_certified_gradient_bound_pairwise_branch_matches_blas() -> None:

@@ -46,8 +46,10 @@ __all__ = [
     "OutputConstants",
     "ResidualConstants",
     "auto_regularization",
+    "certifiable_tol",
     "certified_gradient_bound",
     "loss_from_dict",
+    "noise_norm_bound",
     "objective_perturbation_constants",
     "objective_perturbation_release",
     "objective_perturbation_solutions",
@@ -56,6 +58,7 @@ __all__ = [
     "private_erm",
     "regularization_from_svm_c",
     "residual_constants",
+    "rounding_allowance",
     "solve_erm",
     "solve_erm_batch",
 ]
@@ -421,6 +424,45 @@ def _pairwise_column_sums(terms: Array) -> Array:
     return np.array([math.fsum(stacked[:, j]) for j in range(d)], dtype=np.float64)
 
 
+def rounding_allowance(
+    n: int,
+    dim: int,
+    smoothness: float,
+    strong_convexity: float,
+    w_norm: Any,
+    t_norm: Any,
+) -> Any:
+    """Bound on ``‖fl(∇J(w)) − ∇J(w)‖₂``: every rounding in computing the gradient in float64.
+
+    For records of norm ≤ 1, ``|ℓ'| ≤ 1``, ``0 ≤ ℓ'' ≤ c``, unit roundoff u, weights ``p_i``
+    summing to 1, ``‖w‖ ≤ w_norm`` and a linear term of norm ``t_norm`` (``fl(b/n)``, which
+    also bounds its distance to the exact ``b/n`` by ``u·t_norm``):
+
+    * margins ``y zᵀw`` (dot products of length d): error ≤ γ_d‖w‖ (Cauchy–Schwarz);
+    * ``ℓ'`` at a perturbed margin: ≤ c·(γ_d + 2u)(‖w‖ + 2) + 7u per record (ℓ' is
+      c-Lipschitz; its evaluation and the weight ``y_i p_i`` are accurate to a few ulp); in
+      L2 over the coordinates ``‖Σ_i p_i e_i |z_i|‖ ≤ max_i e_i``;
+    * the sum over the records, pairwise (:func:`_pairwise_column_sums`; a BLAS product with
+      γ_n when n ≤ 128): ≤ γ_sum·‖Σ_i |a_i||z_i|‖ ≤ γ_sum;
+    * the ridge, the linear term and the final additions: 3u relative each (the data term
+      has norm ≤ 1).
+
+    The first-order total is doubled to cover the second-order terms. Vectorised over
+    ``w_norm`` and ``t_norm``.
+    """
+    gamma_d = (dim + 2) * _U
+    gamma_sum = (n + 2) * _U if n <= 128 else (130 + math.ceil(math.log2(n))) * _U
+    w = np.asarray(w_norm, dtype=np.float64)
+    t = np.asarray(t_norm, dtype=np.float64)
+    e_rec = float(smoothness) * (gamma_d + 2.0 * _U) * (w + 2.0) + 7.0 * _U
+    total = (
+        e_rec
+        + (gamma_sum + 3.0 * _U) * (1.0 + 2.0 * _U)
+        + 3.0 * _U * (float(strong_convexity) * w + t + 1.0)
+    )
+    return 2.0 * total
+
+
 def certified_gradient_bound(
     X: Array,
     y: Array,
@@ -431,24 +473,16 @@ def certified_gradient_bound(
     extra_l2: float = 0.0,
     extra_linear_terms: Array | None = None,
     sample_weight: Array | None = None,
+    w_norm_bound: Any = None,
 ) -> Array:
     """An upper bound on the *exact* ``‖∇J(w)‖₂`` at each row of ``W`` (shape (m, d)).
 
     ``J`` is :func:`solve_erm_batch`'s objective; the linear term of row ``k`` is
     ``extra_linear_terms[k]`` read as the exact real number it approximates (``b/n``
-    rounded once). The bound is the float64 gradient's norm plus a bound on every rounding
-    in computing it (records of norm ≤ 1, ``0 ≤ ℓ'' ≤ c``, ``|ℓ'| ≤ 1``, unit roundoff u):
-
-    * margins ``y zᵀw`` (BLAS dot products of length d): error ≤ γ_d·‖w‖ (Cauchy–Schwarz);
-    * ``ℓ'`` at a perturbed margin: ≤ c·(γ_d + 2u)(‖w‖ + 2) + 4u (ℓ' is c-Lipschitz, and
-      its evaluation is accurate to a few units in the last place);
-    * the weights ``y_i/n``: 3u relative; the data sum over n records by pairwise
-      summation (:func:`_pairwise_column_sums`, or a BLAS product with γ_n when n ≤ 128):
-      ≤ γ_sum·Σ_i |a_i z_ij|;
-    * the ridge and linear terms and the two final additions: 3u each, relative.
-
-    The sum of these first-order terms is doubled to cover the second-order ones. With
-    ``tol = 1e-10`` the allowance is far below ``tol`` (about 1e-14 at n = 10⁶, d = 100).
+    rounded once). The bound is the float64 gradient's norm (records summed pairwise) plus
+    :func:`rounding_allowance` at ``‖w‖ ≤ w_norm_bound`` (default: the row's own norm).
+    Passing a bound that does not depend on the data (the private learners pass
+    ``(1 + ‖b‖/n + tol)/μ``, from strong convexity) makes the allowance data-independent.
     ``tests/learn/test_erm.py`` checks the bound against an exact rational computation.
     """
     X = np.asarray(X, dtype=np.float64)
@@ -464,33 +498,45 @@ def certified_gradient_bound(
     else:
         sw = np.asarray(sample_weight, dtype=np.float64)
         p = sw / sw.sum()
-    c = float(loss.smoothness)
-    gamma_d = (d + 2) * _U
-    w_norm = np.sqrt(np.einsum("ij,ij->i", W, W))
-    # Error of one a_i = ℓ'(margin)·y_i·p_i, relative to p_i.
-    e_rec = c * (gamma_d + 2.0 * _U) * (w_norm + 2.0) + 4.0 * _U + 3.0 * _U
     if n <= 128:
-        A = loss.derivative((W @ X.T) * y) * (y * p)  # (m, n)
-        data = A @ X
-        S = np.abs(A) @ np.abs(X)
-        gamma_sum = (n + 2) * _U
+        data = (loss.derivative((W @ X.T) * y) * (y * p)) @ X
     else:
         data = np.empty((m, d))
-        S = np.empty((m, d))
         for k in range(m):
             a = loss.derivative((X @ W[k]) * y) * (y * p)
-            terms = X * a[:, None]
-            data[k] = _pairwise_column_sums(terms)
-            S[k] = _pairwise_column_sums(np.abs(terms))
-        gamma_sum = (130 + math.ceil(math.log2(n))) * _U
+            data[k] = _pairwise_column_sums(X * a[:, None])
     G = data + lam * W + T
     g_norm = np.sqrt(np.einsum("ij,ij->i", G, G)) * (1.0 + (d + 2) * _U)
-    # Per coordinate: Σ_i p_i·e_rec ≤ e_rec (the p_i sum to 1, |z_ij| ≤ 1).
-    E = (gamma_sum + 3.0 * _U) * S * (1.0 + 2.0 * _U) + 3.0 * _U * (
-        np.abs(lam * W) + np.abs(T) + np.abs(data)
-    )
-    E_norm = np.sqrt(np.einsum("ij,ij->i", E, E)) + math.sqrt(d) * e_rec
-    return np.asarray(g_norm + 2.0 * E_norm, dtype=np.float64)
+    w_norm = np.sqrt(np.einsum("ij,ij->i", W, W)) if w_norm_bound is None else w_norm_bound
+    t_norm = np.sqrt(np.einsum("ij,ij->i", T, T))
+    allowance = rounding_allowance(n, d, loss.smoothness, lam, w_norm, t_norm)
+    return np.asarray(g_norm + allowance, dtype=np.float64)
+
+
+def noise_norm_bound(dim: int, scale: float) -> float:
+    """A public bound on ‖b‖ for ``‖b‖ ~ Gamma(dim, scale)``: exceeded with probability 2⁻⁴⁰."""
+    from scipy.stats import gamma
+
+    return float(gamma.isf(2.0**-40, dim, scale=scale))
+
+
+def certifiable_tol(
+    tol: float, n: int, dim: int, smoothness: float, strong_convexity: float, t_norm: float
+) -> float:
+    """``max(tol, 4·allowance)``: the smallest residual float64 can certify, from public values.
+
+    The allowance is :func:`rounding_allowance` at the public bound
+    ``‖w‖ ≤ (1 + t_norm + tol)/μ`` (μ-strong convexity: ``‖w*‖ ≤ ‖∇J(0)‖/μ`` and
+    ``‖∇J(0)‖ ≤ 1 + ‖t‖``), where ``t_norm`` bounds the linear term's norm
+    (:func:`noise_norm_bound`/n for objective perturbation, 0 for output perturbation).
+    With the residual at least four allowances, a solve that reaches a float64 gradient norm
+    of ``tol/4`` is always certified: a refusal then means a solver that did not converge,
+    never a rounding limit.
+    """
+    mu = float(strong_convexity)
+    w_bound = (1.0 + float(t_norm) + float(tol)) / mu
+    allowance = float(rounding_allowance(n, dim, smoothness, mu, w_bound, t_norm))
+    return max(float(tol), 4.0 * allowance)
 
 
 # --------------------------------------------------------------------------- the two mechanisms
@@ -528,6 +574,7 @@ class ResidualConstants:
     def to_dict(self) -> dict[str, Any]:
         return {
             "residual_epsilon": self.epsilon,
+            "residual_tol": self.tol,
             "residual_sensitivity": self.sensitivity,
             "residual_granularity": self.granularity,
             "residual_noise_norm_scale": self.noise_scale,
@@ -637,8 +684,9 @@ def objective_perturbation_constants(
     ``(1 + cR²/(n(Λ+Δ)))²`` and the noise difference ``‖b − b'‖ ≤ 2R``.
 
     With ``dim`` and ``tol`` (what :func:`private_erm` releases) ``residual_share · ε``
-    goes to the certified residual step (:func:`residual_constants` with μ = Λ + Δ) and
-    Algorithm 2's constants use the rest. Without them: Algorithm 2 alone, at the whole ε
+    goes to the certified residual step (:func:`residual_constants` with μ = Λ + Δ and the
+    residual :func:`certifiable_tol`, at least ``tol``) and Algorithm 2's constants use the
+    rest. Without them: Algorithm 2 alone, at the whole ε
     (the idealised mechanism of the analysis).
 
     Examples
@@ -677,7 +725,10 @@ def objective_perturbation_constants(
         eps_prime = eps / 2.0
     residual = None
     if dim is not None and tol is not None:
-        residual = residual_constants(residual_eps, tol, lam + ridge, dim)
+        mu = lam + ridge
+        t_bound = noise_norm_bound(dim, 2.0 * float(radius) / eps_prime) / int(n)
+        tau = certifiable_tol(tol, int(n), dim, float(smoothness), mu, t_bound)
+        residual = residual_constants(residual_eps, tau, mu, dim)
     return ObjectiveConstants(
         epsilon=total,
         n=int(n),
@@ -858,6 +909,10 @@ def objective_perturbation_release(
         sample_weight=sample_weight,
         w0=w0,
     )
+    T = B / constants.n
+    mu = constants.regularization + constants.ridge
+    # ‖w‖ ≤ (1 + ‖b‖/n + tol)/μ by strong convexity: a bound free of the data.
+    w_bound = (1.0 + np.sqrt(np.einsum("ij,ij->i", T, T)) + res.tol) / mu
     bound = certified_gradient_bound(
         Z,
         y,
@@ -865,8 +920,9 @@ def objective_perturbation_release(
         loss=loss,
         regularization=constants.regularization,
         extra_l2=constants.ridge,
-        extra_linear_terms=B / constants.n,
+        extra_linear_terms=T,
         sample_weight=sample_weight,
+        w_norm_bound=w_bound,
     )
     certified = np.isfinite(bound) & (bound <= res.tol) & np.all(np.isfinite(W), axis=1)
     W = np.where(certified[:, None], W, 0.0)  # never snap a non-finite value
@@ -953,19 +1009,27 @@ def private_erm(
         n_iter, grad = diag["n_iter"], float(diag["gradient_bound"][0])
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
+        tau = certifiable_tol(tol, n, d, loss.smoothness, regularization, 0.0)
         k_out = output_perturbation_constants(
-            epsilon, n, regularization, d, lipschitz=loss.lipschitz, tol=tol
+            epsilon, n, regularization, d, lipschitz=loss.lipschitz, tol=tau
         )
         w_star, _, sinfo = solve_erm(
             Z,
             y,
             loss=loss,
             regularization=regularization,
-            tol=tol * _NEWTON_TARGET,
+            tol=tau * _NEWTON_TARGET,
             max_iter=max_iter,
         )
-        bound = certified_gradient_bound(Z, y, w_star, loss=loss, regularization=regularization)
-        ok = bool(np.isfinite(bound[0]) and bound[0] <= tol and np.all(np.isfinite(w_star)))
+        bound = certified_gradient_bound(
+            Z,
+            y,
+            w_star,
+            loss=loss,
+            regularization=regularization,
+            w_norm_bound=(1.0 + tau) / regularization,
+        )
+        ok = bool(np.isfinite(bound[0]) and bound[0] <= tau and np.all(np.isfinite(w_star)))
         n_iter, grad = int(sinfo["n_iter"]), float(bound[0])
         b = noise.gamma_norm_vector(
             d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
@@ -975,10 +1039,16 @@ def private_erm(
     else:  # pragma: no cover - validated by the estimators
         raise ParameterError(f"perturbation ({perturbation!r}) must be 'objective' or 'output'")
     if not ok:
+        certified_tol = (
+            constants.residual.tol
+            if isinstance(constants, ObjectiveConstants) and constants.residual is not None
+            else constants.tol
+        )
         raise ConvergenceError(
-            f"the ERM solver could not certify the gradient norm tol={tol:g} within "
-            f"max_iter={max_iter} Newton iterations, which the privacy proof needs: nothing "
-            "was released (the spend is recorded); raise max_iter, or tol"
+            f"the ERM solver did not reach the certified gradient norm {certified_tol:g} "
+            f"(tol={tol:g}, raised to what float64 can certify) within max_iter={max_iter} "
+            "Newton iterations, which the privacy proof needs: nothing was released (the spend "
+            "is recorded); raise max_iter"
         )
     return ERMResult(
         coef=np.asarray(w, dtype=np.float64),
