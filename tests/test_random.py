@@ -123,3 +123,35 @@ def test_resolve_rejects_negative_seeds():
 def test_resolve_rejects_bad_types(bad):
     with pytest.raises(ParameterTypeError, match=r"random_state \(.*\) must be None, an int"):
         resolve_random_state(bad)
+
+
+def test_seeded_stream_is_domain_separated_from_numpy_default_rng(seed):
+    """``default_rng(s)`` in user code neither reproduces nor overlaps ppdp's noise of seed s."""
+    from ppdp.random import NOISE_DOMAIN
+
+    ours = SeededRandom(seed).uint64(64)
+    assert not np.array_equal(ours, np.random.default_rng(seed).bit_generator.random_raw(64))
+    for child in np.random.SeedSequence(seed).spawn(8):  # numpy's own children of the seed
+        theirs = np.random.default_rng(child).bit_generator.random_raw(64)
+        assert not np.array_equal(ours, theirs)
+    # what it is instead: the seed's SeedSequence under ppdp's fixed spawn key (reproducible)
+    expected = np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=NOISE_DOMAIN))
+    ).bit_generator.random_raw(64)
+    assert np.array_equal(ours, expected)
+    # a SeedSequence is separated the same way; a Generator is the caller's own stream
+    ss = np.random.SeedSequence(seed)
+    assert not np.array_equal(
+        SeededRandom(ss).uint64(8), np.random.default_rng(ss).bit_generator.random_raw(8)
+    )
+
+
+def test_refuse_seeded_only_refuses_a_seed_without_permission():
+    from ppdp.random import refuse_seeded
+
+    refuse_seeded(False, allow_seeded=False)
+    refuse_seeded(True, allow_seeded=True)
+    with pytest.raises(ParameterError, match=r"random_state \(3\) is seeded"):
+        refuse_seeded(True, allow_seeded=False, value=3)
+    with pytest.raises(ParameterTypeError, match="allow_seeded"):
+        refuse_seeded(True, allow_seeded=1)

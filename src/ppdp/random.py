@@ -4,8 +4,19 @@ By default every sampler draws its bits from the operating system's CSPRNG
 (``os.urandom``, i.e. ``getrandom(2)`` on Linux). A ``random_state`` (an int, a
 ``numpy.random.SeedSequence`` or ``Generator``) switches to a reproducible PCG64 stream
 for experiments and tests; that stream is predictable, so resolving one issues an
-:class:`~ppdp.exceptions.InsecureRandomnessWarning`, and ledgers record that the release
-was seeded.
+:class:`~ppdp.exceptions.InsecureRandomnessWarning`.
+
+Seeds and ledgers. Two releases of neighbouring tables made with the same seed draw the
+same noise, so their difference cancels it exactly and reveals the record that differs.
+A seeded release through an accountant (a ledger) is therefore refused unless the caller
+passes ``allow_seeded=True`` (``--allow-seeded`` on the command line), which the ledger
+records with the spend (:func:`refuse_seeded`).
+
+Domain separation. The stream of an int seed ``s`` (or of a ``SeedSequence``) is derived
+from ``SeedSequence(s)`` with a fixed ppdp-specific spawn key, so it is *not* the stream of
+``numpy.random.default_rng(s)``: a user's own ``default_rng(s)`` in the same program does
+not reproduce (and cannot be used to subtract) ppdp's noise. A ``Generator`` passed as
+``random_state`` is the caller's own stream and is used as it is.
 
 Samplers only ever ask a source for raw 64-bit words (:meth:`RandomSource.uint64`); the
 transformation into noise lives in :mod:`ppdp.noise`.
@@ -13,6 +24,7 @@ transformation into noise lives in :mod:`ppdp.noise`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -27,6 +39,7 @@ __all__ = [
     "RandomState",
     "SecureRandom",
     "SeededRandom",
+    "refuse_seeded",
     "resolve_random_state",
 ]
 
@@ -35,6 +48,25 @@ __all__ = [
 _URANDOM_CHUNK = 1 << 24
 
 _RANDOM_STATE_TYPES = "None, an int, a numpy SeedSequence or Generator, or a RandomSource"
+
+#: The spawn key that separates ppdp's seeded noise streams from numpy's: an int seed ``s``
+#: gives the stream of ``SeedSequence(s, spawn_key=NOISE_DOMAIN)``, never the one of
+#: ``numpy.random.default_rng(s)`` (whose spawn key is empty; children made with
+#: ``SeedSequence.spawn`` get small keys 0, 1, ..., never this 128-bit one).
+NOISE_DOMAIN: tuple[int, ...] = (
+    int.from_bytes(hashlib.sha256(b"ppdp.random.SeededRandom noise stream v1").digest()[:16]),
+)
+
+
+def noise_seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
+    """The domain-separated :class:`~numpy.random.SeedSequence` of a noise seed."""
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(
+            seed.entropy,
+            spawn_key=(*seed.spawn_key, *NOISE_DOMAIN),
+            pool_size=seed.pool_size,
+        )
+    return np.random.SeedSequence(seed, spawn_key=NOISE_DOMAIN)
 
 
 @runtime_checkable
@@ -78,7 +110,9 @@ class SeededRandom:
     Parameters
     ----------
     seed : int, SeedSequence or numpy Generator
-        Seeds the stream; a Generator is used as it is (its state advances).
+        Seeds the stream through :func:`noise_seed_sequence` (domain-separated: not the
+        stream of ``numpy.random.default_rng(seed)``); a Generator is used as it is (its
+        state advances).
     """
 
     is_secure = False
@@ -87,7 +121,7 @@ class SeededRandom:
         if isinstance(seed, np.random.Generator):
             self._generator = seed
         else:
-            self._generator = np.random.Generator(np.random.PCG64(seed))
+            self._generator = np.random.Generator(np.random.PCG64(noise_seed_sequence(seed)))
         self._seed_repr = repr(seed) if not isinstance(seed, np.random.Generator) else "Generator"
 
     def uint64(self, n: int) -> NDArray[np.uint64]:
@@ -135,3 +169,32 @@ def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 
     if isinstance(random_state, RandomSource):
         return random_state
     raise ParameterTypeError(f"random_state ({random_state!r}) must be {_RANDOM_STATE_TYPES}")
+
+
+def refuse_seeded(
+    seeded: bool, *, allow_seeded: bool, param: str = "random_state", value: object = None
+) -> None:
+    """Refuse a seeded release through a ledger unless ``allow_seeded`` is True.
+
+    Call it, when an accountant is given, before the data are read. Reusing a seed on two
+    neighbouring tables draws the same noise twice, so the difference of the two releases
+    cancels it exactly; a ledger that accepted such releases silently would account for a
+    protection that is not there. ``allow_seeded=True`` (for experiments and tests) lets the
+    release through, and the accountant records it with the spend.
+
+    Raises
+    ------
+    ParameterTypeError
+        ``allow_seeded`` is not a bool.
+    ParameterError
+        ``seeded`` and not ``allow_seeded``.
+    """
+    if not isinstance(allow_seeded, bool):
+        raise ParameterTypeError(f"allow_seeded ({allow_seeded!r}) must be True or False")
+    if seeded and not allow_seeded:
+        shown = "" if value is None else f" ({value!r})"
+        raise ParameterError(
+            f"{param}{shown} is seeded: a seeded release through a ledger is refused (the same "
+            "seed on neighbouring tables cancels the noise exactly); leave it unset for OS "
+            "entropy, or pass allow_seeded=True for an experiment (the ledger records it)"
+        )

@@ -41,6 +41,7 @@ def test_spend_records_the_whole_event_before_returning(tmp_path):
             relation="replace-one",
             shape=np.array([3, 4]),
             seeded=True,
+            allow_seeded=True,
         )
         assert isinstance(rec, SpendRecord) and rec.index == 1
         assert rec.budget == PrivacyBudget(0.5, 1e-7) and rec.seeded
@@ -49,6 +50,7 @@ def test_spend_records_the_whole_event_before_returning(tmp_path):
             "noise_scale": 1.5,
             "granularity": 2.0**-20,
             "shape": [3, 4],
+            "allow_seeded": True,  # a seeded spend records that it was allowed
         }
         # durable: a second, independent reader already sees it
         report = budget_report(path)
@@ -61,6 +63,17 @@ def test_spend_records_the_whole_event_before_returning(tmp_path):
     led.close()
     assert payload["relation"] == "replace-one" and payload["mechanism"] == "gaussian"
     assert payload["epsilon"] == 0.5 and payload["delta"] == 1e-7 and payload["seeded"] is True
+
+
+def test_a_seeded_spend_needs_allow_seeded_and_charges_nothing_without_it():
+    acct = Accountant.in_memory(total=PrivacyBudget(1.0))
+    with pytest.raises(ParameterError, match=r"seeded \(True\) needs allow_seeded=True"):
+        acct.spend(PrivacyBudget(0.5), mechanism="laplace", seeded=True)
+    with pytest.raises(ParameterTypeError, match="allow_seeded"):
+        acct.spend(PrivacyBudget(0.5), mechanism="laplace", seeded=True, allow_seeded="yes")
+    assert acct.spent.is_zero and acct.history() == []
+    rec = acct.spend(PrivacyBudget(0.5), mechanism="laplace", allow_seeded=True)
+    assert not rec.seeded and "allow_seeded" not in rec.details  # unseeded: nothing to allow
 
 
 def test_three_hundred_spends_of_a_hundredth_fill_three_exactly():

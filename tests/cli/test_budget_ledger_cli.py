@@ -18,7 +18,9 @@ def ledger(tmp_path):
     path = tmp_path / "adult.db"
     with Accountant.open(path, dataset_id="adult", total=PrivacyBudget(1.0, 1e-6)) as acct:
         acct.spend(PrivacyBudget(0.25), mechanism="LaplaceMechanism", sensitivity=1.0)
-        acct.spend(PrivacyBudget(0.5, 1e-7), mechanism="GaussianMechanism", seeded=True)
+        acct.spend(
+            PrivacyBudget(0.5, 1e-7), mechanism="GaussianMechanism", seeded=True, allow_seeded=True
+        )
     return path
 
 

@@ -56,11 +56,15 @@ def test_release_and_bad_input(seed: int) -> None:
     )
     mech = WassersteinMechanism(1.0, theta, query=count0)
     acct = Accountant.in_memory(total=PrivacyBudget(3.0))
-    rel = mech.release(["a", "b", "b", "a", "a"], random_state=seed, accountant=acct)
+    rel = mech.release(
+        ["a", "b", "b", "a", "a"], random_state=seed, accountant=acct, allow_seeded=True
+    )
     assert rel.guarantee.kind is GuaranteeKind.PUFFERFISH
     assert rel.noise_scale == pytest.approx(mech.noise_scale(5), rel=1e-6)
     with pytest.raises(DataValidationError, match="1 of 5 entries"):
-        mech.release(["a", "b", "c", "a", "a"], random_state=seed, accountant=acct)
+        mech.release(
+            ["a", "b", "c", "a", "a"], random_state=seed, accountant=acct, allow_seeded=True
+        )
     assert len(acct.history()) == 1
     with pytest.raises(ParameterError, match="too long"):
         mech.noise_scale(13)

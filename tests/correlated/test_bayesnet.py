@@ -307,7 +307,7 @@ def test_bad_values_spend_nothing():
     with pytest.raises(ParameterTypeError):
         m.release("ab1", accountant=acct)
     assert acct.spent.epsilon == 0.0
-    m.release([0, 1, 1], accountant=acct, random_state=0)
+    m.release([0, 1, 1], accountant=acct, random_state=0, allow_seeded=True)
     assert acct.spent.epsilon == 1.0
     with pytest.raises(BudgetExceededError):
         m.release([9, 9, 9], accountant=acct)  # refused before the data are read

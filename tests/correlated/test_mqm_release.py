@@ -21,7 +21,7 @@ def test_release_histogram_charges_and_states_guarantee(seed: int) -> None:
     acct = Accountant.in_memory(total=PrivacyBudget(2.0))
     mech = MarkovQuiltMechanism(1.0, _theta())
     trace = ["a"] * 30 + ["b"] * 70
-    rel = mech.release(trace, random_state=seed, accountant=acct)
+    rel = mech.release(trace, random_state=seed, accountant=acct, allow_seeded=True)
     assert rel.value.shape == (2,)
     assert rel.noise_scale >= (2 / 100) * mech.sigma_max(100)
     assert rel.noise_scale <= (2 / 100) * mech.sigma_max(100) * (1 + 1e-6)
@@ -75,7 +75,12 @@ def test_trace_outside_states_names_the_count_not_the_values() -> None:
     acct = Accountant.in_memory(total=PrivacyBudget(2.0))
     mech = MarkovQuiltMechanism(1.0, _theta())
     with pytest.raises(DataValidationError, match=r"2 of 5 entries outside the 2 declared") as e:
-        mech.release(["a", "b", "secret-x", "a", "secret-y"], accountant=acct, random_state=0)
+        mech.release(
+            ["a", "b", "secret-x", "a", "secret-y"],
+            accountant=acct,
+            random_state=0,
+            allow_seeded=True,
+        )
     assert "secret" not in str(e.value)
     assert acct.history() == []
 
@@ -84,7 +89,9 @@ def test_budget_refused_before_the_data_are_read() -> None:
     acct = Accountant.in_memory(total=PrivacyBudget(0.5))
     mech = MarkovQuiltMechanism(1.0, _theta())
     with pytest.raises(BudgetExceededError):
-        mech.release(["zz"], accountant=acct, random_state=0)  # invalid data never read
+        mech.release(
+            ["zz"], accountant=acct, random_state=0, allow_seeded=True
+        )  # invalid data never read
     assert acct.history() == []
 
 

@@ -41,7 +41,7 @@ def acct() -> Accountant:
 def test_fit_spends_once_and_states_guarantee(cls, perturbation, acct) -> None:
     X, y = _data()
     clf = cls(epsilon=0.5, data_norm=4.0, perturbation=perturbation, random_state=0)
-    assert clf.fit(X, y, accountant=acct) is clf
+    assert clf.fit(X, y, accountant=acct, allow_seeded=True) is clf
     assert acct.spent.epsilon == pytest.approx(0.5)
     [record] = acct.history()
     assert perturbation in record.mechanism
@@ -157,7 +157,9 @@ def test_declared_norm_violation_is_clipped_and_counted(caplog, acct) -> None:
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 10.0], [1.0, 0.0]] * 5)
     y = np.array([0, 1, 0, 1] * 5)
     with caplog.at_level(logging.INFO, logger="ppdp.custodian"):
-        clf = PrivateLogisticRegression(data_norm=1.0, random_state=0).fit(X, y, accountant=acct)
+        clf = PrivateLogisticRegression(data_norm=1.0, random_state=0).fit(
+            X, y, accountant=acct, allow_seeded=True
+        )
     msgs = [r.getMessage() for r in caplog.records if r.name == "ppdp.custodian"]
     assert any("10 of 20 rows" in m for m in msgs)
     # the count is a fact about the data: it is not part of the release
@@ -274,7 +276,8 @@ def test_declared_classes(acct) -> None:
     X, y = _data(n=200)
     only_no = np.full(200, "no")
     clf = PrivateLinearSVM(data_norm=4.0, classes=["no", "yes"], random_state=0)
-    clf.fit(X, only_no, accountant=acct)  # one class present: fine when both are declared
+    # one class present: fine when both are declared
+    clf.fit(X, only_no, accountant=acct, allow_seeded=True)
     assert list(clf.classes_) == ["no", "yes"]
     assert "the two class labels are declared" in clf.guarantee_.assumptions
     spent = acct.spent.epsilon

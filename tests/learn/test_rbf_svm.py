@@ -180,7 +180,7 @@ def test_fit_spends_once_and_releases_a_linear_model_without_intercept(acct) -> 
     clf = PrivateRBFSVM(
         epsilon=0.5, C=5.0, gamma=2.0, n_components=25, feature_random_state=1, random_state=0
     )
-    assert clf.fit(X, y, accountant=acct) is clf
+    assert clf.fit(X, y, accountant=acct, allow_seeded=True) is clf
     [record] = acct.history()
     assert record.budget == PrivacyBudget(0.5) and record.mechanism == "PrivateRBFSVM"
     assert record.details["noise_scale"] == clf.noise_scale_
@@ -333,7 +333,7 @@ def test_hybrid_fits_rho_on_public_rows_and_uses_the_same_noise(acct) -> None:
     rng = np.random.default_rng(7)
     public = rng.random((60, 4))
     kw = dict(epsilon=1.0, C=50.0, gamma=2.0, n_components=12, feature_random_state=2)
-    hyb = HybridRBFSVM(public, random_state=0, **kw).fit(X, y, accountant=acct)
+    hyb = HybridRBFSVM(public, random_state=0, **kw).fit(X, y, accountant=acct, allow_seeded=True)
     priv = PrivateRBFSVM(random_state=0, **kw).fit(X, y)
     assert hyb.noise_scale_ == priv.noise_scale_
     assert hyb.rho_fit_.loss < hyb.rho_fit_.initial_loss
@@ -358,7 +358,7 @@ def test_hybrid_public_tuning_is_free_and_picks_from_the_grid(acct) -> None:
         rho_max_iter=50,
         feature_random_state=0,
         random_state=0,
-    ).fit(X, y, accountant=acct)
+    ).fit(X, y, accountant=acct, allow_seeded=True)
     assert clf.best_params_["C"] in grid["C"] and clf.best_params_["gamma"] in grid["gamma"]
     assert acct.spent.epsilon == pytest.approx(1.0)  # only the private fit is charged
 
@@ -373,7 +373,7 @@ def test_private_tuning_costs_epsilon_once_and_uses_disjoint_parts(acct) -> None
         n_components=10,
         feature_random_state=0,
         random_state=0,
-    ).fit(X, y, accountant=acct)
+    ).fit(X, y, accountant=acct, allow_seeded=True)
     [record] = acct.history()
     assert record.budget == PrivacyBudget(0.8) and record.details["candidates"] == 3
     assert clf.best_params_["C"] in grid["C"]
@@ -423,7 +423,7 @@ def test_hybrid_private_tuning_keeps_the_chosen_candidates_rho_fit(acct) -> None
         rho_max_iter=20,
         feature_random_state=0,
         random_state=0,
-    ).fit(X, y, accountant=acct)
+    ).fit(X, y, accountant=acct, allow_seeded=True)
     D = clf.best_params_["n_components"]
     assert clf.rho_.shape == (D, 4) and clf.coef_.shape == (2 * D,)
     np.testing.assert_array_equal(clf.rho_fit_.rho, clf.rho_)

@@ -84,7 +84,7 @@ def test_tuning_costs_epsilon_once_and_releases_no_errors(acct) -> None:
     clf = PrivateLogisticRegression(
         epsilon=1.0, data_norm=4.0, tuning=PrivateTuning(grid), random_state=0
     )
-    clf.fit(X, y, accountant=acct)
+    clf.fit(X, y, accountant=acct, allow_seeded=True)
     assert acct.spent.epsilon == pytest.approx(1.0)
     assert len(acct.history()) == 1
     assert clf.regularization_ in grid

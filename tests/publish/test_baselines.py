@@ -64,7 +64,7 @@ def test_record_sensitivity_is_one_hot_aware(schema: Schema) -> None:
 
 def test_laplace_scale_and_ledger(schema: Schema, df: pd.DataFrame) -> None:
     a = Accountant.in_memory(total=PrivacyBudget(1.0))
-    pub = LaplacePublisher(0.5, schema, random_state=0).fit(df, a)
+    pub = LaplacePublisher(0.5, schema, random_state=0).fit(df, a, allow_seeded=True)
     (rec,) = a.history()
     assert rec.budget == PrivacyBudget(0.5)
     mech = pub._mechanism()
@@ -76,7 +76,7 @@ def test_laplace_scale_and_ledger(schema: Schema, df: pd.DataFrame) -> None:
 
 def test_exponential_scale_and_ledger(schema: Schema, df: pd.DataFrame) -> None:
     a = Accountant.in_memory(total=PrivacyBudget(1.0))
-    pub = ExponentialPublisher(0.5, schema, random_state=0).fit(df, a)
+    pub = ExponentialPublisher(0.5, schema, random_state=0).fit(df, a, allow_seeded=True)
     (rec,) = a.history()
     assert rec.budget == PrivacyBudget(0.5)
     mech = pub._mechanism()

@@ -77,7 +77,7 @@ def test_spends_exactly_the_budget_through_the_ledger(df, schema, release, n_cha
     assert pub.privacy_budget() == PrivacyBudget(1.0, 1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
-        pub.fit(df, accountant=acct)
+        pub.fit(df, accountant=acct, allow_seeded=True)
     assert len(pub.release_.ledger_indices) == n_charges
     assert acct.spent.epsilon == pytest.approx(1.0, rel=1e-12)
     assert acct.spent.epsilon <= 1.0 and acct.spent.delta <= 1e-6

@@ -246,7 +246,7 @@ def test_fit_public_sizes_release_and_ledger() -> None:
     df = make_df(600)
     schema = make_schema(public_counts=counts_of(df))
     a = acct()
-    synth = DPLDASynthesizer(1.0, schema, random_state=0).fit(df, accountant=a)
+    synth = DPLDASynthesizer(1.0, schema, random_state=0).fit(df, accountant=a, allow_seeded=True)
     rel = synth.release_
     assert a.spent == PrivacyBudget(1.0) and len(rel.ledger_indices) == 1 and rel.seeded
     assert rel.statistics["class_sizes"].tolist() == counts_of(df)
@@ -271,7 +271,7 @@ def test_fit_noisy_sizes_two_charges() -> None:
     a = acct()
     synth = DPLDASynthesizer(1.0, make_schema(), class_sizes="noisy", count_share=0.2)
     synth.random_state = 1
-    synth.fit(df, accountant=a)
+    synth.fit(df, accountant=a, allow_seeded=True)
     rel = synth.release_
     assert len(rel.ledger_indices) == 2 and a.spent == PrivacyBudget(1.0)
     for eps, share in [(1.0, 0.1), (0.7, 0.3), (1.3, 0.05), (0.123456789, 0.333)]:
@@ -362,7 +362,7 @@ def test_sample_is_post_processing_of_the_statistics() -> None:
     df = make_df(300)
     a = acct()
     synth = DPLDASynthesizer(1.0, make_schema(public_counts=counts_of(df)), random_state=1)
-    synth.fit(df, accountant=a)
+    synth.fit(df, accountant=a, allow_seeded=True)
     spent = a.spent
     s1 = synth.sample(random_state=1)
     s2 = synth.sample(random_state=2)

@@ -362,6 +362,7 @@ class Accountant:
         mechanism: str,
         idempotency_key: str | None = None,
         seeded: bool = False,
+        allow_seeded: bool = False,
         **details: Any,
     ) -> SpendRecord:
         """Check ``budget`` against what remains and record it durably; then you may release.
@@ -385,6 +386,10 @@ class Accountant:
             :attr:`SpendRecord.replayed` and :meth:`release_recorded`.
         seeded : bool
             True when the release uses a seeded, reproducible stream (recorded).
+        allow_seeded : bool
+            Must be True for a seeded spend: the same seed on neighbouring tables cancels
+            the noise exactly, so a seeded release is charged only when the caller says it
+            is an experiment. Recorded in the details (``allow_seeded: true``).
         **details
             The rest of the event, JSON-safe (numpy scalars and arrays are converted; NaN
             and inf are refused): sensitivity, noise scale, granularity, query, ...
@@ -415,6 +420,15 @@ class Accountant:
                 f"most {_MAX_KEY_LEN} characters"
             )
         seeded = _check_bool("seeded", seeded)
+        allow_seeded = _check_bool("allow_seeded", allow_seeded)
+        if seeded and not allow_seeded:
+            raise ParameterError(
+                "seeded (True) needs allow_seeded=True: the same seed on neighbouring tables "
+                "cancels the noise exactly, so a seeded release is charged only as an explicit "
+                "experiment; nothing was charged"
+            )
+        if seeded:
+            details = {**details, "allow_seeded": True}
         if "relation" in details:
             check_relation(details.pop("relation"), self.relation)
         payload = {

@@ -40,7 +40,11 @@ def _run(args: argparse.Namespace) -> int:
     print(f"ppdp demo: Adult, {report.n_rows:,} rows (UCI Adult, Jiang et al. preprocessing)")
     print(f"ledger: {report.ledger_path}  (total budget {report.total})")
     if report.seeded:
-        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+        print(
+            "note: --seed was given, so the noise is reproducible and NOT fit for a real "
+            "release; the demo's own fresh ledger accepts it explicitly (allow_seeded=True, "
+            "recorded with each spend)"
+        )
     for release in report.releases:
         print()
         print(f"[ledger entry {release.ledger_index}] {release.title}")

@@ -17,7 +17,7 @@ from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.mechanisms._base import as_query_value, check_scale, effective_sensitivity
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["CorrelatedRelease", "Query", "release_sequence"]
 
@@ -112,6 +112,7 @@ def release_sequence(
     query: str | Query,
     random_state: RandomState,
     accountant: Accountant | None,
+    allow_seeded: bool = False,
 ) -> CorrelatedRelease:
     """Check the budget, validate the trace, charge, then add noise (in this order)."""
     if accountant is not None and not isinstance(accountant, Accountant):
@@ -135,7 +136,10 @@ def release_sequence(
     if not math.isfinite(sigma):
         raise ParameterError(f"{name} is not applicable to this Θ at T = {T}: nothing released")
     budget = PrivacyBudget(epsilon)
+    source = resolve_random_state(random_state, stacklevel=4)
+    seeded = not source.is_secure
     if accountant is not None:
+        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
         accountant.check(budget, mechanism=name)
     codes = encode(sequence)
     if query == "histogram":
@@ -155,8 +159,6 @@ def release_sequence(
         **facts_of(T),
     }
     guarantee = guarantee_of(facts)
-    source = resolve_random_state(random_state, stacklevel=4)
-    seeded = not source.is_secure
     index = None
     if accountant is not None:
         # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
@@ -165,6 +167,7 @@ def release_sequence(
             budget,
             mechanism=name,
             seeded=seeded,
+            allow_seeded=allow_seeded,
             relation="replace-one",
             privacy_definition=guarantee.kind.value,
             **facts,

@@ -125,6 +125,7 @@ class GroupDPMechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """Release with ``Lap(L·T/ε)`` noise per coordinate (same flow as MQM)."""
         if self.theta is not None:
@@ -148,6 +149,7 @@ class GroupDPMechanism:
             query=query,
             random_state=random_state,
             accountant=accountant,
+            allow_seeded=allow_seeded,
         )
 
 
@@ -288,6 +290,7 @@ class GK16Mechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """Refused: GK16 is a comparison baseline here (use :meth:`noise_scale`).
 
@@ -310,6 +313,7 @@ class GK16Mechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """The GK16 release as the authors' code does it (kept for the baseline's tests)."""
         return release_sequence(
@@ -329,4 +333,5 @@ class GK16Mechanism:
             query=query,
             random_state=random_state,
             accountant=accountant,
+            allow_seeded=allow_seeded,
         )

@@ -516,6 +516,7 @@ class BayesNetQuiltMechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """Release ``query(values)`` with Laplace noise of scale ``L·σ_max`` (+ grid slack).
 
@@ -535,6 +536,9 @@ class BayesNetQuiltMechanism:
             ``None`` (default) uses the OS CSPRNG; anything else is for tests only.
         accountant : Accountant, optional
             Checked before the values are read, charged ε before any noise is drawn.
+        allow_seeded : bool, default False
+            With an accountant, a seeded ``random_state`` is refused unless True (the
+            ledger records it; see :func:`ppdp.random.refuse_seeded`).
 
         Returns
         -------
@@ -560,4 +564,5 @@ class BayesNetQuiltMechanism:
             query=query,
             random_state=random_state,
             accountant=accountant,
+            allow_seeded=allow_seeded,
         )

@@ -178,6 +178,7 @@ class MarkovQuiltMechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """Release ``query(sequence)`` with Laplace noise of scale ``L·σ_max`` (+ grid slack).
 
@@ -194,6 +195,9 @@ class MarkovQuiltMechanism:
             ``None`` uses the OS CSPRNG (the only choice for a real release).
         accountant : Accountant, optional
             Checked before the data are read and charged ε before noise is drawn.
+        allow_seeded : bool, default False
+            With an accountant, a seeded ``random_state`` is refused unless True (the
+            ledger records it; see :func:`ppdp.random.refuse_seeded`).
 
         Returns
         -------
@@ -219,4 +223,5 @@ class MarkovQuiltMechanism:
             query=query,
             random_state=random_state,
             accountant=accountant,
+            allow_seeded=allow_seeded,
         )

@@ -176,6 +176,7 @@ class WassersteinMechanism:
         *,
         random_state: RandomState = None,
         accountant: Accountant | None = None,
+        allow_seeded: bool = False,
     ) -> CorrelatedRelease:
         """Release ``query(sequence) + Lap(W/ε)`` (same flow and errors as MQM)."""
         T = len(sequence) if hasattr(sequence, "__len__") else 0
@@ -197,4 +198,5 @@ class WassersteinMechanism:
             query=self.query,
             random_state=random_state,
             accountant=accountant,
+            allow_seeded=allow_seeded,
         )

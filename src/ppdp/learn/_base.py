@@ -47,7 +47,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
-from ppdp.random import RandomSource, resolve_random_state
+from ppdp.random import RandomSource, refuse_seeded, resolve_random_state
 
 __all__ = [
     "CUSTODIAN_LOGGER",
@@ -259,7 +259,14 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     # -- the shared flow ----------------------------------------------------------------
 
-    def fit(self, X: ArrayLike, y: ArrayLike, accountant: Accountant | None = None) -> Any:
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        accountant: Accountant | None = None,
+        *,
+        allow_seeded: bool = False,
+    ) -> Any:
         """Check the budget, validate the data, record the spend, then train privately.
 
         Parameters
@@ -271,6 +278,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         accountant : Accountant, optional
             The dataset's accountant (replace-one relation). Without one nothing is
             recorded and the caller is responsible for the budget (a log line says so).
+        allow_seeded : bool, default False
+            With an accountant, a seeded ``random_state`` is refused (before the data are
+            read) unless this is True: the same seed on neighbouring tables cancels the
+            noise exactly. The ledger records the seeded spend and this permission.
 
         Returns
         -------
@@ -283,7 +294,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             )
         n_rows = _row_count(X)
         plan = self._plan(n_rows)
+        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
         if accountant is not None:
+            refuse_seeded(
+                not source.is_secure,
+                allow_seeded=allow_seeded,
+                value=getattr(self, "random_state", None),
+            )
             if float(self._noise_multiplier) != 1.0:
                 raise ParameterError(
                     f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
@@ -300,13 +317,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         if n_rows is None or n_rows != Xv.shape[0]:
             plan = self._plan(Xv.shape[0])
         self._warn_low_utility(Xv.shape[0])
-        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
         indices: list[int] = []
         if accountant is not None:
             record = accountant.spend(
                 plan.budget,
                 mechanism=plan.mechanism,
                 seeded=not source.is_secure,
+                allow_seeded=allow_seeded,
                 relation=Neighbouring.REPLACE_ONE.value,
                 **plan.details,
             )

@@ -9,7 +9,8 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
    the replace-one relation these sources use) alone;
-2. ``accountant.check`` the total: refused here, the data are never read;
+2. ``accountant.check`` the total (and refuse a seeded ``random_state`` unless
+   ``allow_seeded=True``): refused here, the data are never read;
 3. encode and validate the data (:meth:`Publisher._encode`): an error costs nothing;
 4. ``accountant.spend`` every planned charge, durably;
 5. compute and add noise (:meth:`Publisher._release`), only now.
@@ -29,7 +30,7 @@ from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import NotFittedError, ParameterError, ParameterTypeError
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
 
@@ -129,7 +130,13 @@ class Publisher:
             total = total + charge.budget
         return total
 
-    def fit(self, df: pd.DataFrame, accountant: Accountant | None = None) -> Publisher:
+    def fit(
+        self,
+        df: pd.DataFrame,
+        accountant: Accountant | None = None,
+        *,
+        allow_seeded: bool = False,
+    ) -> Publisher:
         """Check the budget, validate the data, record the spends, then release.
 
         Parameters
@@ -139,6 +146,10 @@ class Publisher:
         accountant : Accountant, optional
             The dataset's accountant. Without one nothing is recorded: the caller is then
             responsible for the budget (a log line says so).
+        allow_seeded : bool, default False
+            With an accountant, a seeded ``random_state`` is refused (before the data are
+            read) unless this is True: the same seed on neighbouring tables cancels the
+            noise exactly. The ledger records the seeded spend and this permission.
 
         Returns
         -------
@@ -162,19 +173,24 @@ class Publisher:
                 f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
                 "a release through an accountant must use 1.0"
             )
+        source = resolve_random_state(self.random_state, stacklevel=3)
+        seeded = not source.is_secure
         if accountant is not None:
+            refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
             total = PrivacyBudget(0.0)
             for charge in charges:
                 total = total + charge.budget
             accountant.check(total, mechanism=name)
         X, y = self._encode(df)
-        source = resolve_random_state(self.random_state, stacklevel=3)
-        seeded = not source.is_secure
         indices: list[int] = []
         if accountant is not None:
             for charge in charges:
                 record = accountant.spend(
-                    charge.budget, mechanism=charge.mechanism, seeded=seeded, **charge.details
+                    charge.budget,
+                    mechanism=charge.mechanism,
+                    seeded=seeded,
+                    allow_seeded=allow_seeded,
+                    **charge.details,
                 )
                 indices.append(record.index)
         else:
