@@ -771,7 +771,8 @@ def test_federated_round_stopped_before_the_charge_point_spends_nothing():
     run_round(rnd, hook=lambda m: [] if (m.kind, m.sender) == ("commitment", "owner-2") else [m])
     assert rnd.publisher.state == "aborted"
     assert rnd.publisher.accountant.spent.is_zero
-    assert [e.kind for e in rnd.publisher.ledger.entries(refresh=False)] == ["genesis"]
+    kinds = [e.kind for e in rnd.publisher.ledger.entries(refresh=False)]
+    assert kinds == ["genesis", "fed-start", "fed-abort"]  # the attempt, and no spend
 
 
 def test_federated_dealer_reports_an_aborted_round():

@@ -50,11 +50,13 @@ def _kinds(rnd: Round) -> list[str]:
 
 
 def assert_aborted_uncharged(rnd: Round) -> None:
-    """Aborted before the charge point: nothing spent, nothing recorded, nothing released."""
+    """Aborted before the charge point: nothing spent, nothing released; the ledger shows
+    the start and the abort (so the session id is never run again)."""
     pub = rnd.publisher
     assert pub.state == "aborted"
     assert pub.spend_record is None and pub.directions is None
-    assert _kinds(rnd) == ["genesis"]
+    assert _kinds(rnd) == ["genesis", "fed-start", "fed-abort"]
+    assert pub.ledger.entries(refresh=False)[-1].payload["charged"] is False
     assert pub.accountant.spent.is_zero
     for owner in rnd.owners.values():
         assert owner.state == "aborted"
@@ -116,9 +118,9 @@ def clean_result(**kw):
 def test_clean_round_ledger_contents():
     rnd = clean_result()
     kinds = _kinds(rnd)
-    assert kinds[:3] == ["genesis", "spend", "fed-round"]
+    assert kinds[:4] == ["genesis", "fed-start", "spend", "fed-round"]
     # the round entry holds every owner's signed commitment (envelopes: digests only)
-    round_entry = rnd.publisher.ledger.entries(refresh=False)[2]
+    round_entry = rnd.publisher.ledger.entries(refresh=False)[3]
     commitments = round_entry.payload["commitments"]
     assert [c["sender"] for c in commitments] == list(rnd.config.owners)
     assert all(c["kind"] == "commitment" and "payload" not in c for c in commitments)
@@ -143,7 +145,7 @@ def test_clean_round_ledger_contents():
 
 
 def _holds_spend(m: Message) -> bool:
-    return any(r["index"] == 1 for r in m.payload.get("entries", []))
+    return any(r["kind"] == "spend" for r in m.payload.get("entries", []))
 
 
 def test_tampered_ledger_entry_aborts_the_round():
@@ -151,7 +153,7 @@ def test_tampered_ledger_entry_aborts_the_round():
 
     def tamper(m: Message) -> list[Message]:
         rows = [dict(r) for r in m.payload["entries"]]
-        spend = next(r for r in rows if r["index"] == 1)  # the spend entry
+        spend = next(r for r in rows if r["kind"] == "spend")
         body = bytearray(base64.b64decode(spend["body"]))
         body[len(body) // 2] ^= 0x01
         spend["body"] = base64.b64encode(bytes(body)).decode()
@@ -180,10 +182,11 @@ def test_truncated_entries_batch_is_a_gap():
 
     def drop_one(m: Message) -> list[Message]:
         rows = list(m.payload["entries"])
-        del rows[0]  # the publisher "forgot" the genesis: the replica sees a gap
+        del rows[0]  # the publisher "forgot" the spend: the replica sees a gap
         return [resign(rnd, m, payload={"entries": rows})]
 
-    run_round(rnd, hook=hook_once(only(Kind.LEDGER_ENTRIES, recipient="owner-1"), drop_one))
+    match = only(Kind.LEDGER_ENTRIES, recipient="owner-1")
+    run_round(rnd, hook=hook_once(lambda m: match(m) and _holds_spend(m), drop_one))
     assert "truncated or rolled back" in rnd.owners["owner-1"].abort_reason
     assert_aborted_and_charged(rnd)
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from ppdp import PrivacyBudget
-from ppdp.exceptions import DataValidationError
+from ppdp.exceptions import DataValidationError, ParameterError
 from ppdp.federated import (
     DataOwner,
     Kind,
@@ -270,9 +270,35 @@ def test_a_round_stopped_before_the_charge_point_spends_nothing(lost):
     )
     assert net.delivered > 0
     assert rnd.publisher.state == "aborted"
-    assert _kinds(rnd) == ["genesis"]
+    assert _kinds(rnd) == ["genesis", "fed-start", "fed-abort"]  # no spend
     assert rnd.publisher.accountant.spent.is_zero
     assert all(o.noisy_means is None for o in rnd.owners.values())
+
+
+def test_a_session_stopped_before_the_charge_point_never_runs_again():
+    """Its messages are validly signed for that session with seq 0, 1, ...: run again, the
+    session would take an outsider's replays of them (an old commitment, an old dealer share)
+    as genuine and abort after the charge. So the publisher refuses to start it again."""
+    rnd = _round()
+    old: list[Message] = []
+
+    def record_and_lose(m):
+        old.append(m)
+        return [] if (m.kind, m.sender) == (Kind.COMMITMENT, "owner-3") else [m]
+
+    run_round(rnd, hook=record_and_lose)
+    assert rnd.publisher.state == "aborted" and rnd.publisher.accountant.spent.is_zero
+    again = Publisher(
+        rnd.config,
+        signer=rnd.signers["publisher"],
+        keys={k: s.public_key for k, s in rnd.signers.items()},
+        accountant=rnd.publisher.accountant,
+    )
+    with pytest.raises(ParameterError, match=r"session_id \(.*\) was already started"):
+        again.start()
+    assert {m.kind for m in again.abort(again.abort_reason)} == {Kind.ABORT}
+    assert _kinds(rnd) == ["genesis", "fed-start", "fed-abort"]
+    assert any(m.kind == Kind.COMMITMENT for m in old)  # what a replay would have used
 
 
 # ------------------------------------------------------------------------ the dealer
@@ -307,7 +333,7 @@ def test_owner_label_error_names_the_column_not_the_value(tmp_path):
     ledger = tmp_path / "publisher-ledger.db"
     if ledger.exists():
         with Ledger.open(ledger) as led:
-            assert [e.kind for e in led.entries()] == ["genesis"]
+            assert "spend" not in [e.kind for e in led.entries()]
 
 
 # ------------------------------------------------------------------------ over HTTP

@@ -24,12 +24,12 @@ Protocol (``docs/federated.md``)::
 
 The charge point is the last commitment: a round that aborts before it spends nothing, and
 after it every share is already fixed by its owner's signed commitment (the publisher
-refuses a share whose digest differs). The publisher appends to its ledger: the spend, the
-round's config with the owners' commitments (before any share is requested), the signed
-*envelope* of every accepted message (header, payload digest,
-signature: share values are kept out of the ledger because owners replicate it and an
-owner knows part of the masks, see ``docs/proofs/mul-lda-dp.md``), the noisy statistics and
-direction(s), the release, or the abort. It forwards every new entry to every owner
+refuses a share whose digest differs). The publisher appends to its ledger: the start (a
+session id runs once), the spend and the round's config with the owners' commitments
+(before any share is requested), the signed *envelope* of every accepted message (header,
+payload digest, signature: share values are kept out of the ledger because owners replicate
+it and an owner knows part of the masks, see ``docs/proofs/mul-lda-dp.md``), the noisy
+statistics and direction(s), the release, or the abort. It forwards every new entry to every owner
 (``ledger-entries``); owners verify each entry (chain, signature) and refuse to send a share
 until their replica shows the round's spend within the ledger's total.
 
@@ -124,6 +124,7 @@ logger = logging.getLogger(__name__)
 DONE = "done"
 ABORTED = "aborted"
 TERMINAL = (DONE, ABORTED)
+_START_KIND = "fed-start"
 _ROUND_KIND = "fed-round"
 _MESSAGE_KIND = "fed-message"
 _MEANS_KIND = "fed-noisy-means"
@@ -445,6 +446,7 @@ class Publisher(_Party):
                 stacklevel=2,
             )
         self._sent_upto = dict.fromkeys(config.owners, 0)
+        self._start_recorded = False
         self._commitments: dict[str, dict[str, Any]] = {}
         self._commitment_envelopes: dict[str, dict[str, Any]] = {}
         self._mean_shares: dict[str, NDArray[np.float64]] = {}
@@ -517,7 +519,8 @@ class Publisher(_Party):
         BudgetExceededError
             The round does not fit the ledger's remaining budget; nothing is sent.
         ParameterError
-            The session was charged before (a session is charged once).
+            The session was started before (a session id runs once: messages of an earlier
+            attempt, validly signed, could otherwise be replayed into this one).
         """
         if self.state != "waiting":
             raise ProtocolError(f"publisher already started (state {self.state!r})")
@@ -540,11 +543,28 @@ class Publisher(_Party):
                 f"session_id ({cfg.session_id!r}) was already charged at ledger entry "
                 f"{earlier[0].index}; start a new session (new id, fresh masks)"
             )
+        with self.ledger.transaction() as txn:
+            # A session id runs once, charged or not: the signed messages of an earlier
+            # attempt (seq 0, 1, ... again) would pass every check in a new one, so an
+            # outsider could replay them into it. Recorded before any message leaves.
+            started = [
+                e.index
+                for e in txn.entries(0)
+                if e.kind == _START_KIND and e.payload.get("session_id") == cfg.session_id
+            ]
+            if started:
+                self.abort_reason = f"session {cfg.session_id!r} was already started"
+                raise ParameterError(
+                    f"session_id ({cfg.session_id!r}) was already started at ledger entry "
+                    f"{started[0]}; start a new session (new id, fresh masks)"
+                )
+            txn.append(_START_KIND, {"session_id": cfg.session_id, "config": cfg.to_dict()})
+        self._start_recorded = True
         out: list[Message] = []
         start_payload = {"config": cfg.to_dict()}
         for owner in cfg.owners:
             out.append(self._send(owner, Kind.ROUND_START, start_payload))
-        out += self._ledger_updates()  # the genesis (pinned keys) and earlier rounds
+        out += self._ledger_updates()  # the genesis (pinned keys), earlier rounds, the start
         if cfg.dealer is not None:
             out.append(self._send(cfg.dealer, Kind.ROUND_START, start_payload))
         self.state = "collecting-commitments"
@@ -758,10 +778,15 @@ class Publisher(_Party):
 
     def _on_abort(self, reason: str) -> list[Message]:
         out: list[Message] = []
-        if self.spend_record is not None:
+        if self._start_recorded:
             try:
                 self._append(
-                    _ABORT_KIND, {"session_id": self.config.session_id, "reason": reason[:500]}
+                    _ABORT_KIND,
+                    {
+                        "session_id": self.config.session_id,
+                        "reason": reason[:500],
+                        "charged": self.spend_record is not None,
+                    },
                 )
                 out += self._ledger_updates()
             except PPDPError as exc:  # the abort stands even if the ledger refuses

@@ -69,7 +69,7 @@ def test_party_killed_mid_round(tmp_path, victim, kind, release, charged):
     assert "release" not in kinds
     assert kinds.count("spend") == int(charged)
     if victim != "publisher":
-        assert ("fed-abort" in kinds) == charged
+        assert "fed-abort" in kinds
         assert "aborted" in (tmp_path / "result.json").read_text()
     assert cli_main(["ledger", "verify", str(dep.ledger)]) == 0
     for owner, path in dep.replicas.items():

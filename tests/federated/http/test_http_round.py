@@ -166,9 +166,9 @@ def test_reordered_replayed_and_foreign_session_messages(owner_and_publisher):
     assert _post(served.url, entries, signer).status_code == 200
     assert served.node.state == "waiting"
     assert _post(served.url, start, signer).status_code == 200
-    # the owner committed (dealer share, hence masks, still missing: not yet)
+    # the config is agreed; no dealer share (masks) yet, so no commitment either
     assert served.node.state == "preparing"
-    assert len(served.node.role.replica) == 1  # the genesis, verified; nothing spent yet
+    assert [e.kind for e in served.node.role.replica.entries()] == ["genesis", "fed-start"]
     # replays: a byte-identical copy (idempotent redelivery), and another message
     # reusing seq 0: both refused with 409, neither counted
     r = _post(served.url, start, signer)
