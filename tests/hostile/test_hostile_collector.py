@@ -420,3 +420,17 @@ def test_serve_logs_nothing_on_loopback(caplog):
     with caplog.at_level(logging.WARNING):
         assert check_plain_http_bind("127.0.0.1", tls=False, insecure_plain_http=False) is None
     assert not caplog.records
+
+
+def test_the_default_body_cap_follows_the_design_and_stays_small():
+    from ppdp.local.collector._aggregate import Aggregator
+    from ppdp.local.collector._app import DEFAULT_MAX_BODY_CEILING, default_max_body
+
+    assert default_max_body(Aggregator.create(ADD), 20_000) == 20_000 * 26 + 4096
+    assert default_max_body(Aggregator.create(CV), 500) == 500 * (21 * 5 + 3) + 4096
+    cv30 = CharacteristicVectorRandomizer(regions=30, noise="discrete-normal", sigma=1.0)
+    assert default_max_body(Aggregator.create(cv30), 20_000) == DEFAULT_MAX_BODY_CEILING
+    # a full batch of typical k = 30 reports fits the ceiling
+    reports = cv30.randomise(np.arange(20_000) % 30, random_state=4)
+    body = encode_batch(survey="hostile", client="app-1", seq=1, reports=reports)
+    assert len(body) < DEFAULT_MAX_BODY_CEILING

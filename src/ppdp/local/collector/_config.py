@@ -9,7 +9,7 @@
       "store": "collector.sqlite",             # server: the running totals
       "clients": {"app-1": "<base64 Ed25519 public key>"},  # server: who may send
       "max_batch": 20000,                      # server: reports per batch at most
-      "max_body_bytes": 16777216,              # server: body cap (default: from max_batch)
+      "max_body_bytes": 4194304,               # server: body cap (default: from max_batch)
       "operator_token_sha256": "<64 hex>",     # server: SHA-256 of the operator's token
       "client": {"id": "app-1", "key": "app-1.key"}         # client: its private key file
     }
@@ -86,7 +86,7 @@ class CollectorConfig:
         Largest number of reports in one batch (server).
     max_body_bytes : int or None
         Largest request body in bytes (server); None: derived from ``max_batch`` and the
-        randomizer, at most 16 MiB (:func:`ppdp.local.collector._app.default_max_body`).
+        randomizer, at most 4 MiB (:func:`ppdp.local.collector._app.default_max_body`).
     operator_token_sha256 : str or None
         SHA-256 (hex) of the operator's bearer token, which may read ``/v1/totals`` and
         any client's state (server); None: only signed reads by clients.

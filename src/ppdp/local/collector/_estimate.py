@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ppdp._io import atomic_path
 from ppdp.budget import Guarantee
 from ppdp.exceptions import DataValidationError, ParameterError
 from ppdp.local.collector._aggregate import Aggregator
 from ppdp.local.collector._store import StoreTotals
+
+if TYPE_CHECKING:  # pandas is imported where a table is built: the server never needs it
+    import pandas as pd
 
 __all__ = ["ADDITIVE_METHODS", "CHARACTERISTIC_METHODS", "CollectorEstimate", "estimate_totals"]
 
@@ -78,6 +80,8 @@ class CollectorEstimate:
 
 
 def _table(rec: Any) -> pd.DataFrame:
+    import pandas as pd
+
     dens = np.asarray(rec.density, dtype=np.float64)
     probs = np.asarray(rec.probabilities, dtype=np.float64)
     if rec.edges is not None:

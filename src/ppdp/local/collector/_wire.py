@@ -141,7 +141,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parse_body(body: bytes) -> dict[str, Any]:
+def parse_body(body: bytes | bytearray) -> dict[str, Any]:
     """Parse a batch body (after its signature verified): a JSON object nested at most
     :data:`MAX_DEPTH` deep, without ``NaN``/``Infinity``; :class:`DataValidationError`
     otherwise."""
@@ -179,7 +179,9 @@ def _has_bool(reports: list[Any]) -> bool:
     return False
 
 
-def decode_batch(obj: dict[str, Any], body: bytes, *, client: str | None = None) -> Batch:
+def decode_batch(
+    obj: dict[str, Any], body: bytes | bytearray, *, client: str | None = None
+) -> Batch:
     """Check the envelope fields of a parsed body (after its signature verified).
 
     ``client`` is the id the signature was verified for; the body must name the same.
