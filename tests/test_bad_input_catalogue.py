@@ -16,6 +16,7 @@ modules' tests.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -423,7 +424,7 @@ LEARN_CASES = [
 def test_learner_bad_input_one_line_nothing_spent(acct2, kind, kw, change, fragment):
     X, y = (LX, LY) if change is None else change(LX, LY)
     with pytest.raises(PPDPError) as info:
-        _learner(kind, **kw).fit(X, y, accountant=acct2)
+        _learner(kind, **kw).fit(X, y, accountant=acct2, allow_seeded=True)
     _one_line(str(info.value), fragment)
     assert acct2.spent.is_zero and acct2.history() == []
 
@@ -440,7 +441,7 @@ def test_learner_declared_norm_violated_is_clipped_and_counted(acct2, caplog):
     X = LX.copy()
     X[0] *= SECRET  # far outside the declared norm bound
     with caplog.at_level("DEBUG", logger="ppdp.custodian"):
-        _learner("logreg", epsilon=0.5).fit(X, LY, accountant=acct2)
+        _learner("logreg", epsilon=0.5).fit(X, LY, accountant=acct2, allow_seeded=True)
     assert acct2.spent == PrivacyBudget(0.5)  # a release, not an error
     assert f"1 of {N_TINY} rows had norm above the declared data_norm" in caplog.text
     assert "123456" not in caplog.text
@@ -450,7 +451,9 @@ def test_hybrid_public_rows_identical_to_private_rows_warn(acct2):
     from ppdp.learn import HybridRBFSVM
 
     with pytest.warns(PrivacyLeakWarning, match="identical to private"):
-        HybridRBFSVM(LX[:20], n_components=10, random_state=0).fit(LX, LY, accountant=acct2)
+        HybridRBFSVM(LX[:20], n_components=10, random_state=0).fit(
+            LX, LY, accountant=acct2, allow_seeded=True
+        )
 
 
 # --- Local perturbation (issue 7): ppdp.local ----------------------------------------------------
@@ -572,7 +575,7 @@ def cli_files(tmp_path_factory):
     argv = ["budget", "init", str(root / "budget.db"), "--dataset-id", "tiny", "--epsilon", "5"]
     assert main([*argv, "--delta", "1e-4"]) == 0
     with Accountant.in_memory(total=PrivacyBudget(1.0)) as a:
-        clf = _learner("logreg", epsilon=0.5).fit(LX, LY, accountant=a)
+        clf = _learner("logreg", epsilon=0.5).fit(LX, LY, accountant=a, allow_seeded=True)
     save_model(clf, root / "model.json", schema=TINY)
     tampered = json.loads((root / "model.json").read_text())
     tampered["model"]["model"]["coef"][0] += 1.0  # checksum unchanged
@@ -682,7 +685,9 @@ def test_lda_empty_declared_class_is_refused_from_the_public_counts_alone(acct2)
 
 
 def test_objective_perturbation_with_tiny_lambda_falls_back_instead_of_failing(acct2):
-    clf = _learner("logreg", epsilon=0.1, regularization=1e-9).fit(LX, LY, accountant=acct2)
+    clf = _learner("logreg", epsilon=0.1, regularization=1e-9).fit(
+        LX, LY, accountant=acct2, allow_seeded=True
+    )
     assert any("Δ fallback" in a for a in clf.guarantee_.assumptions)
     assert acct2.spent == PrivacyBudget(0.1)
 
@@ -952,3 +957,138 @@ def test_local_report_interrupted_says_how_many_and_a_rerun_resends_exactly_the_
         monkeypatch.setattr(httpx, "Client", real_client)
     with CollectorStore.open(tmp_path / "store.sqlite", create=False) as store:
         assert store.snapshot().count == 300
+
+
+# --- Issue 12: outputs checked before the spend; exit statuses (detail in tests/hostile/) --------
+
+
+def _blocked_sidecar(tmp, monkeypatch):
+    (tmp / "out.csv.guarantee.json").mkdir()
+
+
+def _no_pyarrow(tmp, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+
+
+def _full_disk(tmp, monkeypatch):
+    import shutil
+
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=0))
+
+
+def _existing(tmp, monkeypatch):
+    (tmp / "out.csv").write_text("an earlier release\n")
+
+
+def _folder(tmp, monkeypatch):
+    (tmp / "out.csv").mkdir()
+
+
+def _deep_schema(tmp, monkeypatch):
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+
+
+def _schema_folder(tmp, monkeypatch):
+    (tmp / "folder.json").mkdir()
+
+
+_PUB = ["publish", "laplace", "{root}/tiny.csv", "--schema", "{root}/tiny.json", "--epsilon", "1"]
+_LED = ["--ledger", "{root}/budget.db"]
+_TRN = ["train", "logreg", "{root}/tiny.csv", "--schema", "{root}/tiny.json", "--epsilon", "1"]
+
+FILE_CASES = [
+    # item 3: -o equal to an input, refused before the spend (even with --force)
+    ([*_PUB, *_LED, "-o", "{root}/tiny.csv", "--force"], None, "is the data"),
+    ([*_TRN, *_LED, "-o", "{root}/tiny.json", "--force"], None, "is the schema"),
+    (["predict", "{root}/model.json", "{root}/tiny.csv", "-o", "{root}/tiny.csv"], None, "data"),
+    # item 7: every output check before the spend
+    ([*_PUB, *_LED, "-o", "{out}/out.parquet"], _no_pyarrow, "needs pyarrow"),
+    ([*_PUB, *_LED, "-o", "{out}/out.csv", "--force"], _folder, "is a folder"),
+    ([*_PUB, *_LED, "-o", "{out}/nope/out.csv"], None, "does not exist"),
+    ([*_PUB, *_LED, "-o", "/proc/ppdp-out.csv"], None, "cannot write in"),
+    ([*_PUB, *_LED, "-o", "{out}/out.csv"], _blocked_sidecar, "guarantee file"),
+    ([*_PUB, *_LED, "-o", "{out}/out.csv"], _full_disk, "0 bytes free"),
+    ([*_PUB, *_LED, "-o", "{out}/out.csv"], _existing, "pass --force"),
+    # item 8: one line, exit 2
+    ([*_PUB[:4], "{out}/deep.json", *_PUB[5:], *_LED, "-o", "{out}/o.csv"], _deep_schema, "deep"),
+    (
+        [*_PUB[:4], "{out}/folder.json", *_PUB[5:], *_LED, "-o", "{out}/o.csv"],
+        _schema_folder,
+        "a folder",
+    ),
+    # seeds and ledgers
+    ([*_PUB, *_LED, "-o", "{out}/out.csv", "--seed", "1"], None, "--allow-seeded"),
+    ([*_TRN, *_LED, "-o", "{out}/m.json", "--seed", "1"], None, "--allow-seeded"),
+]
+
+
+@pytest.mark.parametrize(("argv", "setup", "fragment"), FILE_CASES)
+def test_cli_output_and_exit_cases_exit_2_one_line_input_intact_nothing_spent(
+    cli_files, tmp_path, capsys, monkeypatch, argv, setup, fragment
+):
+    import hashlib
+
+    from ppdp.cli import main
+
+    if "/proc/" in " ".join(argv) and not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux /proc")
+    root = cli_files
+
+    def snapshot() -> dict[str, str]:  # SQLite's -wal/-shm files come and go with connections
+        return {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in root.iterdir()
+            if p.is_file() and not p.name.endswith(("-wal", "-shm", ".checkpoint"))
+        }
+
+    if setup is not None:
+        setup(tmp_path, monkeypatch)
+    before, made = snapshot(), sorted(p.name for p in tmp_path.iterdir())
+    argv = [a.format(root=root, out=tmp_path) for a in argv]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.splitlines()
+    errors = [line for line in lines if not line.startswith(("ppdp publish: ", "ppdp train: "))]
+    assert len(errors) == 1 and errors[0].startswith("ppdp: error: "), lines
+    _one_line(errors[0], fragment)
+    assert snapshot() == before  # every input intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == made  # no output, no .part file
+    assert not list(root.glob("*.part")) and not list(root.glob(".*.part"))
+    assert budget_report(root / "budget.db").spent.is_zero
+
+
+def test_cli_disk_full_after_the_spend_says_the_spend_stands(
+    cli_files, tmp_path, capsys, monkeypatch
+):
+    """The one output failure no check can rule out beforehand: one line, exit 2, honest."""
+    import errno
+
+    from ppdp.cli import main
+
+    def enospc(self, path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", enospc)
+    ledger = tmp_path / "b.db"
+    assert main(["budget", "init", str(ledger), "--dataset-id", "tiny", "--epsilon", "5"]) == 0
+    argv = [a.format(root=cli_files) for a in _PUB] + ["--ledger", str(ledger)]
+    assert main([*argv, "-o", str(tmp_path / "out.csv")]) == 2
+    errors = [e for e in capsys.readouterr().err.splitlines() if e.startswith("ppdp: ")]
+    assert len(errors) == 1
+    _one_line(errors[0], "no space left", "The spend stands", "nothing was released")
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("b.db")) == []
+    assert budget_report(ledger).spent == PrivacyBudget(1.0)  # fail closed: the charge stays
+
+
+def test_cli_broken_pipe_exits_quietly(cli_files):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "ppdp", "budget", "show", str(cli_files / "budget.db")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (141, b"")

@@ -63,6 +63,7 @@ def test_each_method_releases_through_the_ledger(
         str(ledger),
         "--seed",
         "3",
+        "--allow-seeded",
         *extra,
     ]
     assert main(argv) == 0

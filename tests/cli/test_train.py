@@ -71,7 +71,7 @@ def _train(
 def test_train_then_predict_through_the_ledger(files, tmp_path, capsys, learner, extra):
     ledger = _ledger(tmp_path)
     argv = _train(files, tmp_path, learner, "--epsilon", "1", "--ledger", str(ledger))
-    assert main([*argv, "--seed", "5", *extra]) == 0
+    assert main([*argv, "--seed", "5", "--allow-seeded", *extra]) == 0
     assert budget_report(ledger).spent == PrivacyBudget(1.0)
     out = capsys.readouterr().out
     assert "ε-differential privacy with ε=1" in out and "NOT fit for a real release" in out
@@ -108,12 +108,22 @@ def test_kernel_learners(files, tmp_path, capsys):
     pytest.importorskip("ppdp.learn.rbf_svm")
     ledger = _ledger(tmp_path)
     argv = _train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--ledger", str(ledger))
-    assert main([*argv, "--components", "20", "--gamma", "0.5", "--seed", "1"]) == 0
+    assert (
+        main([*argv, "--components", "20", "--gamma", "0.5", "--seed", "1", "--allow-seeded"]) == 0
+    )
     mf = read_model(tmp_path / "model.json")
     assert mf.estimator_name == "PrivateRBFSVM" and mf.estimator.rho_.shape == (20, 33)
     (tmp_path / "model.json").unlink()
     argv = _train(files, tmp_path, "hybrid-svm", "--epsilon", "1", "--ledger", str(ledger))
-    argv += ["--public", str(files / "public.csv"), "--components", "10", "--seed", "1"]
+    argv += [
+        "--public",
+        str(files / "public.csv"),
+        "--components",
+        "10",
+        "--seed",
+        "1",
+        "--allow-seeded",
+    ]
     assert main(argv) == 0
     assert read_model(tmp_path / "model.json").estimator_name == "HybridRBFSVM"
     assert budget_report(ledger).spent == PrivacyBudget(2.0)

@@ -53,6 +53,7 @@ def test_release_writes_json_and_charges(tmp_path, files, capsys) -> None:
             str(led),
             "--seed",
             "3",
+            "--allow-seeded",
         ]
     )
     assert rc == 0

@@ -59,6 +59,7 @@ def test_noisy_projections_through_the_ledger(files, tmp_path, capsys) -> None:
     ledger = _init(tmp_path)
     out = tmp_path / "proj.csv"
     extra = ["--delta", "1e-6", "--class-counts", f"{counts[0]},{counts[1]}", "--seed", "1"]
+    extra += ["--allow-seeded"]  # an experiment through a ledger: stated and recorded
     assert main(_argv(root, out, ledger, *extra)) == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["lda_1"] and len(table) == N_ROWS
@@ -77,7 +78,7 @@ def test_direction_release_writes_the_direction(files, tmp_path) -> None:
     ledger = _init(tmp_path)
     out = tmp_path / "dir.csv"
     extra = ["--delta", "1e-6", "--release", "direction", "--calibration", "paper"]
-    extra += ["--class-counts", f"{counts[0]},{counts[1]}", "--seed", "2"]
+    extra += ["--class-counts", f"{counts[0]},{counts[1]}", "--seed", "2", "--allow-seeded"]
     with pytest.warns(LowUtilityWarning, match="mostly noise"):  # the template at n = 1500
         assert main(_argv(root, out, ledger, *extra)) == 0
     table = pd.read_csv(out)
@@ -90,7 +91,7 @@ def test_raw_projections_say_the_rows_are_not_protected(files, tmp_path, capsys)
     root, counts = files
     ledger = _init(tmp_path)
     out = tmp_path / "raw.csv"
-    extra = ["--delta", "1e-6", "--release", "raw-projections", "--seed", "3"]
+    extra = ["--delta", "1e-6", "--release", "raw-projections", "--seed", "3", "--allow-seeded"]
     extra += ["--class-counts", f"{counts[0]},{counts[1]}"]
     with pytest.warns(Warning, match="NOT"):
         assert main(_argv(root, out, ledger, *extra)) == 0

@@ -2,9 +2,14 @@
 
 Each sub-command lives in its own module exposing ``register(subparsers)``; the module
 adds its parser and sets ``func`` to a callable taking the parsed namespace and returning
-an exit code. User errors (any :class:`~ppdp.exceptions.PPDPError`, ``ValueError``,
-``TypeError``, ``FileNotFoundError``) print one line on stderr and exit with status 2,
-without a traceback; integrity failures exit with status 1.
+an exit code.
+
+Exit statuses: 0 on success; 1 only for integrity failures (a ledger that fails
+verification); 2 for every user-caused failure (any :class:`~ppdp.exceptions.PPDPError`,
+``ValueError``, ``TypeError``, any ``OSError`` such as a missing file, a folder given for a
+file, a full disk, and input nested too deeply to parse), printed as one line on stderr
+without a traceback; 130 on Ctrl-C. When the reader of stdout goes away (``ppdp budget show
+L | head -1``) the command stops quietly with status 141, as a process killed by SIGPIPE.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +42,7 @@ _COMMAND_MODULES = (
 EXIT_OK = 0
 EXIT_INTEGRITY = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a process killed by it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,16 +85,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.func(args) or EXIT_OK)
+        status = int(args.func(args) or EXIT_OK)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except LedgerIntegrityError as exc:
-        sys.stderr.write(f"ppdp: ledger integrity failure: {exc}\n")
+        _error(f"ppdp: ledger integrity failure: {exc}")
         return EXIT_INTEGRITY
-    except (PPDPError, ValueError, TypeError, FileNotFoundError, PermissionError) as exc:
-        sys.stderr.write(f"ppdp: error: {exc}\n")
+    except (PPDPError, ValueError, TypeError) as exc:
+        _error(f"ppdp: error: {exc}")
+        return EXIT_USAGE
+    except OSError as exc:  # a missing file, a folder for a file, a full disk, EIO, ...
+        _error(f"ppdp: error: {_os_error(exc)}")
+        return EXIT_USAGE
+    except RecursionError:
+        _error(
+            "ppdp: error: an input is nested too deeply to read (a schema, a theta or a "
+            "config file): flatten it"
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
-        sys.stderr.write("ppdp: interrupted\n")
+        _error("ppdp: interrupted")
         return 130
+
+
+def _error(line: str) -> None:
+    """Write one line on stderr (a message with several lines is joined into one)."""
+    text = " ".join(line.split("\n"))
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # stderr closed too: nothing left to tell
+        pass
+
+
+def _os_error(exc: OSError) -> str:
+    """``path: reason`` for an OSError (its own text when it has no file name)."""
+    if exc.filename is None or not exc.strerror:
+        return str(exc) or type(exc).__name__
+    where = repr(os.fsdecode(exc.filename))
+    if exc.filename2 is not None:
+        where += f" -> {os.fsdecode(exc.filename2)!r}"
+    return f"{where}: {exc.strerror}"
+
+
+def _silence_stdout() -> None:
+    """After EPIPE on stdout: point it at /dev/null so the exit flush raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

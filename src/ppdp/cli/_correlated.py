@@ -10,6 +10,8 @@ import argparse
 import sys
 import warnings
 
+from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``correlated`` to the ``ppdp`` parser."""
@@ -39,8 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rel.add_argument("-o", "--output", required=True, metavar="OUT.json", help="the release")
     rel.add_argument("--ledger", metavar="L", default=None, help="the dataset's budget ledger")
     rel.add_argument(
-        "--seed", type=int, default=None, help="reproducible noise (NOT for real releases)"
+        "--seed",
+        type=int,
+        default=None,
+        help="reproducible noise (NOT for real releases); refused with --ledger unless "
+        "--allow-seeded",
     )
+    add_seed_and_force_flags(rel)
     rel.set_defaults(func=_run)
 
 
@@ -48,6 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     from ppdp.correlated.files import release_trace_file
     from ppdp.exceptions import InsecureRandomnessWarning
 
+    refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     if args.ledger is None:
         sys.stderr.write("ppdp correlated: warning: no --ledger given; the spend is not recorded\n")
     with warnings.catch_warnings():
@@ -61,11 +69,16 @@ def _run(args: argparse.Namespace) -> int:
             query=args.query,
             ledger=args.ledger,
             seed=args.seed,
+            allow_seeded=args.allow_seeded,
+            force=args.force,
         )
     print(f"released the histogram to {args.output} (noise scale {rel.noise_scale:.6g})")
     print(f"guarantee: {rel.guarantee}")
     if rel.ledger_index is not None:
         print(f"charged in {args.ledger} (entry {rel.ledger_index})")
     if rel.seeded:
-        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+        print(
+            "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
+            + (" (--allow-seeded is recorded in the ledger)" if args.ledger else "")
+        )
     return 0

@@ -102,6 +102,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="δ of the stated guarantee (default: pure ε if any, else δ = 1e-6)",
     )
     est.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="the estimate")
+    est.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT.csv and OUT.json (never an input)",
+    )
     est.set_defaults(func=_estimate)
 
     key = sub.add_parser(
@@ -172,8 +177,20 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
+    from ppdp._io import check_output
+    from ppdp.exceptions import ParameterError
     from ppdp.local.collector._service import estimate
 
+    out = Path(args.output)
+    if out.suffix.lower() == ".json":
+        raise ParameterError(f"--output ({str(out)!r}) must not end in .json (that is the sidecar)")
+    store = [] if args.store is None else [args.store, f"{args.store}-wal", f"{args.store}-shm"]
+    check_output(
+        out,
+        sidecars=[("--output's guarantee file", out.with_suffix(".json"))],
+        inputs=[("config", args.config), *(("collector's store", p) for p in store)],
+        force=args.force,
+    )
     result = estimate(
         config=args.config,
         server=args.server,

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+
 METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential")
 #: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
 LDA_RELEASES = ("noisy-projections", "direction", "raw-projections")
@@ -96,8 +98,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seed",
         type=int,
         default=None,
-        help="reproducible noise for experiments (NOT for real releases)",
+        help="reproducible noise for experiments (NOT for real releases); refused with "
+        "--ledger unless --allow-seeded",
     )
+    add_seed_and_force_flags(parser)
     parser.set_defaults(func=_run)
 
 
@@ -195,47 +199,54 @@ def _lda_table(publisher: Any) -> Any:
     return table
 
 
-def write_table(df: Any, path: Path) -> None:
-    """Write ``df`` to ``path`` (CSV or Parquet by suffix) atomically."""
-    from ppdp._io import atomic_path
+TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+
+
+def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
+    """Write ``df`` to ``path`` as CSV (gzip if ``name`` ends in .gz) or Parquet.
+
+    ``name`` is the final file name (``path`` may be a temporary file whose name says
+    nothing about the format); default ``path.name``.
+    """
     from ppdp.exceptions import OptionalDependencyError
 
-    name = path.name.lower()
-    with atomic_path(path) as tmp:
-        if name.endswith(".parquet"):
-            try:
-                df.to_parquet(tmp, index=False)
-            except ImportError as exc:
-                raise OptionalDependencyError(
-                    "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
-                ) from exc
-        else:
-            df.to_csv(tmp, index=False)
+    low = (name or path.name).lower()
+    if low.endswith(".parquet"):
+        try:
+            df.to_parquet(path, index=False)
+        except ImportError as exc:
+            raise OptionalDependencyError(
+                "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
+            ) from exc
+    else:
+        df.to_csv(path, index=False, compression="gzip" if low.endswith(".gz") else None)
 
 
-def _check_output(path: Path) -> None:
-    from ppdp.exceptions import ParameterError
-
-    name = path.name.lower()
-    if not (name.endswith(".csv") or name.endswith(".csv.gz") or name.endswith(".parquet")):
-        raise ParameterError(f"--output ({str(path)!r}) must end in .csv, .csv.gz or .parquet")
-    if not path.parent.exists():
-        raise ParameterError(
-            f"--output ({str(path)!r}): folder {str(path.parent)!r} does not exist"
-        )
+def sidecar_for(out: Path) -> Path:
+    """Where a release's guarantee goes: ``OUT.guarantee.json``."""
+    return out.with_name(out.name + ".guarantee.json")
 
 
 def _run(args: argparse.Namespace) -> int:
     import warnings
 
-    from ppdp._io import atomic_path
+    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
     from ppdp.accounting import Accountant
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning
 
     out = Path(args.output)
-    _check_output(out)
+    side = sidecar_for(out)
+    # Every output check before anything is read or spent (DESIGN.md contract 6).
+    check_output(
+        out,
+        suffixes=TABLE_SUFFIXES,
+        sidecars=[("--output's guarantee file", side)],
+        inputs=[("data", args.input), ("schema", args.schema), *ledger_files(args.ledger)],
+        force=args.force,
+    )
+    refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     schema = Schema.from_file(args.schema)
     publisher = build_publisher(
         args.method,
@@ -257,11 +268,11 @@ def _run(args: argparse.Namespace) -> int:
         else:
             _say(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
         _say(f"reading {args.input}")
-        df = read_table(args.input)
+        df = read_table(args.input, columns=schema.column_names)
         _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            publisher.fit(df, accountant=acct)
+            publisher.fit(df, accountant=acct, allow_seeded=args.allow_seeded)
     finally:
         if acct is not None:
             acct.close()
@@ -269,37 +280,47 @@ def _run(args: argparse.Namespace) -> int:
     table = _lda_table(publisher) if args.method == "lda-projection" else release.data
     if table is None:  # pragma: no cover - every table publisher releases data
         raise RuntimeError(f"{args.method} released no table")
-    _say(f"writing {out}")
-    write_table(table, out)
-    side = out.with_name(out.name + ".guarantee.json")
-    with atomic_path(side) as tmp:
-        tmp.write_text(
-            json.dumps(
+    sidecar = json.dumps(
+        {
+            "method": args.method,
+            "guarantee": release.guarantee.to_dict(),
+            "ledger": args.ledger,
+            "ledger_indices": list(release.ledger_indices),
+            "seeded": release.seeded,
+            **(
                 {
-                    "method": args.method,
-                    "guarantee": release.guarantee.to_dict(),
-                    "ledger": args.ledger,
-                    "ledger_indices": list(release.ledger_indices),
-                    "seeded": release.seeded,
-                    **(
-                        {
-                            "directions": release.statistics["directions"].tolist(),
-                            "features": list(publisher.schema.feature_names),
-                            "row_scale": float(release.statistics["scale"][0]),
-                        }
-                        if args.method == "lda-projection"
-                        else {}
-                    ),
-                },
-                indent=2,
-                ensure_ascii=False,
-                allow_nan=False,
-            )
-        )
+                    "directions": release.statistics["directions"].tolist(),
+                    "features": list(publisher.schema.feature_names),
+                    "row_scale": float(release.statistics["scale"][0]),
+                }
+                if args.method == "lda-projection"
+                else {}
+            ),
+        },
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    _say(f"writing {out}")
+    try:
+        with atomic_paths(side, out) as (tmp_side, tmp_out):
+            tmp_side.write_text(sidecar, encoding="utf-8")
+            write_table(table, tmp_out, name=out.name)
+    except OSError as exc:
+        raise write_error(exc, out, charged=_charged(args.ledger, release, cost)) from exc
     print(f"released {len(table):,} rows to {out}")
     print(f"guarantee: {release.guarantee}")
     if args.ledger:
         print(f"charged in {args.ledger} (entries {', '.join(map(str, release.ledger_indices))})")
     if release.seeded:
-        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+        print(
+            "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
+            + (" (--allow-seeded is recorded in the ledger)" if args.ledger else "")
+        )
     return 0
+
+
+def _charged(ledger: str | None, release: Any, cost: Any) -> str:
+    if ledger is None:
+        return f"{cost}, recorded nowhere: no --ledger"
+    return f"{cost} in {ledger}, entries {', '.join(map(str, release.ledger_indices))}"

@@ -55,10 +55,19 @@ def _run(args: argparse.Namespace) -> int:
         )
         sys.stderr.write(f"ppdp: error: {what}; known: {', '.join(EXPERIMENTS)}\n")
         return 2
+    from pathlib import Path
+
+    from ppdp._io import check_output_folder
+
+    out_dir = args.output
+    if out_dir is None:
+        out_dir = Path("experiments-results") / (args.experiment + ("-quick" if args.quick else ""))
+    # Checked before the run, not after it: the folder's own previous results are replaced.
+    check_output_folder(out_dir)
     start = time.monotonic()
     result = run_experiment(
         args.experiment,
-        out_dir=args.output,
+        out_dir=out_dir,
         quick=args.quick,
         seed=args.seed,
         progress=_progress,

@@ -51,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="TOKEN",
         help="a token that means 'missing' (e.g. '?'); repeat for several",
     )
+    draft.add_argument(
+        "--force", action="store_true", help="replace an existing --output file (never the data)"
+    )
     draft.set_defaults(func=_draft)
 
     check = actions.add_parser(
@@ -64,12 +67,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _draft(args: argparse.Namespace) -> int:
+    from ppdp._io import check_output
     from ppdp.data.draft import draft_schema_from_file
     from ppdp.exceptions import ParameterError
 
     out: Path | None = args.output
     if out is not None and out.suffix.lower() not in _SCHEMA_SUFFIXES:
         raise ParameterError(f"--output ({str(out)!r}) must end in .json, .yaml or .yml")
+    if out is not None and out.parent.is_dir():  # a missing folder is created, as before
+        check_output(out, inputs=[("data", args.data)], force=args.force)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         schema = draft_schema_from_file(

@@ -15,6 +15,8 @@ import sys
 import warnings
 from typing import Any
 
+from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+
 LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
 
 
@@ -100,8 +102,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seed",
         type=int,
         default=None,
-        help="reproducible noise for experiments (NOT for real releases)",
+        help="reproducible noise for experiments (NOT for real releases); refused with "
+        "--ledger unless --allow-seeded",
     )
+    add_seed_and_force_flags(train)
     train.set_defaults(func=_train)
 
     predict = subparsers.add_parser(
@@ -116,6 +120,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     predict.add_argument("model", metavar="MODEL.json", help="a model file from 'ppdp train'")
     predict.add_argument("input", metavar="IN", help="the table (.csv, .csv.gz, .parquet)")
     predict.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="predictions")
+    predict.add_argument(
+        "--force", action="store_true", help="replace an existing output file (never an input)"
+    )
     predict.set_defaults(func=_predict)
 
 
@@ -159,6 +166,7 @@ def _train(args: argparse.Namespace) -> int:
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn._model_io import train_model_file
 
+    refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
     if acct is None:
         _say("train", "warning: no --ledger given; the spend is not recorded anywhere")
@@ -180,6 +188,8 @@ def _train(args: argparse.Namespace) -> int:
                 accountant=acct,
                 random_state=args.seed,
                 options=_options(args),
+                allow_seeded=args.allow_seeded,
+                force=args.force,
             )
     finally:
         if acct is not None:
@@ -191,13 +201,16 @@ def _train(args: argparse.Namespace) -> int:
     if result.ledger_indices:
         print(f"charged in {args.ledger} (entries {', '.join(map(str, result.ledger_indices))})")
     if result.seeded:
-        print("note: --seed was given, so the noise is reproducible and NOT fit for a real release")
+        print(
+            "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
+            + (" (--allow-seeded is recorded in the ledger)" if args.ledger else "")
+        )
     return 0
 
 
 def _predict(args: argparse.Namespace) -> int:
     from ppdp.learn._model_io import predict_file
 
-    result = predict_file(args.model, args.input, output=args.output)
+    result = predict_file(args.model, args.input, output=args.output, force=args.force)
     print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
     return 0

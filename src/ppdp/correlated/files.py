@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ppdp._io import atomic_path
+from ppdp._io import atomic_path, check_output, ledger_files, write_error
 from ppdp.correlated._release import CorrelatedRelease
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import MarkovQuiltMechanism
@@ -36,10 +36,14 @@ logger = logging.getLogger(__name__)
 def load_theta(path: str | Path) -> MarkovChainClass:
     """Read Θ from THETA.json (format in the module docstring)."""
     p = Path(path)
+    if p.is_dir():
+        raise ParameterError(f"theta file ({str(p)!r}) is a folder, not a file")
     try:
         obj = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ParameterError(f"theta file ({str(p)!r}) is not valid JSON: {exc.msg}") from exc
+    except RecursionError:
+        raise ParameterError(f"theta file ({str(p)!r}) is nested too deeply") from None
     return MarkovChainClass.from_dict(obj)
 
 
@@ -71,18 +75,29 @@ def release_trace_file(
     query: Literal["histogram"] = "histogram",
     ledger: str | Path | None = None,
     seed: int | None = None,
+    allow_seeded: bool = False,
+    force: bool = False,
 ) -> CorrelatedRelease:
     """Release the histogram of a trace with MQM and write OUT.json atomically.
 
-    Parameters are validated (ε, Θ, method) before the trace is read; the ledger (if any)
-    is checked before and charged after the trace is validated; nothing is written when
-    anything fails.
+    The output is checked first (a writable folder, not an input, not an existing file
+    unless ``force``), then the parameters (ε, Θ, method, a ``seed`` with a ``ledger`` only
+    with ``allow_seeded``) before the trace is read; the ledger (if any) is checked before
+    and charged after the trace is validated; nothing is written when anything fails before
+    the spend. A write that fails after it (disk full) raises
+    :class:`~ppdp._io.OutputWriteError`: the spend stands.
     """
     from ppdp.accounting import Accountant
+    from ppdp.random import refuse_seeded
 
-    out = Path(output)
-    if not out.parent.exists():
-        raise ParameterError(f"output ({str(out)!r}): folder {str(out.parent)!r} does not exist")
+    out = check_output(
+        output,
+        param="output",
+        inputs=[("theta file", theta), ("trace", trace), *ledger_files(ledger)],
+        force=force,
+    )
+    if ledger is not None:
+        refuse_seeded(seed is not None, allow_seeded=allow_seeded, param="seed", value=seed)
     if query != "histogram":
         raise ParameterError(f"query ({query!r}) must be 'histogram'")
     th = load_theta(theta)
@@ -92,7 +107,9 @@ def release_trace_file(
         if acct is not None:
             acct.check(mech.budget, mechanism=mech.name)
         seq = read_trace(trace, th)
-        rel = mech.release(seq, "histogram", random_state=seed, accountant=acct)
+        rel = mech.release(
+            seq, "histogram", random_state=seed, accountant=acct, allow_seeded=allow_seeded
+        )
     finally:
         if acct is not None:
             acct.close()
@@ -104,6 +121,14 @@ def release_trace_file(
         **rel.to_dict(),
         "ledger": None if ledger is None else str(ledger),
     }
-    with atomic_path(out) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
+    try:
+        with atomic_path(out) as tmp:
+            tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
+    except OSError as exc:
+        charged = (
+            f"ε={epsilon!r} in {ledger}, entry {rel.ledger_index}"
+            if ledger is not None
+            else f"ε={epsilon!r}, unrecorded"
+        )
+        raise write_error(exc, out, charged=charged) from exc
     return rel

@@ -55,15 +55,80 @@ def _suffix(path: Path) -> str:
     return path.suffix.lower()
 
 
-def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+def _csv_header(p: Path, sep: str) -> list[str] | None:
+    """The header line of a CSV file, read alone (None if it cannot be read that way)."""
+    import bz2
+    import csv
+    import gzip
+    import lzma
+
+    name = p.name.lower()
+    if name.endswith(".zip"):
+        return None  # pandas reads the archive's single member; let it
+    opener = (
+        gzip.open
+        if name.endswith(".gz")
+        else bz2.open
+        if name.endswith(".bz2")
+        else lzma.open
+        if name.endswith(".xz")
+        else open
+    )
+    try:
+        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+            return next(csv.reader(fh, delimiter=sep))
+    except (OSError, EOFError, UnicodeDecodeError, StopIteration, csv.Error, ValueError):
+        return None
+
+
+def _parquet_columns(p: Path) -> list[str] | None:
+    try:
+        import pyarrow.dataset as pads
+
+        return list(pads.dataset(str(p), format="parquet").schema.names)
+    except Exception:  # unreadable here: pandas reads (and reports) it below
+        return None
+
+
+def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[str]:
+    """The wanted columns in file order; missing or repeated ones raise before the body is read."""
+    wanted = set(columns)
+    missing = [c for c in columns if c not in set(header)]
+    if missing:
+        names = ", ".join(repr(m) for m in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise DataValidationError(
+            f"data ({str(p)!r}): missing column(s) {names}{more} declared in the schema "
+            "(read from the header; no row was read)"
+        )
+    found = [h for h in header if h in wanted]
+    if len(found) != len(wanted):
+        dup = next(h for h in found if found.count(h) > 1)
+        raise DataValidationError(f"data ({str(p)!r}): column {dup!r} appears more than once")
+    return found
+
+
+def read_table(
+    path: str | os.PathLike[str], *, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Read a CSV (optionally compressed) or Parquet file into a DataFrame.
+
+    Parameters
+    ----------
+    path : path
+        The file (a Parquet dataset may be a folder).
+    columns : sequence of str, optional
+        Read only these columns. The header is read first, alone: a missing (or repeated)
+        column is reported before any row is read, and the other columns of a wide file
+        are never materialised.
 
     Raises
     ------
     FileNotFoundError
         ``path`` does not exist.
     DataValidationError
-        The suffix is not a supported format, or the file cannot be parsed (one line).
+        The suffix is not a supported format, a wanted column is missing, or the file cannot
+        be parsed (one line).
     OptionalDependencyError
         Parquet without ``pyarrow`` installed.
     """
@@ -85,10 +150,20 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
                 raise OptionalDependencyError(
                     "reading Parquet needs pyarrow: pip install 'ppdp[dask]'"
                 ) from exc
-            return pd.read_parquet(p)
+            if columns is None:
+                return pd.read_parquet(p)
+            names = _parquet_columns(p)
+            use = list(columns) if names is None else _check_header(p, names, columns)
+            return pd.read_parquet(p, columns=use)
         sep = "\t" if suffix.startswith(".tsv") else ","
-        return pd.read_csv(p, sep=sep)
-    except (OptionalDependencyError, FileNotFoundError):
+        if columns is None:
+            return pd.read_csv(p, sep=sep)
+        header = _csv_header(p, sep)
+        if header is None:  # let pandas read (and report) it whole
+            return pd.read_csv(p, sep=sep)
+        use = _check_header(p, header, columns)
+        return pd.read_csv(p, sep=sep, usecols=use)[use]
+    except (OptionalDependencyError, FileNotFoundError, DataValidationError):
         raise
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         lines = str(exc).strip().splitlines()

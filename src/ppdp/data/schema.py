@@ -463,9 +463,14 @@ class Schema:
         suffix = p.suffix.lower()
         if suffix not in (".json", ".yaml", ".yml"):
             raise SchemaError(f"schema path ({str(p)!r}) must end in .json, .yaml or .yml")
+        if p.is_dir():
+            raise SchemaError(f"schema path ({str(p)!r}) is a folder, not a file")
+        if not p.exists():
+            raise FileNotFoundError(f"schema file ({str(p)!r}) does not exist")
         text = p.read_text(encoding="utf-8")
         import yaml
 
+        too_deep = f"schema file ({str(p)!r}) is nested too deeply to be a schema"
         try:
             data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
         except (ValueError, yaml.YAMLError) as exc:
@@ -473,7 +478,12 @@ class Schema:
             raise SchemaError(
                 f"schema file ({str(p)!r}) is not valid {suffix[1:]}: {first}"
             ) from exc
-        return cls.from_dict(data)
+        except RecursionError:
+            raise SchemaError(too_deep) from None
+        try:
+            return cls.from_dict(data)
+        except RecursionError:
+            raise SchemaError(too_deep) from None
 
 
 def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str]) -> None:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ppdp._io import atomic_path
+from ppdp._io import atomic_path, check_output, ledger_files, write_error
 from ppdp._version import __version__
 from ppdp.budget import Guarantee
 from ppdp.data.schema import Schema
@@ -54,6 +54,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
+from ppdp.random import refuse_seeded
 
 __all__ = [
     "FORMAT",
@@ -453,7 +454,8 @@ def _as_schema(schema: Any) -> Schema:
     raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a Schema or a file path")
 
 
-def _as_frame(data: Any, what: str) -> Any:
+def _as_frame(data: Any, what: str, columns: Any = None) -> Any:
+    """A DataFrame as it is, or a file read (only ``columns``, header first, when given)."""
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
@@ -461,17 +463,13 @@ def _as_frame(data: Any, what: str) -> Any:
     if isinstance(data, str | os.PathLike):
         from ppdp.data.draft import read_table
 
-        return read_table(data)
+        return read_table(data, columns=None if columns is None else tuple(columns))
     raise ParameterTypeError(f"{what} ({type(data).__name__}) must be a DataFrame or a file path")
 
 
-def _check_json_output(output: Any, what: str = "output") -> Path:
-    dest = Path(output)
-    if dest.suffix.lower() != ".json":
-        raise ParameterError(f"{what} ({str(dest)!r}) must end in .json")
-    if not dest.parent.exists():
-        raise ParameterError(f"{what} ({str(dest)!r}): folder {str(dest.parent)!r} does not exist")
-    return dest
+def _file(value: Any) -> Any:
+    """A path-like input, or None (a DataFrame or Schema object is not a file)."""
+    return value if isinstance(value, str | os.PathLike) else None
 
 
 def _binary_schema(schema: Schema) -> Schema:
@@ -551,14 +549,18 @@ def train_model_file(
     accountant: Any = None,
     random_state: Any = None,
     options: Mapping[str, Any] | None = None,
+    allow_seeded: bool = False,
+    force: bool = False,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
     Runs in the order every release follows: the parameters and the output path are
-    validated, the public sample (``hybrid-svm``) is read, the learner's cost is checked
-    against ``accountant``, then the private table is read and encoded with the declared
-    schema, :meth:`fit` records the spend and trains, and the model file is written
-    atomically. An error before the spend costs nothing and writes nothing.
+    validated (a writable folder, not an input, not an existing file unless ``force``), the
+    public sample (``hybrid-svm``) is read, the learner's cost is checked against
+    ``accountant``, then the private table is read and encoded with the declared schema,
+    :meth:`fit` records the spend and trains, and the model file is written atomically. An
+    error before the spend costs nothing and writes nothing; a write that fails after it
+    (disk full) raises :class:`~ppdp._io.OutputWriteError`, and the spend stands.
 
     Parameters
     ----------
@@ -580,12 +582,32 @@ def train_model_file(
         Reproducible noise for experiments (warns; not for real releases).
     options : mapping, optional
         Further learner parameters (``n_components``, ``gamma``, ``huber_h``, ...).
+    allow_seeded : bool, default False
+        With an accountant, a ``random_state`` is refused unless True (recorded).
+    force : bool, default False
+        Replace an existing model file.
     """
-    dest = _check_json_output(output)
+    ledger = getattr(accountant, "path", None)
+    dest = check_output(
+        output,
+        param="output",
+        suffixes=(".json",),
+        inputs=[
+            ("data", _file(data)),
+            ("schema", _file(schema)),
+            ("public sample", _file(public)),
+            *ledger_files(ledger),
+        ],
+        force=force,
+    )
+    if accountant is not None:
+        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
+        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
     sch = _binary_schema(_as_schema(schema))
+    features = sch.without_label()
     public_X = None
     if public is not None:
-        public_X, _ = sch.without_label().encode(_as_frame(public, "public"))
+        public_X, _ = features.encode(_as_frame(public, "public", features.column_names))
     est = build_learner(
         kind,
         schema=sch,
@@ -600,9 +622,14 @@ def train_model_file(
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is not None:
         accountant.check(cost, mechanism=type(est).__name__)
-    X, y = sch.encode(_as_frame(data, "data"))
-    est.fit(X, y, accountant=accountant)
-    path = save_model(est, dest, schema=sch)
+    X, y = sch.encode(_as_frame(data, "data", sch.column_names))
+    est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded)
+    try:
+        path = save_model(est, dest, schema=sch)
+    except OSError as exc:
+        indices = ", ".join(map(str, getattr(est, "ledger_indices_", ())))
+        charged = f"{cost} in {ledger}, entries {indices}" if ledger else f"{cost}, unrecorded"
+        raise write_error(exc, dest, charged=charged) from exc
     return TrainResult(
         path=path,
         estimator=est,
@@ -617,28 +644,34 @@ def predict_file(
     data: Any,
     *,
     output: str | os.PathLike[str],
+    force: bool = False,
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
     The table is encoded with the schema stored in the model file (its label column, if
     present, is ignored). The output has one row per input row: ``prediction`` (the class
     name), ``score`` (``decision_function``; positive means the second class) and, for
-    logistic regression, ``probability`` (of the second class).
+    logistic regression, ``probability`` (of the second class). The output is checked
+    like a release's (not an input, not an existing file unless ``force``) before anything
+    is read.
     """
     import pandas as pd
 
-    dest = Path(output)
+    dest = check_output(
+        output,
+        param="output",
+        suffixes=(".csv", ".csv.gz"),
+        inputs=[("model file", _file(model)), ("data", _file(data))],
+        force=force,
+    )
     name = dest.name.lower()
-    if not (name.endswith(".csv") or name.endswith(".csv.gz")):
-        raise ParameterError(f"output ({str(dest)!r}) must end in .csv or .csv.gz")
-    if not dest.parent.exists():
-        raise ParameterError(f"output ({str(dest)!r}): folder {str(dest.parent)!r} does not exist")
     mf = read_model(model)
     if mf.schema is None:
         raise ParameterError(
             f"model file ({str(model)!r}) holds no schema; it was saved without one"
         )
-    X, _ = mf.schema.without_label().encode(_as_frame(data, "data"))
+    features = mf.schema.without_label()
+    X, _ = features.encode(_as_frame(data, "data", features.column_names))
     est = mf.estimator
     scores = np.asarray(est.decision_function(X), dtype=np.float64)
     predicted = np.asarray(est.predict(X))

@@ -1,0 +1,32 @@
+"""What the commands that write a release share: ``--allow-seeded``, ``--force``."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
+    """``--allow-seeded`` and ``--force``, shared by the commands that write a release."""
+    parser.add_argument(
+        "--allow-seeded",
+        action="store_true",
+        help="accept --seed with --ledger (an experiment: the same seed on neighbouring tables "
+        "cancels the noise exactly); the ledger records it",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output file (never one of the inputs)",
+    )
+
+
+def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: bool) -> None:
+    """``--seed`` with ``--ledger`` needs ``--allow-seeded``; checked before anything is read."""
+    from ppdp.exceptions import ParameterError
+
+    if seed is not None and ledger is not None and not allow_seeded:
+        raise ParameterError(
+            f"--seed ({seed}) with --ledger is refused: the same seed on neighbouring tables "
+            "cancels the noise exactly; drop --seed for a real release, or add --allow-seeded "
+            "for an experiment (the ledger records it)"
+        )
