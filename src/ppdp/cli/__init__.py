@@ -5,7 +5,8 @@ adds its parser and sets ``func`` to a callable taking the parsed namespace and 
 an exit code.
 
 Exit statuses: 0 on success; 1 only for integrity failures (a ledger that fails
-verification); 2 for every user-caused failure (any :class:`~ppdp.exceptions.PPDPError`,
+verification; ``ppdp audit`` also uses it for a mechanism that fails its audit); 2 for
+every user-caused failure (any :class:`~ppdp.exceptions.PPDPError`,
 ``ValueError``, ``TypeError``, any ``OSError`` such as a missing file, a folder given for a
 file, a full disk, and input nested too deeply to parse), printed as one line on stderr
 without a traceback; 130 on Ctrl-C. When the reader of stdout goes away (``ppdp budget show
