@@ -103,6 +103,7 @@ class Accountant:
         self._lock = threading.RLock()
         self._owns = _owns_ledger
         self._broken: LedgerIntegrityError | None = None
+        self._on_invalid = "raise"
         self._fold(ledger.entries(refresh=False))
 
     # -- construction -------------------------------------------------------------------
@@ -291,6 +292,27 @@ class Accountant:
     def relation(self) -> Neighbouring:
         """The neighbouring relation of every charge."""
         return self._tally.relation
+
+    @property
+    def on_invalid(self) -> str:
+        """How releases through this accountant treat invalid *values* in the data.
+
+        ``"raise"`` (default, for a custodian who sees every error): a value-dependent
+        problem (an undeclared category, a missing value, a label outside the declared
+        classes, wrong declared class counts) is an error naming the column and a count,
+        and nothing is spent. ``"mask"`` (total mode, for analyst-facing services where
+        whoever chooses the schema or the parameters reads the errors): no value-dependent
+        condition raises; each bad value is mapped to a declared one and the counts go to
+        the custodian log only (``docs/guide.md``, *Who sees what*). Set it on the
+        custodian's side: it is never read from a schema or a release's parameters.
+        """
+        return self._on_invalid
+
+    @on_invalid.setter
+    def on_invalid(self, value: str) -> None:
+        if value not in ("raise", "mask"):
+            raise ParameterError(f"on_invalid ({value!r}) must be 'raise' or 'mask'")
+        self._on_invalid = value
 
     @property
     def total(self) -> PrivacyBudget:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
@@ -89,13 +90,15 @@ class Plan:
 
 
 def check_binary_labels(
-    y: ArrayLike, classes: ArrayLike | None = None
+    y: ArrayLike, classes: ArrayLike | None = None, *, on_invalid: str = "raise"
 ) -> tuple[NDArray[Any], NDArray[np.float64]]:
     """Return ``classes_`` and the labels mapped to ``{-1, +1}`` (``classes_[1]`` is +1).
 
     Without ``classes`` the label set is read from ``y`` and must hold exactly two values
     (then the guarantee assumes the two labels are public). With ``classes`` (two distinct
     declared labels, in that order) every label must be one of them; ``y`` may hold only one.
+    ``on_invalid="mask"`` (total mode) needs ``classes`` and maps any other label to
+    ``classes[0]`` instead of raising (the count goes to the custodian log only).
 
     Raises
     ------
@@ -111,12 +114,19 @@ def check_binary_labels(
         yr = y.reshape(-1)
         is_pos = yr == declared[1]
         outside = int(np.count_nonzero(~(is_pos | (yr == declared[0]))))
-        if outside:
+        if outside and on_invalid == "mask":
+            custodian.info("%d label(s) outside the declared classes were masked", outside)
+        elif outside:
             raise DataValidationError(
                 f"y has {outside} label(s) outside the two declared classes; "
                 "only binary classification is supported"
             )
         return declared, np.where(is_pos, 1.0, -1.0)
+    if on_invalid == "mask":
+        raise ParameterError(
+            "classes (None) must be declared when invalid values are masked "
+            "(on_invalid='mask'): reading the label set from y would be a data-dependent error"
+        )
     kind = type_of_target(y, input_name="y")
     if kind in ("continuous", "continuous-multioutput"):
         raise DataValidationError(
@@ -312,7 +322,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
                     f"{name} is ε-DP for replaced records with n public"
                 )
             accountant.check(plan.budget, mechanism=plan.mechanism)
-        Xv, classes, ypm = self._validate_training_data(X, y)
+        mode = accountant.on_invalid if accountant is not None else "raise"
+        Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
         Z = self._prepare(Xv)
         if n_rows is None or n_rows != Xv.shape[0]:
             plan = self._plan(Xv.shape[0])
@@ -341,8 +352,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         return self
 
     def _validate_training_data(
-        self, X: ArrayLike, y: ArrayLike
+        self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
+        if on_invalid == "mask":
+            X = _mask_non_finite(X)
         _check_finite_columns(X)
         try:
             Xv, yv = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
@@ -350,7 +363,9 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             if isinstance(exc, DataValidationError):
                 raise
             raise DataValidationError(_one_line(exc)) from None
-        classes, ypm = check_binary_labels(yv, getattr(self, "classes", None))
+        classes, ypm = check_binary_labels(
+            yv, getattr(self, "classes", None), on_invalid=on_invalid
+        )
         n = Xv.shape[0]
         if n < self._min_rows:
             raise DataValidationError(
@@ -466,6 +481,31 @@ def _json_param(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return [_json_param(x) for x in v.tolist()]
     return v
+
+
+def _mask_non_finite(X: Any) -> Any:
+    """Total mode: NaN and infinities become 0 (inside every norm ball), counted for the
+    custodian only; anything that is not a real table is left to the usual validation."""
+    if isinstance(X, pd.DataFrame):
+        values = X.to_numpy()
+        if values.dtype.kind not in "biuf":
+            return X
+        bad = ~np.isfinite(values.astype(np.float64))
+        if bad.any():
+            custodian.info("%d non-finite value(s) in X were masked to 0", int(bad.sum()))
+            return pd.DataFrame(np.where(bad, 0.0, values), columns=X.columns, index=X.index)
+        return X
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return X
+    if arr.dtype.kind not in "biuf" or arr.ndim != 2:
+        return X
+    bad = ~np.isfinite(arr.astype(np.float64))
+    if bad.any():
+        custodian.info("%d non-finite value(s) in X were masked to 0", int(bad.sum()))
+        return np.where(bad, 0.0, arr)
+    return X
 
 
 def _check_finite_columns(X: Any) -> None:

@@ -327,9 +327,9 @@ class _RBFSVMBase(PrivateClassifierBase):
         )
 
     def _validate_training_data(
-        self, X: ArrayLike, y: ArrayLike
+        self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
-        Xv, classes, ypm = super()._validate_training_data(X, y)
+        Xv, classes, ypm = super()._validate_training_data(X, y, on_invalid=on_invalid)
         need = self._rows_needed(self._checked())
         if Xv.shape[0] < need:
             raise DataValidationError(

@@ -107,9 +107,15 @@ class Publisher:
         """
         raise NotImplementedError
 
-    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-        """Encode and validate the data (default: ``schema.encode(df)``)."""
-        return self.schema.encode(df)
+    def _encode(
+        self, df: pd.DataFrame, on_invalid: str = "raise"
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        """Encode and validate the data (default: ``schema.encode(df)``).
+
+        ``on_invalid="mask"`` (the accountant's total mode): no check that depends on the
+        values may raise; see :attr:`ppdp.accounting.Accountant.on_invalid`.
+        """
+        return self.schema.encode(df, on_invalid=on_invalid)
 
     def _release(
         self,
@@ -181,7 +187,7 @@ class Publisher:
             for charge in charges:
                 total = total + charge.budget
             accountant.check(total, mechanism=name)
-        X, y = self._encode(df)
+        X, y = self._encode(df, on_invalid=accountant.on_invalid if accountant else "raise")
         indices: list[int] = []
         if accountant is not None:
             for charge in charges:

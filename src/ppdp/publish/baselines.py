@@ -82,8 +82,10 @@ class _RowPublisher(Publisher):
         }
         return [Charge(PrivacyBudget(eps), self._NAME, details)]
 
-    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], Any]:
-        X, y = _encode_table(self.schema, df)
+    def _encode(
+        self, df: pd.DataFrame, on_invalid: str = "raise"
+    ) -> tuple[NDArray[np.float64], Any]:
+        X, y = _encode_table(self.schema, df, on_invalid)
         if X.shape[0] < 1:
             raise DataValidationError("data has 0 rows; there is nothing to publish")
         return X, y

@@ -189,9 +189,11 @@ def _postprocess(
     return X
 
 
-def _encode_table(schema: Schema, df: pd.DataFrame) -> tuple[NDArray[np.float64], Any]:
+def _encode_table(
+    schema: Schema, df: pd.DataFrame, on_invalid: str = "raise"
+) -> tuple[NDArray[np.float64], Any]:
     """The whole table encoded, the label's one-hot block included when there is a label."""
-    X, y = schema.encode(df, include_label=schema.label is not None)
+    X, y = schema.encode(df, include_label=schema.label is not None, on_invalid=on_invalid)
     # Lemma 2 and the sensitivities need every entry in [0, 1] *before* the projection
     # (A.7.6). encode guarantees it; a subclass's encoder might not, so enforce it.
     np.clip(X, 0.0, 1.0, out=X)
@@ -416,8 +418,10 @@ class DPPCAPublisher(Publisher):
 
     # -- the flow ---------------------------------------------------------------------------
 
-    def _encode(self, df: pd.DataFrame) -> tuple[NDArray[np.float64], Any]:
-        X, y = _encode_table(self.schema, df)
+    def _encode(
+        self, df: pd.DataFrame, on_invalid: str = "raise"
+    ) -> tuple[NDArray[np.float64], Any]:
+        X, y = _encode_table(self.schema, df, on_invalid)
         n = X.shape[0]
         if n < 2:
             raise DataValidationError(
