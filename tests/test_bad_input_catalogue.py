@@ -519,7 +519,13 @@ def test_collector_rejects_a_bad_batch_whole_and_keeps_its_totals(tmp_path):
     from ppdp.ledger import encode_public_key, generate_key
     from ppdp.local import CharacteristicVectorRandomizer
     from ppdp.local.collector import CollectorConfig, create_app
-    from ppdp.local.collector._wire import SIGNATURE_HEADER, encode_batch, sign_body
+    from ppdp.local.collector._wire import (
+        CLIENT_HEADER,
+        SIGNATURE_HEADER,
+        encode_batch,
+        read_headers,
+        sign_body,
+    )
 
     with warnings.catch_warnings():  # this starlette asks for httpx2; httpx still works
         warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -537,19 +543,21 @@ def test_collector_rejects_a_bad_batch_whole_and_keeps_its_totals(tmp_path):
 
     def post(http, seq, reports):
         body = encode_batch(survey="s", client="app", seq=seq, reports=reports)
-        return http.post(
-            "/v1/batches", content=body, headers={SIGNATURE_HEADER: sign_body(body, key)}
-        )
+        headers = {CLIENT_HEADER: "app", SIGNATURE_HEADER: sign_body(body, key)}
+        return http.post("/v1/batches", content=body, headers=headers)
+
+    def totals(http):
+        return http.get("/v1/totals", headers=read_headers("app", key, "/v1/totals")).json()
 
     with TestClient(create_app(CollectorConfig.from_file(tmp_path / "collector.json"))) as http:
         assert post(http, 1, cv.randomise([0, 1, 2], random_state=1).tolist()).status_code == 200
-        before = http.get("/v1/totals").json()
+        before = totals(http)
         good = cv.randomise([0, 1], random_state=2).tolist()
         for bad in ([*good, [0, 1]], [*good, [0, 1, 2, 3]], [*good, [0.5, 1, 2]]):
             r = post(http, 2, bad)  # wrong length, wrong length, off the lattice
             assert r.status_code == 422
             _one_line(r.json()["error"])
-            assert http.get("/v1/totals").json() == before
+            assert totals(http) == before
 
 
 # --- The command line: exit 2, one stderr line, no traceback, no file, nothing spent ----------
@@ -1092,3 +1100,189 @@ def test_cli_broken_pipe_exits_quietly(cli_files):
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err) == (141, b"")
+
+
+# --- Hostile network input (issue 12, items 1 and 8): the collector and a federated owner ----
+# Each row drives the real ASGI app in process with a body produced on demand, so it sees how
+# many bytes the app pulled; the 100 MB loads are in benchmarks/bench_hostile_http.py and the
+# deeper cases in tests/hostile/. The reply is one line and quotes nothing unbounded.
+
+_CAP = 1 << 20
+_BIG = 100 * 1024 * 1024
+
+
+def _asgi(app, method, path, headers=None, *, size=0, body=b"", declare=False):
+    """One request to ``app``: ``body``, or ``size`` filler bytes in 64 KB chunks (with a
+    ``Content-Length`` when ``declare``). Returns (status, reply text, bytes pulled)."""
+    import asyncio
+    import json
+
+    chunks = [body] if body else (b"x" * min(65536, size - i) for i in range(0, size, 65536))
+    it = iter(chunks)
+    pulled = [0]
+    nxt = [next(it, None)]
+
+    async def receive():
+        cur, nxt[0] = nxt[0], next(it, None)
+        pulled[0] += len(cur or b"")
+        return {"type": "http.request", "body": cur or b"", "more_body": nxt[0] is not None}
+
+    out = {"body": b""}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            out["status"] = message["status"]
+        else:
+            out["body"] += message.get("body", b"")
+
+    h = dict(headers or {})
+    if declare:
+        h["content-length"] = str(size or len(body))
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+             "server": ("127.0.0.1", 80), "state": {},
+             "headers": [(k.lower().encode(), v.encode()) for k, v in h.items()]}  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    reply = json.loads(out["body"])
+    return out["status"], str(reply.get("error", reply.get("reason"))), pulled[0]
+
+
+@pytest.fixture(scope="module")
+def hostile_apps(tmp_path_factory):
+    import json
+
+    from ppdp.federated.http import load_config, prepare_deployment
+    from ppdp.federated.http._demo import session_for
+    from ppdp.federated.http._parties import build_parts
+    from ppdp.ledger import Signer, encode_public_key, generate_key, load_private_key
+    from ppdp.local import CharacteristicVectorRandomizer
+    from ppdp.local.collector import CollectorConfig
+    from ppdp.local.collector import create_app as collector_app
+
+    root = tmp_path_factory.mktemp("hostile")
+    key = generate_key()
+    cv = CharacteristicVectorRandomizer(regions=3, noise="discrete-normal", gamma=0.5, sigma=1.0)
+    cfg = {"survey": "s", "randomizer": cv.to_dict(), "store": str(root / "c.sqlite"),
+           "clients": {"app": encode_public_key(key.public_key())},
+           "max_body_bytes": _CAP}  # fmt: skip
+    (root / "collector.json").write_text(json.dumps(cfg))
+    collector = collector_app(CollectorConfig.from_file(root / "collector.json"))
+    parts = [_tiny_frame(20, seed) for seed in (1, 2)]
+    session = session_for(parts, TINY, session_id="s-1", epsilon=1.0, delta=1e-5,
+                          dealer="trusted", release="direction")  # fmt: skip
+    dep = prepare_deployment(root / "round", parts=parts, schema=TINY, session=session)
+    owner = build_parts(load_config(dep.configs["owner-1"]))
+    owner.node.max_body = _CAP
+    publisher = Signer("publisher", load_private_key(root / "round" / "keys" / "publisher.key"))
+    yield {"collector": collector, "key": key, "owner": owner, "publisher": publisher}
+    collector.state.collector.close()
+    owner.close()
+
+
+def _collector_sig(apps, body=b"x"):
+    from ppdp.local.collector._wire import CLIENT_HEADER, SIGNATURE_HEADER, sign_body
+
+    return {CLIENT_HEADER: "app", SIGNATURE_HEADER: sign_body(body, apps["key"])}
+
+
+def _deep_batch():
+    head = b'{"v":1,"survey":"s","client":"app","seq":1,"reports":'
+    return head + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+def _bool_batch():
+    from ppdp.local.collector._wire import encode_batch
+
+    return encode_batch(survey="s", client="app", seq=1, reports=[[True, 0, 0]])
+
+
+def _transport(apps, body, *, forged=False):
+    from ppdp.federated.http import transport_headers
+    from ppdp.ledger import generate_key
+
+    key = generate_key() if forged else apps["publisher"].private_key
+    return transport_headers(body, sender="publisher", key=key, session_id="s-1",
+                             recipient="owner-1")  # fmt: skip
+
+
+# (row, request, expected status, fragment of the one-line reply, most bytes the app may pull)
+_HOSTILE_ROWS = [
+    ("collector: chunked body over the cap",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", _collector_sig(a), size=_BIG),
+     413, "exceeds 1048576 bytes", _CAP + 65536),
+    ("collector: declared body over the cap",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", _collector_sig(a), size=_BIG,
+                     declare=True), 413, "exceeds", 0),
+    ("collector: unsigned big body",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", size=_BIG), 401, "X-PPDP-Client", 0),
+    ("collector: forged signature, registered id (refused before parsing)",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", _collector_sig(a, b"other"),
+                     body=_deep_batch()), 401, "does not verify", None),
+    ("collector: 100k-deep JSON",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", _collector_sig(a, _deep_batch()),
+                     body=_deep_batch()), 400, "deeper than 8", None),
+    ("collector: JSON booleans as reports",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches", _collector_sig(a, _bool_batch()),
+                     body=_bool_batch()), 400, "true/false", None),
+    ("collector: 100 KB client id (not echoed)",
+     lambda a: _asgi(a["collector"], "POST", "/v1/batches",
+                     {"X-PPDP-Client": "c" * 100_000, "X-PPDP-Signature": "AA=="}),
+     401, "(100000 characters)", 0),
+    ("collector: GET /v1/totals unauthenticated",
+     lambda a: _asgi(a["collector"], "GET", "/v1/totals"), 401, "signed read", 0),
+    ("collector: GET /v1/clients/{id} unauthenticated",
+     lambda a: _asgi(a["collector"], "GET", "/v1/clients/app"), 401, "operator token", 0),
+    ("owner: chunked body over the cap",
+     lambda a: _asgi(_party(a), "POST", "/messages", _transport(a, b"x"), size=_BIG),
+     413, "too large", _CAP + 65536),
+    ("owner: unsigned big body",
+     lambda a: _asgi(_party(a), "POST", "/messages", size=_BIG, declare=True),
+     401, "X-PPDP-Sender", 0),
+    ("owner: forged transport signature (refused before decoding; the round untouched)",
+     lambda a: _asgi(_party(a), "POST", "/messages", _transport(a, b"{}", forged=True),
+                     body=b"{}"), 401, "does not verify", None),
+    ("owner: 100k-deep JSON",
+     lambda a: _asgi(_party(a), "POST", "/messages", _transport(a, _deep_batch()),
+                     body=_deep_batch()), 400, "nested over 32 deep", None),
+    ("owner: 100 KB sender id (not echoed)",
+     lambda a: _asgi(_party(a), "POST", "/messages",
+                     {"X-PPDP-Sender": "s" * 100_000, "X-PPDP-Body-Signature": "AA=="}),
+     401, "(100000 characters)", 0),
+]  # fmt: skip
+
+
+def _party(apps):
+    from ppdp.federated.http import create_app
+
+    if "owner_app" not in apps:
+        apps["owner_app"] = create_app(apps["owner"].node)
+    return apps["owner_app"]
+
+
+@pytest.mark.parametrize("row", range(len(_HOSTILE_ROWS)), ids=[r[0] for r in _HOSTILE_ROWS])
+def test_hostile_http_input_is_bounded_authenticated_and_answered_in_one_line(hostile_apps, row):
+    _name, request, status, fragment, max_pulled = _HOSTILE_ROWS[row]
+    got, reply, pulled = request(hostile_apps)
+    assert got == status, reply
+    _one_line(reply, fragment)
+    assert len(reply) < 300  # nothing the client sent comes back unbounded
+    if max_pulled is not None:
+        assert pulled <= max_pulled
+    assert hostile_apps["collector"].state.collector.store.snapshot().count == 0
+    node = hostile_apps["owner"].node
+    assert node.state == "waiting" and node.abort_reason is None and node.stats.received == 0
+
+
+@pytest.mark.parametrize("server", ["collector", "party"])
+def test_plain_http_beyond_loopback_is_refused_without_the_flag(server):
+    from ppdp.federated.http import check_plain_http_bind as party_check
+    from ppdp.local.collector._guard import check_plain_http_bind as collector_check
+
+    check = collector_check if server == "collector" else party_check
+    with pytest.raises(ParameterError) as info:
+        check("0.0.0.0", tls=False, insecure_plain_http=False)
+    _one_line(str(info.value), "--insecure-plain-http", "0.0.0.0")
+    assert "unencrypted" in check("0.0.0.0", tls=False, insecure_plain_http=True)
+    assert check("127.0.0.1", tls=False, insecure_plain_http=False) is None
+    assert check("0.0.0.0", tls=True, insecure_plain_http=False) is None
