@@ -11,7 +11,8 @@ published noise law: it costs no privacy. Three estimators:
   O(n·k)-per-iteration EM on the individual reports (a baseline for the benchmarks).
 * :func:`reconstruct_fourier` — Wu's one-step orthogonal-series (Fourier) estimator:
   empirical characteristic function of the reports divided by that of the noise, truncated
-  or tapered, integrated over the bins and projected onto the simplex.
+  (by default at the count :func:`auto_harmonics` reads from n, the domain and the noise
+  law), shrunk or tapered, integrated over the bins and projected onto the simplex.
 
 References
 ----------
@@ -46,8 +47,11 @@ from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.local.additive import AdditiveRandomizer
 
 __all__ = [
+    "AUTO_HARMONICS_MAX",
+    "AUTO_HARMONICS_THRESHOLD",
     "FourierMoments",
     "ReportHistogram",
+    "auto_harmonics",
     "bin_reports",
     "fourier_moments",
     "reconstruct_bayes",
@@ -67,6 +71,11 @@ _SHRINKAGES = ("wiener", "hard", "soft", "garrote")
 #: multiplicative update can never revive a bin that starts at exactly 0.
 _FOURIER_INIT_MIX = 0.01
 _FOURIER_CHUNK = 8192
+#: ``harmonics="auto"`` keeps harmonic i while the standard error of its complex coefficient,
+#: ``s_i = 2/(√n·|φ_Y(2πi/D)|)``, is at most this (see :func:`auto_harmonics`).
+AUTO_HARMONICS_THRESHOLD = 0.5
+#: ... and never keeps more than this many (the cost of the pass is O(n·m)).
+AUTO_HARMONICS_MAX = 64
 
 #: ``callback(iteration, probabilities)`` after each EM/Bayes iteration (a copy; e.g. to
 #: record the information loss per iteration).
@@ -377,9 +386,9 @@ def reconstruct_em(
     tol: float = 1e-3,
     max_iter: int = 10_000,
     binned: bool = True,
-    harmonics: int = 12,
+    harmonics: int | Literal["auto"] = "auto",
     taper: str | None = None,
-    shrinkage: str | None = None,
+    shrinkage: str | None = "auto",
     report_bin_width: float | None = None,
     callback: Callback | None = None,
 ) -> Reconstruction:
@@ -416,7 +425,10 @@ def reconstruct_em(
         For ``init="fourier"`` (see :func:`reconstruct_fourier`). The one-step estimate
         keeps the sampling noise of its high harmonics and the stopping rule halts EM near
         its start: with many harmonics, a ``shrinkage`` rule (e.g. ``"soft"``) gives a start
-        that ends at a lower loss (``wu-fig2``).
+        that ends at a lower loss (``wu-fig2``). The defaults, ``harmonics="auto"`` and
+        ``shrinkage="auto"``, start from the automatic count (:func:`auto_harmonics`, public
+        inputs only) shrunk by the soft rule; an explicit count is used as given, with no
+        shrinkage unless one is named.
     report_bin_width : float, optional
         Report bin width (default: the narrowest value bin).
     callback : callable, optional
@@ -427,8 +439,9 @@ def reconstruct_em(
     -------
     Reconstruction
         ``method="em"`` (or ``"em-direct"``); ``details`` has ``log_likelihood`` (binned:
-        of the bin counts), ``last_change``, ``init``. ``ConvergenceWarning`` if ``tol > 0``
-        was not reached.
+        of the bin counts), ``last_change``, ``init``; from a Fourier start also
+        ``harmonics`` (the count used), ``harmonics_choice``, ``shrinkage`` and ``taper``.
+        ``ConvergenceWarning`` if ``tol > 0`` was not reached.
 
     Examples
     --------
@@ -443,8 +456,9 @@ def reconstruct_em(
     tol, max_iter = _check_stopping(tol, max_iter)
     x_edges = value_edges(r, bins)
     k = x_edges.size - 1
-    if shrinkage is not None:
-        check_option("shrinkage", shrinkage, _SHRINKAGES)
+    _check_shrinkage(shrinkage)
+    h = _check_harmonics(harmonics)
+    start: dict[str, Any] = {}
     if isinstance(init, str):
         check_option("init", init, ("uniform", "fourier"))
         if init == "fourier" and isinstance(reports, ReportHistogram):
@@ -456,7 +470,7 @@ def reconstruct_em(
         four = reconstruct_fourier(
             reports,  # type: ignore[arg-type]
             r,
-            harmonics,
+            h,
             bins=x_edges,
             taper=taper,
             shrinkage=shrinkage,
@@ -464,6 +478,11 @@ def reconstruct_em(
         uni = np.diff(x_edges) / (x_edges[-1] - x_edges[0])
         theta0 = (1.0 - _FOURIER_INIT_MIX) * four.probabilities + _FOURIER_INIT_MIX * uni
         init_name = "fourier"
+        start = {
+            key: four.details[key]
+            for key in ("harmonics", "harmonics_choice", "harmonics_stop", "shrinkage", "taper")
+            if key in four.details
+        }
     else:
         theta0 = np.asarray(init, dtype=np.float64).ravel()
         if (
@@ -497,6 +516,7 @@ def reconstruct_em(
     if not conv and tol > 0:
         _warn_unconverged("reconstruct_em", tol, max_iter, change)
     details.update({"tol": tol, "last_change": change, "init": init_name, "log_likelihood": loglik})
+    details.update(start)
     return _result(theta, x_edges, it, conv, method, details)
 
 
@@ -596,6 +616,130 @@ def _shrinkage_factors(
     return np.where(mod2 > 0, np.clip(out, 0.0, 1.0), 0.0)
 
 
+def _check_harmonics(harmonics: Any) -> int | Literal["auto"]:
+    """``"auto"`` or an int >= 1 (validated before any work)."""
+    if isinstance(harmonics, str):
+        if harmonics != "auto":
+            raise ParameterError(f"harmonics ({harmonics!r}) must be 'auto' or an integer >= 1")
+        return "auto"
+    return check_int("harmonics", harmonics, minimum=1)
+
+
+def _check_shrinkage(shrinkage: Any) -> None:
+    if shrinkage is not None:
+        check_option("shrinkage", shrinkage, ("auto", *_SHRINKAGES))
+
+
+def _resolve_shrinkage(shrinkage: str | None, harmonics: int | str) -> str | None:
+    """``"auto"``: the soft rule with ``harmonics="auto"``, none with an explicit count (the
+    behaviour an explicit count always had)."""
+    if shrinkage == "auto":
+        return "soft" if harmonics == "auto" else None
+    return shrinkage
+
+
+def _auto_rule(
+    randomizer: AdditiveRandomizer,
+    n: int,
+    threshold: float,
+    max_harmonics: int,
+    min_characteristic: float,
+) -> tuple[int, str]:
+    """The automatic count and why it stopped (see :func:`auto_harmonics`)."""
+    lo, hi = randomizer.domain
+    d = hi - lo
+    i = np.arange(1, max_harmonics + 2, dtype=np.float64)
+    phi = np.abs(np.asarray(randomizer.noise_characteristic(2.0 * np.pi * i / d), dtype=float))
+    if phi[0] < min_characteristic or phi[0] == 0.0:
+        raise ParameterError(
+            f"harmonics ('auto'): |φ_Y(1)| = {phi[0]:.3g} < min_characteristic "
+            f"({min_characteristic:g}); the {randomizer.noise} noise of scale "
+            f"{randomizer.scale:g} erases harmonic 1 on a domain of width {d:g} (degenerate, "
+            "cf. Wu's U[0, 20] example): no harmonic can be estimated; change the noise scale"
+        )
+    with np.errstate(divide="ignore", over="ignore"):
+        se = 2.0 / (math.sqrt(n) * phi)
+    fails = (phi < min_characteristic) | (se > threshold)
+    first = int(np.argmax(fails)) + 1 if fails.any() else max_harmonics + 2
+    if first > max_harmonics:
+        return max_harmonics, f"the cap of {max_harmonics} harmonics"
+    if first == 1:
+        return 1, (
+            f"harmonic 1's standard error {se[0]:.3g} > {threshold:g}; one harmonic is always kept"
+        )
+    if phi[first - 1] < min_characteristic:
+        why = f"|φ_Y({first})| = {phi[first - 1]:.3g} < min_characteristic"
+    else:
+        why = f"harmonic {first}'s standard error {se[first - 1]:.3g} > {threshold:g}"
+    return first - 1, why
+
+
+def auto_harmonics(
+    randomizer: AdditiveRandomizer,
+    n: int,
+    *,
+    threshold: float = AUTO_HARMONICS_THRESHOLD,
+    max_harmonics: int = AUTO_HARMONICS_MAX,
+    min_characteristic: float = 1e-8,
+) -> int:
+    """The number of harmonics ``harmonics="auto"`` keeps for ``n`` reports.
+
+    The rule uses public quantities only — ``n``, the declared domain ``[lo, hi]`` (width
+    ``D``) and the published noise law's characteristic function — never the reports'
+    values, so the choice is fixed before any report is read. The complex coefficient
+    ``ĉ_i = 2 φ̂_Z(i)/φ_Y(i)`` of :func:`reconstruct_fourier` has
+    ``E|ĉ_i − c_i|² = 4(1 − |φ_Z(i)|²)/(n|φ_Y(i)|²)``; its public bound gives the standard
+    error ``s_i = 2/(√n·|φ_Y(2πi/D)|)`` (dropping ``|φ_Z(i)|²``, which would need the
+    reports; it is tight at the high harmonics, where ``|φ_Z(i)| ≤ |φ_Y(i)|`` is small).
+
+    Harmonic ``i = 1, 2, …`` is kept while ``s_i ≤ threshold`` and
+    ``|φ_Y(i)| ≥ min_characteristic``; the first harmonic that fails stops the count
+    (later ones are not looked at, even if they would pass), and at most ``max_harmonics``
+    are kept. Harmonic 1 is always kept if the noise does not erase it (then a too-noisy
+    first harmonic still warns :class:`LowUtilityWarning` in :func:`reconstruct_fourier`).
+
+    The default threshold ``½`` is half of the standard error at which
+    :func:`reconstruct_fourier` warns that a coefficient is dominated by noise, and a quarter
+    of the largest value any coefficient can take (``|c_i| = 2|φ_X(i)| ≤ 2``): a harmonic
+    beyond it could only carry signal for a density nearly as sharp as a point mass.
+
+    Parameters
+    ----------
+    randomizer : AdditiveRandomizer
+        The published randomizer (noise law, scale, domain).
+    n : int
+        The number of reports.
+    threshold : float, default AUTO_HARMONICS_THRESHOLD (0.5)
+    max_harmonics : int, default AUTO_HARMONICS_MAX (64)
+    min_characteristic : float, default 1e-8
+
+    Returns
+    -------
+    int
+        The count, between 1 and ``max_harmonics``.
+
+    Raises
+    ------
+    ParameterError
+        If ``|φ_Y(1)| < min_characteristic`` (the noise erases every harmonic's information
+        about the first one: nothing can be estimated).
+
+    Examples
+    --------
+    >>> from ppdp.local import AdditiveRandomizer
+    >>> auto_harmonics(AdditiveRandomizer(noise="gaussian", scale=0.1, domain=(0.0, 1.0)), 100_000)
+    4
+    >>> auto_harmonics(AdditiveRandomizer(noise="uniform", scale=0.5, domain=(0.0, 1.0)), 100_000)
+    1
+    """
+    r = _check_randomizer(randomizer)
+    n = check_int("n", n, minimum=1)
+    threshold = check_positive("threshold", threshold)
+    max_harmonics = check_int("max_harmonics", max_harmonics, minimum=1)
+    tiny = check_nonnegative("min_characteristic", min_characteristic)
+    return _auto_rule(r, n, threshold, max_harmonics, tiny)[0]
+
+
 @dataclass(frozen=True)
 class FourierMoments:
     """Running totals for the Fourier estimator: ``sums[h−1] = Σ_j exp(2πi·h·(w_j − lo)/D)``
@@ -613,25 +757,49 @@ class FourierMoments:
 
 
 def fourier_moments(
-    reports: ArrayLike, randomizer: AdditiveRandomizer, harmonics: int
+    reports: ArrayLike, randomizer: AdditiveRandomizer, harmonics: int | Literal["auto"] = "auto"
 ) -> FourierMoments:
-    """One O(n·m) pass: the running totals :func:`reconstruct_fourier` needs (no reports kept)."""
+    """One O(n·m) pass: the running totals :func:`reconstruct_fourier` needs (no reports kept).
+
+    ``harmonics="auto"`` keeps :func:`auto_harmonics` of this batch's ``n``; totals added
+    over batches keep the fewest harmonics of the parts, so a collector summing batches
+    should pass the count for the expected total (``auto_harmonics(r, n_total)``).
+    """
     r = _check_randomizer(randomizer)
-    m = check_int("harmonics", harmonics, minimum=1)
+    h = _check_harmonics(harmonics)
     w = _check_reports(reports, r)
+    m = auto_harmonics(r, int(w.size)) if h == "auto" else h
     lo, hi = r.domain
     sums = _empirical_characteristic(w, lo, hi - lo, m) * w.size
     return FourierMoments(sums, int(w.size), m)
 
 
+def _noise_phi(r: AdditiveRandomizer, m: int, tiny: float) -> NDArray[np.float64]:
+    """``φ_Y(2πi/D)`` for i = 1..m; a harmonic the noise erases (``|φ_Y| < tiny``) raises."""
+    lo, hi = r.domain
+    d = hi - lo
+    i = np.arange(1, m + 1, dtype=np.float64)
+    phi = np.asarray(r.noise_characteristic(2.0 * np.pi * i / d), dtype=np.float64)
+    bad = np.flatnonzero(np.abs(phi) < tiny)
+    if bad.size:
+        j = int(bad[0]) + 1
+        raise ParameterError(
+            f"harmonics ({m}): |φ_Y({j})| = {abs(phi[bad[0]]):.3g} < min_characteristic "
+            f"({tiny:g}); the {r.noise} noise of scale {r.scale:g} erases harmonic {j} on a "
+            f"domain of width {d:g} (degenerate, cf. Wu's U[0, 20] example): keep fewer "
+            "harmonics, use harmonics='auto', or change the noise scale"
+        )
+    return phi
+
+
 def reconstruct_fourier(
     reports: ArrayLike | FourierMoments,
     randomizer: AdditiveRandomizer,
-    harmonics: int,
+    harmonics: int | Literal["auto"] = "auto",
     *,
     bins: int | ArrayLike = 50,
     taper: str | None = None,
-    shrinkage: str | None = None,
+    shrinkage: str | None = "auto",
     min_characteristic: float = 1e-8,
 ) -> Reconstruction:
     """Wu's one-step Fourier (orthogonal-series) estimator.
@@ -649,6 +817,14 @@ def reconstruct_fourier(
     erases that frequency: e.g. Wu's X ⊆ [0, 1] with Y ~ U[0, 20], where Z mod 1 is exactly
     uniform); a coefficient whose standard error ``2/(√n·|φ_Y(i)|)`` exceeds 1 warns
     :class:`LowUtilityWarning`.
+
+    ``harmonics="auto"`` (the default) keeps harmonics ``1, 2, …`` while that standard error
+    is at most :data:`AUTO_HARMONICS_THRESHOLD` (½) and ``|φ_Y(i)| ≥ min_characteristic``,
+    stopping at the first harmonic that fails, at least 1 and at most
+    :data:`AUTO_HARMONICS_MAX` (64): :func:`auto_harmonics`. It reads only ``n``, the domain
+    and the noise law, never the reports' values, so it never refuses a noise law whose first
+    harmonic survives (it stops before an erased harmonic instead). With running totals it
+    keeps at most the harmonics they hold.
 
     Shrinkage (data-driven, still pure post-processing: it uses the reports, ``n`` and the
     published noise law only). The complex coefficient ``ĉ_i = b̂_i + i·â_i`` has noise
@@ -673,20 +849,26 @@ def reconstruct_fourier(
     reports : array_like of float or FourierMoments
         The reports, or their running totals from :func:`fourier_moments`.
     randomizer : AdditiveRandomizer
-    harmonics : int
-        m ≥ 1 (Wu: 10 or 12).
+    harmonics : "auto" or int, default "auto"
+        The automatic count (above) or m ≥ 1 (Wu: 10 or 12), used as given.
     bins : int or array_like, default 50
         Value bins over the domain for the returned density.
     taper : {None, "fejer", "lanczos", "hann"}
-    shrinkage : {None, "wiener", "hard", "soft", "garrote"}
+    shrinkage : {"auto", None, "wiener", "hard", "soft", "garrote"}, default "auto"
+        ``"auto"``: ``"soft"`` with ``harmonics="auto"`` (the rule ``wu-fig2`` found to
+        work), none with an explicit count (as before ``"auto"`` existed).
     min_characteristic : float, default 1e-8
 
     Returns
     -------
     Reconstruction
-        ``method="fourier"``; ``details`` has the coefficients ``a``, ``b`` (after shrinkage
-        and taper), ``phi_noise``, ``noise_variance`` (``v_i``), ``shrinkage``,
-        ``shrinkage_factors`` and ``raw_bin_mass`` (before the projection).
+        ``method="fourier"``; ``details`` has ``harmonics`` (the count used),
+        ``harmonics_choice`` (``"auto"`` or ``"given"``; with ``"auto"`` also
+        ``harmonics_threshold``, ``harmonics_rule`` — the rule's count before any cap by the
+        running totals — and ``harmonics_stop``, why it stopped), the coefficients ``a``,
+        ``b`` (after shrinkage and taper), ``phi_noise``, ``noise_variance`` (``v_i``),
+        ``shrinkage`` (the rule applied), ``shrinkage_factors`` and ``raw_bin_mass`` (before
+        the projection).
 
     References
     ----------
@@ -704,38 +886,53 @@ def reconstruct_fourier(
     >>> est = reconstruct_fourier(w, r, 12, bins=4, shrinkage="soft")
     >>> est.probabilities.round(1).tolist()
     [0.5, 0.0, 0.5, 0.0]
+    >>> auto = reconstruct_fourier(w, r, bins=4)  # harmonics="auto", soft shrinkage
+    >>> auto.details["harmonics"], auto.probabilities.round(1).tolist()
+    (20, [0.5, 0.0, 0.5, 0.0])
     """
     r = _check_randomizer(randomizer)
-    m = check_int("harmonics", harmonics, minimum=1)
+    h = _check_harmonics(harmonics)
     x_edges = value_edges(r, bins)
-    weights = _taper_weights(taper, m)
-    if shrinkage is not None:
-        check_option("shrinkage", shrinkage, _SHRINKAGES)
+    if taper is not None:
+        check_option("taper", taper, _TAPERS)
+    _check_shrinkage(shrinkage)
+    shrinkage = _resolve_shrinkage(shrinkage, h)
     tiny = check_nonnegative("min_characteristic", min_characteristic)
     lo, hi = r.domain
     d = hi - lo
-    i = np.arange(1, m + 1, dtype=np.float64)
-    phi = np.asarray(r.noise_characteristic(2.0 * np.pi * i / d), dtype=np.float64)
-    bad = np.flatnonzero(np.abs(phi) < tiny)
-    if bad.size:
-        j = int(bad[0]) + 1
-        raise ParameterError(
-            f"harmonics ({m}): |φ_Y({j})| = {abs(phi[bad[0]]):.3g} < min_characteristic "
-            f"({tiny:g}); the {r.noise} noise of scale {r.scale:g} erases harmonic {j} on a "
-            f"domain of width {d:g} (degenerate, cf. Wu's U[0, 20] example): keep fewer "
-            "harmonics or change the noise scale"
-        )
-    if isinstance(reports, FourierMoments):
-        if reports.harmonics < m or reports.n < 1:
+    if h != "auto":
+        _noise_phi(r, h, tiny)  # an erased harmonic is refused before the reports are read
+    mom = reports if isinstance(reports, FourierMoments) else None
+    if mom is not None:
+        if mom.n < 1:
             raise DataValidationError(
-                f"reports (FourierMoments with {reports.harmonics} harmonics, n={reports.n}) "
-                f"must hold at least harmonics={m} and one report"
+                f"reports (FourierMoments with n={mom.n}) must hold at least one report"
             )
-        n = reports.n
-        emp = np.asarray(reports.sums[:m], dtype=np.complex128) / n
+        n = mom.n
     else:
         w = _check_reports(reports, r)
-        n = w.size
+        n = int(w.size)
+    auto: dict[str, Any] = {}
+    if h == "auto":
+        m, why = _auto_rule(r, n, AUTO_HARMONICS_THRESHOLD, AUTO_HARMONICS_MAX, tiny)
+        auto = {"harmonics_threshold": AUTO_HARMONICS_THRESHOLD, "harmonics_rule": m}
+        if mom is not None and mom.harmonics < m:
+            m = mom.harmonics
+            why = f"the {m} harmonics the running totals hold"
+        auto["harmonics_stop"] = why
+    else:
+        m = h
+    i = np.arange(1, m + 1, dtype=np.float64)
+    phi = _noise_phi(r, m, tiny)
+    weights = _taper_weights(taper, m)
+    if mom is not None:
+        if mom.harmonics < m:
+            raise DataValidationError(
+                f"reports (FourierMoments with {mom.harmonics} harmonics, n={n}) must hold "
+                f"at least harmonics={m}"
+            )
+        emp = np.asarray(mom.sums[:m], dtype=np.complex128) / n
+    else:
         emp = _empirical_characteristic(w, lo, d, m)
     se = 2.0 / (math.sqrt(n) * np.abs(phi))
     if np.any(se > 1.0):
@@ -761,6 +958,8 @@ def reconstruct_fourier(
     probs = project_to_simplex(mass)
     details = {
         "harmonics": m,
+        "harmonics_choice": "auto" if h == "auto" else "given",
+        **auto,
         "taper": taper,
         "shrinkage": shrinkage,
         "shrinkage_factors": factors.tolist(),
