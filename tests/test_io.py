@@ -48,3 +48,19 @@ def test_mode_follows_the_umask_unless_given(tmp_path):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "a.csv").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "b.key").stat().st_mode) == 0o600
+
+
+def test_atomic_paths_moves_a_release_and_its_sidecar_together(tmp_path):
+    from ppdp._io import atomic_paths
+
+    side, out = tmp_path / "o.csv.guarantee.json", tmp_path / "o.csv"
+    with pytest.raises(OSError), atomic_paths(side, out) as (t_side, t_out):
+        t_side.write_text("{}")
+        t_out.write_text("half")
+        raise OSError(28, "No space left on device")
+    assert list(tmp_path.iterdir()) == []  # neither file, no .part left
+    with atomic_paths(side, out) as (t_side, t_out):
+        assert t_out.name.startswith(".o.csv.") and t_out.name.endswith(".part")
+        t_side.write_text("{}")
+        t_out.write_text("a\n1\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "o.csv.guarantee.json"]

@@ -7,10 +7,11 @@ Two halves:
   folder, its folder exists and is writable, it is not any of the command's inputs (data,
   schema, ledger and the ledger's companion files, ...), it does not exist unless
   ``force``, and the same for its sidecars (``OUT.guarantee.json``). It also removes the
-  partial files (``.OUT.<pid>-<random>.part``) that a killed run left beside the output.
-* :func:`atomic_path` / :func:`atomic_paths` write through temporary files in the
-  destination folder and rename them into place only on success (fsync of the file and of
-  the folder), so a reader sees the old file or the new one, never half of one.
+  partial files that a killed run left beside the output (:func:`clean_orphans`).
+* :func:`atomic_path` / :func:`atomic_paths` write through temporary files
+  (``.OUT.<host>.<pid>-<random>.part``) in the destination folder and rename them into
+  place only on success (fsync of the file and of the folder), so a reader sees the old
+  file or the new one, never half of one.
 
 What cannot be checked beforehand is the disk filling up (or an I/O error) while the
 release is written, after the spend: :func:`write_error` turns it into one line that says
@@ -25,6 +26,7 @@ import logging
 import os
 import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -45,7 +47,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Suffix of the temporary files; their names are ``.NAME.<pid>-<random>.part``.
+#: Suffix of the temporary files; their names are ``.NAME.<host>.<pid>-<random>.part``.
 PART_SUFFIX = ".part"
 #: Below this many free bytes in the output's file system a release is refused before the
 #: spend (a nearly full disk would fail the write after it).
@@ -65,8 +67,14 @@ def _default_mode() -> int:
     return 0o666 & ~mask
 
 
+def _host_tag() -> str:
+    """A short tag of this machine for partial-file names (folders may be shared over NFS)."""
+    tag = "".join(c for c in socket.gethostname() if c.isascii() and c.isalnum())[:16]
+    return tag or "host"
+
+
 def _part_prefix(dest: Path) -> str:
-    return f".{dest.name}.{os.getpid()}-"
+    return f".{dest.name}.{_host_tag()}.{os.getpid()}-"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -86,7 +94,7 @@ def _fsync_dir(folder: Path) -> None:
 def atomic_paths(*paths: PathLike, mode: int | None = None) -> Iterator[tuple[Path, ...]]:
     """Yield one temporary path per destination; move them all into place only on success.
 
-    The temporary files live in their destinations' folders (``.NAME.<pid>-<random>.part``)
+    The temporary files live in their destinations' folders (``.NAME.<host>.<pid>-<rnd>.part``)
     so each final ``os.replace`` is an atomic rename on one file system. They are renamed
     in the order given, so put the main file last: once it is visible, its sidecars are.
     On any exception every temporary file is removed and every destination is left exactly
@@ -140,7 +148,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-_PART_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)-[a-z0-9_]+\.part$")
+_PART_NAME = re.compile(
+    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9]+)\.(?P<pid>[0-9]+)-[a-z0-9_]+\.part$"
+)
 
 
 def _sweep(folder: Path, names: Iterable[str]) -> tuple[list[Path], list[Path]]:
@@ -151,7 +161,7 @@ def _sweep(folder: Path, names: Iterable[str]) -> tuple[list[Path], list[Path]]:
         if path.is_symlink() or not path.is_file():
             continue
         m = _PART_NAME.match(name)
-        if m is None or _pid_alive(int(m["pid"])):
+        if m is None or m["host"] != _host_tag() or _pid_alive(int(m["pid"])):
             kept.append(path)
             continue
         try:
@@ -168,10 +178,11 @@ def _sweep(folder: Path, names: Iterable[str]) -> tuple[list[Path], list[Path]]:
 def clean_orphans(dest: PathLike) -> tuple[list[Path], list[Path]]:
     """Remove the partial files a killed run left beside ``dest``; name the others.
 
-    A partial file ``.NAME.<pid>-<random>.part`` whose process no longer exists is removed
-    (a SIGKILL or power loss between its creation and the rename). Partial files of a live
-    process (another ppdp writing the same output right now) or of an unknown process (no
-    pid in the name) are left alone and returned, for a warning.
+    A partial file ``.NAME.<host>.<pid>-<random>.part`` written on this machine by a process
+    that no longer exists is removed (a SIGKILL or power loss between its creation and the
+    rename). Partial files of a live process (another ppdp writing the same output right
+    now), of another machine (a shared folder) or of an unknown writer (another naming) are
+    left alone and returned, for a warning.
 
     Returns
     -------

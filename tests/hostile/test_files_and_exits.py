@@ -8,7 +8,7 @@ Each test reproduces a case of the hardening issue on the command line and shows
 * every output check (format support, a folder given for a file, an unwritable folder, a
   blocked sidecar, a full disk, an existing file without ``--force``) runs before the spend;
   a disk that fills up *after* the spend is one line, exit 2, saying the spend stands;
-* partial files (``.OUT.<pid>-<random>.part``) left by a SIGKILL are removed on the next
+* partial files (``.OUT.<host>.<pid>-<random>.part``) left by a SIGKILL are removed on the next
   run, or named in a warning when their writer may still be alive;
 * user errors are one line with exit 2 (a deeply nested schema, a schema path that is a
   folder, ENOSPC); exit 1 only for a ledger that fails verification; a closed stdout pipe
@@ -301,16 +301,19 @@ def test_part_file_left_by_a_sigkill_is_removed_on_the_next_run(files, capsys):
 
 
 def test_part_file_of_a_live_or_unknown_writer_is_named_not_removed(files, caplog):
-    from ppdp._io import check_output
+    from ppdp._io import _host_tag, check_output
 
-    live = files / f".out.csv.{os.getpid()}-abc123.part"  # this process is alive
-    unknown = files / ".out.csv.x1y2z3.part"  # the old naming, without a pid
-    live.write_text("")
-    unknown.write_text("")
+    host = _host_tag()
+    live = files / f".out.csv.{host}.{os.getpid()}-abc123.part"  # this process is alive
+    remote = files / ".out.csv.elsewhere.999999999-abc123.part"  # another machine's writer
+    unknown = files / ".out.csv.x1y2z3.part"  # the old naming, without host and pid
+    dead = files / f".out.csv.{host}.999999999-abc123.part"  # no such process here
+    for p in (live, remote, unknown, dead):
+        p.write_text("")
     with caplog.at_level("WARNING", logger="ppdp._io"):
         check_output(files / "out.csv")
-    assert live.exists() and unknown.exists()
-    assert sum("partial file" in r.getMessage() for r in caplog.records) == 2
+    assert live.exists() and remote.exists() and unknown.exists() and not dead.exists()
+    assert sum("partial file" in r.getMessage() for r in caplog.records) == 3
 
 
 # --- item 8: exit statuses ------------------------------------------------------------------
