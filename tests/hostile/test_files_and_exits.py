@@ -458,3 +458,17 @@ def test_seeded_library_release_through_an_accountant_is_refused_before_the_data
         with pytest.raises(ParameterError, match=r"random_state \(5\) is seeded"):
             LaplacePublisher(0.5, schema, random_state=5).fit(pd.DataFrame(), accountant=acct)
         assert acct.spent.is_zero
+
+
+def test_local_estimate_and_reproduce_check_their_outputs_first(files, capsys):
+    store = files / "store.sqlite"
+    store.write_bytes(b"the collector's running totals")
+    (files / "collector.json").write_text("{}")
+    est = ["local", "estimate", "--config", str(files / "collector.json"), "--store", str(store)]
+    _one_line_exit_2(capsys, [*est, "-o", str(store), "--force"], "is the collector's store")
+    _one_line_exit_2(capsys, [*est, "-o", str(files / "collector.json")], "sidecar")
+    (files / "est.json").write_text("{}")  # the estimate's guarantee file already exists
+    _one_line_exit_2(capsys, [*est, "-o", str(files / "est.csv")], "pass --force")
+    assert store.read_bytes() == b"the collector's running totals"
+    argv = ["reproduce", "wu-fig1", "--quick", "-o", str(files / "data.csv")]
+    _one_line_exit_2(capsys, argv, "is a file, not a folder")
