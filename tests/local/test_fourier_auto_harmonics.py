@@ -23,7 +23,7 @@ def _rand(noise: str, scale: float, domain=(0.0, 1.0)) -> AdditiveRandomizer:
     return AdditiveRandomizer(noise=noise, scale=scale, domain=domain)  # type: ignore[arg-type]
 
 
-def _expected(r: AdditiveRandomizer, n: int, tau: float = 0.5, cap: int = 64) -> int:
+def _expected(r: AdditiveRandomizer, n: int, tau: float = 0.1, cap: int = 64) -> int:
     """The rule written out harmonic by harmonic: keep i while 2/(√n·|φ_Y(i)|) ≤ τ and
     |φ_Y(i)| ≥ 1e-8; stop at the first failure; at least 1, at most ``cap``."""
     lo, hi = r.domain
@@ -45,21 +45,21 @@ def _reports(r: AdditiveRandomizer, n: int, seed: int) -> np.ndarray:
 
 
 def test_constants_are_the_documented_ones():
-    assert AUTO_HARMONICS_THRESHOLD == 0.5
+    assert AUTO_HARMONICS_THRESHOLD == 0.1
     assert AUTO_HARMONICS_MAX == 64
 
 
-def test_gaussian_0_1_on_width_1_keeps_four_harmonics_at_n_100000():
+def test_gaussian_0_1_on_width_1_keeps_three_harmonics_at_n_100000():
     """s_i = 2/(√n·exp(−(0.2πi)²/2)) at n = 10⁵: 0.0077, 0.0139, 0.0374, 0.149, 0.879 —
-    harmonic 5 is the first above ½. Explicit 12 is still refused (|φ_Y(10)| = 2.7e-9)."""
+    harmonic 4 is the first above 0.1. Explicit 12 is still refused (|φ_Y(10)| = 2.7e-9)."""
     r = _rand("gaussian", 0.1)
-    assert auto_harmonics(r, 100_000) == 4 == _expected(r, 100_000)
+    assert auto_harmonics(r, 100_000) == 3 == _expected(r, 100_000)
     w = _reports(r, 100_000, 1)
     est = reconstruct_fourier(w, r, bins=40)
     d = est.details
-    assert d["harmonics"] == 4 and d["harmonics_choice"] == "auto"
-    assert d["harmonics_rule"] == 4 and d["harmonics_threshold"] == 0.5
-    assert d["harmonics_stop"] == "harmonic 5's standard error 0.879 > 0.5"
+    assert d["harmonics"] == 3 and d["harmonics_choice"] == "auto"
+    assert d["harmonics_rule"] == 3 and d["harmonics_threshold"] == 0.1
+    assert d["harmonics_stop"] == "harmonic 4's standard error 0.149 > 0.1"
     assert d["shrinkage"] == "soft"
     with pytest.raises(ParameterError, match=r"harmonics \(12\): \|φ_Y\(10\)\| = 2.68e-09"):
         reconstruct_fourier(w, r, 12, bins=40)
@@ -67,7 +67,7 @@ def test_gaussian_0_1_on_width_1_keeps_four_harmonics_at_n_100000():
     assert [auto_harmonics(r, n) for n in (10, 1_000, 10_000, 10**6, 10**8)] == [
         _expected(r, n) for n in (10, 1_000, 10_000, 10**6, 10**8)
     ]
-    assert [auto_harmonics(r, n) for n in (1_000, 10**6, 10**8)] == [3, 5, 6]
+    assert [auto_harmonics(r, n) for n in (10, 10_000, 10**6, 10**8)] == [1, 2, 4, 5]
 
 
 def test_uniform_0_5_on_width_1_stops_before_the_erased_harmonic_2():
@@ -224,7 +224,7 @@ def test_em_default_start_is_the_auto_soft_estimate():
     assert via_init.iterations == given.iterations
     np.testing.assert_allclose(via_init.probabilities, given.probabilities, atol=1e-12)
     d = via_init.details
-    assert d["init"] == "fourier" and d["harmonics"] == auto_harmonics(r, 30_000) == 4
+    assert d["init"] == "fourier" and d["harmonics"] == auto_harmonics(r, 30_000) == 3
     assert d["harmonics_choice"] == "auto" and d["shrinkage"] == "soft"
     # the uniform start records no harmonics
     assert "harmonics" not in reconstruct_em(w, r, 40).details

@@ -73,7 +73,7 @@ _FOURIER_INIT_MIX = 0.01
 _FOURIER_CHUNK = 8192
 #: ``harmonics="auto"`` keeps harmonic i while the standard error of its complex coefficient,
 #: ``s_i = 2/(√n·|φ_Y(2πi/D)|)``, is at most this (see :func:`auto_harmonics`).
-AUTO_HARMONICS_THRESHOLD = 0.5
+AUTO_HARMONICS_THRESHOLD = 0.1
 #: ... and never keeps more than this many (the cost of the pass is O(n·m)).
 AUTO_HARMONICS_MAX = 64
 
@@ -698,10 +698,17 @@ def auto_harmonics(
     are kept. Harmonic 1 is always kept if the noise does not erase it (then a too-noisy
     first harmonic still warns :class:`LowUtilityWarning` in :func:`reconstruct_fourier`).
 
-    The default threshold ``½`` is half of the standard error at which
-    :func:`reconstruct_fourier` warns that a coefficient is dominated by noise, and a quarter
-    of the largest value any coefficient can take (``|c_i| = 2|φ_X(i)| ≤ 2``): a harmonic
-    beyond it could only carry signal for a density nearly as sharp as a point mass.
+    The default threshold ``0.1`` is a twentieth of the largest value any coefficient can
+    take (``|c_i| = 2|φ_X(i)| ≤ 2``) and a tenth of the standard error at which
+    :func:`reconstruct_fourier` warns that a coefficient is dominated by noise; a kept
+    harmonic moves the density by about ``s_i/π ≤ 0.03`` in half-L1 per standard error.
+    Why not larger: the soft rule that shrinks the start zeroes a pure-noise coefficient
+    with probability about ``1 − 1/(2m)``, and one that slips through leaves an error
+    proportional to its ``s_i``. On development draws (not those of ``wu-fig2``; ``python
+    benchmarks/bench_fourier_auto.py --sweep``), starts that kept a harmonic with ``s_i``
+    above 0.2 lost badly on single draws (half-L1 up to +0.13 over the uniform start), none
+    kept to ``s_i ≤ 0.2`` did; 0.1 leaves a factor of 2, and a smaller threshold gave up
+    useful harmonics (``docs/local.md``).
 
     Parameters
     ----------
@@ -709,7 +716,7 @@ def auto_harmonics(
         The published randomizer (noise law, scale, domain).
     n : int
         The number of reports.
-    threshold : float, default AUTO_HARMONICS_THRESHOLD (0.5)
+    threshold : float, default AUTO_HARMONICS_THRESHOLD (0.1)
     max_harmonics : int, default AUTO_HARMONICS_MAX (64)
     min_characteristic : float, default 1e-8
 
@@ -728,7 +735,7 @@ def auto_harmonics(
     --------
     >>> from ppdp.local import AdditiveRandomizer
     >>> auto_harmonics(AdditiveRandomizer(noise="gaussian", scale=0.1, domain=(0.0, 1.0)), 100_000)
-    4
+    3
     >>> auto_harmonics(AdditiveRandomizer(noise="uniform", scale=0.5, domain=(0.0, 1.0)), 100_000)
     1
     """
@@ -819,7 +826,7 @@ def reconstruct_fourier(
     :class:`LowUtilityWarning`.
 
     ``harmonics="auto"`` (the default) keeps harmonics ``1, 2, …`` while that standard error
-    is at most :data:`AUTO_HARMONICS_THRESHOLD` (½) and ``|φ_Y(i)| ≥ min_characteristic``,
+    is at most :data:`AUTO_HARMONICS_THRESHOLD` (0.1) and ``|φ_Y(i)| ≥ min_characteristic``,
     stopping at the first harmonic that fails, at least 1 and at most
     :data:`AUTO_HARMONICS_MAX` (64): :func:`auto_harmonics`. It reads only ``n``, the domain
     and the noise law, never the reports' values, so it never refuses a noise law whose first
@@ -888,7 +895,7 @@ def reconstruct_fourier(
     [0.5, 0.0, 0.5, 0.0]
     >>> auto = reconstruct_fourier(w, r, bins=4)  # harmonics="auto", soft shrinkage
     >>> auto.details["harmonics"], auto.probabilities.round(1).tolist()
-    (20, [0.5, 0.0, 0.5, 0.0])
+    (14, [0.5, 0.0, 0.5, 0.0])
     """
     r = _check_randomizer(randomizer)
     h = _check_harmonics(harmonics)
