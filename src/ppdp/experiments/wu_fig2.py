@@ -20,11 +20,17 @@ variance ``4/(n|φ_Y(i)|²)`` (``shrinkage=`` of :func:`ppdp.local.reconstruct_f
 empirical Wiener; hard, soft and garrote at the universal threshold). The 12-harmonic
 comparisons are repeated on fresh root seeds (``confirm_seeds``) that played no part in
 choosing the rules.
+
+``"auto"`` in ``harmonics`` adds the library's default start, ``reconstruct_em(...,
+init="fourier")`` with no other argument: the harmonic count chosen from n, the domain and
+the noise law alone (:func:`ppdp.local.reconstruction.auto_harmonics`) with soft shrinkage.
+It is run on the root seed and on every confirmation seed.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +60,7 @@ from ppdp.experiments._wu import (
     half_l1,
 )
 from ppdp.local import AdditiveRandomizer, reconstruct_em, reconstruct_fourier
+from ppdp.local.reconstruction import AUTO_HARMONICS_MAX, AUTO_HARMONICS_THRESHOLD, auto_harmonics
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -77,8 +84,9 @@ class Config:
     n : int
         Respondents per trial (Wu: 100,000).
     bins : int
-    harmonics : tuple of int
-        Harmonics of the untapered Fourier starts (Wu: 12; the first is the headline).
+    harmonics : tuple of int and "auto"
+        Harmonics of the untapered Fourier starts (Wu: 12; the first, an int, is the
+        headline); ``"auto"`` adds the default start (automatic count, soft shrinkage).
     tapers : tuple of str
         Tapers of ``reconstruct_fourier`` tried on the headline harmonics.
     shrinkages : tuple of str
@@ -101,7 +109,7 @@ class Config:
 
     n: int = 100_000
     bins: int = 50
-    harmonics: tuple[int, ...] = (12, 10, 8, 6)
+    harmonics: tuple[int | str, ...] = (12, 10, 8, 6, "auto")
     tapers: tuple[str, ...] = _TAPERS
     shrinkages: tuple[str, ...] = _SHRINKAGES
     tol: float = 1e-3
@@ -115,7 +123,7 @@ class Config:
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", check_int("n", self.n, minimum=100))
         object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=2))
-        object.__setattr__(self, "harmonics", int_grid("harmonics", self.harmonics))
+        object.__setattr__(self, "harmonics", _harmonics_grid(self.harmonics))
         object.__setattr__(self, "tol", check_positive("tol", self.tol))
         object.__setattr__(
             self, "extra_tols", tuple(check_positive("extra_tols", t) for t in self.extra_tols)
@@ -144,12 +152,12 @@ class Config:
 
     @classmethod
     def quick(cls, *, seed: int = 2003) -> Config:
-        """A smoke run: n = 20,000, 2 trials, starts with 12 and 6 harmonics, Fejér and soft
-        shrinkage at 12, one tolerance, one confirmation seed."""
+        """A smoke run: n = 20,000, 2 trials, starts with 12 and 6 harmonics and the automatic
+        count, Fejér and soft shrinkage at 12, one tolerance, one confirmation seed."""
         return cls(
             n=20_000,
             trials=2,
-            harmonics=(12, 6),
+            harmonics=(12, 6, "auto"),
             tapers=("fejer",),
             shrinkages=("soft",),
             extra_tols=(),
@@ -158,27 +166,64 @@ class Config:
         )
 
 
-def _label(h: int, smoothing: str) -> str:
+AUTO_LABEL = "fourier-auto"
+
+
+def _harmonics_grid(values: Any) -> tuple[int | str, ...]:
+    """Ints >= 1, the first one an int (the headline), and at most one ``"auto"``."""
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ParameterError(f"harmonics ({values!r}) must be a sequence of integers and 'auto'")
+    vals = tuple(values)
+    if not vals or isinstance(vals[0], str) or sum(isinstance(v, str) for v in vals) > 1:
+        raise ParameterError(
+            f"harmonics ({values!r}) must start with an integer (the headline) and hold "
+            "'auto' at most once"
+        )
+    if any(isinstance(v, str) and v != "auto" for v in vals):
+        raise ParameterError(f"harmonics ({values!r}) must hold integers >= 1 and 'auto' only")
+    ints = int_grid("harmonics", [v for v in vals if not isinstance(v, str)])
+    it = iter(ints)
+    return tuple("auto" if v == "auto" else next(it) for v in vals)
+
+
+def _label(h: int | str, smoothing: str) -> str:
+    if h == "auto":
+        return AUTO_LABEL
     return f"fourier-{h}" if smoothing == "none" else f"fourier-{h}-{smoothing.split()[-1]}"
 
 
-def _starts(config: Config, *, headline_only: bool) -> list[tuple[int, str | None, str | None]]:
-    """(harmonics, taper, shrinkage) of every Fourier start of one run."""
+def _starts(
+    config: Config, *, headline_only: bool
+) -> list[tuple[int | str, str | None, str | None]]:
+    """(harmonics, taper, shrinkage) of every Fourier start of one run; the automatic start
+    is ``("auto", None, "auto")``, what ``reconstruct_em(init="fourier")`` does by default."""
     h0 = config.harmonics[0]
-    raw = [(h0, None, None)] if headline_only else [(h, None, None) for h in config.harmonics]
+    ints = [h for h in config.harmonics if h != "auto"]
+    raw = [(h0, None, None)] if headline_only else [(h, None, None) for h in ints]
+    auto = [("auto", None, "auto")] if "auto" in config.harmonics else []
     return [
         *raw,
         *((h0, t, None) for t in config.tapers),
         *((h0, None, s) for s in config.shrinkages),
+        *auto,
     ]
 
 
 def _smoothing(taper: str | None, shrinkage: str | None) -> str:
     if taper is not None:
         return f"taper {taper}"
+    if shrinkage == "auto":
+        return "shrinkage soft"  # what shrinkage="auto" is with harmonics="auto"
     if shrinkage is not None:
         return f"shrinkage {shrinkage}"
     return "none"
+
+
+def _start_name(start: str, harmonics: int, smoothing: str) -> str:
+    """How a start is named in the tables (the automatic one with its count)."""
+    if start == AUTO_LABEL:
+        return f"auto = {harmonics}, {smoothing}"
+    return f"{harmonics}, {smoothing}"
 
 
 def _plot(plt: Any, results: pd.DataFrame, highlight: str, path: Path) -> Path:
@@ -289,7 +334,7 @@ def run(
     h0 = config.harmonics[0]
     for seed in seeds:
         main_seed = seed == config.seed
-        runs: list[tuple[float, tuple[int, str | None, str | None] | None]] = [
+        runs: list[tuple[float, tuple[int | str, str | None, str | None] | None]] = [
             (config.tol, None),
             *((config.tol, st) for st in _starts(config, headline_only=not main_seed)),
         ]
@@ -308,9 +353,10 @@ def run(
                         est = reconstruct_em(reports, r, config.bins, tol=tol,
                                              max_iter=config.max_iter)  # fmt: skip
                         h, smoothing, start_loss = 0, "none", half_l1(1.0 / config.bins, truth)
+                        init = "uniform"
                     else:
-                        h, taper, shrinkage = st
-                        four = reconstruct_fourier(reports, r, h, bins=edges, taper=taper,
+                        hh, taper, shrinkage = st
+                        four = reconstruct_fourier(reports, r, hh, bins=edges, taper=taper,
                                                    shrinkage=shrinkage)  # fmt: skip
                         # the start reconstruct_em(init="fourier") uses (tested identical)
                         theta0 = (1.0 - _MIX) * four.probabilities + _MIX / config.bins
@@ -318,6 +364,8 @@ def run(
                                              max_iter=config.max_iter)  # fmt: skip
                         smoothing = _smoothing(taper, shrinkage)
                         start_loss = half_l1(theta0, truth)
+                        h = int(four.details["harmonics"])  # the count used ("auto": chosen)
+                        init = _label(hh, smoothing)
                     rows.append(
                         {
                             "seed": seed,
@@ -325,7 +373,7 @@ def run(
                             "scale": scale,
                             "trial": trial,
                             "tol": tol,
-                            "init": "uniform" if h == 0 else _label(h, smoothing),
+                            "init": init,
                             "harmonics": h,
                             "smoothing": smoothing,
                             "iterations": est.iterations,
@@ -382,7 +430,9 @@ def run(
     smoothed = [init for init in head_starts if init != f"fourier-{h0}"]
     best_loss = {init: float(main[main.start == init].wu_loss_fourier.mean()) for init in smoothed}
     highlight = (
-        every_seed[0]
+        AUTO_LABEL  # the library's default start
+        if AUTO_LABEL in head_starts
+        else every_seed[0]
         if every_seed and every_seed[0] != f"fourier-{h0}"
         else (min(best_loss, key=best_loss.__getitem__) if best_loss else f"fourier-{h0}")
     )
@@ -401,6 +451,27 @@ def run(
         },
         **{f"{a.noise}_wu_loss": [a.wu_loss_uniform, a.wu_loss_fourier] for a in head.itertuples()},
     }
+    auto_rows = main[main.start == AUTO_LABEL]
+    if len(auto_rows):
+        key["auto_harmonics"] = {a.noise: int(a.harmonics) for a in auto_rows.itertuples()}
+        key["auto_start"] = {
+            a.noise: {
+                "iterations": [a.iterations_uniform, a.iterations_fourier],
+                "wu_loss": [a.wu_loss_uniform, a.wu_loss_fourier],
+                "target_met_by_seed": {
+                    int(sd): bool(
+                        agg[
+                            (agg.seed == sd)
+                            & (agg.tol == config.tol)
+                            & (agg.start == AUTO_LABEL)
+                            & (agg.noise == a.noise)
+                        ].target_met.all()
+                    )
+                    for sd in seeds
+                },
+            }
+            for a in auto_rows.itertuples()
+        }
     files = [
         write_csv(results, out / "results.csv"),
         write_csv(agg, out / "summary.csv"),
@@ -414,6 +485,63 @@ def run(
         write_text(summary, out / "summary.md"),
     ]
     return ExperimentResult(ID, out, tuple(files), summary, key)
+
+
+def _auto_section(
+    config: Config, results: pd.DataFrame, agg: pd.DataFrame, seeds: tuple[int, ...]
+) -> list[str]:
+    """The default start: its count per noise law (and why the rule stopped there) and how
+    it compares with the uniform start on every seed."""
+    if "auto" not in config.harmonics:
+        return []
+    lines = [
+        "",
+        '## The library\'s default start: `harmonics="auto"` with soft shrinkage',
+        "",
+        '`reconstruct_em(reports, r, bins, init="fourier")` with no other argument: harmonic '
+        "i is kept while the standard error of its coefficient, s_i = 2/(√n·|φ_Y(i)|), is at "
+        f"most {AUTO_HARMONICS_THRESHOLD:g} (and |φ_Y(i)| ≥ 1e-8), stopping at the first "
+        "harmonic that fails — n, the domain and the noise law only, never the reports — and "
+        "the start is shrunk by the soft rule.",
+        "",
+        "| noise | harmonics kept (m) | s_m | first harmonic not kept "
+        "| iterations (uniform) | iterations (auto) | Wu loss (uniform) | Wu loss (auto) "
+        "| loss difference, paired, all seeds | seeds where the claim holds |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for noise, scale in config.noises:
+        r = AdditiveRandomizer(noise=noise, scale=scale, domain=(0.0, 1.0))  # type: ignore[arg-type]
+        m = auto_harmonics(r, config.n)
+        phi = np.abs(r.noise_characteristic(2.0 * np.pi * np.arange(1, m + 2)))
+        se = 2.0 / (np.sqrt(config.n) * phi)
+        if m >= AUTO_HARMONICS_MAX:
+            nxt = f"none (the cap, {AUTO_HARMONICS_MAX})"
+        elif phi[m] < 1e-8:
+            nxt = f"{m + 1}: erased by the noise (abs φ_Y = {phi[m]:.2g})"
+        else:
+            nxt = f"{m + 1}: s = {se[m]:.3g} (abs φ_Y = {phi[m]:.2g})"
+        main = agg[
+            (agg.seed == config.seed)
+            & (agg.tol == config.tol)
+            & (agg.noise == noise)
+            & (agg.start == AUTO_LABEL)
+        ]
+        rows = agg[(agg.tol == config.tol) & (agg.noise == noise) & (agg.start == AUTO_LABEL)]
+        mean, err = _paired_difference(results, seeds, noise, config.tol, AUTO_LABEL)
+        a = main.iloc[0]
+        lines.append(
+            f"| {noise} | {m} | {se[m - 1]:.3g} | {nxt} | {a.iterations_uniform:.2f} | "
+            f"{a.iterations_fourier:.2f} | {a.wu_loss_uniform:.5f} | {a.wu_loss_fourier:.5f} | "
+            f"{mean:+.5f} ± {err:.5f} | {int(rows.target_met.sum())} of {len(rows)} |"
+        )
+    lines += [
+        "",
+        f"Iterations and losses: root seed {config.seed}, mean over {config.trials} trials; "
+        "the paired difference is Fourier − uniform Wu loss per trial over all seeds (mean ± "
+        "standard error); the claim: fewer mean iterations and mean Wu loss ≤ the uniform "
+        "start's.",
+    ]
+    return lines
 
 
 def _summary(
@@ -439,12 +567,18 @@ def _summary(
         f"Command: `ppdp reproduce {ID}` (config in `config.json`). n = {config.n:,} per trial, "
         f"{config.trials} trials per noise law, {config.bins} bins, stopping rule "
         f"½‖θ_(r+1) − θ_r‖₁ < {config.tol:g} (at most {config.max_iter} iterations). Fourier "
-        f"starts: {', '.join(map(str, config.harmonics))} harmonics untapered; {h0} harmonics "
-        "tapered ("
+        f"starts: {', '.join(str(h) for h in config.harmonics if h != 'auto')} harmonics "
+        f"untapered; {h0} harmonics tapered ("
         + (", ".join(config.tapers) or "none")
         + ") and shrunk ("
         + (", ".join(config.shrinkages) or "none")
-        + ").",
+        + ")"
+        + (
+            '; the library\'s default start (`init="fourier"`: `harmonics="auto"`, soft shrinkage)'
+            if "auto" in config.harmonics
+            else ""
+        )
+        + ".",
         "",
         f"**Runs are seeded** (root seed {config.seed}"
         + (
@@ -465,7 +599,8 @@ def _summary(
     ]
     for a in main.itertuples():
         lines.append(
-            f"| {a.noise} | {a.harmonics}, {a.smoothing} | {a.iterations_uniform:.2f} | "
+            f"| {a.noise} | {_start_name(a.start, a.harmonics, a.smoothing)} | "
+            f"{a.iterations_uniform:.2f} | "
             f"{a.iterations_fourier:.2f} | {a.start_wu_loss:.4f} | "
             f"{a.wu_loss_uniform:.5f} | {a.wu_loss_fourier:.5f} | {a.aa_loss_uniform:.4f} | "
             f"{a.aa_loss_fourier:.4f} | {a.trials_fourier_fewer_iterations}/{a.trials} | "
@@ -516,7 +651,8 @@ def _summary(
             sub = agg[(agg.seed == s) & (agg.tol == config.tol) & (agg.start == init)]
             cells.append(_verdict(sub))
         smoothing = agg[agg.start == init].smoothing.iloc[0]
-        lines.append(f"| {h0}, {smoothing} | " + " | ".join(cells) + " |")
+        name = f"auto, {smoothing}" if init == AUTO_LABEL else f"{h0}, {smoothing}"
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     conf = agg[agg.seed.isin(config.confirm_seeds) & (agg.tol == config.tol)]
     if len(conf):
         lines += [
@@ -534,7 +670,9 @@ def _summary(
                 results, config.confirm_seeds, str(noise), config.tol, str(start)
             )
             lines.append(
-                f"| {noise} | {h0}, {g.smoothing.iloc[0]} | {g.iterations_uniform.mean():.2f} | "
+                f"| {noise} | "
+                f"{_start_name(str(start), g.harmonics.iloc[0], g.smoothing.iloc[0])} | "
+                f"{g.iterations_uniform.mean():.2f} | "
                 f"{g.iterations_fourier.mean():.2f} | {g.wu_loss_uniform.mean():.5f} | "
                 f"{g.wu_loss_fourier.mean():.5f} | {mean:+.5f} ± {se:.5f} | "
                 f"{g.trials_fourier_fewer_iterations.sum()}/{g.trials.sum()} | "
@@ -560,6 +698,23 @@ def _summary(
                 f"; its claim holds on {int(rows.target_met.sum())} of {len(rows)} seeds."
             )
     shrunk_ok = [i for i in every_seed if i != f"fourier-{h0}"]
+    lines += _auto_section(config, results, agg, seeds)
+    auto_main = main[main.start == AUTO_LABEL]
+    auto_row = (
+        [
+            '| the library\'s default Fourier start (`harmonics="auto"`, soft shrinkage) '
+            "meets both (root seed; mean iterations, mean Wu loss, Fourier vs uniform) | — | "
+            + "; ".join(
+                f"{a.noise} ({a.harmonics} harmonics): {a.iterations_fourier:.1f} vs "
+                f"{a.iterations_uniform:.1f}, {a.wu_loss_fourier:.5f} vs {a.wu_loss_uniform:.5f}"
+                f" — {'yes' if a.target_met else 'no'}"
+                for a in auto_main.itertuples()
+            )
+            + " |"
+        ]
+        if len(auto_main)
+        else []
+    )
     lines += [
         "",
         "## Paper vs ours",
@@ -581,9 +736,13 @@ def _summary(
         + " |",
         f"| both hold on every noise law with the untapered {h0}-harmonic start | — | "
         f"{'yes' if target else 'no'} |",
-        f"| both hold on every noise law and every seed with a smoothed {h0}-harmonic start "
-        "| — | " + (", ".join(shrunk_ok) if shrunk_ok else "none") + " |",
-        f"| … per noise law, every seed (any {h0}-harmonic start) | — | "
+        f"| both hold on every noise law and every seed with a smoothed {h0}-harmonic "
+        + ("or the automatic " if AUTO_LABEL in head_starts else "")
+        + "start | — | "
+        + (", ".join(shrunk_ok) if shrunk_ok else "none")
+        + " |",
+        *auto_row,
+        "| … per noise law, every seed (any start of the per-seed table) | — | "
         + "; ".join(f"{k}: {', '.join(v) or 'none'}" for k, v in by_noise.items())
         + " |",
         f"| settings meeting both (root seed {config.seed}) | — | "
@@ -618,6 +777,20 @@ def _summary(
         "unbiased risk estimate, worse than the universal one on every seed tried: paired "
         "loss difference +0.0015 to +0.0043). The confirmation seeds 3001–3003 were run only "
         "after the four rules were fixed.",
+        *(
+            [
+                '- The automatic count (`harmonics="auto"`) is not tuned on these runs or '
+                "seeds: it keeps harmonic i while 2/(√n·|φ_Y(i)|) ≤ "
+                f"{AUTO_HARMONICS_THRESHOLD:g} from n, the domain and the noise law alone, "
+                "stopping at the first harmonic that fails (`docs/local.md`; the threshold was "
+                "set on development draws of `benchmarks/bench_fourier_auto.py --sweep`). Where "
+                "|φ_Y| dips (uniform noise) it stops at the dip even if later harmonics would "
+                "pass; the soft rule then zeroes the kept harmonics that carry no signal for "
+                "this density.",
+            ]
+            if AUTO_LABEL in head_starts
+            else []
+        ),
         "- Noise scalings are ours: Wu's U[0, 20] on [0, 1] is degenerate for the Fourier "
         "start (see `wu-fig1`).",
         "- The stopping rule is ours (half the L1 change between successive estimates); the "
