@@ -150,3 +150,14 @@ def test_bad_input_one_line(setup, capsys):
     _one_line_error(capsys, [*rep, str(tmp / "outside.csv")], "outside")
     _one_line_error(capsys, ["local", "keygen", str(tmp / "app.key")], "already exists")
     _one_line_error(capsys, ["local", "estimate", "--config", cfg, "-o", "x.csv"], "required")
+
+
+def test_harmonics_option_accepts_auto_or_a_positive_integer() -> None:
+    import argparse
+
+    from ppdp.cli._local import _harmonics
+
+    assert _harmonics("auto") == "auto" and _harmonics("7") == 7
+    for bad in ("0", "-2", "many"):
+        with pytest.raises(argparse.ArgumentTypeError, match="harmonics"):
+            _harmonics(bad)

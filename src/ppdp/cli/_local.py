@@ -13,6 +13,21 @@ from pathlib import Path
 _METHODS = ("auto", "mean", "threshold", "em", "em-fourier", "bayes", "fourier")
 
 
+def _harmonics(text: str) -> int | str:
+    """``--harmonics``: ``auto`` or a positive integer (argparse reports anything else)."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"harmonics ({text!r}) must be 'auto' or a positive integer"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"harmonics ({value}) must be 'auto' or >= 1")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``local`` and its actions to the ``ppdp`` parser."""
     parser = subparsers.add_parser(
@@ -94,7 +109,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "auto (default), mean, threshold",
     )
     est.add_argument("--bins", type=int, default=50, help="bins over the domain (additive)")
-    est.add_argument("--harmonics", type=int, default=12, help="Fourier harmonics")
+    est.add_argument(
+        "--harmonics",
+        type=_harmonics,
+        default="auto",
+        help="Fourier harmonics: a positive integer, or 'auto' (chosen from n and the "
+        "published noise law only; docs/local.md)",
+    )
     est.add_argument(
         "--delta",
         type=float,

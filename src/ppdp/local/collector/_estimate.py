@@ -99,7 +99,7 @@ def estimate_totals(
     *,
     method: str | None = None,
     bins: int = 50,
-    harmonics: int = 12,
+    harmonics: int | str = "auto",
     max_iter: int = 1000,
     delta: float | None = None,
 ) -> CollectorEstimate:
@@ -118,8 +118,9 @@ def estimate_totals(
         ``"threshold"``.
     bins : int, default 50
         Equal bins over the declared domain (additive).
-    harmonics : int, default 12
-        Fourier harmonics (``"fourier"``, ``"em-fourier"``).
+    harmonics : int or "auto", default "auto"
+        Fourier harmonics (``"fourier"``, ``"em-fourier"``); ``"auto"`` chooses them from n
+        and the published noise law only (:func:`ppdp.local.reconstruction.auto_harmonics`).
     max_iter : int, default 1000
         Iteration cap of EM / Bayes.
     delta : float, optional
@@ -171,7 +172,7 @@ def _additive(
     totals: StoreTotals,
     method: str,
     bins: int,
-    harmonics: int,
+    harmonics: int | str,
     max_iter: int,
 ) -> Any:
     from ppdp.local.reconstruction import reconstruct_bayes, reconstruct_em, reconstruct_fourier

@@ -170,7 +170,7 @@ def estimate(
     store: str | Path | None = None,
     method: str | None = None,
     bins: int = 50,
-    harmonics: int = 12,
+    harmonics: int | str = "auto",
     delta: float | None = None,
     output: str | Path | None = None,
     http_transport: Any = None,
