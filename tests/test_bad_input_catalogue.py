@@ -1329,3 +1329,38 @@ def test_cli_part_file_of_a_killed_run_is_removed_by_the_next(cli_files, tmp_pat
     assert main([*argv, "--ledger", str(ledger), "-o", str(out)]) == 0
     assert list(tmp_path.glob("*.part")) == [] and list(tmp_path.glob(".*.part")) == []
     assert out.exists()
+
+
+# --- Issue 12 item 6: data-dependent errors are a counting oracle; the total mode -----------------
+
+
+def test_undeclared_category_is_a_count_by_default_and_nothing_in_total_mode():
+    """Default: one line with the count, nothing spent. acct.on_invalid = 'mask': the same
+    release and the same charge whatever the count (the count goes to the custodian log)."""
+    df = TINY_DF.copy()
+    df.loc[:1, "g"] = "zz"  # two records with a category the schema leaves out
+    with Accountant.in_memory(total=PrivacyBudget(5.0, 1e-4)) as acct:
+        pub = LDAProjectionPublisher(1.0, 1e-6, TINY, class_counts=TINY_COUNTS)
+        with pytest.raises(DataValidationError) as info:
+            pub.fit(df, accountant=acct)
+        _one_line(str(info.value), "column 'g'", "2 value(s)")
+        assert acct.spent.is_zero
+        acct.on_invalid = "mask"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LowUtilityWarning)
+            for k in (0, 2, 5):
+                df = TINY_DF.copy()
+                df.loc[: k - 1, "g"] = "zz"
+                before = acct.spent.epsilon
+                pub = LDAProjectionPublisher(1.0, 1e-6, TINY, class_counts=TINY_COUNTS)
+                pub.fit(df, accountant=acct)
+                assert acct.spent.epsilon - before == pytest.approx(1.0)
+
+
+def test_total_mode_needs_declared_classes_for_the_learners_nothing_spent():
+    with Accountant.in_memory(total=PrivacyBudget(5.0)) as acct:
+        acct.on_invalid = "mask"
+        with pytest.raises(ParameterError) as info:
+            _learner("logreg").fit(LX, LY, accountant=acct, allow_seeded=True)
+        _one_line(str(info.value), "classes (None)", "on_invalid='mask'")
+        assert acct.spent.is_zero
