@@ -135,3 +135,41 @@ def test_grid_attack_fails_on_the_fix_and_catches_the_old_construction(
     old = audit(*_samplers(loss, intercept, broken=True), **kw)
     assert not old.passed, f"the grid audit no longer catches the old construction: {old}"
     assert old.epsilon_lower_bound > 3.0 * EPS
+
+
+def test_grid_statistic_from_the_model_file_is_uniform_end_to_end() -> None:
+    """The attack from the released model file (data_norm = 3, fit_intercept=True), through
+    ``fit`` itself. The attacker rebuilds ``w`` from ``coef`` and ``intercept`` and solves
+    for ``b`` under the true D. Under the fix ``b_D(w)`` is at a uniform offset from the old
+    grid, so P[every coordinate within 0.05 of the grid] = 0.1³ = 0.001 and 400 fits give
+    more than 12 hits with probability below 1e-12. The old construction (commit 9470aa3,
+    measured with the same loop) put 352 of 400 releases there."""
+    from ppdp.learn import PrivateLogisticRegression
+
+    X, _, y01 = _pair(False)
+    y = np.where(y01 > 0, "yes", "no")
+    Xm = 3.0 * X  # rows of norm 3 = data_norm: the unit-ball records are X again
+    loss = LogisticLoss()
+    Z, _, yy = _pair(True)
+    n, d = Z.shape
+    lam = auto_regularization(EPS, n, loss.smoothness, residual_share=DEFAULT_RESIDUAL_SHARE)
+    k = objective_perturbation_constants(EPS, n, lam, loss.smoothness, dim=d, tol=DEFAULT_TOL)
+    old = objective_perturbation_constants(
+        EPS, n, auto_regularization(EPS, n, loss.smoothness), loss.smoothness
+    )
+    stat = _grid_statistic(Z, yy, loss, lam, k.ridge, noise.granularity(old.noise_scale))
+    r = math.sqrt(2.0)
+    W = []
+    for seed in range(400):
+        clf = PrivateLogisticRegression(
+            epsilon=EPS,
+            regularization="auto",
+            data_norm=3.0,
+            fit_intercept=True,
+            classes=["no", "yes"],
+            random_state=seed,
+        ).fit(Xm, y)
+        model = clf.to_model_dict()["model"]
+        W.append([*(np.asarray(model["coef"]) * 3.0 * r), model["intercept"] * r])
+    hits = int(np.count_nonzero(stat(np.array(W)) > -0.05))
+    assert hits <= 12, hits
