@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ppdp.budget import Guarantee, GuaranteeKind, Neighbouring, PrivacyBudget
+from ppdp.budget import Guarantee, GuaranteeKind, Neighbouring, PrivacyBudget, mechanism_label
 from ppdp.exceptions import ParameterError, ParameterTypeError, PPDPError
 
 eps_st = st.floats(min_value=0.0, max_value=100.0, allow_nan=False)
@@ -154,6 +154,95 @@ class TestGuarantee:
         data = json.loads(json.dumps(g.to_dict(), allow_nan=False))
         assert data["statement"] == str(g)
         assert Guarantee.from_dict(data) == g
+
+    @pytest.mark.parametrize(
+        ("g", "line"),
+        [
+            (
+                Guarantee.pure(1.0, relation="replace-one", mechanism="DP-PCA (Jiang et al. 2013)"),
+                "ε-DP, ε = 1, replace-one — DP-PCA (Jiang et al. 2013)",
+            ),
+            (
+                Guarantee.approx(
+                    1.0, 1e-6, relation="add/remove", mechanism="LDA-DP (Gu, Zhang & Zhang 2022)"
+                ),
+                "(ε, δ)-DP, ε = 1, δ = 1e-06, add/remove — LDA-DP (Gu, Zhang & Zhang 2022)",
+            ),
+            (
+                Guarantee.zcdp(0.5, relation="add/remove", mechanism="Gaussian"),
+                "ρ-zCDP, ρ = 0.5, add/remove — Gaussian",
+            ),
+            (
+                Guarantee.pufferfish(0.5, mechanism="MQMExact", assumptions=("model in Θ",)),
+                "ε-Pufferfish, ε = 0.5, replace-one — MQMExact",
+            ),
+            (
+                Guarantee.local(2.0, mechanism="additive(laplace, scale=0.5, domain=[0, 1])"),
+                "ε-local differential privacy, ε = 2, per respondent — "
+                "additive(laplace, scale=0.5, domain=[0, 1])",
+            ),
+            (
+                Guarantee.local(
+                    2.5,
+                    1e-6,
+                    mechanism="characteristic-vector(discrete-normal, k=40, γ=0.5, sigma=1.5)",
+                ),
+                "(ε, δ)-local differential privacy, ε = 2.5, δ = 1e-06, per respondent — "
+                "characteristic-vector(discrete-normal, …)",
+            ),
+            (
+                Guarantee.none(
+                    "raw projections: the exact projection of every record is released",
+                    mechanism="LDA-DP (Gu, Zhang & Zhang 2022)",
+                ),
+                "no privacy guarantee: raw projections — LDA-DP (Gu, Zhang & Zhang 2022)",
+            ),
+            (
+                Guarantee.none("no finite ε at δ=0 for Gaussian noise (pass delta > 0)"),
+                "no privacy guarantee: no finite ε at δ=0 for Gaussian noise",
+            ),
+            (Guarantee.pure(0.25, relation="replace-one"), "ε-DP, ε = 0.25, replace-one"),
+        ],
+    )
+    def test_summary_is_one_line(self, g, line):
+        assert g.summary() == line
+        assert "\n" not in g.summary() and len(g.summary()) < len(str(g)) + 40
+
+    @pytest.mark.parametrize(
+        ("mechanism", "label"),
+        [
+            ("Laplace", "Laplace"),
+            (
+                "EXP (per-record reading of Jiang et al. 2013's EXP baseline)",
+                "EXP (Jiang et al. 2013)",
+            ),
+            (
+                "PrivateLogisticRegression: objective perturbation (CMS11 Alg. 2) with a certified "
+                "residual step",
+                "PrivateLogisticRegression: objective perturbation (CMS11)",
+            ),
+            (
+                "PrivateRBFSVM (Laplace output perturbation, Rubinstein et al.)",
+                "PrivateRBFSVM (Rubinstein et al.)",
+            ),
+            ("Mul-LDA-DP round: " + "x " * 40, "Mul-LDA-DP round"),
+        ],
+    )
+    def test_mechanism_label(self, mechanism, label):
+        assert mechanism_label(mechanism) == label
+
+    def test_summary_stays_short_when_the_statement_is_long(self):
+        long = Guarantee.pure(
+            1.0,
+            relation="replace-one",
+            mechanism="PrivateLogisticRegression: objective perturbation (CMS11 Alg. 2) with a "
+            "certified residual step",
+            assumptions=("records scaled by the declared data_norm",) * 10,
+        )
+        assert long.summary() == (
+            "ε-DP, ε = 1, replace-one — PrivateLogisticRegression: objective perturbation (CMS11)"
+        )
+        assert len(long.summary()) <= 100 < len(str(long))
 
     def test_missing_parameters_rejected(self):
         with pytest.raises(ParameterError, match="relation"):

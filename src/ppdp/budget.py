@@ -3,13 +3,15 @@
 A :class:`PrivacyBudget` is a frozen ``(epsilon, delta)`` pair: what a release costs, or
 what a dataset may still spend. A :class:`Guarantee` is what a release *promises*: the
 kind of guarantee, its parameters, the neighbouring relation it holds for, and the
-assumptions it rests on. Guarantees print for a person (``str``) and serialise for the
-ledger (``to_dict`` / ``from_dict``).
+assumptions it rests on. Guarantees print for a person in two forms, one line
+(:meth:`Guarantee.summary`, what the terminal shows) and the full statement (``str``, what
+release files and ``-v`` show), and serialise for the ledger (``to_dict`` / ``from_dict``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 from ppdp._validation import check_delta, check_nonnegative
 from ppdp.exceptions import ParameterError
 
-__all__ = ["Guarantee", "GuaranteeKind", "Neighbouring", "PrivacyBudget"]
+__all__ = ["Guarantee", "GuaranteeKind", "Neighbouring", "PrivacyBudget", "mechanism_label"]
 
 
 class Neighbouring(StrEnum):
@@ -164,6 +166,77 @@ _KIND_TEXT = {
     GuaranteeKind.NONE: "no formal privacy guarantee",
 }
 
+#: The short names :meth:`Guarantee.summary` uses.
+_KIND_SHORT = {
+    GuaranteeKind.PURE: "ε-DP",
+    GuaranteeKind.APPROX: "(ε, δ)-DP",
+    GuaranteeKind.ZCDP: "ρ-zCDP",
+    GuaranteeKind.PUFFERFISH: "ε-Pufferfish",
+    GuaranteeKind.LOCAL: "local differential privacy",
+    GuaranteeKind.NONE: "no privacy guarantee",
+}
+#: A mechanism name up to this length is shown whole in a summary.
+_LABEL_WHOLE = 56
+#: A longer name is cut to its part before " (", or before ":" if that is still longer.
+_HEAD_MAX = 50
+#: A reason for kind ``none`` is cut at a word to about this length in a summary.
+_REASON_MAX = 56
+#: A source citation inside a mechanism name: "Jiang et al. 2013", "Rubinstein et al.",
+#: "Gu, Zhang & Zhang 2022", "Song, Wang & Chaudhuri 2017", or a key such as "CMS11".
+_CITATION = re.compile(
+    r"(?:\b[A-Z][\w'-]+ et al\.(?: (?:19|20)\d\d)?"
+    r"|\b[A-Z][\w'-]+(?:(?:, | & | and )[A-Z][\w'-]+)* (?:19|20)\d\d\b"
+    r"|\b[A-Z]{2,5}\d\d\b)"
+)
+
+
+def mechanism_label(mechanism: str) -> str:
+    """A short name for a mechanism, for one-line summaries.
+
+    A name of at most 56 characters is kept whole. A longer one is cut before its first
+    parenthesis (before its first colon if that still leaves more than 50 characters), and
+    the first source citation it contains (``Jiang et al. 2013``, ``Rubinstein et al.``,
+    ``CMS11``) is added in parentheses; a name written as a call keeps its first argument.
+
+    Examples
+    --------
+    >>> mechanism_label("DP-PCA (Jiang et al. 2013)")
+    'DP-PCA (Jiang et al. 2013)'
+    >>> mechanism_label("EXP (per-record reading of Jiang et al. 2013's EXP baseline)")
+    'EXP (Jiang et al. 2013)'
+    >>> mechanism_label(
+    ...     "PrivateLogisticRegression: objective perturbation (CMS11 Alg. 2) with a "
+    ...     "certified residual step"
+    ... )
+    'PrivateLogisticRegression: objective perturbation (CMS11)'
+    >>> mechanism_label("characteristic-vector(gaussian, k=40, γ=0.5, sigma=0.125, spike=0)")
+    'characteristic-vector(gaussian, …)'
+    """
+    text = " ".join(str(mechanism).split())
+    if len(text) <= _LABEL_WHOLE:
+        return text
+    call = re.match(r"([^\s(:]+)\(([^,)]*)([,)])", text)
+    if call is not None:  # "additive(gaussian, scale=..., ...)" -> "additive(gaussian, …)"
+        return f"{call.group(1)}({call.group(2)}{', …)' if call.group(3) == ',' else ')'}"
+    head = text.split(" (", 1)[0].strip()
+    if len(head) > _HEAD_MAX:
+        head = head.split(":", 1)[0].strip()
+    if len(head) > _HEAD_MAX:
+        head = head[: _HEAD_MAX - 1].rsplit(" ", 1)[0] + "…"
+    found = _CITATION.search(text)
+    if found is None or found.group(0) in head:
+        return head
+    return f"{head} ({found.group(0)})"
+
+
+def _short_reason(reason: str) -> str:
+    """The first clause of a reason (before ``:``, ``;`` or `` (``), cut at a word."""
+    text = re.split(r":|;| \(", " ".join(reason.split()), maxsplit=1)[0].strip()
+    if len(text) <= _REASON_MAX:
+        return text
+    cut = text[: _REASON_MAX - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",") + "…"
+
 
 @dataclass(frozen=True, slots=True)
 class Guarantee:
@@ -196,6 +269,8 @@ class Guarantee:
     >>> print(g)  # doctest: +NORMALIZE_WHITESPACE
     ε-differential privacy with ε=1, neighbouring: replace-one
     (mechanism: Laplace; assumes: L1 sensitivity 1)
+    >>> g.summary()
+    'ε-DP, ε = 1, replace-one — Laplace'
     >>> Guarantee.from_dict(g.to_dict()) == g
     True
     """
@@ -412,6 +487,53 @@ class Guarantee:
         if extras:
             text += " (" + "; ".join(extras) + ")"
         return text
+
+    def summary(self) -> str:
+        """One line: the kind, ε and δ (where nonzero), the relation and the mechanism.
+
+        What the terminal shows for a release; ``str(g)`` is the full statement with every
+        assumption (release files, ``-v``). The mechanism is shortened by
+        :func:`mechanism_label`; a guarantee of kind ``none`` gives the first clause of its
+        reason instead of parameters.
+
+        Examples
+        --------
+        >>> Guarantee.approx(1, 1e-6, relation="add/remove", mechanism="LDA-DP").summary()
+        '(ε, δ)-DP, ε = 1, δ = 1e-06, add/remove — LDA-DP'
+        >>> Guarantee.local(2.0, mechanism="additive(laplace, scale=0.5)").summary()
+        'ε-local differential privacy, ε = 2, per respondent — additive(laplace, scale=0.5)'
+        >>> Guarantee.none("raw projections: every row exact", mechanism="LDA-DP").summary()
+        'no privacy guarantee: raw projections — LDA-DP'
+        """
+        kind = self.kind
+        parts: list[str] = []
+        if kind is GuaranteeKind.NONE:
+            head = _KIND_SHORT[kind]
+            reason = _short_reason(self.assumptions[0]) if self.assumptions else ""
+            parts.append(f"{head}: {reason}" if reason else head)
+        else:
+            parts.append(self._short_kind())
+            if kind is GuaranteeKind.ZCDP:
+                parts.append(f"ρ = {self.rho:g}")
+            if self.epsilon is not None:
+                parts.append(f"ε = {self.epsilon:g}")
+            if self.delta:
+                parts.append(f"δ = {self.delta:g}")
+        if self.relation is not None:
+            parts.append(self.relation.value)
+        elif kind is GuaranteeKind.LOCAL:
+            parts.append("per respondent")
+        text = ", ".join(parts)
+        label = mechanism_label(self.mechanism) if self.mechanism else ""
+        return f"{text} — {label}" if label else text
+
+    def _short_kind(self) -> str:
+        kind = self.kind
+        if kind is GuaranteeKind.LOCAL and self.epsilon is not None:
+            return ("(ε, δ)-" if self.delta else "ε-") + _KIND_SHORT[kind]
+        if kind is GuaranteeKind.PUFFERFISH and self.delta:
+            return "(ε, δ)-Pufferfish"
+        return _KIND_SHORT[kind]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form for the ledger and for release files."""
