@@ -37,6 +37,14 @@ def test_budget_show(ledger, capsys):
         ("1", "LaplaceMechanism", "0.25", "0.0", "no"),
         ("2", "GaussianMechanism", "0.5", "1e-07", "yes"),
     ]
+    assert "sensitivity: 1" not in out
+
+
+def test_budget_show_verbose_prints_what_each_spend_recorded(ledger, capsys):
+    assert main(["budget", "show", str(ledger), "-v"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "LaplaceMechanism" in line)
+    assert lines[at + 1].strip() == "sensitivity: 1"
 
 
 def test_budget_show_json(ledger, capsys):

@@ -9,6 +9,7 @@ import pytest
 
 from ppdp import PrivacyBudget
 from ppdp.accounting import Accountant, budget_report
+from ppdp.budget import Guarantee
 from ppdp.cli import main
 from ppdp.datasets import load_adult
 
@@ -80,7 +81,14 @@ def test_each_method_releases_through_the_ledger(
     assert len(side["ledger_indices"]) == cost
     assert _spent(ledger) == PrivacyBudget(1.0)
     stdout = capsys.readouterr().out
-    assert "ε-differential privacy with ε=1" in stdout and "NOT fit for a real release" in stdout
+    assert "NOT fit for a real release" in stdout
+    # The terminal shows the one-line summary; the sidecar holds the full statement.
+    guarantee = Guarantee.from_dict(side["guarantee"])
+    assert f"guarantee: {guarantee.summary()}\n" in stdout
+    assert stdout.count("guarantee: ") == 1 and guarantee.summary().startswith("ε-DP, ε = 1, ")
+    assert "differential privacy with" not in stdout and "assumes:" not in stdout
+    assert f"in full in {out}.guarantee.json (or add -v)" in stdout
+    assert side["guarantee"]["statement"] == str(guarantee)
 
 
 def test_parquet_output_and_no_ledger_warning(adult_files, tmp_path, capsys):
@@ -98,7 +106,18 @@ def test_parquet_output_and_no_ledger_warning(adult_files, tmp_path, capsys):
     ]
     assert main(argv) == 0
     assert len(pd.read_parquet(out)) == 1500
-    assert "no --ledger given" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "no --ledger given" in printed.err
+    assert "differential privacy with" not in printed.out
+    # -v, after the command or before it: the full statement beneath the summary.
+    for verbose in ([*argv, "--force", "-v"], ["-v", *argv, "--force"]):
+        assert main(verbose) == 0
+        stdout = capsys.readouterr().out
+        side = json.loads((tmp_path / "release.parquet.guarantee.json").read_text())
+        statement = side["guarantee"]["statement"]
+        assert statement.startswith("ε-differential privacy with ε=1, neighbouring: replace-one")
+        assert f"guarantee: {Guarantee.from_dict(side['guarantee']).summary()}\n" in stdout
+        assert f"  in full: {statement}\n" in stdout
 
 
 def _bad_inputs(root):

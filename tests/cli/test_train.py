@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,9 @@ def test_train_then_predict_through_the_ledger(files, tmp_path, capsys, learner,
     assert main([*argv, "--seed", "5", "--allow-seeded", *extra]) == 0
     assert budget_report(ledger).spent == PrivacyBudget(1.0)
     out = capsys.readouterr().out
-    assert "ε-differential privacy with ε=1" in out and "NOT fit for a real release" in out
+    assert "NOT fit for a real release" in out
+    assert re.search(r"^guarantee: ε-DP, ε = 1, replace-one — Private\w+", out, flags=re.M)
+    assert "differential privacy with" not in out and "in full in " in out
     mf = read_model(tmp_path / "model.json")
     assert mf.schema is not None and mf.schema.n_features == 33
     assert mf.classes == ("<=50K", ">50K")
@@ -100,8 +103,12 @@ def test_budget_ledger_alias_and_no_ledger_warning(files, tmp_path, capsys):
     assert main(argv) == 0
     assert budget_report(ledger).spent == PrivacyBudget(0.5)
     (tmp_path / "model.json").unlink()
-    assert main(_train(files, tmp_path, "logreg", "--epsilon", "0.5")) == 0
-    assert "no --ledger given" in capsys.readouterr().err
+    assert main([*_train(files, tmp_path, "logreg", "--epsilon", "0.5"), "-v"]) == 0
+    printed = capsys.readouterr()
+    assert "no --ledger given" in printed.err
+    summary = "guarantee: ε-DP, ε = 0.5, replace-one — PrivateLogisticRegression: "
+    assert summary in printed.out
+    assert "  in full: ε-differential privacy with ε=0.5, neighbouring: replace-one" in printed.out
 
 
 def test_kernel_learners(files, tmp_path, capsys):

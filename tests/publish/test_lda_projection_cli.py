@@ -70,7 +70,8 @@ def test_noisy_projections_through_the_ledger(files, tmp_path, capsys) -> None:
     spent = budget_report(ledger).spent
     assert spent.epsilon == pytest.approx(1.0) and spent.delta == pytest.approx(1e-6)
     stdout = capsys.readouterr().out
-    assert "ε=1" in stdout and "δ=1e-06" in stdout and "same class" in stdout, stdout
+    assert "ε = 1, δ = 1e-06, replace-one — LDA-DP" in stdout, stdout  # the one-line summary
+    assert "same class" in side["guarantee"]["statement"]  # the full statement, in the sidecar
 
 
 def test_direction_release_writes_the_direction(files, tmp_path) -> None:

@@ -11,6 +11,10 @@ every user-caused failure (any :class:`~ppdp.exceptions.PPDPError`,
 file, a full disk, and input nested too deeply to parse), printed as one line on stderr
 without a traceback; 130 on Ctrl-C. When the reader of stdout goes away (``ppdp budget show
 L | head -1``) the command stops quietly with status 141, as a process killed by SIGPIPE.
+
+``-v`` (before or after the sub-command, at any level) prints every release's guarantee in
+full beneath its one-line summary (:meth:`~ppdp.budget.Guarantee.summary`), and more log
+output; ``-vv`` more still.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ppdp {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in _COMMAND_MODULES:
@@ -74,7 +78,39 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _add_verbose_to_subcommands(parser)
     return parser
+
+
+_VERBOSE_HELP = "print every guarantee in full (not only its one-line summary), and more log output"
+
+
+def _add_verbose_to_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Accept ``-v`` after the sub-command too (``ppdp publish pca ... -v``), at every level.
+
+    The sub-command's option has no default, so a ``-v`` before the sub-command stands when
+    none follows it.
+    """
+    seen: set[int] = set()
+    todo = [parser]
+    while todo:
+        current = todo.pop()
+        for action in current._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                continue
+            for child in action.choices.values():
+                if id(child) in seen:  # an alias of a parser already done
+                    continue
+                seen.add(id(child))
+                if "-v" not in child._option_string_actions:
+                    child.add_argument(
+                        "-v",
+                        "--verbose",
+                        action="count",
+                        default=argparse.SUPPRESS,
+                        help=_VERBOSE_HELP,
+                    )
+                todo.append(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

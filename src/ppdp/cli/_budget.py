@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "show",
         help="totals, what remains, and every spend",
         description="Verify the ledger, then print its dataset, relation, total, spent, "
-        "remaining and a table of spends. Exit 1 if the ledger fails verification.",
+        "remaining and a table of spends (with -v, every fact recorded with each spend: "
+        "query, sensitivity, noise scale, ...). Exit 1 if the ledger fails verification.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     show.add_argument("ledger", metavar="LEDGER", help="the budget ledger file")
@@ -97,7 +98,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print(format_report(report))
+        print(format_report(report, verbose=bool(args.verbose)))
     return 0
 
 
@@ -105,8 +106,16 @@ def _budget(b: PrivacyBudget) -> str:
     return f"ε={b.epsilon!r}, δ={b.delta!r}"
 
 
-def format_report(report: BudgetReport) -> str:
-    """The text ``ppdp budget show`` prints."""
+def _fact(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
+    """The text ``ppdp budget show`` prints (``verbose``: each spend's recorded facts too)."""
     v = report.verification
     lines = [
         f"ledger:    {report.path} (verified: {v.length} entries, head {v.head_hash[:16]}…)",
@@ -133,10 +142,15 @@ def format_report(report: BudgetReport) -> str:
         for s in report.spends
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
+    for i, r in enumerate(rows):
         cells = [r[0].rjust(widths[0])] + [
             c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
         ]
         lines.append("  ".join(cells).rstrip())
+        if verbose and i > 0 and report.spends[i - 1].details:
+            facts = report.spends[i - 1].details
+            lines.append(
+                " " * (widths[0] + 2) + "; ".join(f"{k}: {_fact(v)}" for k, v in facts.items())
+            )
     lines.append(f"{len(report.spends)} spends")
     return "\n".join(lines)

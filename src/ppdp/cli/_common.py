@@ -1,8 +1,10 @@
-"""What the commands that write a release share: ``--allow-seeded``, ``--force``."""
+"""What the commands that write a release share: ``--allow-seeded``, ``--force``, and how a
+release's guarantee is printed (its one-line summary; in full with ``-v``)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
@@ -30,3 +32,19 @@ def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: 
             "cancels the noise exactly; drop --seed for a real release, or add --allow-seeded "
             "for an experiment (the ledger records it)"
         )
+
+
+def print_guarantee(
+    guarantee: Any, *, verbose: int, label: str = "guarantee", full_in: Any = None
+) -> None:
+    """Print a release's guarantee: its one-line summary, and the full statement with ``-v``.
+
+    A release with no formal guarantee (kind ``none``) always gets its full statement: the
+    reason is the message. ``full_in`` names the file that holds the full statement (a
+    release's sidecar), said on a second line when the full text is not printed.
+    """
+    print(f"{label}: {guarantee.summary()}")
+    if verbose or not guarantee.is_private:
+        print(f"  in full: {guarantee}")
+    elif full_in is not None:
+        print(f"  in full in {full_in} (or add -v)")

@@ -10,7 +10,11 @@ import argparse
 import sys
 import warnings
 
-from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+from ppdp.cli._common import (
+    add_seed_and_force_flags,
+    print_guarantee,
+    refuse_seed_with_ledger,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
             force=args.force,
         )
     print(f"released the histogram to {args.output} (noise scale {rel.noise_scale:.6g})")
-    print(f"guarantee: {rel.guarantee}")
+    print_guarantee(rel.guarantee, verbose=args.verbose, full_in=args.output)
     if rel.ledger_index is not None:
         print(f"charged in {args.ledger} (entry {rel.ledger_index})")
     if rel.seeded:

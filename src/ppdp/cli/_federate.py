@@ -14,8 +14,12 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ppdp.exceptions import ParameterError
+
+if TYPE_CHECKING:
+    from ppdp.federated.http._demo import DemoResult
 
 EXIT_ABORTED = 3
 
@@ -133,7 +137,36 @@ def _party(args: argparse.Namespace) -> int:
         return EXIT_ABORTED
     if not args.json:
         print(f"{config.party}: round {config.session_id} done")
+        result_file = outcome.extra.get("result")  # the publisher's release
+        if result_file is not None:
+            _print_release_guarantee(Path(result_file), verbose=args.verbose)
     return 0
+
+
+def _print_release_guarantee(result_file: Path, *, verbose: int) -> None:
+    """The publisher's release guarantee, read back from its ``result.json``."""
+    from ppdp.budget import Guarantee
+    from ppdp.cli._common import print_guarantee
+
+    data = json.loads(result_file.read_text(encoding="utf-8")).get("guarantee_dict")
+    if data is not None:
+        print_guarantee(Guarantee.from_dict(data), verbose=verbose, full_in=result_file)
+
+
+def _with_short_guarantee(result: DemoResult, *, verbose: int) -> str:
+    """The demo's summary with its guarantee on one line (and in full with ``-v``)."""
+    from ppdp.budget import Guarantee
+
+    text = result.summary()
+    res = result.result or {}
+    if res.get("guarantee_dict") is None:
+        return text
+    g = Guarantee.from_dict(res["guarantee_dict"])
+    short = [f"  guarantee: {g.summary()}"] + ([f"    in full: {g}"] if verbose else [])
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines.extend(short if line == f"  guarantee: {res.get('guarantee')}" else [line])
+    return "\n".join(lines)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -152,7 +185,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(result.summary())
+        print(_with_short_guarantee(result, verbose=args.verbose))
     if not result.ok:
         sys.stderr.write(f"ppdp: federate demo: round aborted: {result.reason}\n")
         return EXIT_ABORTED

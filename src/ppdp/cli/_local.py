@@ -227,7 +227,9 @@ def _estimate(args: argparse.Namespace) -> int:
         f"estimated the distribution from {result.count} reports ({result.method}, "
         f"{result.iterations} iteration(s)) into {args.output} (guarantee in {side})"
     )
-    print(f"guarantee of each report: {result.guarantee}")
+    from ppdp.cli._common import print_guarantee
+
+    print_guarantee(result.guarantee, verbose=args.verbose, label="guarantee of each report")
     return 0
 
 

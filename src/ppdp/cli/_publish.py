@@ -14,7 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+from ppdp.cli._common import (
+    add_seed_and_force_flags,
+    print_guarantee,
+    refuse_seed_with_ledger,
+)
 
 METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential")
 #: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
@@ -309,7 +313,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise write_error(exc, out, charged=_charged(args.ledger, release, cost)) from exc
     print(f"released {len(table):,} rows to {out}")
-    print(f"guarantee: {release.guarantee}")
+    print_guarantee(release.guarantee, verbose=args.verbose, full_in=side)
     if args.ledger:
         print(f"charged in {args.ledger} (entries {', '.join(map(str, release.ledger_indices))})")
     if release.seeded:

@@ -15,7 +15,11 @@ import sys
 import warnings
 from typing import Any
 
-from ppdp.cli._common import add_seed_and_force_flags, refuse_seed_with_ledger
+from ppdp.cli._common import (
+    add_seed_and_force_flags,
+    print_guarantee,
+    refuse_seed_with_ledger,
+)
 
 LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
 
@@ -197,7 +201,7 @@ def _train(args: argparse.Namespace) -> int:
         for w in caught:  # one line each, also when the training failed
             _say("train", f"warning: {w.category.__name__}: {w.message}")
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
-    print(f"guarantee: {result.guarantee}")
+    print_guarantee(result.guarantee, verbose=args.verbose, full_in=result.path)
     if result.ledger_indices:
         print(f"charged in {args.ledger} (entries {', '.join(map(str, result.ledger_indices))})")
     if result.seeded:
