@@ -966,9 +966,10 @@ def private_erm(
     Raises
     ------
     ConvergenceError
-        When the solver cannot certify ``‖∇J‖ ≤ tol`` within ``max_iter`` iterations: the
-        proofs need it, so nothing is released (the spend stands). The message carries
-        public parameters only.
+        When the solver does not reach a certified ``‖∇J‖ ≤ τ`` within ``max_iter``
+        iterations, where ``τ = certifiable_tol(tol, ...) ≥ tol`` is computed from public
+        values: the proofs need it, so nothing is released (the spend stands). The message
+        carries public numbers only.
     """
     from ppdp import noise
     from ppdp.exceptions import ConvergenceError
