@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import shlex
+from functools import partial
+
 import pytest
 
+import ppdp.demo
 from ppdp import PrivacyBudget
 from ppdp.budget import GuaranteeKind
 from ppdp.cli import main
-from ppdp.demo import DEMO_TOTAL, run_demo
+from ppdp.demo import DEMO_TOTAL, render_demo, run_demo
 from ppdp.ledger import verify
+
+#: At most this many lines per part of the demo's terminal output: one screen.
+SCREEN = 40
 
 
 def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
@@ -53,6 +63,17 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     # threshold learned from noisy projections is no better than the rule's.
     assert projections["auc"] == pytest.approx(models["LDA-DP"]["auc"], abs=1e-9)
     assert projections["accuracy"] <= models["LDA-DP"]["accuracy"] + 0.01
+    # The run's log: every guarantee in full and every row of every table.
+    assert report.log_path == report.run_dir / "demo.log"
+    log = report.log_path.read_text(encoding="utf-8")
+    assert log.splitlines() == render_demo(report, full=True)
+    for guarantee in guarantees + [m.guarantee for m in report.models]:
+        assert f"guarantee: {guarantee.summary()}\n" in log
+        assert f"in full: {guarantee}\n" in log
+    for release in report.releases:
+        for name, _, _ in release.rows:
+            assert re.search(rf"^  {re.escape(name)} +-?\d", log, flags=re.M), name
+    assert log.rstrip().endswith(str(report.log_path))
 
 
 def test_demo_noise_is_small_relative_to_the_statistics(tmp_path):
@@ -68,15 +89,107 @@ def test_demo_noise_is_small_relative_to_the_statistics(tmp_path):
     assert abs(private_age - exact_age) < 1.0
 
 
-def test_demo_cli_prints_guarantees_and_ledger(tmp_path, capsys):
-    assert main(["demo", "--output-dir", str(tmp_path), "--seed", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "ε-differential privacy with ε=0.25, neighbouring: replace-one" in out
-    assert "(ε, δ)-differential privacy with ε=0.25, δ=1e-06" in out
-    assert "ledger: " in out and "adult-budget.db" in out
+@pytest.fixture(scope="module")
+def demo_cli(tmp_path_factory):
+    """``ppdp demo --seed 1`` once for the module (about 20 s): its stdout and run folder."""
+    out_dir = tmp_path_factory.mktemp("demo")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["demo", "--output-dir", str(out_dir), "--seed", "1"]) == 0
+    (run_dir,) = out_dir.iterdir()
+    return buffer.getvalue(), run_dir
+
+
+def _parts(out: str) -> dict[str, list[str]]:
+    """The terminal output split into its screens: the header, each part, the ending."""
+    parts: dict[str, list[str]] = {"header": []}
+    current = parts["header"]
+    for line in out.splitlines():
+        heading = re.match(r"(Part \d of \d|Budget left)", line)
+        if heading:
+            current = parts.setdefault(heading.group(1), [])
+        current.append(line)
+    return parts
+
+
+def test_demo_cli_prints_one_screen_per_part(demo_cli):
+    out, run_dir = demo_cli
+    parts = _parts(out)
+    assert list(parts) == ["header", "Part 1 of 3", "Part 2 of 3", "Part 3 of 3", "Budget left"]
+    counts = {name: len(lines) for name, lines in parts.items()}
+    assert all(n <= SCREEN for n in counts.values()), counts
+    assert counts["header"] + counts["Part 1 of 3"] <= SCREEN, counts  # the first screen
     assert "NOT fit for a real release" in out
+    assert f"run folder: {run_dir}" in out and "adult-budget.db" in out
     assert "DP-PCA" in out and "majority class" in out and "accuracy" in out
     assert "LDA-DP" in out and "private logistic regression" in out
+    # Only the one-line summaries: no paragraph, no assumption.
+    assert "differential privacy with" not in out and "assumes:" not in out
+    lines = [line for line in out.splitlines() if "guarantee: " in line]
+    assert len(lines) == 3 + 4 + 2  # every release of the three parts
+    for line in lines:  # each names ε (δ where nonzero), the relation and the mechanism
+        assert re.search(r"ε = [\d.]+(, δ = 1e-06)?, replace-one — \S", line), line
+        assert len(line) <= 100, line
+    assert "ε-DP, ε = 0.25, replace-one — Laplace" in out
+    assert "(ε, δ)-DP, ε = 0.25, δ = 1e-06, replace-one — Gaussian" in out
+    assert "ε-DP, ε = 1, replace-one — DP-PCA (Jiang et al. 2013)" in out
+    assert "(ε, δ)-DP, ε = 1, δ = 1e-06, replace-one — LDA-DP (Gu, Zhang & Zhang 2022)" in out
+    # It ends with the commands to run next, and where the full log is.
+    ending = parts["Budget left"]
+    assert any(line.startswith("  ppdp schema draft data.csv -o schema.json") for line in ending)
+    assert any(line.startswith("  ppdp publish pca data.csv") for line in ending)
+    assert ending[-1] == f"Full log (every guarantee in full, every table): {run_dir / 'demo.log'}"
+    log = (run_dir / "demo.log").read_text(encoding="utf-8")
+    assert "ε-differential privacy with ε=0.25, neighbouring: replace-one" in log
+    assert "(ε, δ)-differential privacy with ε=0.25, δ=1e-06" in log
+    assert "(mechanism: DP-PCA (Jiang et al. 2013); assumes:" in log
+    assert "workclass=Never-worked" in log and "workclass=Never-worked" not in out
+
+
+def _next_commands(out: str) -> list[list[str]]:
+    """The commands the demo suggests after 'Next, ...', as argument lists without 'ppdp'."""
+    text = out.split("\nNext, ", 1)[1].split("\n\n", 1)[0]
+    text = text.replace("\\\n", " ")
+    commands = []
+    for line in text.splitlines()[1:]:
+        argv = shlex.split(line, comments=True)
+        assert argv[0] == "ppdp", line
+        commands.append(argv[1:])
+    return commands
+
+
+def test_demo_next_commands_run_on_a_table(tmp_path, monkeypatch, capsys):
+    from ppdp.datasets import load_adult
+
+    report = run_demo(output_dir=tmp_path / "demo", random_state=0, tables=False)
+    commands = _next_commands("\n".join(render_demo(report)))
+    assert [c[:2] for c in commands] == [
+        ["schema", "draft"],
+        ["budget", "init"],
+        ["publish", "pca"],
+    ]
+    df, _ = load_adult()
+    monkeypatch.chdir(tmp_path)
+    df.head(1000).to_csv("data.csv", index=False)
+    for argv in commands:
+        assert main(argv) == 0, argv
+    assert (tmp_path / "private.csv").exists()
+    assert "ε-DP, ε = 1, replace-one — DP-PCA (Jiang et al. 2013)" in capsys.readouterr().out
+
+
+def test_demo_cli_verbose_prints_guarantees_in_full(tmp_path, monkeypatch, capsys):
+    # Part 1 only (the fast path); -v before or after the command.
+    monkeypatch.setattr(ppdp.demo, "run_demo", partial(run_demo, tables=False))
+    assert main(["demo", "--output-dir", str(tmp_path / "a"), "--seed", "1"]) == 0
+    short = capsys.readouterr().out
+    assert main(["demo", "--output-dir", str(tmp_path / "b"), "--seed", "1", "-v"]) == 0
+    full = capsys.readouterr().out
+    assert main(["-v", "demo", "--output-dir", str(tmp_path / "c"), "--seed", "1"]) == 0
+    assert capsys.readouterr().out.count("in full: ") == 3
+    assert "differential privacy with" not in short
+    assert "  in full: ε-differential privacy with ε=0.25, neighbouring: replace-one" in full
+    assert "in full: (ε, δ)-differential privacy with ε=0.25, δ=1e-06" in full
+    assert "workclass=Never-worked" in full and "workclass=Never-worked" not in short
 
 
 def test_demo_secure_runs_differ(tmp_path):

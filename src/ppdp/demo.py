@@ -10,11 +10,17 @@ non-private counterparts. Utility is measured on held-out rows.
 
 Adult is public, so the demo prints the exact values beside the private ones to show
 the error; a real release would print only the private values.
+
+The terminal shows one screen per part (:func:`render_demo`): each release with its
+one-line guarantee (:meth:`~ppdp.budget.Guarantee.summary`) and its table (the largest
+category shares only). The run folder holds the ledger, the released tables and
+``demo.log``: every guarantee in full and every table.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +39,7 @@ from ppdp.exceptions import BudgetExceededError
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 
-__all__ = ["DemoModel", "DemoRelease", "DemoReport", "DemoTable", "run_demo"]
+__all__ = ["DemoModel", "DemoRelease", "DemoReport", "DemoTable", "render_demo", "run_demo"]
 
 #: Total budget of the demo's ledger: (1, 1e-6) for the statistics of part 1, ε = 1 for
 #: each of the four table releases of part 2, (1, 1e-6) for LDA-DP and ε = 1 for the
@@ -50,6 +56,12 @@ _EPS_COUNTS = 0.25
 _EPS_MEANS = 0.5
 _EPS_SHARES = 0.25
 _DELTA_SHARES = 1e-6
+#: The log of a run, in its run folder: every guarantee in full and every table.
+LOG_NAME = "demo.log"
+#: Width at which the terminal text wraps a long message.
+_WIDTH = 96
+#: Category shares shown per attribute on the terminal (all of them in the log).
+_SHARES_SHOWN = 2
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,12 @@ class DemoReport:
     models: tuple[DemoModel, ...] = ()
     model_reference: dict[str, dict[str, float | None]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    log_path: Path | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder: the ledger, the released tables and the log."""
+        return self.ledger_path.parent
 
 
 def run_demo(
@@ -133,7 +151,9 @@ def run_demo(
     Returns
     -------
     DemoReport
-        The releases with their guarantees, the ledger path and the remaining budget.
+        The releases with their guarantees, the ledger path, the remaining budget and the
+        path of the run's log (``demo.log`` in the run folder: :func:`render_demo` with
+        ``full=True``, written once everything else is done).
 
     Notes
     -----
@@ -198,7 +218,186 @@ def run_demo(
             refused = ""
         except BudgetExceededError as exc:
             refused = str(exc)
-        return replace(report, refused=refused, remaining=acct.remaining)
+        report = replace(report, refused=refused, remaining=acct.remaining)
+    report = replace(report, log_path=run_dir / LOG_NAME)
+    assert report.log_path is not None
+    with atomic_path(report.log_path) as tmp:
+        tmp.write_text("\n".join(render_demo(report, full=True)) + "\n", encoding="utf-8")
+    return report
+
+
+def render_demo(report: DemoReport, *, full: bool = False) -> list[str]:
+    """The demo's text, line by line.
+
+    ``full=False`` (the terminal): one screen per part, at most 40 lines each; every
+    release with its one-line guarantee, the two largest category shares per attribute.
+    ``full=True`` (``demo.log``, ``ppdp demo -v``): every guarantee in full beneath its
+    summary and every table whole. Both end with the remaining budget, the commands to run
+    next on one's own data and the path of the log.
+    """
+    lines = [
+        f"ppdp demo: Adult ({report.n_rows:,} rows, Jiang et al. preprocessing), "
+        f"total budget {report.total}",
+        f"run folder: {report.run_dir}",
+    ]
+    if report.seeded:
+        lines += [
+            "note: --seed makes the noise reproducible and NOT fit for a real release; the demo's",
+            "own fresh ledger accepts it explicitly (allow_seeded=True, recorded with each spend)",
+        ]
+    parts = 3 if report.tables or report.models else 1
+    lines += ["", *_statistics_lines(report, parts, full)]
+    if report.tables:
+        lines += ["", *_table_lines(report, parts, full)]
+    if report.models:
+        lines += ["", *_model_lines(report, parts, full)]
+    lines += ["", *_closing_lines(report, full)]
+    return lines
+
+
+def _part_budget(guarantees: list[Guarantee]) -> str:
+    total = sum((g.budget or PrivacyBudget(0.0) for g in guarantees), PrivacyBudget(0.0))
+    return f"{total} in all"
+
+
+def _guarantee_lines(guarantee: Guarantee, full: bool, indent: str = "  ") -> list[str]:
+    lines = [f"{indent}guarantee: {guarantee.summary()}"]
+    if full:
+        lines.append(f"{indent}  in full: {guarantee}")
+    return lines
+
+
+def _statistics_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
+    budget = _part_budget([r.guarantee for r in report.releases])
+    lines = [
+        f"Part 1 of {parts}: private statistics of all {report.n_rows:,} rows ({budget})",
+        "(Adult is public, so the exact values are shown beside the private ones)",
+    ]
+    for release in report.releases:
+        rows = list(release.rows)
+        left_out = 0
+        if not full and any("=" in name for name, _, _ in rows):
+            rows = _largest_shares(rows, _SHARES_SHOWN)
+            left_out = len(release.rows) - len(rows)
+        width = max(len(name) for name, _, _ in rows)
+        lines += [
+            "",
+            f"[ledger {release.ledger_index}] {release.title}",
+            *_guarantee_lines(release.guarantee, full),
+            f"  {'':{width}}  {'private':>12}  {'exact':>12}",
+        ]
+        lines += [f"  {name:{width}}  {p:12.4f}  {e:12.4f}" for name, p, e in rows]
+        if left_out:
+            lines.append(
+                f"  ({_SHARES_SHOWN} largest released shares per attribute; "
+                f"{left_out} more in {LOG_NAME})"
+            )
+    return lines
+
+
+def _largest_shares(
+    rows: list[tuple[str, float, float]], per_attribute: int
+) -> list[tuple[str, float, float]]:
+    """The ``per_attribute`` largest released shares of each ``attribute=category`` group."""
+    groups: dict[str, list[tuple[str, float, float]]] = {}
+    for row in rows:
+        groups.setdefault(row[0].split("=", 1)[0], []).append(row)
+    kept: list[tuple[str, float, float]] = []
+    for group in groups.values():
+        kept += sorted(group, key=lambda r: -r[1])[:per_attribute]
+    return kept
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    width = int(spec.split(".")[0])
+    return f"{'—':>{width}}" if value is None else format(value, spec)
+
+
+def _table_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
+    budget = _part_budget([t.guarantee for t in report.tables])
+    n = report.tables[0].n_rows
+    lines = [
+        f"Part 2 of {parts}: private tables ({budget}), each of a random 2/3 of Adult "
+        f"({n:,} rows);",
+        "the other 1/3 is held out to measure their utility",
+        "",
+    ]
+    for table in report.tables:
+        indices = ", ".join(map(str, table.ledger_indices))
+        where = table.path.name if table.path.parent == report.run_dir else str(table.path)
+        lines.append(f"[ledger {indices}] {table.method} -> {where}")
+        lines += _guarantee_lines(table.guarantee, full)
+    lines += ["", f"  {'release (ε = 1 each)':30}  {'MSE':>8}  {'accuracy':>8}  {'AUC':>6}"]
+    rows = [(t.method, t.utility) for t in report.tables]
+    rows += list(report.reference.items())
+    for name, u in rows:
+        lines.append(
+            f"  {name:30}  {_fmt(u.get('mse'), '8.4f')}  {_fmt(u.get('accuracy'), '8.3f')}  "
+            f"{_fmt(u.get('auc'), '6.3f')}"
+        )
+    lines += [
+        "  (MSE on the [0, 1]-encoded table, row-aligned releases only; accuracy and AUC of an",
+        "   LDA classifier trained on the release and tested on the held-out original rows)",
+    ]
+    return lines
+
+
+def _model_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
+    budget = _part_budget([m.guarantee for m in report.models])
+    lines = [
+        f"Part 3 of {parts}: private models ({budget}), trained on the same 2/3, "
+        "tested on the rest",
+        "",
+    ]
+    for model in report.models:
+        indices = ", ".join(map(str, model.ledger_indices))
+        where = ""
+        if model.path is not None:
+            name = model.path.name if model.path.parent == report.run_dir else str(model.path)
+            where = f" -> {name}"
+        lines.append(f"[ledger {indices}] {model.method}{where}")
+        lines += _guarantee_lines(model.guarantee, full)
+    lines += ["", f"  {'model':38}  {'accuracy':>8}  {'AUC':>6}"]
+    rows = []
+    for m in report.models:
+        rows.append((m.method + f" (ε = {m.guarantee.epsilon:g})", m.utility))
+        rows += [(f"  {use}", u) for use, u in m.other_uses.items()]
+    rows += list(report.model_reference.items())
+    for name, u in rows:
+        lines.append(
+            f"  {name:38}  {_fmt(u.get('accuracy'), '8.3f')}  {_fmt(u.get('auc'), '6.3f')}"
+        )
+    lines += [
+        "  (LDA-DP: the LDA rule built from the released noisy class means and scatter alone;",
+        "   below it, a classifier trained on the released noisy projections of the rows:",
+        "   per-row Laplace noise of scale 2/ε₃ on values of size at most 1 leaves its",
+        "   threshold near the majority class; both rank held-out rows by the released",
+        "   direction, hence the same AUC)",
+    ]
+    return lines
+
+
+def _closing_lines(report: DemoReport, full: bool) -> list[str]:
+    ledger = report.ledger_path
+    lines = [f"Budget left: {report.remaining} of {report.total}."]
+    if report.refused:
+        refused = report.refused if full else report.refused.split(" Query what remains")[0]
+        lines.append("A request for more than remains was refused before touching the data:")
+        lines += textwrap.wrap(refused, width=_WIDTH, initial_indent="  ", subsequent_indent="  ")
+    lines += [
+        f"  check the ledger: ppdp ledger verify {ledger}",
+        f"  see the spends:   ppdp budget show {ledger}",
+        "",
+        "Next, on your own table data.csv:",
+        "  ppdp schema draft data.csv -o schema.json   # then edit it: bounds read from the "
+        "data leak",
+        "  ppdp budget init budget.db --dataset-id mydata --epsilon 1",
+        "  ppdp publish pca data.csv --schema schema.json --epsilon 1 --components 5 \\",
+        "      --ledger budget.db -o private.csv",
+    ]
+    if report.log_path is not None:
+        lines += ["", f"Full log (every guarantee in full, every table): {report.log_path}"]
+    return lines
 
 
 def _release_all(
