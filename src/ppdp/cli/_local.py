@@ -44,10 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run the collector (FastAPI + uvicorn)",
         description="Accept signed batches of reports, validate them against the config's "
-        "randomizer and keep only running totals in the config's SQLite store.",
+        "randomizer and keep only running totals in the config's SQLite store. On start it "
+        "prints (stderr) where it listens, what it accepts, whether TLS is on and how to "
+        "stop it.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    srv.add_argument("--config", required=True, metavar="FILE", help="collector config (JSON)")
+    srv.add_argument("--config", required=True, metavar="FILE", help="collector config (YAML/JSON)")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind")
     srv.add_argument("--port", type=int, default=8750, help="port to bind")
     srv.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate")
@@ -71,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     rep.add_argument("values", metavar="VALUES.csv", help="the respondent's values")
-    rep.add_argument("--config", required=True, metavar="FILE", help="client config (JSON)")
+    rep.add_argument("--config", required=True, metavar="FILE", help="client config (YAML or JSON)")
     rep.add_argument("--server", required=True, metavar="URL", help="collector base URL")
     rep.add_argument("--column", default=None, help="column of VALUES.csv (default: first)")
     rep.add_argument("--batch-size", type=int, default=5000, help="reports per batch")
@@ -97,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "guarantee), and print the guarantee.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    est.add_argument("--config", required=True, metavar="FILE", help="collector config (JSON)")
+    est.add_argument("--config", required=True, metavar="FILE", help="collector config (YAML/JSON)")
     where = est.add_mutually_exclusive_group(required=True)
     where.add_argument("--server", metavar="URL", help="collector base URL")
     where.add_argument("--store", metavar="DB", help="the collector's SQLite store")

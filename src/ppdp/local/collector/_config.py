@@ -1,6 +1,7 @@
-"""The collector's configuration file (JSON), shared by the server and its clients.
+"""The collector's configuration file (YAML or JSON), shared by the server and its clients.
 
-::
+A ``.yaml``/``.yml`` file is read as YAML, a ``.json`` file as JSON; any other name by its
+content (JSON when it starts with ``{``, YAML otherwise). The keys are the same either way::
 
     {
       "survey": "income-2026",                 # id bound into every signed batch
@@ -31,7 +32,7 @@ from typing import Any
 
 from ppdp.exceptions import ParameterError
 
-__all__ = ["ClientIdentity", "CollectorConfig"]
+__all__ = ["ClientIdentity", "CollectorConfig", "load_config_file"]
 
 _KNOWN = {
     "survey",
@@ -47,6 +48,50 @@ _KNOWN = {
 _MIN_BODY = 1024
 _MAX_BODY = 1 << 30
 _MAX_ID = 128
+
+
+def load_config_file(path: str | Path) -> Any:
+    """The parsed content of a collector config file, YAML or JSON.
+
+    ``.yaml``/``.yml`` is YAML and ``.json`` is JSON; another name is JSON when its first
+    non-blank character is ``{`` and YAML otherwise. A missing file, a folder, or text that
+    does not parse raises one line naming the file and the format.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ParameterError(f"config file ({p}) is a folder; give a .yaml, .yml or .json file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"config file ({p}) does not exist") from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"config file ({p}) is not UTF-8 text (YAML or JSON)") from None
+    suffix = p.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        fmt = "YAML"
+    elif suffix == ".json":
+        fmt = "JSON"
+    else:
+        fmt = "JSON" if text.lstrip().startswith("{") else "YAML"
+    import yaml
+
+    try:
+        return json.loads(text) if fmt == "JSON" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ParameterError(f"config file ({p}) is not valid {fmt}: {_first_line(exc)}") from None
+    except RecursionError:
+        raise ParameterError(f"config file ({p}) is nested too deeply to be a config") from None
+
+
+def _first_line(exc: Exception) -> str:
+    """One line of a parser's error: YAML's problem and its line, or JSON's message."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem:
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"{problem}{where}"
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _check_id(name: str, value: Any) -> str:
@@ -108,7 +153,10 @@ class CollectorConfig:
     def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> CollectorConfig:
         """Parse and check a configuration; relative paths are taken from ``base``."""
         if not isinstance(data, Mapping):
-            raise ParameterError("the collector config must be a JSON object")
+            raise ParameterError(
+                f"the collector config must be a mapping of keys (a JSON object or YAML "
+                f"mapping), not {type(data).__name__}"
+            )
         unknown = set(data) - _KNOWN
         if unknown:
             raise ParameterError(
@@ -190,17 +238,9 @@ class CollectorConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> CollectorConfig:
-        """Read a JSON configuration file."""
+        """Read a YAML or JSON configuration file (see :func:`load_config_file`)."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(f"config file ({p}) does not exist") from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise ParameterError(f"config file ({p}) is not valid JSON: {exc}") from None
-        return cls.from_dict(data, base=p.resolve().parent)
+        return cls.from_dict(load_config_file(p), base=p.resolve().parent)
 
     def require_server(self) -> tuple[Path, dict[str, str]]:
         """The store path and client keys, or a clear error if this is no server config."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "read_values",
     "report",
     "serve",
+    "startup_lines",
 ]
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,47 @@ logger = logging.getLogger(__name__)
 
 def _config(config: CollectorConfig | str | Path) -> CollectorConfig:
     return config if isinstance(config, CollectorConfig) else CollectorConfig.from_file(config)
+
+
+def startup_lines(
+    config: CollectorConfig, *, host: str, port: int, tls_cert: str | Path | None = None
+) -> list[str]:
+    """What ``ppdp local serve`` says on stderr when it starts: where it listens, what it
+    accepts (survey, randomizer, the reports' guarantee, clients, batch size, store), whether
+    TLS is on, and how to stop it."""
+    from ppdp.local.collector._estimate import stated_guarantee
+
+    store, clients = config.require_server()
+    randomizer = randomizer_from_dict(config.randomizer)
+    guarantee = stated_guarantee(randomizer, None)
+    scheme = "http" if tls_cert is None else "https"
+    where = f"[{host}]" if ":" in host else host
+    spec = config.randomizer
+    if spec.get("domain") is not None:
+        lo, hi = spec["domain"]
+        values = f"values in [{lo:g}, {hi:g}]"
+    elif spec.get("categories"):
+        values = f"values in {len(spec['categories'])} declared categories"
+    elif spec.get("regions"):
+        regions = spec["regions"]
+        values = f"values in [{regions[0]:g}, {regions[-1]:g}] over {len(regions) - 1} regions"
+    else:
+        values = "values in the declared domain"
+    tls = (
+        f"TLS on (certificate {tls_cert})"
+        if tls_cert is not None
+        else "TLS off: plain HTTP; for real use put a TLS proxy in front (on this machine) "
+        "or give --tls-cert and --tls-key"
+    )
+    return [
+        f"collector for survey {config.survey!r} listening on {scheme}://{where}:{port}",
+        f"accepts {guarantee.mechanism} reports of {values}, signed by "
+        f"{len(clients)} registered client(s), at most {config.max_batch:,} per batch; "
+        f"running totals in {store}",
+        f"each report's guarantee: {guarantee.summary()}",
+        tls,
+        "stop it with Ctrl+C (or SIGTERM): every acknowledged batch is already in the store",
+    ]
 
 
 def serve(
@@ -50,13 +93,16 @@ def serve(
     tls_cert: str | Path | None = None,
     tls_key: str | Path | None = None,
     insecure_plain_http: bool = False,
+    stream: TextIO | None = None,
 ) -> None:
     """Run the collector (blocking) with uvicorn until interrupted.
 
     Binds loopback by default. Any other address needs TLS (``tls_cert`` and ``tls_key``,
     PEM files) or ``insecure_plain_http=True``, which logs a warning: the batch signatures
     authenticate clients but do not hide the reports or the metadata in transit. Behind a
-    TLS-terminating proxy on the same machine, keep the loopback default.
+    TLS-terminating proxy on the same machine, keep the loopback default. Before it
+    serves, it writes :func:`startup_lines` to ``stream`` (default: stderr), each
+    prefixed ``ppdp local serve: ``.
     """
     import uvicorn
 
@@ -78,7 +124,10 @@ def serve(
     tls: dict[str, Any] = {}
     if tls_cert is not None:
         tls = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key)}
-    logger.info("collector for survey %r listening on %s:%d", cfg.survey, host, port)
+    out = sys.stderr if stream is None else stream
+    for line in startup_lines(cfg, host=host, port=port, tls_cert=tls_cert):
+        out.write(f"ppdp local serve: {line}\n")
+    out.flush()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **tls)
 
 
