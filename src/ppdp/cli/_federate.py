@@ -1,4 +1,4 @@
-"""``ppdp federate publisher|owner|dealer --config FILE`` and ``ppdp federate demo``.
+"""``ppdp federate init|run|publisher|owner|dealer`` and ``ppdp federate demo``.
 
 Each party of a Mul-LDA-DP round runs as its own process, serving HTTP (FastAPI and
 uvicorn) and sending signed messages to its peers (httpx). Exit status: 0 when the round
@@ -56,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             help="allow plain HTTP on a non-loopback listen.host (refused otherwise)",
         )
         p.set_defaults(func=_party, federate_role=role)
+    _register_init_run(actions)
     demo = actions.add_parser(
         "demo",
         help="run a whole round on loopback: publisher, dealer and owners as processes",
@@ -91,6 +92,156 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.set_defaults(func=_demo)
 
 
+def _register_init_run(actions: argparse._SubParsersAction) -> None:
+    init = actions.add_parser(
+        "init",
+        help="write every party's config and keys for a round across machines",
+        description="Write, under OUT, one folder per party (publisher, dealer, each owner) "
+        "with its config and its private keys (mode 0600), to be copied to that party's "
+        "machine and started there with 'ppdp federate run --config'; plus public-keys.json "
+        "and session.json (public). n_features, the classes and the constant one-hot blocks "
+        "come from the schema. See docs/federated-deployment.md.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    init.add_argument(
+        "--owners",
+        required=True,
+        action="append",
+        metavar="NAME=URL[,NAME=URL...]",
+        help="the data owners and the URL each is reached at (repeatable); the order fixes "
+        "the mask pairs",
+    )
+    init.add_argument("--publisher", required=True, metavar="URL", help="the publisher's URL")
+    init.add_argument(
+        "--dealer",
+        required=True,
+        metavar="URL|none",
+        help="the noise dealer's URL, or 'none' for pairwise X25519 masks (no dealer)",
+    )
+    init.add_argument("--schema", required=True, metavar="FILE", help="the declared schema")
+    init.add_argument(
+        "--class-counts",
+        required=True,
+        metavar="N,N,...",
+        help="global count of each class in the schema's class order (public: the protocol "
+        "publishes them)",
+    )
+    init.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="an owner's data file (CSV) on its machine (repeatable; default "
+        "<owner>/data.csv; editable afterwards as data.file)",
+    )
+    init.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder")
+    init.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    init.add_argument("--epsilon", type=float, default=1.0, help="total epsilon of the round")
+    init.add_argument("--delta", type=float, default=1e-5, help="total delta of the round")
+    init.add_argument(
+        "--release",
+        choices=("direction", "noisy-projections", "raw-projections"),
+        default="direction",
+        help="what the round releases (raw projections are not DP)",
+    )
+    init.add_argument(
+        "--projection-share",
+        type=float,
+        default=0.5,
+        help="share of epsilon for the noisy projections",
+    )
+    init.add_argument(
+        "--calibration", choices=("gaussian", "paper"), default="gaussian", help="noise calibration"
+    )
+    init.add_argument("--n-components", type=int, default=None, help="at most this many directions")
+    init.add_argument("--session-id", default=None, help="default: a fresh random one")
+    init.add_argument(
+        "--norm-bound",
+        type=float,
+        default=None,
+        help="declared bound on an encoded row's L2 norm (default: the schema's)",
+    )
+    init.add_argument("--dataset-id", default="federated", help="the publisher ledger's dataset id")
+    init.add_argument(
+        "--budget-epsilon",
+        type=float,
+        default=None,
+        help="the publisher ledger's total epsilon (default: the round's)",
+    )
+    init.add_argument(
+        "--budget-delta",
+        type=float,
+        default=None,
+        help="the publisher ledger's total delta (default: the round's)",
+    )
+    init.set_defaults(func=_init)
+    run = actions.add_parser(
+        "run",
+        help="run one party (publisher, dealer or owner) from its config",
+        description="Run the party a config names (its role is read from the file), e.g. "
+        "a folder written by 'ppdp federate init'. Exit 0 when the round completed, 3 when "
+        "it was aborted, 2 on a usage error.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    run.add_argument("--config", required=True, metavar="FILE", help="YAML or JSON config")
+    run.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    run.add_argument(
+        "--insecure-plain-http",
+        action="store_true",
+        help="allow plain HTTP on a non-loopback listen.host (refused otherwise)",
+    )
+    run.set_defaults(func=_party, federate_role=None)
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ParameterError(f"{what} ({text!r}) must be integers separated by commas") from None
+    return values
+
+
+def _init(args: argparse.Namespace) -> int:
+    from ppdp.federated.http._init import init_round, parse_named
+
+    dealer = None if args.dealer.strip().lower() == "none" else args.dealer
+    budget = None
+    if args.budget_epsilon is not None or args.budget_delta is not None:
+        budget = (
+            args.epsilon if args.budget_epsilon is None else args.budget_epsilon,
+            args.delta if args.budget_delta is None else args.budget_delta,
+        )
+    result = init_round(
+        args.output,
+        owners=parse_named(args.owners, "--owners"),
+        publisher=args.publisher,
+        dealer=dealer,
+        schema=args.schema,
+        class_counts=_int_list(args.class_counts, "--class-counts"),
+        epsilon=args.epsilon,
+        delta=args.delta,
+        release=args.release,
+        projection_share=args.projection_share,
+        calibration=args.calibration,
+        n_components=args.n_components,
+        session_id=args.session_id,
+        data=parse_named(args.data, "--data"),
+        norm_bound=args.norm_bound,
+        dataset_id=args.dataset_id,
+        budget=budget,
+        force=args.force,
+    )
+    print(
+        f"round {result.session['session_id']}: {len(result.roles)} parties under {result.folder}"
+    )
+    for party, path in result.configs.items():
+        print(f"  {party} ({result.roles[party]}): ppdp federate run --config {path}")
+    print("copy each party's folder to its machine only (it holds that party's private keys)")
+    for note in result.notes:
+        sys.stderr.write(f"ppdp: note: {note}\n")
+    return 0
+
+
 def _log_to_file(path: Path, *, verbose: int) -> logging.Handler:
     """Send the protocol's log (refusals with their reasons, aborts) to ``path``.
 
@@ -110,6 +261,8 @@ def _party(args: argparse.Namespace) -> int:
     from ppdp.federated.http import check_plain_http_bind, load_config, run_party
 
     config = load_config(args.config)
+    if args.federate_role is None:  # 'federate run': the role the config names
+        args.federate_role = config.role
     if config.role != args.federate_role:
         raise ParameterError(
             f"config {args.config}: role ({config.role!r}) does not match the command "

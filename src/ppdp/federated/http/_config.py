@@ -14,6 +14,7 @@ One file per party. Relative paths are read relative to the file's folder. The l
     data: {file: parts/owner-1.csv, schema: adult.schema.yaml, norm_bound: null}  # owners
     ledger: ledger/publisher.ledger    # publisher: the publishing ledger (created if absent)
     budget: {dataset_id: adult, epsilon: 10.0, delta: 1.0e-4}  # publisher: ledger's total
+    schema: adult.schema.yaml          # publisher, optional: names in result.json
     replica: replicas/owner-1.ledger   # owners: the local replica
     workdir: .                         # where result files go
     timeouts: {request: 5.0, retries: 3, startup: 60.0, phase: 30.0, round: 120.0}
@@ -68,6 +69,7 @@ _TOP_KEYS = {
     "timeouts",
     "budget",
     "tls",
+    "schema",
 }
 
 
@@ -128,6 +130,7 @@ class PartyConfig:
     budget: Mapping[str, Any] | None = None
     tls: TLSConfig | None = None
     source: Path | None = None
+    schema: Path | None = None
 
     @property
     def session_id(self) -> str:
@@ -367,6 +370,7 @@ def config_from_dict(
             _path(base, t["ca_file"], where, "tls.ca_file"),
             req,
         )
+    schema = _path(base, raw["schema"], where, "schema") if raw.get("schema") else None
     return PartyConfig(
         party=party,
         role=role,
@@ -384,4 +388,5 @@ def config_from_dict(
         budget=budget,
         tls=tls,
         source=source,
+        schema=schema,
     )

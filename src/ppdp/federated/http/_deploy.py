@@ -174,6 +174,7 @@ def prepare_deployment(
             }
         if role == "publisher":
             cfg["ledger"] = "../ledger/publisher.ledger"
+            cfg["schema"] = f"../data/{schema_path.name}"  # names in result.json
         if role == "owner":
             cfg["data"] = {
                 "file": f"../data/{p}.csv",

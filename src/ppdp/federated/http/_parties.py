@@ -94,13 +94,14 @@ def build_parts(config: PartyConfig) -> PartyParts:
                 f"config {config.source}: party ({config.party!r}) is not the session's "
                 f"publisher ({rc.publisher!r})"
             )
+        names = release_names(config, rc)  # before the ledger: a bad schema spends nothing
         accountant = _publishing_accountant(config, signer, keys, rc)
         closers.append(accountant.close)
         role = Publisher(rc, signer=signer, keys=keys, accountant=accountant)
         ledger = accountant.ledger
 
         async def finish(node: PartyNode) -> dict[str, Any]:
-            return _write_result(config, role, node)
+            return _write_result(config, role, node, names)
 
     elif config.role == "owner":
         X, y = load_owner_data(config)
@@ -179,10 +180,68 @@ def _publishing_accountant(
     )
 
 
-def _write_result(config: PartyConfig, role: Publisher, node: PartyNode) -> dict[str, Any]:
-    """``<workdir>/result.json``: the release (or the abort) and where time went."""
+def release_names(config: PartyConfig, rc: RoundConfig) -> dict[str, Any]:
+    """Feature and class names for ``result.json``, from the publisher's declared schema.
+
+    Without a ``schema`` in the config: no feature names, the class codes as class names.
+    """
+    class_names = [str(c) for c in rc.classes]
+    if config.schema is None:
+        return {"feature_names": None, "class_names": class_names}
+    schema = Schema.from_file(config.schema)
+    names = list(schema.layout(include_label=False).feature_names)
+    if len(names) != rc.n_features:
+        raise ParameterError(
+            f"config {config.source}: schema {config.schema} encodes {len(names)} features, "
+            f"the session has n_features = {rc.n_features}"
+        )
+    if schema.label is not None and len(schema.label.classes) == len(rc.classes):
+        class_names = [str(c) for c in schema.label.classes]
+    return {"feature_names": names, "class_names": class_names}
+
+
+def orient_directions(
+    directions: np.ndarray, noisy_means: np.ndarray
+) -> tuple[np.ndarray, list[bool]]:
+    """Flip each direction so that the second class's noisy mean projects higher.
+
+    Post-processing of released values only: the direction(s) and the noisy class means
+    the publisher recorded in the ledger (never an owner's records). A direction on which
+    both means project equally is kept as released.
+    """
+    W = np.asarray(directions, dtype=np.float64)
+    W2 = W.reshape(W.shape[0], -1)
+    mu = np.asarray(noisy_means, dtype=np.float64)
+    score = (mu[1] - mu[0]) @ W2
+    flipped = [bool(v < 0.0) for v in score]
+    signs = np.where(np.asarray(flipped), -1.0, 1.0)
+    return (W2 * signs).reshape(W.shape), flipped
+
+
+def _write_result(
+    config: PartyConfig,
+    role: Publisher,
+    node: PartyNode,
+    names: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``<workdir>/result.json``: the release (or the abort) and where time went.
+
+    The direction(s) (and projections) are oriented so that positive means the second
+    declared class (:func:`orient_directions`); ``sign_convention.flipped`` says which
+    columns differ in sign from the direction recorded in the ledger.
+    """
     done = role.state == "done"
     directions = role.directions if done else None
+    projections = role.projections if done else None
+    flipped: list[bool] | None = None
+    if directions is not None and role.noisy_means is not None:
+        directions, flipped = orient_directions(directions, role.noisy_means)
+        if projections is not None:
+            signs = np.where(np.asarray(flipped), -1.0, 1.0)
+            P = np.asarray(projections, dtype=np.float64)
+            projections = P * (signs if P.ndim == 2 else signs[0])
+    names = names or {"feature_names": None, "class_names": [str(c) for c in role.config.classes]}
+    class_names = names["class_names"]
     result: dict[str, Any] = {
         "session_id": config.session_id,
         "state": role.state,
@@ -193,8 +252,20 @@ def _write_result(config: PartyConfig, role: Publisher, node: PartyNode) -> dict
         "directions": None if directions is None else directions.tolist(),
         "direction_norm": None if directions is None else float(np.linalg.norm(directions)),
         "noisy_means": None if not done or role.noisy_means is None else role.noisy_means.tolist(),
-        "projections": (
-            None if not done or role.projections is None else role.projections.tolist()
+        "projections": None if projections is None else projections.tolist(),
+        "feature_names": names["feature_names"],
+        "class_names": class_names,
+        "sign_convention": (
+            None
+            if flipped is None
+            else {
+                "positive_class": class_names[1],
+                "negative_class": class_names[0],
+                "rule": "each direction is oriented so that the second declared class's noisy "
+                "mean projects higher than the first's (post-processing of released values: "
+                "the direction and the noisy class means in the ledger)",
+                "flipped": flipped,
+            }
         ),
         "ledger": str(config.ledger),
         "ledger_length": len(role.ledger),
