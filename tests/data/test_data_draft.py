@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ppdp.data import Schema, draft_schema, draft_schema_from_file, read_table
-from ppdp.exceptions import DataValidationError, PPDPWarning, PrivacyLeakWarning
+from ppdp.data.draft import detect_separator
+from ppdp.exceptions import DataValidationError, ParameterError, PPDPWarning, PrivacyLeakWarning
 
 
 def _df() -> pd.DataFrame:
@@ -35,7 +36,7 @@ def test_draft_always_warns_and_proposes_observed_domains() -> None:
     assert (flag.lower, flag.upper, flag.integer) == (0, 1, True)  # type: ignore[union-attr]
     const = s.column("const")
     assert (const.lower, const.upper) == (7, 8)  # type: ignore[union-attr]
-    assert s.column("city").categories == ("Bergen", "Oslo")  # type: ignore[union-attr]
+    assert s.column("city").categories == ("Oslo", "Bergen")  # type: ignore[union-attr]  # first seen
     assert s.label is not None and s.label.classes == ("no", "yes")
     assert s.missing_values == ("?",)
     # The draft encodes the data it came from without clipping anything.
@@ -49,10 +50,59 @@ def test_draft_warns_even_without_numeric_columns() -> None:
 
 
 def test_too_many_categories_are_left_out_with_a_warning() -> None:
-    df = pd.DataFrame({"id": [f"p{i}" for i in range(30)], "x": np.arange(30)})
-    with pytest.warns(PrivacyLeakWarning), pytest.warns(PPDPWarning, match="'id'"):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {"name": [f"p{i % 15}" for i in range(30)], "x": rng.integers(0, 100, 30) + 0.5}
+    )
+    with pytest.warns(PrivacyLeakWarning), pytest.warns(PPDPWarning, match="'name'"):
         s = draft_schema(df, max_categories=10)
     assert s.column_names == ("x",)
+
+
+def test_identifiers_codes_exclusions_and_natural_order() -> None:
+    """A new user's table: an ID column, integer-coded categories, months."""
+    n = 60
+    months = ["mar", "jan", "feb", "dec"] * (n // 4)
+    df = pd.DataFrame(
+        {
+            "ID": np.arange(1000, 1000 + n),
+            "SEX": [1, 2, 2] * (n // 3),
+            "EDUCATION": [1, 2, 3, 4, 5, 6] * (n // 6),
+            "LIMIT": np.linspace(1e4, 5e5, n),
+            "month": months,
+            "note": ["x"] * n,
+        }
+    )
+    with pytest.warns(PPDPWarning) as caught:
+        s = draft_schema(df, exclude=["note"])
+    texts = " ".join(str(w.message) for w in caught)
+    assert any(isinstance(w.message, PrivacyLeakWarning) for w in caught)
+    assert "'ID'" in texts and "identifier" in texts
+    assert "'SEX', 'EDUCATION'" in texts and "categorical" in texts
+    assert s.column_names == ("SEX", "EDUCATION", "LIMIT", "month")
+    assert s.column("SEX").categories == (1, 2)  # type: ignore[union-attr]
+    assert s.column("EDUCATION").categories == (1, 2, 3, 4, 5, 6)  # type: ignore[union-attr]
+    assert s.column("month").categories == ("jan", "feb", "mar", "dec")  # type: ignore[union-attr]
+    with pytest.raises(DataValidationError, match=r"exclude \('nope'\)"):
+        draft_schema(df, exclude=["nope"])
+
+
+def test_separator_is_detected_from_the_header_and_can_be_given(tmp_path, caplog) -> None:
+    path = tmp_path / "bank.csv"
+    path.write_text('"id";"age";"job"\n1;30;"admin.; clerk"\n2;41;"blue-collar"\n')
+    with caplog.at_level("WARNING", logger="ppdp.data"):
+        df = read_table(path)
+    assert list(df.columns) == ["id", "age", "job"] and df["job"][0] == "admin.; clerk"
+    assert "';'-separated" in caplog.text
+    assert detect_separator(path) == ";"
+    assert list(read_table(path, sep=";", columns=["age"]).columns) == ["age"]
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("city|n\nTromsø|1\n".encode("latin-1"))
+    assert read_table(latin, encoding="latin-1")["city"][0] == "Tromsø"
+    with pytest.raises(ParameterError, match="encoding"):
+        read_table(latin, encoding="no-such-codec")
+    with pytest.raises(ParameterError, match="sep"):
+        read_table(latin, sep=";;")
 
 
 def test_numeric_text_and_integral_floats() -> None:

@@ -22,6 +22,25 @@ def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_table_flags(parser: argparse.ArgumentParser) -> None:
+    """``--sep`` and ``--encoding``, for every command that reads a table."""
+    parser.add_argument(
+        "--sep",
+        default=None,
+        metavar="CHAR",
+        help="column separator of a text table; default: detected from the header line "
+        "among , ; tab | (said on stderr when not the extension's default)",
+    )
+    parser.add_argument(
+        "--encoding", default="utf-8", help="text encoding of a text table (e.g. latin-1)"
+    )
+
+
+def table_separator(value: str | None) -> str | None:
+    """``--sep`` as given, with ``\\t`` and ``tab`` meaning a tab (shells make a tab awkward)."""
+    return "\t" if value in ("\\t", "tab", "TAB") else value
+
+
 def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: bool) -> None:
     """``--seed`` with ``--ledger`` needs ``--allow-seeded``; checked before anything is read."""
     from ppdp.exceptions import ParameterError

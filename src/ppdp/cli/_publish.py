@@ -16,8 +16,10 @@ from typing import Any
 
 from ppdp.cli._common import (
     add_seed_and_force_flags,
+    add_table_flags,
     print_guarantee,
     refuse_seed_with_ledger,
+    table_separator,
 )
 
 METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential")
@@ -106,6 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ledger unless --allow-seeded",
     )
     add_seed_and_force_flags(parser)
+    add_table_flags(parser)
     parser.set_defaults(func=_run)
 
 
@@ -272,7 +275,12 @@ def _run(args: argparse.Namespace) -> int:
         else:
             _say(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
         _say(f"reading {args.input}")
-        df = read_table(args.input, columns=schema.column_names)
+        df = read_table(
+            args.input,
+            columns=schema.column_names,
+            sep=table_separator(args.sep),
+            encoding=args.encoding,
+        )
         _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)

@@ -7,6 +7,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from ppdp.cli._common import add_table_flags
+
 _SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
 
 
@@ -54,6 +56,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     draft.add_argument(
         "--force", action="store_true", help="replace an existing --output file (never the data)"
     )
+    draft.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="leave this column out (an ID, free text); repeat for several",
+    )
+    draft.add_argument(
+        "--max-integer-codes",
+        type=int,
+        default=12,
+        help="draft integer columns with at most this many distinct values as categorical "
+        "(0: never)",
+    )
+    add_table_flags(draft)
     draft.set_defaults(func=_draft)
 
     check = actions.add_parser(
@@ -68,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _draft(args: argparse.Namespace) -> int:
     from ppdp._io import check_output
+    from ppdp.cli._common import table_separator
     from ppdp.data.draft import draft_schema_from_file
     from ppdp.exceptions import ParameterError
 
@@ -83,6 +101,10 @@ def _draft(args: argparse.Namespace) -> int:
             label=args.label,
             max_categories=args.max_categories,
             missing_values=tuple(args.missing_value),
+            exclude=tuple(args.exclude),
+            max_integer_codes=args.max_integer_codes,
+            sep=table_separator(args.sep),
+            encoding=args.encoding,
         )
     for w in caught:
         text = " ".join(str(w.message).split())

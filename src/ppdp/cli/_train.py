@@ -17,8 +17,10 @@ from typing import Any
 
 from ppdp.cli._common import (
     add_seed_and_force_flags,
+    add_table_flags,
     print_guarantee,
     refuse_seed_with_ledger,
+    table_separator,
 )
 
 LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
@@ -110,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ledger unless --allow-seeded",
     )
     add_seed_and_force_flags(train)
+    add_table_flags(train)
     train.set_defaults(func=_train)
 
     predict = subparsers.add_parser(
@@ -123,6 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     predict.add_argument("model", metavar="MODEL.json", help="a model file from 'ppdp train'")
     predict.add_argument("input", metavar="IN", help="the table (.csv, .csv.gz, .parquet)")
+    add_table_flags(predict)
     predict.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="predictions")
     predict.add_argument(
         "--force", action="store_true", help="replace an existing output file (never an input)"
@@ -194,6 +198,8 @@ def _train(args: argparse.Namespace) -> int:
                 options=_options(args),
                 allow_seeded=args.allow_seeded,
                 force=args.force,
+                sep=table_separator(args.sep),
+                encoding=args.encoding,
             )
     finally:
         if acct is not None:
@@ -215,6 +221,13 @@ def _train(args: argparse.Namespace) -> int:
 def _predict(args: argparse.Namespace) -> int:
     from ppdp.learn._model_io import predict_file
 
-    result = predict_file(args.model, args.input, output=args.output, force=args.force)
+    result = predict_file(
+        args.model,
+        args.input,
+        output=args.output,
+        force=args.force,
+        sep=table_separator(args.sep),
+        encoding=args.encoding,
+    )
     print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
     return 0

@@ -10,6 +10,7 @@ issues a :class:`~ppdp.exceptions.PrivacyLeakWarning` saying so.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import warnings
@@ -30,11 +31,21 @@ from ppdp.data.schema import (
 from ppdp.exceptions import (
     DataValidationError,
     OptionalDependencyError,
+    ParameterError,
     PPDPWarning,
     PrivacyLeakWarning,
 )
 
-__all__ = ["LEAK_MESSAGE", "draft_schema", "draft_schema_from_file", "read_table"]
+__all__ = [
+    "LEAK_MESSAGE",
+    "SEPARATORS",
+    "detect_separator",
+    "draft_schema",
+    "draft_schema_from_file",
+    "read_table",
+]
+
+_logger = logging.getLogger("ppdp.data")
 
 #: The warning every draft issues (one line).
 LEAK_MESSAGE = (
@@ -55,17 +66,15 @@ def _suffix(path: Path) -> str:
     return path.suffix.lower()
 
 
-def _csv_header(p: Path, sep: str) -> list[str] | None:
-    """The header line of a CSV file, read alone (None if it cannot be read that way)."""
+def _text_opener(p: Path):  # type: ignore[no-untyped-def]
     import bz2
-    import csv
     import gzip
     import lzma
 
     name = p.name.lower()
     if name.endswith(".zip"):
         return None  # pandas reads the archive's single member; let it
-    opener = (
+    return (
         gzip.open
         if name.endswith(".gz")
         else bz2.open
@@ -74,11 +83,52 @@ def _csv_header(p: Path, sep: str) -> list[str] | None:
         if name.endswith(".xz")
         else open
     )
+
+
+def _csv_header(p: Path, sep: str, encoding: str = "utf-8") -> list[str] | None:
+    """The header line of a CSV file, read alone (None if it cannot be read that way)."""
+    import csv
+
+    opener = _text_opener(p)
+    if opener is None:
+        return None
+    enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
-        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+        with opener(p, "rt", encoding=enc, newline="") as fh:
             return next(csv.reader(fh, delimiter=sep))
     except (OSError, EOFError, UnicodeDecodeError, StopIteration, csv.Error, ValueError):
         return None
+
+
+#: Separators :func:`detect_separator` chooses among.
+SEPARATORS = (",", ";", "\t", "|")
+
+
+def detect_separator(path: str | os.PathLike[str], *, encoding: str = "utf-8") -> str | None:
+    """The column separator of a delimited text file, from its header line alone.
+
+    The candidate among ``,`` ``;`` tab ``|`` that occurs most often in the first line,
+    outside double quotes; ``None`` when none occurs (one column) or the line cannot be
+    read. Only the header is read: column names are public, the rows are not looked at.
+    """
+    opener = _text_opener(Path(path))
+    if opener is None:
+        return None
+    enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    try:
+        with opener(Path(path), "rt", encoding=enc, newline="") as fh:
+            line = fh.readline(1 << 24)
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, LookupError):
+        return None
+    counts = dict.fromkeys(SEPARATORS, 0)
+    quoted = False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    best = max(SEPARATORS, key=lambda c: counts[c])
+    return best if counts[best] > 0 else None
 
 
 def _parquet_columns(p: Path) -> list[str] | None:
@@ -109,7 +159,11 @@ def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[st
 
 
 def read_table(
-    path: str | os.PathLike[str], *, columns: Sequence[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    columns: Sequence[str] | None = None,
+    sep: str | None = None,
+    encoding: str = "utf-8",
 ) -> pd.DataFrame:
     """Read a CSV (optionally compressed) or Parquet file into a DataFrame.
 
@@ -121,6 +175,13 @@ def read_table(
         Read only these columns. The header is read first, alone: a missing (or repeated)
         column is reported before any row is read, and the other columns of a wide file
         are never materialised.
+    sep : str, optional
+        The column separator of a text file. ``None`` detects it from the header line
+        among ``,`` ``;`` tab ``|`` (:func:`detect_separator`) and says so on the
+        ``ppdp.data`` logger (WARNING, so the command line shows it) when it is not the
+        extension's default (``,`` for .csv, tab for .tsv).
+    encoding : str, default "utf-8"
+        The text encoding (a byte-order mark is skipped for UTF-8).
 
     Raises
     ------
@@ -155,16 +216,28 @@ def read_table(
             names = _parquet_columns(p)
             use = list(columns) if names is None else _check_header(p, names, columns)
             return pd.read_parquet(p, columns=use)
-        sep = "\t" if suffix.startswith(".tsv") else ","
+        default = "\t" if suffix.startswith(".tsv") else ","
+        if sep is None:
+            sep = detect_separator(p, encoding=encoding) or default
+            if sep != default:
+                _logger.warning(
+                    "read %s as %s-separated (detected from its header; --sep to override)",
+                    p.name,
+                    "tab" if sep == "\t" else repr(sep),
+                )
+        elif not isinstance(sep, str) or len(sep) != 1:
+            raise ParameterError(f"sep ({sep!r}) must be a single character, e.g. ';'")
         if columns is None:
-            return pd.read_csv(p, sep=sep)
-        header = _csv_header(p, sep)
+            return pd.read_csv(p, sep=sep, encoding=encoding)
+        header = _csv_header(p, sep, encoding)
         if header is None:  # let pandas read (and report) it whole
-            return pd.read_csv(p, sep=sep)
+            return pd.read_csv(p, sep=sep, encoding=encoding)
         use = _check_header(p, header, columns)
-        return pd.read_csv(p, sep=sep, usecols=use)[use]
-    except (OptionalDependencyError, FileNotFoundError, DataValidationError):
+        return pd.read_csv(p, sep=sep, usecols=use, encoding=encoding)[use]
+    except (OptionalDependencyError, FileNotFoundError, DataValidationError, ParameterError):
         raise
+    except LookupError:
+        raise ParameterError(f"encoding ({encoding!r}) is not a known text encoding") from None
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__
@@ -188,19 +261,71 @@ def _sorted_values(values: Sequence[object]) -> list[Category]:
     return sorted(set(out), key=lambda c: (1, c) if isinstance(c, str) else (0, c))
 
 
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def _natural_order(values: Sequence[object]) -> list[Category] | None:
+    """Calendar order for month or weekday names (full or 3-letter, any case), else None."""
+    if not values or not all(isinstance(v, str) for v in values):
+        return None
+    for names in (_MONTHS, _WEEKDAYS):
+        rank = {}
+        for i, full in enumerate(names):
+            rank[full] = i
+            rank[full[:3]] = i
+        keys = [str(v).strip().lower() for v in values]
+        if all(k in rank for k in keys):
+            return [v for _, v in sorted(zip((rank[k] for k in keys), values, strict=True))]  # type: ignore[misc]
+    return None
+
+
+def _category_order(values: Sequence[object]) -> tuple[Category, ...]:
+    """Numbers ascending, months and weekdays in calendar order, anything else as first seen."""
+    natural = _natural_order(list(values))
+    if natural is not None:
+        return tuple(natural)
+    cleaned = _sorted_values(values)
+    if all(not isinstance(c, str) for c in cleaned):
+        return tuple(cleaned)
+    seen: dict[Category, None] = {}
+    for v in values:
+        seen.setdefault(_sorted_values([v])[0], None)
+    return tuple(seen)
+
+
 def draft_schema(
     df: pd.DataFrame,
     *,
     label: str | None = None,
     max_categories: int = 50,
     missing_values: Sequence[Category] = (),
+    exclude: Sequence[str] = (),
+    max_integer_codes: int = 12,
 ) -> Schema:
     """Propose a schema from ``df``. ALWAYS warns :class:`~ppdp.exceptions.PrivacyLeakWarning`.
 
     Numeric columns get their observed minimum and maximum as bounds (integer columns are
     marked ``integer``; a constant column gets ``upper = lower + 1``); boolean columns become
-    integer columns on ``[0, 1]``; other columns become categorical with their observed values,
-    sorted. The label's classes are its observed values.
+    integer columns on ``[0, 1]``; other columns become categorical with their observed
+    values: numbers ascending, month and weekday names in calendar order, anything else in
+    the order first seen. Integer columns with at most ``max_integer_codes`` distinct values,
+    each seen five times on average (codes such as SEX 1/2 or EDUCATION 1–6), are drafted as
+    categorical, with a warning naming them. A column with a distinct value in every row (an
+    identifier) is left out, with a warning. The label's classes are its observed values.
 
     Parameters
     ----------
@@ -215,6 +340,11 @@ def draft_schema(
     missing_values : sequence of str or int
         Tokens meaning "missing" (e.g. ``["?"]``): excluded from categories and bounds and
         written into the schema.
+    exclude : sequence of str
+        Columns to leave out (an ID, free text, anything that is not a feature).
+    max_integer_codes : int, default 12
+        Integer columns with at most this many distinct values are drafted as categorical
+        (0 drafts every integer column as numeric).
 
     Returns
     -------
@@ -225,12 +355,20 @@ def draft_schema(
         raise DataValidationError(f"df must be a pandas DataFrame, not {type(df).__name__}")
     max_categories = check_int("max_categories", max_categories, minimum=1)
     tokens = tuple(missing_values)
+    max_integer_codes = check_int("max_integer_codes", max_integer_codes, minimum=0)
     if label is not None and label not in df.columns:
         raise DataValidationError(f"label ({label!r}) is not a column of the data")
+    unknown = [c for c in exclude if c not in df.columns]
+    if unknown:
+        raise DataValidationError(f"exclude ({unknown[0]!r}) is not a column of the data")
+    if label is not None and label in exclude:
+        raise ParameterError(f"exclude ({label!r}) is the label; a label cannot be excluded")
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=2)
     columns: list[NumericColumn | CategoricalColumn] = []
+    coded: list[str] = []
+    n_rows = len(df)
     for name in df.columns:
-        if name == label:
+        if name == label or name in exclude:
             continue
         if not isinstance(name, str):
             raise DataValidationError(f"column names must be strings; got {name!r}")
@@ -238,6 +376,19 @@ def draft_schema(
         if tokens:
             s = s.mask(s.isin(list(tokens)))
         s = s.dropna()
+        looks_like_id = not pd.api.types.is_float_dtype(s.dtype) and not (
+            pd.api.types.is_bool_dtype(s.dtype)
+        )
+        if looks_like_id and n_rows >= 20 and len(s) == n_rows and s.nunique() == n_rows:
+            warnings.warn(
+                PPDPWarning(
+                    f"column {name!r} has a different value in every row: it looks like an "
+                    "identifier and was left out of the draft (--exclude it to say so; "
+                    "declare it by hand if it is a real feature)"
+                ),
+                stacklevel=2,
+            )
+            continue
         if pd.api.types.is_bool_dtype(s.dtype):
             columns.append(NumericColumn(name, 0, 1, integer=True))
             continue
@@ -260,6 +411,12 @@ def draft_schema(
             integer = bool(pd.api.types.is_integer_dtype(s.dtype)) or bool(
                 np.all(vals == np.round(vals))
             )
+            codes = np.unique(vals)
+            # Codes: few distinct integers, each seen on average at least 5 times.
+            if integer and 2 <= codes.size <= max_integer_codes and vals.size >= 5 * codes.size:
+                columns.append(CategoricalColumn(name, tuple(int(v) for v in codes)))
+                coded.append(name)
+                continue
             if integer:
                 lo, hi = math.floor(lo), math.ceil(hi)
             if not lo < hi:
@@ -286,7 +443,17 @@ def draft_schema(
                 stacklevel=2,
             )
             continue
-        columns.append(CategoricalColumn(name, tuple(_sorted_values(values))))
+        columns.append(CategoricalColumn(name, _category_order(list(values))))
+    if coded:
+        names = ", ".join(repr(c) for c in coded)
+        warnings.warn(
+            PPDPWarning(
+                f"integer column(s) {names} have at most {max_integer_codes} distinct values "
+                "and were drafted as categorical (codes); declare a column numeric if its "
+                "codes are ordered quantities"
+            ),
+            stacklevel=2,
+        )
     if not columns:
         raise DataValidationError("the data has no column that could be drafted")
     label_spec = None
@@ -310,9 +477,21 @@ def draft_schema_from_file(
     label: str | None = None,
     max_categories: int = 50,
     missing_values: Sequence[Category] = (),
+    exclude: Sequence[str] = (),
+    max_integer_codes: int = 12,
+    sep: str | None = None,
+    encoding: str = "utf-8",
 ) -> Schema:
-    """Read a CSV or Parquet file and :func:`draft_schema` it (same warning, same caveats)."""
-    df = read_table(path)
+    """Read a CSV or Parquet file and :func:`draft_schema` it (same warning, same caveats).
+
+    ``sep`` and ``encoding`` as :func:`read_table` (the separator is detected when not given).
+    """
+    df = read_table(path, sep=sep, encoding=encoding)
     return draft_schema(
-        df, label=label, max_categories=max_categories, missing_values=missing_values
+        df,
+        label=label,
+        max_categories=max_categories,
+        missing_values=missing_values,
+        exclude=exclude,
+        max_integer_codes=max_integer_codes,
     )

@@ -454,7 +454,14 @@ def _as_schema(schema: Any) -> Schema:
     raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a Schema or a file path")
 
 
-def _as_frame(data: Any, what: str, columns: Any = None) -> Any:
+def _as_frame(
+    data: Any,
+    what: str,
+    columns: Any = None,
+    *,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> Any:
     """A DataFrame as it is, or a file read (only ``columns``, header first, when given)."""
     import pandas as pd
 
@@ -463,7 +470,12 @@ def _as_frame(data: Any, what: str, columns: Any = None) -> Any:
     if isinstance(data, str | os.PathLike):
         from ppdp.data.draft import read_table
 
-        return read_table(data, columns=None if columns is None else tuple(columns))
+        return read_table(
+            data,
+            columns=None if columns is None else tuple(columns),
+            sep=sep,
+            encoding=encoding,
+        )
     raise ParameterTypeError(f"{what} ({type(data).__name__}) must be a DataFrame or a file path")
 
 
@@ -551,6 +563,8 @@ def train_model_file(
     options: Mapping[str, Any] | None = None,
     allow_seeded: bool = False,
     force: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -607,7 +621,9 @@ def train_model_file(
     features = sch.without_label()
     public_X = None
     if public is not None:
-        public_X, _ = features.encode(_as_frame(public, "public", features.column_names))
+        public_X, _ = features.encode(
+            _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
+        )
     est = build_learner(
         kind,
         schema=sch,
@@ -622,7 +638,7 @@ def train_model_file(
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is not None:
         accountant.check(cost, mechanism=type(est).__name__)
-    X, y = sch.encode(_as_frame(data, "data", sch.column_names))
+    X, y = sch.encode(_as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding))
     est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded)
     try:
         path = save_model(est, dest, schema=sch)
@@ -645,6 +661,8 @@ def predict_file(
     *,
     output: str | os.PathLike[str],
     force: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
@@ -671,7 +689,9 @@ def predict_file(
             f"model file ({str(model)!r}) holds no schema; it was saved without one"
         )
     features = mf.schema.without_label()
-    X, _ = features.encode(_as_frame(data, "data", features.column_names))
+    X, _ = features.encode(
+        _as_frame(data, "data", features.column_names, sep=sep, encoding=encoding)
+    )
     est = mf.estimator
     scores = np.asarray(est.decision_function(X), dtype=np.float64)
     predicted = np.asarray(est.predict(X))

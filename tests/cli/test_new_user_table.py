@@ -1,0 +1,77 @@
+"""Issue 15, items 1 and 4: a new user's own table through the CLI, with no workaround.
+
+The table is what a bank's custodian exports: semicolon-separated, an ID column,
+integer-coded categories (SEX 1/2, EDUCATION 1-6), months as text, a skewed numeric column.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.cli import main
+
+
+@pytest.fixture
+def bank(tmp_path):
+    rng = np.random.default_rng(7)
+    n = 300
+    df = pd.DataFrame(
+        {
+            "ID": np.arange(50_000, 50_000 + n),
+            "SEX": rng.integers(1, 3, n),
+            "EDUCATION": rng.integers(1, 7, n),
+            "LIMIT": np.round(np.exp(rng.normal(10, 1, n)), 2),  # skewed
+            "month": rng.choice(["may", "jun", "jan", "dec"], n),
+            "default": rng.choice(["no", "yes"], n, p=[0.8, 0.2]),
+        }
+    )
+    path = tmp_path / "bank.csv"
+    df.to_csv(path, sep=";", index=False)
+    return path
+
+
+def test_draft_detects_the_separator_leaves_the_id_out_and_codes_categories(
+    bank, tmp_path, capsys, caplog
+):
+    schema = tmp_path / "schema.json"
+    with caplog.at_level("WARNING", logger="ppdp.data"):
+        assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    err = capsys.readouterr().err
+    # the detection is said once (a WARNING log line: stderr on the command line)
+    assert caplog.text.count("';'-separated") == 1
+    assert "'ID'" in err and "identifier" in err
+    assert "'SEX', 'EDUCATION'" in err
+    spec = json.loads(schema.read_text())
+    cols = {c["name"]: c for c in spec["columns"]}
+    assert set(cols) == {"SEX", "EDUCATION", "LIMIT", "month"}
+    assert cols["SEX"]["type"] == "categorical" and cols["SEX"]["categories"] == [1, 2]
+    assert cols["month"]["categories"] == ["jan", "may", "jun", "dec"]
+    assert cols["LIMIT"]["type"] == "numeric"
+
+    # the drafted schema publishes the same file with no --sep and no editing by hand
+    ledger = tmp_path / "b.db"
+    assert main(["budget", "init", str(ledger), "--dataset-id", "bank", "--epsilon", "3"]) == 0
+    out = tmp_path / "release.csv"
+    argv = ["publish", "pca", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    argv += ["--components", "3", "-o", str(out), "--ledger", str(ledger)]
+    assert main(argv) == 0
+    assert len(pd.read_csv(out)) == 300
+    model = tmp_path / "model.json"
+    argv = ["train", "logreg", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    argv += ["-o", str(model), "--ledger", str(ledger), "--sep", ";"]
+    assert main(argv) == 0
+    assert json.loads(model.read_text())["estimator"] == "PrivateLogisticRegression"
+
+
+def test_exclude_and_bad_table_options_are_one_line(bank, tmp_path, capsys):
+    assert main(["schema", "draft", str(bank), "--exclude", "month"]) == 0
+    assert '"month"' not in capsys.readouterr().out
+    assert main(["schema", "draft", str(bank), "--exclude", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len([e for e in err if e.startswith("ppdp: error")]) == 1 and "exclude" in err[-1]
+    assert main(["schema", "draft", str(bank), "--encoding", "no-such"]) == 2
+    assert "encoding" in capsys.readouterr().err
