@@ -139,7 +139,11 @@ def main() -> None:
             for seed in range(args.seeds):
                 clf, t = timed_fit(
                     PrivateLogisticRegression(
-                        epsilon=eps, data_norm=data_norm, regularization="auto", random_state=seed
+                        epsilon=eps,
+                        data_norm=data_norm,
+                        regularization="auto",
+                        fit_intercept=False,  # CMS11's model, as documented above
+                        random_state=seed,
                     ),
                     X,
                     y,

@@ -313,7 +313,12 @@ def test_fit_is_private_erm_on_the_clipped_records(perturbation) -> None:
 
     X, y = _data(n=300)
     clf = PrivateLogisticRegression(
-        epsilon=0.7, regularization=0.01, data_norm=4.0, perturbation=perturbation, random_state=11
+        epsilon=0.7,
+        regularization=0.01,
+        data_norm=4.0,
+        perturbation=perturbation,
+        fit_intercept=False,
+        random_state=11,
     ).fit(X, y)
     Z, _ = clip_to_unit_ball(X, 4.0)
     res = private_erm(

@@ -203,7 +203,8 @@ def _blas_threads(limit: int | None) -> Iterator[None]:
 def _learner(loss: str, perturbation: str, config: BaseConfig, data_norm: float, **kw: Any) -> Any:
     from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression
 
-    common = dict(data_norm=data_norm, perturbation=perturbation, **kw)
+    # CMS11 has no intercept: explicit, since the learners now fit one by default.
+    common = dict(data_norm=data_norm, perturbation=perturbation, fit_intercept=False, **kw)
     if loss == "logistic":
         return PrivateLogisticRegression(**common)
     return PrivateLinearSVM(huber_h=config.huber_h, **common)

@@ -21,7 +21,7 @@ if _find_spec("sklearn") is None:  # pragma: no cover - the learn extra is insta
         "ppdp.learn needs scikit-learn, which is not installed: pip install 'ppdp[learn]'"
     )
 
-from ppdp.learn._base import Plan, PrivateClassifierBase
+from ppdp.learn._base import Plan, PrivateClassifierBase, UnaccountedFitWarning
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
 from ppdp.learn._model_io import load_model, read_model, save_model
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
@@ -41,6 +41,7 @@ __all__ = [
     "PrivateRBFSVM",
     "PrivateTuning",
     "RandomFourierFeatures",
+    "UnaccountedFitWarning",
     "load_model",
     "read_model",
     "save_model",

@@ -19,6 +19,21 @@ are scaled back onto the unit sphere. The number of rows scaled is logged to the
 custodian's logger (``"ppdp.custodian"``); it describes the private data and is never part
 of a release. The norm is never read from the data.
 
+With ``schema=`` (a :class:`ppdp.data.Schema` with a two-class label) a learner takes the
+raw table: ``fit``, ``predict`` and ``decision_function`` encode it inside with the schema
+(features only; the label column may be absent at prediction), ``data_norm`` defaults to
+the schema's declared ``max_row_l2_norm``, the declared classes are the label's classes,
+``feature_names_in_`` holds the schema's column names and ``predict`` returns class names.
+The encoding is part of step 3 (validation): it follows the accountant's ``on_invalid``
+mode and costs nothing when it fails.
+
+A fit without an accountant records nothing. The first such fit of a process warns
+:class:`UnaccountedFitWarning` (a :class:`~ppdp.exceptions.PPDPWarning`; silence it with
+``warnings.filterwarnings("ignore", category=UnaccountedFitWarning)``). It also covers
+``cross_val_score`` and grid searches over private rows: choosing hyperparameters on the
+private data without an accountant voids the guarantee. Fits with a seeded
+``random_state`` do not warn: they already warn that their output is not for production.
+
 Released models serialise with :meth:`PrivateClassifierBase.to_model_dict` (class name,
 hyperparameters, released parameters, classes, guarantee; JSON-safe, nothing private) and
 load with :meth:`PrivateClassifierBase.from_model_dict`.
@@ -28,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -42,11 +58,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ppdp._validation import check_epsilon, check_positive
 from ppdp.accounting import Accountant
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.data.schema import Schema
 from ppdp.exceptions import (
     DataValidationError,
     NotFittedError,
     ParameterError,
     ParameterTypeError,
+    PPDPWarning,
 )
 from ppdp.random import RandomSource, refuse_seeded, resolve_random_state
 
@@ -56,6 +74,7 @@ __all__ = [
     "LearnerNotFittedError",
     "Plan",
     "PrivateClassifierBase",
+    "UnaccountedFitWarning",
     "check_binary_labels",
     "check_declared_classes",
     "clip_to_unit_ball",
@@ -68,6 +87,33 @@ custodian = logging.getLogger(CUSTODIAN_LOGGER)
 
 #: ``format`` field of a model dict.
 MODEL_FORMAT = "ppdp-model/1"
+
+
+class UnaccountedFitWarning(PPDPWarning):
+    """A private learner was fitted without an accountant: nothing was recorded.
+
+    Issued once per process (the first unaccounted fit with secure randomness). Silence it
+    with ``warnings.filterwarnings("ignore", category=UnaccountedFitWarning)``.
+    """
+
+
+_UNACCOUNTED_MESSAGE = (
+    "{name}.fit without an accountant: nothing was recorded in a budget ledger, and the "
+    "caller answers for the total spend. Fitting repeatedly on the same private rows (as "
+    "cross_val_score or a grid search does) composes the cost, and choosing hyperparameters "
+    "that way voids the guarantee unless every fit is accounted: pass "
+    "fit(..., accountant=acct) (cross_val_score(..., params={{'accountant': acct}})). "
+    "This warning is shown once per process."
+)
+_warned_unaccounted = False
+
+
+def _warn_unaccounted(name: str) -> None:
+    global _warned_unaccounted
+    if _warned_unaccounted:
+        return
+    _warned_unaccounted = True
+    warnings.warn(_UNACCOUNTED_MESSAGE.format(name=name), UnaccountedFitWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -251,17 +297,102 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     def _check_common(self) -> tuple[float, float]:
         """Validate ``epsilon`` and ``data_norm`` (which must be declared)."""
         eps = check_epsilon("epsilon", self.epsilon)  # type: ignore[attr-defined]
-        norm = getattr(self, "data_norm", None)
+        norm = self._data_norm()
         if norm is None:
             raise ParameterError(
                 "data_norm (None) must be declared: a public bound on the Euclidean norm of "
-                "a record (it is never read from the data)"
+                "a record (it is never read from the data), or give schema= to take the "
+                "schema's declared max_row_l2_norm"
             )
         if isinstance(norm, bool):
             raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
-        if getattr(self, "classes", None) is not None:
-            check_declared_classes(self.classes)  # type: ignore[attr-defined]
+        self._declared_classes()
         return eps, check_positive("data_norm", norm)
+
+    # -- schema= (raw tables) ----------------------------------------------------------------
+
+    def _schema(self) -> Schema | None:
+        """The declared schema, checked (``None`` without one)."""
+        schema = getattr(self, "schema", None)
+        if schema is None:
+            return None
+        if not isinstance(schema, Schema):
+            raise ParameterTypeError(
+                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema or None"
+            )
+        return schema
+
+    def _data_norm(self) -> Any:
+        """``data_norm`` if given, else the schema's declared ``max_row_l2_norm``."""
+        norm = getattr(self, "data_norm", None)
+        schema = self._schema()
+        if norm is None and schema is not None:
+            return schema.max_row_l2_norm
+        return norm
+
+    def _declared_classes(self) -> NDArray[Any] | None:
+        """``classes`` if given, else the schema label's classes; checked."""
+        classes = getattr(self, "classes", None)
+        schema = self._schema()
+        from_schema = None
+        if schema is not None:
+            if schema.label is None or schema.label.n_classes != 2:
+                k = 0 if schema.label is None else schema.label.n_classes
+                raise ParameterError(
+                    f"schema (label with {k} classes) must declare a label with exactly two "
+                    f"classes for {type(self).__name__}"
+                )
+            from_schema = check_declared_classes(list(schema.label.classes))
+        if classes is None:
+            return from_schema
+        declared = check_declared_classes(classes)
+        if from_schema is not None and not (
+            [str(v) for v in declared] == [str(v) for v in from_schema]
+        ):
+            raise ParameterError(
+                f"classes ({list(declared)!r}) must match the schema label's classes "
+                f"({list(from_schema)!r}) or be left out"
+            )
+        return declared
+
+    def _n_model_features(self) -> int:
+        """Width of the encoded records the model acts on."""
+        schema = self._schema()
+        return schema.n_features if schema is not None else int(self.n_features_in_)
+
+    def _encode_features(self, X: Any, on_invalid: str) -> NDArray[np.float64]:
+        schema = self._schema()
+        assert schema is not None
+        features = schema.without_label()
+        Xe, _ = features.encode(_as_table(features, X), on_invalid=on_invalid)
+        return Xe
+
+    def _encode_training(
+        self, X: Any, y: Any, on_invalid: str
+    ) -> tuple[NDArray[np.float64], NDArray[Any]]:
+        """Encode the raw table with the schema: encoded features and class values."""
+        schema = self._schema()
+        assert schema is not None and schema.label is not None
+        label = schema.label.name
+        frame = _as_table(schema, X)
+        if y is None:
+            if label not in frame.columns:
+                raise DataValidationError(
+                    f"y (None): give the labels or a column {label!r} (the schema's label) in X"
+                )
+        else:
+            yv = np.asarray(y)
+            if yv.ndim == 2 and yv.shape[1] == 1:
+                yv = yv.reshape(-1)
+            if yv.ndim != 1 or yv.shape[0] != len(frame):
+                raise DataValidationError(
+                    f"y (shape {yv.shape}) must hold one label per row of X ({len(frame)} rows)"
+                )
+            frame = frame.copy(deep=False)
+            frame[label] = yv
+        Xe, codes = schema.encode(frame, on_invalid=on_invalid)
+        assert codes is not None
+        return Xe, np.asarray(list(schema.label.classes))[codes]
 
     def privacy_budget(self) -> PrivacyBudget:
         """What one :meth:`fit` costs, from the parameters alone."""
@@ -272,7 +403,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     def fit(
         self,
         X: ArrayLike,
-        y: ArrayLike,
+        y: ArrayLike | None = None,
         accountant: Accountant | None = None,
         *,
         allow_seeded: bool = False,
@@ -281,13 +412,16 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
         Parameters
         ----------
-        X : array_like, shape (n_samples, n_features)
+        X : array_like, shape (n_samples, n_features), or a DataFrame with ``schema=``
             Private records. Rows are divided by ``data_norm`` and clipped to norm 1.
+            With ``schema=`` the raw table, encoded here with the schema.
         y : array_like, shape (n_samples,)
-            Exactly two distinct labels (treated as public, like the feature count).
+            Exactly two distinct labels (treated as public, like the feature count). With
+            ``schema=`` it may be left out when ``X`` holds the label column.
         accountant : Accountant, optional
             The dataset's accountant (replace-one relation). Without one nothing is
-            recorded and the caller is responsible for the budget (a log line says so).
+            recorded and the caller is responsible for the budget (the first such fit of
+            the process warns :class:`UnaccountedFitWarning`).
         allow_seeded : bool, default False
             With an accountant, a seeded ``random_state`` is refused (before the data are
             read) unless this is True: the same seed on neighbouring tables cancels the
@@ -302,6 +436,12 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise ParameterTypeError(
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
+        if y is None and self._schema() is None:
+            raise DataValidationError(
+                f"{name} requires y to be passed, but the target y is None "
+                "(give the labels, or schema= and a table holding the label column)"
+            )
+        self._declared_classes()  # schema= and classes= checked before anything else
         n_rows = _row_count(X)
         plan = self._plan(n_rows)
         source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
@@ -341,6 +481,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             indices.append(record.index)
         else:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
+            if source.is_secure:
+                _warn_unaccounted(name)
         self.classes_ = classes
         try:
             self._release(Z, ypm, source, plan)
@@ -354,6 +496,9 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     def _validate_training_data(
         self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
+        schema = self._schema()
+        if schema is not None:  # the raw table: encoded here, before anything is spent
+            X, y = self._encode_training(X, y, on_invalid)
         if on_invalid == "mask":
             X = _mask_non_finite(X)
         _check_finite_columns(X)
@@ -363,14 +508,16 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             if isinstance(exc, DataValidationError):
                 raise
             raise DataValidationError(_one_line(exc)) from None
-        classes, ypm = check_binary_labels(
-            yv, getattr(self, "classes", None), on_invalid=on_invalid
-        )
+        classes, ypm = check_binary_labels(yv, self._declared_classes(), on_invalid=on_invalid)
         n = Xv.shape[0]
         if n < self._min_rows:
             raise DataValidationError(
                 f"X has {n} rows; {type(self).__name__} needs at least {self._min_rows}"
             )
+        if schema is not None:  # the columns the caller passes: the schema's, not encoded ones
+            names = schema.without_label().column_names
+            self.n_features_in_ = len(names)
+            self.feature_names_in_ = np.asarray(names, dtype=object)
         return Xv, classes, ypm
 
     # -- prediction -----------------------------------------------------------------------
@@ -384,8 +531,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             ) from None
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Real-valued scores; positive means ``classes_[1]``. Free post-processing."""
+        """Real-valued scores; positive means ``classes_[1]``. Free post-processing.
+
+        With ``schema=`` ``X`` is the raw table (the label column may be absent).
+        """
         self._check_fitted()
+        if self._schema() is not None:
+            return self._decision(self._encode_features(X, "raise"))
         try:
             Xv = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as exc:
@@ -441,7 +593,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise ParameterError(f"format ({data.get('format')!r}) must be {MODEL_FORMAT!r}")
         if data.get("class") != cls.__name__:
             raise ParameterError(f"class ({data.get('class')!r}) does not match {cls.__name__!r}")
-        est = cls(**dict(data.get("hyperparameters", {})))
+        params = dict(data.get("hyperparameters", {}))
+        if isinstance(params.get("schema"), dict):
+            params["schema"] = Schema.from_dict(params["schema"])
+        est = cls(**params)
         est.n_features_in_ = int(data["n_features_in"])
         if data.get("feature_names") is not None:
             est.feature_names_in_ = np.asarray(data["feature_names"], dtype=object)
@@ -453,6 +608,24 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
 def _one_line(exc: Exception) -> str:
     return " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+
+
+def _as_table(schema: Schema, X: Any) -> pd.DataFrame:
+    """A DataFrame for :meth:`Schema.encode` (a 2-D array gets the schema's column names)."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        names = list(schema.column_names)
+        features = list(schema.without_label().column_names)
+        if X.shape[1] in (len(names), len(features)):
+            return pd.DataFrame(X, columns=names if X.shape[1] == len(names) else features)
+        raise DataValidationError(
+            f"X has {X.shape[1]} columns; the schema declares {len(features)} feature "
+            "column(s) (pass a DataFrame with the schema's column names)"
+        )
+    raise ParameterTypeError(
+        f"X ({type(X).__name__}) must be a pandas DataFrame or a 2-D array when schema= is given"
+    )
 
 
 def _row_count(X: Any) -> int | None:
@@ -469,6 +642,8 @@ def _json_scalar(v: Any) -> Any:
 
 
 def _json_param(v: Any) -> Any:
+    if isinstance(v, Schema):
+        return v.to_dict()
     grid = getattr(v, "regularization_grid", None)  # a PrivateTuning: its public grid
     if grid is not None:
         return [float(x) for x in grid]

@@ -160,7 +160,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             return
         loss: Loss = p["loss"]
         lam = self._resolve_lambda(p, n)
-        d = int(self.n_features_in_) + int(bool(self.fit_intercept))
+        d = self._n_model_features() + int(bool(self.fit_intercept))
         bound = math.sqrt(2.0 * float(loss.value(np.zeros(1))[0]) / lam)
         k_out = output_perturbation_constants(p["epsilon"], n, lam, d, tol=p["tol"])
         expected = d * k_out.noise_scale
@@ -256,7 +256,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             f"records scaled by the declared data_norm={p['data_norm']:g} and clipped to norm 1",
             "n is public (replace-one neighbours)",
             "the two class labels are public"
-            if self.classes is None
+            if self._declared_classes() is None
             else "the two class labels are declared",
             f"{loss.name} loss: |ℓ'| ≤ 1, ℓ'' ≤ c = {loss.smoothness:g}",
             f"Λ = {lam:g} chosen without looking at the data"
@@ -299,7 +299,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
     # -- released state ----------------------------------------------------------------------
 
     def _set_coef(self, w: NDArray[np.float64]) -> None:
-        norm = float(self.data_norm)
+        norm = float(self._data_norm())
         if self.fit_intercept:
             s = float(self.intercept_scaling)
             r = math.sqrt(1.0 + s * s)
@@ -310,7 +310,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             self.intercept_ = np.zeros(1)
 
     def _decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        norm = float(self.data_norm)
+        norm = float(self._data_norm())
         Z, _ = clip_to_unit_ball(X, norm)  # the training map; rows within the bound unchanged
         return np.asarray(Z @ (self.coef_[0] * norm) + self.intercept_[0], dtype=np.float64)
 
@@ -323,10 +323,10 @@ class _PrivateLinearERM(PrivateClassifierBase):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         coef = np.asarray(state["coef"], dtype=np.float64).reshape(1, -1)
-        if coef.shape[1] != self.n_features_in_:
+        width = self._n_model_features()
+        if coef.shape[1] != width:
             raise ParameterError(
-                f"coef (length {coef.shape[1]}) must have n_features_in "
-                f"({self.n_features_in_}) entries"
+                f"coef (length {coef.shape[1]}) must have one entry per encoded feature ({width})"
             )
         self.coef_ = coef
         self.intercept_ = np.array([float(state.get("intercept", 0.0))])
@@ -360,13 +360,14 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         ``1/(nΛ)``). ``"auto"`` (objective perturbation only) uses
         ``Λ = c/(n(e^{ε/4} − 1))``, the smallest Λ without the Δ fallback
         (:func:`ppdp.learn._erm.auto_regularization`); it depends on ε and the public n only.
-    data_norm : float
-        Declared public bound on ``‖x‖₂``; required (``None`` is refused at ``fit``).
+    data_norm : float, optional
+        Declared public bound on ``‖x‖₂``; required without ``schema`` (``None`` is refused
+        at ``fit``). With ``schema`` it defaults to ``schema.max_row_l2_norm``.
     perturbation : {"objective", "output"}, default "objective"
-    fit_intercept : bool, default False
-        CMS11 has no intercept. When True the records become
-        ``[x/data_norm, intercept_scaling]/sqrt(1 + intercept_scaling²)`` (still in the unit
-        ball) and the bias is regularised like every weight.
+    fit_intercept : bool, default True
+        The records become ``[x/data_norm, intercept_scaling]/sqrt(1 + intercept_scaling²)``
+        (still in the unit ball, so the guarantee is unchanged) and the bias is regularised
+        like every weight. CMS11 has no intercept: pass ``False`` to reproduce the paper.
     intercept_scaling : float, default 1.0
     tuning : PrivateTuning or sequence of float, optional
         A public grid of Λ for private tuning (CMS11 Alg. 4); ``regularization`` is then
@@ -410,7 +411,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     >>> import numpy as np
     >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]] * 50)
     >>> y = np.array([1, 1, 0, 0] * 50)
-    >>> clf = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0)
+    >>> clf = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0)
     >>> clf.fit(X, y).predict([[1.0, 0.0]]).shape
     (1,)
     >>> print(clf.guarantee_.epsilon)
@@ -426,10 +427,11 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         regularization: float | str = DEFAULT_REGULARIZATION,
         data_norm: float | None = None,
         perturbation: str = "objective",
-        fit_intercept: bool = False,
+        fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
         tuning: Any = None,
         classes: Any = None,
+        schema: Any = None,
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
@@ -442,6 +444,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         self.intercept_scaling = intercept_scaling
         self.tuning = tuning
         self.classes = classes
+        self.schema = schema
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
@@ -495,10 +498,11 @@ class PrivateLinearSVM(_PrivateLinearERM):
         data_norm: float | None = None,
         perturbation: str = "objective",
         huber_h: float = 0.5,
-        fit_intercept: bool = False,
+        fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
         tuning: Any = None,
         classes: Any = None,
+        schema: Any = None,
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
@@ -512,6 +516,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         self.intercept_scaling = intercept_scaling
         self.tuning = tuning
         self.classes = classes
+        self.schema = schema
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter

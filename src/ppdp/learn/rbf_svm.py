@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_epsilon, check_int, check_option, check_positive
@@ -497,11 +498,11 @@ class _RBFSVMBase(PrivateClassifierBase):
         coef = np.asarray(state["coef"], dtype=np.float64)
         if (
             rho.ndim != 2
-            or rho.shape[1] != self.n_features_in_
+            or rho.shape[1] != self._n_model_features()
             or coef.shape != (2 * rho.shape[0],)
         ):
             raise ParameterError(
-                f"model: rho (shape {rho.shape}) must be (D, {self.n_features_in_}) and coef "
+                f"model: rho (shape {rho.shape}) must be (D, {self._n_model_features()}) and coef "
                 f"(shape {coef.shape}) must have 2·D entries"
             )
         self.rho_ = rho
@@ -551,6 +552,11 @@ class PrivateRBFSVM(_RBFSVMBase):
     param_grid : dict, optional
         Candidate lists for keys among ``C``, ``gamma``, ``n_components``, ``huber_h``,
         fixed without looking at the data.
+    schema : ppdp.data.Schema, optional
+        The declared schema (a two-class label): ``fit``, ``predict`` and
+        ``decision_function`` then take the raw table and encode it with the schema (the
+        label column may be absent at prediction); the classes are the label's and
+        ``predict`` returns their names; ``feature_names_in_`` holds the schema's columns.
     random_state : None, int or Generator, optional
         The privacy noise (``None``: OS CSPRNG; anything else is for tests and warns).
     feature_random_state : None, int or Generator, optional
@@ -607,6 +613,7 @@ class PrivateRBFSVM(_RBFSVMBase):
         C_form: Literal["rubinstein", "libsvm"] = "rubinstein",
         tuning: Literal["none", "private"] = "none",
         param_grid: dict[str, list[Any]] | None = None,
+        schema: Any = None,
         random_state: Any = None,
         feature_random_state: Any = None,
         allow_large_epsilon: bool = False,
@@ -619,6 +626,7 @@ class PrivateRBFSVM(_RBFSVMBase):
         self.C_form = C_form
         self.tuning = tuning
         self.param_grid = param_grid
+        self.schema = schema
         self.random_state = random_state
         self.feature_random_state = feature_random_state
         self.allow_large_epsilon = allow_large_epsilon
@@ -652,7 +660,8 @@ class HybridRBFSVM(_RBFSVMBase):
     Parameters
     ----------
     public_X : array_like of shape (n_public, d)
-        Public rows, encoded exactly as the private rows (≥ 2 rows).
+        Public rows, encoded exactly as the private rows (≥ 2 rows); with ``schema=`` a raw
+        DataFrame is encoded with the schema.
     public_y : array_like of shape (n_public,), optional
         Public labels; needed only for ``tuning="public"`` (free: 3-fold cross-validation on
         the public rows of the release as it will be made — each fold's model perturbed by
@@ -694,6 +703,7 @@ class HybridRBFSVM(_RBFSVMBase):
         C_form: Literal["rubinstein", "libsvm"] = "rubinstein",
         tuning: Literal["none", "private", "public"] = "none",
         param_grid: dict[str, list[Any]] | None = None,
+        schema: Any = None,
         random_state: Any = None,
         feature_random_state: Any = None,
         rho_max_iter: int = 300,
@@ -710,6 +720,7 @@ class HybridRBFSVM(_RBFSVMBase):
         self.C_form = C_form
         self.tuning = tuning
         self.param_grid = param_grid
+        self.schema = schema
         self.random_state = random_state
         self.feature_random_state = feature_random_state
         self.rho_max_iter = rho_max_iter
@@ -722,7 +733,11 @@ class HybridRBFSVM(_RBFSVMBase):
                 "public_X (None) is required: HybridRBFSVM fits its frequencies on a public "
                 "sample (at least 2 rows, encoded like the private rows)"
             )
-        pub = _as_matrix(self.public_X, "public_X")
+        schema = self._schema()
+        if schema is not None and isinstance(self.public_X, pd.DataFrame):
+            pub = self._encode_features(self.public_X, "raise")
+        else:
+            pub = _as_matrix(self.public_X, "public_X")
         if pub.shape[0] < 2:
             raise ParameterError(
                 f"public_X has {pub.shape[0]} row(s); fitting ρ needs at least 2 public rows"
@@ -784,7 +799,9 @@ class HybridRBFSVM(_RBFSVMBase):
         (a smaller D or C wins at small ε).
         """
         pub = self._public()
-        _, y_pub = check_binary_labels(np.asarray(self.public_y).reshape(-1))
+        _, y_pub = check_binary_labels(
+            np.asarray(self.public_y).reshape(-1), self._declared_classes()
+        )
         if y_pub.shape[0] != pub.shape[0] or pub.shape[0] < 6:
             raise DataValidationError(
                 f"public_y ({y_pub.shape[0]} labels) must label each of the public rows "
