@@ -89,6 +89,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "acknowledged, never perturbing again (default: VALUES.csv.report-journal, or "
         "VALUES.csv.COLUMN.report-journal with --column)",
     )
+    rep.add_argument(
+        "--again",
+        action="store_true",
+        help="make a new report of a survey column this client has already reported (refused "
+        "otherwise): each report spends the local guarantee again, the guarantees compose",
+    )
+    rep.add_argument(
+        "--state",
+        metavar="PATH",
+        default=None,
+        help="this client's report marker, which records the surveys and columns it has "
+        "reported (no values; docs/local-collector.md) (default: the client key's path + "
+        ".reports.json)",
+    )
     rep.set_defaults(func=_report)
 
     est = sub.add_parser(
@@ -159,22 +173,36 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from ppdp.exceptions import InsecureRandomnessWarning
-    from ppdp.local.collector._service import read_values, report
+    from ppdp.local.collector._config import CollectorConfig
+    from ppdp.local.collector._service import read_values, report, value_column
+    from ppdp.local.collector._state import default_state_path
 
     values = read_values(args.values, column=args.column)
+    column = value_column(args.values, column=args.column)
     journal = args.journal
     if journal is None:
         middle = "" if args.column is None else f".{args.column}"
         journal = f"{args.values}{middle}.report-journal"
+    config = CollectorConfig.from_file(args.config)
+    state = args.state or default_state_path(config.require_client().key)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureRandomnessWarning)
         result = report(
-            config=args.config,
+            config=config,
             server=args.server,
             values=values,
             batch_size=args.batch_size,
             random_state=args.seed,
             journal=journal,
+            column=column,
+            state=state,
+            again=args.again,
+        )
+    if result.again:
+        print(
+            f"report {result.reports_of_column} of column {column!r} of survey "
+            f"{config.survey!r} by this client (--again): the guarantees compose, each report "
+            f"spends the local guarantee again (recorded in {state})"
         )
     if result.batches == 0:
         print(

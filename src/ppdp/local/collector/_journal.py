@@ -26,7 +26,7 @@ import logging
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,6 +326,12 @@ class ReportResult:
         added again).
     journal : Path or None
         The journal file (None: kept in memory only).
+    reports_of_column : int
+        The client's reports of this survey and column, this one included, from its report
+        marker (:mod:`ppdp.local.collector._state`); 0: no marker kept (``state=None``).
+    again : bool
+        This run started a new report of a column the marker had already recorded
+        (``again=True``): the local guarantees of the reports compose.
     """
 
     sent: int
@@ -336,6 +342,8 @@ class ReportResult:
     already: int = 0
     duplicates: int = 0
     journal: Path | None = None
+    reports_of_column: int = 0
+    again: bool = False
 
 
 def split_batches(client: Any, reports: NDArray[Any], batch_size: int) -> list[tuple[int, Any]]:
@@ -433,12 +441,18 @@ def deliver(
     random_state: Any,
     server: str,
     meta: Mapping[str, str] | None = None,
+    on_journal: Callable[[bool], None] | None = None,
 ) -> ReportResult:
-    """Perturb ``values`` once into a journal (or resume one), then post what is pending."""
+    """Perturb ``values`` once into a journal (or resume one), then post what is pending.
+
+    ``on_journal(resumed)`` is called once the journal exists (created, or opened and
+    matched) and before the first batch is sent: the report marker records the report there.
+    """
     path = None if journal is None else Path(journal)
     meta = dict(meta) if meta is not None else journal_meta(client.config, values)
-    if path is not None and path.exists():
-        jr = ReportJournal.open(path)
+    resumed = path is not None and path.exists()
+    if resumed:
+        jr = ReportJournal.open(path)  # type: ignore[arg-type]
         try:
             jr.check_matches(meta)
         except BaseException:
@@ -452,6 +466,8 @@ def deliver(
         batches = split_batches(client, np.asarray(reports), batch_size)
         jr = ReportJournal.create(path, meta={**meta, "server": server}, batches=batches)
     with jr:
+        if on_journal is not None:
+            on_journal(resumed)
         already = jr.delivered
         sent = posted = duplicates = 0
         count = None

@@ -34,6 +34,7 @@ __all__ = [
     "report",
     "serve",
     "startup_lines",
+    "value_column",
 ]
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,15 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
     return values.to_numpy()
 
 
+def value_column(path: str | Path, *, column: str | None = None) -> str:
+    """The name of the column :func:`read_values` reads (``column``, or the first one)."""
+    if column is not None:
+        return column
+    import pandas as pd
+
+    return str(pd.read_csv(path, nrows=0).columns[0])
+
+
 def report(
     *,
     config: CollectorConfig | str | Path,
@@ -166,6 +176,9 @@ def report(
     random_state: Any = None,
     http: Any = None,
     journal: str | Path | None = None,
+    column: str | None = None,
+    state: str | Path | None = None,
+    again: bool = False,
 ) -> ReportResult:
     """Perturb ``values`` on this machine with the survey's randomizer, then post them.
 
@@ -178,21 +191,53 @@ def report(
     ``journal`` and values sends exactly the remaining batches, byte for byte, never
     perturbing anything again; the collector counts each batch id once. A finished journal
     makes a rerun send nothing. ``journal=None`` keeps it in memory (nothing to resume).
+
+    ``state`` is the client's report marker (:mod:`ppdp.local.collector._state`; ``None``:
+    none kept): a run that would start a *new* report (no journal to resume) of a
+    ``column`` of this survey that the marker has already recorded is refused with
+    :class:`ParameterError` before anything is perturbed or sent, unless ``again=True``;
+    reporting again composes the local guarantee (each report spends it again). A resumed
+    or finished journal is the same report and is never refused.
     """
+    from dataclasses import replace
+
     from ppdp.local.collector._client import CollectorClient
+    from ppdp.local.collector._state import ReportState
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ParameterError(f"batch_size ({batch_size!r}) must be an integer >= 1")
     cfg = _config(config)
-    cfg.require_client()
+    ident = cfg.require_client()
     # Refuse values outside the declared domain before contacting the collector at all.
     declared = randomizer_from_dict(cfg.randomizer)
     check = getattr(declared, "check_values", None) or declared.region_of
     check(values)
+    marker = None if state is None else ReportState(state, ident.id)
+    n_values = len(np.asarray(values))
     meta = journal_meta(cfg, values)
     done = finished(journal, meta)  # a finished journal needs no collector: nothing to send
     if done is not None:
-        return done
+        if again:
+            raise ParameterError(
+                f"again (True) asks for a new report, but the journal ({journal}) is finished: "
+                "it holds the earlier report of these values; give a new journal path "
+                "(--journal) to perturb them afresh"
+            )
+        if marker is None:
+            return done
+        n = marker.record(cfg.survey, column, journal=Path(journal), values=n_values)  # type: ignore[arg-type]
+        return replace(done, reports_of_column=n)
+    resuming = journal is not None and Path(journal).exists()
+    earlier = 0
+    if marker is not None and not resuming:  # refused before the collector is contacted
+        earlier = marker.check_new(cfg.survey, column, again=again)
+    recorded: list[int] = []
+
+    def on_journal(resumed: bool) -> None:
+        if marker is not None:
+            where = None if journal is None else Path(journal)
+            recorded.append(marker.record(cfg.survey, column, journal=where, values=n_values))
+
     try:
         client = CollectorClient(cfg, server, http=http)
     except ProtocolError as exc:
@@ -201,7 +246,7 @@ def report(
         with ReportJournal.open(journal) as jr:  # say where a resumable run stands
             raise interrupted(jr, Path(journal), server, str(exc)) from None
     with client:
-        return deliver(
+        result = deliver(
             client,
             values,
             journal=journal,
@@ -209,7 +254,11 @@ def report(
             random_state=random_state,
             server=server,
             meta=meta,
+            on_journal=on_journal,
         )
+    if not recorded:
+        return result
+    return replace(result, reports_of_column=recorded[0], again=earlier > 0 and not resuming)
 
 
 def estimate(
