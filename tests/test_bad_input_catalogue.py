@@ -1364,3 +1364,91 @@ def test_total_mode_needs_declared_classes_for_the_learners_nothing_spent():
             _learner("logreg").fit(LX, LY, accountant=acct, allow_seeded=True)
         _one_line(str(info.value), "classes (None)", "on_invalid='mask'")
         assert acct.spent.is_zero
+
+
+# --- Issue 15 item 6: the collector's YAML config; a second report of a column --------------------
+
+
+def _marker_bad_yaml(tmp):
+    (tmp / "c.yaml").write_text("survey: cat\nrandomizer: {type: additive\n")
+    return ["local", "serve", "--config", str(tmp / "c.yaml")]
+
+
+def _marker_yaml_list(tmp):
+    (tmp / "c.yml").write_text("- survey\n- cat\n")
+    return ["local", "serve", "--config", str(tmp / "c.yml")]
+
+
+def _marker_second_report(tmp):
+    (tmp / "w.csv").write_text((tmp / "v.csv").read_text())  # the same column, a new journal
+    return ["local", "report", str(tmp / "w.csv")]
+
+
+def _marker_again_on_finished_journal(tmp):
+    return ["local", "report", str(tmp / "v.csv"), "--again"]
+
+
+def _marker_other_clients_state(tmp):
+    import json
+
+    state = tmp / "other.reports.json"
+    state.write_text(json.dumps({"format": "ppdp-local-report-state-1", "client": "x",
+                                 "reports": []}))  # fmt: skip
+    (tmp / "w.csv").write_text((tmp / "v.csv").read_text())
+    return ["local", "report", str(tmp / "w.csv"), "--state", str(state)]
+
+
+MARKER_CASES = {
+    "serve: a config that is not YAML": (_marker_bad_yaml, "config file", "not valid YAML"),
+    "serve: a YAML config that is not a mapping": (_marker_yaml_list, "must be a mapping of keys"),
+    "report: the same column again without --again": (
+        _marker_second_report,
+        "again (False)",
+        "column 'x' of survey 'cat'",
+        "--again",
+    ),
+    "report: --again on a finished journal": (
+        _marker_again_on_finished_journal,
+        "again (True)",
+        "--journal",
+    ),
+    "report: another client's state file": (_marker_other_clients_state, "belongs to client 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", list(MARKER_CASES))
+def test_collector_config_and_report_marker_one_line_exit_2_nothing_sent(
+    tmp_path, capsys, monkeypatch, case
+):
+    """A bad collector config (YAML or JSON) and a second report of a column without --again:
+    one line, exit 2, no new journal, nothing sent (the collector's count is unchanged)."""
+    import httpx
+
+    from ppdp.cli import main
+    from ppdp.local.collector import CollectorConfig, CollectorStore, create_app
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from fastapi.testclient import TestClient
+
+    cfg_path, _ = _resumable_setup(tmp_path)
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not serve"))
+    make, *fragments = MARKER_CASES[case]
+    with TestClient(create_app(CollectorConfig.from_file(cfg_path))) as http:
+        monkeypatch.setattr(httpx, "Client", lambda *a, **kw: http)
+        monkeypatch.setattr(http, "close", lambda: None)
+        server = ["--config", str(cfg_path), "--server", "http://testserver"]
+        assert main(["local", "report", str(tmp_path / "v.csv"), *server]) == 0  # the first
+        capsys.readouterr()
+        argv = make(tmp_path)
+        if argv[1] == "report":
+            argv += server
+        before = sorted(p.name for p in tmp_path.iterdir())
+        assert main(argv) == 2
+        lines = capsys.readouterr().err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ppdp"), lines
+        _one_line(lines[0], *fragments)
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # no journal, no state
+    with CollectorStore.open(tmp_path / "store.sqlite", create=False) as store:
+        assert store.snapshot().count == 300
