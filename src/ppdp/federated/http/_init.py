@@ -283,7 +283,9 @@ def init_round(
         if role == "owner":
             path = (data or {}).get(p)
             cfg["data"] = {
-                "file": str(Path(path).expanduser().resolve()) if path is not None else "data.csv",
+                "file": os.path.abspath(Path(path).expanduser())
+                if path is not None
+                else "data.csv",
                 "schema": "schema.yaml",
                 "norm_bound": norm_bound,
             }
