@@ -6,7 +6,8 @@ incoming message with the :class:`~ppdp.federated.messages.MessageValidator` bef
 role sees it, and delivers the role's outgoing messages in order, with timeouts and
 retries. Dealer shares travel sealed (X25519 + ChaCha20-Poly1305) to their owner.
 
-Command line: ``ppdp federate publisher|owner|dealer --config FILE`` and
+Command line: ``ppdp federate init`` and ``run --config FILE`` (a round across machines),
+``ppdp federate publisher|owner|dealer --config FILE`` and
 ``ppdp federate demo --owners 3``; see ``docs/federated-deployment.md``.
 """
 
@@ -40,6 +41,7 @@ from ppdp.federated.http._guard import (
     check_plain_http_bind,
     transport_headers,
 )
+from ppdp.federated.http._init import InitResult, init_round
 from ppdp.federated.http._node import MessageRefusedError, NodeStats, PartyNode
 from ppdp.federated.http._procs import PartyProcess, start_parties, wait_parties
 from ppdp.federated.http._runner import PartyOutcome, PartyParts, run_party, serve_node
@@ -63,6 +65,7 @@ __all__ = [
     "DeliveryError",
     "DemoResult",
     "Deployment",
+    "InitResult",
     "MessageRefusedError",
     "NodeStats",
     "PartyConfig",
@@ -83,6 +86,7 @@ __all__ = [
     "entry_to_wire",
     "free_ports",
     "generate_box_key",
+    "init_round",
     "load_box_key",
     "load_config",
     "open_sealed",
