@@ -75,3 +75,20 @@ def test_exclude_and_bad_table_options_are_one_line(bank, tmp_path, capsys):
     assert len([e for e in err if e.startswith("ppdp: error")]) == 1 and "exclude" in err[-1]
     assert main(["schema", "draft", str(bank), "--encoding", "no-such"]) == 2
     assert "encoding" in capsys.readouterr().err
+
+
+def test_cli_errors_name_the_cli_flag_not_the_python_keyword(bank, tmp_path, capsys):
+    schema = tmp_path / "schema.json"
+    assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "r.csv"
+    argv = ["publish", "laplace", str(bank), "--schema", str(schema), "--epsilon", "20"]
+    assert main([*argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--allow-large-epsilon" in err and "allow_large_epsilon=True" not in err
+    assert main([*argv, "--allow-large-epsilon", "-o", str(out)]) == 0
+    missing = tmp_path / "none.db"
+    out2 = tmp_path / "r2.csv"
+    assert main([*argv[:-2], "--epsilon", "1", "--ledger", str(missing), "-o", str(out2)]) == 2
+    err = capsys.readouterr().err
+    assert "ppdp budget init" in err and "Accountant.open" not in err

@@ -148,9 +148,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+#: Python advice in library messages, and what fixes the same thing on the command line.
+_CLI_ADVICE = (
+    ("pass allow_large_epsilon=True", "add --allow-large-epsilon"),
+    ("pass class_counts=[...]", "pass --class-counts N1,N2,..."),
+    ("pass allow_seeded=True", "add --allow-seeded"),
+    (
+        "Accountant.open(path, dataset_id=..., total=...)",
+        "ppdp budget init LEDGER --dataset-id ID --epsilon E",
+    ),
+)
+
+
+def _cli_words(text: str) -> str:
+    """Replace Python advice (``pass allow_large_epsilon=True``) by the CLI flag that does it."""
+    for python, cli in _CLI_ADVICE:
+        text = text.replace(python, cli)
+    return text
+
+
 def _error(line: str) -> None:
     """Write one line on stderr (a message with several lines is joined into one)."""
-    text = " ".join(line.split("\n"))
+    text = _cli_words(" ".join(line.split("\n")))
     try:
         sys.stderr.write(text + "\n")
         sys.stderr.flush()

@@ -109,6 +109,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_seed_and_force_flags(parser)
     add_table_flags(parser)
+    parser.add_argument(
+        "--allow-large-epsilon",
+        action="store_true",
+        help="accept epsilon above 10 (a weak guarantee: say so to whoever reads the release)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -129,8 +134,10 @@ def build_publisher(
     release: str | None = None,
     calibration: str | None = None,
     class_counts: str | None = None,
+    allow_large_epsilon: bool = False,
 ) -> Any:
     """The publisher for ``method`` (parameters are validated when it is fitted)."""
+    large = {"allow_large_epsilon": True} if allow_large_epsilon else {}
     from ppdp.exceptions import ParameterError
 
     if method == "lda-projection":
@@ -149,6 +156,7 @@ def build_publisher(
             release=release or "noisy-projections",
             class_counts=_parse_counts(class_counts),
             random_state=seed,
+            **large,
         )
     for flag, value in (
         ("--delta", delta),
@@ -164,7 +172,7 @@ def build_publisher(
 
         if components is None:
             raise ParameterError("--components (None) is required for pca: choose k in advance")
-        return DPPCAPublisher(epsilon, components, schema, random_state=seed)
+        return DPPCAPublisher(epsilon, components, schema, random_state=seed, **large)
     if components is not None:
         raise ParameterError(
             f"--components ({components}) applies to pca and lda-projection only, not {method}"
@@ -172,11 +180,13 @@ def build_publisher(
     if method == "lda-synth":
         from ppdp.publish.lda_synth import DPLDASynthesizer
 
-        return DPLDASynthesizer(epsilon, schema, random_state=seed, class_sizes=class_sizes)
+        return DPLDASynthesizer(
+            epsilon, schema, random_state=seed, class_sizes=class_sizes, **large
+        )
     from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 
     cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
-    return cls(epsilon, schema, random_state=seed)
+    return cls(epsilon, schema, random_state=seed, **large)
 
 
 def _parse_counts(text: str | None) -> list[int] | None:
@@ -266,6 +276,7 @@ def _run(args: argparse.Namespace) -> int:
         release=args.release,
         calibration=args.calibration,
         class_counts=args.class_counts,
+        allow_large_epsilon=args.allow_large_epsilon,
     )
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
