@@ -60,12 +60,14 @@ def startup_lines(
     spec = config.randomizer
     if spec.get("domain") is not None:
         lo, hi = spec["domain"]
-        values = f"values in [{lo:g}, {hi:g}]"
+        values = f"values in [{lo:.15g}, {hi:.15g}]"
     elif spec.get("categories"):
         values = f"values in {len(spec['categories'])} declared categories"
     elif spec.get("regions"):
         regions = spec["regions"]
-        values = f"values in [{regions[0]:g}, {regions[-1]:g}] over {len(regions) - 1} regions"
+        values = (
+            f"values in [{regions[0]:.15g}, {regions[-1]:.15g}] over {len(regions) - 1} regions"
+        )
     else:
         values = "values in the declared domain"
     tls = (
