@@ -615,7 +615,7 @@ def _release_models(
         "LDA-DP",
         release.guarantee,
         release.ledger_indices,
-        _scores(scores[:, 1] - scores[:, 0], np.argmax(scores, axis=1), y_test),
+        _scores(scores, (scores > 0).astype(int), y_test),  # two classes: shape (n,)
         path,
         {
             "classifier on the noisy projections": _scores_1d(

@@ -327,7 +327,7 @@ def test_lda_rule_from_the_release(df, schema) -> None:
     pub.fit(df)
     st = pub.release_.statistics
     scores = pub.decision_function(df)
-    assert scores.shape == (len(df), 2)
+    assert scores.shape == (len(df),)  # scikit-learn's two-class shape: s_yes - s_no
     # Two classes, one direction: the scalar rule by hand.
     w = st["directions"][:, 0]
     counts = np.asarray(counts_of(df), dtype=float)
@@ -335,8 +335,9 @@ def test_lda_rule_from_the_release(df, schema) -> None:
     s2 = (w @ st["scatter"] @ w + st["ridge"][0]) / (counts.sum() - 2)
     z = pub.transform(df)[:, 0]
     expect = z[:, None] * m / s2 - m**2 / (2 * s2) + np.log(counts / counts.sum())
-    np.testing.assert_allclose(scores, expect, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(scores, expect[:, 1] - expect[:, 0], rtol=1e-9, atol=1e-9)
     predicted = pub.predict(df)
+    np.testing.assert_array_equal(predicted, np.where(scores > 0, "yes", "no"))
     assert set(predicted) <= {"no", "yes"}
     accuracy = float(np.mean(predicted == df["t"].to_numpy()))
     majority = max(counts) / counts.sum()

@@ -686,7 +686,11 @@ class LDAProjectionPublisher(Publisher):
         return (X / self.scale_) @ W
 
     def decision_function(self, df: pd.DataFrame) -> NDArray[np.float64]:
-        """LDA class scores of new rows from the release alone, shape (n, K).
+        """LDA class scores of new rows from the release alone: shape (n,) for two classes,
+        (n, K) for K > 2, as scikit-learn's ``decision_function``.
+
+        With two classes the score is ``s_1 − s_0``: positive means the second declared class
+        (so ``roc_auc_score(y == classes[1], scores)`` works directly).
 
         On the projections ``z = Wᵀx``: class means ``m_c = Wᵀμ̃_c``, pooled covariance
         ``Σ = Wᵀ(S̃_w + λI)W/(n − K)`` (the regularised matrix the directions came from), and
@@ -705,11 +709,22 @@ class LDAProjectionPublisher(Publisher):
         vals = np.maximum(vals, 1e-12 * max(1.0, float(np.max(np.abs(vals)))))
         prec = (vecs / vals) @ vecs.T
         z = self.transform(df)
-        return z @ prec @ m.T - 0.5 * np.einsum("ci,ij,cj->c", m, prec, m) + np.log(counts / n)
+        scores = self._class_scores(z, prec, m, counts / n)
+        return scores[:, 1] - scores[:, 0] if K == 2 else scores
+
+    @staticmethod
+    def _class_scores(
+        z: NDArray[np.float64],
+        prec: NDArray[np.float64],
+        m: NDArray[np.float64],
+        priors: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        return z @ prec @ m.T - 0.5 * np.einsum("ci,ij,cj->c", m, prec, m) + np.log(priors)
 
     def predict(self, df: pd.DataFrame) -> NDArray[Any]:
         """The class of each row by the LDA rule of :meth:`decision_function` (schema's classes)."""
         schema = self._schema()
         assert schema.label is not None
-        codes = np.argmax(self.decision_function(df), axis=1)
+        scores = self.decision_function(df)
+        codes = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return np.asarray(schema.label.classes, dtype=object)[codes]
