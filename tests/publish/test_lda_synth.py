@@ -246,7 +246,9 @@ def test_fit_public_sizes_release_and_ledger() -> None:
     df = make_df(600)
     schema = make_schema(public_counts=counts_of(df))
     a = acct()
-    synth = DPLDASynthesizer(1.0, schema, random_state=0).fit(df, accountant=a, allow_seeded=True)
+    synth = DPLDASynthesizer(1.0, schema, class_sizes="public", random_state=0).fit(
+        df, accountant=a, allow_seeded=True
+    )
     rel = synth.release_
     assert a.spent == PrivacyBudget(1.0) and len(rel.ledger_indices) == 1 and rel.seeded
     assert rel.statistics["class_sizes"].tolist() == counts_of(df)
@@ -291,7 +293,7 @@ def test_fit_noisy_sizes_two_charges() -> None:
 def test_undeclared_public_counts_is_a_clear_error() -> None:
     a = acct()
     with pytest.raises(ParameterError, match=r"public_counts.*noisy"):
-        DPLDASynthesizer(1.0, make_schema()).fit(make_df(100), accountant=a)
+        DPLDASynthesizer(1.0, make_schema(), class_sizes="public").fit(make_df(100), accountant=a)
     assert a.spent.epsilon == 0 and a.history() == []
 
 
@@ -301,7 +303,9 @@ def test_public_counts_must_be_the_true_sizes() -> None:
     for declared in ([c0 + 1, c1], [c0 - 1, c1 + 1]):
         a = acct()
         with pytest.raises(DataValidationError, match="public_counts"):
-            DPLDASynthesizer(1.0, make_schema(public_counts=declared)).fit(df, accountant=a)
+            DPLDASynthesizer(1.0, make_schema(public_counts=declared), class_sizes="public").fit(
+                df, accountant=a
+            )
         assert a.spent.epsilon == 0
 
 
@@ -311,7 +315,7 @@ def test_three_classes_and_an_empty_class() -> None:
     counts = counts_of(df, classes)
     assert counts[2] == 0
     schema = make_schema(classes=classes, public_counts=counts)
-    rel = DPLDASynthesizer(1.0, schema, random_state=2).fit(df).release_
+    rel = DPLDASynthesizer(1.0, schema, class_sizes="public", random_state=2).fit(df).release_
     assert rel.statistics["class_sums"].shape == (3, schema.n_features)
     assert np.all(np.isnan(rel.statistics["class_means"][2]))
     assert counts_of(rel.data, classes) == counts
@@ -348,7 +352,9 @@ def test_decoded_table_is_valid() -> None:
 def test_sample_length_and_proportions() -> None:
     df = make_df(500)
     counts = counts_of(df)
-    synth = DPLDASynthesizer(1.0, make_schema(public_counts=counts), random_state=7).fit(df)
+    synth = DPLDASynthesizer(
+        1.0, make_schema(public_counts=counts), class_sizes="public", random_state=7
+    ).fit(df)
     out = synth.sample(1000, random_state=8)
     assert len(out) == 1000
     assert counts_of(out) == [round(1000 * counts[0] / 500), 1000 - round(1000 * counts[0] / 500)]

@@ -96,7 +96,11 @@ class DPLDASynthesizer(Publisher):
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
-    class_sizes : {"public", "noisy"}, default "public"
+    class_sizes : {"public", "noisy"}, default "noisy"
+        The default is the protected choice, the same as the command line's
+        ``--class-sizes``: ``"noisy"`` spends a share of ε so that the class sizes are
+        covered by the guarantee, whereas ``"public"`` trusts the declared counts and
+        releases them as they are (right only when the true sizes are public knowledge).
         ``"public"``: use the label's declared ``public_counts`` (they must be the true class
         sizes of the table; they are checked against it before anything is spent, and are
         released as they are). ``"noisy"``: spend ``count_share · ε`` on a Laplace class
@@ -153,7 +157,7 @@ class DPLDASynthesizer(Publisher):
         schema: Schema,
         *,
         random_state: RandomState = None,
-        class_sizes: Literal["public", "noisy"] = "public",
+        class_sizes: Literal["public", "noisy"] = "noisy",
         count_share: float = 0.1,
         allow_large_epsilon: bool = False,
     ) -> None:
