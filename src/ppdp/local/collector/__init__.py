@@ -27,7 +27,9 @@ from ppdp.local.collector._service import (
     read_values,
     report,
     serve,
+    startup_lines,
 )
+from ppdp.local.collector._state import ReportState, default_state_path
 from ppdp.local.collector._store import AddResult, CollectorStore, StoreTotals
 
 __all__ = [
@@ -41,8 +43,10 @@ __all__ = [
     "ReportInterruptedError",
     "ReportJournal",
     "ReportResult",
+    "ReportState",
     "StoreTotals",
     "create_app",
+    "default_state_path",
     "estimate",
     "estimate_totals",
     "fetch_totals",
@@ -52,6 +56,7 @@ __all__ = [
     "read_values",
     "report",
     "serve",
+    "startup_lines",
 ]
 
 
