@@ -116,6 +116,25 @@ def test_serve_says_tls_is_on_and_https(tmp_path, keys, monkeypatch, capsys):
     assert lines[3].startswith("ppdp local serve: TLS on")
 
 
+@pytest.mark.parametrize(
+    ("randomizer", "accepts"),
+    [
+        (CharacteristicVectorRandomizer(regions=5, noise="discrete-normal", gamma=0.5, sigma=1.0),
+         "region numbers 0 to 4"),
+        (CharacteristicVectorRandomizer(categories=["a", "b", "c"], noise="discrete-normal",
+                                        gamma=0.5, sigma=1.0), "values in 3 declared categories"),
+        (CharacteristicVectorRandomizer(regions=[0, 25000, 1e6], noise="inverse-square", gamma=1.0),
+         "values in [0, 1000000] over 2 regions"),
+    ],
+)  # fmt: skip
+def test_startup_lines_name_the_accepted_values(tmp_path, keys, randomizer, accepts):
+    from ppdp.local.collector import startup_lines
+
+    config = CollectorConfig.from_file(write_config(tmp_path, keys, randomizer))
+    lines = startup_lines(config, host="::1", port=1234)
+    assert "http://[::1]:1234" in lines[0] and accepts in lines[1], lines
+
+
 def test_serve_on_a_bad_yaml_config_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not serve"))
     (tmp_path / "c.yaml").write_text("survey: s\nrandomizer: {type: additive\n")

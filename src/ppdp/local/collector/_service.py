@@ -63,11 +63,13 @@ def startup_lines(
         values = f"values in [{lo:.15g}, {hi:.15g}]"
     elif spec.get("categories"):
         values = f"values in {len(spec['categories'])} declared categories"
-    elif spec.get("regions"):
+    elif isinstance(spec.get("regions"), list) and len(spec["regions"]) > 1:
         regions = spec["regions"]
         values = (
             f"values in [{regions[0]:.15g}, {regions[-1]:.15g}] over {len(regions) - 1} regions"
         )
+    elif isinstance(spec.get("regions"), int):
+        values = f"region numbers 0 to {spec['regions'] - 1}"
     else:
         values = "values in the declared domain"
     tls = (
