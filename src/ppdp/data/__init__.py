@@ -4,6 +4,8 @@
   JSON or YAML; :meth:`Schema.encode` / :meth:`Schema.decode` map a table to ``[0, 1]``
   features plus one-hot blocks and back.
 * :func:`draft_schema` — propose a schema from data (warns: bounds read from private data leak).
+* :class:`SchemaEncoder` — the schema as a scikit-learn transformer (``Pipeline``,
+  ``ColumnTransformer``); needs scikit-learn and is imported on first use.
 * :class:`SufficientStats` — ``n``, class counts, ``Σx`` and ``Σxxᵀ`` pooled and per class, in
   one pass, on numpy, pandas or Dask.
 
@@ -29,6 +31,7 @@ __all__ = [
     "Layout",
     "NumericColumn",
     "Schema",
+    "SchemaEncoder",
     "SufficientStats",
     "decode",
     "draft_schema",
@@ -37,3 +40,11 @@ __all__ = [
     "float_sum_error_bound",
     "read_table",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "SchemaEncoder":  # scikit-learn is optional: import it on first use
+        from ppdp.data.encoder import SchemaEncoder
+
+        return SchemaEncoder
+    raise AttributeError(f"module 'ppdp.data' has no attribute {name!r}")

@@ -261,7 +261,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Map validated records into the unit ball (default: clip with ``data_norm``)."""
-        Z, k = clip_to_unit_ball(X, float(self.data_norm))  # type: ignore[attr-defined]
+        Z, k = clip_to_unit_ball(X, float(self._data_norm()))
         if k:
             custodian.info(
                 "%s: %d of %d rows had norm above the declared data_norm and were scaled to it",

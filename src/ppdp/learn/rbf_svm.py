@@ -595,7 +595,7 @@ class PrivateRBFSVM(_RBFSVMBase):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((200, 3)); y = (X[:, 0] > 0.5).astype(int)
     >>> svm = PrivateRBFSVM(epsilon=1.0, C=10.0, gamma=1.0, n_components=20,
-    ...                     feature_random_state=0).fit(X, y)
+    ...                     random_state=0, feature_random_state=0).fit(X, y)
     >>> svm.coef_.shape, svm.rho_.shape
     ((40,), (20, 3))
     >>> print(svm.guarantee_)  # doctest: +ELLIPSIS
