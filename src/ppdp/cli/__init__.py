@@ -15,6 +15,10 @@ L | head -1``) the command stops quietly with status 141, as a process killed by
 ``-v`` (before or after the sub-command, at any level) prints every release's guarantee in
 full beneath its one-line summary (:meth:`~ppdp.budget.Guarantee.summary`), and more log
 output; ``-vv`` more still.
+
+Progress bars (reading a large table, the DP-LDA sampler, the hybrid SVM, private tuning,
+``reproduce``) are drawn on stderr when it is a terminal; ``-q``/``--quiet`` (at any level,
+as ``-v``) turns them off, and ``reproduce``'s progress lines with them.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ppdp import _progress
 from ppdp._version import __version__
 from ppdp.exceptions import LedgerIntegrityError, PPDPError
 
@@ -68,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ppdp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
+    parser.add_argument("-q", "--quiet", action="store_true", default=False, help=_QUIET_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in _COMMAND_MODULES:
@@ -83,13 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _VERBOSE_HELP = "print every guarantee in full (not only its one-line summary), and more log output"
+_QUIET_HELP = "no progress bars or progress lines on stderr (bars are drawn only on a terminal)"
 
 
 def _add_verbose_to_subcommands(parser: argparse.ArgumentParser) -> None:
-    """Accept ``-v`` after the sub-command too (``ppdp publish pca ... -v``), at every level.
+    """Accept ``-v`` and ``-q`` after the sub-command too (``ppdp publish pca ... -v``).
 
-    The sub-command's option has no default, so a ``-v`` before the sub-command stands when
-    none follows it.
+    At every level. The sub-command's options have no default, so a ``-v`` or ``-q`` before
+    the sub-command stands when none follows it.
     """
     seen: set[int] = set()
     todo = [parser]
@@ -110,6 +117,14 @@ def _add_verbose_to_subcommands(parser: argparse.ArgumentParser) -> None:
                         default=argparse.SUPPRESS,
                         help=_VERBOSE_HELP,
                     )
+                if "-q" not in child._option_string_actions:
+                    child.add_argument(
+                        "-q",
+                        "--quiet",
+                        action="store_true",
+                        default=argparse.SUPPRESS,
+                        help=_QUIET_HELP,
+                    )
                 todo.append(child)
 
 
@@ -121,6 +136,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    previous = _progress.get_progress()
+    # Bars on stderr when it is a terminal; the library's own default (off) is restored after.
+    _progress.set_progress(False if args.quiet else "auto")
+    try:
+        return _dispatch(args)
+    finally:
+        _progress.set_progress(previous)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         status = int(args.func(args) or EXIT_OK)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ppdp import _progress
+
+Progress = Callable[[int, int, str], None]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run a registered experiment on the shipped data and write its raw results "
         "(CSV), the config it ran (JSON), PNG plots and a markdown summary that puts the "
         "paper's numbers beside ours. Runs are seeded (reproducible, not for real releases). "
-        "Progress goes to stderr.",
+        "Progress goes to stderr: a bar on a terminal, one line per unit of work "
+        "otherwise, nothing with --quiet.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("experiment", nargs="?", help="experiment ID (see --list)")
@@ -35,9 +42,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_run)
 
 
-def _progress(done: int, total: int, message: str) -> None:
+def _progress_line(done: int, total: int, message: str) -> None:
     sys.stderr.write(f"[{done}/{total}] {message}\n")
     sys.stderr.flush()
+
+
+@contextmanager
+def _reporter(args: argparse.Namespace) -> Iterator[Progress | None]:
+    """A bar when stderr is a terminal, progress lines when it is not, nothing with --quiet."""
+    if getattr(args, "quiet", False):
+        yield None
+        return
+    if not _progress.is_active():
+        yield _progress_line
+        return
+    with _progress.bar(f"reproduce {args.experiment}", unit="step") as bar:
+
+        def update(done: int, total: int, message: str) -> None:
+            bar.set_description(message)
+            bar(done, total)
+
+        yield update
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -65,13 +90,14 @@ def _run(args: argparse.Namespace) -> int:
     # Checked before the run, not after it: the folder's own previous results are replaced.
     check_output_folder(out_dir)
     start = time.monotonic()
-    result = run_experiment(
-        args.experiment,
-        out_dir=out_dir,
-        quick=args.quick,
-        seed=args.seed,
-        progress=_progress,
-    )
+    with _reporter(args) as progress:
+        result = run_experiment(
+            args.experiment,
+            out_dir=out_dir,
+            quick=args.quick,
+            seed=args.seed,
+            progress=progress,
+        )
     print(f"ppdp reproduce {result.experiment_id}: {time.monotonic() - start:.1f} s")
     for path in result.files:
         print(f"  wrote {path}")
