@@ -10,16 +10,19 @@ issues a :class:`~ppdp.exceptions.PrivacyLeakWarning` saying so.
 
 from __future__ import annotations
 
+import io
 import logging
 import math
 import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ppdp import _progress
 from ppdp._validation import check_int
 from ppdp.data.schema import (
     CategoricalColumn,
@@ -228,12 +231,12 @@ def read_table(
         elif not isinstance(sep, str) or len(sep) != 1:
             raise ParameterError(f"sep ({sep!r}) must be a single character, e.g. ';'")
         if columns is None:
-            return pd.read_csv(p, sep=sep, encoding=encoding)
+            return _read_csv(p, suffix, sep=sep, encoding=encoding)
         header = _csv_header(p, sep, encoding)
         if header is None:  # let pandas read (and report) it whole
-            return pd.read_csv(p, sep=sep, encoding=encoding)
+            return _read_csv(p, suffix, sep=sep, encoding=encoding)
         use = _check_header(p, header, columns)
-        return pd.read_csv(p, sep=sep, usecols=use, encoding=encoding)[use]
+        return _read_csv(p, suffix, sep=sep, usecols=use, encoding=encoding)[use]
     except (OptionalDependencyError, FileNotFoundError, DataValidationError, ParameterError):
         raise
     except LookupError:
@@ -245,6 +248,57 @@ def read_table(
         raise DataValidationError(
             f"data ({str(p)!r}) could not be read as {kind}: {first}"
         ) from exc
+
+
+#: Files at least this large are read with a progress bar (when bars are on).
+_PROGRESS_BYTES = 8 << 20
+_COMPRESSION = {
+    ".csv.gz": "gzip",
+    ".csv.bz2": "bz2",
+    ".csv.xz": "xz",
+    ".csv.zip": "zip",
+    ".tsv.gz": "gzip",
+}
+
+
+class _CountingFile(io.RawIOBase):
+    """A binary file that moves a progress bar to its position after each read."""
+
+    def __init__(self, raw: io.BufferedReader, progress: _progress._Bar) -> None:
+        super().__init__()
+        self._raw = raw
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        if n:
+            self._progress(self._raw.tell())
+        return n
+
+
+def _read_csv(p: Path, suffix: str, **kwargs: Any) -> pd.DataFrame:
+    """``pd.read_csv``, with a bar over the file's bytes when it is large and bars are on."""
+    size = p.stat().st_size
+    if size < _PROGRESS_BYTES or not _progress.is_active():
+        return pd.read_csv(p, **kwargs)
+    with (
+        _progress.bar(f"reading {p.name}", total=size, unit="B", unit_scale=True) as bar,
+        open(p, "rb") as raw,
+    ):
+        handle = io.BufferedReader(_CountingFile(raw, bar))
+        return pd.read_csv(handle, compression=_COMPRESSION.get(suffix), **kwargs)
 
 
 def _sorted_values(values: Sequence[object]) -> list[Category]:
