@@ -45,6 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ppdp import _progress
+
 __all__ = ["SamplerLayout", "class_sequence", "greedy_l1_sample", "l1_objective"]
 
 # Weights below this are treated as zero when forming breakpoints R_jl / a_l.
@@ -127,7 +129,8 @@ def greedy_l1_sample(
         for the features not yet set; each further pass revisits every feature with all the
         others set (coordinate descent on the row), at the same cost again.
     progress : callable(done, total), optional
-        Called every 4096 rows and at the end.
+        Called every 4096 rows and at the end. ``None`` draws a bar on stderr when bars
+        are on (:mod:`ppdp._progress`).
 
     Returns
     -------
@@ -146,6 +149,11 @@ def greedy_l1_sample(
     Z = np.empty((n, p), dtype=np.float64)
     if n == 0:
         return Z, seq
+    if progress is None and _progress.is_active():  # rows generated: a public count
+        with _progress.bar("DP-LDA sampler", total=n, unit="row") as shown:
+            return greedy_l1_sample(
+                class_means, second_moment, sizes, layout, sweeps=sweeps, progress=shown
+            )
     # Placeholders for features not yet chosen, and the linear coefficients: in [0, 1].
     mu_hat = np.clip(np.nan_to_num(mu, nan=0.0), 0.0, 1.0)
     r = np.zeros_like(mu)  # r_c = m_c μ̃_c − Σ_{Z_c} z
