@@ -1,0 +1,216 @@
+"""Progress bars: the process-wide switch, the CLI's -q/--quiet, and bars that change nothing."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ppdp.cli as cli
+from ppdp import _progress
+from ppdp.cli import _reproduce
+from ppdp.data import draft
+from ppdp.exceptions import DataValidationError
+from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _stderr(tty: bool) -> redirect_stderr[io.StringIO]:
+    """A fake stderr, a terminal or not; installed in the test body, since pytest puts its
+    own capture back on sys.stderr between a fixture's set-up and the test."""
+    return redirect_stderr(_Terminal() if tty else io.StringIO())
+
+
+# ------------------------------------------------------------------ the switch
+
+
+def test_library_default_is_off() -> None:
+    assert _progress.get_progress() is False
+    with _stderr(tty=True) as err:
+        assert not _progress.is_active()  # even on a terminal: the library opts in when asked
+        assert list(_progress.track(range(3), "x")) == [0, 1, 2]
+    assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"),
+    [("", False), ("0", False), ("off", False), ("1", True), ("on", True), ("auto", "auto")],
+)
+def test_environment_sets_the_starting_value(
+    monkeypatch: pytest.MonkeyPatch, value: str, mode: object
+) -> None:
+    monkeypatch.setenv("PPDP_PROGRESS", value)
+    assert _progress._from_env() == mode
+
+
+def test_auto_follows_the_terminal() -> None:
+    with _progress.progress_enabled("auto"):
+        with _stderr(tty=True):
+            assert _progress.is_active()
+        with _stderr(tty=False):
+            assert not _progress.is_active()
+    assert _progress.get_progress() is False  # restored
+
+
+def test_bad_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="progress mode"):
+        _progress.set_progress("yes")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the CLI sets it
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Replace the command run by main() with one that records whether bars are on."""
+    out: list[bool] = []
+
+    def fake(args: argparse.Namespace) -> int:
+        out.append(_progress.is_active())
+        return 0
+
+    monkeypatch.setattr(cli, "_dispatch", fake)
+    return out
+
+
+def test_cli_draws_bars_on_a_terminal(seen: list[bool]) -> None:
+    with _stderr(tty=True):
+        assert cli.main(["budget", "show", "ledger.db"]) == 0
+    assert seen == [True]
+    assert _progress.get_progress() is False  # the library default is back after main()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-q", "budget", "show", "ledger.db"],
+        ["--quiet", "budget", "show", "ledger.db"],
+        ["budget", "-q", "show", "ledger.db"],
+        ["budget", "show", "ledger.db", "--quiet"],
+    ],
+)
+def test_cli_quiet_at_any_level(seen: list[bool], argv: list[str]) -> None:
+    with _stderr(tty=True):
+        assert cli.main(argv) == 0
+    assert seen == [False]
+
+
+def test_cli_is_silent_when_stderr_is_not_a_terminal(seen: list[bool]) -> None:
+    with _stderr(tty=False):
+        assert cli.main(["budget", "show", "ledger.db"]) == 0
+    assert seen == [False]
+
+
+# ------------------------------------------------------------------ bars change nothing
+
+
+def test_track_yields_the_same_items_and_writes_stderr_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    items = [3, 1, 4, 1, 5]
+    with _stderr(tty=False) as err, _progress.progress_enabled(True):
+        assert list(_progress.track(items, "working")) == items
+        assert list(_progress.track(iter(items), "working")) == items  # no len()
+        with _progress.bar("steps", total=4) as bar:
+            bar.update()
+            bar(3, 4)
+            bar.set_description("steps, phase 2")
+    assert "working" in err.getvalue()
+    assert "steps, phase 2" in err.getvalue()
+    assert capsys.readouterr().out == ""
+
+
+def test_sampler_rows_are_the_same_with_a_bar(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ppdp.publish._l1_sampler._PROGRESS_EVERY", 7)
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 5))
+    X[:, 3:] = np.eye(2)[rng.integers(0, 2, 200)]
+    means = np.stack([X[:100].mean(axis=0), X[100:].mean(axis=0)])
+    second = X.T @ X / len(X)
+    layout = SamplerLayout(n_features=5, numeric=(0, 1, 2), blocks=((3, 5),))
+    with _stderr(tty=True) as err:
+        plain = greedy_l1_sample(means, second, [30, 20], layout)
+        assert err.getvalue() == ""
+        with _progress.progress_enabled(True):
+            shown = greedy_l1_sample(means, second, [30, 20], layout)
+    np.testing.assert_array_equal(plain[0], shown[0])
+    np.testing.assert_array_equal(plain[1], shown[1])
+    assert "DP-LDA sampler" in err.getvalue()
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz", "t.tsv"])
+def test_read_table_is_the_same_with_a_bar(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
+    path = tmp_path / name
+    df = pd.DataFrame({"id": range(300), "age": np.arange(300) % 90, "job": ["a", "b", "c"] * 100})
+    df.to_csv(path, index=False, sep="\t" if name.endswith(".tsv") else ";")
+    monkeypatch.setattr(draft, "_PROGRESS_BYTES", 0)  # every file counts as large
+    with _stderr(tty=True) as err:
+        plain = draft.read_table(path, columns=["job", "age"])
+        whole = draft.read_table(path)
+        assert err.getvalue() == ""
+        with _progress.progress_enabled(True):
+            pd.testing.assert_frame_equal(draft.read_table(path, columns=["job", "age"]), plain)
+            pd.testing.assert_frame_equal(draft.read_table(path), whole)
+            with pytest.raises(DataValidationError, match="salary"):  # header checked first
+                draft.read_table(path, columns=["salary"])
+    assert "reading " + name in err.getvalue()
+    assert capsys.readouterr().out == ""
+
+
+# ------------------------------------------------------------------ reproduce
+
+
+def _args(quiet: bool = False) -> argparse.Namespace:
+    return argparse.Namespace(experiment="fig", quiet=quiet)
+
+
+def test_reproduce_reports_lines_off_a_terminal() -> None:
+    with (
+        _stderr(tty=False) as err,
+        _progress.progress_enabled("auto"),
+        _reproduce._reporter(_args()) as progress,
+    ):
+        assert progress is not None
+        progress(1, 2, "eps=1 trial 1")
+    assert err.getvalue() == "[1/2] eps=1 trial 1\n"
+
+
+def test_reproduce_draws_a_bar_on_a_terminal() -> None:
+    with (
+        _stderr(tty=True) as err,
+        _progress.progress_enabled("auto"),
+        _reproduce._reporter(_args()) as progress,
+    ):
+        assert progress is not None
+        progress(1, 2, "eps=1 trial 1")
+    assert "eps=1 trial 1" in err.getvalue()
+    assert "[1/2]" not in err.getvalue()
+
+
+def test_reproduce_quiet_says_nothing() -> None:
+    with (
+        _stderr(tty=True) as err,
+        _progress.progress_enabled("auto"),
+        _reproduce._reporter(_args(quiet=True)) as progress,
+    ):
+        assert progress is None
+    assert err.getvalue() == ""
