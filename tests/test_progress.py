@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import warnings
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from ppdp import _progress
 from ppdp.cli import _reproduce
 from ppdp.data import draft
 from ppdp.exceptions import DataValidationError
+from ppdp.learn import HybridRBFSVM
+from ppdp.learn.tuning import PrivateTuning, TuningResult, tune
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
+from ppdp.random import SeededRandom
 
 
 class _Terminal(io.StringIO):
@@ -214,3 +218,64 @@ def test_reproduce_quiet_says_nothing() -> None:
     ):
         assert progress is None
     assert err.getvalue() == ""
+
+
+# ------------------------------------------------------------------ learners
+
+
+def test_private_tuning_is_the_same_with_a_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    Z, y = np.zeros((8, 1)), np.ones(8)
+    mistakes = {0.1: 3, 1.0: 0, 10.0: 5}
+
+    def run() -> TuningResult:
+        return tune(
+            Z,
+            y,
+            tuning=PrivateTuning((0.1, 1.0, 10.0)),
+            epsilon=1.0,
+            fit_one=lambda Zi, yi, lam: lam,
+            mistakes=lambda model, Zv, yv: mistakes[model],
+            source=SeededRandom(3),
+        )
+
+    with _stderr(tty=True) as err:
+        plain = run()
+        assert err.getvalue() == ""
+        with _progress.progress_enabled(True):
+            shown = run()
+    assert shown == plain
+    assert "private tuning" in err.getvalue()
+    assert capsys.readouterr().out == ""
+
+
+def test_hybrid_svm_is_the_same_with_bars(capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((240, 3))
+    y = np.where(np.linalg.norm(X - 0.5, axis=1) < 0.45, "in", "out")
+    public = rng.random((20, 3))
+
+    def fit() -> HybridRBFSVM:
+        clf = HybridRBFSVM(
+            public,
+            epsilon=1.0,
+            n_components=6,
+            rho_max_iter=5,
+            tuning="private",
+            param_grid={"C": [1.0, 10.0]},
+            feature_random_state=0,
+            random_state=0,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # seeded, no accountant: not what is tested here
+            return clf.fit(X, y)
+
+    with _stderr(tty=True) as err:
+        plain = fit()
+        assert err.getvalue() == ""
+        with _progress.progress_enabled(True):
+            shown = fit()
+    np.testing.assert_array_equal(plain.coef_, shown.coef_)
+    np.testing.assert_array_equal(plain.rho_, shown.rho_)
+    assert "private tuning" in err.getvalue()
+    assert "HybridRBFSVM: ρ, then SVM" in err.getvalue()
+    assert capsys.readouterr().out == ""

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ppdp import _progress
 from ppdp._validation import check_epsilon, check_int, check_option, check_positive
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import (
@@ -377,10 +378,13 @@ class _RBFSVMBase(PrivateClassifierBase):
         mech: LaplaceMechanism,
         source: RandomSource,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        rho = self._frequencies(c, X.shape[1], self.feature_random_state)
-        Z = feature_map(X, rho)
-        C = self._c_rubinstein(c["C"], form, X.shape[0])
-        w, converged, info = solve_svm(Z, y, C=C, huber_h=c["huber_h"])
+        with _progress.bar(f"{type(self).__name__}: ρ, then SVM", total=2, unit="phase") as bar:
+            rho = self._frequencies(c, X.shape[1], self.feature_random_state)
+            bar.update()  # phases, not solver iterations (those depend on the private rows)
+            Z = feature_map(X, rho)
+            C = self._c_rubinstein(c["C"], form, X.shape[0])
+            w, converged, info = solve_svm(Z, y, C=C, huber_h=c["huber_h"])
+            bar.update()
         if not converged:
             # The residual and iteration count depend on the private rows: they go to the
             # custodian's log only, never into the error an analyst sees.
@@ -417,7 +421,7 @@ class _RBFSVMBase(PrivateClassifierBase):
         models = []
         fits: list[Any] = []
         mistakes = np.empty(m)
-        for i, c in enumerate(grid):
+        for i, c in _progress.track(enumerate(grid), "private tuning", total=m, unit="candidate"):
             idx = parts[i]
             mech = self._mechanism(p, c, idx.size)
             rho, coef = self._fit_one(X[idx], y[idx], c, p["C_form"], mech, source)
@@ -811,7 +815,7 @@ class HybridRBFSVM(_RBFSVMBase):
         perm = rng.permutation(len(pub))
         folds = np.array_split(perm, 3)
         best, best_err = p["grid"][0], math.inf
-        for c in p["grid"]:
+        for c in _progress.track(p["grid"], "public tuning", unit="candidate"):
             C = self._c_rubinstein(c["C"], p["C_form"], n_private)
             lam = rubinstein_noise_scale(C, c["n_components"], n_private, p["epsilon"])
             err = 0.0

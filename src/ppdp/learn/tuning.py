@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ppdp import noise
+from ppdp import _progress, noise
 from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.mechanisms import ExponentialMechanism
@@ -152,7 +152,10 @@ def tune(
     models = []
     errors = np.empty(tuning.n_candidates)
     val = parts[-1]
-    for i, lam in enumerate(tuning.regularization_grid):
+    grid = enumerate(tuning.regularization_grid)  # a bar per candidate, not per solver step
+    for i, lam in _progress.track(
+        grid, "private tuning", total=tuning.n_candidates, unit="candidate"
+    ):
         idx = parts[i]
         model = fit_one(Z[idx], y[idx], lam)
         models.append(model)
