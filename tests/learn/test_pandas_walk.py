@@ -27,6 +27,9 @@ from ppdp.learn import (
     PrivateLogisticRegression,
     PrivateRBFSVM,
     UnaccountedFitWarning,
+    load_model,
+    read_model,
+    save_model,
 )
 from ppdp.publish import LDAProjectionPublisher
 
@@ -239,3 +242,16 @@ def test_lda_decision_function_feeds_roc_auc(bank) -> None:
     assert scores.shape == (len(bank),)
     assert roc_auc_score(bank["y"] == "yes", scores) > 0.6
     np.testing.assert_array_equal(pub.predict(bank), np.where(scores > 0, "yes", "no"))
+
+
+def test_save_model_of_a_schema_learner(bank, tmp_path) -> None:
+    clf = PrivateLogisticRegression(schema=SCHEMA, random_state=1).fit(bank)
+    path = save_model(clf, tmp_path / "m.json")  # the learner's schema is stored
+    mf = read_model(path)
+    assert mf.schema == SCHEMA
+    assert mf.feature_names == SCHEMA.feature_names
+    assert load_model(path).predict(bank).tolist() == clf.predict(bank).tolist()
+    save_model(clf, tmp_path / "m2.json", schema=SCHEMA)
+    other = Schema.from_dict({**SCHEMA.to_dict(), "row_norm_bound": 1.0})
+    with pytest.raises(ParameterError, match="schema= "):
+        save_model(clf, tmp_path / "m3.json", schema=other)

@@ -254,7 +254,8 @@ def save_model(
     schema : Schema, optional
         The declared schema the training features were encoded with (stored, with its
         fingerprint, so that ``ppdp predict`` encodes new data the same way). Its encoded
-        width must match the model's input width when the model states one.
+        width must match the model's input width when the model states one. For a learner
+        fitted with ``schema=`` it defaults to that schema (another one is refused).
 
     Returns
     -------
@@ -293,7 +294,19 @@ def save_model(
     n_in = model.get("n_features_in")
     if n_in is None:
         n_in = getattr(estimator, "n_features_in_", None)
-    if schema is not None and n_in is not None and int(n_in) != schema.n_features:
+    own = getattr(estimator, "schema", None)  # a learner fitted with schema= takes raw columns
+    if isinstance(own, Schema):
+        if schema is None:
+            schema = own
+        elif schema_fingerprint(schema) != schema_fingerprint(own):
+            raise ParameterError(
+                "schema (given) must be the learner's own schema= (or be left out to use it)"
+            )
+        expected = len(own.without_label().column_names)
+    else:
+        expected = schema.n_features if schema is not None else None
+    if expected is not None and n_in is not None and int(n_in) != expected:
+        assert schema is not None
         raise ParameterError(
             f"schema encodes {schema.n_features} feature columns but the model takes {n_in}"
         )
