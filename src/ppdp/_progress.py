@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
@@ -110,10 +111,51 @@ class _Bar:
             self._impl.set_description_str(desc, refresh=True)
 
 
-def _tqdm(**kwargs: Any) -> Any:
+class _Ticker(threading.Thread):
+    """Redraws a bar every second, so that its elapsed time runs during a long step."""
+
+    def __init__(self, impl: Any, every: float = 1.0) -> None:
+        super().__init__(name="ppdp-progress", daemon=True)
+        self._impl = impl
+        self._every = every
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(self._every):
+            try:
+                self._impl.refresh()
+            except Exception:  # a closed stream: stop redrawing, never fail the work
+                return
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+def _size() -> dict[str, Any]:
+    """tqdm's size options: follow the terminal, or 80 x 24 where it reports no size (tqdm
+    would draw nothing in a terminal of 0 columns or rows)."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        if size.columns > 0 and size.lines > 0:
+            return {"dynamic_ncols": True}
+    except (AttributeError, OSError, ValueError):
+        pass
+    return {"ncols": 80, "nrows": 24}
+
+
+@contextmanager
+def _tqdm(**kwargs: Any) -> Iterator[Any]:
     from tqdm import tqdm
 
-    return tqdm(file=sys.stderr, leave=False, dynamic_ncols=True, **kwargs)
+    impl = tqdm(file=sys.stderr, leave=False, **_size(), **kwargs)
+    ticker = _Ticker(impl)
+    ticker.start()
+    try:
+        yield impl
+    finally:
+        ticker.stop()
+        impl.close()
 
 
 @contextmanager
@@ -121,12 +163,11 @@ def bar(
     desc: str, *, total: int | None = None, unit: str = "it", unit_scale: bool = False
 ) -> Iterator[_Bar]:
     """A bar for a loop that is not a plain iterable; a silent stand-in when not active."""
-    impl = _tqdm(desc=desc, total=total, unit=unit, unit_scale=unit_scale) if is_active() else None
-    try:
+    if not is_active():
+        yield _Bar(None)
+        return
+    with _tqdm(desc=desc, total=total, unit=unit, unit_scale=unit_scale) as impl:
         yield _Bar(impl)
-    finally:
-        if impl is not None:
-            impl.close()
 
 
 def track(
@@ -138,10 +179,7 @@ def track(
         return
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
-    impl = _tqdm(desc=desc, total=total, unit=unit)
-    try:
+    with _tqdm(desc=desc, total=total, unit=unit) as impl:
         for item in iterable:
             yield item
             impl.update(1)
-    finally:
-        impl.close()
