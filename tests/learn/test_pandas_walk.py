@@ -48,7 +48,7 @@ SCHEMA = Schema.from_dict(
 )
 
 
-def _bank_csv(n: int = 1200, seed: int = 0) -> str:
+def _bank_csv(n: int = 4000, seed: int = 0) -> str:
     """A ``;``-separated table with an ``ID`` column the schema leaves out."""
     rng = np.random.default_rng(seed)
     age = rng.integers(18, 90, n)
@@ -78,16 +78,17 @@ def bank() -> pd.DataFrame:
 
 
 def test_learner_with_schema_takes_the_raw_table_and_predicts_class_names(bank) -> None:
-    train, test = bank.iloc[:900], bank.iloc[900:]
+    train, test = bank.iloc[:3000], bank.iloc[3000:]
     acct = Accountant.in_memory(total=PrivacyBudget(1.0))
-    clf = PrivateLogisticRegression(epsilon=1.0, schema=SCHEMA)
-    clf.fit(train.drop(columns="y"), train["y"], accountant=acct)
+    # Seeded (allowed explicitly) so that the utility check below is deterministic.
+    clf = PrivateLogisticRegression(epsilon=1.0, schema=SCHEMA, random_state=0)
+    clf.fit(train.drop(columns="y"), train["y"], accountant=acct, allow_seeded=True)
     assert acct.spent.epsilon == 1.0
     assert clf.fit_intercept is True
     assert list(clf.feature_names_in_) == ["age", "balance", "job", "SEX", "EDUCATION"]
     assert clf.n_features_in_ == 5
     assert list(clf.classes_) == ["no", "yes"]
-    assert clf.guarantee_.details["n"] == 900
+    assert clf.guarantee_.details["n"] == 3000
     # The norm bound is the schema's declared one.
     assert f"data_norm={SCHEMA.max_row_l2_norm:g}" in " ".join(clf.guarantee_.assumptions)
     predicted = clf.predict(test.drop(columns="y"))  # no label column at prediction
@@ -142,7 +143,7 @@ def test_schema_parameter_errors_are_one_line() -> None:
 
 
 def test_pipeline_with_schema_encoder(bank) -> None:
-    train, test = bank.iloc[:900], bank.iloc[900:]
+    train, test = bank.iloc[:3000], bank.iloc[3000:]
     acct = Accountant.in_memory(total=PrivacyBudget(1.0))
     pipe = Pipeline(
         [
@@ -150,12 +151,15 @@ def test_pipeline_with_schema_encoder(bank) -> None:
             (
                 "clf",
                 PrivateLogisticRegression(
-                    epsilon=1.0, data_norm=SCHEMA.max_row_l2_norm, classes=SCHEMA.classes
+                    epsilon=1.0,
+                    data_norm=SCHEMA.max_row_l2_norm,
+                    classes=SCHEMA.classes,
+                    random_state=0,
                 ),
             ),
         ]
     )
-    pipe.fit(train, train["y"], clf__accountant=acct)
+    pipe.fit(train, train["y"], clf__accountant=acct, clf__allow_seeded=True)
     assert acct.spent.epsilon == 1.0
     assert set(pipe.predict(test)) <= {"no", "yes"}
     assert list(pipe[:-1].get_feature_names_out()) == list(SCHEMA.feature_names)
@@ -212,12 +216,12 @@ def test_unaccounted_fit_warns_once_per_process(bank, monkeypatch) -> None:
 
 
 def test_rbf_learners_take_the_raw_table(bank) -> None:
-    train, test = bank.iloc[:900], bank.iloc[900:]
+    train, test = bank.iloc[:3000], bank.iloc[3000:]
     svm = PrivateRBFSVM(schema=SCHEMA, n_components=20, random_state=0, feature_random_state=0)
     svm.fit(train)
     assert set(svm.predict(test.drop(columns="y"))) <= {"no", "yes"}
     assert list(svm.feature_names_in_) == ["age", "balance", "job", "SEX", "EDUCATION"]
-    public = bank.iloc[1100:].drop(columns="y")
+    public = bank.iloc[3800:].drop(columns="y")
     hyb = HybridRBFSVM(
         public, schema=SCHEMA, n_components=10, rho_max_iter=20, random_state=0, check_overlap=False
     ).fit(train)
