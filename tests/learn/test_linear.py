@@ -20,6 +20,7 @@ from ppdp.exceptions import (
 )
 from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression
 from ppdp.learn._base import clip_to_unit_ball
+from ppdp.learn.linear import DEFAULT_REGULARIZATION
 
 LEARNERS = [PrivateLogisticRegression, PrivateLinearSVM]
 
@@ -266,8 +267,10 @@ def test_auto_regularization_is_the_no_fallback_boundary() -> None:
     assert not clf.guarantee_.details["fallback"]
     svm = PrivateLinearSVM(epsilon=2.0, regularization="auto", data_norm=4.0, random_state=0)
     assert svm.fit(X, y).regularization_ == pytest.approx(1.0 / (1000 * math.expm1(1.98 / 4)))
-    with pytest.raises(ParameterError, match="objective perturbation only"):
-        PrivateLinearSVM(regularization="auto", perturbation="output", data_norm=1.0).fit(X, y)
+    # output perturbation has no least Λ: "auto" is the public constant 1e-3 there
+    out = PrivateLinearSVM(perturbation="output", data_norm=1.0, random_state=0).fit(X, y)
+    assert out.regularization_ == DEFAULT_REGULARIZATION == 1e-3
+    assert PrivateLogisticRegression().regularization == "auto"  # the default
     with pytest.raises(ParameterError, match="regularization"):
         PrivateLinearSVM(regularization="big", data_norm=1.0).fit(X, y)
 
