@@ -92,3 +92,17 @@ def test_cli_errors_name_the_cli_flag_not_the_python_keyword(bank, tmp_path, cap
     assert main([*argv[:-2], "--epsilon", "1", "--ledger", str(missing), "-o", str(out2)]) == 2
     err = capsys.readouterr().err
     assert "ppdp budget init" in err and "Accountant.open" not in err
+
+
+def test_train_no_intercept_flag(bank, tmp_path, capsys):
+    schema = tmp_path / "schema.json"
+    assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    base = ["train", "logreg", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    with_b, without = tmp_path / "a.json", tmp_path / "b.json"
+    assert main([*base, "-o", str(with_b)]) == 0
+    assert main([*base, "--no-intercept", "-o", str(without)]) == 0
+    assert json.loads(with_b.read_text())["model"]["hyperparameters"]["fit_intercept"] is True
+    assert json.loads(without.read_text())["model"]["hyperparameters"]["fit_intercept"] is False
+    rbf = ["train", "rbf-svm", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    assert main([*rbf, "--no-intercept", "-o", str(tmp_path / "c.json")]) == 2
+    assert "--no-intercept" in capsys.readouterr().err

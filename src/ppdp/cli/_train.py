@@ -74,6 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--huber-h", type=float, default=None, metavar="H", help="svm, rbf-svm: Huber width h"
     )
     train.add_argument(
+        "--no-intercept",
+        action="store_true",
+        help="logreg, svm: no intercept (CMS11's model; the default fits one inside the norm "
+        "bound)",
+    )
+    train.add_argument(
         "--C",
         dest="C",
         type=float,
@@ -159,7 +165,12 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         raise ParameterError(
             f"--tune-grid ({args.tune_grid!r}) applies to logreg and svm only, not {args.learner}"
         )
+    if args.no_intercept and args.learner not in ("logreg", "svm"):
+        raise ParameterError(
+            f"--no-intercept applies to logreg and svm only, not {args.learner} (no intercept)"
+        )
     opts = {
+        "fit_intercept": False if args.no_intercept else None,
         "huber_h": args.huber_h,
         "n_components": args.components,
         "gamma": args.gamma,
