@@ -106,3 +106,13 @@ def test_train_no_intercept_flag(bank, tmp_path, capsys):
     rbf = ["train", "rbf-svm", str(bank), "--schema", str(schema), "--epsilon", "1"]
     assert main([*rbf, "--no-intercept", "-o", str(tmp_path / "c.json")]) == 2
     assert "--no-intercept" in capsys.readouterr().err
+
+
+def test_train_large_epsilon_error_names_a_flag_that_exists(bank, tmp_path, capsys):
+    schema = tmp_path / "schema.json"
+    assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    capsys.readouterr()
+    base = ["train", "logreg", str(bank), "--schema", str(schema), "--epsilon", "20"]
+    assert main([*base, "-o", str(tmp_path / "m.json")]) == 2
+    assert "add --allow-large-epsilon" in capsys.readouterr().err
+    assert main([*base, "--allow-large-epsilon", "-o", str(tmp_path / "m.json")]) == 0

@@ -74,6 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--huber-h", type=float, default=None, metavar="H", help="svm, rbf-svm: Huber width h"
     )
     train.add_argument(
+        "--allow-large-epsilon",
+        action="store_true",
+        help="accept epsilon above 10 (a weak guarantee: say so to whoever reads the model)",
+    )
+    train.add_argument(
         "--no-intercept",
         action="store_true",
         help="logreg, svm: no intercept (CMS11's model; the default fits one inside the norm "
@@ -171,6 +176,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         )
     opts = {
         "fit_intercept": False if args.no_intercept else None,
+        "allow_large_epsilon": True if args.allow_large_epsilon else None,
         "huber_h": args.huber_h,
         "n_components": args.components,
         "gamma": args.gamma,

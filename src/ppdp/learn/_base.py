@@ -296,7 +296,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _check_common(self) -> tuple[float, float]:
         """Validate ``epsilon`` and ``data_norm`` (which must be declared)."""
-        eps = check_epsilon("epsilon", self.epsilon)  # type: ignore[attr-defined]
+        allow = getattr(self, "allow_large_epsilon", False)
+        if not isinstance(allow, bool):
+            raise ParameterTypeError(f"allow_large_epsilon ({allow!r}) must be True or False")
+        eps = check_epsilon("epsilon", self.epsilon, allow_large=allow)  # type: ignore[attr-defined]
         norm = self._data_norm()
         if norm is None:
             raise ParameterError(

@@ -389,6 +389,8 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     max_iter : int, default 500
         Newton iterations (typically fewer than 15; the Huber loss with a tiny Λ and a
         large noise term can need a few hundred).
+    allow_large_epsilon : bool, default False
+        Accept ε above 10 (a weak guarantee).
 
     Attributes
     ----------
@@ -439,6 +441,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
+        allow_large_epsilon: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.regularization = regularization
@@ -452,6 +455,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.allow_large_epsilon = allow_large_epsilon
 
     def _loss(self) -> Loss:
         return LogisticLoss()
@@ -510,6 +514,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         random_state: Any = None,
         tol: float = DEFAULT_TOL,
         max_iter: int = DEFAULT_MAX_ITER,
+        allow_large_epsilon: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.regularization = regularization
@@ -524,6 +529,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.allow_large_epsilon = allow_large_epsilon
 
     def _loss(self) -> Loss:
         return HuberLoss(self.huber_h)
