@@ -270,7 +270,7 @@ def test_non_loopback_plain_http_is_refused_without_the_flag(
     import ppdp.federated.http as fh
 
     class Done:
-        ok, state, reason = True, "done", None
+        ok, state, reason, extra = True, "done", None, {}
 
         def to_dict(self):
             return {}
