@@ -116,3 +116,26 @@ def test_train_large_epsilon_error_names_a_flag_that_exists(bank, tmp_path, caps
     assert main([*base, "-o", str(tmp_path / "m.json")]) == 2
     assert "add --allow-large-epsilon" in capsys.readouterr().err
     assert main([*base, "--allow-large-epsilon", "-o", str(tmp_path / "m.json")]) == 0
+
+
+def test_method_specific_flags_reach_the_library_or_are_refused(bank, tmp_path, capsys):
+    schema = tmp_path / "schema.json"
+    assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    capsys.readouterr()
+    pub = ["publish", "pca", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    assert (
+        main([*pub, "--components", "2", "--count-share", "0.2", "-o", str(tmp_path / "x.csv")])
+        == 2
+    )
+    assert "--count-share (0.2) applies to lda-synth only, not pca" in capsys.readouterr().err
+    out = tmp_path / "pca.csv"
+    assert main([*pub, "--components", "2", "--no-clamp", "-o", str(out)]) == 0
+    train = ["train", "rbf-svm", str(bank), "--schema", str(schema), "--epsilon", "1"]
+    assert main([*train, "--param-grid", "{C: 1}", "-o", str(tmp_path / "m.json")]) == 2
+    assert "--param-grid" in capsys.readouterr().err
+    grid = '{"C": [1, 10]}'
+    model = tmp_path / "m.json"
+    argv = [*train, "--components", "20", "--tuning", "private", "--param-grid", grid]
+    assert main([*argv, "--feature-seed", "3", "-o", str(model)]) == 0
+    saved = json.loads(model.read_text())["model"]["hyperparameters"]
+    assert saved["tuning"] == "private" and saved["param_grid"] == {"C": [1, 10]}

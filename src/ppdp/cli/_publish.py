@@ -95,6 +95,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "guarantee",
     )
     parser.add_argument(
+        "--mean-share",
+        type=float,
+        default=None,
+        help="lda-projection: share of the direction's (ε, δ) spent on the class sums",
+    )
+    parser.add_argument(
+        "--projection-share",
+        type=float,
+        default=None,
+        help="lda-projection: share of ε spent on the per-row noise of noisy projections",
+    )
+    parser.add_argument(
+        "--ridge",
+        default=None,
+        metavar="LAMBDA|auto",
+        help="lda-projection: ridge added to the noisy scatter (auto: from ε, δ, p, counts)",
+    )
+    parser.add_argument(
+        "--keep-constant",
+        action="store_true",
+        help="lda-projection: keep the one-hot blocks' constant directions (removed by default)",
+    )
+    parser.add_argument(
+        "--count-share",
+        type=float,
+        default=None,
+        help="lda-synth: share of ε for the noisy class histogram (--class-sizes noisy)",
+    )
+    parser.add_argument(
+        "--no-clamp",
+        action="store_true",
+        help="pca: leave the encoded release unclamped (the decoded table is clipped anyway)",
+    )
+    parser.add_argument(
         "--ledger",
         metavar="L",
         default=None,
@@ -135,10 +169,33 @@ def build_publisher(
     calibration: str | None = None,
     class_counts: str | None = None,
     allow_large_epsilon: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> Any:
-    """The publisher for ``method`` (parameters are validated when it is fitted)."""
-    large = {"allow_large_epsilon": True} if allow_large_epsilon else {}
+    """The publisher for ``method`` (parameters are validated when it is fitted).
+
+    ``extra`` holds the method-specific options, keyed by the CLI flag; one given to a
+    method that does not take it is refused in one line.
+    """
     from ppdp.exceptions import ParameterError
+
+    large = {"allow_large_epsilon": True} if allow_large_epsilon else {}
+    takes = {
+        "--mean-share": ("lda-projection", "mean_share"),
+        "--projection-share": ("lda-projection", "projection_share"),
+        "--ridge": ("lda-projection", "ridge"),
+        "--keep-constant": ("lda-projection", "remove_constant"),
+        "--count-share": ("lda-synth", "count_share"),
+        "--no-clamp": ("pca", "clamp"),
+    }
+    options: dict[str, Any] = {}
+    for flag, value in (extra or {}).items():
+        owner, name = takes[flag]
+        if value is None:
+            continue
+        if owner != method:
+            raise ParameterError(f"{flag} ({value}) applies to {owner} only, not {method}")
+        options[name] = value
+    large = {**large, **options}
 
     if method == "lda-projection":
         from ppdp.publish.lda_projection import LDAProjectionPublisher
@@ -187,6 +244,18 @@ def build_publisher(
 
     cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
     return cls(epsilon, schema, random_state=seed, **large)
+
+
+def _ridge(text: str | None) -> float | str | None:
+    """``--ridge``: ``auto`` or a number."""
+    from ppdp.exceptions import ParameterError
+
+    if text is None or text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"--ridge ({text!r}) must be 'auto' or a number >= 0") from None
 
 
 def _parse_counts(text: str | None) -> list[int] | None:
@@ -277,6 +346,14 @@ def _run(args: argparse.Namespace) -> int:
         calibration=args.calibration,
         class_counts=args.class_counts,
         allow_large_epsilon=args.allow_large_epsilon,
+        extra={
+            "--mean-share": args.mean_share,
+            "--projection-share": args.projection_share,
+            "--ridge": _ridge(args.ridge),
+            "--keep-constant": False if args.keep_constant else None,
+            "--count-share": args.count_share,
+            "--no-clamp": False if args.no_clamp else None,
+        },
     )
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
     acct = Accountant.open_existing(args.ledger) if args.ledger else None

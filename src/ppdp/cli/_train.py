@@ -11,6 +11,7 @@ and writes the model file atomically. Invalid input writes nothing and spends no
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from typing import Any
@@ -83,6 +84,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="logreg, svm: no intercept (CMS11's model; the default fits one inside the norm "
         "bound)",
+    )
+    train.add_argument(
+        "--intercept-scaling",
+        type=float,
+        default=None,
+        metavar="S",
+        help="logreg, svm: value of the constant feature of the intercept",
+    )
+    train.add_argument(
+        "--tol",
+        type=float,
+        default=None,
+        help="logreg, svm: certified bound on the solver's gradient norm (docs/proofs/erm.md)",
+    )
+    train.add_argument(
+        "--max-iter", type=int, default=None, help="logreg, svm: Newton iterations at most"
+    )
+    train.add_argument(
+        "--C-form",
+        dest="C_form",
+        choices=("rubinstein", "libsvm"),
+        default=None,
+        help="rbf-svm, hybrid-svm: the convention of --C (C/n or LIBSVM's C)",
+    )
+    train.add_argument(
+        "--tuning",
+        choices=("none", "private", "public"),
+        default=None,
+        help="rbf-svm (none, private), hybrid-svm (none, private, public): tune over --param-grid",
+    )
+    train.add_argument(
+        "--param-grid",
+        default=None,
+        metavar="JSON",
+        help='rbf-svm, hybrid-svm: candidate lists, e.g. \'{"C": [1, 10], "gamma": [0.5, 1]}\'',
+    )
+    train.add_argument(
+        "--feature-seed",
+        type=int,
+        default=None,
+        help="rbf-svm, hybrid-svm: seed of the public random features ρ (public: not noise)",
+    )
+    train.add_argument(
+        "--rho-max-iter", type=int, default=None, help="hybrid-svm: L-BFGS iterations for ρ"
+    )
+    train.add_argument(
+        "--no-overlap-check",
+        action="store_true",
+        help="hybrid-svm: do not warn when public rows equal private rows",
     )
     train.add_argument(
         "--C",
@@ -174,14 +224,39 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         raise ParameterError(
             f"--no-intercept applies to logreg and svm only, not {args.learner} (no intercept)"
         )
+    if args.tuning is not None and args.tune_grid is not None:
+        raise ParameterError(
+            "--tuning applies to rbf-svm and hybrid-svm, --tune-grid to logreg and svm: give one"
+        )
+    param_grid = None
+    if args.param_grid is not None:
+        try:
+            param_grid = json.loads(args.param_grid)
+        except ValueError:
+            raise ParameterError(
+                f"--param-grid ({args.param_grid[:80]!r}) must be a JSON object of candidate "
+                "lists, e.g. '{\"C\": [1, 10]}'"
+            ) from None
+        if not isinstance(param_grid, dict):
+            raise ParameterError(
+                f"--param-grid ({args.param_grid[:80]!r}) must be a JSON object of lists"
+            )
     opts = {
         "fit_intercept": False if args.no_intercept else None,
+        "intercept_scaling": args.intercept_scaling,
+        "tol": args.tol,
+        "max_iter": args.max_iter,
+        "C_form": args.C_form,
+        "param_grid": param_grid,
+        "feature_random_state": args.feature_seed,
+        "rho_max_iter": args.rho_max_iter,
+        "check_overlap": False if args.no_overlap_check else None,
         "allow_large_epsilon": True if args.allow_large_epsilon else None,
         "huber_h": args.huber_h,
         "n_components": args.components,
         "gamma": args.gamma,
         "C": args.C,
-        "tuning": _grid(args.tune_grid),
+        "tuning": _grid(args.tune_grid) if args.tuning is None else args.tuning,
     }
     return {k: v for k, v in opts.items() if v is not None}
 
