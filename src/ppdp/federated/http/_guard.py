@@ -34,15 +34,20 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import ipaddress
-import re
 import tempfile
 from typing import IO, Any
 
-import numpy as np
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ppdp._http_guard import (
+    BodyTooLargeError,
+    ClientGoneError,
+    bind_is_loopback,
+    bounded,
+    content_length,
+)
+from ppdp._http_guard import json_too_deep as _json_too_deep
 from ppdp.exceptions import ParameterError
 
 __all__ = [
@@ -71,22 +76,6 @@ BODY_SIGNATURE_HEADER = "X-PPDP-Body-Signature"
 SPOOL_IN_MEMORY = 1 << 20
 #: Deepest JSON nesting a message may have (the deepest payload needs fewer than 10).
 MAX_DEPTH = 32
-
-
-class BodyTooLargeError(Exception):
-    """The request body exceeds the cap (declared or while streaming)."""
-
-
-class ClientGoneError(Exception):
-    """The client disconnected before the body was complete."""
-
-
-def bounded(value: Any, limit: int = 40) -> str:
-    """``repr(value)`` cut to ``limit`` characters, saying how long the value was when cut."""
-    if isinstance(value, str | bytes) and len(value) > limit:
-        return f"{value[:limit]!r}… ({len(value)} characters)"
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({type(value).__name__})"
 
 
 # --------------------------------------------------------------------------- signatures
@@ -133,17 +122,6 @@ def verify_transport(
 # --------------------------------------------------------------------------- the body
 
 
-def content_length(headers: Any) -> int | None:
-    """The declared ``Content-Length`` (None when absent); ValueError when malformed."""
-    raw = headers.get("content-length")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise ValueError("Content-Length must be a non-negative integer")
-    return int(raw)
-
-
 async def read_spooled(request: Any, cap: int) -> tuple[IO[bytes], bytes]:
     """Stream the body into a spooled temporary file and SHA-256; return both.
 
@@ -179,49 +157,13 @@ async def read_spooled(request: Any, cap: int) -> tuple[IO[bytes], bytes]:
 
 # --------------------------------------------------------------------------- JSON depth
 
-_ESCAPED_BACKSLASH = b"\\\\"
-_ESCAPED_QUOTE = b'\\"'
-_DROP = bytes(b for b in range(256) if b not in b'"[]{}')
-_STRING = re.compile(rb'"[^"]*"')
-_CHUNK = 1 << 18
-
 
 def json_too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
-    """Whether the JSON text ``body`` nests arrays/objects more than ``limit`` deep.
-
-    Works on the raw bytes at C speed (escaped backslashes and quotes dropped, then every
-    byte but quotes and brackets, then the strings); meaningful for valid JSON only (the
-    parser refuses the rest).
-    """
-    if body.count(b"[") + body.count(b"{") <= limit:
-        return False
-    if b"\\" in body:
-        body = body.replace(_ESCAPED_BACKSLASH, b"").replace(_ESCAPED_QUOTE, b"")
-    structure = _STRING.sub(b"", body.translate(None, _DROP))
-    if len(structure) <= limit:
-        return False
-    codes = np.frombuffer(structure, dtype=np.uint8)
-    depth = 0
-    for start in range(0, codes.size, _CHUNK):
-        part = codes[start : start + _CHUNK]
-        run = np.cumsum(np.where((part == ord("[")) | (part == ord("{")), 1, -1)) + depth
-        if int(run.max()) > limit:
-            return True
-        depth = int(run[-1])
-    return False
+    """:func:`ppdp._http_guard.json_too_deep` with the parties' default limit."""
+    return _json_too_deep(body, limit)
 
 
 # --------------------------------------------------------------------------- binding
-
-
-def bind_is_loopback(host: str) -> bool:
-    """Whether ``host`` is ``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_plain_http_bind(host: str, *, tls: bool, insecure_plain_http: bool) -> str | None:
