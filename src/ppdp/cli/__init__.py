@@ -42,6 +42,7 @@ _COMMAND_MODULES = (
     "ppdp.cli._ledger",
     "ppdp.cli._audit",
     "ppdp.cli._publish",
+    "ppdp.cli._report",
     "ppdp.cli._reproduce",
     "ppdp.cli._correlated",
     "ppdp.cli._train",

@@ -9,6 +9,8 @@ publish next to a release.
 * :func:`classification_utility`, :func:`baseline_accuracy`, :func:`lowest_achievable`:
   accuracy and AUC of a classifier trained on a release and tested on held-out original
   rows, and the BA/LA reference lines (scikit-learn, the ``learn`` extra).
+* :func:`quality_report`: a custodian's report of a released table against the private
+  table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON.
 * :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
   distributions on fixed public cells.
 """
@@ -28,11 +30,15 @@ from ppdp.evaluate.information import (
     kl_divergence,
 )
 from ppdp.evaluate.matrix import frobenius_error, mse
+from ppdp.evaluate.report import THRESHOLDS, VERDICTS, QualityReport, quality_report
 
 __all__ = [
     "CLASSIFIERS",
     "DEFAULT_BINS",
     "DEFAULT_MIN_SAMPLES_LEAF",
+    "THRESHOLDS",
+    "VERDICTS",
+    "QualityReport",
     "attribute_distributions",
     "baseline_accuracy",
     "classification_utility",
@@ -41,5 +47,6 @@ __all__ = [
     "kl_divergence",
     "lowest_achievable",
     "mse",
+    "quality_report",
     "roc_auc",
 ]

@@ -1,0 +1,131 @@
+"""``ppdp report``: a self-contained HTML quality report of a released table (custodian only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ppdp.cli._common import add_table_flags, table_separator
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="an HTML quality report of a released table against the private data",
+        description="Compare a released table (written by 'ppdp publish', with its "
+        "RELEASE.guarantee.json beside it) with the private table it came from: a verdict "
+        "(useful / weak / no better than the trivial baseline), the guarantee in words, per "
+        "column the real and released marginals, the share of values at the declared bounds, "
+        "the correlations, and with --target the accuracy of a classifier trained on the "
+        "release. The report reads the private data: it is for the custodian only, is not "
+        "differentially private, and costs no budget. Needs matplotlib "
+        "(pip install 'ppdp[plots]') and scikit-learn for --target.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("release", metavar="RELEASE", help="the released table (.csv/.parquet)")
+    parser.add_argument(
+        "--original", required=True, metavar="ORIG", help="the private table it came from"
+    )
+    parser.add_argument("--schema", required=True, metavar="S", help="the declared schema")
+    parser.add_argument(
+        "--holdout",
+        metavar="TEST",
+        default=None,
+        help="original rows that took no part in the release, to test the classifier on "
+        "(needs --target); None holds out a random 30%% of ORIG (optimistic)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="COL",
+        default=None,
+        help="a categorical column (or the label) to predict; the verdict then rests on "
+        "the classifier; None means on the column marginals",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="REPORT.html", help="the HTML report"
+    )
+    parser.add_argument(
+        "--json", default=None, metavar="REPORT.json", help="also write the numbers as JSON"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace existing output files (never an input)"
+    )
+    add_table_flags(parser)
+    parser.set_defaults(func=_run)
+
+
+def _sidecar(release: Path) -> tuple[Path, dict[str, Any] | None]:
+    from ppdp.exceptions import ParameterError
+
+    side = release.with_name(release.name + ".guarantee.json")
+    if not side.exists():
+        return side, None
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} is corrupt ({exc}); restore it or "
+            "move it away to report without a guarantee"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("guarantee"), dict):
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} holds no guarantee; restore it or "
+            "move it away to report without a guarantee"
+        )
+    if data.get("method") == "lda-projection":
+        raise ParameterError(
+            "ppdp report does not yet cover LDA projection releases; it reports released tables"
+        )
+    return side, data
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ppdp._io import atomic_paths, check_output
+    from ppdp.data import Schema
+    from ppdp.data.draft import read_table
+    from ppdp.evaluate.report import import_matplotlib, quality_report
+    from ppdp.exceptions import ParameterError
+
+    import_matplotlib()  # before anything is read: one line naming the extra
+    if args.holdout is not None and args.target is None:
+        raise ParameterError("--holdout is only used with --target COL: give the column to predict")
+    release_path = Path(args.release)
+    out = Path(args.output)
+    side, sidecar = _sidecar(release_path)
+    inputs = [
+        ("release", args.release),
+        ("release's guarantee file", side),
+        ("original", args.original),
+        ("schema", args.schema),
+        ("holdout", args.holdout),
+    ]
+    sidecars = [] if args.json is None else [("--json", Path(args.json))]
+    check_output(
+        out, suffixes=(".html", ".htm"), sidecars=sidecars, inputs=inputs, force=args.force
+    )
+    if args.json is not None and not args.json.lower().endswith(".json"):
+        raise ParameterError(f"--json ({args.json!r}) must end in .json")
+    schema = Schema.from_file(args.schema)
+    sep = table_separator(args.sep)
+    release = read_table(args.release, sep=sep, encoding=args.encoding)
+    original = read_table(args.original, sep=sep, encoding=args.encoding)
+    holdout = (
+        None if args.holdout is None else read_table(args.holdout, sep=sep, encoding=args.encoding)
+    )
+    report = quality_report(
+        original, release, schema, holdout=holdout, target=args.target, guarantee=sidecar
+    )
+    html = report.to_html()
+    paths = [out] if args.json is None else [Path(args.json), out]
+    with atomic_paths(*paths) as tmps:
+        if args.json is not None:
+            tmps[0].write_text(report.to_json(), encoding="utf-8")
+        tmps[-1].write_text(html, encoding="utf-8")
+    print(report.summary())
+    if sidecar is None:
+        print(f"note: no guarantee file ({side}); the report says so")
+    print(f"wrote {out}" + (f" and {args.json}" if args.json else ""))
+    print("the report reads the private data: keep it with the custodian, do not publish it")
+    return 0

@@ -1,0 +1,301 @@
+"""The HTML page of a :class:`~ppdp.evaluate.report.QualityReport` (figures as inline SVG).
+
+One self-contained file: no script, no network, no external asset; the figures are inline
+``<svg>`` elements that scale with the page (readable on a phone) and print.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ppdp.evaluate.report import BANNER, N_BINS, THRESHOLDS, VERDICTS, import_matplotlib
+
+if TYPE_CHECKING:
+    from ppdp.evaluate.report import QualityReport
+
+_CSS = """
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.45;
+margin:0 auto;padding:1rem;max-width:60rem;color:#1b1b1b;background:#fff}
+h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ccc}
+h3{font-size:1.05rem;margin:1.2rem 0 .3rem}
+.banner{background:#fff4d6;border:1px solid #e0b800;padding:.6rem .8rem;border-radius:4px}
+.verdict{font-size:1.15rem;padding:.6rem .8rem;border-radius:4px;margin:1rem 0}
+.v-useful{background:#e3f5e1;border:1px solid #3c9a34}
+.v-weak{background:#fff0dc;border:1px solid #d98b00}
+.v-trivial{background:#fde2e2;border:1px solid #c62828}
+.note{color:#555;font-size:.92rem}
+.fig svg{width:100%;height:auto;max-width:36rem;display:block}
+.fig.wide svg{max-width:100%}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+th:first-child,td:first-child{text-align:left}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.5rem}
+@media print{body{max-width:none;padding:0}.col{break-inside:avoid}h2{break-after:avoid}
+.banner,.verdict{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
+"""
+
+_REAL = "#1f77b4"
+_REL = "#d62728"
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(
+        buf,
+        format="svg",
+        bbox_inches="tight",
+        metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
+    )
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    # Fixed pt sizes would overflow a phone; the CSS sizes the figure instead.
+    text = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", text, count=1)
+    text = re.sub(r'(<svg[^>]*?)\s(width|height)="[^"]*"', r"\1", text, count=1)
+    return text
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def _marginal_svg(col: dict[str, Any]) -> str:
+    p, q = np.asarray(col["p_original"]), np.asarray(col["p_release"])
+    n = max(p.size, q.size)
+    p = np.pad(p, (0, n - p.size))
+    q = np.pad(q, (0, n - q.size))
+    fig = _figure(5.0, 2.6)
+    ax = fig.add_subplot()
+    x = np.arange(n)
+    if col["type"] == "numeric":
+        edges = np.linspace(col["lower"], col["upper"], N_BINS + 1)
+        width = edges[1] - edges[0]
+        ax.bar(edges[:-1], p, width=width, align="edge", color=_REAL, alpha=0.45, label="real")
+        ax.step(edges, np.append(q, q[-1]), where="post", color=_REL, lw=1.6, label="released")
+        ax.set_xlim(edges[0], edges[-1])
+    else:
+        ax.bar(x - 0.2, p, width=0.4, color=_REAL, label="real")
+        ax.bar(x + 0.2, q, width=0.4, color=_REL, label="released")
+        ax.set_xticks(x)
+        labels = [c if len(c) <= 14 else c[:13] + "…" for c in col["cells"]]
+        ax.set_xticklabels(labels, rotation=40 if n > 4 else 0, ha="right" if n > 4 else "center")
+    ax.set_ylabel("share of rows")
+    ax.legend(frameon=False, fontsize=8)
+    ax.tick_params(labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig)
+
+
+def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool) -> str:
+    k = len(names)
+    size = min(9.0, 2.5 + 0.16 * k)
+    fig = _figure(size, size * 0.9)
+    ax = fig.add_subplot()
+    lim = max(float(np.max(np.abs(C))), 1e-9) if diff else 1.0
+    mesh = ax.imshow(
+        C, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest", extent=(0, k, k, 0)
+    )
+    fs = 8 if k <= 20 else 6 if k <= 45 else 4
+    short = [n if len(n) <= 22 else n[:21] + "…" for n in names]
+    ax.set_xticks(np.arange(k) + 0.5)
+    ax.set_xticklabels(short, rotation=90, fontsize=fs)
+    ax.set_yticks(np.arange(k) + 0.5)
+    ax.set_yticklabels(short, fontsize=fs)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(mesh, ax=ax, shrink=0.7)
+    return _svg(fig)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _verdict_class(verdict: str) -> str:
+    return {VERDICTS[0]: "v-useful", VERDICTS[1]: "v-weak"}.get(verdict, "v-trivial")
+
+
+def _guarantee_html(r: QualityReport) -> str:
+    if r.guarantee is None:
+        return (
+            "<p><strong>No guarantee file was found</strong> beside the release "
+            "(<code>RELEASE.guarantee.json</code>, written by <code>ppdp publish</code>): this "
+            "report cannot say what the release promises. Keep the release with its "
+            "guarantee file.</p>"
+        )
+    g = r.guarantee
+    parts = [f"<p><strong>{escape(g.summary())}</strong></p>"]
+    if g.is_private:
+        eps = g.epsilon
+        words = (
+            "The release is differentially private: whether or not any one person's record "
+            "was in the data changes the probability of any output by a factor of at most "
+            f"e<sup>ε</sup>{f' ≈ {np.exp(eps):.3g}' if eps is not None and eps < 50 else ''}"
+        )
+        if g.delta:
+            words += f", except with probability at most δ = {g.delta:g}"
+        words += ". Smaller ε means stronger protection and more noise."
+        parts.append(f"<p>{words}</p>")
+    else:
+        parts.append("<p><strong>This release carries no privacy guarantee.</strong></p>")
+    parts.append(f"<p class='note'>Full statement: {escape(str(g))}</p>")
+    info = r.release_info
+    if info:
+        rows = []
+        if "method" in info:
+            rows.append(f"method: <code>{escape(str(info['method']))}</code>")
+        if info.get("ledger"):
+            idx = ", ".join(map(str, info.get("ledger_indices") or [])) or "none"
+            ledger = escape(str(info["ledger"]))
+            rows.append(f"charged in ledger <code>{ledger}</code>, entries {idx}")
+        elif "ledger" in info:
+            rows.append("no ledger was given: the spend is recorded nowhere")
+        if info.get("seeded"):
+            rows.append("<strong>seeded noise: reproducible, NOT fit for a real release</strong>")
+        parts.append("<ul>" + "".join(f"<li>{x}</li>" for x in rows) + "</ul>")
+    return "".join(parts)
+
+
+def _ml_html(ml: dict[str, Any]) -> str:
+    def row(name: str, d: dict[str, Any]) -> str:
+        auc = d["auc"]
+        auc_s = "–" if auc is None or not np.isfinite(auc) else f"{auc:.3f}"
+        return f"<tr><td>{name}</td><td>{d['accuracy']:.3f}</td><td>{auc_s}</td></tr>"
+
+    lift = ml["lift"]
+    return (
+        f"<p>Predicting <code>{escape(ml['target'])}</code> with {escape(ml['model'])}, "
+        f"tested on {escape(ml['test'])}.</p>"
+        "<table><tr><th>trained on</th><th>accuracy</th><th>AUC</th></tr>"
+        + row("the release", ml["release"])
+        + row("the real data", ml["real"])
+        + row(f"nothing (majority class: {escape(str(ml['majority']['class']))})", ml["majority"])
+        + "</table>"
+        + (
+            f"<p>The release keeps <strong>{lift:.0%}</strong> of the real data's AUC gain over "
+            "chance (AUC − 0.5).</p>"
+            if lift is not None
+            else ""
+        )
+    )
+
+
+def _columns_html(r: QualityReport) -> str:
+    head = (
+        "<div class='scroll'><table><tr><th>column</th><th>TV distance</th>"
+        "<th>TV of uniform</th><th>released at lower bound</th>"
+        "<th>released at upper bound</th><th>real at bounds</th></tr>"
+    )
+    rows = []
+    for c in r.columns:
+        if c["type"] == "numeric":
+            b = (
+                f"<td>{_pct(c['release_at_lower'])}</td><td>{_pct(c['release_at_upper'])}</td>"
+                f"<td>{_pct(c['original_at_lower'])} / {_pct(c['original_at_upper'])}</td>"
+            )
+        else:
+            b = "<td>–</td><td>–</td><td>–</td>"
+        rows.append(
+            f"<tr><td>{escape(c['name'])}</td><td>{c['tv']:.3f}</td>"
+            f"<td>{c['tv_uniform']:.3f}</td>{b}</tr>"
+        )
+    figs = []
+    for c in r.columns:
+        extra = ""
+        if c["type"] == "numeric":
+            extra = (
+                f" Declared bounds [{c['lower']:g}, {c['upper']:g}]; released values at the lower "
+                f"bound {_pct(c['release_at_lower'])}, at the upper {_pct(c['release_at_upper'])}"
+                f" (real: {_pct(c['original_at_lower'])}, {_pct(c['original_at_upper'])})."
+            )
+        elif c.get("release_undeclared"):
+            extra = f" Undeclared values in the release: {_pct(c['release_undeclared'])}."
+        figs.append(
+            f"<div class='col'><h3>{escape(c['name'])}</h3><p class='note'>TV distance "
+            f"{c['tv']:.3f}.{escape(extra)}</p><div class='fig'>{_marginal_svg(c)}</div></div>"
+        )
+    return head + "".join(rows) + "</table></div><div class='grid'>" + "".join(figs) + "</div>"
+
+
+def render(r: QualityReport) -> str:
+    """The report as one HTML document."""
+    import matplotlib
+
+    import_matplotlib()
+    t = THRESHOLDS
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
+        columns = _columns_html(r)
+        names = r.feature_names
+        heat = (
+            "<div class='grid'>"
+            + "".join(
+                f"<div class='fig wide'>{_heat_svg(C, names, title, diff=diff)}</div>"
+                for C, title, diff in (
+                    (r.corr_original, "real", False),
+                    (r.corr_release, "released", False),
+                    (r.corr_release - r.corr_original, "released − real", True),
+                )
+            )
+            + "</div>"
+        )
+    notes = "".join(f"<li>{escape(n)}</li>" for n in r.notes)
+    ml = (
+        _ml_html(r.ml)
+        if r.ml is not None
+        else "<p>No target was given (<code>--target COL</code>): no classifier was trained.</p>"
+    )
+    body = f"""
+<h1>Quality report of a release</h1>
+<p class="banner"><strong>For the custodian only.</strong> {escape(BANNER)}</p>
+<p class="verdict {_verdict_class(r.verdict)}"><strong>Verdict: {escape(r.verdict)}.</strong>
+<span class="note">{escape(r.verdict_basis)}.</span></p>
+<p class="note">Original: {r.n_original:,} rows. Release: {r.n_release:,} rows.</p>
+{f"<ul class='note'>{notes}</ul>" if notes else ""}
+<h2>Guarantee</h2>
+{_guarantee_html(r)}
+<h2>Machine-learning utility</h2>
+{ml}
+<h2>Columns</h2>
+<p class="note">Real (blue) and released (red) shares of rows per declared category, or per
+one of {N_BINS} equal bins over a numeric column's declared bounds (released values outside
+the bounds are counted in the end bins). The total-variation (TV) distance is half the sum of
+the absolute differences of the shares: 0 for the same distribution, 1 for disjoint ones.
+"TV of uniform" is the distance of the trivial release that draws values uniformly within
+the declared bounds. A large share of released values exactly at a bound is the mark of
+noise that was clipped.</p>
+{columns}
+<h2>Pairwise association</h2>
+<p class="note">Pearson correlation of the encoded columns (numeric columns scaled to [0, 1]
+by their bounds, one indicator per category), in the real data, in the release, and the
+difference. Mean absolute difference {r.corr_mean_abs_diff:.3f}, largest
+{r.corr_max_abs_diff:.3f}.</p>
+{heat}
+<h2>How the verdict is made</h2>
+<ul class="note">
+<li>With a target: logistic regression is trained on the release and on the real rows and
+tested on the same held-out real rows. The <em>lift</em> is (AUC<sub>release</sub> − 0.5) /
+(AUC<sub>real</sub> − 0.5). <strong>Useful</strong>: lift ≥ {t["useful_lift"]:g} and accuracy
+at least the majority class's. <strong>No better than the trivial baseline</strong>: lift &lt;
+{t["trivial_lift"]:g}, or accuracy more than {t["trivial_accuracy_gap"]:g} below the majority
+class's. <strong>Weak</strong>: in between.</li>
+<li>Without a target: <strong>useful</strong> when the mean TV distance of the columns is ≤
+{t["useful_tv"]:g}; <strong>no better than the trivial baseline</strong> when it is ≥
+{t["trivial_tv_share"]:g} × the mean TV of the uniform release; <strong>weak</strong> in
+between.</li>
+</ul>
+"""
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>ppdp quality report: {escape(r.verdict)}</title><style>{_CSS}</style>"
+        f"</head><body>{body}</body></html>\n"
+    )

@@ -1,0 +1,588 @@
+"""A quality report of a released table, for the custodian: :func:`quality_report`.
+
+The report compares a release (DP-PCA, DP-LDA synthetic data, the Laplace and exponential
+baselines, any table with the schema's columns) with the private table it came from:
+
+* a verdict line ("useful", "weak", "no better than the trivial baseline") with the numbers
+  behind it (see :data:`THRESHOLDS`);
+* the release's guarantee in words (from its ``.guarantee.json`` sidecar);
+* per column: real and released marginals overlaid, the total-variation distance, and the
+  share of values at each declared bound;
+* pairwise association: Pearson correlation of the encoded columns, real, released and
+  their difference;
+* machine-learning utility when a target is given: logistic regression trained on the
+  release and tested on held-out original rows, beside the same model trained on the
+  original rows and the majority class.
+
+The report reads the private data: it is for the custodian only, is not itself
+differentially private, and costs no budget. The numbers need numpy and pandas (and
+scikit-learn for the ML utility, the ``learn`` extra); the HTML figures need matplotlib
+(the ``plots`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ppdp.budget import Guarantee
+from ppdp.data import Schema
+from ppdp.data.columns import CategoricalColumn, NumericColumn
+from ppdp.evaluate.classification import roc_auc
+from ppdp.exceptions import (
+    DataValidationError,
+    OptionalDependencyError,
+    ParameterError,
+    ParameterTypeError,
+)
+
+__all__ = ["THRESHOLDS", "VERDICTS", "QualityReport", "import_matplotlib", "quality_report"]
+
+#: The three verdicts, best first.
+VERDICTS: tuple[str, ...] = ("useful", "weak", "no better than the trivial baseline")
+
+#: Where the verdicts change (stated in every report).
+#:
+#: With a target, ``lift`` is the share of the real data's AUC gain over chance that the
+#: release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
+#: "useful": lift >= ``useful_lift`` and accuracy >= the majority class's;
+#: "no better than the trivial baseline": lift < ``trivial_lift`` or accuracy more than
+#: ``trivial_accuracy_gap`` below the majority class's; "weak" otherwise.
+#:
+#: Without a target, from the mean total-variation distance (TV) of the columns' marginals:
+#: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
+#: ``trivial_tv_share`` x the mean TV of the trivial release (values drawn uniformly within
+#: the declared bounds and categories); "weak" otherwise.
+THRESHOLDS: dict[str, float] = {
+    "useful_lift": 0.75,
+    "trivial_lift": 0.25,
+    "trivial_accuracy_gap": 0.05,
+    "useful_tv": 0.10,
+    "trivial_tv_share": 0.80,
+}
+
+#: Bins of a numeric column's histogram (equal widths over the declared bounds).
+N_BINS = 20
+#: Rows the logistic regressions are trained on at most (a seeded sample beyond that).
+MAX_TRAIN_ROWS = 200_000
+#: Share of the original table held out for testing when no holdout is given.
+TEST_SHARE = 0.3
+_SEED = 0
+_UNDECLARED = "(undeclared)"
+
+BANNER = (
+    "This report compares the release with the private data it came from. It is for the "
+    "data custodian only: it is not itself differentially private and must not be shared "
+    "with the release. Making it costs no privacy budget."
+)
+
+
+def import_matplotlib() -> Any:
+    """Import matplotlib (the ``plots`` extra) or say how to install it."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError as exc:
+        raise OptionalDependencyError(
+            "the quality report's figures need matplotlib, which is not installed: "
+            "pip install 'ppdp[plots]'"
+        ) from exc
+    return matplotlib
+
+
+# ---------------------------------------------------------------------------- columns
+def _schema_columns(schema: Schema) -> list[NumericColumn | CategoricalColumn]:
+    """Feature columns and the label (as a categorical column) in schema order."""
+    cols: list[NumericColumn | CategoricalColumn] = list(schema.columns)  # type: ignore[arg-type]
+    if schema.label is not None:
+        cols.append(CategoricalColumn(schema.label.name, tuple(schema.label.classes)))
+    return cols
+
+
+def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ParameterTypeError(f"{name} ({type(df).__name__}) must be a pandas DataFrame")
+    if len(df) == 0:
+        raise DataValidationError(f"{name} has no rows")
+    want = list(schema.column_names)
+    have = [str(c) for c in df.columns]
+    missing = [c for c in want if c not in have]
+    extra = [c for c in have if c not in want]
+    if missing or (exact and extra):
+        parts = []
+        if missing:
+            parts.append("lacks " + ", ".join(map(repr, missing)))
+        if exact and extra:
+            parts.append("has undeclared " + ", ".join(map(repr, extra)))
+        raise DataValidationError(
+            f"the {name}'s columns do not match the schema: it {' and '.join(parts)}"
+        )
+    out = df.copy()
+    out.columns = have
+    return out[want]
+
+
+def _numeric(name: str, col: NumericColumn, s: pd.Series) -> NDArray[np.float64]:
+    v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(v) & s.notna().to_numpy()
+    if bad.any():
+        first = s[bad].iloc[0]
+        raise DataValidationError(
+            f"column {col.name!r} of the {name} is declared numeric but holds {first!r}"
+        )
+    return v
+
+
+def _marginal(
+    col: NumericColumn | CategoricalColumn, s: pd.Series, name: str
+) -> tuple[NDArray[np.float64], list[str]]:
+    """Shares over fixed public cells (histogram bins or declared categories)."""
+    if isinstance(col, NumericColumn):
+        v = _numeric(name, col, s)
+        v = v[np.isfinite(v)]
+        edges = np.linspace(col.lower, col.upper, N_BINS + 1)
+        counts, _ = np.histogram(np.clip(v, col.lower, col.upper), bins=edges)
+        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(N_BINS)]
+    else:
+        cats = [str(c) for c in col.categories]
+        values = s.astype(str)
+        counts = values.value_counts().reindex(cats, fill_value=0).to_numpy()
+        undeclared = int(len(values) - counts.sum())
+        labels = cats
+        if undeclared:
+            counts = np.append(counts, undeclared)
+            labels = [*cats, _UNDECLARED]
+    total = counts.sum()
+    return (counts / total if total else counts.astype(float)), labels
+
+
+def _uniform(col: NumericColumn | CategoricalColumn) -> NDArray[np.float64]:
+    n = N_BINS if isinstance(col, NumericColumn) else len(col.categories)
+    return np.full(n, 1.0 / n)
+
+
+def _tv(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
+    n = max(p.size, q.size)
+    a = np.zeros(n)
+    b = np.zeros(n)
+    a[: p.size] = p
+    b[: q.size] = q
+    return float(0.5 * np.abs(a - b).sum())
+
+
+def _at_bounds(col: NumericColumn, s: pd.Series, name: str) -> tuple[float, float]:
+    v = _numeric(name, col, s)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return 0.0, 0.0
+    tol = 1e-9 * (col.upper - col.lower)
+    return float(np.mean(v <= col.lower + tol)), float(np.mean(v >= col.upper - tol))
+
+
+# ---------------------------------------------------------------------------- encoding
+def _encode(
+    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
+) -> tuple[NDArray[np.float64], list[str]]:
+    """Numeric columns scaled to [0, 1] by their bounds (clipped), categories one-hot."""
+    blocks: list[NDArray[np.float64]] = []
+    names: list[str] = []
+    for col in cols:
+        if isinstance(col, NumericColumn):
+            v = _numeric(name, col, df[col.name])
+            v = np.clip((v - col.lower) / (col.upper - col.lower), 0.0, 1.0)
+            blocks.append(np.nan_to_num(v, nan=0.5)[:, None])
+            names.append(col.name)
+        else:
+            cats = [str(c) for c in col.categories]
+            codes = pd.Categorical(df[col.name].astype(str), categories=cats).codes
+            onehot = np.zeros((len(df), len(cats)))
+            ok = codes >= 0
+            onehot[np.flatnonzero(ok), codes[ok]] = 1.0
+            blocks.append(onehot)
+            names.extend(f"{col.name}={c}" for c in cats)
+    return np.hstack(blocks), names
+
+
+def _corr(X: NDArray[np.float64]) -> NDArray[np.float64]:
+    sd = X.std(axis=0)
+    Z = np.zeros_like(X)
+    live = sd > 1e-12
+    Z[:, live] = (X[:, live] - X[:, live].mean(axis=0)) / sd[live]
+    C = (Z.T @ Z) / max(len(X), 1)
+    np.fill_diagonal(C, np.where(live, 1.0, 0.0))
+    return np.clip(C, -1.0, 1.0)
+
+
+# ---------------------------------------------------------------------------- ML utility
+def _sample(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    if n <= MAX_TRAIN_ROWS:
+        return np.arange(n)
+    return np.sort(rng.choice(n, MAX_TRAIN_ROWS, replace=False))
+
+
+def _fit_score(
+    X_tr: NDArray[np.float64],
+    y_tr: NDArray[np.int64],
+    X_te: NDArray[np.float64],
+    y_te: NDArray[np.int64],
+    n_classes: int,
+) -> dict[str, float]:
+    from ppdp.evaluate._optional import import_sklearn
+
+    import_sklearn()
+    from sklearn.linear_model import LogisticRegression
+
+    present = np.unique(y_tr)
+    if present.size < 2:
+        acc = float(np.mean(y_te == present[0])) if present.size else 0.0
+        return {"accuracy": acc, "auc": 0.5}
+    model = LogisticRegression(max_iter=500)
+    model.fit(X_tr, y_tr)
+    proba = np.zeros((len(X_te), n_classes))
+    proba[:, model.classes_] = model.predict_proba(X_te)
+    acc = float(np.mean(model.predict(X_te) == y_te))
+    aucs = [
+        roc_auc(y_te == k, proba[:, k])
+        for k in (range(1, 2) if n_classes == 2 else range(n_classes))
+        if 0 < int((y_te == k).sum()) < y_te.size
+    ]
+    return {"accuracy": acc, "auc": float(np.mean(aucs)) if aucs else float("nan")}
+
+
+def _ml_utility(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    cols: list[NumericColumn | CategoricalColumn],
+    target: CategoricalColumn,
+) -> dict[str, Any]:
+    rng = np.random.default_rng(_SEED)
+    features = [c for c in cols if c.name != target.name]
+    classes = [str(c) for c in target.categories]
+
+    def xy(df: pd.DataFrame, name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        codes = pd.Categorical(df[target.name].astype(str), categories=classes).codes
+        keep = codes >= 0
+        X, _ = _encode(df.loc[keep], features, name)
+        return X, codes[keep].astype(np.int64)
+
+    if holdout is None:
+        order = rng.permutation(len(original))
+        n_test = max(1, round(TEST_SHARE * len(original)))
+        test_df = original.iloc[order[:n_test]]
+        train_df = original.iloc[order[n_test:]]
+        test_note = (
+            f"a random {TEST_SHARE:.0%} of the original rows ({n_test:,}); the release was made "
+            "from every original row, test rows included, so its score is optimistic: give a "
+            "holdout that took no part in the release for an honest number"
+        )
+    else:
+        test_df, train_df = holdout, original
+        test_note = f"the holdout ({len(holdout):,} rows)"
+    X_te, y_te = xy(test_df, "holdout" if holdout is not None else "original")
+    if y_te.size == 0:
+        raise DataValidationError(f"the test rows hold none of the classes of {target.name!r}")
+    X_real, y_real = xy(train_df, "original")
+    X_rel, y_rel = xy(release, "release")
+    k = len(classes)
+    i = _sample(len(y_real), rng)
+    real = _fit_score(X_real[i], y_real[i], X_te, y_te, k)
+    i = _sample(len(y_rel), rng)
+    rel = _fit_score(X_rel[i], y_rel[i], X_te, y_te, k)
+    counts = np.bincount(y_real, minlength=k)
+    majority = int(np.argmax(counts))
+    base = {"accuracy": float(np.mean(y_te == majority)), "auc": 0.5}
+    gain = real["auc"] - 0.5
+    lift = (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
+    return {
+        "target": target.name,
+        "model": "logistic regression (scikit-learn, default settings)",
+        "test": test_note,
+        "n_test": int(y_te.size),
+        "release": rel,
+        "real": real,
+        "majority": {**base, "class": classes[majority]},
+        "lift": lift,
+        "dropped_release_rows": int(len(release) - y_rel.size),
+    }
+
+
+# ---------------------------------------------------------------------------- verdict
+def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
+    t = THRESHOLDS
+    rel, real, maj, lift = ml["release"], ml["real"], ml["majority"], ml["lift"]
+    numbers = (
+        f"trained on the release: accuracy {rel['accuracy']:.3f}, AUC {rel['auc']:.3f}; "
+        f"trained on the real data: accuracy {real['accuracy']:.3f}, AUC {real['auc']:.3f}; "
+        f"majority class: accuracy {maj['accuracy']:.3f}, AUC 0.5"
+    )
+    if lift is None:
+        return "weak", (
+            f"the real data do not predict {ml['target']!r} better than chance, so the "
+            f"classifier cannot judge the release ({numbers})"
+        )
+    numbers += f"; the release keeps {lift:.0%} of the real data's AUC gain over chance"
+    if lift < t["trivial_lift"] or rel["accuracy"] < maj["accuracy"] - t["trivial_accuracy_gap"]:
+        return VERDICTS[2], numbers
+    if lift >= t["useful_lift"] and rel["accuracy"] >= maj["accuracy"]:
+        return VERDICTS[0], numbers
+    return VERDICTS[1], numbers
+
+
+def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
+    t = THRESHOLDS
+    tv = float(np.mean([c["tv"] for c in columns]))
+    base = float(np.mean([c["tv_uniform"] for c in columns]))
+    numbers = (
+        f"mean total-variation distance of the column marginals {tv:.3f}; "
+        f"of the trivial release (uniform within the declared bounds) {base:.3f}"
+    )
+    if tv <= t["useful_tv"]:
+        return VERDICTS[0], numbers
+    if tv >= t["trivial_tv_share"] * base:
+        return VERDICTS[2], numbers
+    return VERDICTS[1], numbers
+
+
+# ---------------------------------------------------------------------------- report
+@dataclass
+class QualityReport:
+    """What :func:`quality_report` measured; render with :meth:`to_html` or :meth:`to_json`."""
+
+    verdict: str
+    verdict_basis: str
+    n_original: int
+    n_release: int
+    columns: list[dict[str, Any]]
+    feature_names: list[str]
+    corr_original: NDArray[np.float64]
+    corr_release: NDArray[np.float64]
+    ml: dict[str, Any] | None
+    guarantee: Guarantee | None
+    release_info: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def corr_max_abs_diff(self) -> float:
+        return float(np.max(np.abs(self.corr_original - self.corr_release)))
+
+    @property
+    def corr_mean_abs_diff(self) -> float:
+        d = np.abs(self.corr_original - self.corr_release)
+        n = d.shape[0]
+        return float(d[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
+
+    def summary(self) -> str:
+        """One line: the verdict and the numbers behind it."""
+        return f"verdict: {self.verdict} ({self.verdict_basis})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe numbers (NaN becomes ``null``)."""
+        data = {
+            "verdict": self.verdict,
+            "verdict_basis": self.verdict_basis,
+            "thresholds": dict(THRESHOLDS),
+            "n_original": self.n_original,
+            "n_release": self.n_release,
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "guarantee_summary": None if self.guarantee is None else self.guarantee.summary(),
+            "release_info": self.release_info,
+            "notes": list(self.notes),
+            "columns": [
+                {k: v for k, v in c.items() if k not in ("p_original", "p_release", "cells")}
+                | {
+                    "cells": c["cells"],
+                    "original": c["p_original"].tolist(),
+                    "release": c["p_release"].tolist(),
+                }
+                for c in self.columns
+            ],
+            "correlation": {
+                "features": self.feature_names,
+                "original": self.corr_original.tolist(),
+                "release": self.corr_release.tolist(),
+                "max_abs_difference": self.corr_max_abs_diff,
+                "mean_abs_difference": self.corr_mean_abs_diff,
+            },
+            "ml_utility": self.ml,
+        }
+        return _json_safe(data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The self-contained HTML page; written to ``path`` when given. Needs matplotlib."""
+        from ppdp.evaluate._report_html import render
+
+        text = render(self)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float | np.floating):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _guarantee(g: Any) -> tuple[Guarantee | None, dict[str, Any]]:
+    if g is None:
+        return None, {}
+    if isinstance(g, Guarantee):
+        return g, {}
+    if isinstance(g, dict):
+        raw = g.get("guarantee", g)
+        try:
+            guarantee = Guarantee.from_dict(raw)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise ParameterError(f"the release's guarantee is not readable: {exc}") from None
+        info = {k: g[k] for k in ("method", "ledger", "ledger_indices", "seeded") if k in g}
+        return guarantee, info
+    raise ParameterTypeError(
+        f"guarantee ({type(g).__name__}) must be a Guarantee, a sidecar dict or None"
+    )
+
+
+def quality_report(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    *,
+    holdout: pd.DataFrame | None = None,
+    target: str | None = None,
+    guarantee: Guarantee | dict[str, Any] | None = None,
+) -> QualityReport:
+    """Measure how well a released table keeps the private table's structure.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The private table the release was made from (every schema column).
+    release : DataFrame
+        The released table: exactly the schema's columns (in any order).
+    schema : Schema
+        The declared schema (bounds and categories set the histograms and the encoding).
+    holdout : DataFrame, optional
+        Original rows that took no part in the release, to test the classifiers on. Without
+        it a random 30 % of ``original`` is held out (optimistic for the release).
+    target : str, optional
+        A categorical column (or the label) to predict; gives the ML utility and bases the
+        verdict on it. Without it the verdict comes from the marginal distances.
+    guarantee : Guarantee or dict, optional
+        The release's guarantee, or the content of its ``.guarantee.json`` sidecar.
+
+    Returns
+    -------
+    QualityReport
+
+    Notes
+    -----
+    Reads the private data: the report is for the custodian, is not differentially
+    private, and costs no budget. See :data:`THRESHOLDS` for the verdicts.
+    """
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a ppdp.data.Schema")
+    g, info = _guarantee(guarantee)
+    cols = _schema_columns(schema)
+    by_name = {c.name: c for c in cols}
+    target_col: CategoricalColumn | None = None
+    if target is not None:
+        if target not in by_name:
+            raise ParameterError(
+                f"target {target!r} is not a column of the schema ({', '.join(by_name)})"
+            )
+        t = by_name[target]
+        if not isinstance(t, CategoricalColumn):
+            raise ParameterError(
+                f"target {target!r} is numeric; the ML utility needs a categorical column or "
+                "the label"
+            )
+        target_col = t
+    original = _check_table("original", original, schema, exact=False)
+    release = _check_table("release", release, schema, exact=True)
+    if holdout is not None:
+        if target is None:
+            raise ParameterError("a holdout is only used with a target: give target= as well")
+        if not isinstance(holdout, pd.DataFrame):
+            raise ParameterTypeError(
+                f"holdout ({type(holdout).__name__}) must be a pandas DataFrame"
+            )
+        if target not in [str(c) for c in holdout.columns]:
+            raise DataValidationError(f"the holdout has no column {target!r} (the target)")
+        holdout = _check_table("holdout", holdout, schema, exact=False)
+
+    columns: list[dict[str, Any]] = []
+    for col in cols:
+        p, cells = _marginal(col, original[col.name], "original")
+        q, cells_q = _marginal(col, release[col.name], "release")
+        if len(cells_q) > len(cells):
+            cells = cells_q
+        entry: dict[str, Any] = {
+            "name": col.name,
+            "type": "numeric" if isinstance(col, NumericColumn) else "categorical",
+            "tv": _tv(p, q),
+            "tv_uniform": _tv(p, _uniform(col)),
+            "cells": cells,
+            "p_original": p,
+            "p_release": q,
+        }
+        if isinstance(col, NumericColumn):
+            entry["lower"], entry["upper"] = float(col.lower), float(col.upper)
+            lo, hi = _at_bounds(col, release[col.name], "release")
+            lo0, hi0 = _at_bounds(col, original[col.name], "original")
+            entry.update(
+                release_at_lower=lo,
+                release_at_upper=hi,
+                original_at_lower=lo0,
+                original_at_upper=hi0,
+            )
+        else:
+            entry["release_undeclared"] = float(q[len(col.categories) :].sum())
+        columns.append(entry)
+
+    X0, names = _encode(original, cols, "original")
+    X1, _ = _encode(release, cols, "release")
+    ml = None
+    if target_col is not None:
+        ml = _ml_utility(original, release, holdout, cols, target_col)
+        verdict, basis = _verdict_ml(ml)
+    else:
+        verdict, basis = _verdict_tv(columns)
+    notes = []
+    if guarantee is None:
+        notes.append(
+            "no guarantee was given (no .guarantee.json beside the release): this report "
+            "cannot say what the release promises"
+        )
+    if target is None:
+        notes.append("no target was given: the verdict rests on the column marginals alone")
+    return QualityReport(
+        verdict=verdict,
+        verdict_basis=basis,
+        n_original=len(original),
+        n_release=len(release),
+        columns=columns,
+        feature_names=names,
+        corr_original=_corr(X0),
+        corr_release=_corr(X1),
+        ml=ml,
+        guarantee=g,
+        release_info=info,
+        notes=notes,
+    )
