@@ -148,6 +148,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="accept epsilon above 10 (a weak guarantee: say so to whoever reads the release)",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read and validate everything, print the planned charges, noise scales and the "
+        "share of values the bounds clip, then stop: nothing is spent or written",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -244,6 +250,116 @@ def build_publisher(
 
     cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
     return cls(epsilon, schema, random_state=seed, **large)
+
+
+#: A column with more than this share of its values clipped to the declared bounds warns.
+CLIP_WARN_SHARE = 0.05
+
+
+def encode_report(schema: Any, df: Any, *, on_invalid: str = "raise") -> Any:
+    """The custodian's :class:`~ppdp.data.EncodeReport` of ``df`` (not logged, not released)."""
+    from ppdp.data.encoding import encode
+
+    return encode(schema, df, log=False, on_invalid=on_invalid)[2]  # type: ignore[arg-type]
+
+
+def clipping_lines(schema: Any, report: Any) -> list[str]:
+    """One line per numeric column: declared bounds, values clipped, their share."""
+    n = max(int(report.n_rows), 1)
+    lines = [f"  {'column':<20} {'declared bounds':<28} {'clipped':>9} {'share':>7}"]
+    for col in schema.numeric_columns:
+        k = int(report.clipped.get(col.name, 0))
+        bounds = f"[{col.lower:g}, {col.upper:g}]"
+        lines.append(f"  {col.name:<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
+    return lines
+
+
+def warn_clipping(schema: Any, report: Any, say: Any) -> None:
+    """One warning line per column with more than 5 % of its values clipped (custodian-side)."""
+    n = int(report.n_rows)
+    if n < 1:
+        return
+    for col in schema.numeric_columns:
+        k = int(report.clipped.get(col.name, 0))
+        if k / n > CLIP_WARN_SHARE:
+            say(
+                f"warning: column {col.name!r}: {k:,} of {n:,} values ({k / n:.1%}) lie outside "
+                f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
+                "the bounds in the schema if they are public knowledge"
+            )
+
+
+def charge_lines(charges: list[Any], *, schema: Any = None, per_value: bool = False) -> list[str]:
+    """The planned ledger entries and the noise each one adds, in words.
+
+    ``charges`` hold ``budget``, ``mechanism`` and ``details`` (a publisher's
+    :class:`~ppdp.publish._base.Charge` or a learner's ``Plan``). ``per_value``: the Laplace
+    noise is added to each encoded value of the table (the ``laplace`` baseline), so its
+    scale times a numeric column's declared range is that column's expected absolute error
+    before clipping.
+    """
+    lines: list[str] = []
+    for i, charge in enumerate(charges, 1):
+        b = charge.budget
+        lines.append(
+            f"  {i}. {charge.mechanism}: epsilon = {b.epsilon:.10g}, delta = {b.delta:.10g}"
+        )
+        d = charge.details
+        if "noise_scale" in d:
+            if d.get("norm") == "l2":
+                lines.append(
+                    f"     Gaussian noise, standard deviation sigma = {d['noise_scale']:.4g} per "
+                    f"released value (expected absolute error sigma*sqrt(2/pi) = "
+                    f"{d['noise_scale'] * 0.7978845608:.4g}, in encoded units)"
+                )
+            else:
+                lines.append(
+                    f"     Laplace noise, scale b = {d['noise_scale']:.4g} per released value "
+                    "(expected absolute error b, in encoded units)"
+                )
+                if per_value and schema is not None:
+                    for col in schema.numeric_columns:
+                        r = col.upper - col.lower
+                        lines.append(
+                            f"       {col.name}: b x declared range {r:g} = "
+                            f"{d['noise_scale'] * r:.4g} expected absolute error before "
+                            "clipping, in the column's units"
+                        )
+        for key in ("scatter_sigma", "mean_sigmas", "noise_norm_scale"):
+            if key in d:
+                v = d[key]
+                text = ", ".join(f"{x:.4g}" for x in v) if isinstance(v, list) else f"{v:.4g}"
+                what = {
+                    "scatter_sigma": "Gaussian sigma on each entry of the second-moment matrix",
+                    "mean_sigmas": "Gaussian sigma on each class sum, per class",
+                    "noise_norm_scale": "scale of the noise vector's norm (Gamma(d, scale))",
+                }[key]
+                lines.append(f"     {what}: {text} (encoded units)")
+    return lines
+
+
+def print_dry_run(
+    *, what: str, charges: list[Any], schema: Any, report: Any, remaining: Any, per_value: bool
+) -> None:
+    """The ``--dry-run`` summary on stdout."""
+    from ppdp.budget import PrivacyBudget
+
+    total = PrivacyBudget(0.0)
+    for c in charges:
+        total = total + c.budget
+    print(f"dry run of {what} on {report.n_rows:,} rows: nothing was spent or written")
+    print(
+        f"would charge {total} in {len(charges)} ledger entr{'y' if len(charges) == 1 else 'ies'}:"
+    )
+    for line in charge_lines(charges, schema=schema, per_value=per_value):
+        print(line)
+    if remaining is not None:
+        print(f"the ledger has {remaining} left; after this release: {remaining - total}")
+    else:
+        print("no --ledger given: the real run would record the spend nowhere")
+    print("values clipped to the declared bounds (custodian only, not released):")
+    for line in clipping_lines(schema, report):
+        print(line)
 
 
 def _ridge(text: str | None) -> float | str | None:
@@ -356,6 +472,10 @@ def _run(args: argparse.Namespace) -> int:
         },
     )
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
+    low = getattr(publisher, "low_utility_message", None)
+    message = low() if low is not None else None
+    if message:  # said before anything is spent, from public quantities
+        _say(f"warning: LowUtilityWarning: {message}")
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
     try:
         if acct is not None:
@@ -369,6 +489,25 @@ def _run(args: argparse.Namespace) -> int:
             sep=table_separator(args.sep),
             encoding=args.encoding,
         )
+        on_invalid = acct.on_invalid if acct is not None else "raise"
+        if args.dry_run:
+            _say(f"{len(df):,} rows; checking the data (dry run: nothing is spent)")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InsecureRandomnessWarning)
+                charges = publisher._validate_params(len(df))
+                publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
+            report = encode_report(schema, df, on_invalid=on_invalid)
+            warn_clipping(schema, report, _say)
+            print_dry_run(
+                what=f"publish {args.method}",
+                charges=charges,
+                schema=schema,
+                report=report,
+                remaining=acct.remaining if acct is not None else None,
+                per_value=args.method == "laplace",
+            )
+            return 0
+        warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), _say)
         _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)

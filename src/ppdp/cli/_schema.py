@@ -80,6 +80,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     check.add_argument("schema", type=Path, help="schema file (.json, .yaml or .yml)")
+    check.add_argument(
+        "--data",
+        default=None,
+        metavar="D",
+        help="also read this table (yours) and print the share of values the declared bounds "
+        "clip per column and the undeclared values per column (for the custodian's eyes only)",
+    )
+    check.add_argument(
+        "--max-values",
+        type=int,
+        default=10,
+        metavar="N",
+        help="with --data: list at most N undeclared values per column (most frequent first)",
+    )
+    add_table_flags(check)
     check.set_defaults(func=_check)
 
 
@@ -139,4 +154,72 @@ def _check(args: argparse.Namespace) -> int:
         print(f" ({schema.layout(include_label=True).n_features} with the label block)", end="")
     print()
     print(f"  max row L2 norm: {schema.max_row_l2_norm:.6g}")
+    if args.data is not None:
+        _check_data(schema, args)
     return 0
+
+
+def _same_value(v: object) -> str:
+    """A value as text, an integral float written as an integer (1.0 and 1 are the same)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _check_data(schema: object, args: argparse.Namespace) -> None:
+    """The clipping table and the undeclared values of ``--data`` (custodian only)."""
+    from ppdp.cli._common import table_separator
+    from ppdp.cli._publish import clipping_lines, encode_report
+    from ppdp.data.draft import read_table
+    from ppdp.exceptions import ParameterError, PPDPError
+
+    if args.max_values < 1:
+        raise ParameterError(f"--max-values ({args.max_values}) must be an integer >= 1")
+    df = read_table(
+        args.data,
+        columns=schema.column_names,  # type: ignore[attr-defined]
+        sep=table_separator(args.sep),
+        encoding=args.encoding,
+    )
+    print(f"{args.data}: {len(df):,} rows (your own data: not released, not for sharing)")
+    columns = [(c.name, c.categories) for c in schema.categorical_columns]  # type: ignore[attr-defined]
+    label = schema.label  # type: ignore[attr-defined]
+    if label is not None:
+        columns.append((label.name, label.classes))
+    print("undeclared values per column (most frequent first):")
+    any_undeclared = False
+    for name, declared in columns:
+        known = {_same_value(v) for v in declared}
+        values = df[name].dropna()
+        counts = values[~values.map(_same_value).isin(known)].value_counts()
+        if counts.empty:
+            continue
+        any_undeclared = True
+        shown = ", ".join(f"{v!r} ({k:,})" for v, k in counts.head(args.max_values).items())
+        more = len(counts) - args.max_values
+        tail = f", and {more:,} more" if more > 0 else ""
+        print(f"  {name}: {int(counts.sum()):,} values, {len(counts):,} distinct: {shown}{tail}")
+    if not any_undeclared:
+        print("  none")
+    if not schema.numeric_columns:  # type: ignore[attr-defined]
+        return
+    try:
+        report = encode_report(schema, df.assign(**_declared_stand_ins(schema, df)))
+    except PPDPError as exc:  # a problem a release would refuse: said in one line
+        print(f"values clipped to the declared bounds: not computed ({exc})")
+        return
+    print("values clipped to the declared bounds:")
+    for line in clipping_lines(schema, report):
+        print(line)
+
+
+def _declared_stand_ins(schema: object, df: object) -> dict[str, object]:
+    """Categorical and label columns replaced by a declared value, so that undeclared
+    values (already listed) do not stop the clipping count of the numeric columns."""
+    out: dict[str, object] = {}
+    for col in schema.categorical_columns:  # type: ignore[attr-defined]
+        out[col.name] = col.categories[0]
+    label = schema.label  # type: ignore[attr-defined]
+    if label is not None:
+        out[label.name] = label.classes[0]
+    return out

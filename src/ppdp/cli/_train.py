@@ -174,6 +174,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_seed_and_force_flags(train)
     add_table_flags(train)
+    train.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read and validate everything, print the planned charge, its noise and the "
+        "share of values the bounds clip, then stop: nothing is spent or written",
+    )
     train.set_defaults(func=_train)
 
     predict = subparsers.add_parser(
@@ -292,12 +298,28 @@ def _train(args: argparse.Namespace) -> int:
                 force=args.force,
                 sep=table_separator(args.sep),
                 encoding=args.encoding,
+                dry_run=args.dry_run,
             )
+            remaining = acct.remaining if acct is not None else None
     finally:
         if acct is not None:
             acct.close()
         for w in caught:  # one line each, also when the training failed
             _say("train", f"warning: {w.category.__name__}: {w.message}")
+    from ppdp.cli._publish import print_dry_run, warn_clipping
+
+    if result.report is not None:
+        warn_clipping(result.schema, result.report, lambda m: _say("train", m))
+    if args.dry_run:
+        print_dry_run(
+            what=f"train {args.learner}",
+            charges=[result.plan],
+            schema=result.schema,
+            report=result.report,
+            remaining=remaining,
+            per_value=False,
+        )
+        return 0
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
     print_guarantee(result.guarantee, verbose=args.verbose, full_in=result.path)
     if result.ledger_indices:

@@ -440,6 +440,9 @@ class TrainResult:
     guarantee: Guarantee
     ledger_indices: tuple[int, ...]
     seeded: bool
+    report: Any = None
+    plan: Any = None
+    schema: Any = None
 
 
 @dataclass(frozen=True)
@@ -578,6 +581,7 @@ def train_model_file(
     force: bool = False,
     sep: str | None = None,
     encoding: str = "utf-8",
+    dry_run: bool = False,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -613,6 +617,12 @@ def train_model_file(
         With an accountant, a ``random_state`` is refused unless True (recorded).
     force : bool, default False
         Replace an existing model file.
+    dry_run : bool, default False
+        Run every check of a real run (output, budget, data) in the same order, then stop
+        before the spend: the result's ``plan`` is the charge that would be made, ``path``
+        is the model file that would be written, nothing is spent or written.
+
+    The result's ``report`` is the custodian's encoding report (values clipped per column).
     """
     ledger = getattr(accountant, "path", None)
     dest = check_output(
@@ -651,7 +661,27 @@ def train_model_file(
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is not None:
         accountant.check(cost, mechanism=type(est).__name__)
-    X, y = sch.encode(_as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding))
+    X, y, report = sch.encode(
+        _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
+        return_report=True,
+    )
+    if dry_run:
+        # The checks fit runs before its spend, in its order; then stop.
+        est._declared_classes()
+        mode = accountant.on_invalid if accountant is not None else "raise"
+        Xv, _, _ = est._validate_training_data(X, y, on_invalid=mode)
+        plan = est._plan(Xv.shape[0])
+        est._warn_low_utility(Xv.shape[0])
+        return TrainResult(
+            path=dest,
+            estimator=est,
+            guarantee=None,
+            ledger_indices=(),
+            seeded=random_state is not None,
+            report=report,
+            plan=plan,
+            schema=sch,
+        )
     est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded)
     try:
         path = save_model(est, dest, schema=sch)
@@ -665,6 +695,8 @@ def train_model_file(
         guarantee=est.guarantee_,
         ledger_indices=tuple(getattr(est, "ledger_indices_", ())),
         seeded=bool(getattr(est, "seeded_", False)),
+        report=report,
+        schema=sch,
     )
 
 

@@ -489,6 +489,44 @@ class LDAProjectionPublisher(Publisher):
             )
         return charges
 
+    def low_utility_message(self) -> str | None:
+        """Why the planned noisy projections would be mostly noise, or None; spends nothing.
+
+        From public quantities only (the parameters and the schema), so it can be said
+        before the spend (``ppdp publish`` prints it as a ``LowUtilityWarning``). A scaled
+        record has ``‖x‖₂ ≤ 1`` and each released direction is a unit vector, so each
+        projection lies in ``[-1, 1]`` (range 2). The Laplace scale per projection is about
+        ``sensitivity / ε₃`` (plus the rounding pad) with ``ε₃ = projection_share · ε``;
+        the message names the smallest ε (rounded up to 3 significant digits) at which the
+        scale falls below the range. None for the other releases, or when the scale is
+        below the range.
+        """
+        c = self._checked()
+        if c["release"] != "noisy-projections":
+            return None
+        r, p = c["r"], c["p"]
+        mech = self._projection_mechanism(c["e3"], r, p)
+        value_range = 2.0
+        if mech.scale < value_range:
+            return None
+        share = float(self.projection_share)
+
+        def scale_at(eps: float) -> float:
+            return self._projection_mechanism(_split_epsilon(eps, share)[0], r, p).scale
+
+        needed = mech.sensitivity / (value_range * share)
+        while scale_at(needed) >= value_range:  # past the rounding pad
+            needed *= 1.001
+        digits = 2 - math.floor(math.log10(needed))
+        needed = math.ceil(needed * 10**digits) / 10**digits
+        return (
+            f"noisy projections at epsilon {self.epsilon}: the Laplace noise on each row's "
+            f"projection has scale {mech.scale:.3g}, at least the projection's whole range "
+            f"({value_range:g}, from -1 to 1), so the released rows will be mostly noise; "
+            f"use epsilon above {needed:g} (projection_share {share:g}), or "
+            "release='direction'"
+        )
+
     def _constant(self) -> NDArray[np.float64] | None:
         """Indicator vectors of the one-hot blocks (label excluded), or None.
 

@@ -1,0 +1,221 @@
+"""Issue 14 items 2 and 3: ``--dry-run`` before paying, and warnings by default.
+
+``--dry-run`` runs every check of the real run, prints the charges, spends nothing and
+writes nothing; the charges it prints are the ones the real run then records. A column with
+more than 5 % of its values clipped warns on stderr without ``-v``; noisy projections whose
+per-row noise swamps the projection's range warn before the spend with the ε that suffices.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.accounting import budget_report
+from ppdp.cli import main
+from ppdp.data import Schema
+
+N = 200
+
+
+def _schema(upper: float = 10.0) -> dict:
+    return {
+        "columns": [
+            {"name": "x1", "type": "numeric", "lower": 0, "upper": upper},
+            {"name": "x2", "type": "numeric", "lower": 0, "upper": 10},
+            {"name": "colour", "type": "categorical", "categories": ["red", "blue"]},
+        ],
+        "label": {"name": "cls", "classes": ["no", "yes"], "public_counts": [N // 2, N // 2]},
+    }
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A private table, its schema, a public sample and a ledger of ε = 100."""
+    rng = np.random.default_rng(3)
+    cls = np.array(["no", "yes"] * (N // 2))
+    df = pd.DataFrame(
+        {
+            "x1": np.round(rng.uniform(0, 9.9, N), 3),
+            "x2": np.round(rng.uniform(0, 9.9, N) + (cls == "yes") * 0.05, 3),
+            "colour": rng.choice(["red", "blue"], N),
+            "cls": cls,
+        }
+    )
+    df.loc[:9, "x1"] = 50.0  # 10 of 200 values (5 %) above the declared upper bound 10
+    df.to_csv(tmp_path / "data.csv", index=False)
+    df.drop(columns="cls").head(40).to_csv(tmp_path / "public.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(_schema()))
+    argv = ["budget", "init", str(tmp_path / "b.db"), "--dataset-id", "t", "--epsilon", "100"]
+    argv += ["--delta", "1e-4"]
+    assert main(argv) == 0
+    return tmp_path
+
+
+PUBLISH = {
+    "pca": ["--components", "2"],
+    "lda-synth": [],
+    "lda-projection": ["--delta", "1e-6"],
+    "laplace": [],
+    "exponential": [],
+}
+TRAIN = {
+    "logreg": [],
+    "svm": [],
+    "rbf-svm": ["--components", "20"],
+    "hybrid-svm": ["--components", "10", "--public", "PUBLIC"],
+}
+
+
+def _publish(root, method: str, *extra: str) -> list[str]:
+    return [
+        "publish",
+        method,
+        str(root / "data.csv"),
+        "--schema",
+        str(root / "schema.json"),
+        "--epsilon",
+        "2",
+        "--ledger",
+        str(root / "b.db"),
+        "-o",
+        str(root / "out.csv"),
+        *PUBLISH[method],
+        *extra,
+    ]
+
+
+def _train(root, learner: str, *extra: str) -> list[str]:
+    opts = [str(root / "public.csv") if a == "PUBLIC" else a for a in TRAIN[learner]]
+    return [
+        "train",
+        learner,
+        str(root / "data.csv"),
+        "--schema",
+        str(root / "schema.json"),
+        "--epsilon",
+        "2",
+        "--ledger",
+        str(root / "b.db"),
+        "-o",
+        str(root / "model.json"),
+        *opts,
+        *extra,
+    ]
+
+
+def _planned(out: str) -> list[tuple[float, float]]:
+    """The (ε, δ) of each planned ledger entry, as printed."""
+    found = re.findall(r"^  \d+\. .*: epsilon = (\S+), delta = (\S+)$", out, re.M)
+    return [(float(e), float(d)) for e, d in found]
+
+
+def _check_dry_then_real(root, argv, capsys, written) -> None:
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing was spent or written" in out
+    assert budget_report(root / "b.db").spends == ()
+    assert not any(p.exists() for p in written)
+    planned = _planned(out)
+    assert planned
+    assert main(argv) == 0
+    capsys.readouterr()
+    spends = budget_report(root / "b.db").spends
+    charged = [(s.budget.epsilon, s.budget.delta) for s in spends]
+    assert len(charged) == len(planned)
+    for (e, d), (pe, pd_) in zip(charged, planned, strict=True):
+        assert e == pytest.approx(pe, rel=1e-9) and d == pytest.approx(pd_, rel=1e-9)
+    assert all(p.exists() for p in written)
+
+
+@pytest.mark.parametrize("method", list(PUBLISH))
+def test_publish_dry_run_spends_nothing_writes_nothing_and_prints_the_real_charges(
+    files, method, capsys
+):
+    out = files / "out.csv"
+    argv = _publish(files, method, "--seed", "1", "--allow-seeded")
+    _check_dry_then_real(files, argv, capsys, [out, out.with_name("out.csv.guarantee.json")])
+
+
+@pytest.mark.parametrize("learner", list(TRAIN))
+def test_train_dry_run_spends_nothing_writes_nothing_and_prints_the_real_charge(
+    files, learner, capsys
+):
+    pytest.importorskip("ppdp.learn.rbf_svm")
+    argv = _train(files, learner, "--seed", "1", "--allow-seeded")
+    _check_dry_then_real(files, argv, capsys, [files / "model.json"])
+
+
+def test_dry_run_still_refuses_an_existing_output(files, capsys):
+    (files / "out.csv").write_text("keep me\n")
+    assert main([*_publish(files, "laplace"), "--dry-run"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (files / "out.csv").read_text() == "keep me\n"
+    assert budget_report(files / "b.db").spends == ()
+
+
+def test_dry_run_prints_noise_in_column_units_and_the_clipping_table(files, capsys):
+    assert main([*_publish(files, "laplace"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "Laplace noise, scale b = " in out
+    b = float(re.search(r"scale b = (\S+) per released value", out).group(1))
+    line = re.search(r"x1: b x declared range 10 = (\S+) expected", out)
+    assert float(line.group(1)) == pytest.approx(b * 10, rel=1e-3)
+    assert re.search(r"^  x1 +\[0, 10\] +10 +5\.0%$", out, re.M)
+    assert re.search(r"^  x2 +\[0, 10\] +0 +0\.0%$", out, re.M)
+    assert "left; after this release" in out
+
+
+def test_clipping_warns_by_default_above_five_percent_only(files, capsys):
+    # 10 of 200 clipped (5 %): no warning
+    assert main([*_publish(files, "laplace"), "--dry-run"]) == 0
+    assert "were clipped" not in capsys.readouterr().err
+    # bounds [0, 5]: about half of x1 is clipped, one warning line for x1 only
+    (files / "schema.json").write_text(json.dumps(_schema(upper=5.0)))
+    for argv in (_publish(files, "laplace"), _train(files, "logreg")):
+        assert main([*argv, "--dry-run"]) == 0
+        err = capsys.readouterr().err
+        lines = [ln for ln in err.splitlines() if "were clipped" in ln]
+        assert len(lines) == 1 and "'x1'" in lines[0] and "[0, 5]" in lines[0], err
+    # and in a real run, without -v
+    assert main(_publish(files, "laplace", "--seed", "1", "--allow-seeded")) == 0
+    assert "'x1'" in capsys.readouterr().err
+
+
+def test_noisy_projections_at_small_epsilon_warn_before_the_spend_with_the_epsilon_needed(
+    files, capsys
+):
+    from ppdp.publish.lda_projection import LDAProjectionPublisher
+
+    schema = Schema.from_file(files / "schema.json")
+    message = LDAProjectionPublisher(1.0, 1e-6, schema).low_utility_message()
+    assert message is not None and "mostly noise" in message
+    needed = float(re.search(r"epsilon above ([0-9.]+)", message).group(1))
+    assert LDAProjectionPublisher(needed, 1e-6, schema).low_utility_message() is None
+    assert LDAProjectionPublisher(needed * 0.99, 1e-6, schema).low_utility_message()
+    # on the command line: said on stderr, before anything is spent
+    argv = _publish(files, "lda-projection")
+    argv[argv.index("--epsilon") + 1] = "1"
+    assert main([*argv, "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: LowUtilityWarning: noisy projections at epsilon 1.0" in err
+    assert f"epsilon above {needed:g}" in err
+    assert budget_report(files / "b.db").spends == ()
+
+
+def test_schema_check_lists_clipping_and_undeclared_values(files, capsys):
+    df = pd.read_csv(files / "data.csv")
+    df.loc[:2, "colour"] = "green"
+    df.loc[3, "colour"] = "mauve"
+    df.to_csv(files / "data.csv", index=False)
+    assert (
+        main(["schema", "check", str(files / "schema.json"), "--data", str(files / "data.csv")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert re.search(r"^  x1 +\[0, 10\] +10 +5\.0%$", out, re.M)
+    assert "colour" in out and "'green' (3)" in out and "'mauve' (1)" in out
