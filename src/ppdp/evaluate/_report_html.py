@@ -51,7 +51,6 @@ def _svg(fig: Any) -> str:
     fig.savefig(
         buf,
         format="svg",
-        bbox_inches="tight",
         metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
     )
     text = buf.getvalue()
@@ -65,7 +64,7 @@ def _svg(fig: Any) -> str:
 def _figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height))
+    return Figure(figsize=(width, height), layout="constrained")
 
 
 def _marginal_svg(col: dict[str, Any]) -> str:
