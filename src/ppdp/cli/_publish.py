@@ -325,13 +325,19 @@ def charge_lines(charges: list[Any], *, schema: Any = None, per_value: bool = Fa
                             f"{d['noise_scale'] * r:.4g} expected absolute error before "
                             "clipping, in the column's units"
                         )
+        if not any(k in d for k in ("noise_scale", "scatter_sigma", "noise_norm_scale")):
+            lines.append(
+                "     no per-value noise scale to state: the noise is drawn inside the "
+                "mechanism (e.g. a perturbed objective); the ledger entry gives its details"
+            )
         for key in ("scatter_sigma", "mean_sigmas", "noise_norm_scale"):
             if key in d:
                 v = d[key]
                 text = ", ".join(f"{x:.4g}" for x in v) if isinstance(v, list) else f"{v:.4g}"
                 what = {
                     "scatter_sigma": "Gaussian sigma on each entry of the second-moment matrix",
-                    "mean_sigmas": "Gaussian sigma on each class sum, per class",
+                    "mean_sigmas": "Gaussian sigma on each class mean (the class-sum sigma "
+                    "divided by the public class size), per class",
                     "noise_norm_scale": "scale of the noise vector's norm (Gamma(d, scale))",
                 }[key]
                 lines.append(f"     {what}: {text} (encoded units)")
