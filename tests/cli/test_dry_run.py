@@ -219,3 +219,34 @@ def test_schema_check_lists_clipping_and_undeclared_values(files, capsys):
     out = capsys.readouterr().out
     assert re.search(r"^  x1 +\[0, 10\] +10 +5\.0%$", out, re.M)
     assert "colour" in out and "'green' (3)" in out and "'mauve' (1)" in out
+
+
+def test_schema_check_caps_the_list_of_undeclared_values(files, capsys):
+    df = pd.read_csv(files / "data.csv")
+    df.loc[:11, "colour"] = [f"shade{i}" for i in range(12)]
+    df.to_csv(files / "data.csv", index=False)
+    argv = ["schema", "check", str(files / "schema.json"), "--data", str(files / "data.csv")]
+    assert main([*argv, "--max-values", "3"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  colour:"))
+    assert "12 distinct" in line and line.count("shade") == 3 and "and 9 more" in line
+    assert main([*argv, "--max-values", "0"]) == 2
+    assert "--max-values (0) must be an integer >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["publish", "train"])
+def test_clipping_warning_comes_before_the_spend(files, command, capsys, monkeypatch):
+    from ppdp.accounting import Accountant
+
+    (files / "schema.json").write_text(json.dumps(_schema(upper=5.0)))
+    seen: list[bool] = []
+    real_spend = Accountant.spend
+
+    def spend(self, *args, **kwargs):
+        seen.append("'x1'" in capsys.readouterr().err)
+        return real_spend(self, *args, **kwargs)
+
+    monkeypatch.setattr(Accountant, "spend", spend)
+    build = _publish if command == "publish" else _train
+    first = "laplace" if command == "publish" else "logreg"
+    assert main(build(files, first, "--seed", "1", "--allow-seeded")) == 0
+    assert seen == [True]

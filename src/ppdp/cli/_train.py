@@ -269,6 +269,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _train(args: argparse.Namespace) -> int:
     from ppdp.accounting import Accountant
+    from ppdp.cli._publish import print_dry_run, warn_clipping
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn._model_io import train_model_file
 
@@ -299,6 +300,9 @@ def _train(args: argparse.Namespace) -> int:
                 sep=table_separator(args.sep),
                 encoding=args.encoding,
                 dry_run=args.dry_run,
+                on_report=lambda schema, report: warn_clipping(
+                    schema, report, lambda m: _say("train", m)
+                ),
             )
             remaining = acct.remaining if acct is not None else None
     finally:
@@ -306,10 +310,6 @@ def _train(args: argparse.Namespace) -> int:
             acct.close()
         for w in caught:  # one line each, also when the training failed
             _say("train", f"warning: {w.category.__name__}: {w.message}")
-    from ppdp.cli._publish import print_dry_run, warn_clipping
-
-    if result.report is not None:
-        warn_clipping(result.schema, result.report, lambda m: _say("train", m))
     if args.dry_run:
         print_dry_run(
             what=f"train {args.learner}",

@@ -582,6 +582,7 @@ def train_model_file(
     sep: str | None = None,
     encoding: str = "utf-8",
     dry_run: bool = False,
+    on_report: Any = None,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -621,6 +622,10 @@ def train_model_file(
         Run every check of a real run (output, budget, data) in the same order, then stop
         before the spend: the result's ``plan`` is the charge that would be made, ``path``
         is the model file that would be written, nothing is spent or written.
+
+    on_report : callable, optional
+        Called as ``on_report(schema, report)`` with the custodian's encoding report right
+        after the data are encoded, before the spend (the CLI warns about clipping there).
 
     The result's ``report`` is the custodian's encoding report (values clipped per column).
     """
@@ -665,6 +670,8 @@ def train_model_file(
         _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
         return_report=True,
     )
+    if on_report is not None:
+        on_report(sch, report)
     if dry_run:
         # The checks fit runs before its spend, in its order; then stop.
         est._declared_classes()
