@@ -162,3 +162,27 @@ def test_bad_input(adult, change, kwargs, error, match):
         kwargs = {**kwargs, "holdout": df.drop(columns="income")}
     with pytest.raises(error, match=match):
         quality_report(df, change(df), schema, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("auc", "accuracy", "verdict"),
+    [
+        (0.89, 0.83, USEFUL),  # lift 0.975, above the majority class
+        (0.80, 0.63, WEAK),  # good ranking, accuracy below the majority class
+        (0.80, 0.78, WEAK),  # lift 0.75 - epsilon
+        (0.65, 0.58, TRIVIAL),  # lift 0.375 and accuracy far below the majority class
+        (0.55, 0.80, TRIVIAL),  # lift 0.125
+    ],
+)
+def test_the_verdict_thresholds(auc, accuracy, verdict):
+    from ppdp.evaluate.report import _verdict_ml
+
+    real = {"accuracy": 0.84, "auc": 0.9}
+    ml = {
+        "target": "y",
+        "release": {"accuracy": accuracy, "auc": auc},
+        "real": real,
+        "majority": {"accuracy": 0.75, "auc": 0.5, "class": "no"},
+        "lift": (auc - 0.5) / (real["auc"] - 0.5) - (1e-9 if auc == 0.80 else 0),
+    }
+    assert _verdict_ml(ml)[0] == verdict

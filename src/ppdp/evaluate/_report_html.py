@@ -284,8 +284,9 @@ difference. Mean absolute difference {r.corr_mean_abs_diff:.3f}, largest
 tested on the same held-out real rows. The <em>lift</em> is (AUC<sub>release</sub> − 0.5) /
 (AUC<sub>real</sub> − 0.5). <strong>Useful</strong>: lift ≥ {t["useful_lift"]:g} and accuracy
 at least the majority class's. <strong>No better than the trivial baseline</strong>: lift &lt;
-{t["trivial_lift"]:g}, or accuracy more than {t["trivial_accuracy_gap"]:g} below the majority
-class's. <strong>Weak</strong>: in between.</li>
+{t["trivial_lift"]:g}, or lift &lt; {t["low_accuracy_lift"]:g} with an accuracy more than
+{t["trivial_accuracy_gap"]:g} below the majority class's. <strong>Weak</strong>: in
+between.</li>
 <li>Without a target: <strong>useful</strong> when the mean TV distance of the columns is ≤
 {t["useful_tv"]:g}; <strong>no better than the trivial baseline</strong> when it is ≥
 {t["trivial_tv_share"]:g} × the mean TV of the uniform release; <strong>weak</strong> in

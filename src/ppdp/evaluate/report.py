@@ -54,8 +54,9 @@ VERDICTS: tuple[str, ...] = ("useful", "weak", "no better than the trivial basel
 #: With a target, ``lift`` is the share of the real data's AUC gain over chance that the
 #: release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
 #: "useful": lift >= ``useful_lift`` and accuracy >= the majority class's;
-#: "no better than the trivial baseline": lift < ``trivial_lift`` or accuracy more than
-#: ``trivial_accuracy_gap`` below the majority class's; "weak" otherwise.
+#: "no better than the trivial baseline": lift < ``trivial_lift``, or lift <
+#: ``low_accuracy_lift`` with an accuracy more than ``trivial_accuracy_gap`` below the majority
+#: class's; "weak" otherwise.
 #:
 #: Without a target, from the mean total-variation distance (TV) of the columns' marginals:
 #: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
@@ -65,6 +66,7 @@ THRESHOLDS: dict[str, float] = {
     "useful_lift": 0.75,
     "trivial_lift": 0.25,
     "trivial_accuracy_gap": 0.05,
+    "low_accuracy_lift": 0.5,
     "useful_tv": 0.10,
     "trivial_tv_share": 0.80,
 }
@@ -330,7 +332,8 @@ def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
             f"classifier cannot judge the release ({numbers})"
         )
     numbers += f"; the release keeps {lift:.0%} of the real data's AUC gain over chance"
-    if lift < t["trivial_lift"] or rel["accuracy"] < maj["accuracy"] - t["trivial_accuracy_gap"]:
+    below_majority = rel["accuracy"] < maj["accuracy"] - t["trivial_accuracy_gap"]
+    if lift < t["trivial_lift"] or (below_majority and lift < t["low_accuracy_lift"]):
         return VERDICTS[2], numbers
     if lift >= t["useful_lift"] and rel["accuracy"] >= maj["accuracy"]:
         return VERDICTS[0], numbers
