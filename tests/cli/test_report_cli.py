@@ -134,3 +134,49 @@ def test_without_matplotlib_it_names_the_extra(files, tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'ppdp[plots]'" in err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def model(files):
+    path = files / "model.json"
+    argv = [
+        "train", "logreg", str(files / "orig.csv"), "--schema", str(files / "adult.json"),
+        "--epsilon", "2", "-o", str(path), "-q",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    return path
+
+
+@pytest.mark.parametrize("with_original", [False, True])
+def test_a_model_is_reported_on_the_holdout(files, model, tmp_path, capsys, with_original):
+    out, js = tmp_path / "m.html", tmp_path / "m.json"
+    argv = ["report", str(model), "--holdout", str(files / "test.csv")]
+    if with_original:
+        argv += ["--original", str(files / "orig.csv")]
+    assert main([*argv, "-o", str(out), "--json", str(js)]) == 0
+    assert capsys.readouterr().out.startswith("verdict: ")
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert data["kind"] == "model"
+    assert data["ml_utility"]["n_test"] == 500
+    assert data["verdict"] in ("useful", "weak", "no better than the trivial baseline")
+    assert data["guarantee"]["epsilon"] == 2.0
+    text = out.read_text(encoding="utf-8")
+    assert "Quality report of a private model" in text and "For the custodian only" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        ([], "--holdout"),
+        (["--holdout", "test-no-income.csv"], "no column 'income'"),
+        (["--holdout", "test.csv", "--target", "sex"], "not the model's label"),
+    ],
+)
+def test_bad_model_input_is_one_line_exit_2(files, model, tmp_path, capsys, extra, match):
+    extra = [str(files / e) if e.endswith(".csv") else e for e in extra]
+    _bad(files, tmp_path, ["report", str(model), *extra], capsys, match)
+
+
+def test_a_table_needs_original_and_schema(files, tmp_path, capsys):
+    argv = ["report", str(files / "lap.csv"), "--schema", str(files / "adult.json")]
+    _bad(files, tmp_path, argv, capsys, "--original is required")

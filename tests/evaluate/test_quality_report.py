@@ -186,3 +186,31 @@ def test_the_verdict_thresholds(auc, accuracy, verdict):
         "lift": (auc - 0.5) / (real["auc"] - 0.5) - (1e-9 if auc == 0.80 else 0),
     }
     assert _verdict_ml(ml)[0] == verdict
+
+
+def test_a_model_as_good_as_the_real_one_is_useful(adult):
+    from sklearn.linear_model import LogisticRegression
+
+    from ppdp.evaluate import model_report
+    from ppdp.learn._model_io import ModelFile
+
+    df, schema = adult
+    train, test = df.iloc[:2000], df.iloc[2000:]
+    X, y = schema.encode(train)
+    real = LogisticRegression(max_iter=500).fit(X, y)  # no privacy: the best a model can do
+    mf = ModelFile(
+        estimator=real,
+        estimator_name="LogisticRegression",
+        guarantee=Guarantee.pure(1.0, relation="add/remove", mechanism="test"),
+        schema=schema,
+        schema_fingerprint=None,
+        feature_names=schema.feature_names,
+        classes=schema.classes,
+        ppdp_version="test",
+    )
+    report = model_report(mf, test, original=train)
+    assert report.kind == "model"
+    assert report.verdict == USEFUL
+    assert json.loads(report.to_json())["ml_utility"]["lift"] > 0.9
+    with pytest.raises(DataValidationError, match="no column 'income'"):
+        model_report(mf, test.drop(columns="income"))

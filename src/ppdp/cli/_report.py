@@ -24,11 +24,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(pip install 'ppdp[plots]') and scikit-learn for --target.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("release", metavar="RELEASE", help="the released table (.csv/.parquet)")
     parser.add_argument(
-        "--original", required=True, metavar="ORIG", help="the private table it came from"
+        "release",
+        metavar="RELEASE",
+        help="the released table (.csv/.parquet), or a model file from 'ppdp train' (.json: "
+        "then --holdout is required and --original optional)",
     )
-    parser.add_argument("--schema", required=True, metavar="S", help="the declared schema")
+    parser.add_argument(
+        "--original",
+        metavar="ORIG",
+        default=None,
+        help="the private table it came from (required for a table)",
+    )
+    parser.add_argument(
+        "--schema",
+        metavar="S",
+        default=None,
+        help="the declared schema (required for a table; a model file carries its own)",
+    )
     parser.add_argument(
         "--holdout",
         metavar="TEST",
@@ -82,17 +95,20 @@ def _sidecar(release: Path) -> tuple[Path, dict[str, Any] | None]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ppdp._io import atomic_paths, check_output
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
     from ppdp.evaluate.report import import_matplotlib, quality_report
     from ppdp.exceptions import ParameterError
 
     import_matplotlib()  # before anything is read: one line naming the extra
+    if args.release.lower().endswith(".json"):
+        return _run_model(args)
+    for flag, value in (("--original", args.original), ("--schema", args.schema)):
+        if value is None:
+            raise ParameterError(f"{flag} is required to report a released table")
     if args.holdout is not None and args.target is None:
         raise ParameterError("--holdout is only used with --target COL: give the column to predict")
     release_path = Path(args.release)
-    out = Path(args.output)
     side, sidecar = _sidecar(release_path)
     inputs = [
         ("release", args.release),
@@ -101,12 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         ("schema", args.schema),
         ("holdout", args.holdout),
     ]
-    sidecars = [] if args.json is None else [("--json", Path(args.json))]
-    check_output(
-        out, suffixes=(".html", ".htm"), sidecars=sidecars, inputs=inputs, force=args.force
-    )
-    if args.json is not None and not args.json.lower().endswith(".json"):
-        raise ParameterError(f"--json ({args.json!r}) must end in .json")
+    _check_outputs(args, inputs)
     schema = Schema.from_file(args.schema)
     sep = table_separator(args.sep)
     release = read_table(args.release, sep=sep, encoding=args.encoding)
@@ -117,6 +128,32 @@ def _run(args: argparse.Namespace) -> int:
     report = quality_report(
         original, release, schema, holdout=holdout, target=args.target, guarantee=sidecar
     )
+    _write(args, report)
+    if sidecar is None:
+        print(f"note: no guarantee file ({side}); the report says so")
+    return 0
+
+
+def _check_outputs(args: argparse.Namespace, inputs: list[tuple[str, Any]]) -> None:
+    from ppdp._io import check_output
+    from ppdp.exceptions import ParameterError
+
+    if args.json is not None and not args.json.lower().endswith(".json"):
+        raise ParameterError(f"--json ({args.json!r}) must end in .json")
+    sidecars = [] if args.json is None else [("--json", Path(args.json))]
+    check_output(
+        args.output,
+        suffixes=(".html", ".htm"),
+        sidecars=sidecars,
+        inputs=inputs,
+        force=args.force,
+    )
+
+
+def _write(args: argparse.Namespace, report: Any) -> None:
+    from ppdp._io import atomic_paths
+
+    out = Path(args.output)
     html = report.to_html()
     paths = [out] if args.json is None else [Path(args.json), out]
     with atomic_paths(*paths) as tmps:
@@ -124,8 +161,39 @@ def _run(args: argparse.Namespace) -> int:
             tmps[0].write_text(report.to_json(), encoding="utf-8")
         tmps[-1].write_text(html, encoding="utf-8")
     print(report.summary())
-    if sidecar is None:
-        print(f"note: no guarantee file ({side}); the report says so")
     print(f"wrote {out}" + (f" and {args.json}" if args.json else ""))
     print("the report reads the private data: keep it with the custodian, do not publish it")
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    from ppdp.data.draft import read_table
+    from ppdp.evaluate.report import model_report
+    from ppdp.exceptions import ParameterError
+    from ppdp.learn._model_io import read_model
+
+    if args.holdout is None:
+        raise ParameterError(
+            "a model is reported on held-out rows: give --holdout TEST (rows not used to train)"
+        )
+    inputs = [
+        ("model file", args.release),
+        ("original", args.original),
+        ("schema", args.schema),
+        ("holdout", args.holdout),
+    ]
+    _check_outputs(args, inputs)
+    mf = read_model(args.release)
+    label = None if mf.schema is None or mf.schema.label is None else mf.schema.label.name
+    if args.target is not None and args.target != label:
+        raise ParameterError(
+            f"--target {args.target!r} is not the model's label ({label!r}); leave it out"
+        )
+    sep = table_separator(args.sep)
+    holdout = read_table(args.holdout, sep=sep, encoding=args.encoding)
+    original = (
+        None
+        if args.original is None
+        else read_table(args.original, sep=sep, encoding=args.encoding)
+    )
+    _write(args, model_report(mf, holdout, original=original))
     return 0

@@ -10,7 +10,8 @@ publish next to a release.
   accuracy and AUC of a classifier trained on a release and tested on held-out original
   rows, and the BA/LA reference lines (scikit-learn, the ``learn`` extra).
 * :func:`quality_report`: a custodian's report of a released table against the private
-  table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON.
+  table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON;
+  :func:`model_report`: the same verdict for a private model file on held-out rows.
 * :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
   distributions on fixed public cells.
 """
@@ -30,7 +31,13 @@ from ppdp.evaluate.information import (
     kl_divergence,
 )
 from ppdp.evaluate.matrix import frobenius_error, mse
-from ppdp.evaluate.report import THRESHOLDS, VERDICTS, QualityReport, quality_report
+from ppdp.evaluate.report import (
+    THRESHOLDS,
+    VERDICTS,
+    QualityReport,
+    model_report,
+    quality_report,
+)
 
 __all__ = [
     "CLASSIFIERS",
@@ -46,6 +53,7 @@ __all__ = [
     "frobenius_error",
     "kl_divergence",
     "lowest_achievable",
+    "model_report",
     "mse",
     "quality_report",
     "roc_auc",

@@ -164,7 +164,7 @@ def _guarantee_html(r: QualityReport) -> str:
     return "".join(parts)
 
 
-def _ml_html(ml: dict[str, Any]) -> str:
+def _ml_html(ml: dict[str, Any], subject: str = "the release") -> str:
     def row(name: str, d: dict[str, Any]) -> str:
         auc = d["auc"]
         auc_s = "–" if auc is None or not np.isfinite(auc) else f"{auc:.3f}"
@@ -175,13 +175,13 @@ def _ml_html(ml: dict[str, Any]) -> str:
         f"<p>Predicting <code>{escape(ml['target'])}</code> with {escape(ml['model'])}, "
         f"tested on {escape(ml['test'])}.</p>"
         "<table><tr><th>trained on</th><th>accuracy</th><th>AUC</th></tr>"
-        + row("the release", ml["release"])
+        + row(subject, ml["release"])
         + row("the real data", ml["real"])
         + row(f"nothing (majority class: {escape(str(ml['majority']['class']))})", ml["majority"])
         + "</table>"
         + (
-            f"<p>The release keeps <strong>{lift:.0%}</strong> of the real data's AUC gain over "
-            "chance (AUC − 0.5).</p>"
+            f"<p>{subject[0].upper() + subject[1:]} keeps <strong>{lift:.0%}</strong> "
+            "of the real data's AUC gain over chance (AUC − 0.5).</p>"
             if lift is not None
             else ""
         )
@@ -231,6 +231,8 @@ def render(r: QualityReport) -> str:
 
     import_matplotlib()
     t = THRESHOLDS
+    if r.kind == "model":
+        return _page(r, _model_body(r))
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
         columns = _columns_html(r)
         names = r.feature_names
@@ -253,10 +255,7 @@ def render(r: QualityReport) -> str:
         else "<p>No target was given (<code>--target COL</code>): no classifier was trained.</p>"
     )
     body = f"""
-<h1>Quality report of a release</h1>
-<p class="banner"><strong>For the custodian only.</strong> {escape(BANNER)}</p>
-<p class="verdict {_verdict_class(r.verdict)}"><strong>Verdict: {escape(r.verdict)}.</strong>
-<span class="note">{escape(r.verdict_basis)}.</span></p>
+{_head(r, "a release")}
 <p class="note">Original: {r.n_original:,} rows. Release: {r.n_release:,} rows.</p>
 {f"<ul class='note'>{notes}</ul>" if notes else ""}
 <h2>Guarantee</h2>
@@ -278,7 +277,37 @@ by their bounds, one indicator per category), in the real data, in the release, 
 difference. Mean absolute difference {r.corr_mean_abs_diff:.3f}, largest
 {r.corr_max_abs_diff:.3f}.</p>
 {heat}
-<h2>How the verdict is made</h2>
+{_how(t)}
+</ul>
+"""
+    return _page(r, body)
+
+
+def _head(r: QualityReport, what: str) -> str:
+    return f"""<h1>Quality report of {what}</h1>
+<p class="banner"><strong>For the custodian only.</strong> {escape(BANNER)}</p>
+<p class="verdict {_verdict_class(r.verdict)}"><strong>Verdict: {escape(r.verdict)}.</strong>
+<span class="note">{escape(r.verdict_basis)}.</span></p>"""
+
+
+def _model_body(r: QualityReport) -> str:
+    notes = "".join(f"<li>{escape(n)}</li>" for n in r.notes)
+    return f"""
+{_head(r, "a private model")}
+{f"<ul class='note'>{notes}</ul>" if notes else ""}
+<h2>Guarantee</h2>
+{_guarantee_html(r)}
+<h2>Machine-learning utility</h2>
+{_ml_html(r.ml or {}, "the private model")}
+{_how(THRESHOLDS)}
+<li>For a model, the private model itself takes the place of the classifier trained on the
+release.</li>
+</ul>
+"""
+
+
+def _how(t: dict[str, float]) -> str:
+    return f"""<h2>How the verdict is made</h2>
 <ul class="note">
 <li>With a target: logistic regression is trained on the release and on the real rows and
 tested on the same held-out real rows. The <em>lift</em> is (AUC<sub>release</sub> − 0.5) /
@@ -290,9 +319,10 @@ between.</li>
 <li>Without a target: <strong>useful</strong> when the mean TV distance of the columns is ≤
 {t["useful_tv"]:g}; <strong>no better than the trivial baseline</strong> when it is ≥
 {t["trivial_tv_share"]:g} × the mean TV of the uniform release; <strong>weak</strong> in
-between.</li>
-</ul>
-"""
+between.</li>"""
+
+
+def _page(r: QualityReport, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"

@@ -44,7 +44,14 @@ from ppdp.exceptions import (
     ParameterTypeError,
 )
 
-__all__ = ["THRESHOLDS", "VERDICTS", "QualityReport", "import_matplotlib", "quality_report"]
+__all__ = [
+    "THRESHOLDS",
+    "VERDICTS",
+    "QualityReport",
+    "import_matplotlib",
+    "model_report",
+    "quality_report",
+]
 
 #: The three verdicts, best first.
 VERDICTS: tuple[str, ...] = ("useful", "weak", "no better than the trivial baseline")
@@ -321,8 +328,9 @@ def _ml_utility(
 def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
     t = THRESHOLDS
     rel, real, maj, lift = ml["release"], ml["real"], ml["majority"], ml["lift"]
+    subject = ml.get("subject", "trained on the release")
     numbers = (
-        f"trained on the release: accuracy {rel['accuracy']:.3f}, AUC {rel['auc']:.3f}; "
+        f"{subject}: accuracy {rel['accuracy']:.3f}, AUC {rel['auc']:.3f}; "
         f"trained on the real data: accuracy {real['accuracy']:.3f}, AUC {real['auc']:.3f}; "
         f"majority class: accuracy {maj['accuracy']:.3f}, AUC 0.5"
     )
@@ -331,7 +339,8 @@ def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
             f"the real data do not predict {ml['target']!r} better than chance, so the "
             f"classifier cannot judge the release ({numbers})"
         )
-    numbers += f"; the release keeps {lift:.0%} of the real data's AUC gain over chance"
+    who = "the model" if "model" in subject else "the release"
+    numbers += f"; {who} keeps {lift:.0%} of the real data's AUC gain over chance"
     below_majority = rel["accuracy"] < maj["accuracy"] - t["trivial_accuracy_gap"]
     if lift < t["trivial_lift"] or (below_majority and lift < t["low_accuracy_lift"]):
         return VERDICTS[2], numbers
@@ -372,9 +381,12 @@ class QualityReport:
     guarantee: Guarantee | None
     release_info: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    kind: str = "table"
 
     @property
     def corr_max_abs_diff(self) -> float:
+        if self.corr_original.size == 0:
+            return 0.0
         return float(np.max(np.abs(self.corr_original - self.corr_release)))
 
     @property
@@ -390,6 +402,7 @@ class QualityReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe numbers (NaN becomes ``null``)."""
         data = {
+            "kind": self.kind,
             "verdict": self.verdict,
             "verdict_basis": self.verdict_basis,
             "thresholds": dict(THRESHOLDS),
@@ -588,4 +601,123 @@ def quality_report(
         guarantee=g,
         release_info=info,
         notes=notes,
+    )
+
+
+def model_report(
+    model: Any,
+    holdout: pd.DataFrame,
+    *,
+    original: pd.DataFrame | None = None,
+) -> QualityReport:
+    """How well a private model (a ``ppdp train`` model file) predicts held-out rows.
+
+    Parameters
+    ----------
+    model : path or ModelFile
+        A model file written by ``ppdp train`` (it carries its schema and guarantee).
+    holdout : DataFrame
+        Original rows that took no part in training, with the label column.
+    original : DataFrame, optional
+        The private training rows: the reference is then logistic regression trained on them
+        without privacy, and the majority class is theirs. Without it the reference is the
+        same model cross-fitted on two halves of the holdout, and the majority class is the
+        holdout's.
+
+    Returns
+    -------
+    QualityReport
+        ``kind == "model"``; the verdict uses the same thresholds as a table's with a target.
+    """
+    from ppdp.learn._model_io import ModelFile, read_model
+
+    mf = model if isinstance(model, ModelFile) else read_model(model)
+    name = str(model) if not isinstance(model, ModelFile) else mf.estimator_name
+    schema = mf.schema
+    if schema is None or schema.label is None:
+        raise ParameterError(f"the model file ({name!r}) holds no schema with a label")
+    target = schema.label.name
+    if not isinstance(holdout, pd.DataFrame):
+        raise ParameterTypeError(f"holdout ({type(holdout).__name__}) must be a pandas DataFrame")
+    if target not in [str(c) for c in holdout.columns]:
+        raise DataValidationError(f"the holdout has no column {target!r} (the model's label)")
+    holdout = _check_table("holdout", holdout, schema, exact=False)
+    if original is not None:
+        original = _check_table("original", original, schema, exact=False)
+    classes = [str(c) for c in schema.label.classes]
+    codes = pd.Categorical(holdout[target].astype(str), categories=classes).codes
+    keep = codes >= 0
+    holdout = holdout.loc[keep]
+    y = codes[keep].astype(np.int64)
+    if y.size == 0:
+        raise DataValidationError(f"the holdout holds none of the classes of {target!r}")
+    features = schema.without_label()
+    raw = holdout[list(features.column_names)]
+    if getattr(mf.estimator, "schema", None) is not None:  # fitted with schema=: a raw table
+        scores = np.asarray(mf.estimator.decision_function(raw), dtype=np.float64)
+    else:
+        X, _ = features.encode(raw)
+        scores = np.asarray(mf.estimator.decision_function(X), dtype=np.float64)
+    pred = (scores > 0).astype(np.int64)  # positive means the second class
+    both = 0 < int(y.sum()) < y.size
+    rel = {
+        "accuracy": float(np.mean(pred == y)),
+        "auc": roc_auc(y == 1, scores) if both else float("nan"),
+    }
+    cols = _schema_columns(schema)
+    feats = [c for c in cols if c.name != target]
+    Xh, _ = _encode(holdout, feats, "holdout")
+    if original is not None:
+        oc = pd.Categorical(original[target].astype(str), categories=classes).codes
+        ok = oc >= 0
+        Xo, _ = _encode(original.loc[ok], feats, "original")
+        yo = oc[ok].astype(np.int64)
+        i = _sample(len(yo), np.random.default_rng(_SEED))
+        real = _fit_score(Xo[i], yo[i], Xh, y, len(classes))
+        counts = np.bincount(yo, minlength=len(classes))
+        ref = "logistic regression trained on the original rows without privacy"
+    else:
+        half = np.random.default_rng(_SEED).permutation(y.size) < y.size // 2
+        a = _fit_score(Xh[half], y[half], Xh[~half], y[~half], len(classes))
+        b = _fit_score(Xh[~half], y[~half], Xh[half], y[half], len(classes))
+        real = {k: (a[k] + b[k]) / 2 for k in a}
+        counts = np.bincount(y, minlength=len(classes))
+        ref = (
+            "logistic regression without privacy, cross-fitted on two halves of the holdout "
+            "(give the training rows for a reference trained on them)"
+        )
+    majority = int(np.argmax(counts))
+    gain = real["auc"] - 0.5
+    lift = (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
+    ml = {
+        "target": target,
+        "subject": "the private model",
+        "model": f"the private model ({mf.estimator_name}); reference: {ref}",
+        "test": f"the holdout ({y.size:,} rows)",
+        "n_test": int(y.size),
+        "release": rel,
+        "real": real,
+        "majority": {
+            "accuracy": float(np.mean(y == majority)),
+            "auc": 0.5,
+            "class": classes[majority],
+        },
+        "lift": lift,
+    }
+    verdict, basis = _verdict_ml(ml)
+    notes = [] if mf.guarantee is not None else ["the model file states no guarantee"]
+    return QualityReport(
+        verdict=verdict,
+        verdict_basis=basis,
+        n_original=0 if original is None else len(original),
+        n_release=0,
+        columns=[],
+        feature_names=[],
+        corr_original=np.zeros((0, 0)),
+        corr_release=np.zeros((0, 0)),
+        ml=ml,
+        guarantee=mf.guarantee,
+        release_info={"model": mf.estimator_name, "ppdp_version": mf.ppdp_version},
+        notes=notes,
+        kind="model",
     )
