@@ -135,9 +135,14 @@ def _guarantee_html(r: QualityReport) -> str:
     parts = [f"<p><strong>{escape(g.summary())}</strong></p>"]
     if g.is_private:
         eps = g.epsilon
+        change = (
+            "replacing any one person's record by another"
+            if g.relation is not None and g.relation.value == "replace-one"
+            else "adding or removing any one person's record"
+        )
         words = (
-            "The release is differentially private: whether or not any one person's record "
-            "was in the data changes the probability of any output by a factor of at most "
+            f"The release is differentially private: {change} changes the probability of "
+            "any output by a factor of at most "
             f"e<sup>ε</sup>{f' ≈ {np.exp(eps):.3g}' if eps is not None and eps < 50 else ''}"
         )
         if g.delta:
