@@ -404,3 +404,24 @@ def test_output_noise_is_the_gamma_norm_draw() -> None:
     np.testing.assert_array_equal(res.coef, noise.snap(w_star, k.granularity) + b)
     sens = 2.0 / (200 * 0.01) + 2.0 * 1e-10 / 0.01  # CMS Cor. 8 + the solver's allowance
     assert k.noise_scale == (sens + k.granularity * math.sqrt(3)) / 0.5
+
+
+def test_auto_regularization_keeps_the_certified_residual_within_ten_tol() -> None:
+    """At large ε the formula's Λ is tiny and float64 could certify only a large residual;
+    "auto" with the vector's length stops at the floor where τ ≤ 10·tol (public inputs)."""
+    from ppdp.learn._erm import AUTO_TOL_FACTOR, float_regularization_floor
+
+    n, d, c = 30_162, 33, 0.25
+    formula = auto_regularization(10.0, n, c, residual_share=DEFAULT_RESIDUAL_SHARE)
+    lam = auto_regularization(10.0, n, c, residual_share=DEFAULT_RESIDUAL_SHARE, dim=d)
+    assert lam > formula  # the floor binds at ε = 10 ...
+    k = objective_perturbation_constants(10.0, n, lam, c, dim=d, tol=1e-10)
+    assert k.residual.tol <= AUTO_TOL_FACTOR * 1e-10 * (1 + 1e-9)
+    k_formula = objective_perturbation_constants(10.0, n, formula, c, dim=d, tol=1e-10)
+    assert k_formula.residual.noise_scale > 50 * k.residual.noise_scale
+    # ... and not at ε = 1, where the formula's Λ is well above it
+    assert auto_regularization(1.0, n, c, residual_share=0.01, dim=d) == auto_regularization(
+        1.0, n, c, residual_share=0.01
+    )
+    assert float_regularization_floor(n, d, c, 100.0, tol=1e-30) == 0.0  # unreachable tol
+    assert auto_regularization(1e6, n, c) > 0  # no overflow at absurd ε

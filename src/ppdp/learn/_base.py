@@ -468,8 +468,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         mode = accountant.on_invalid if accountant is not None else "raise"
         Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
         Z = self._prepare(Xv)
-        if n_rows is None or n_rows != Xv.shape[0]:
-            plan = self._plan(Xv.shape[0])
+        plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
         self._warn_low_utility(Xv.shape[0])
         indices: list[int] = []
         if accountant is not None:

@@ -35,6 +35,7 @@ from ppdp._validation import check_int, check_nonnegative, check_positive
 from ppdp.exceptions import ParameterError, ParameterTypeError
 
 __all__ = [
+    "AUTO_TOL_FACTOR",
     "DEFAULT_MAX_ITER",
     "DEFAULT_RESIDUAL_SHARE",
     "DEFAULT_TOL",
@@ -48,6 +49,7 @@ __all__ = [
     "auto_regularization",
     "certifiable_tol",
     "certified_gradient_bound",
+    "float_regularization_floor",
     "loss_from_dict",
     "noise_norm_bound",
     "objective_perturbation_constants",
@@ -1060,8 +1062,49 @@ def private_erm(
     )
 
 
+#: ``regularization="auto"`` keeps Λ at least where float64 can certify ``10·tol``
+#: (:func:`float_regularization_floor`), so the residual step's noise stays small at large ε.
+AUTO_TOL_FACTOR = 10.0
+
+
+def float_regularization_floor(
+    n: int, dim: int, smoothness: float, noise_norm: float, *, tol: float = DEFAULT_TOL
+) -> float:
+    """The least strong convexity μ at which :func:`certifiable_tol` stays ≤ 10·``tol``.
+
+    The rounding allowance of the certificate grows like ``1/μ`` (through the public bound
+    ``‖w‖ ≤ (1 + ‖b‖/n + τ)/μ``), and the residual step's noise scale like ``τ/μ``, so a tiny
+    Λ makes that noise explode (at ε = 10 on Adult, ``"auto"`` without this floor gave Λ ≈
+    7.6e-7 and a residual noise scale of 0.28 per coordinate). Public: ``n``, ``dim``, c,
+    ``noise_norm`` (the public bound on ``‖b‖``) and ``tol`` only. 0 when ``tol`` is too small
+    for any μ to reach it.
+    """
+    u = _U
+    t = float(noise_norm) / int(n)
+    c = float(smoothness)
+    gamma_d = (int(dim) + 2) * u
+    gamma_sum = (n + 2) * u if n <= 128 else (130 + math.ceil(math.log2(n))) * u
+    slope = c * (gamma_d + 2 * u) * (1.0 + t + tol)  # the 1/μ term of the allowance
+    rest = (
+        c * (gamma_d + 2 * u) * 2.0
+        + 7.0 * u
+        + (gamma_sum + 3.0 * u) * (1.0 + 2.0 * u)
+        + 3.0 * u * (2.0 + t + tol + 1.0)
+    )
+    room = AUTO_TOL_FACTOR * float(tol) - 8.0 * rest
+    if room <= 0.0:
+        return 0.0
+    return 8.0 * slope / room
+
+
 def auto_regularization(
-    epsilon: float, n: int, smoothness: float, *, residual_share: float | None = None
+    epsilon: float,
+    n: int,
+    smoothness: float,
+    *,
+    residual_share: float | None = None,
+    dim: int | None = None,
+    tol: float = DEFAULT_TOL,
 ) -> float:
     """``Λ = c/(n(e^{ε_obj/4} − 1))``: the smallest Λ for which Algorithm 2 takes no fallback.
 
@@ -1069,8 +1112,10 @@ def auto_regularization(
     the whole ε, for Algorithm 2 alone). At this Λ the Jacobian term
     ``2 log(1 + c/(nΛ))`` is exactly ``ε_obj/2``, so ``ε' = ε_obj/2`` (the fallback branch
     would reach the same effective ridge ``Λ + Δ`` and the same ``ε'``; any smaller Λ
-    therefore changes nothing). It depends only on ε, the public ``n`` and the loss,
-    never on the data.
+    therefore changes nothing). With ``dim`` (the released vector's length) Λ is raised, where
+    needed, to :func:`float_regularization_floor`: at large ε the formula's Λ is so small that
+    float64 could not certify the solve without a large residual noise. It depends only on
+    ε, the public ``n``, ``dim`` and the loss, never on the data.
 
     Examples
     --------
@@ -1086,7 +1131,11 @@ def auto_regularization(
     eps = float(epsilon)
     if residual_share is not None:
         eps -= eps * float(residual_share)
-    return float(smoothness) / (int(n) * math.expm1(eps / 4.0))
+    lam = float(smoothness) / (int(n) * math.expm1(min(eps / 4.0, 500.0)))
+    if dim is not None:
+        noise = noise_norm_bound(int(dim), 2.0 / (eps / 2.0))  # ε' = ε_obj/2 at this Λ
+        lam = max(lam, float_regularization_floor(n, dim, smoothness, noise, tol=tol))
+    return lam
 
 
 def regularization_from_svm_c(c: float, n: int, *, form: str = "libsvm") -> float:

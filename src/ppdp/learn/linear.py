@@ -116,8 +116,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
             details["tuning_grid"] = list(p["tuning"].regularization_grid)
             if n_rows is not None:
                 details["part_sizes"] = p["tuning"].part_sizes(n_rows)
-        elif n_rows:  # 0 rows fail data validation later; plan without resolving "auto"
-            details["regularization"] = self._resolve_lambda(p, n_rows)
+        elif n_rows and (p["regularization"] != "auto" or self._planned_dim is not None):
+            # 0 rows fail data validation later; "auto" needs the validated width too
+            details["regularization"] = self._resolve_lambda(p, n_rows, self._planned_dim)
         else:
             details["regularization"] = p["regularization"]
         if n_rows is not None:
@@ -127,21 +128,35 @@ class _PrivateLinearERM(PrivateClassifierBase):
             mech += " with private tuning (CMS11 Alg. 4)"
         return Plan(PrivacyBudget(p["epsilon"]), f"{type(self).__name__}: {mech}", details)
 
-    @staticmethod
-    def _resolve_lambda(p: dict[str, Any], n: int) -> float:
-        """Λ for ``n`` rows: the number given, or the public "auto" choice.
+    #: Length of the released vector (features, plus one with an intercept), set when the
+    #: training data have been validated: "auto" depends on it (public: the width).
+    _planned_dim: int | None = None
 
-        ``"auto"``: :func:`auto_regularization` for objective perturbation; the public
-        constant :data:`DEFAULT_REGULARIZATION` for output perturbation (whose noise shrinks
-        as Λ grows, so it has no least Λ of its own).
+    @staticmethod
+    def _resolve_lambda(p: dict[str, Any], n: int, dim: int | None = None) -> float:
+        """Λ for ``n`` rows of ``dim`` coordinates: the number given, or the public "auto".
+
+        ``"auto"``: :func:`auto_regularization` for objective perturbation (raised to the
+        float floor with ``dim``); the public constant :data:`DEFAULT_REGULARIZATION` for
+        output perturbation (whose noise shrinks as Λ grows, so it has no least Λ of its own).
         """
         if p["regularization"] == "auto" and p["perturbation"] == "output":
             return DEFAULT_REGULARIZATION
         if p["regularization"] == "auto":
             return auto_regularization(
-                p["epsilon"], n, p["loss"].smoothness, residual_share=DEFAULT_RESIDUAL_SHARE
+                p["epsilon"],
+                n,
+                p["loss"].smoothness,
+                residual_share=DEFAULT_RESIDUAL_SHARE,
+                dim=dim,
+                tol=p["tol"],
             )
         return float(p["regularization"])
+
+    def _validate_training_data(self, X: Any, y: Any, **kw: Any) -> Any:
+        Xv, classes, ypm = super()._validate_training_data(X, y, **kw)
+        self._planned_dim = int(Xv.shape[1]) + int(bool(self.fit_intercept))
+        return Xv, classes, ypm
 
     @property
     def _min_rows(self) -> int:  # type: ignore[override]
@@ -226,7 +241,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         n = Z.shape[0]
         tuning: PrivateTuning | None = p["tuning"]
         if tuning is None:
-            lam = self._resolve_lambda(p, n)
+            lam = self._resolve_lambda(p, n, Z.shape[1])
             result = self._fit_one(Z, y, lam, source)
             n_train = n
         else:
