@@ -406,9 +406,9 @@ def test_output_noise_is_the_gamma_norm_draw() -> None:
     assert k.noise_scale == (sens + k.granularity * math.sqrt(3)) / 0.5
 
 
-def test_auto_regularization_keeps_the_certified_residual_within_ten_tol() -> None:
+def test_auto_regularization_keeps_the_certified_residual_within_thirty_tol() -> None:
     """At large ε the formula's Λ is tiny and float64 could certify only a large residual;
-    "auto" with the vector's length stops at the floor where τ ≤ 10·tol (public inputs)."""
+    "auto" with the vector's length stops at the floor where τ ≤ 30·tol (public inputs)."""
     from ppdp.learn._erm import AUTO_TOL_FACTOR, float_regularization_floor
 
     n, d, c = 30_162, 33, 0.25
@@ -418,7 +418,7 @@ def test_auto_regularization_keeps_the_certified_residual_within_ten_tol() -> No
     k = objective_perturbation_constants(10.0, n, lam, c, dim=d, tol=1e-10)
     assert k.residual.tol <= AUTO_TOL_FACTOR * 1e-10 * (1 + 1e-9)
     k_formula = objective_perturbation_constants(10.0, n, formula, c, dim=d, tol=1e-10)
-    assert k_formula.residual.noise_scale > 50 * k.residual.noise_scale
+    assert k_formula.residual.noise_scale > 10 * k.residual.noise_scale
     # ... and not at ε = 1, where the formula's Λ is well above it
     assert auto_regularization(1.0, n, c, residual_share=0.01, dim=d) == auto_regularization(
         1.0, n, c, residual_share=0.01

@@ -1062,15 +1062,15 @@ def private_erm(
     )
 
 
-#: ``regularization="auto"`` keeps Λ at least where float64 can certify ``10·tol``
+#: ``regularization="auto"`` keeps Λ at least where float64 can certify ``30·tol``
 #: (:func:`float_regularization_floor`), so the residual step's noise stays small at large ε.
-AUTO_TOL_FACTOR = 10.0
+AUTO_TOL_FACTOR = 30.0
 
 
 def float_regularization_floor(
     n: int, dim: int, smoothness: float, noise_norm: float, *, tol: float = DEFAULT_TOL
 ) -> float:
-    """The least strong convexity μ at which :func:`certifiable_tol` stays ≤ 10·``tol``.
+    """The least strong convexity μ at which :func:`certifiable_tol` stays ≤ 30·``tol``.
 
     The rounding allowance of the certificate grows like ``1/μ`` (through the public bound
     ``‖w‖ ≤ (1 + ‖b‖/n + τ)/μ``), and the residual step's noise scale like ``τ/μ``, so a tiny
