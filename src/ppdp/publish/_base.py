@@ -187,7 +187,8 @@ class Publisher:
             for charge in charges:
                 total = total + charge.budget
             accountant.check(total, mechanism=name)
-        X, y = self._encode(df, on_invalid=accountant.on_invalid if accountant else "raise")
+        mode = accountant.on_invalid if accountant is not None else "raise"
+        X, y = self._encode(df, on_invalid=mode)
         indices: list[int] = []
         if accountant is not None:
             for charge in charges:

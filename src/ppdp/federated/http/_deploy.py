@@ -50,6 +50,26 @@ class Deployment:
         return tuple(p for p, r in self.roles.items() if r == "owner")
 
 
+def peer_entries(
+    party: str,
+    roles: dict[str, str],
+    urls: dict[str, str],
+    public: dict[str, str],
+    box_public: dict[str, str],
+) -> list[dict[str, Any]]:
+    """The ``peers`` section of ``party``'s config: every other party's id, role, URL and
+    public key, and (for the dealer) each owner's box key."""
+    peers = []
+    for q, qrole in roles.items():
+        if q == party:
+            continue
+        peer: dict[str, Any] = {"id": q, "role": qrole, "url": urls[q], "public_key": public[q]}
+        if roles[party] == "dealer" and q in box_public:
+            peer["box_public_key"] = box_public[q]
+        peers.append(peer)
+    return peers
+
+
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     """``n`` distinct TCP ports that were free a moment ago (the OS picks them)."""
     socks = []
@@ -145,14 +165,7 @@ def prepare_deployment(
         with atomic_path(data_dir / f"{owner_prefix}-{j + 1}.csv") as tmp:
             part.to_csv(tmp, index=False)
     for p, role in roles.items():
-        peers = []
-        for q, qrole in roles.items():
-            if q == p:
-                continue
-            peer: dict[str, Any] = {"id": q, "role": qrole, "url": urls[q], "public_key": public[q]}
-            if role == "dealer" and q in box_public:
-                peer["box_public_key"] = box_public[q]
-            peers.append(peer)
+        peers = peer_entries(p, roles, urls, public, box_public)
         cfg: dict[str, Any] = {
             "party": p,
             "role": role,

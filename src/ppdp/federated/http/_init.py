@@ -38,6 +38,7 @@ from ppdp.exceptions import ParameterError
 from ppdp.federated.config import RoundConfig
 from ppdp.federated.http._config import Timeouts
 from ppdp.federated.http._demo import constant_blocks
+from ppdp.federated.http._deploy import peer_entries
 from ppdp.federated.http._sealed import encode_box_public_key, generate_box_key, save_box_key
 from ppdp.ledger import encode_public_key, generate_key, key_fingerprint, save_private_key
 from ppdp.ledger._keys import check_signer_id
@@ -258,14 +259,7 @@ def init_round(
             schema_obj.to_file(sub / "schema.yaml")
     configs: dict[str, Path] = {}
     for p, role in roles.items():
-        peers = []
-        for q, qrole in roles.items():
-            if q == p:
-                continue
-            peer: dict[str, Any] = {"id": q, "role": qrole, "url": urls[q], "public_key": public[q]}
-            if role == "dealer" and q in box_public:
-                peer["box_public_key"] = box_public[q]
-            peers.append(peer)
+        peers = peer_entries(p, roles, urls, public, box_public)
         cfg: dict[str, Any] = {
             "party": p,
             "role": role,
