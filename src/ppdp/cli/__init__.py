@@ -133,10 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ppdp`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(_LogFormatter())
+    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), handlers=[handler])
     previous = _progress.get_progress()
     # Bars on stderr when it is a terminal; the library's own default (off) is restored after.
     _progress.set_progress(False if args.quiet else "auto")
@@ -144,6 +143,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     finally:
         _progress.set_progress(previous)
+
+
+class _LogFormatter(logging.Formatter):
+    """Warnings read like every other CLI warning (``ppdp: warning: ...``); ``-v`` detail
+    keeps the logger's name, which says where it came from."""
+
+    _detail = logging.Formatter("%(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno < logging.WARNING:
+            return self._detail.format(record)
+        text = f"ppdp: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
 
 
 def _dispatch(args: argparse.Namespace) -> int:
