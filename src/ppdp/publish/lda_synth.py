@@ -202,7 +202,8 @@ class DPLDASynthesizer(Publisher):
         if schema.label is None:
             raise SchemaError(
                 "DPLDASynthesizer needs a schema with a label (its classes); "
-                "this schema declares none"
+                "this schema declares none: add a 'label' block ({name, classes}) to it, "
+                "or draft one with `ppdp schema draft DATA --label COLUMN`"
             )
         if self.class_sizes == "public" and schema.label.public_counts is None:
             raise ParameterError(
