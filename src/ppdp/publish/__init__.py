@@ -1,4 +1,5 @@
-"""Publishing private tables: DP-PCA releases, DP-LDA synthetic data, LDA-DP projections, baselines.
+"""Publishing private tables: DP-PCA releases, DP-LDA synthetic data, LDA-DP projections, baselines,
+and marginal-based synthetic tables (TableSynthesizer).
 
 Every publisher spends in ``fit`` only, in the order check → validate → spend → release
 (:mod:`ppdp.publish._base`), and its ``release_`` states the guarantee.
@@ -9,6 +10,7 @@ from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 from ppdp.publish.lda_projection import LDAProjectionPublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 from ppdp.publish.pca import DPPCAPublisher
+from ppdp.publish.table_synth import TableSynthesizer
 
 __all__ = [
     "Charge",
@@ -19,4 +21,5 @@ __all__ = [
     "LaplacePublisher",
     "Publisher",
     "Release",
+    "TableSynthesizer",
 ]

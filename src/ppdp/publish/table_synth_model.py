@@ -1,0 +1,542 @@
+"""The numerical core of :class:`~ppdp.publish.TableSynthesizer`: bins, plan, estimate, sample.
+
+Everything here is plain numpy. The private steps (:func:`measure` and :func:`select_tree`)
+draw their noise from :mod:`ppdp.noise` and :class:`~ppdp.mechanisms.ExponentialMechanism`;
+the rest (:func:`estimate`, :func:`sample_codes`) is post-processing of their outputs.
+The privacy argument is in ``docs/proofs/table-synth.md``.
+
+The model is a tree-augmented network over the discretised attributes: every feature
+depends on the label ``C`` and on at most one other feature (its parent in a spanning tree
+chosen privately). Without a label, ``C`` is a constant (one class), and the model is a
+Chow–Liu tree, as in MST.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ppdp import noise
+from ppdp.data import Schema
+from ppdp.data.columns import CategoricalColumn, NumericColumn
+from ppdp.mechanisms import ExponentialMechanism
+from ppdp.random import RandomSource
+
+__all__ = [
+    "Bins",
+    "Measurement",
+    "cdp_delta",
+    "cdp_rho",
+    "estimate",
+    "measure",
+    "sample_codes",
+    "select_tree",
+]
+
+#: L2 sensitivity of one contingency table under replace-one: one cell −1, another +1.
+TABLE_L2_SENSITIVITY = math.sqrt(2.0)
+#: Sensitivity of an L1-error utility under replace-one (two cells move by one).
+UTILITY_SENSITIVITY = 2.0
+
+
+# -- zCDP ↔ (ε, δ) ------------------------------------------------------------------------
+
+
+def cdp_delta(rho: float, epsilon: float) -> float:
+    """The δ at which ρ-zCDP implies (ε, δ)-DP ([CKS20], the conversion mbi uses).
+
+    ``δ = inf_{α>1} exp((α−1)(αρ−ε) + α·log(1−1/α)) / (α−1)``, evaluated at an α found by
+    bisection (any α > 1 gives a valid δ, so the bisection's accuracy only costs tightness),
+    and never above the classic ``exp(−(ε−ρ)²/(4ρ))`` of [BS16].
+
+    >>> round(cdp_delta(0.0107, 1.0), 12) <= 1e-9
+    True
+    """
+    if rho <= 0.0:
+        return 0.0
+    if epsilon <= rho:
+        return 1.0
+    classic = math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))
+    lo, hi = 1.000001, (epsilon + 1.0) / (2.0 * rho) + 2.0
+    for _ in range(200):
+        a = 0.5 * (lo + hi)
+        if (2.0 * a - 1.0) * rho - epsilon + math.log1p(-1.0 / a) < 0.0:
+            lo = a
+        else:
+            hi = a
+    a = 0.5 * (lo + hi)
+    log_d = (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
+    return min(classic, math.exp(min(log_d, 0.0)))
+
+
+def cdp_rho(epsilon: float, delta: float) -> float:
+    """The largest ρ (to a relative 1e-12, rounded down) whose ρ-zCDP implies (ε, δ)-DP.
+
+    >>> 0.0105 < cdp_rho(1.0, 1e-9) < 0.0125
+    True
+    """
+    lo, hi = 0.0, epsilon + 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if cdp_delta(mid, epsilon) <= delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo
+
+
+# -- discretisation -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bins:
+    """How each schema column is cut into codes ``0 … size−1`` (from the schema alone).
+
+    Categorical columns keep their declared categories; a numeric column whose declared
+    domain holds at most ``n_bins`` integers gets one code per integer; any other numeric
+    column gets ``n_bins`` equal-width bins over its declared ``[lower, upper]``. The label,
+    when declared, is the last attribute.
+    """
+
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    kinds: tuple[str, ...]  # "categorical", "integer" (one code per value), "binned"
+    has_label: bool
+
+    @classmethod
+    def from_schema(cls, schema: Schema, n_bins: int) -> Bins:
+        names, sizes, kinds = [], [], []
+        for col in schema.columns:
+            names.append(col.name)
+            if isinstance(col, CategoricalColumn):
+                sizes.append(len(col.categories))
+                kinds.append("categorical")
+            else:
+                assert isinstance(col, NumericColumn)
+                span = col.upper - col.lower
+                if col.integer and span + 1 <= n_bins:
+                    sizes.append(int(math.floor(span)) + 1)
+                    kinds.append("integer")
+                else:
+                    sizes.append(n_bins)
+                    kinds.append("binned")
+        if schema.label is not None:
+            names.append(schema.label.name)
+            sizes.append(schema.label.n_classes)
+            kinds.append("categorical")
+        return cls(tuple(names), tuple(sizes), tuple(kinds), schema.label is not None)
+
+    def codes(
+        self, schema: Schema, X: NDArray[np.float64], y: NDArray[np.int64] | None
+    ) -> NDArray[np.int64]:
+        """Codes (n, d) from the schema's encoding (``[0, 1]`` numerics, one-hot blocks)."""
+        n = X.shape[0]
+        out = np.empty((n, len(self.names)), dtype=np.int64)
+        for j, col in enumerate(schema.columns):
+            block = X[:, schema.blocks[col.name]]
+            size, kind = self.sizes[j], self.kinds[j]
+            if kind == "categorical":
+                out[:, j] = np.argmax(block, axis=1)
+            elif kind == "integer":
+                assert isinstance(col, NumericColumn)
+                v = col.lower + block[:, 0] * (col.upper - col.lower)
+                out[:, j] = np.clip(np.rint(v - math.ceil(col.lower)), 0, size - 1)
+            else:
+                out[:, j] = np.clip(np.floor(block[:, 0] * size), 0, size - 1)
+        if self.has_label:
+            assert y is not None
+            out[:, -1] = y
+        return out
+
+    def encode_codes(
+        self, schema: Schema, codes: NDArray[np.int64], source: RandomSource
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        """The schema encoding of coded rows; binned values uniform within their bin."""
+        n = codes.shape[0]
+        X = np.zeros((n, schema.n_features))
+        for j, col in enumerate(schema.columns):
+            sl = schema.blocks[col.name]
+            size, kind = self.sizes[j], self.kinds[j]
+            c = codes[:, j]
+            if kind == "categorical":
+                X[np.arange(n), sl.start + c] = 1.0
+                continue
+            assert isinstance(col, NumericColumn)
+            span = col.upper - col.lower
+            if kind == "integer":
+                v = math.ceil(col.lower) + c.astype(np.float64)
+            else:
+                u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
+                v = col.lower + (c + u) * (span / size)
+                if col.integer:
+                    lo = np.ceil(col.lower + c * (span / size))
+                    hi = np.where(
+                        c == size - 1,
+                        math.floor(col.upper),
+                        np.ceil(col.lower + (c + 1) * (span / size)) - 1,
+                    )
+                    hi = np.maximum(hi, lo)
+                    v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+            X[:, sl.start] = np.clip((v - col.lower) / span if span > 0 else 0.0, 0.0, 1.0)
+        y = codes[:, -1].copy() if self.has_label else None
+        return X, y
+
+
+# -- measurement ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A noisy contingency table over ``clique`` (attribute indices), with its noise σ."""
+
+    clique: tuple[int, ...]
+    values: NDArray[np.float64]  # shape = sizes of the clique's attributes
+    sigma: float
+
+
+def table(
+    codes: NDArray[np.int64], sizes: Sequence[int], clique: Sequence[int]
+) -> NDArray[np.float64]:
+    """The exact contingency table (counts) of ``codes`` over ``clique``."""
+    shape = tuple(sizes[a] for a in clique)
+    if not clique:
+        return np.array(float(codes.shape[0]))
+    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
+    return np.bincount(flat, minlength=int(np.prod(shape))).astype(np.float64).reshape(shape)
+
+
+def sigma_for(rho: float) -> float:
+    """σ of a Gaussian count table costing ``rho`` (L2 sensitivity √2: ρ = 1/σ²)."""
+    return math.sqrt(TABLE_L2_SENSITIVITY**2 / (2.0 * rho))
+
+
+def measure(
+    codes: NDArray[np.int64],
+    sizes: Sequence[int],
+    clique: tuple[int, ...],
+    sigma: float,
+    source: RandomSource,
+    *,
+    noise_multiplier: float = 1.0,
+) -> Measurement:
+    """The Gaussian mechanism on one contingency table (ρ = 1/σ² under replace-one).
+
+    Counts are integers and the grid Λ of :func:`ppdp.noise.gaussian` is a power of two
+    below 1, so snapping leaves them exact and the sensitivity stays √2.
+    ``noise_multiplier < 1`` is the audit's broken control, never used by ``fit``.
+    """
+    exact = table(codes, sizes, clique)
+    s = sigma * noise_multiplier
+    lam = noise.granularity(s)
+    if lam > 1.0:  # pragma: no cover - needs σ > 2**31
+        raise ValueError(f"sigma ({sigma}) too large for exact integer snapping")
+    draw = np.asarray(noise.gaussian(s, exact.size, random_state=source), dtype=np.float64)
+    return Measurement(clique, exact + draw.reshape(exact.shape), sigma)
+
+
+# -- selection ------------------------------------------------------------------------------
+
+
+def _independent(
+    m_i: NDArray[np.float64], m_j: NDArray[np.float64], m_c: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``N(c, i) N(c, j) / N(c)``: the (C, i, j) table if i ⊥ j given C."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(m_c > 0, 1.0 / m_c, 0.0)
+    return m_i[:, :, None] * m_j[:, None, :] * w[:, None, None]
+
+
+def select_tree(
+    codes: NDArray[np.int64],
+    sizes: Sequence[int],
+    features: Sequence[int],
+    label: int | None,
+    first: dict[int, NDArray[np.float64]],
+    epsilon_step: float,
+    sigma_edge: float,
+    source: RandomSource,
+) -> list[tuple[int, int]]:
+    """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
+
+    Utility of the candidate edge ``(i, j)``: ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells`` where ``T`` is
+    the (C, i, j) table (the (i, j) table without a label), ``T̂`` the table the first-round
+    measurements ``first`` imply if ``i ⊥ j | C``, and the last term the expected L1 error of
+    measuring ``T`` at ``sigma_edge`` (public). ``T̂`` and the correction are public, so the
+    utility moves by at most 2 under replace-one. Each of the ``len(features) − 1`` choices
+    is ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]).
+    """
+    feats = list(features)
+    if len(feats) < 2:
+        return []
+    clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
+    if label is None:
+        m_c = np.array([float(codes.shape[0])])
+        marg = {a: clean[a][None, :] for a in feats}
+    else:
+        marg = {a: clean[a] for a in feats}  # (K, k_a)
+        m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
+    cand: list[tuple[int, int]] = []
+    util: list[float] = []
+    for x, i in enumerate(feats):
+        for j in feats[x + 1 :]:
+            clique = (i, j) if label is None else (label, i, j)
+            exact = table(codes, sizes, clique).reshape(m_c.size, sizes[i], sizes[j])
+            est = _independent(marg[i], marg[j], m_c)
+            err = float(np.abs(exact - est).sum())
+            cand.append((i, j))
+            util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * exact.size)
+    mech = ExponentialMechanism(
+        epsilon=epsilon_step, sensitivity=UTILITY_SENSITIVITY, allow_large_epsilon=True
+    )
+    parent = {a: a for a in feats}
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    chosen: list[tuple[int, int]] = []
+    u = np.asarray(util)
+    for _ in range(len(feats) - 1):
+        # The candidates are the edges joining two components: a function of the
+        # edges chosen so far (public), not of the data.
+        ok = np.array([root(i) != root(j) for i, j in cand])
+        idx = np.nonzero(ok)[0]
+        k = idx[mech.randomise(u[idx], random_state=source)]
+        i, j = cand[k]
+        chosen.append((i, j))
+        parent[root(i)] = root(j)
+    return chosen
+
+
+# -- estimation (post-processing) -----------------------------------------------------------
+
+
+def _project_rows(v: NDArray[np.float64], totals: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each row of ``v`` projected (Euclidean) onto ``{x ≥ 0, Σx = total}``."""
+    out = np.empty_like(v)
+    for r in range(v.shape[0]):
+        t = max(float(totals[r]), 0.0)
+        row = v[r]
+        if t == 0.0:
+            out[r] = 0.0
+            continue
+        u = np.sort(row)[::-1]
+        css = np.cumsum(u) - t
+        k = np.arange(1, row.size + 1)
+        rho = int(np.nonzero(u - css / k > 0)[0][-1])
+        out[r] = np.maximum(row - css[rho] / (rho + 1), 0.0)
+    return out
+
+
+@dataclass(frozen=True)
+class Model:
+    """The fitted tree model: class counts, (C, x) tables and (C, parent, child) tables."""
+
+    n: int
+    sizes: tuple[int, ...]
+    label: int | None
+    class_counts: NDArray[np.float64]  # (K,)
+    pairs: dict[int, NDArray[np.float64]]  # a -> (K, k_a)
+    order: tuple[int, ...]  # features in sampling order (each after its parent)
+    parent: dict[int, int]  # feature -> parent feature (the tree's root has none)
+    triples: dict[int, NDArray[np.float64]]  # child -> (K, k_parent, k_child)
+
+
+def estimate(
+    n: int,
+    sizes: Sequence[int],
+    features: Sequence[int],
+    label: int | None,
+    first: dict[int, Measurement],
+    edges: list[tuple[int, int]],
+    second: dict[tuple[int, int], Measurement],
+    *,
+    ipf_iterations: int = 20,
+) -> Model:
+    """Consistent non-negative tables from the noisy ones (post-processing only).
+
+    1. Each (C, x) table is the inverse-variance average of its own measurement and the
+       margins of the edge tables containing x; the class counts are the inverse-variance
+       average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
+       (``n`` is public); each (C, x) table is then projected row by row onto those counts.
+    2. Each edge table is clipped at 0 and fitted to its two (C, x) margins by iterative
+       proportional fitting (a small floor keeps every cell reachable).
+    """
+    feats = list(features)
+    K = sizes[label] if label is not None else 1
+
+    def as3(m: Measurement) -> NDArray[np.float64]:
+        return m.values.reshape((K,) + m.values.shape[-2:])
+
+    def as2(m: Measurement) -> NDArray[np.float64]:
+        return m.values.reshape((K, m.values.shape[-1]))
+
+    # 1. (C, x) tables
+    acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
+    wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
+    for i, j in edges:
+        m = second[(i, j)]
+        t = as3(m)
+        var = m.sigma**2
+        acc[i] = acc[i] + t.sum(axis=2) / (var * sizes[j])
+        wts[i] = wts[i] + 1.0 / (var * sizes[j])
+        acc[j] = acc[j] + t.sum(axis=1) / (var * sizes[i])
+        wts[j] = wts[j] + 1.0 / (var * sizes[i])
+    avg = {a: acc[a] / wts[a][None, :] for a in feats}
+    if label is None:
+        counts = np.array([float(n)])
+    else:
+        num = np.zeros(K)
+        den = 0.0
+        for a in feats:
+            var = float((1.0 / wts[a]).sum())
+            num += avg[a].sum(axis=1) / var
+            den += 1.0 / var
+        counts = _project_rows((num / den)[None, :], np.array([float(n)]))[0]
+    pairs = {a: _project_rows(avg[a], counts) for a in feats}
+
+    # 2. edge tables, oriented from the root outwards
+    adj: dict[int, list[int]] = {a: [] for a in feats}
+    for i, j in edges:
+        adj[i].append(j)
+        adj[j].append(i)
+    order: list[int] = []
+    parent: dict[int, int] = {}
+    seen: set[int] = set()
+    for start in feats:
+        if start in seen:
+            continue
+        seen.add(start)
+        queue = [start]
+        while queue:
+            a = queue.pop(0)
+            order.append(a)
+            for b in adj[a]:
+                if b not in seen:
+                    seen.add(b)
+                    parent[b] = a
+                    queue.append(b)
+    triples: dict[int, NDArray[np.float64]] = {}
+    for child, par in parent.items():
+        key = (par, child) if (par, child) in second else (child, par)
+        t = as3(second[key])
+        if key[0] != par:
+            t = t.transpose(0, 2, 1)
+        t = np.maximum(t, 0.0) + 1e-3
+        row, col = pairs[par], pairs[child]
+        for _ in range(ipf_iterations):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
+                t = t * np.nan_to_num(col / t.sum(axis=1))[:, None, :]
+        triples[child] = t
+    return Model(
+        n=n,
+        sizes=tuple(sizes),
+        label=label,
+        class_counts=counts,
+        pairs=pairs,
+        order=tuple(order),
+        parent=parent,
+        triples=triples,
+    )
+
+
+def _largest_remainder(v: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+    total = v.sum()
+    share = v * (n / total) if total > 0 else np.full(v.size, n / v.size)
+    base = np.floor(share).astype(np.int64)
+    short = n - int(base.sum())
+    if short > 0:
+        base[np.argsort(-(share - base), kind="stable")[:short]] += 1
+    return base
+
+
+def _draw(prob: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Row-wise inverse-CDF draws: ``prob`` (m, k) rows (not necessarily normalised)."""
+    cdf = np.cumsum(prob, axis=1)
+    tot = cdf[:, -1:]
+    flat = np.where(
+        tot > 0, cdf / np.where(tot > 0, tot, 1.0), np.arange(1, prob.shape[1] + 1) / prob.shape[1]
+    )
+    return np.minimum((flat < u[:, None]).sum(axis=1), prob.shape[1] - 1).astype(np.int64)
+
+
+def sample_codes(model: Model, n: int, source: RandomSource) -> NDArray[np.int64]:
+    """``n`` coded rows drawn ancestrally from the model (post-processing).
+
+    Class counts are the model's, scaled to ``n`` by largest remainder; each feature is
+    drawn given the class and its parent, from the fitted tables.
+    """
+    d = len(model.sizes)
+    out = np.zeros((n, d), dtype=np.int64)
+    K = model.class_counts.size
+    cls = np.repeat(np.arange(K), _largest_remainder(model.class_counts, n))
+    if model.label is not None:
+        out[:, model.label] = cls
+    for a in model.order:
+        u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
+        if a in model.parent:
+            p = model.parent[a]
+            prob = model.triples[a][cls, out[:, p], :]
+        else:
+            prob = model.pairs[a][cls, :]
+        out[:, a] = _draw(prob, u)
+    perm = np.argsort(np.asarray(noise.uniform(n, random_state=source)), kind="stable")
+    return out[perm]
+
+
+# -- the explicit joint (small domains) -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JointModel:
+    """A distribution over the whole (small) domain, as expected counts summing to ``n``."""
+
+    n: int
+    sizes: tuple[int, ...]
+    counts: NDArray[np.float64]  # shape = sizes
+
+
+def fit_joint(
+    n: int, sizes: Sequence[int], measurements: Sequence[Measurement], *, sweeps: int = 10
+) -> JointModel:
+    """The maximum-entropy table whose margins best match the noisy ones (post-processing).
+
+    Each noisy table is first projected onto ``{≥ 0, Σ = n}`` (``n`` public); then
+    iterative proportional fitting from the uniform table, ``sweeps`` passes over them.
+    """
+    shape = tuple(sizes)
+    targets = []
+    for m in measurements:
+        flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
+        targets.append((m.clique, flat.reshape(m.values.shape)))
+    P = np.full(shape, n / float(np.prod(shape)))
+    axes = range(len(shape))
+    for _ in range(sweeps):
+        for clique, target in targets:
+            rest = tuple(a for a in axes if a not in clique)
+            cur = P.sum(axis=rest)
+            order = sorted(clique)
+            t = np.moveaxis(target, [clique.index(a) for a in order], range(len(order)))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(cur > 0, t / cur, 0.0)
+            P = P * ratio.reshape([shape[a] if a in clique else 1 for a in axes])
+    return JointModel(n, shape, P)
+
+
+def sample_joint(model: JointModel, n: int, source: RandomSource) -> NDArray[np.int64]:
+    """``n`` coded rows drawn independently from the fitted table (post-processing)."""
+    flat = model.counts.ravel()
+    cdf = np.cumsum(flat)
+    cdf /= cdf[-1]
+    u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
+    idx = np.minimum(np.searchsorted(cdf, u, side="right"), flat.size - 1)
+    return np.stack(np.unravel_index(idx, model.sizes), axis=1).astype(np.int64)
