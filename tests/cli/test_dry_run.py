@@ -62,6 +62,7 @@ PUBLISH = {
     "lda-projection": ["--delta", "1e-6"],
     "laplace": [],
     "exponential": [],
+    "synth": ["--delta", "1e-6"],
 }
 TRAIN = {
     "logreg": [],

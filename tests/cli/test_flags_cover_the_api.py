@@ -13,7 +13,7 @@ import pytest
 
 from ppdp.cli import build_parser
 from ppdp.learn import HybridRBFSVM, PrivateLinearSVM, PrivateLogisticRegression, PrivateRBFSVM
-from ppdp.publish import DPPCAPublisher, LDAProjectionPublisher
+from ppdp.publish import DPPCAPublisher, LDAProjectionPublisher, TableSynthesizer
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 
@@ -35,6 +35,8 @@ PUBLISH = {
     "remove_constant": "--keep-constant",
     "class_sizes": "--class-sizes",
     "count_share": "--count-share",
+    "method": "--method",
+    "n_bins": "--bins",
 }
 TRAIN = {
     "epsilon": "--epsilon",
@@ -82,6 +84,7 @@ def _flags(command: str) -> set[str]:
                 DPLDASynthesizer,
                 LaplacePublisher,
                 ExponentialPublisher,
+                TableSynthesizer,
             ),
             PUBLISH,
         ),

@@ -22,7 +22,9 @@ from ppdp.cli._common import (
     table_separator,
 )
 
-METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential")
+METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential", "synth")
+#: Models of ``synth`` (TableSynthesizer's ``method``).
+SYNTH_METHODS = ("auto", "tree", "pairs")
 #: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
 LDA_RELEASES = ("noisy-projections", "direction", "raw-projections")
 
@@ -37,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "synthetic labelled rows from noisy class statistics (DP-LDA); lda-projection: a noisy "
         "Fisher discriminant and (by default) noisy projections of every row on it (LDA-DP, "
         "Gu et al. 2022; needs --delta and public class counts); laplace, exponential: the "
-        "per-record baselines. The spend is checked against and recorded in --ledger before "
+        "per-record baselines; synth: synthetic rows from noisy marginals under zCDP "
+        "(TableSynthesizer, (ε, δ)-DP). The spend is checked against and recorded in --ledger before "
         "anything is released; invalid input writes nothing and spends nothing.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -71,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--delta",
         type=float,
         default=None,
-        help="δ spent by this release (lda-projection only; required there)",
+        help="δ spent by this release (lda-projection: required; synth: default 1e-9)",
     )
     parser.add_argument(
         "--release",
@@ -122,6 +125,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         help="lda-synth: share of ε for the noisy class histogram (--class-sizes noisy)",
+    )
+    parser.add_argument(
+        "--method",
+        dest="synth_method",
+        choices=SYNTH_METHODS,
+        default=None,
+        help="synth: the model (auto: pairs for domains of at most 2^20 cells, else tree)",
+    )
+    parser.add_argument(
+        "--bins",
+        type=int,
+        default=None,
+        metavar="B",
+        help="synth: equal-width bins per numeric column over its declared bounds (default 16)",
     )
     parser.add_argument(
         "--no-clamp",
@@ -192,6 +209,8 @@ def build_publisher(
         "--keep-constant": ("lda-projection", "remove_constant"),
         "--count-share": ("lda-synth", "count_share"),
         "--no-clamp": ("pca", "clamp"),
+        "--method": ("synth", "method"),
+        "--bins": ("synth", "n_bins"),
     }
     options: dict[str, Any] = {}
     for flag, value in (extra or {}).items():
@@ -221,6 +240,12 @@ def build_publisher(
             random_state=seed,
             **large,
         )
+    if method == "synth":
+        from ppdp.publish.table_synth import TableSynthesizer
+
+        if delta is not None:
+            large = {**large, "delta": delta}
+        return TableSynthesizer(epsilon, schema, random_state=seed, **large)
     for flag, value in (
         ("--delta", delta),
         ("--release", release),
@@ -228,7 +253,8 @@ def build_publisher(
         ("--class-counts", class_counts),
     ):
         if value is not None:
-            raise ParameterError(f"{flag} ({value}) applies to lda-projection only, not {method}")
+            owners = "lda-projection and synth" if flag == "--delta" else "lda-projection"
+            raise ParameterError(f"{flag} ({value}) applies to {owners} only, not {method}")
 
     if method == "pca":
         from ppdp.publish.pca import DPPCAPublisher
@@ -475,6 +501,8 @@ def _run(args: argparse.Namespace) -> int:
             "--keep-constant": False if args.keep_constant else None,
             "--count-share": args.count_share,
             "--no-clamp": False if args.no_clamp else None,
+            "--method": args.synth_method,
+            "--bins": args.bins,
         },
     )
     cost = publisher.privacy_budget()  # validates every parameter before the data are read

@@ -121,7 +121,7 @@ class Bins:
                 assert isinstance(col, NumericColumn)
                 span = col.upper - col.lower
                 if col.integer and span + 1 <= n_bins:
-                    sizes.append(int(math.floor(span)) + 1)
+                    sizes.append(math.floor(span) + 1)
                     kinds.append("integer")
                 else:
                     sizes.append(n_bins)
@@ -374,7 +374,7 @@ def estimate(
     K = sizes[label] if label is not None else 1
 
     def as3(m: Measurement) -> NDArray[np.float64]:
-        return m.values.reshape((K,) + m.values.shape[-2:])
+        return m.values.reshape((K, *m.values.shape[-2:]))
 
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
