@@ -40,8 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Fisher discriminant and (by default) noisy projections of every row on it (LDA-DP, "
         "Gu et al. 2022; needs --delta and public class counts); laplace, exponential: the "
         "per-record baselines; synth: synthetic rows from noisy marginals under zCDP "
-        "(TableSynthesizer, (ε, δ)-DP). The spend is checked against and recorded in --ledger before "
-        "anything is released; invalid input writes nothing and spends nothing.",
+        "(TableSynthesizer, (ε, δ)-DP). The spend is checked against and recorded in --ledger "
+        "before anything is released; invalid input writes nothing and spends nothing.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("method", choices=METHODS, help="the publishing method")
