@@ -37,8 +37,8 @@ class Mechanism(Protocol):
 
     A mechanism knows what it costs from its parameters alone (``budget``), states what it
     promises (``guarantee``), releases (``randomise``) and describes itself for the ledger
-    (``ledger_details``), so that ``acct.spend(m.budget, mechanism=m.name,
-    **m.ledger_details())`` can be recorded *before* ``m.randomise(...)`` is called.
+    (``event``, ``ledger_details``), so that ``acct.spend(m.event, mechanism=m.name)``
+    can be recorded *before* ``m.randomise(...)`` is called.
     """
 
     @property
@@ -62,6 +62,15 @@ class Mechanism(Protocol):
 
     def ledger_details(self) -> dict[str, Any]:
         """JSON-safe facts about the event (sensitivity, noise scale, relation, ...)."""
+        ...
+
+    @property
+    def event(self) -> Any:
+        """The typed accounting event (:mod:`ppdp.accounting.events`) of one release."""
+        ...
+
+    def privacy_events(self) -> tuple[Any, ...]:
+        """The events one release charges, from the parameters alone."""
         ...
 
 

@@ -12,6 +12,7 @@ from scipy.special import softmax
 
 from ppdp import noise
 from ppdp._validation import check_epsilon, check_option, check_positive
+from ppdp.accounting.events import Exponential, PermuteAndFlip
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import DataValidationError, ParameterTypeError
 from ppdp.random import RandomSource, RandomState, resolve_random_state
@@ -109,6 +110,17 @@ class ExponentialMechanism:
     def budget(self) -> PrivacyBudget:
         """What one selection costs: ``PrivacyBudget(epsilon)``."""
         return PrivacyBudget(self.epsilon)
+
+    @property
+    def event(self) -> Exponential | PermuteAndFlip:
+        """The accounting event (ε-DP selection)."""
+        if self.method == "gumbel":
+            return Exponential(epsilon=self.epsilon)
+        return PermuteAndFlip(epsilon=self.epsilon)
+
+    def privacy_events(self) -> tuple[Exponential | PermuteAndFlip, ...]:
+        """``(self.event,)``."""
+        return (self.event,)
 
     @property
     def guarantee(self) -> Guarantee:

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp import noise
 from ppdp._validation import check_delta, check_epsilon, check_int, check_option, check_positive
+from ppdp.accounting.events import Gaussian as GaussianEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ppdp.mechanisms._base import (
@@ -204,6 +205,22 @@ class GaussianMechanism(AdditiveGridMechanism):
             ),
             details=self.ledger_details(),
         )
+
+    @property
+    def event(self) -> GaussianEvent:
+        """The accounting event: the declared Δ, σ, d and the grid Λ, and the (ε, δ)."""
+        return GaussianEvent(
+            l2_sensitivity=self.sensitivity,
+            sigma=self._scale,
+            dimension=self.dimension,
+            granularity=self._granularity,
+            epsilon=self.epsilon,
+            delta=self.delta,
+        )
+
+    def privacy_events(self) -> tuple[GaussianEvent, ...]:
+        """``(self.event,)``."""
+        return (self.event,)
 
     def variance(self, value: ArrayLike | None = None) -> float:
         """Variance of the noise per coordinate: σ² (grid rounding adds ≈ Λ²/12)."""

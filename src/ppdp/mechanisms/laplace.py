@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp import noise
 from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp.accounting.events import Laplace as LaplaceEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterTypeError
 from ppdp.mechanisms._base import (
@@ -153,6 +154,21 @@ class LaplaceMechanism(AdditiveGridMechanism):
             ),
             details=self.ledger_details(),
         )
+
+    @property
+    def event(self) -> LaplaceEvent:
+        """The accounting event: the declared Δ, the scale b, d and the grid Λ, and ε."""
+        return LaplaceEvent(
+            l1_sensitivity=self.sensitivity,
+            scale=self._scale,
+            dimension=self.dimension,
+            granularity=self._granularity,
+            epsilon=self.epsilon,
+        )
+
+    def privacy_events(self) -> tuple[LaplaceEvent, ...]:
+        """``(self.event,)``."""
+        return (self.event,)
 
     def variance(self, value: ArrayLike | None = None) -> float:
         """Variance of the noise per coordinate: 2b² (grid rounding adds ≈ Λ²/12)."""
