@@ -27,7 +27,13 @@ def _open(path: str) -> Accountant:
         meta = led.metadata["accountant"]
         dataset_id = led.dataset_id
     total = PrivacyBudget(meta["total"]["epsilon"], meta["total"]["delta"])
-    return Accountant.open(path, dataset_id=dataset_id, total=total, relation=meta["relation"])
+    return Accountant.open(
+        path,
+        dataset_id=dataset_id,
+        total=total,
+        relation=meta["relation"],
+        composition=meta.get("composition", "basic"),
+    )
 
 
 def main(argv: list[str]) -> None:

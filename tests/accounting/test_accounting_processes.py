@@ -73,6 +73,40 @@ def test_eight_processes_fifty_spends_each_exactly_three_hundred_accepted(tmp_pa
     assert len({s.entry_hash for s in report.spends}) == 300
 
 
+def test_eight_processes_fifty_spends_each_under_pld_never_exceed_the_target(tmp_path):
+    # Issue 17: the same check-then-append under the write lock, with the composed ε (PLD).
+    pytest.importorskip("dp_accounting")
+    target = PrivacyBudget(1.0, 1e-5)
+    eps = 0.02
+    with Accountant.in_memory(total=target, composition="pld") as probe:
+        fit = probe.fits_count(PrivacyBudget(eps))
+    assert 50 < fit < 400  # more than basic composition's 50, fewer than all 400 tries
+    path = tmp_path / "budget.db"
+    Accountant.open(path, dataset_id="shared", total=target, composition="pld").close()
+    go = tmp_path / "go"
+    procs = [_start("concurrent", path, go, 50, eps) for _ in range(8)]
+    try:
+        for p in procs:
+            _wait_ready(p)
+        go.touch()
+        results = []
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert sum(r["accepted"] for r in results) == fit
+    assert sum(r["rejected"] for r in results) == 400 - fit
+    assert verify(path).length == fit + 1
+    report = budget_report(path)
+    assert report.composition == "pld"
+    assert [s.index for s in report.spends] == list(range(1, fit + 1))
+    assert 0 < report.spent.epsilon <= target.epsilon
+
+
 def test_processes_racing_to_create_one_ledger_share_it(tmp_path):
     path = tmp_path / "new" / "budget.db"
     go = tmp_path / "go"

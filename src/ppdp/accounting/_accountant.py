@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,13 @@ from ppdp.accounting._tally import (
     SpendRecord,
     Tally,
     accountant_metadata,
+    check_composition,
     check_relation,
     dec,
     read_accountant_metadata,
+    read_composition,
 )
+from ppdp.accounting.events import PrivacyEvent, as_event
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import (
     BudgetExceededError,
@@ -51,6 +54,8 @@ __all__ = ["Accountant", "KeyLike", "key_path_for"]
 logger = logging.getLogger(__name__)
 
 KeyLike = Signer | Ed25519PrivateKey | str | os.PathLike[str]
+#: What may be charged: a typed event, several (composed), or a bare (ε, δ).
+Cost = PrivacyEvent | Sequence[PrivacyEvent] | PrivacyBudget
 _RESERVED_EVENTS = {"genesis", SPEND, "revoke", "add-signer"}
 _MAX_KEY_LEN = 256
 
@@ -99,7 +104,7 @@ class Accountant:
     def __init__(self, ledger: Ledger, *, _owns_ledger: bool = True) -> None:
         total, relation = read_accountant_metadata(ledger.metadata)
         self._ledger = ledger
-        self._tally = Tally(total, relation)
+        self._tally = Tally(total, relation, read_composition(ledger.metadata))
         self._lock = threading.RLock()
         self._owns = _owns_ledger
         self._broken: LedgerIntegrityError | None = None
@@ -120,6 +125,7 @@ class Accountant:
         checkpoint: CheckpointLike | None = None,
         busy_timeout: float = 60.0,
         anchor: AnchorLike | None = None,
+        composition: str = "basic",
     ) -> Accountant:
         """Open the budget ledger at ``path``, creating it on first use.
 
@@ -148,11 +154,19 @@ class Accountant:
             afresh. The anchor on record for ``dataset_id`` in
             :meth:`ppdp.ledger.AnchorRegistry.default` is checked too, and a new ledger for
             a dataset with one on record is refused.
+        composition : {"basic", "pld", "rdp"}, default "basic"
+            How spends compose: ``"basic"`` adds ε and δ; ``"pld"`` (privacy loss
+            distributions) and ``"rdp"`` (Rényi DP) compose the typed events tightly with
+            ``dp-accounting`` (``pip install 'ppdp[tight]'``), and then ``total`` is an
+            (ε, δ) target with δ > 0: a spend is refused if the composed ε at that δ would
+            exceed it. Pinned in the genesis entry; it can never change (a ledger written
+            before compositions existed is ``"basic"``).
 
         Raises
         ------
         ParameterError
-            ``dataset_id``, ``total`` or ``relation`` differ from the ledger's, or no key.
+            ``dataset_id``, ``total``, ``relation`` or ``composition`` differ from the
+            ledger's, or no key.
         LedgerIntegrityError
             The ledger fails verification (nothing is read from it), or it is missing while
             an anchor of it exists.
@@ -162,7 +176,12 @@ class Accountant:
             raise ParameterError(f"dataset_id ({dataset_id!r}) must be a non-empty string")
         total = _check_budget("total", total)
         relation = Neighbouring.parse(relation)
+        composition = check_composition(composition, total)
         timeout = check_positive("busy_timeout", busy_timeout)
+        if composition != "basic":
+            from ppdp.accounting._tight import _import
+
+            _import()  # the install hint before anything is created
         registry = AnchorRegistry.default()
         ledger: Ledger | None = None
         if not path.exists():
@@ -174,7 +193,7 @@ class Accountant:
                     signer=signer,
                     dataset_id=dataset_id,
                     purpose="privacy budget",
-                    metadata=accountant_metadata(total, relation),
+                    metadata=accountant_metadata(total, relation, composition),
                     busy_timeout=timeout,
                     anchor_registry=registry,
                 )
@@ -198,7 +217,7 @@ class Accountant:
                 anchor_registry=registry,
             )
         try:
-            _check_matches(ledger, dataset_id, total, relation)
+            _check_matches(ledger, dataset_id, total, relation, composition)
             return cls(ledger)
         except BaseException:
             ledger.close()
@@ -259,15 +278,17 @@ class Accountant:
         dataset_id: str = "in-memory",
         total: PrivacyBudget,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        composition: str = "basic",
     ) -> Accountant:
         """An accountant on an in-memory ledger (same rules; nothing persists)."""
         total = _check_budget("total", total)
         relation = Neighbouring.parse(relation)
+        composition = check_composition(composition, total)
         ledger = Ledger.in_memory(
             signer=Signer.generate("custodian"),
             dataset_id=dataset_id,
             purpose="privacy budget",
-            metadata=accountant_metadata(total, relation),
+            metadata=accountant_metadata(total, relation, composition),
         )
         return cls(ledger)
 
@@ -292,6 +313,11 @@ class Accountant:
     def relation(self) -> Neighbouring:
         """The neighbouring relation of every charge."""
         return self._tally.relation
+
+    @property
+    def composition(self) -> str:
+        """How spends compose: ``"basic"``, ``"pld"`` or ``"rdp"`` (pinned in the ledger)."""
+        return self._tally.composition
 
     @property
     def on_invalid(self) -> str:
@@ -328,19 +354,30 @@ class Accountant:
 
     @property
     def remaining(self) -> PrivacyBudget:
-        """Budget left (rounded down: spending exactly this always fits)."""
+        """Budget left (basic: rounded down, so spending exactly this always fits).
+
+        Under ``"pld"`` / ``"rdp"``: the ε headroom at the total's δ (not additive; ask
+        :meth:`would_exceed` or :meth:`fits_count` about a given event).
+        """
         with self._lock:
             self._refresh()
             return self._tally.remaining
 
-    def would_exceed(self, budget: PrivacyBudget) -> bool:
-        """Whether charging ``budget`` now would overrun the total (nothing is charged)."""
-        budget = _check_budget("budget", budget)
+    def would_exceed(self, budget: Cost) -> bool:
+        """Whether charging ``budget`` (or events) now would overrun the total (nothing charged)."""
+        event = _check_cost("budget", budget)
         with self._lock:
             self._refresh()
-            return not self._tally.fits(budget)
+            return not self._tally.fits(event)
 
-    def check(self, budget: PrivacyBudget, *, mechanism: str = "release") -> None:
+    def fits_count(self, budget: Cost, *, limit: int = 100_000) -> int:
+        """How many more releases costing ``budget`` fit now (at most ``limit``)."""
+        event = _check_cost("budget", budget)
+        with self._lock:
+            self._refresh()
+            return self._tally.fits_count(event, limit=limit)
+
+    def check(self, budget: Cost, *, mechanism: str = "release") -> None:
         """Raise :class:`BudgetExceededError` now if ``budget`` does not fit; charge nothing.
 
         Pipelines call this before they read or validate the data, then validate, then
@@ -348,11 +385,11 @@ class Accountant:
         cannot be afforded never touches the data, and data that fail validation never
         cost budget.
         """
-        budget = _check_budget("budget", budget)
+        event = _check_cost("budget", budget)
         with self._lock:
             self._refresh()
-            if not self._tally.fits(budget):
-                raise self._exceeded(budget, mechanism)
+            if not self._tally.fits(event):
+                raise self._exceeded(event, mechanism)
 
     def history(self) -> list[SpendRecord]:
         """Every charged spend, in ledger order."""
@@ -379,7 +416,7 @@ class Accountant:
 
     def spend(
         self,
-        budget: PrivacyBudget,
+        budget: Cost,
         *,
         mechanism: str,
         idempotency_key: str | None = None,
@@ -396,8 +433,11 @@ class Accountant:
 
         Parameters
         ----------
-        budget : PrivacyBudget
-            The (ε, δ) the release costs; ε must be > 0.
+        budget : PrivacyEvent, sequence of PrivacyEvent, or PrivacyBudget
+            What the release costs: its typed event(s) (:mod:`ppdp.accounting.events`;
+            several are composed), or a bare (ε, δ) with ε > 0 (recorded as an
+            :class:`~ppdp.accounting.events.EpsilonDelta` event). The ledger stores the
+            canonical event.
         mechanism : str
             Name of the mechanism or pipeline.
         idempotency_key : str, optional
@@ -430,8 +470,9 @@ class Accountant:
         LedgerIntegrityError
             The ledger failed verification; nothing is charged and nothing may be released.
         """
-        budget = _check_budget("budget", budget)
-        check_positive("epsilon", budget.epsilon)
+        if isinstance(budget, PrivacyBudget):
+            check_positive("epsilon", budget.epsilon)
+        event = _check_cost("budget", budget)
         if not isinstance(mechanism, str) or not mechanism.strip():
             raise ParameterError(f"mechanism ({mechanism!r}) must be a non-empty string")
         if idempotency_key is not None and (
@@ -453,24 +494,26 @@ class Accountant:
             details = {**details, "allow_seeded": True}
         if "relation" in details:
             check_relation(details.pop("relation"), self.relation)
+        charge = self._tally.charge_for(event)  # UnsupportedEventError before anything
         payload = {
             "mechanism": mechanism,
-            "epsilon": budget.epsilon,
-            "delta": budget.delta,
+            "epsilon": charge.epsilon,
+            "delta": charge.delta,
             "relation": self.relation.value,
             "seeded": seeded,
             "idempotency_key": idempotency_key,
             "details": json_safe(details, name="details"),
-            "composition": "basic",
+            "composition": self.composition,
+            "event": event.to_dict(),
         }
         with self._lock:
             self._check_usable()
             with self._ledger.transaction() as txn:
                 self._fold(txn.entries(self._tally.folded))
                 if idempotency_key is not None and idempotency_key in self._tally.by_key:
-                    return self._replayed(self._tally.by_key[idempotency_key], budget, mechanism)
-                if not self._tally.fits(budget):
-                    raise self._exceeded(budget, mechanism)
+                    return self._replayed(self._tally.by_key[idempotency_key], event, mechanism)
+                if not self._tally.fits(event):
+                    raise self._exceeded(event, mechanism)
                 entry = txn.append(SPEND, payload)
             # The checkpoint step after the commit may already have read later entries of
             # other processes, so look the record up by its index.
@@ -478,7 +521,7 @@ class Accountant:
             record = next(r for r in reversed(self._tally.records) if r.index == entry.index)
         logger.info(
             "charged %s to dataset %r (%s, ledger entry %d)",
-            budget,
+            event.describe(),
             self.dataset_id,
             mechanism,
             record.index,
@@ -565,12 +608,9 @@ class Accountant:
         self._ledger.refresh()
         self._fold(self._ledger.entries(self._tally.folded, refresh=False))
 
-    def _replayed(self, record: SpendRecord, budget: PrivacyBudget, mechanism: str) -> SpendRecord:
-        if (
-            dec(record.epsilon) != dec(budget.epsilon)
-            or dec(record.delta) != dec(budget.delta)
-            or (record.mechanism != mechanism)
-        ):
+    def _replayed(self, record: SpendRecord, event: PrivacyEvent, mechanism: str) -> SpendRecord:
+        assert record.event is not None
+        if record.event.to_dict() != event.to_dict() or record.mechanism != mechanism:
             raise ParameterError(
                 f"idempotency_key ({record.idempotency_key!r}) was already used at ledger entry "
                 f"{record.index} for a different spend ({record.mechanism}, {record.budget}); "
@@ -579,19 +619,35 @@ class Accountant:
         logger.info("idempotent retry of ledger entry %d: nothing charged", record.index)
         return dataclasses.replace(record, replayed=True)
 
-    def _exceeded(self, budget: PrivacyBudget, mechanism: str) -> BudgetExceededError:
+    def _exceeded(self, event: PrivacyEvent, mechanism: str) -> BudgetExceededError:
         t = self._tally
         remaining = t.remaining
         where = (
             f"`ppdp budget show {self.path}`" if self.path is not None else "Accountant.history()"
         )
+        if t.tight:
+            cost = f"{event.describe()}"
+            try:
+                requested = event.budget()
+            except Exception:
+                requested = PrivacyBudget(t.composed_with(event), t.total.delta)
+            detail = (
+                f"composed ε at δ={t.total.delta!r} ({t.composition}) would be "
+                f"{t.composed_with(event)!r} > {t.total.epsilon!r}; spent {t.spent} of {t.total}"
+            )
+        else:
+            requested = event.budget()
+            cost = str(requested)
+            detail = (
+                f"spent {t.spent} of {t.total}, remaining ε={remaining.epsilon!r}, "
+                f"δ={remaining.delta!r}"
+            )
         return BudgetExceededError(
-            f"spend of {budget} for {mechanism!r} would exceed the budget of dataset "
-            f"{self.dataset_id!r}: spent {t.spent} of {t.total}, remaining "
-            f"ε={remaining.epsilon!r}, δ={remaining.delta!r}; nothing was charged. "
+            f"spend of {cost} for {mechanism!r} would exceed the budget of dataset "
+            f"{self.dataset_id!r}: {detail}; nothing was charged. "
             f"Query what remains with Accountant.remaining or {where}.",
             remaining=remaining,
-            requested=budget,
+            requested=requested,
         )
 
 
@@ -604,6 +660,15 @@ def _check_budget(name: str, value: object) -> PrivacyBudget:
     return value
 
 
+def _check_cost(name: str, value: object) -> PrivacyEvent:
+    if not isinstance(value, PrivacyEvent | PrivacyBudget | list | tuple):
+        raise ParameterTypeError(
+            f"{name} ({value!r}) must be a PrivacyBudget or ppdp.accounting.events event(s), "
+            f"not {type(value).__name__}; write PrivacyBudget(epsilon, delta)"
+        )
+    return as_event(value)  # type: ignore[arg-type]
+
+
 def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ParameterTypeError(f"{name} ({value!r}) must be a bool, not {type(value).__name__}")
@@ -611,7 +676,11 @@ def _check_bool(name: str, value: object) -> bool:
 
 
 def _check_matches(
-    ledger: Ledger, dataset_id: str, total: PrivacyBudget, relation: Neighbouring
+    ledger: Ledger,
+    dataset_id: str,
+    total: PrivacyBudget,
+    relation: Neighbouring,
+    composition: str = "basic",
 ) -> None:
     pinned_total, pinned_relation = read_accountant_metadata(ledger.metadata)
     if ledger.dataset_id != dataset_id:
@@ -630,6 +699,12 @@ def _check_matches(
         raise ParameterError(
             f"relation ({relation.value!r}) differs from the ledger's relation "
             f"({pinned_relation.value!r}) at {ledger.path}"
+        )
+    pinned_composition = read_composition(ledger.metadata)
+    if pinned_composition != composition:
+        raise ParameterError(
+            f"composition ({composition!r}) differs from the composition pinned in the ledger "
+            f"({pinned_composition!r}) at {ledger.path}; a ledger's composition never changes"
         )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ppdp.accounting._tally import SpendRecord, Tally, read_accountant_metadata
+from ppdp.accounting._tally import SpendRecord, tally_for
 from ppdp.budget import Neighbouring, PrivacyBudget
 from ppdp.ledger import AnchorRegistry, VerificationReport, verify_entries
 from ppdp.ledger._anchor import AnchorLike
@@ -30,8 +30,10 @@ class BudgetReport:
         The dataset the budget belongs to.
     relation : Neighbouring
         The neighbouring relation of every charge.
+    composition : str
+        ``"basic"``, ``"pld"`` or ``"rdp"``, as pinned in the ledger.
     total, spent, remaining : PrivacyBudget
-        Basic composition; ``remaining`` is rounded down.
+        Under the ledger's composition (see :attr:`ppdp.accounting.Accountant.remaining`).
     spends : tuple of SpendRecord
         Every charge, in ledger order.
     verification : VerificationReport
@@ -41,6 +43,7 @@ class BudgetReport:
     path: Path
     dataset_id: str
     relation: Neighbouring
+    composition: str
     total: PrivacyBudget
     spent: PrivacyBudget
     remaining: PrivacyBudget
@@ -53,7 +56,7 @@ class BudgetReport:
             "path": os.fspath(self.path),
             "dataset_id": self.dataset_id,
             "relation": self.relation.value,
-            "composition": "basic",
+            "composition": self.composition,
             "total": self.total.to_dict(),
             "spent": self.spent.to_dict(),
             "remaining": self.remaining.to_dict(),
@@ -91,14 +94,14 @@ def budget_report(
         anchor=anchor,
         anchor_registry=AnchorRegistry.default(),
     )
-    total, relation = read_accountant_metadata(entries[0].payload["metadata"])
-    tally = Tally(total, relation)
+    tally = tally_for(entries[0].payload["metadata"])
     tally.fold(entries)
     return BudgetReport(
         path=Path(path),
         dataset_id=report.dataset_id,
-        relation=relation,
-        total=total,
+        relation=tally.relation,
+        composition=tally.composition,
+        total=tally.total,
         spent=tally.spent,
         remaining=tally.remaining,
         spends=tuple(tally.records),

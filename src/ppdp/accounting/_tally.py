@@ -20,11 +20,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppdp.accounting.events import COMPOSITIONS, EpsilonDelta, PrivacyEvent, event_from_dict
 from ppdp.budget import Neighbouring, PrivacyBudget
-from ppdp.exceptions import LedgerIntegrityError, ParameterError
+from ppdp.exceptions import LedgerIntegrityError, ParameterError, UnsupportedEventError
 from ppdp.ledger import Entry
 
 __all__ = ["SpendRecord", "Tally", "dec", "float_at_most"]
+
+#: Relative tolerance when *re-verifying* a tight ledger's totals (the composed ε is a float
+#: computation; another machine may round its last bits differently). The accountant
+#: itself admits a spend only if the composed ε is <= the target exactly.
+VERIFY_RTOL = 1e-9
 
 SPEND = "spend"
 ACCOUNTANT_KEY = "accountant"
@@ -62,24 +68,59 @@ def float_at_most(d: decimal.Decimal) -> float:
     return max(x, 0.0)
 
 
-def accountant_metadata(total: PrivacyBudget, relation: Neighbouring) -> dict[str, Any]:
-    """What the genesis entry of a budget ledger pins."""
-    return {
-        ACCOUNTANT_KEY: {
-            "version": 1,
-            "composition": "basic",
-            "total": {"epsilon": total.epsilon, "delta": total.delta},
-            "relation": relation.value,
-        }
+def check_composition(composition: object, total: PrivacyBudget | None = None) -> str:
+    """A composition name, and (for PLD / RDP) a total with a target δ > 0."""
+    if not isinstance(composition, str) or composition not in COMPOSITIONS:
+        allowed = ", ".join(repr(c) for c in COMPOSITIONS)
+        raise ParameterError(f"composition ({composition!r}) must be one of {allowed}")
+    if composition != "basic" and total is not None and total.delta == 0.0:
+        raise ParameterError(
+            f"total ({total}) has no δ: under composition {composition!r} the total is an "
+            "(ε, δ) target; write PrivacyBudget(epsilon, delta) with delta > 0"
+        )
+    return composition
+
+
+def accountant_metadata(
+    total: PrivacyBudget, relation: Neighbouring, composition: str = "basic"
+) -> dict[str, Any]:
+    """What the genesis entry of a budget ledger pins (basic: the same as before issue 17)."""
+    meta: dict[str, Any] = {
+        "version": 1,
+        "composition": composition,
+        "total": {"epsilon": total.epsilon, "delta": total.delta},
+        "relation": relation.value,
     }
+    if composition == "pld":
+        from ppdp.accounting._tight import DISCRETIZATION
+
+        meta["pld"] = {"value_discretization_interval": DISCRETIZATION, "library": "dp-accounting"}
+    elif composition == "rdp":
+        meta["rdp"] = {"orders": "dp-accounting default", "library": "dp-accounting"}
+    return {ACCOUNTANT_KEY: meta}
+
+
+def read_composition(metadata: dict[str, Any]) -> str:
+    """The composition pinned in a budget ledger's genesis entry (``basic`` if none)."""
+    meta = metadata.get(ACCOUNTANT_KEY)
+    if not isinstance(meta, dict):
+        return "basic"
+    value = meta.get("composition", "basic")
+    if value not in COMPOSITIONS:
+        raise ParameterError(
+            f"ledger: its genesis entry pins composition {value!r}, which this version of "
+            "ppdp does not know; upgrade ppdp"
+        )
+    return str(value)
 
 
 def read_accountant_metadata(metadata: dict[str, Any]) -> tuple[PrivacyBudget, Neighbouring]:
     """The total and relation pinned in a budget ledger's genesis entry."""
     meta = metadata.get(ACCOUNTANT_KEY)
     try:
-        if not isinstance(meta, dict) or meta.get("composition") != "basic":
+        if not isinstance(meta, dict):
             raise ValueError
+        read_composition(metadata)
         total = PrivacyBudget(meta["total"]["epsilon"], meta["total"]["delta"])
         relation = Neighbouring.parse(meta["relation"])
     except (ValueError, TypeError, KeyError):
@@ -88,6 +129,12 @@ def read_accountant_metadata(metadata: dict[str, Any]) -> tuple[PrivacyBudget, N
             "accountant total and relation)"
         ) from None
     return total, relation
+
+
+def tally_for(metadata: dict[str, Any]) -> Tally:
+    """A fresh :class:`Tally` for a budget ledger's genesis metadata."""
+    total, relation = read_accountant_metadata(metadata)
+    return Tally(total, relation, read_composition(metadata))
 
 
 @dataclass(frozen=True)
@@ -115,6 +162,9 @@ class SpendRecord:
         accountant can recompute totals later.
     entry_hash : str
         Hex hash of the ledger entry.
+    event : PrivacyEvent
+        The typed event charged (entries written before typed events read as
+        :class:`~ppdp.accounting.events.EpsilonDelta` of their ε and δ).
     replayed : bool
         True when :meth:`Accountant.spend` returned this record for a retried
         ``idempotency_key`` instead of charging again. The first attempt's release may
@@ -132,6 +182,13 @@ class SpendRecord:
     details: dict[str, Any] = field(hash=False, compare=False)
     entry_hash: str = ""
     replayed: bool = field(default=False, compare=False)
+    event: PrivacyEvent | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.event is None:
+            object.__setattr__(
+                self, "event", EpsilonDelta(epsilon=self.budget.epsilon, delta=self.budget.delta)
+            )
 
     @property
     def epsilon(self) -> float:
@@ -155,6 +212,7 @@ class SpendRecord:
             "seeded": self.seeded,
             "idempotency_key": self.idempotency_key,
             "details": dict(self.details),
+            "event": self.event.to_dict() if self.event is not None else None,
             "entry_hash": self.entry_hash,
         }
 
@@ -163,7 +221,8 @@ class SpendRecord:
         """Read a spend entry; a malformed one is an integrity failure at its index."""
         p = entry.payload
         try:
-            if set(p) != {
+            keys = set(p) - {"event"}
+            if keys != {
                 "mechanism",
                 "epsilon",
                 "delta",
@@ -174,6 +233,12 @@ class SpendRecord:
                 "composition",
             }:
                 raise ValueError("unexpected fields")
+            event = None
+            if "event" in p:
+                try:
+                    event = event_from_dict(p["event"])
+                except ParameterError as exc:
+                    raise ValueError(f"event: {exc}") from None
             eps, delta = p["epsilon"], p["delta"]
             if type(eps) is not float or not (math.isfinite(eps) and eps > 0):
                 raise ValueError("epsilon is not a finite float > 0")
@@ -184,7 +249,7 @@ class SpendRecord:
                 raise ValueError("mechanism or idempotency_key has the wrong type")
             if not isinstance(p["seeded"], bool) or not isinstance(p["details"], dict):
                 raise ValueError("seeded or details has the wrong type")
-            if p["composition"] != "basic":
+            if p["composition"] not in COMPOSITIONS:
                 raise ValueError("unknown composition")
             record = cls(
                 entry.index,
@@ -196,6 +261,7 @@ class SpendRecord:
                 key,
                 p["details"],
                 entry.hash.hex(),
+                event=event,
             )
         except (ValueError, TypeError) as exc:
             raise LedgerIntegrityError(
@@ -205,16 +271,24 @@ class SpendRecord:
 
 
 class Tally:
-    """Replays a budget ledger's entries into exact totals (basic composition).
+    """Replays a budget ledger's entries into running totals under its composition.
 
-    Fails closed: a spend with another relation, a repeated idempotency key, or a running
-    total above the ledger's limit is an integrity failure at that entry's index (the
-    accountant never writes such entries, so only a misbehaving signer could have).
+    ``basic``: exact decimal sums of each spend's ε and δ. ``pld`` / ``rdp``: the events
+    composed with ``dp-accounting`` (:mod:`ppdp.accounting._tight`), reported as the
+    composed ε at the total's δ.
+
+    Fails closed: a spend with another relation or composition, a repeated idempotency
+    key, an event the composition cannot take, or a running total above the ledger's
+    limit is an integrity failure at that entry's index (the accountant never writes such
+    entries, so only a misbehaving signer could have).
     """
 
-    def __init__(self, total: PrivacyBudget, relation: Neighbouring) -> None:
+    def __init__(
+        self, total: PrivacyBudget, relation: Neighbouring, composition: str = "basic"
+    ) -> None:
         self.total = total
         self.relation = relation
+        self.composition = check_composition(composition, total)
         self.total_eps = dec(total.epsilon)
         self.total_delta = dec(total.delta)
         self.spent_eps = decimal.Decimal(0)
@@ -222,6 +296,16 @@ class Tally:
         self.records: list[SpendRecord] = []
         self.by_key: dict[str, SpendRecord] = {}
         self.folded = 0
+        self.composer: Any = None
+        if composition != "basic":
+            from ppdp.accounting._tight import make_composer
+
+            self.composer = make_composer(composition, total.delta)
+
+    @property
+    def tight(self) -> bool:
+        """True under ``pld`` or ``rdp``."""
+        return self.composer is not None
 
     def fold(self, entries: list[Entry]) -> None:
         """Account for the next entries (each index must follow the last one folded)."""
@@ -231,15 +315,20 @@ class Tally:
             if entry.index != self.folded:
                 raise LedgerIntegrityError(f"entry {self.folded}: missing", index=self.folded)
             if entry.kind == SPEND:
-                self._spend(SpendRecord.from_entry(entry))
+                self._spend(SpendRecord.from_entry(entry), entry.payload.get("composition"))
             self.folded = entry.index + 1
 
-    def _spend(self, record: SpendRecord) -> None:
+    def _spend(self, record: SpendRecord, composition: object = None) -> None:
         i = record.index
         if record.relation is not self.relation:
             raise LedgerIntegrityError(
                 f"entry {i}: spend for relation {record.relation.value}, ledger is "
                 f"{self.relation.value}",
+                index=i,
+            )
+        if composition is not None and composition != self.composition:
+            raise LedgerIntegrityError(
+                f"entry {i}: spend under composition {composition}, ledger is {self.composition}",
                 index=i,
             )
         key = record.idempotency_key
@@ -249,34 +338,124 @@ class Tally:
                 f"{self.by_key[key].index}",
                 index=i,
             )
-        eps = add(self.spent_eps, dec(record.epsilon))
-        delta = add(self.spent_delta, dec(record.delta))
-        if eps > self.total_eps or delta > self.total_delta:
-            raise LedgerIntegrityError(
-                f"entry {i}: spend takes the total to ε={eps}, δ={delta}, above the ledger's "
-                f"limit ε={self.total_eps}, δ={self.total_delta}",
-                index=i,
-            )
-        self.spent_eps, self.spent_delta = eps, delta
+        event = record.event
+        assert event is not None
+        if self.tight:
+            try:
+                self.composer.add(event)
+            except UnsupportedEventError as exc:
+                raise LedgerIntegrityError(f"entry {i}: {exc}", index=i) from None
+            eps = self.composer.epsilon()
+            if eps > self.total.epsilon * (1.0 + VERIFY_RTOL):
+                raise LedgerIntegrityError(
+                    f"entry {i}: spend takes the composed ε to {eps!r} at δ={self.total.delta!r} "
+                    f"({self.composition}), above the ledger's limit ε={self.total.epsilon!r}",
+                    index=i,
+                )
+        else:
+            try:
+                basic = event.budget()
+            except UnsupportedEventError as exc:
+                raise LedgerIntegrityError(f"entry {i}: {exc}", index=i) from None
+            if dec(basic.epsilon) != dec(record.epsilon) or dec(basic.delta) != dec(record.delta):
+                raise LedgerIntegrityError(
+                    f"entry {i}: the charged (ε, δ) ({record.budget}) is not the event's ({basic})",
+                    index=i,
+                )
+            eps_d = add(self.spent_eps, dec(record.epsilon))
+            delta_d = add(self.spent_delta, dec(record.delta))
+            if eps_d > self.total_eps or delta_d > self.total_delta:
+                raise LedgerIntegrityError(
+                    f"entry {i}: spend takes the total to ε={eps_d}, δ={delta_d}, above the "
+                    f"ledger's limit ε={self.total_eps}, δ={self.total_delta}",
+                    index=i,
+                )
+            self.spent_eps, self.spent_delta = eps_d, delta_d
         self.records.append(record)
         if key is not None:
             self.by_key[key] = record
 
-    def fits(self, budget: PrivacyBudget) -> bool:
-        """Whether ``spent + budget <= total`` in exact decimal arithmetic."""
-        return (
-            add(self.spent_eps, dec(budget.epsilon)) <= self.total_eps
-            and add(self.spent_delta, dec(budget.delta)) <= self.total_delta
+    def charge_for(self, event: PrivacyEvent) -> PrivacyBudget:
+        """The (ε, δ) a spend entry records for ``event``.
+
+        Basic: the event's basic budget. PLD / RDP: the same when the event has one,
+        else ε of the event alone at the target δ (informational: the total is composed).
+        """
+        if self.tight:
+            self.composer.check(event)
+            try:
+                return event.budget()
+            except UnsupportedEventError:
+                return PrivacyBudget(self.composer.epsilon_alone(event), self.total.delta)
+        return event.budget()
+
+    def composed_with(self, event: PrivacyEvent) -> float:
+        """PLD / RDP: the composed ε at the target δ if ``event`` were charged now."""
+        self.composer.check(event)
+        return float(self.composer.epsilon_with(event))
+
+    def fits(self, budget: PrivacyBudget | PrivacyEvent) -> bool:
+        """Whether charging ``budget`` (or an event) keeps the total within the limit.
+
+        Basic: ``spent + budget <= total`` in exact decimal arithmetic. PLD / RDP: the
+        composed ε at the total's δ, with the event, is ``<= total ε``.
+        """
+        event = (
+            budget
+            if isinstance(budget, PrivacyEvent)
+            else EpsilonDelta(epsilon=budget.epsilon, delta=budget.delta)
+            if budget.epsilon > 0
+            else None
         )
+        if self.tight:
+            if event is None:
+                return True
+            return self.composed_with(event) <= self.total.epsilon
+        b = budget.budget() if isinstance(budget, PrivacyEvent) else budget
+        return (
+            add(self.spent_eps, dec(b.epsilon)) <= self.total_eps
+            and add(self.spent_delta, dec(b.delta)) <= self.total_delta
+        )
+
+    def fits_count(self, event: PrivacyEvent, *, limit: int = 100_000) -> int:
+        """How many more copies of ``event`` fit (at most ``limit``); nothing is charged."""
+        if self.tight:
+            self.composer.check(event)
+            from ppdp.accounting._tight import count_fitting
+
+            return count_fitting(self.composer, event, self.total.epsilon, limit=limit)
+        b = event.budget()
+        counts = []
+        for spent, total, part in (
+            (self.spent_eps, self.total_eps, dec(b.epsilon)),
+            (self.spent_delta, self.total_delta, dec(b.delta)),
+        ):
+            if part == 0:
+                continue
+            counts.append(int(_CTX.divide_int(sub(total, spent), part)))
+        return min([limit, *counts])
 
     @property
     def spent(self) -> PrivacyBudget:
-        """Total charged so far (nearest floats of the exact decimal sums)."""
+        """Total charged so far (basic: nearest floats of the exact sums; PLD / RDP: the
+        composed ε at the total's δ, and that δ, once anything is charged)."""
+        if self.tight:
+            if not self.records:
+                return PrivacyBudget(0.0)
+            return PrivacyBudget(self.composer.epsilon(), self.total.delta)
         return PrivacyBudget(float(self.spent_eps), min(float(self.spent_delta), _BELOW_ONE))
 
     @property
     def remaining(self) -> PrivacyBudget:
-        """What is left, rounded down so that spending exactly this always fits."""
+        """What is left, rounded down so that spending exactly this always fits (basic).
+
+        PLD / RDP: the ε headroom at the total's δ, ``total ε − composed ε``, with the
+        total's δ. It is not additive: whether an event fits is decided by composing it.
+        """
+        if self.tight:
+            eps = self.composer.epsilon() if self.records else 0.0
+            head = sub(self.total_eps, dec(eps)) if eps <= self.total.epsilon else 0
+            return PrivacyBudget(float_at_most(decimal.Decimal(head)), self.total.delta)
         return PrivacyBudget(
             float_at_most(sub(self.total_eps, self.spent_eps)),
             float_at_most(sub(self.total_delta, self.spent_delta)),

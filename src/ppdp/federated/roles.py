@@ -1142,15 +1142,14 @@ class DataOwner(_Party):
         entries = self.replica.entries()
         if not entries:
             return
-        from ppdp.accounting._tally import Tally, read_accountant_metadata
+        from ppdp.accounting._tally import tally_for
 
         genesis = entries[0]
         if set(genesis.payload.get("signers", {})) < set(self.keys):
             raise LedgerIntegrityError(
                 "the publishing ledger does not pin every party of the round", index=0
             )
-        total, relation = read_accountant_metadata(genesis.payload.get("metadata", {}))
-        tally = Tally(total, relation)
+        tally = tally_for(genesis.payload.get("metadata", {}))
         tally.fold(entries)  # raises LedgerIntegrityError on any overspend
         for e in entries:
             if e.kind != "spend":
