@@ -510,13 +510,18 @@ def fit_joint(
 ) -> JointModel:
     """The maximum-entropy table whose margins best match the noisy ones (post-processing).
 
-    Each noisy table is first projected onto ``{≥ 0, Σ = n}`` (``n`` public); then
+    Each noisy table is first projected onto ``{≥ 0, Σ = n}`` (``n`` public) and floored
+    at a millionth of its mean cell; then
     iterative proportional fitting from the uniform table, ``sweeps`` passes over them.
     """
     shape = tuple(sizes)
     targets = []
     for m in measurements:
         flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
+        # A floor keeps every cell reachable: with exact zeros, two tables that disagree
+        # on where the mass lies would drive the whole table to zero.
+        flat = flat + 1e-6 * n / flat.size
+        flat *= n / flat.sum()
         targets.append((m.clique, flat.reshape(m.values.shape)))
     P = np.full(shape, n / float(np.prod(shape)))
     axes = range(len(shape))
@@ -536,6 +541,8 @@ def sample_joint(model: JointModel, n: int, source: RandomSource) -> NDArray[np.
     """``n`` coded rows drawn independently from the fitted table (post-processing)."""
     flat = model.counts.ravel()
     cdf = np.cumsum(flat)
+    if not cdf[-1] > 0:  # pragma: no cover - the floor keeps the table positive
+        cdf = np.arange(1.0, flat.size + 1.0)
     cdf /= cdf[-1]
     u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
     idx = np.minimum(np.searchsorted(cdf, u, side="right"), flat.size - 1)
