@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import numpy as np
 import pytest
 
 from ppdp.cli import main
 from ppdp.datasets import load_adult
+from ppdp.exceptions import LowUtilityWarning
 
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
@@ -180,3 +182,76 @@ def test_bad_model_input_is_one_line_exit_2(files, model, tmp_path, capsys, extr
 def test_a_table_needs_original_and_schema(files, tmp_path, capsys):
     argv = ["report", str(files / "lap.csv"), "--schema", str(files / "adult.json")]
     _bad(files, tmp_path, argv, capsys, "--original is required")
+
+
+def test_an_unwritable_or_missing_output_folder_is_refused(files, tmp_path, capsys, monkeypatch):
+    import ppdp._io
+
+    argv = _report(files, "same.csv")
+    assert main([*argv, "-o", str(tmp_path / "nowhere" / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist" in err
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(ppdp._io.tempfile, "mkstemp", refuse)  # root ignores chmod
+    assert main([*argv, "-o", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write" in err and "Permission denied" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def projection(files):
+    out = files / "proj.csv"
+    argv = [
+        "publish", "lda-projection", str(files / "orig.csv"), "--schema", str(files / "adult.json"),
+        "--epsilon", "0.5", "--delta", "1e-6", "-o", str(out), "-q", "--seed", "3",
+        "--class-counts", _class_counts(files),
+    ]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LowUtilityWarning)  # the point of this release
+        assert main(argv) == 0
+    return out
+
+
+def _class_counts(files):
+    import pandas as pd
+
+    counts = pd.read_csv(files / "orig.csv")["income"].value_counts()
+    return f"{counts['<=50K']},{counts['>50K']}"
+
+
+def test_an_lda_projection_release_is_reported(files, projection, tmp_path, capsys):
+    out, js = tmp_path / "p.html", tmp_path / "p.json"
+    capsys.readouterr()
+    argv = _report(files, "proj.csv", "--holdout", str(files / "test.csv"))
+    assert main([*argv, "-o", str(out), "--json", str(js)]) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.startswith("verdict: no better than the trivial baseline (the released rows")
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert data["kind"] == "lda-projection"
+    assert data["release_info"]["method"] == "lda-projection"
+    assert data["ml_utility"]["n_test"] == 500
+    assert data["ml_utility"]["direction"]["auc"] > 0.6
+    assert "Quality report of an LDA projection release" in out.read_text(encoding="utf-8")
+
+
+def test_an_lda_projection_release_needs_its_sidecar(files, projection, tmp_path, capsys):
+    rel = tmp_path / "p.csv"
+    rel.write_bytes(projection.read_bytes())
+    out = tmp_path / "bad.html"
+    argv = [
+        "report", str(rel), "--original", str(files / "orig.csv"),
+        "--schema", str(files / "adult.json"), "-o", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "looks like an LDA projection release" in err
+    assert not out.exists()
+
+
+def test_an_lda_projection_report_refuses_another_target(files, projection, tmp_path, capsys):
+    argv = _report(files, "proj.csv", "--target", "sex")
+    _bad(files, tmp_path, argv, capsys, "not the schema's label")

@@ -96,7 +96,9 @@ def test_the_html_is_self_contained_with_banner_and_verdict(same_report, tmp_pat
     for ref in re.findall(r"""(?:xlink:)?href\s*=\s*["']([^"']*)""", text):
         assert ref.startswith(("data:", "#")), ref
     assert "<script" not in text
-    assert text.count("<svg") == len(same_report.columns) + 3
+    # a marginal per column, 3 correlation maps, 3 Cramér's V maps, the ROC curves
+    assert text.count("<svg") == len(same_report.columns) + 3 + 3 + 1
+    assert "Cramér's V" in text and "ROC curves" in text and "gradient-boosted trees" in text
     assert "For the custodian only" in text
     assert "not itself differentially private" in text
     assert "costs no privacy budget" in text
@@ -214,3 +216,85 @@ def test_a_model_as_good_as_the_real_one_is_useful(adult):
     assert json.loads(report.to_json())["ml_utility"]["lift"] > 0.9
     with pytest.raises(DataValidationError, match="no column 'income'"):
         model_report(mf, test.drop(columns="income"))
+
+
+def test_cramers_v_matches_scipy(adult):
+    from scipy.stats.contingency import association
+
+    from ppdp.data.columns import CategoricalColumn
+    from ppdp.evaluate.report import _cramers_v
+
+    df, schema = adult
+    cats = [c for c in schema.columns if isinstance(c, CategoricalColumn)][:4]
+    V = _cramers_v(df, cats)
+    assert np.allclose(np.diag(V), 1.0) and np.allclose(V, V.T)
+    for i in range(len(cats)):
+        for j in range(i + 1, len(cats)):
+            table = pd.crosstab(df[cats[i].name], df[cats[j].name]).to_numpy()
+            want = association(table, method="cramer", correction=False)
+            assert V[i, j] == pytest.approx(want, rel=1e-9), (cats[i].name, cats[j].name)
+
+
+def test_cramers_v_of_a_copy_and_of_independent_columns():
+    from ppdp.data.columns import CategoricalColumn
+    from ppdp.evaluate.report import _cramers_v
+
+    rng = np.random.default_rng(0)
+    a = rng.choice(["x", "y", "z"], 20_000)
+    df = pd.DataFrame({"a": a, "b": a, "c": rng.choice(["u", "v"], 20_000)})
+    cats = [CategoricalColumn("a", ("x", "y", "z")), CategoricalColumn("b", ("x", "y", "z")),
+            CategoricalColumn("c", ("u", "v"))]  # fmt: skip
+    V = _cramers_v(df, cats)
+    assert V[0, 1] == pytest.approx(1.0)
+    # independent: n·V²·(min − 1) is chi-square with 2 d.o.f.; V < 0.025 fails with p ≈ 4e-6
+    assert V[0, 2] < 0.025 and V[1, 2] < 0.025
+
+
+def test_the_report_has_cramers_v_maps_and_both_classifiers(same_report, adult):
+    names = same_report.categorical_names
+    assert names[-1] == "income" and "sex" in names
+    assert np.allclose(same_report.cramers_original, same_report.cramers_release)
+    assert set(same_report.ml["models"]) == {"logistic regression", "gradient-boosted trees"}
+    df, schema = adult
+    train, test = df.iloc[:2000], df.iloc[2000:]
+    ml = quality_report(train, train, schema, holdout=test, target="income").ml
+    hgb = ml["models"]["gradient-boosted trees"]
+    assert hgb["release"] == hgb["real"]  # an equal release, a fixed seed: the same trees
+    assert hgb["release"]["auc"] > 0.8 and hgb["lift"] == pytest.approx(1.0)
+    data = json.loads(same_report.to_json())
+    assert len(data["cramers_v"]["columns"]) == len(names)
+    assert data["cramers_v"]["max_abs_difference"] == 0.0
+
+
+def test_the_roc_points_integrate_to_the_auc(same_report):
+    for model in same_report.ml["models"].values():
+        roc = model["release"]["roc"]
+        fpr, tpr = np.asarray(roc["fpr"]), np.asarray(roc["tpr"])
+        assert fpr[0] == 0 and fpr[-1] == 1 and tpr[-1] == pytest.approx(1.0)
+        assert np.all(np.diff(tpr) >= 0)
+        area = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
+        assert area == pytest.approx(model["release"]["auc"], abs=0.02)
+
+
+def test_roc_points_of_a_perfect_and_a_reversed_score():
+    from ppdp.evaluate.report import roc_curve_points
+
+    y = np.array([0, 0, 1, 1], dtype=bool)
+    good = roc_curve_points(y, np.array([0.1, 0.2, 0.8, 0.9]), n=5)
+    assert good["fpr"] == [0.0, 0.0, 0.25, 0.5, 0.75, 1.0]
+    assert good["tpr"] == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0]  # all positives before any negative
+    bad = roc_curve_points(y, np.array([0.9, 0.8, 0.2, 0.1]), n=5)
+    assert bad["tpr"] == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_a_large_table_is_sampled_for_association_and_classifiers(adult, monkeypatch):
+    import ppdp.evaluate.report as rep
+
+    df, schema = adult
+    monkeypatch.setattr(rep, "MAX_ROWS", 1000)
+    report = quality_report(df, df, schema, target="income")
+    assert report.ml["n_train_release"] == 1000
+    assert report.ml["n_test"] == 900  # 30 % of 3,000 rows
+    assert any("sample of at most 1,000 rows" in n for n in report.notes)
+    assert report.n_release == len(df)  # the marginals use every row
+    assert all(c["tv"] == 0 for c in report.columns)

@@ -27,8 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "release",
         metavar="RELEASE",
-        help="the released table (.csv/.parquet), or a model file from 'ppdp train' (.json: "
-        "then --holdout is required and --original optional)",
+        help="the released table (.csv/.parquet; an LDA projection release is recognised by "
+        "its guarantee file), or a model file from 'ppdp train' (.json: then --holdout is "
+        "required and --original optional)",
     )
     parser.add_argument(
         "--original",
@@ -54,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="COL",
         default=None,
         help="a categorical column (or the label) to predict; the verdict then rests on "
-        "the classifier; None means on the column marginals",
+        "the classifier; None means on the column marginals (an LDA projection release: "
+        "always the label)",
     )
     parser.add_argument(
         "-o", "--output", required=True, metavar="REPORT.html", help="the HTML report"
@@ -87,18 +89,14 @@ def _sidecar(release: Path) -> tuple[Path, dict[str, Any] | None]:
             f"the release's guarantee file {str(side)!r} holds no guarantee; restore it or "
             "move it away to report without a guarantee"
         )
-    if data.get("method") == "lda-projection":
-        raise ParameterError(
-            "ppdp report does not yet cover LDA projection releases; it reports released tables"
-        )
     return side, data
 
 
 def _run(args: argparse.Namespace) -> int:
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
-    from ppdp.evaluate.report import import_matplotlib, quality_report
-    from ppdp.exceptions import ParameterError
+    from ppdp.evaluate.report import import_matplotlib, lda_projection_report, quality_report
+    from ppdp.exceptions import DataValidationError, ParameterError
 
     import_matplotlib()  # before anything is read: one line naming the extra
     if args.release.lower().endswith(".json"):
@@ -106,10 +104,11 @@ def _run(args: argparse.Namespace) -> int:
     for flag, value in (("--original", args.original), ("--schema", args.schema)):
         if value is None:
             raise ParameterError(f"{flag} is required to report a released table")
-    if args.holdout is not None and args.target is None:
-        raise ParameterError("--holdout is only used with --target COL: give the column to predict")
     release_path = Path(args.release)
     side, sidecar = _sidecar(release_path)
+    lda = sidecar is not None and sidecar.get("method") == "lda-projection"
+    if args.holdout is not None and args.target is None and not lda:
+        raise ParameterError("--holdout is only used with --target COL: give the column to predict")
     inputs = [
         ("release", args.release),
         ("release's guarantee file", side),
@@ -125,9 +124,21 @@ def _run(args: argparse.Namespace) -> int:
     holdout = (
         None if args.holdout is None else read_table(args.holdout, sep=sep, encoding=args.encoding)
     )
-    report = quality_report(
-        original, release, schema, holdout=holdout, target=args.target, guarantee=sidecar
-    )
+    if lda:
+        assert sidecar is not None
+        report = lda_projection_report(
+            original, release, schema, sidecar, holdout=holdout, target=args.target
+        )
+    else:
+        head = [str(c) for c in release.columns][:2]
+        if sidecar is None and (head[:1] == ["lda_1"] or head == ["feature", "lda_1"]):
+            raise DataValidationError(
+                f"{args.release!r} looks like an LDA projection release but its guarantee file "
+                f"({side}) is missing: it holds the direction; restore it"
+            )
+        report = quality_report(
+            original, release, schema, holdout=holdout, target=args.target, guarantee=sidecar
+        )
     _write(args, report)
     if sidecar is None:
         print(f"note: no guarantee file ({side}); the report says so")

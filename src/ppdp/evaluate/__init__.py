@@ -11,7 +11,8 @@ publish next to a release.
   rows, and the BA/LA reference lines (scikit-learn, the ``learn`` extra).
 * :func:`quality_report`: a custodian's report of a released table against the private
   table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON;
-  :func:`model_report`: the same verdict for a private model file on held-out rows.
+  :func:`model_report`: the same verdict for a private model file on held-out rows;
+  :func:`lda_projection_report`: for an LDA projection release (direction and rows).
 * :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
   distributions on fixed public cells.
 """
@@ -35,6 +36,7 @@ from ppdp.evaluate.report import (
     THRESHOLDS,
     VERDICTS,
     QualityReport,
+    lda_projection_report,
     model_report,
     quality_report,
 )
@@ -52,6 +54,7 @@ __all__ = [
     "entropy",
     "frobenius_error",
     "kl_divergence",
+    "lda_projection_report",
     "lowest_achievable",
     "model_report",
     "mse",

@@ -61,10 +61,22 @@ def _svg(fig: Any) -> str:
     return text
 
 
-def _figure(width: float, height: float) -> Any:
+def _figure(
+    width: float, height: float, margins: tuple[float, float, float, float] = (0.6, 0.2, 0.5, 0.15)
+) -> Any:
+    """A figure with fixed margins in inches (left, right, bottom, top).
+
+    Fixed margins instead of a layout engine: measuring every tick label for a constrained
+    layout took about half of the report's drawing time.
+    """
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height))
+    left, right, bottom, top = margins
+    fig.subplots_adjust(
+        left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height
+    )
+    return fig
 
 
 def _marginal_svg(col: dict[str, Any]) -> str:
@@ -72,7 +84,8 @@ def _marginal_svg(col: dict[str, Any]) -> str:
     n = max(p.size, q.size)
     p = np.pad(p, (0, n - p.size))
     q = np.pad(q, (0, n - q.size))
-    fig = _figure(5.0, 2.6)
+    rotated = col["type"] != "numeric" and n > 4
+    fig = _figure(5.0, 2.6 + (0.6 if rotated else 0.0), (0.6, 0.1, 1.0 if rotated else 0.4, 0.1))
     ax = fig.add_subplot()
     x = np.arange(n)
     if col["type"] == "numeric":
@@ -95,23 +108,25 @@ def _marginal_svg(col: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool) -> str:
+def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool, positive: bool = False) -> str:
     k = len(names)
-    size = min(9.0, 2.5 + 0.16 * k)
-    fig = _figure(size, size * 0.9)
+    size = min(9.0, 2.5 + 0.16 * k) if not positive else min(6.0, 3.0 + 0.2 * k)
+    fs = 8 if k <= 20 else 6 if k <= 45 else 4
+    label = 0.3 + 0.075 * fs / 8 * 22 * (0.75 if fs < 8 else 1.0)  # 22 characters of labels
+    fig = _figure(size + 1.0, size * 0.9 + 0.3, (label, 1.1, label, 0.35))
     ax = fig.add_subplot()
     lim = max(float(np.max(np.abs(C))), 1e-9) if diff else 1.0
-    mesh = ax.imshow(
-        C, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest", extent=(0, k, k, 0)
-    )
-    fs = 8 if k <= 20 else 6 if k <= 45 else 4
+    cmap, lo = ("Blues", 0.0) if positive and not diff else ("RdBu_r", -lim)
+    mesh = ax.imshow(C, cmap=cmap, vmin=lo, vmax=lim, interpolation="nearest", extent=(0, k, k, 0))
     short = [n if len(n) <= 22 else n[:21] + "…" for n in names]
     ax.set_xticks(np.arange(k) + 0.5)
     ax.set_xticklabels(short, rotation=90, fontsize=fs)
     ax.set_yticks(np.arange(k) + 0.5)
     ax.set_yticklabels(short, fontsize=fs)
     ax.set_title(title, fontsize=10)
-    fig.colorbar(mesh, ax=ax, shrink=0.7)
+    cax = fig.add_axes((1 - 0.95 / fig.get_figwidth(), 0.25, 0.15 / fig.get_figwidth(), 0.5))
+    fig.colorbar(mesh, cax=cax)
+    cax.tick_params(labelsize=7)
     return _svg(fig)
 
 
@@ -169,28 +184,96 @@ def _guarantee_html(r: QualityReport) -> str:
     return "".join(parts)
 
 
-def _ml_html(ml: dict[str, Any], subject: str = "the release") -> str:
-    def row(name: str, d: dict[str, Any]) -> str:
-        auc = d["auc"]
-        auc_s = "–" if auc is None or not np.isfinite(auc) else f"{auc:.3f}"
-        return f"<tr><td>{name}</td><td>{d['accuracy']:.3f}</td><td>{auc_s}</td></tr>"
+def _ml_row(name: str, d: dict[str, Any] | None) -> str:
+    if d is None:
+        return ""
+    auc = d["auc"]
+    auc_s = "–" if auc is None or not np.isfinite(auc) else f"{auc:.3f}"
+    return f"<tr><td>{name}</td><td>{d['accuracy']:.3f}</td><td>{auc_s}</td></tr>"
 
-    lift = ml["lift"]
-    return (
-        f"<p>Predicting <code>{escape(ml['target'])}</code> with {escape(ml['model'])}, "
-        f"tested on {escape(ml['test'])}.</p>"
-        "<table><tr><th>trained on</th><th>accuracy</th><th>AUC</th></tr>"
-        + row(subject, ml["release"])
-        + row("the real data", ml["real"])
-        + row(f"nothing (majority class: {escape(str(ml['majority']['class']))})", ml["majority"])
-        + "</table>"
-        + (
-            f"<p>{subject[0].upper() + subject[1:]} keeps <strong>{lift:.0%}</strong> "
-            "of the real data's AUC gain over chance (AUC − 0.5).</p>"
-            if lift is not None
-            else ""
+
+def _ml_html(ml: dict[str, Any], subject: str = "the release") -> str:
+    maj = f"nothing (majority class: {escape(str(ml['majority']['class']))})"
+    curves: list[tuple[str, dict[str, Any] | None, str, str]] = []
+    if "models" in ml:  # a table: logistic regression and gradient-boosted trees
+        rows = ""
+        for (model, d), dash in zip(ml["models"].items(), ("-", "--"), strict=False):
+            rows += _ml_row(f"{subject}, {escape(model)}", d["release"])
+            curves.append((f"{subject}, {model}", d["release"].get("roc"), _REL, dash))
+        for (model, d), dash in zip(ml["models"].items(), ("-", "--"), strict=False):
+            rows += _ml_row(f"the real data, {escape(model)}", d["real"])
+            curves.append((f"the real data, {model}", d["real"].get("roc"), _REAL, dash))
+        intro = (
+            f"<p>Predicting <code>{escape(ml['target'])}</code> with logistic regression and "
+            "gradient-boosted trees (scikit-learn: <code>LogisticRegression</code> and "
+            "<code>HistGradientBoostingClassifier</code>, default settings, fixed seed), "
+            f"tested on {escape(ml['test'])}. The verdict rests on logistic regression.</p>"
         )
+    elif "direction" in ml:  # an LDA projection release
+        rows = _ml_row(
+            "the released rows (cross-fitted on two halves, each with its row's label)",
+            ml.get("released_rows"),
+        )
+        rows += _ml_row(
+            "the released direction (exact projections of the original rows)", ml["direction"]
+        )
+        rows += _ml_row("the real data, every feature", ml["real"])
+        if ml.get("released_rows") is not None:
+            curves.append(("the released rows", ml["released_rows"].get("roc"), _REL, "-"))
+        curves.append(("the released direction", ml["direction"].get("roc"), _REL, "--"))
+        curves.append(("the real data", ml["real"].get("roc"), _REAL, "-"))
+        intro = (
+            f"<p>Predicting <code>{escape(ml['target'])}</code> with {escape(ml['model'])}, "
+            f"tested on {escape(ml['test'])}.</p>"
+        )
+    else:  # a private model
+        rows = _ml_row(subject, ml["release"]) + _ml_row("the real data", ml["real"])
+        curves.append((subject, ml["release"].get("roc"), _REL, "-"))
+        intro = (
+            f"<p>Predicting <code>{escape(ml['target'])}</code> with {escape(ml['model'])}, "
+            f"tested on {escape(ml['test'])}.</p>"
+        )
+    lift = ml["lift"]
+    table = (
+        "<div class='scroll'><table><tr><th>trained on</th><th>accuracy</th><th>AUC</th></tr>"
+        + rows
+        + _ml_row(maj, ml["majority"])
+        + "</table></div>"
     )
+    keeps = (
+        f"<p>{subject[0].upper() + subject[1:]} keeps <strong>{lift:.0%}</strong> "
+        "of the real data's AUC gain over chance (AUC − 0.5).</p>"
+        if lift is not None
+        else ""
+    )
+    drawn = [c for c in curves if c[1] is not None]
+    roc = (
+        "<h3>ROC curves</h3><p class='note'>True-positive against false-positive rate on the "
+        "test rows as the decision threshold moves (positive: the second declared class); the "
+        "diagonal is guessing. The area under a curve is its AUC.</p>"
+        f"<div class='fig'>{_roc_svg(drawn)}</div>"
+        if drawn
+        else ""
+    )
+    return intro + table + keeps + roc
+
+
+def _roc_svg(curves: list[tuple[str, Any, str, str]]) -> str:
+    fig = _figure(4.6, 3.6, (0.6, 0.2, 0.5, 0.15))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color="#999", lw=1, ls=":", label="chance")
+    for name, roc, color, dash in curves:
+        ax.plot(roc["fpr"], roc["tpr"], color=color, ls=dash, lw=1.6, label=name)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("false-positive rate", fontsize=8)
+    ax.set_ylabel("true-positive rate", fontsize=8)
+    ax.legend(frameon=False, fontsize=7, loc="lower right")
+    ax.tick_params(labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig)
 
 
 def _columns_html(r: QualityReport) -> str:
@@ -238,6 +321,9 @@ def render(r: QualityReport) -> str:
     t = THRESHOLDS
     if r.kind == "model":
         return _page(r, _model_body(r))
+    if r.kind == "lda-projection":
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
+            return _page(r, _lda_body(r))
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
         columns = _columns_html(r)
         names = r.feature_names
@@ -253,6 +339,23 @@ def render(r: QualityReport) -> str:
             )
             + "</div>"
         )
+        cats = r.categorical_names
+        cramer = (
+            "<div class='grid'>"
+            + "".join(
+                f"<div class='fig'>{_heat_svg(C, cats, title, diff=diff, positive=True)}</div>"
+                for C, title, diff in (
+                    (r.cramers_original, "real", False),
+                    (r.cramers_release, "released", False),
+                    (r.cramers_release - r.cramers_original, "released − real", True),
+                )
+            )
+            + "</div>"
+            if len(cats) > 1
+            else "<p class='note'>Fewer than two categorical columns: no Cramér's V map.</p>"
+        )
+        cv_diff = np.abs(r.cramers_release - r.cramers_original)
+        cv_max = float(cv_diff.max()) if cv_diff.size else 0.0
     notes = "".join(f"<li>{escape(n)}</li>" for n in r.notes)
     ml = (
         _ml_html(r.ml)
@@ -277,11 +380,18 @@ the declared bounds. A large share of released values exactly at a bound is the 
 noise that was clipped.</p>
 {columns}
 <h2>Pairwise association</h2>
+<h3>Correlation</h3>
 <p class="note">Pearson correlation of the encoded columns (numeric columns scaled to [0, 1]
 by their bounds, one indicator per category), in the real data, in the release, and the
 difference. Mean absolute difference {r.corr_mean_abs_diff:.3f}, largest
 {r.corr_max_abs_diff:.3f}.</p>
 {heat}
+<h3>Cramér's V of the categorical columns</h3>
+<p class="note">The strength of association of every pair of categorical columns (the label
+included): 0 for independent columns, 1 when one determines the other, in the real data, in
+the release, and the difference (largest absolute difference {cv_max:.3f}). Values outside
+the declared categories are left out.</p>
+{cramer}
 {_how(t)}
 </ul>
 """
@@ -307,6 +417,93 @@ def _model_body(r: QualityReport) -> str:
 {_how(THRESHOLDS)}
 <li>For a model, the private model itself takes the place of the classifier trained on the
 release.</li>
+</ul>
+"""
+
+
+def _projection_svg(h: dict[str, Any]) -> str:
+    edges = np.asarray(h["edges"])
+    fig = _figure(5.0, 2.8, (0.6, 0.15, 0.5, 0.1))
+    ax = fig.add_subplot()
+    width = edges[1] - edges[0]
+    palette = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+    for c, name in enumerate(h["classes"]):
+        color = palette[c % len(palette)]
+        ax.bar(
+            edges[:-1],
+            h["exact"][c],
+            width=width,
+            align="edge",
+            color=color,
+            alpha=0.35,
+            label=f"{name}: exact",
+        )
+        if h["released"] is not None:
+            q = np.asarray(h["released"][c])
+            ax.step(
+                edges,
+                np.append(q, q[-1]),
+                where="post",
+                color=color,
+                lw=1.6,
+                label=f"{name}: released",
+            )
+    ax.set_xlim(edges[0], edges[-1])
+    ax.set_xlabel("projection on the first released direction", fontsize=8)
+    ax.set_ylabel("share of the class's rows", fontsize=8)
+    ax.legend(frameon=False, fontsize=7)
+    ax.tick_params(labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig)
+
+
+def _lda_body(r: QualityReport) -> str:
+    lda = r.lda or {}
+    ml = r.ml or {}
+    notes = "".join(f"<li>{escape(n)}</li>" for n in r.notes)
+    h = lda.get("histogram")
+    rows = (
+        ""
+        if h is None or h["released"] is None
+        else (
+            " Solid lines: the released (noisy) projections of the same rows; where they spread "
+            "far beyond the exact ones, the noise swamps the signal."
+        )
+    )
+    fig = (
+        "<h2>Projections</h2><p class='note'>Shaded: the exact projections of the original rows "
+        f"on the first released direction, per class.{rows} The range shown holds 99 % of the "
+        "values; the rest are counted in the end bins.</p>"
+        f"<div class='fig'>{_projection_svg(h)}</div>"
+        if h is not None
+        else ""
+    )
+    dlift = ml.get("direction_lift")
+    direction = (
+        f"<p>The released direction keeps <strong>{dlift:.0%}</strong> of the real data's AUC "
+        "gain over chance.</p>"
+        if dlift is not None and ml.get("released_rows") is not None
+        else ""
+    )
+    return f"""
+{_head(r, "an LDA projection release")}
+<p class="note">Release: {escape(str(lda.get("release")))}, {lda.get("n_components")}
+direction(s) over {lda.get("n_features")} encoded features. Original: {r.n_original:,} rows.</p>
+{f"<ul class='note'>{notes}</ul>" if notes else ""}
+<h2>Guarantee</h2>
+{_guarantee_html(r)}
+<h2>Machine-learning utility</h2>
+{_ml_html(ml, ml.get("subject", "the release"))}
+{direction}
+{fig}
+{_how(THRESHOLDS)}
+<li>For an LDA projection release, the released rows take the place of the release:
+logistic regression on their projections, each with its original row's label, trained on one
+random half of the released rows and tested on the other, and the other way round (what a
+recipient who knew some labels could predict of the others). Without released rows the
+released direction does: logistic regression on the exact projections of the original rows,
+tested on the held-out rows.</li>
 </ul>
 """
 

@@ -49,6 +49,7 @@ __all__ = [
     "VERDICTS",
     "QualityReport",
     "import_matplotlib",
+    "lda_projection_report",
     "model_report",
     "quality_report",
 ]
@@ -80,8 +81,9 @@ THRESHOLDS: dict[str, float] = {
 
 #: Bins of a numeric column's histogram (equal widths over the declared bounds).
 N_BINS = 20
-#: Rows the logistic regressions are trained on at most (a seeded sample beyond that).
-MAX_TRAIN_ROWS = 200_000
+#: Rows of each table the classifiers and the association maps use at most (a seeded sample
+#: beyond that, stated in the report); the marginals and bound shares use every row.
+MAX_ROWS = 100_000
 #: Share of the original table held out for testing when no holdout is given.
 TEST_SHARE = 0.3
 _SEED = 0
@@ -230,11 +232,106 @@ def _corr(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.clip(C, -1.0, 1.0)
 
 
+def _cramers_v(df: pd.DataFrame, cats: list[CategoricalColumn]) -> NDArray[np.float64]:
+    """Cramér's V of every pair of categorical columns (declared categories only).
+
+    ``V = sqrt(χ² / (n · (min(r, c) − 1)))`` over the contingency table of the pair, where r
+    and c count the categories that occur; 0 when either column has a single category. The
+    diagonal is 1 for a column with two or more categories, else 0.
+    """
+    codes = []
+    for col in cats:
+        cells = [str(c) for c in col.categories]
+        codes.append(pd.Categorical(df[col.name].astype(str), categories=cells).codes)
+    k = len(cats)
+    V = np.zeros((k, k))
+    for i in range(k):
+        a = codes[i]
+        V[i, i] = 1.0 if np.unique(a[a >= 0]).size > 1 else 0.0
+        for j in range(i + 1, k):
+            b = codes[j]
+            ok = (a >= 0) & (b >= 0)
+            na, nb = len(cats[i].categories), len(cats[j].categories)
+            table = np.bincount(a[ok] * nb + b[ok], minlength=na * nb).reshape(na, nb)
+            table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
+            n = table.sum()
+            m = min(table.shape) - 1
+            if m < 1 or n == 0:
+                continue
+            expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
+            chi2 = float(((table - expected) ** 2 / expected).sum())
+            V[i, j] = V[j, i] = min(1.0, math.sqrt(chi2 / (n * m)))
+    return V
+
+
 # ---------------------------------------------------------------------------- ML utility
-def _sample(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    if n <= MAX_TRAIN_ROWS:
+#: The classifiers of the ML utility, by key: the verdict rests on the first.
+MODELS: dict[str, str] = {
+    "logreg": "logistic regression",
+    "hgb": "gradient-boosted trees",
+}
+#: Points of a stored ROC curve (the false-positive rates are a fixed grid).
+ROC_POINTS = 101
+
+
+def _sample(n: int, rng: np.random.Generator, cap: int | None = None) -> NDArray[np.int64]:
+    cap = MAX_ROWS if cap is None else cap
+    if n <= cap:
         return np.arange(n)
-    return np.sort(rng.choice(n, MAX_TRAIN_ROWS, replace=False))
+    return np.sort(rng.choice(n, cap, replace=False))
+
+
+def _model(kind: str) -> Any:
+    from ppdp.evaluate._optional import import_sklearn
+
+    import_sklearn()
+    if kind == "logreg":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=500)
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(random_state=_SEED)
+
+
+def roc_curve_points(
+    y_pos: NDArray[np.bool_], scores: NDArray[np.float64], n: int = ROC_POINTS
+) -> dict[str, list[float]]:
+    """The ROC curve from (0, 0) and then at ``n`` evenly spaced false-positive rates.
+
+    At each rate the true-positive rate is the curve's highest there (a tie of scores is a
+    straight segment).
+    """
+    y = np.asarray(y_pos, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-s, kind="mergesort")
+    s, y = s[order], y[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]
+    tps = np.cumsum(y)[last]
+    fps = np.cumsum(~y)[last]
+    n_pos, n_neg = max(int(y.sum()), 1), max(int((~y).sum()), 1)
+    fpr = np.r_[0.0, fps / n_neg]
+    tpr = np.r_[0.0, tps / n_pos]
+    grid = np.linspace(0.0, 1.0, n)
+    at = np.interp(grid, fpr, tpr)
+    return {"fpr": [0.0, *grid.round(4).tolist()], "tpr": [0.0, *at.round(4).tolist()]}
+
+
+def _score(
+    y_te: NDArray[np.int64], proba: NDArray[np.float64], pred: NDArray[np.int64], n_classes: int
+) -> dict[str, Any]:
+    aucs = [
+        roc_auc(y_te == k, proba[:, k])
+        for k in (range(1, 2) if n_classes == 2 else range(n_classes))
+        if 0 < int((y_te == k).sum()) < y_te.size
+    ]
+    out: dict[str, Any] = {
+        "accuracy": float(np.mean(pred == y_te)),
+        "auc": float(np.mean(aucs)) if aucs else float("nan"),
+    }
+    if n_classes == 2 and aucs:
+        out["roc"] = roc_curve_points(y_te == 1, proba[:, 1])
+    return out
 
 
 def _fit_score(
@@ -243,27 +340,55 @@ def _fit_score(
     X_te: NDArray[np.float64],
     y_te: NDArray[np.int64],
     n_classes: int,
-) -> dict[str, float]:
-    from ppdp.evaluate._optional import import_sklearn
-
-    import_sklearn()
-    from sklearn.linear_model import LogisticRegression
-
+    kind: str = "logreg",
+) -> dict[str, Any]:
     present = np.unique(y_tr)
     if present.size < 2:
         acc = float(np.mean(y_te == present[0])) if present.size else 0.0
         return {"accuracy": acc, "auc": 0.5}
-    model = LogisticRegression(max_iter=500)
+    model = _model(kind)
     model.fit(X_tr, y_tr)
     proba = np.zeros((len(X_te), n_classes))
     proba[:, model.classes_] = model.predict_proba(X_te)
-    acc = float(np.mean(model.predict(X_te) == y_te))
-    aucs = [
-        roc_auc(y_te == k, proba[:, k])
-        for k in (range(1, 2) if n_classes == 2 else range(n_classes))
-        if 0 < int((y_te == k).sum()) < y_te.size
-    ]
-    return {"accuracy": acc, "auc": float(np.mean(aucs)) if aucs else float("nan")}
+    return _score(y_te, proba, np.asarray(model.predict(X_te)), n_classes)
+
+
+def _both_models(
+    X_tr: NDArray[np.float64],
+    y_tr: NDArray[np.int64],
+    X_te: NDArray[np.float64],
+    y_te: NDArray[np.int64],
+    n_classes: int,
+) -> dict[str, dict[str, Any]]:
+    return {kind: _fit_score(X_tr, y_tr, X_te, y_te, n_classes, kind) for kind in MODELS}
+
+
+def _lift(rel: dict[str, Any], real: dict[str, Any]) -> float | None:
+    gain = real["auc"] - 0.5
+    return (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
+
+
+def _test_split(
+    original: pd.DataFrame, holdout: pd.DataFrame | None, rng: np.random.Generator
+) -> tuple[pd.DataFrame, pd.DataFrame, str, NDArray[np.int64] | None]:
+    """(test rows, training rows, what the test rows are, positions of the training rows)."""
+    if holdout is None:
+        order = rng.permutation(len(original))
+        n_test = max(1, round(TEST_SHARE * len(original)))
+        note = (
+            f"a random {TEST_SHARE:.0%} of the original rows ({n_test:,}); the release was made "
+            "from every original row, test rows included, so its score is optimistic: give a "
+            "holdout that took no part in the release for an honest number"
+        )
+        train_pos = np.sort(order[n_test:])
+        return original.iloc[order[:n_test]], original.iloc[train_pos], note, train_pos
+    return holdout, original, f"the holdout ({len(holdout):,} rows)", None
+
+
+def _cap_test(df: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.DataFrame, str]:
+    if len(df) <= MAX_ROWS:
+        return df, ""
+    return df.iloc[_sample(len(df), rng)], f", a seeded sample of {MAX_ROWS:,} of them"
 
 
 def _ml_utility(
@@ -283,44 +408,43 @@ def _ml_utility(
         X, _ = _encode(df.loc[keep], features, name)
         return X, codes[keep].astype(np.int64)
 
-    if holdout is None:
-        order = rng.permutation(len(original))
-        n_test = max(1, round(TEST_SHARE * len(original)))
-        test_df = original.iloc[order[:n_test]]
-        train_df = original.iloc[order[n_test:]]
-        test_note = (
-            f"a random {TEST_SHARE:.0%} of the original rows ({n_test:,}); the release was made "
-            "from every original row, test rows included, so its score is optimistic: give a "
-            "holdout that took no part in the release for an honest number"
-        )
-    else:
-        test_df, train_df = holdout, original
-        test_note = f"the holdout ({len(holdout):,} rows)"
+    test_df, train_df, test_note, _ = _test_split(original, holdout, rng)
+    test_df, capped = _cap_test(test_df, rng)
     X_te, y_te = xy(test_df, "holdout" if holdout is not None else "original")
     if y_te.size == 0:
         raise DataValidationError(f"the test rows hold none of the classes of {target.name!r}")
+    k = len(classes)
+    n_rel = len(release)
+    train_df = train_df.iloc[_sample(len(train_df), rng)]
+    release = release.iloc[_sample(len(release), rng)]
     X_real, y_real = xy(train_df, "original")
     X_rel, y_rel = xy(release, "release")
-    k = len(classes)
-    i = _sample(len(y_real), rng)
-    real = _fit_score(X_real[i], y_real[i], X_te, y_te, k)
-    i = _sample(len(y_rel), rng)
-    rel = _fit_score(X_rel[i], y_rel[i], X_te, y_te, k)
+    real = _both_models(X_real, y_real, X_te, y_te, k)
+    rel = _both_models(X_rel, y_rel, X_te, y_te, k)
     counts = np.bincount(y_real, minlength=k)
     majority = int(np.argmax(counts))
     base = {"accuracy": float(np.mean(y_te == majority)), "auc": 0.5}
-    gain = real["auc"] - 0.5
-    lift = (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
     return {
         "target": target.name,
         "model": "logistic regression (scikit-learn, default settings)",
-        "test": test_note,
+        "models": {
+            MODELS[kind]: {
+                "release": rel[kind],
+                "real": real[kind],
+                "lift": _lift(rel[kind], real[kind]),
+            }
+            for kind in MODELS
+        },
+        "test": test_note + capped,
         "n_test": int(y_te.size),
-        "release": rel,
-        "real": real,
+        "release": rel["logreg"],
+        "real": real["logreg"],
         "majority": {**base, "class": classes[majority]},
-        "lift": lift,
+        "lift": _lift(rel["logreg"], real["logreg"]),
         "dropped_release_rows": int(len(release) - y_rel.size),
+        "n_train_release": int(y_rel.size),
+        "n_train_real": int(y_real.size),
+        "sampled": n_rel > MAX_ROWS or len(original) > MAX_ROWS,
     }
 
 
@@ -382,6 +506,10 @@ class QualityReport:
     release_info: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     kind: str = "table"
+    categorical_names: list[str] = field(default_factory=list)
+    cramers_original: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
+    cramers_release: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
+    lda: dict[str, Any] | None = None
 
     @property
     def corr_max_abs_diff(self) -> float:
@@ -428,8 +556,16 @@ class QualityReport:
                 "max_abs_difference": self.corr_max_abs_diff,
                 "mean_abs_difference": self.corr_mean_abs_diff,
             },
+            "cramers_v": {
+                "columns": self.categorical_names,
+                "original": self.cramers_original.tolist(),
+                "release": self.cramers_release.tolist(),
+                "max_abs_difference": _max_abs(self.cramers_original - self.cramers_release),
+            },
             "ml_utility": self.ml,
         }
+        if self.lda is not None:
+            data["lda"] = {k: v for k, v in self.lda.items() if not k.startswith("_")}
         return _json_safe(data)
 
     def to_json(self) -> str:
@@ -445,6 +581,10 @@ class QualityReport:
         return text
 
 
+def _max_abs(d: NDArray[np.float64]) -> float:
+    return float(np.max(np.abs(d))) if d.size else 0.0
+
+
 def _json_safe(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): _json_safe(v) for k, v in x.items()}
@@ -454,6 +594,8 @@ def _json_safe(x: Any) -> Any:
         return float(x) if math.isfinite(x) else None
     if isinstance(x, np.integer):
         return int(x)
+    if isinstance(x, np.ndarray):
+        return _json_safe(x.tolist())
     return x
 
 
@@ -572,8 +714,12 @@ def quality_report(
             entry["release_undeclared"] = float(q[len(col.categories) :].sum())
         columns.append(entry)
 
-    X0, names = _encode(original, cols, "original")
-    X1, _ = _encode(release, cols, "release")
+    rng = np.random.default_rng(_SEED)
+    orig_s = original.iloc[_sample(len(original), rng)]
+    rel_s = release.iloc[_sample(len(release), rng)]
+    X0, names = _encode(orig_s, cols, "original")
+    X1, _ = _encode(rel_s, cols, "release")
+    cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
     if target_col is not None:
         ml = _ml_utility(original, release, holdout, cols, target_col)
@@ -588,6 +734,11 @@ def quality_report(
         )
     if target is None:
         notes.append("no target was given: the verdict rests on the column marginals alone")
+    if len(original) > MAX_ROWS or len(release) > MAX_ROWS:
+        notes.append(
+            f"the association maps and the classifiers use a seeded random sample of at most "
+            f"{MAX_ROWS:,} rows of each table; the column marginals and bound shares use every row"
+        )
     return QualityReport(
         verdict=verdict,
         verdict_basis=basis,
@@ -601,6 +752,9 @@ def quality_report(
         guarantee=g,
         release_info=info,
         notes=notes,
+        categorical_names=[c.name for c in cats],
+        cramers_original=_cramers_v(orig_s, cats),
+        cramers_release=_cramers_v(rel_s, cats),
     )
 
 
@@ -660,10 +814,12 @@ def model_report(
         scores = np.asarray(mf.estimator.decision_function(X), dtype=np.float64)
     pred = (scores > 0).astype(np.int64)  # positive means the second class
     both = 0 < int(y.sum()) < y.size
-    rel = {
+    rel: dict[str, Any] = {
         "accuracy": float(np.mean(pred == y)),
         "auc": roc_auc(y == 1, scores) if both else float("nan"),
     }
+    if both:
+        rel["roc"] = roc_curve_points(y == 1, scores)
     cols = _schema_columns(schema)
     feats = [c for c in cols if c.name != target]
     Xh, _ = _encode(holdout, feats, "holdout")
@@ -680,15 +836,14 @@ def model_report(
         half = np.random.default_rng(_SEED).permutation(y.size) < y.size // 2
         a = _fit_score(Xh[half], y[half], Xh[~half], y[~half], len(classes))
         b = _fit_score(Xh[~half], y[~half], Xh[half], y[half], len(classes))
-        real = {k: (a[k] + b[k]) / 2 for k in a}
+        real = {k: (a[k] + b[k]) / 2 for k in ("accuracy", "auc")}
         counts = np.bincount(y, minlength=len(classes))
         ref = (
             "logistic regression without privacy, cross-fitted on two halves of the holdout "
             "(give the training rows for a reference trained on them)"
         )
     majority = int(np.argmax(counts))
-    gain = real["auc"] - 0.5
-    lift = (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
+    lift = _lift(rel, real)
     ml = {
         "target": target,
         "subject": "the private model",
@@ -720,4 +875,246 @@ def model_report(
         release_info={"model": mf.estimator_name, "ppdp_version": mf.ppdp_version},
         notes=notes,
         kind="model",
+    )
+
+
+def _crossfit(
+    Z: NDArray[np.float64], y: NDArray[np.int64], k: int, rng: np.random.Generator
+) -> dict[str, Any]:
+    """Logistic regression cross-fitted on two random halves of (Z, y): out-of-fold scores."""
+    half = rng.permutation(y.size) < y.size // 2
+    proba = np.full((y.size, k), 1.0 / k)
+    pred = np.full(y.size, int(np.argmax(np.bincount(y, minlength=k))))
+    for train in (half, ~half):
+        test = ~train
+        if np.unique(y[train]).size < 2 or not test.any():
+            continue
+        model = _model("logreg").fit(Z[train], y[train])
+        p = np.zeros((int(test.sum()), k))
+        p[:, model.classes_] = model.predict_proba(Z[test])
+        proba[test] = p
+        pred[test] = model.predict(Z[test])
+    return _score(y, proba, pred, k)
+
+
+#: Bins of the projection histograms of an LDA projection report.
+_PROJ_BINS = 40
+
+
+def lda_projection_report(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    sidecar: dict[str, Any],
+    *,
+    holdout: pd.DataFrame | None = None,
+    target: str | None = None,
+) -> QualityReport:
+    """How well an LDA projection release (``ppdp publish lda-projection``) separates the classes.
+
+    The released direction(s) ``W`` (from the sidecar) project rows as ``z = Wᵀ(encode(x)/R)``.
+    Three classifiers are trained and tested on the same held-out real rows:
+
+    * *the released direction*: logistic regression on the exact projections of the
+      original rows (the best use of the direction alone);
+    * *the released rows* (``noisy-projections`` or ``raw-projections`` releases): logistic
+      regression on the released projections, each with its original row's label,
+      cross-fitted on two random halves of the released rows (out-of-fold scores): what a
+      recipient of the rows who knew some labels could predict of the others;
+    * *the real data*: logistic regression on every encoded feature of the original rows.
+
+    The verdict rests on the released rows when there are any, else on the direction, with
+    the thresholds of :data:`THRESHOLDS`.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The private table the release was made from, rows in the same order.
+    release : DataFrame
+        The released table: ``lda_1..lda_r`` (one row per original row) or, for a
+        ``direction`` release, ``feature, lda_1..lda_r``.
+    schema : Schema
+        The schema the release was published with (it has the label).
+    sidecar : dict
+        The release's ``.guarantee.json``: its ``guarantee``, ``directions``, ``features``
+        and ``row_scale``.
+    holdout : DataFrame, optional
+        Original rows that took no part in the release. Without it a random 30 % of
+        ``original`` is held out (optimistic: the direction saw those rows).
+    target : str, optional
+        The label (the default); an LDA direction separates the label's classes only.
+
+    Returns
+    -------
+    QualityReport
+        ``kind == "lda-projection"``.
+    """
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a ppdp.data.Schema")
+    if schema.label is None:
+        raise ParameterError("the schema has no label: an LDA projection separates its classes")
+    label = schema.label.name
+    if target is not None and target != label:
+        raise ParameterError(
+            f"target {target!r} is not the schema's label ({label!r}): an LDA projection "
+            "separates the label's classes; leave the target out or give the label"
+        )
+    if not isinstance(sidecar, dict):
+        raise ParameterTypeError(
+            f"sidecar ({type(sidecar).__name__}) must be the release's .guarantee.json content"
+        )
+    g, info = _guarantee(sidecar)
+    try:
+        W = np.asarray(sidecar["directions"], dtype=np.float64)
+        scale = float(sidecar["row_scale"])
+        feats = [str(f) for f in sidecar["features"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParameterError(
+            f"the release's guarantee file lacks a readable direction ({exc}): it must hold "
+            "'directions', 'features' and 'row_scale' as written by ppdp publish lda-projection"
+        ) from None
+    if W.ndim != 2 or W.shape[0] != len(feats) or not np.isfinite(W).all() or not scale > 0:
+        raise ParameterError(
+            f"the release's directions (shape {W.shape}) and row scale ({scale!r}) are not "
+            "a valid LDA projection: restore the guarantee file"
+        )
+    if feats != list(schema.feature_names):
+        raise DataValidationError(
+            "the release's directions are over other encoded features than this schema's: give "
+            "the schema the release was published with"
+        )
+    r = W.shape[1]
+    lda_cols = [f"lda_{j + 1}" for j in range(r)]
+    if not isinstance(release, pd.DataFrame):
+        raise ParameterTypeError(f"release ({type(release).__name__}) must be a pandas DataFrame")
+    have = [str(c) for c in release.columns]
+    original = _check_table("original", original, schema, exact=False)
+    if have == ["feature", *lda_cols]:
+        rows = None
+    elif have == lda_cols:
+        rows = release.to_numpy(dtype=np.float64)
+        if len(rows) != len(original):
+            raise DataValidationError(
+                f"the release has {len(rows):,} rows and the original {len(original):,}: give the "
+                "table the release was made from, rows in the same order"
+            )
+    else:
+        raise DataValidationError(
+            f"the release's columns ({', '.join(have[:5])}) are not an LDA projection "
+            f"release's ({', '.join(lda_cols)}, or feature and those)"
+        )
+    if holdout is not None:
+        if not isinstance(holdout, pd.DataFrame):
+            raise ParameterTypeError(
+                f"holdout ({type(holdout).__name__}) must be a pandas DataFrame"
+            )
+        if label not in [str(c) for c in holdout.columns]:
+            raise DataValidationError(f"the holdout has no column {label!r} (the target)")
+        holdout = _check_table("holdout", holdout, schema, exact=False)
+
+    rng = np.random.default_rng(_SEED)
+    classes = [str(c) for c in schema.label.classes]
+    k = len(classes)
+    released_rows = None
+    if rows is not None:  # before the split: the released rows are judged among themselves
+        pick = _sample(len(rows), rng)
+        codes = pd.Categorical(original[label].iloc[pick].astype(str), categories=classes).codes
+        ok = codes >= 0
+        rows = rows[pick][ok]
+        released_rows = _crossfit(rows, codes[ok].astype(np.int64), k, rng)
+        row_labels = codes[ok].astype(np.int64)
+    test_df, train_df, test_note, _ = _test_split(original, holdout, rng)
+    test_df, capped = _cap_test(test_df, rng)
+    train_df = train_df.iloc[_sample(len(train_df), rng)]
+    features = schema.without_label()
+    cols = _schema_columns(schema)
+    feat_cols = [c for c in cols if c.name != label]
+
+    def project(df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
+        X, _ = features.encode(df[list(features.column_names)])
+        codes = pd.Categorical(df[label].astype(str), categories=classes).codes
+        return (X / scale) @ W, X, codes
+
+    z_tr, _, y_tr = project(train_df)
+    z_te, _, y_te = project(test_df)
+    keep_tr, keep_te = y_tr >= 0, y_te >= 0
+    if not keep_te.any():
+        raise DataValidationError(f"the test rows hold none of the classes of {label!r}")
+    y_tr, y_te = y_tr[keep_tr].astype(np.int64), y_te[keep_te].astype(np.int64)
+    z_tr, z_te = z_tr[keep_tr], z_te[keep_te]
+    X_real, _ = _encode(train_df.loc[keep_tr], feat_cols, "original")
+    X_te, _ = _encode(test_df.loc[keep_te], feat_cols, "holdout")
+    direction = _fit_score(z_tr, y_tr, z_te, y_te, k)
+    real = _fit_score(X_real, y_tr, X_te, y_te, k)
+    counts = np.bincount(y_tr, minlength=k)
+    majority = int(np.argmax(counts))
+    subject = "the released rows" if rows is not None else "the released direction"
+    main = released_rows if released_rows is not None else direction
+    ml: dict[str, Any] = {
+        "target": label,
+        "subject": subject,
+        "model": "logistic regression (scikit-learn, default settings)",
+        "test": test_note + capped,
+        "n_test": int(y_te.size),
+        "release": main,
+        "direction": direction,
+        "released_rows": released_rows,
+        "real": real,
+        "majority": {
+            "accuracy": float(np.mean(y_te == majority)),
+            "auc": 0.5,
+            "class": classes[majority],
+        },
+        "lift": _lift(main, real),
+        "direction_lift": _lift(direction, real),
+    }
+    verdict, basis = _verdict_ml(ml)
+    mode = (g.details.get("release") if g is not None else None) or (
+        "direction" if rows is None else "projections"
+    )
+    lda: dict[str, Any] = {"release": mode, "n_components": r, "n_features": len(feats)}
+    # The first projection, per class: exact (original rows) and released (noisy rows).
+    values = [z_tr[:, 0]] + ([rows[:, 0]] if rows is not None else [])
+    both = np.concatenate(values)
+    lo, hi = np.quantile(both, [0.005, 0.995]) if both.size else (-1.0, 1.0)
+    lo, hi = min(float(lo), -1e-3), max(float(hi), 1e-3)
+    edges = np.linspace(lo, hi, _PROJ_BINS + 1)
+
+    def shares(v: NDArray[np.float64]) -> list[float]:
+        c, _ = np.histogram(np.clip(v, lo, hi), bins=edges)
+        return (c / max(int(c.sum()), 1)).tolist()
+
+    lda["histogram"] = {
+        "edges": edges.tolist(),
+        "classes": classes,
+        "exact": [shares(z_tr[y_tr == c, 0]) for c in range(k)],
+        "released": (
+            None if rows is None else [shares(rows[row_labels == c, 0]) for c in range(k)]
+        ),
+    }
+    notes = []
+    if g is None:
+        notes.append("the guarantee file holds no guarantee")
+    if holdout is None:
+        notes.append(
+            "no holdout was given: the test rows took part in the release, so the scores are "
+            "optimistic"
+        )
+    if len(original) > MAX_ROWS:
+        notes.append(f"the classifiers use a seeded random sample of {MAX_ROWS:,} original rows")
+    return QualityReport(
+        verdict=verdict,
+        verdict_basis=basis,
+        n_original=len(original),
+        n_release=0 if rows is None else len(release),
+        columns=[],
+        feature_names=[],
+        corr_original=np.zeros((0, 0)),
+        corr_release=np.zeros((0, 0)),
+        ml=ml,
+        guarantee=g,
+        release_info=info,
+        notes=notes,
+        kind="lda-projection",
+        lda=lda,
     )
