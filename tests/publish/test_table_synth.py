@@ -105,7 +105,7 @@ def _intercept(monkeypatch) -> dict[str, list[float]]:
 
     def gaussian(sigma, size=None, **kw):
         seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))
+        seen["size"].append(float(np.prod(size)))  # one table per draw
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):

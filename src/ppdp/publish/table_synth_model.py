@@ -222,22 +222,36 @@ def measure(
     clique: tuple[int, ...],
     sigma: float,
     source: RandomSource,
-    *,
-    noise_multiplier: float = 1.0,
 ) -> Measurement:
     """The Gaussian mechanism on one contingency table (ρ = 1/σ² under replace-one).
 
     Counts are integers and the grid Λ of :func:`ppdp.noise.gaussian` is a power of two
     below 1, so snapping leaves them exact and the sensitivity stays √2.
-    ``noise_multiplier < 1`` is the audit's broken control, never used by ``fit``.
     """
     exact = table(codes, sizes, clique)
+    noisy = draw_tables(exact, sigma, 1, source)[0]
+    return Measurement(clique, noisy.reshape(exact.shape), sigma)
+
+
+def draw_tables(
+    exact: NDArray[np.float64],
+    sigma: float,
+    n_draws: int,
+    source: RandomSource,
+    *,
+    noise_multiplier: float = 1.0,
+) -> NDArray[np.float64]:
+    """``n_draws`` independent noisy copies of a count table, shape ``(n_draws, cells)``.
+
+    The release path of :func:`measure` (batched for the audit); ``noise_multiplier < 1``
+    is the audit's broken control and is never used by ``fit``.
+    """
     s = sigma * noise_multiplier
-    lam = noise.granularity(s)
-    if lam > 1.0:  # pragma: no cover - needs σ > 2**31
+    if noise.granularity(s) > 1.0:  # pragma: no cover - needs σ > 2**31
         raise ValueError(f"sigma ({sigma}) too large for exact integer snapping")
-    draw = np.asarray(noise.gaussian(s, exact.size, random_state=source), dtype=np.float64)
-    return Measurement(clique, exact + draw.reshape(exact.shape), sigma)
+    flat = exact.reshape(1, -1)
+    draw = np.asarray(noise.gaussian(s, (n_draws, flat.shape[1]), random_state=source))
+    return flat + draw
 
 
 # -- selection ------------------------------------------------------------------------------
