@@ -1,0 +1,442 @@
+"""Issue 13: ppdp's synthetic tables on the issue's two tasks, beside the peers' numbers.
+
+Tasks (exactly as issue 13 states them):
+
+* **Adult**: ``load_adult("train")`` (30,162 rows, 10 attributes and the label) is
+  synthesised; each numeric column of the synthetic rows and of the real test split
+  (``load_adult("test")``, 15,060 rows) is cut into 16 equal-width bins over its declared
+  bounds; ``LinearSVC(C=1)`` is trained on the one-hot codes of the synthetic rows and its
+  misclassification measured on the test split. ε ∈ {0.1, 0.5, 1, 2}.
+* **NLTCS**: ``train_test_split(load_nltcs(), test_size=0.2, random_state=0)``; one
+  synthetic table of the training rows, then for each target (outside, money, traveling,
+  bathing) a ``LinearSVC(C=1)`` on the other 15 items, tested on the real 20 %.
+  ε ∈ {0.4, 0.8, 1.6}. DPLDASynthesizer needs a label, so it is fitted once per target at
+  the full ε (4ε in all), as in the issue's table.
+
+Methods: ``TableSynthesizer`` (ppdp's default: ``method="auto"``, δ = 1e-9, replace-one)
+and ``DPLDASynthesizer`` (pure ε, replace-one, ``class_sizes="noisy"``), 5 seeds per cell
+(``--seeds``). Also measured: the mean total-variation distance between the synthetic and
+the real training rows over every 1-way and every 2-way marginal of the binned columns
+(label included), the fit + sample time, and two extra cases for TableSynthesizer: Adult
+without its label, and Adult with ``relationship`` (6 classes) as the label and ``income``
+as a feature (its LinearSVC misclassification predicting ``relationship``).
+
+The peers' numbers (MST and AIM from smartnoise-synth, PrivBayes from DataSynthesizer) are
+the issue's, printed beside ours; ``--peers`` would run them in their own git-ignored
+virtualenvs (``benchmarks/.peer-venv-*``, see ``../shared/PEERS.md``), which this script
+does not do yet. Privacy is not equal at the same ε: ppdp's publishers hold under
+replace-one neighbours (a count table has L2 sensitivity √2), MST/AIM under add/remove
+(sensitivity 1), and DataSynthesizer's ε is add/remove (about 1.5ε replace-one).
+
+Output: ``benchmarks/synth/results.csv`` (one row per task, method, ε, seed, target),
+``benchmarks/synth/results.md`` (the tables) and ``benchmarks/synth/results.png``.
+
+Run::
+
+    nice .venv/bin/python benchmarks/synth_vs_peers.py              # about 10 minutes
+    nice .venv/bin/python benchmarks/synth_vs_peers.py --seeds 2 --methods table
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ppdp.data import Schema
+from ppdp.datasets import load_adult, load_nltcs
+from ppdp.datasets._nltcs import COLUMNS as NLTCS_COLUMNS
+from ppdp.publish import DPLDASynthesizer, TableSynthesizer
+
+OUT = Path(__file__).resolve().parent / "synth"
+ADULT_EPS = (0.1, 0.5, 1.0, 2.0)
+NLTCS_EPS = (0.4, 0.8, 1.6)
+NLTCS_TARGETS = {
+    "outside": "getting about outside",
+    "money": "managing money",
+    "traveling": "traveling",
+    "bathing": "bathing",
+}
+BINS = 16
+
+#: Issue 13's peer numbers (misclassification; None where the issue has none).
+PEERS_ADULT = {
+    "MST (3 seeds)": {0.1: 0.263, 0.5: 0.212, 1.0: 0.198, 2.0: 0.202},
+    "PrivBayes k=2": {0.1: 0.229, 0.5: 0.200, 1.0: 0.166, 2.0: 0.235},
+    "AIM": {0.1: 0.273, 0.5: 0.319, 1.0: 0.237, 2.0: None},
+}
+PEERS_NLTCS = {
+    ("PrivBayes", 0.4): (0.209, 0.156, 0.188, 0.227),
+    ("PrivBayes", 1.6): (0.195, 0.149, 0.196, 0.232),
+    ("MST", 0.4): (0.247, 0.216, 0.272, 0.323),
+}
+
+
+# -- binning and metrics -------------------------------------------------------------------
+
+
+def binned(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Integer codes: numerics in 16 equal-width bins over the declared bounds, else levels."""
+    out = {}
+    for col in schema.columns:
+        v = df[col.name]
+        if hasattr(col, "categories"):
+            out[col.name] = pd.Categorical(v, categories=list(col.categories)).codes
+        else:
+            u = (v.to_numpy(float) - col.lower) / (col.upper - col.lower)
+            out[col.name] = np.clip(np.floor(u * BINS), 0, BINS - 1).astype(int)
+    if schema.label is not None:
+        lab = schema.label
+        out[lab.name] = pd.Categorical(df[lab.name], categories=list(lab.classes)).codes
+    return pd.DataFrame(out)
+
+
+def sizes_of(schema: Schema) -> dict[str, int]:
+    sizes = {
+        c.name: len(c.categories) if hasattr(c, "categories") else BINS for c in schema.columns
+    }
+    if schema.label is not None:
+        sizes[schema.label.name] = schema.label.n_classes
+    return sizes
+
+
+def mean_tvd(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[float, float]:
+    """Mean TVD over all 1-way and over all 2-way marginals of two binned tables."""
+
+    def dist(t: pd.DataFrame, cols: list[str]) -> pd.Series:
+        return t.groupby(cols).size() / len(t)
+
+    one = [0.5 * dist(real, [c]).sub(dist(synth, [c]), fill_value=0).abs().sum() for c in real]
+    two = [
+        0.5 * dist(real, list(p)).sub(dist(synth, list(p)), fill_value=0).abs().sum()
+        for p in itertools.combinations(real.columns, 2)
+    ]
+    return float(np.mean(one)), float(np.mean(two))
+
+
+def onehot(codes: pd.DataFrame, sizes: dict[str, int], cols: list[str]) -> np.ndarray:
+    blocks = []
+    for c in cols:
+        block = np.zeros((len(codes), sizes[c]))
+        block[np.arange(len(codes)), codes[c].to_numpy()] = 1.0
+        blocks.append(block)
+    return np.hstack(blocks)
+
+
+def svm_error(train: pd.DataFrame, test: pd.DataFrame, sizes, features, target) -> float:
+    from sklearn.svm import LinearSVC
+
+    y = train[target].to_numpy()
+    if np.unique(y).size < 2:  # a synthetic table with one class: predict it
+        return float(np.mean(test[target].to_numpy() != y[0]))
+    clf = LinearSVC(C=1.0).fit(onehot(train, sizes, features), y)
+    return float(np.mean(clf.predict(onehot(test, sizes, features)) != test[target].to_numpy()))
+
+
+# -- runs ----------------------------------------------------------------------------------
+
+
+def fit_sample(method: str, eps: float, schema: Schema, df: pd.DataFrame, seed: int):
+    t = time.perf_counter()
+    if method == "TableSynthesizer":
+        synth = TableSynthesizer(eps, schema, random_state=seed).fit(df)
+    else:
+        synth = DPLDASynthesizer(eps, schema, random_state=seed, class_sizes="noisy").fit(df)
+    data = synth.release_.data
+    return data, time.perf_counter() - t
+
+
+def run_adult(methods, seeds, rows):
+    train, schema = load_adult("train")
+    test, _ = load_adult("test")
+    sizes = sizes_of(schema)
+    real, real_test = binned(train, schema), binned(test, schema)
+    feats = list(schema.column_names[:-1])
+    label = schema.label.name
+    rows.append(
+        {
+            "task": "adult",
+            "method": "real rows",
+            "epsilon": np.nan,
+            "seed": 0,
+            "target": label,
+            "error": svm_error(real, real_test, sizes, feats, label),
+        }
+    )
+    for method, eps, seed in itertools.product(methods, ADULT_EPS, range(seeds)):
+        data, secs = fit_sample(method, eps, schema, train, seed)
+        syn = binned(data, schema)
+        t1, t2 = mean_tvd(real, syn)
+        rows.append(
+            {
+                "task": "adult",
+                "method": method,
+                "epsilon": eps,
+                "seed": seed,
+                "target": label,
+                "error": svm_error(syn, real_test, sizes, feats, label),
+                "tvd1": t1,
+                "tvd2": t2,
+                "seconds": secs,
+            }
+        )
+        print(f"adult {method} eps={eps} seed={seed}: {rows[-1]['error']:.4f} ({secs:.1f} s)")
+
+
+def run_adult_extra(seeds, rows):
+    """TableSynthesizer on Adult without a label, and with a 6-class label."""
+    train, schema = load_adult("train")
+    test, _ = load_adult("test")
+    nolabel = schema.without_label()
+    d = schema.to_dict()
+    rel = next(c for c in d["columns"] if c["name"] == "relationship")
+    d["columns"] = [c for c in d["columns"] if c["name"] != "relationship"]
+    d["columns"].append({"name": "income", "type": "categorical", "categories": ["<=50K", ">50K"]})
+    d["label"] = {"name": "relationship", "classes": rel["categories"]}
+    six = Schema.from_dict(d)
+    order = list(six.column_names)
+    for case, sch, frame in (
+        ("adult-no-label", nolabel, train.drop(columns="income")),
+        ("adult-relationship-6-classes", six, train[order]),
+    ):
+        real = binned(frame, sch)
+        for eps, seed in itertools.product(ADULT_EPS, range(seeds)):
+            data, secs = fit_sample("TableSynthesizer", eps, sch, frame, seed)
+            syn = binned(data, sch)
+            t1, t2 = mean_tvd(real, syn)
+            row = {
+                "task": case,
+                "method": "TableSynthesizer",
+                "epsilon": eps,
+                "seed": seed,
+                "tvd1": t1,
+                "tvd2": t2,
+                "seconds": secs,
+            }
+            if sch.label is not None:
+                feats = list(sch.column_names[:-1])
+                row["target"] = sch.label.name
+                row["error"] = svm_error(
+                    syn, binned(test[order], sch), sizes_of(sch), feats, sch.label.name
+                )
+            rows.append(row)
+            print(f"{case} eps={eps} seed={seed}: tvd2 {t2:.4f} ({secs:.1f} s)")
+
+
+def run_nltcs(methods, seeds, rows):
+    from sklearn.model_selection import train_test_split
+
+    df, schema = load_nltcs()
+    train, test = train_test_split(df, test_size=0.2, random_state=0)
+    real = binned(train, schema)
+
+    # The issue's LinearSVC runs on the other 15 items as 0/1 values: the 16 bins of [0, 1]
+    # put 0 in bin 0 and 1 in bin 15, so use the raw items.
+    def err(syn: pd.DataFrame, target: str) -> float:
+        from sklearn.svm import LinearSVC
+
+        others = [c for c in NLTCS_COLUMNS if c != target]
+        y = syn[target].to_numpy()
+        if np.unique(y).size < 2:
+            return float(np.mean(test[target].to_numpy() != y[0]))
+        clf = LinearSVC(C=1.0).fit(syn[others].to_numpy(float), y)
+        return float(np.mean(clf.predict(test[others].to_numpy(float)) != test[target].to_numpy()))
+
+    for short, target in NLTCS_TARGETS.items():
+        rows.append(
+            {
+                "task": "nltcs",
+                "method": "real rows",
+                "epsilon": np.nan,
+                "seed": 0,
+                "target": short,
+                "error": err(train, target),
+            }
+        )
+    for method, eps, seed in itertools.product(methods, NLTCS_EPS, range(seeds)):
+        if method == "TableSynthesizer":
+            data, secs = fit_sample(method, eps, schema, train, seed)
+            t1, t2 = mean_tvd(real, binned(data, schema))
+            for short, target in NLTCS_TARGETS.items():
+                rows.append(
+                    {
+                        "task": "nltcs",
+                        "method": method,
+                        "epsilon": eps,
+                        "seed": seed,
+                        "target": short,
+                        "error": err(data, target),
+                        "tvd1": t1,
+                        "tvd2": t2,
+                        "seconds": secs,
+                    }
+                )
+        else:
+            for short, target in NLTCS_TARGETS.items():
+                _, sch = load_nltcs(label=target)
+                data, secs = fit_sample(method, eps, sch, train[list(sch.column_names)], seed)
+                data = data[list(NLTCS_COLUMNS)]
+                rows.append(
+                    {
+                        "task": "nltcs",
+                        "method": method,
+                        "epsilon": eps,
+                        "seed": seed,
+                        "target": short,
+                        "error": err(data, target),
+                        "seconds": secs,
+                    }
+                )
+        print(f"nltcs {method} eps={eps} seed={seed} done")
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def _ms(s: pd.Series) -> str:
+    return f"{s.mean():.3f} ± {s.std(ddof=1):.3f}" if len(s) > 1 else f"{s.mean():.3f}"
+
+
+def report(res: pd.DataFrame) -> str:
+    lines = ["# Issue 13: ppdp's synthetic tables against the issue's peer numbers", ""]
+    lines += [
+        "Misclassification (mean ± sd over seeds; lower is better). ppdp: replace-one",
+        "neighbours, TableSynthesizer at δ = 1e-9; peers: the issue's numbers (add/remove).",
+        "",
+    ]
+    a = res[res.task == "adult"]
+    real = a[a.method == "real rows"].error.iloc[0]
+    head = (
+        "| ε | "
+        + " | ".join(PEERS_ADULT)
+        + " | DPLDASynthesizer | TableSynthesizer | TVD 2-way (ours) |"
+    )
+    lines += ["## Adult", "", head, "|" + "---:|" * (head.count("|") - 1)]
+    for eps in ADULT_EPS:
+        cells = [f"{eps:g}"]
+        cells += ["—" if p[eps] is None else f"{p[eps]:.3f}" for p in PEERS_ADULT.values()]
+        for m in ("DPLDASynthesizer", "TableSynthesizer"):
+            s = a[(a.method == m) & (a.epsilon == eps)].error
+            cells.append(_ms(s) if len(s) else "—")
+        t = a[(a.method == "TableSynthesizer") & (a.epsilon == eps)].tvd2
+        cells.append(f"{t.mean():.4f}" if len(t) else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Real training rows: {real:.3f}.", ""]
+    n = res[res.task == "nltcs"]
+    if len(n):
+        lines += [
+            "## NLTCS",
+            "",
+            "| method | ε | outside | money | traveling | bathing | TVD 2-way |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for (m, eps), errs in PEERS_NLTCS.items():
+            lines.append(
+                f"| {m} (issue) | {eps:g} | " + " | ".join(f"{e:.3f}" for e in errs) + " | — |"
+            )
+        for m in ("DPLDASynthesizer", "TableSynthesizer"):
+            for eps in NLTCS_EPS:
+                sub = n[(n.method == m) & (n.epsilon == eps)]
+                if not len(sub):
+                    continue
+                cells = [_ms(sub[sub.target == t].error) for t in NLTCS_TARGETS]
+                tv = sub.tvd2.dropna()
+                tag = " (one fit per target, 4ε)" if m == "DPLDASynthesizer" else ""
+                tvd = f"{tv.mean():.4f}" if len(tv) else "—"
+                lines.append(f"| {m}{tag} | {eps:g} | " + " | ".join(cells) + f" | {tvd} |")
+        r = n[n.method == "real rows"].set_index("target").error
+        lines.append(
+            "| real rows | — | " + " | ".join(f"{r[t]:.3f}" for t in NLTCS_TARGETS) + " | — |"
+        )
+        lines.append("")
+    lines += [
+        "## Marginal TVD (TableSynthesizer; mean over all 1-way / 2-way binned marginals)",
+        "",
+        "| case | ε | TVD 1-way | TVD 2-way | error | fit + sample (s) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    ours = res[res.method == "TableSynthesizer"]
+    for (task, eps), sub in ours.groupby(["task", "epsilon"]):
+        err = sub.error.dropna()
+        e = _ms(err) if task != "nltcs" and len(err) else "—"
+        lines.append(
+            f"| {task} | {eps:g} | {sub.tvd1.mean():.4f} | {sub.tvd2.mean():.4f} | {e} | "
+            f"{sub.seconds.median():.2f} |"
+        )
+    d = res[res.method == "DPLDASynthesizer"]
+    if len(d):
+        lines += ["", f"DPLDASynthesizer fit + sample: median {d.seconds.median():.1f} s."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(res: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    a = res[res.task == "adult"]
+    ax = axes[0]
+    for m, style in (("TableSynthesizer", "o-"), ("DPLDASynthesizer", "s-")):
+        g = a[a.method == m].groupby("epsilon").error
+        if len(a[a.method == m]):
+            ax.errorbar(g.mean().index, g.mean(), yerr=g.std(), fmt=style, label=m, capsize=3)
+    for name, vals in PEERS_ADULT.items():
+        xs = [e for e, v in vals.items() if v is not None]
+        ax.plot(xs, [vals[e] for e in xs], "x--", label=f"{name} (issue)")
+    ax.axhline(a[a.method == "real rows"].error.iloc[0], color="k", lw=0.8, label="real rows")
+    ax.set(xscale="log", xlabel="ε", ylabel="misclassification", title="Adult, LinearSVC")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    n = res[(res.task == "nltcs") & (res.method == "TableSynthesizer")]
+    for t in NLTCS_TARGETS:
+        g = n[n.target == t].groupby("epsilon").error.mean()
+        ax.plot(g.index, g, "o-", label=f"{t} (ours)")
+    for (m, eps), errs in PEERS_NLTCS.items():
+        if m == "PrivBayes":
+            ax.scatter([eps] * 4, errs, marker="x", color="grey")
+    ax.set(
+        xscale="log", xlabel="ε", ylabel="misclassification", title="NLTCS (x: PrivBayes, issue)"
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--methods", choices=("all", "table"), default="all")
+    parser.add_argument("--tasks", default="adult,nltcs,extra")
+    parser.add_argument("--peers", action="store_true", help="run MST/AIM/PrivBayes (not yet)")
+    args = parser.parse_args()
+    if args.peers:
+        raise SystemExit("--peers: running the peers is not implemented yet; see PEERS.md")
+    warnings.simplefilter("ignore")
+    methods = ["TableSynthesizer"] + (["DPLDASynthesizer"] if args.methods == "all" else [])
+    rows: list[dict] = []
+    tasks = args.tasks.split(",")
+    if "adult" in tasks:
+        run_adult(methods, args.seeds, rows)
+    if "nltcs" in tasks:
+        run_nltcs(methods, args.seeds, rows)
+    if "extra" in tasks:
+        run_adult_extra(args.seeds, rows)
+    res = pd.DataFrame(rows)
+    OUT.mkdir(exist_ok=True)
+    res.to_csv(OUT / "results.csv", index=False)
+    text = report(res)
+    (OUT / "results.md").write_text(text, encoding="utf-8")
+    if "adult" in tasks:
+        plot(res, OUT / "results.png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
