@@ -238,14 +238,7 @@ def run_nltcs(methods, seeds, rows):
     # The issue's LinearSVC runs on the other 15 items as 0/1 values: the 16 bins of [0, 1]
     # put 0 in bin 0 and 1 in bin 15, so use the raw items.
     def err(syn: pd.DataFrame, target: str) -> float:
-        from sklearn.svm import LinearSVC
-
-        others = [c for c in NLTCS_COLUMNS if c != target]
-        y = syn[target].to_numpy()
-        if np.unique(y).size < 2:
-            return float(np.mean(test[target].to_numpy() != y[0]))
-        clf = LinearSVC(C=1.0).fit(syn[others].to_numpy(float), y)
-        return float(np.mean(clf.predict(test[others].to_numpy(float)) != test[target].to_numpy()))
+        return _nltcs_error(syn, test, target)
 
     for short, target in NLTCS_TARGETS.items():
         rows.append(
@@ -293,6 +286,96 @@ def run_nltcs(methods, seeds, rows):
                     }
                 )
         print(f"nltcs {method} eps={eps} seed={seed} done")
+
+
+# -- peers ---------------------------------------------------------------------------------
+
+PEER_VENV = Path(__file__).resolve().parent / ".peer-venv-smartnoise"
+PEER_DELTA = 1e-9
+
+
+def run_mst(task: str, train_codes: pd.DataFrame, eps: float, seed: int):
+    """MST (smartnoise-synth 1.0.8, as shipped) on the binned training codes, in its venv."""
+    import subprocess
+    import tempfile
+
+    py = PEER_VENV / "bin" / "python"
+    if not py.exists():
+        raise SystemExit(
+            f"--peers needs {PEER_VENV}: python3 -m venv {PEER_VENV} && "
+            f"{PEER_VENV}/bin/pip install smartnoise-synth==1.0.8"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        inp, out = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
+        train_codes.to_csv(inp, index=False)
+        cmd = [str(py), str(OUT / "peer_mst.py"), str(inp), str(out)]
+        cmd += ["--epsilon", str(eps), "--delta", str(PEER_DELTA), "--seed", str(seed)]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t
+        syn = pd.read_csv(out)[list(train_codes.columns)].astype(int)
+    print(f"{task} MST eps={eps} seed={seed}: fit+sample {proc.stdout.strip()} s ({wall:.1f} s)")
+    return syn, float(proc.stdout.strip())
+
+
+def run_peers(seeds: int, rows: list[dict], tasks: list[str]) -> None:
+    from sklearn.model_selection import train_test_split
+
+    if "adult" in tasks:
+        train, schema = load_adult("train")
+        test, _ = load_adult("test")
+        sizes = sizes_of(schema)
+        real, real_test = binned(train, schema), binned(test, schema)
+        feats, label = list(schema.column_names[:-1]), schema.label.name
+        for eps, seed in itertools.product(ADULT_EPS, range(seeds)):
+            syn, secs = run_mst("adult", real, eps, seed)
+            t1, t2 = mean_tvd(real, syn)
+            rows.append(
+                {
+                    "task": "adult",
+                    "method": "MST (run here)",
+                    "epsilon": eps,
+                    "seed": seed,
+                    "target": label,
+                    "error": svm_error(syn, real_test, sizes, feats, label),
+                    "tvd1": t1,
+                    "tvd2": t2,
+                    "seconds": secs,
+                }
+            )
+    if "nltcs" in tasks:
+        df, schema = load_nltcs()
+        train, test = train_test_split(df, test_size=0.2, random_state=0)
+        real = binned(train, schema)
+        for eps, seed in itertools.product(NLTCS_EPS, range(seeds)):
+            syn, secs = run_mst("nltcs", real, eps, seed)
+            t1, t2 = mean_tvd(real, syn)
+            items = (syn // (BINS - 1)).astype(int)  # bin 15 is the item's value 1
+            for short, target in NLTCS_TARGETS.items():
+                rows.append(
+                    {
+                        "task": "nltcs",
+                        "method": "MST (run here)",
+                        "epsilon": eps,
+                        "seed": seed,
+                        "target": short,
+                        "error": _nltcs_error(items, test, target),
+                        "tvd1": t1,
+                        "tvd2": t2,
+                        "seconds": secs,
+                    }
+                )
+
+
+def _nltcs_error(syn: pd.DataFrame, test: pd.DataFrame, target: str) -> float:
+    from sklearn.svm import LinearSVC
+
+    others = [c for c in NLTCS_COLUMNS if c != target]
+    y = syn[target].to_numpy()
+    if np.unique(y).size < 2:
+        return float(np.mean(test[target].to_numpy() != y[0]))
+    clf = LinearSVC(C=1.0).fit(syn[others].to_numpy(float), y)
+    return float(np.mean(clf.predict(test[others].to_numpy(float)) != test[target].to_numpy()))
 
 
 # -- report --------------------------------------------------------------------------------
@@ -368,6 +451,23 @@ def report(res: pd.DataFrame) -> str:
             f"| {task} | {eps:g} | {sub.tvd1.mean():.4f} | {sub.tvd2.mean():.4f} | {e} | "
             f"{sub.seconds.median():.2f} |"
         )
+    mst = res[res.method == "MST (run here)"]
+    if len(mst):
+        lines += [
+            "",
+            "## MST run here (smartnoise-synth 1.0.8 as shipped, δ = 1e-9, add/remove)",
+            "",
+            "| task | ε | seeds | MST error | MST TVD 2-way | ours TVD 2-way | MST s | ours s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for (task, eps), sub in mst.groupby(["task", "epsilon"]):
+            o = ours[(ours.task == task) & (ours.epsilon == eps)]
+            e = sub.groupby("target").error.mean().round(3).astype(str)
+            lines.append(
+                f"| {task} | {eps:g} | {sub.seed.nunique()} | {' / '.join(e.tolist())} | "
+                f"{sub.tvd2.mean():.4f} | {o.tvd2.mean():.4f} | {sub.seconds.median():.1f} | "
+                f"{o.seconds.median():.2f} |"
+            )
     d = res[res.method == "DPLDASynthesizer"]
     if len(d):
         lines += ["", f"DPLDASynthesizer fit + sample: median {d.seconds.median():.1f} s."]
@@ -412,12 +512,13 @@ def plot(res: pd.DataFrame, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--peer-seeds", type=int, default=1, help="seeds per MST cell")
     parser.add_argument("--methods", choices=("all", "table"), default="all")
     parser.add_argument("--tasks", default="adult,nltcs,extra")
-    parser.add_argument("--peers", action="store_true", help="run MST/AIM/PrivBayes (not yet)")
+    parser.add_argument(
+        "--peers", action="store_true", help="also run MST (smartnoise-synth) in its peer venv"
+    )
     args = parser.parse_args()
-    if args.peers:
-        raise SystemExit("--peers: running the peers is not implemented yet; see PEERS.md")
     warnings.simplefilter("ignore")
     methods = ["TableSynthesizer"] + (["DPLDASynthesizer"] if args.methods == "all" else [])
     rows: list[dict] = []
@@ -428,6 +529,8 @@ def main() -> None:
         run_nltcs(methods, args.seeds, rows)
     if "extra" in tasks:
         run_adult_extra(args.seeds, rows)
+    if args.peers:
+        run_peers(args.peer_seeds, rows, tasks)
     res = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True)
     res.to_csv(OUT / "results.csv", index=False)
