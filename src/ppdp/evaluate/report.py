@@ -281,6 +281,17 @@ def _sample(n: int, rng: np.random.Generator, cap: int | None = None) -> NDArray
     return np.sort(rng.choice(n, cap, replace=False))
 
 
+def _one_thread() -> Any:
+    """Run the classifiers on one thread.
+
+    The gradient-boosted trees' OpenMP threads ran about five times slower than one thread
+    on a machine whose cores were busy with other work; the results do not depend on it.
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def _model(kind: str) -> Any:
     from ppdp.evaluate._optional import import_sklearn
 
@@ -347,10 +358,12 @@ def _fit_score(
         acc = float(np.mean(y_te == present[0])) if present.size else 0.0
         return {"accuracy": acc, "auc": 0.5}
     model = _model(kind)
-    model.fit(X_tr, y_tr)
-    proba = np.zeros((len(X_te), n_classes))
-    proba[:, model.classes_] = model.predict_proba(X_te)
-    return _score(y_te, proba, np.asarray(model.predict(X_te)), n_classes)
+    with _one_thread():
+        model.fit(X_tr, y_tr)
+        proba = np.zeros((len(X_te), n_classes))
+        proba[:, model.classes_] = model.predict_proba(X_te)
+        pred = np.asarray(model.predict(X_te))
+    return _score(y_te, proba, pred, n_classes)
 
 
 def _both_models(
@@ -889,11 +902,12 @@ def _crossfit(
         test = ~train
         if np.unique(y[train]).size < 2 or not test.any():
             continue
-        model = _model("logreg").fit(Z[train], y[train])
-        p = np.zeros((int(test.sum()), k))
-        p[:, model.classes_] = model.predict_proba(Z[test])
+        with _one_thread():
+            model = _model("logreg").fit(Z[train], y[train])
+            p = np.zeros((int(test.sum()), k))
+            p[:, model.classes_] = model.predict_proba(Z[test])
+            pred[test] = model.predict(Z[test])
         proba[test] = p
-        pred[test] = model.predict(Z[test])
     return _score(y, proba, pred, k)
 
 
