@@ -119,9 +119,9 @@ class Bins:
                 kinds.append("categorical")
             else:
                 assert isinstance(col, NumericColumn)
-                span = col.upper - col.lower
-                if col.integer and span + 1 <= n_bins:
-                    sizes.append(math.floor(span) + 1)
+                values = math.floor(col.upper) - math.ceil(col.lower) + 1
+                if col.integer and values <= n_bins:
+                    sizes.append(max(values, 1))
                     kinds.append("integer")
                 else:
                     sizes.append(n_bins)
