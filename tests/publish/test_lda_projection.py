@@ -27,6 +27,13 @@ from ppdp.publish import LDAProjectionPublisher
 from ppdp.publish._fisher import default_ridge, fisher_directions, lda_noise_plan, noisy_scatter
 from ppdp.publish.lda_projection import projection_l1_sensitivity
 
+# Most tests here fit noisy projections at epsilon <= 2, where the per-row noise scale reaches
+# the projections' range and fit warns LowUtilityWarning before spending: noise for them; the
+# warning itself is tested in test_noisy_projections_warn_low_utility_before_the_spend.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:noisy projections at epsilon:ppdp.exceptions.LowUtilityWarning"
+)
+
 COLUMNS = [
     {"name": "a", "type": "numeric", "lower": 0, "upper": 10},
     {"name": "b", "type": "numeric", "lower": -1.0, "upper": 1.0},
@@ -352,3 +359,33 @@ def test_lda_rule_three_classes() -> None:
     assert pub.decision_function(df).shape == (3000, 3)
     accuracy = float(np.mean(pub.predict(df) == df["t"].to_numpy()))
     assert accuracy > 0.5  # three balanced classes: chance is 1/3
+
+
+def test_noisy_projections_warn_low_utility_before_the_spend(df, schema) -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0, 1e-5))
+    pub = LDAProjectionPublisher(1.0, 1e-6, schema, random_state=3)
+    message = pub.low_utility_message()
+    assert message is not None and "epsilon above 2.01" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowUtilityWarning)  # stop at the warning
+        with pytest.raises(LowUtilityWarning, match=r"noisy projections at epsilon 1\.0"):
+            pub.fit(df, accountant=acct, allow_seeded=True)
+    assert acct.spent == PrivacyBudget(0.0)  # said before anything was spent
+    assert not hasattr(pub, "release_") or pub.__dict__.get("release_") is None
+    with pytest.warns(LowUtilityWarning) as caught:
+        pub.fit(df, accountant=acct, allow_seeded=True)
+    assert [str(w.message) for w in caught if "noisy projections" in str(w.message)] == [message]
+    assert acct.spent == PrivacyBudget(1.0, 1e-6)
+
+
+def test_no_low_utility_warning_at_the_epsilon_it_names_or_for_a_direction(df, schema) -> None:
+    import re
+
+    message = LDAProjectionPublisher(1.0, 1e-6, schema).low_utility_message()
+    needed = float(re.search(r"epsilon above ([0-9.]+)", message).group(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowUtilityWarning)  # any such warning fails the test
+        LDAProjectionPublisher(needed, 1e-6, schema, random_state=4).fit(df)
+        LDAProjectionPublisher(0.5, 1e-6, schema, release="direction", random_state=4).fit(df)
+    with pytest.warns(LowUtilityWarning, match="noisy projections"):
+        LDAProjectionPublisher(needed * 0.99, 1e-6, schema, random_state=4).fit(df)

@@ -142,5 +142,28 @@ def test_lda_options_are_refused_for_other_methods(files, tmp_path, capsys) -> N
     out = tmp_path / "x.csv"
     argv = ["publish", "laplace", str(root / "adult.csv"), "--schema", str(root / "adult.json")]
     assert main([*argv, "--epsilon", "1", "-o", str(out), "--delta", "1e-6"]) == 2
-    assert "--delta (1e-06) applies to lda-projection only" in capsys.readouterr().err
+    assert "--delta (1e-06) applies to lda-projection" in capsys.readouterr().err  # and synth
     assert not out.exists()
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_low_utility_is_one_line_before_the_spend(files, tmp_path, capsys, dry_run) -> None:
+    import warnings
+
+    root, counts = files
+    ledger = _init(tmp_path)
+    out = tmp_path / "proj.csv"
+    extra = ["--delta", "1e-6", "--class-counts", f"{counts[0]},{counts[1]}"]
+    extra += ["--dry-run"] if dry_run else []
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        # The library warns the same message in fit; the CLI has already printed it, so a
+        # second (Python) warning here would fail the test.
+        warnings.simplefilter("error", LowUtilityWarning)
+        assert main(_argv(root, out, ledger, *extra)) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "LowUtilityWarning" in line]
+    assert len(lines) == 1 and "noisy projections at epsilon 1.0" in lines[0]
+    assert "epsilon above 2.01" in lines[0]
+    assert err.index("LowUtilityWarning") < err.index("reading")  # before the data are read
+    assert out.exists() != dry_run

@@ -462,13 +462,14 @@ def sidecar_for(out: Path) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import re
     import warnings
 
     from ppdp._io import atomic_paths, check_output, ledger_files, write_error
     from ppdp.accounting import Accountant
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
-    from ppdp.exceptions import InsecureRandomnessWarning
+    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
 
     out = Path(args.output)
     side = sidecar_for(out)
@@ -528,6 +529,8 @@ def _run(args: argparse.Namespace) -> int:
             _say(f"{len(df):,} rows; checking the data (dry run: nothing is spent)")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", InsecureRandomnessWarning)
+                if message:  # already said above as one line
+                    warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
                 charges = publisher._validate_params(len(df))
                 publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
             report = encode_report(schema, df, on_invalid=on_invalid)
@@ -545,6 +548,8 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            if message:  # already said above as one line
+                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
             publisher.fit(df, accountant=acct, allow_seeded=args.allow_seeded)
     finally:
         if acct is not None:

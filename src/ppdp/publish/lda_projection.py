@@ -231,8 +231,12 @@ class LDAProjectionPublisher(Publisher):
     NotDifferentiallyPrivateWarning
         ``release="raw-projections"``.
     LowUtilityWarning
-        When the noise on a class mean (``√p·σ_c``) reaches 1, the largest norm a mean of
-        scaled records can have (decided from public quantities only).
+        Before anything is spent, when the per-row Laplace noise on the projections
+        (``"noisy-projections"``) has a scale at least the projection's range (2): the message
+        names the ε at which it would not (:meth:`low_utility_message`); with the default
+        ``projection_share`` that is every ε ≤ 2. Also when the noise on a class mean
+        (``√p·σ_c``) reaches 1, the largest norm a mean of scaled records can have. Both are
+        decided from public quantities only.
     PrivacyLeakWarning
         ``δ ≥ 1/n``.
 
@@ -479,6 +483,10 @@ class LDAProjectionPublisher(Publisher):
                     },
                 )
             )
+        if n_rows is not None and c["release"] == "noisy-projections":
+            message = self.low_utility_message()  # public quantities only, before the spend
+            if message:
+                warnings.warn(message, LowUtilityWarning, stacklevel=3)
         if n_rows is not None and c["release"] == "raw-projections":
             warnings.warn(
                 "release='raw-projections' publishes the exact projection of every record on "
@@ -492,8 +500,9 @@ class LDAProjectionPublisher(Publisher):
     def low_utility_message(self) -> str | None:
         """Why the planned noisy projections would be mostly noise, or None; spends nothing.
 
-        From public quantities only (the parameters and the schema), so it can be said
-        before the spend (``ppdp publish`` prints it as a ``LowUtilityWarning``). A scaled
+        From public quantities only (the parameters and the schema), so it is said before the
+        spend: :meth:`fit` warns it as a :class:`~ppdp.exceptions.LowUtilityWarning` and
+        ``ppdp publish`` prints it as one line before reading the data. A scaled
         record has ``‖x‖₂ ≤ 1`` and each released direction is a unit vector, so each
         projection lies in ``[-1, 1]`` (range 2). The Laplace scale per projection is about
         ``sensitivity / ε₃`` (plus the rounding pad) with ``ε₃ = projection_share · ε``;
