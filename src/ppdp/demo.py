@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp._io import atomic_path
-from ppdp.accounting import Accountant
+from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
@@ -214,7 +214,7 @@ def run_demo(
             epsilon=acct.remaining.epsilon + 0.1, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE
         )
         try:
-            acct.check(extra.budget, mechanism="one more release")
+            check_charges(acct, Charge(extra.event, extra.name), mechanism="one more release")
             refused = ""
         except BudgetExceededError as exc:
             refused = str(exc)
@@ -435,22 +435,18 @@ def _release_all(
         (means_mech, "numeric means"),
         (shares_mech, "category shares"),
     )
+    charges = [Charge(m.event, m.name, {"query": q}) for m, q in plan]
     # 1. Can the whole plan be afforded? Refused here, the data are never read.
-    acct.check(sum((m.budget for m, _ in plan), PrivacyBudget(0.0)), mechanism="demo releases")
+    check_charges(acct, charges, mechanism="demo releases")
     # 2. Validate the data: an error here costs no budget.
     X, y = schema.encode(df)
-    # 3. Record every spend durably; only then compute and release.
-    spends = [
-        acct.spend(
-            m.budget,
-            mechanism=m.name,
-            query=q,
-            seeded=seeded,
-            allow_seeded=seeded,  # the demo's own fresh ledger: stated, and recorded
-            **m.ledger_details(),
-        )
-        for m, q in plan
-    ]
+    # 3. Record every spend durably (typed events); only then compute and release.
+    spends = charge(
+        acct,
+        charges,
+        seeded=seeded,
+        allow_seeded=seeded,  # the demo's own fresh ledger: stated, and recorded
+    )
     stats = SufficientStats.compute(X, y, n_classes=len(classes))
 
     releases = []

@@ -391,6 +391,12 @@ class Accountant:
             if not self._tally.fits(event):
                 raise self._exceeded(event, mechanism)
 
+    def charged(self, idempotency_key: str) -> SpendRecord | None:
+        """The spend recorded with ``idempotency_key``, or None (nothing is charged)."""
+        with self._lock:
+            self._refresh()
+            return self._tally.by_key.get(idempotency_key)
+
     def history(self) -> list[SpendRecord]:
         """Every charged spend, in ledger order."""
         with self._lock:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ppdp.accounting._tally import SpendRecord, tally_for
 from ppdp.budget import Neighbouring, PrivacyBudget
+from ppdp.exceptions import UnsupportedEventError
 from ppdp.ledger import AnchorRegistry, VerificationReport, verify_entries
 from ppdp.ledger._anchor import AnchorLike
 from ppdp.ledger._keys import PublicKeyLike
@@ -38,6 +39,11 @@ class BudgetReport:
         Every charge, in ledger order.
     verification : VerificationReport
         What :func:`ppdp.ledger.verify` established.
+    running : tuple of PrivacyBudget
+        The total after each spend (same order as ``spends``), under the composition.
+    could_still_release : int or None
+        How many more releases like the last one fit now (None: no spends yet; counted up
+        to 100 000).
     """
 
     path: Path
@@ -49,6 +55,8 @@ class BudgetReport:
     remaining: PrivacyBudget
     spends: tuple[SpendRecord, ...]
     verification: VerificationReport
+    running: tuple[PrivacyBudget, ...] = ()
+    could_still_release: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -60,7 +68,11 @@ class BudgetReport:
             "total": self.total.to_dict(),
             "spent": self.spent.to_dict(),
             "remaining": self.remaining.to_dict(),
-            "spends": [s.to_dict() for s in self.spends],
+            "spends": [
+                {**s.to_dict(), "running": r.to_dict()}
+                for s, r in zip(self.spends, self.running, strict=False)
+            ],
+            "could_still_release": self.could_still_release,
             "ledger": self.verification.to_dict(),
         }
 
@@ -95,7 +107,19 @@ def budget_report(
         anchor_registry=AnchorRegistry.default(),
     )
     tally = tally_for(entries[0].payload["metadata"])
-    tally.fold(entries)
+    running: list[PrivacyBudget] = []
+    for entry in entries:
+        tally.fold([entry])
+        if entry.kind == "spend":
+            running.append(tally.spent)
+    could = None
+    if tally.records:
+        last = tally.records[-1].event
+        assert last is not None
+        try:
+            could = tally.fits_count(last)
+        except UnsupportedEventError:  # pragma: no cover - the ledger took it
+            could = None
     return BudgetReport(
         path=Path(path),
         dataset_id=report.dataset_id,
@@ -106,4 +130,6 @@ def budget_report(
         remaining=tally.remaining,
         spends=tuple(tally.records),
         verification=report,
+        running=tuple(running),
+        could_still_release=could,
     )

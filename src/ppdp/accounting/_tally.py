@@ -76,7 +76,7 @@ def check_composition(composition: object, total: PrivacyBudget | None = None) -
     if composition != "basic" and total is not None and total.delta == 0.0:
         raise ParameterError(
             f"total ({total}) has no δ: under composition {composition!r} the total is an "
-            "(ε, δ) target; write PrivacyBudget(epsilon, delta) with delta > 0"
+            "(ε, δ) target; give a delta > 0 (PrivacyBudget(epsilon, delta); --delta)"
         )
     return composition
 

@@ -483,7 +483,11 @@ def _dec(x: float) -> decimal.Decimal:
 
 
 def _dec_to_float_up(d: decimal.Decimal) -> float:
-    return _float_up(Fraction(d))
+    """The smallest float whose shortest repr is ``>= d`` (the ledger's decimal arithmetic)."""
+    x = float(d)
+    while _dec(x) < d:
+        x = math.nextafter(x, math.inf)
+    return x
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,9 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = actions.add_parser(
         "show",
         help="totals, what remains, and every spend",
-        description="Verify the ledger, then print its dataset, relation, total, spent, "
-        "remaining and a table of spends (with -v, every fact recorded with each spend: "
-        "query, sensitivity, noise scale, ...). Exit 1 if the ledger fails verification.",
+        description="Verify the ledger, then print its dataset, relation, composition, total, "
+        "spent, remaining, a table of spends with each one's event and the running composed "
+        "(ε, δ), and how many more releases like the last one still fit (with -v, every fact "
+        "recorded with each spend). Exit 1 if the ledger fails verification.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     show.add_argument("ledger", metavar="LEDGER", help="the budget ledger file")
@@ -63,6 +64,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="neighbouring relation every release must be charged under",
     )
     init.add_argument(
+        "--composition",
+        default="basic",
+        choices=("basic", "pld", "rdp"),
+        help="how spends compose: basic adds ε and δ; pld (privacy loss distributions) and "
+        "rdp (Rényi DP) compose the recorded events tightly (needs pip install "
+        "'ppdp[tight]', and --delta > 0: the total is then an (ε, δ) target). Pinned for good",
+    )
+    init.add_argument(
         "--anchor",
         metavar="ANCHOR",
         default=None,
@@ -84,11 +93,17 @@ def _init(args: argparse.Namespace) -> int:
         raise ParameterError(f"ledger ({path}) already exists; a budget is never re-initialised")
     total = PrivacyBudget(args.epsilon, args.delta)
     with Accountant.open(
-        path, dataset_id=args.dataset_id, total=total, relation=args.relation, anchor=args.anchor
+        path,
+        dataset_id=args.dataset_id,
+        total=total,
+        relation=args.relation,
+        anchor=args.anchor,
+        composition=args.composition,
     ) as acct:
+        how = "" if acct.composition == "basic" else f", {acct.composition} composition"
         print(
             f"created budget ledger {path} for dataset {acct.dataset_id!r}: total {acct.total}, "
-            f"{acct.relation.value}"
+            f"{acct.relation.value}{how}"
         )
     return 0
 
@@ -120,7 +135,7 @@ def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
     lines = [
         f"ledger:    {report.path} (verified: {v.length} entries, head {v.head_hash[:16]}…)",
         f"dataset:   {report.dataset_id}",
-        f"relation:  {report.relation.value} (basic composition)",
+        f"relation:  {report.relation.value} ({report.composition} composition)",
         f"total:     {_budget(report.total)}",
         f"spent:     {_budget(report.spent)}",
         f"remaining: {_budget(report.remaining)}",
@@ -129,6 +144,7 @@ def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
     if not report.spends:
         lines.append("no spends yet")
         return "\n".join(lines)
+    running = list(report.running) or [report.spent] * len(report.spends)
     rows = [("index", "time", "mechanism", "ε", "δ", "seeded")]
     rows += [
         (
@@ -147,10 +163,25 @@ def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
             c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
         ]
         lines.append("  ".join(cells).rstrip())
-        if verbose and i > 0 and report.spends[i - 1].details:
-            facts = report.spends[i - 1].details
-            lines.append(
-                " " * (widths[0] + 2) + "; ".join(f"{k}: {_fact(v)}" for k, v in facts.items())
-            )
+        if i > 0:
+            spend = report.spends[i - 1]
+            pad = " " * (widths[0] + 2)
+            if verbose and spend.details:
+                facts = spend.details
+                lines.append(pad + "; ".join(f"{k}: {_fact(v)}" for k, v in facts.items()))
+            if spend.event is not None:
+                r = running[i - 1]
+                lines.append(
+                    f"{pad}event: {spend.event.describe()}; total so far "
+                    f"({report.composition}): ε={r.epsilon:.6g}, δ={r.delta:.3g}"
+                )
     lines.append(f"{len(report.spends)} spends")
+    if report.could_still_release is not None:
+        last = report.spends[-1]
+        count = report.could_still_release
+        more = f"{count:,}" if count < 100_000 else "at least 100,000"
+        lines.append(
+            f"what you could still release: {more} more like the last one "
+            f"({last.mechanism}) under {report.composition} composition"
+        )
     return "\n".join(lines)

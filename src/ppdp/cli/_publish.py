@@ -159,6 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ledger unless --allow-seeded",
     )
     add_seed_and_force_flags(parser)
+    add_idempotency_flag(parser)
     add_table_flags(parser)
     parser.add_argument(
         "--allow-large-epsilon",
@@ -172,6 +173,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "share of values the bounds clip, then stop: nothing is spent or written",
     )
     parser.set_defaults(func=_run)
+
+
+def add_idempotency_flag(parser: argparse.ArgumentParser) -> None:
+    """``--idempotency-key``, shared by ``ppdp publish`` and ``ppdp train``."""
+    parser.add_argument(
+        "--idempotency-key",
+        default=None,
+        metavar="KEY",
+        help="a key unique to this release request: a retried run with the same key is not "
+        "charged again (its output was never written: the write is atomic). Use a fresh key "
+        "for every new release",
+    )
 
 
 def _say(message: str) -> None:
@@ -466,7 +479,8 @@ def _run(args: argparse.Namespace) -> int:
     import warnings
 
     from ppdp._io import atomic_paths, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant
+    from ppdp.accounting import Accountant, check_charges
+    from ppdp.accounting._charge import refuse_released_retry
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
@@ -513,8 +527,14 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"warning: LowUtilityWarning: {message}")
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
     try:
+        refuse_released_retry(acct, args.idempotency_key, out)
         if acct is not None:
-            acct.check(cost, mechanism=type(publisher).__name__)
+            check_charges(
+                acct,
+                publisher._validate_params(),
+                mechanism=type(publisher).__name__,
+                idempotency_key=args.idempotency_key,
+            )
         else:
             _say(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
         _say(f"reading {args.input}")
@@ -550,7 +570,12 @@ def _run(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            publisher.fit(df, accountant=acct, allow_seeded=args.allow_seeded)
+            publisher.fit(
+                df,
+                accountant=acct,
+                allow_seeded=args.allow_seeded,
+                idempotency_key=args.idempotency_key,
+            )
     finally:
         if acct is not None:
             acct.close()

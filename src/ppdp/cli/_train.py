@@ -23,6 +23,7 @@ from ppdp.cli._common import (
     refuse_seed_with_ledger,
     table_separator,
 )
+from ppdp.cli._publish import add_idempotency_flag
 
 LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
 
@@ -173,6 +174,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ledger unless --allow-seeded",
     )
     add_seed_and_force_flags(train)
+    add_idempotency_flag(train)
     add_table_flags(train)
     train.add_argument(
         "--dry-run",
@@ -269,6 +271,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _train(args: argparse.Namespace) -> int:
     from ppdp.accounting import Accountant
+    from ppdp.accounting._charge import refuse_released_retry
     from ppdp.cli._publish import print_dry_run, warn_clipping
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn._model_io import train_model_file
@@ -279,6 +282,7 @@ def _train(args: argparse.Namespace) -> int:
         _say("train", "warning: no --ledger given; the spend is not recorded anywhere")
     caught: list[warnings.WarningMessage] = []
     try:
+        refuse_released_retry(acct, args.idempotency_key, args.output)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
@@ -300,6 +304,7 @@ def _train(args: argparse.Namespace) -> int:
                 sep=table_separator(args.sep),
                 encoding=args.encoding,
                 dry_run=args.dry_run,
+                idempotency_key=args.idempotency_key,
                 on_report=lambda schema, report: warn_clipping(
                     schema, report, lambda m: _say("train", m)
                 ),

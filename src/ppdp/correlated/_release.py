@@ -13,7 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant
+from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.mechanisms._base import as_query_value, check_scale, effective_sensitivity
@@ -113,8 +114,15 @@ def release_sequence(
     random_state: RandomState,
     accountant: Accountant | None,
     allow_seeded: bool = False,
+    pufferfish: bool = True,
+    idempotency_key: str | None = None,
 ) -> CorrelatedRelease:
-    """Check the budget, validate the trace, charge, then add noise (in this order)."""
+    """Check the budget, validate the trace, charge, then add noise (in this order).
+
+    The ledger records a :class:`~ppdp.accounting.events.Pufferfish` event (only a
+    ``basic`` ledger takes it: Pufferfish has no composition theorem), or, with
+    ``pufferfish=False`` (group DP), an ε-DP :class:`~ppdp.accounting.events.EpsilonDelta`.
+    """
     if accountant is not None and not isinstance(accountant, Accountant):
         raise ParameterTypeError(
             f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
@@ -136,11 +144,18 @@ def release_sequence(
     if not math.isfinite(sigma):
         raise ParameterError(f"{name} is not applicable to this Θ at T = {T}: nothing released")
     budget = PrivacyBudget(epsilon)
+    event = (
+        Pufferfish(epsilon=budget.epsilon, mechanism=name)
+        if pufferfish
+        else EpsilonDelta(epsilon=budget.epsilon)
+    )
     source = resolve_random_state(random_state, stacklevel=4)
     seeded = not source.is_secure
     if accountant is not None:
         refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-        accountant.check(budget, mechanism=name)
+        check_charges(
+            accountant, Charge(event, name), mechanism=name, idempotency_key=idempotency_key
+        )
     codes = encode(sequence)
     if query == "histogram":
         raw = histogram(codes, k)
@@ -160,19 +175,18 @@ def release_sequence(
     }
     guarantee = guarantee_of(facts)
     index = None
-    if accountant is not None:
-        # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
-        # apart (Pufferfish does not compose in general; the total is bookkeeping).
-        record = accountant.spend(
-            budget,
-            mechanism=name,
-            seeded=seeded,
-            allow_seeded=allow_seeded,
-            relation="replace-one",
-            privacy_definition=guarantee.kind.value,
-            **facts,
-        )
-        index = record.index
+    # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
+    # apart (Pufferfish does not compose in general; the total is bookkeeping).
+    details = {"relation": "replace-one", "privacy_definition": guarantee.kind.value, **facts}
+    records = charge(
+        accountant,
+        Charge(event, name, details),
+        seeded=seeded,
+        allow_seeded=allow_seeded,
+        idempotency_key=idempotency_key,
+    )
+    if records:
+        index = records[0].index
     else:
         logger.info("%s.release without an accountant: nothing is recorded", name)
     value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))

@@ -145,6 +145,7 @@ class GroupDPMechanism:
             lipschitz=self.lipschitz,
             guarantee_of=lambda facts: self.guarantee(details=facts),
             facts_of=lambda T: {"method": "group", "group_size": T},
+            pufferfish=False,  # ε-DP for the trace as one group: it composes
             sequence=sequence,
             query=query,
             random_state=random_state,

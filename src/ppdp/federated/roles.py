@@ -71,7 +71,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant
+from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting._tally import accountant_metadata
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import (
@@ -505,6 +505,12 @@ class Publisher(_Party):
             )
         return g
 
+    def _planned_charge(self) -> Charge:
+        """The round's one ledger entry: its stated (ε, δ) and the plan's details."""
+        cfg = self.config
+        details = {"session_id": cfg.session_id, "release": cfg.release, "plan": self.plan.details}
+        return Charge(cfg.budget, _MECHANISM, details)
+
     @property
     def _idempotency_key(self) -> str:
         return f"mul-lda-dp:{self.config.session_id}"
@@ -527,7 +533,7 @@ class Publisher(_Party):
         t0 = time.perf_counter()
         cfg = self.config
         try:
-            self.accountant.check(cfg.budget, mechanism=_MECHANISM)
+            check_charges(self.accountant, self._planned_charge(), mechanism=_MECHANISM)
         except BudgetExceededError:
             # The state stays "waiting": the caller's abort() then tells the other parties
             # at once instead of leaving them to their phase timeout.
@@ -575,13 +581,11 @@ class Publisher(_Party):
         """Every owner has committed: spend the budget, record the round, request the shares."""
         cfg = self.config
         try:
-            record = self.accountant.spend(
-                cfg.budget,
-                mechanism=_MECHANISM,
+            (record,) = charge(
+                self.accountant,
+                self._planned_charge(),
+                seeded=False,
                 idempotency_key=self._idempotency_key,
-                session_id=cfg.session_id,
-                release=cfg.release,
-                plan=self.plan.details,
             )
         except BudgetExceededError as exc:  # another round spent the budget since start()
             return self.abort(f"budget exceeded at the charge point: nothing spent ({exc})")

@@ -7,11 +7,12 @@ budget, and returns ``self``; learned state ends in ``_``. ``fit`` always runs i
 
 1. validate the parameters (:meth:`PrivateClassifierBase._plan`): the budget and the
    mechanism follow from the parameters alone;
-2. ``accountant.check`` the budget: refused here, the data are never read;
+2. :func:`ppdp.accounting.check_charges`: refused here, the data are never read;
 3. validate the data (shape, finite values, exactly two classes, enough rows), then map
    the records into the unit ball (:meth:`PrivateClassifierBase._prepare`): an error
    costs nothing;
-4. ``accountant.spend`` the budget, durably;
+4. :func:`ppdp.accounting.charge` the plan, durably (its typed event, and the caller's
+   ``idempotency_key``);
 5. train and add the noise (:meth:`PrivateClassifierBase._release`), only now.
 
 Records are divided by the *declared* ``data_norm`` and rows whose norm still exceeds 1
@@ -44,7 +45,6 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,7 +56,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ppdp._validation import check_epsilon, check_positive
-from ppdp.accounting import Accountant
+from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.schema import Schema
 from ppdp.exceptions import (
@@ -116,23 +117,9 @@ def _warn_unaccounted(name: str) -> None:
     warnings.warn(_UNACCOUNTED_MESSAGE.format(name=name), UnaccountedFitWarning, stacklevel=3)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What one ``fit`` will cost and how, fixed from the parameters and the public ``n``.
-
-    Attributes
-    ----------
-    budget : PrivacyBudget
-        The whole charge of the fit (tuning included).
-    mechanism : str
-        The name recorded in the ledger.
-    details : dict
-        JSON-safe ledger details (noise scales, sensitivities, Λ, ...).
-    """
-
-    budget: PrivacyBudget
-    mechanism: str
-    details: dict[str, Any] = field(default_factory=dict)
+#: What one ``fit`` will cost and how, fixed from the parameters and the public ``n``: the
+#: one planned-charge type of ppdp (:class:`ppdp.accounting.Charge`; ``Plan`` is its old name).
+Plan = Charge
 
 
 def check_binary_labels(
@@ -401,6 +388,10 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         """What one :meth:`fit` costs, from the parameters alone."""
         return self._plan(None).budget
 
+    def privacy_events(self) -> tuple[PrivacyEvent, ...]:
+        """The typed events one :meth:`fit` charges, from the parameters alone."""
+        return self._plan(None).events
+
     # -- the shared flow ----------------------------------------------------------------
 
     def fit(
@@ -410,6 +401,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         accountant: Accountant | None = None,
         *,
         allow_seeded: bool = False,
+        idempotency_key: str | None = None,
     ) -> Any:
         """Check the budget, validate the data, record the spend, then train privately.
 
@@ -429,6 +421,9 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             With an accountant, a seeded ``random_state`` is refused (before the data are
             read) unless this is True: the same seed on neighbouring tables cancels the
             noise exactly. The ledger records the seeded spend and this permission.
+        idempotency_key : str, optional
+            A key unique to this training request (``ppdp train --idempotency-key``): a
+            retry with the same key charges nothing again (``replayed_`` is then True).
 
         Returns
         -------
@@ -464,24 +459,28 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
                     f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "
                     f"{name} is ε-DP for replaced records with n public"
                 )
-            accountant.check(plan.budget, mechanism=plan.mechanism)
+            check_charges(
+                accountant, plan, mechanism=plan.mechanism, idempotency_key=idempotency_key
+            )
         mode = accountant.on_invalid if accountant is not None else "raise"
         Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
         Z = self._prepare(Xv)
         plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
         self._warn_low_utility(Xv.shape[0])
-        indices: list[int] = []
-        if accountant is not None:
-            record = accountant.spend(
-                plan.budget,
-                mechanism=plan.mechanism,
-                seeded=not source.is_secure,
-                allow_seeded=allow_seeded,
-                relation=Neighbouring.REPLACE_ONE.value,
-                **plan.details,
-            )
-            indices.append(record.index)
-        else:
+        planned = Charge(
+            plan.events,
+            plan.mechanism,
+            {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
+        )
+        records = charge(
+            accountant,
+            planned,
+            seeded=not source.is_secure,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+        )
+        indices = [r.index for r in records]
+        if accountant is None:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
             if source.is_secure:
                 _warn_unaccounted(name)
@@ -492,6 +491,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             del self.classes_  # never look fitted after a failed release
             raise
         self.ledger_indices_ = tuple(indices)
+        self.replayed_ = bool(records) and all(r.replayed for r in records)
         self.seeded_ = not source.is_secure
         return self
 

@@ -583,6 +583,7 @@ def train_model_file(
     encoding: str = "utf-8",
     dry_run: bool = False,
     on_report: Any = None,
+    idempotency_key: str | None = None,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -665,7 +666,14 @@ def train_model_file(
     )
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is not None:
-        accountant.check(cost, mechanism=type(est).__name__)
+        from ppdp.accounting import check_charges
+
+        check_charges(
+            accountant,
+            est._plan(None),
+            mechanism=type(est).__name__,
+            idempotency_key=idempotency_key,
+        )
     X, y, report = sch.encode(
         _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
         return_report=True,
@@ -689,7 +697,7 @@ def train_model_file(
             plan=plan,
             schema=sch,
         )
-    est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded)
+    est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
     try:
         path = save_model(est, dest, schema=sch)
     except OSError as exc:

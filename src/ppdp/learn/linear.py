@@ -32,7 +32,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ppdp._validation import check_int, check_option, check_positive
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.accounting.events import EpsilonDelta, ObjectivePerturbation
+from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
 from ppdp.learn._erm import (
@@ -126,7 +127,12 @@ class _PrivateLinearERM(PrivateClassifierBase):
         mech = _MECHANISM[p["perturbation"]]
         if p["tuning"] is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
-        return Plan(PrivacyBudget(p["epsilon"]), f"{type(self).__name__}: {mech}", details)
+        event = (
+            ObjectivePerturbation(epsilon=p["epsilon"])
+            if p["perturbation"] == "objective"
+            else EpsilonDelta(epsilon=p["epsilon"])
+        )
+        return Plan(event, f"{type(self).__name__}: {mech}", details)
 
     #: Length of the released vector (features, plus one with an intercept), set when the
     #: training data have been validated: "auto" depends on it (public: the width).

@@ -311,9 +311,7 @@ class _RBFSVMBase(PrivateClassifierBase):
                 noise_scale=mech.scale,
                 sensitivity=mech.sensitivity,
             )
-        return Plan(
-            budget=PrivacyBudget(p["epsilon"]), mechanism=type(self).__name__, details=details
-        )
+        return Plan(PrivacyBudget(p["epsilon"]), type(self).__name__, details)
 
     def _rows_needed(self, p: dict[str, Any]) -> int:
         m = len(p["grid"]) if p["tuning"] == "private" else 0

@@ -9,10 +9,11 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
    the replace-one relation these sources use) alone;
-2. ``accountant.check`` the total (and refuse a seeded ``random_state`` unless
+2. :func:`ppdp.accounting.check_charges` (and refuse a seeded ``random_state`` unless
    ``allow_seeded=True``): refused here, the data are never read;
 3. encode and validate the data (:meth:`Publisher._encode`): an error costs nothing;
-4. ``accountant.spend`` every planned charge, durably;
+4. :func:`ppdp.accounting.charge` every planned charge, durably (one entry each, with
+   its typed event and the caller's ``idempotency_key``);
 5. compute and add noise (:meth:`Publisher._release`), only now.
 """
 
@@ -26,7 +27,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp.accounting import Accountant
+from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import NotFittedError, ParameterError, ParameterTypeError
@@ -35,15 +37,6 @@ from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random
 __all__ = ["Charge", "Publisher", "Release"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Charge:
-    """One planned spend: its budget, a mechanism name and the JSON-safe event details."""
-
-    budget: PrivacyBudget
-    mechanism: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,6 +59,10 @@ class Release:
         The ledger entries that charged for this release (empty without an accountant).
     seeded : bool
         True when the noise came from a reproducible seed (not fit for a real release).
+    replayed : bool
+        True when ``fit`` was given an ``idempotency_key`` whose charges were already in
+        the ledger: nothing was charged again (see ``docs/proofs/ledger.md``, the replay
+        hazard, before publishing such a release).
     """
 
     data: pd.DataFrame | None
@@ -74,6 +71,7 @@ class Release:
     statistics: dict[str, NDArray[np.float64]] = field(default_factory=dict)
     ledger_indices: tuple[int, ...] = ()
     seeded: bool = False
+    replayed: bool = False
 
 
 def _public_row_count(df: Any) -> int | None:
@@ -132,9 +130,17 @@ class Publisher:
     def privacy_budget(self) -> PrivacyBudget:
         """What one :meth:`fit` costs, from the parameters alone (basic composition)."""
         total = PrivacyBudget(0.0)
-        for charge in self._validate_params():
-            total = total + charge.budget
+        for planned in self._validate_params():
+            total = total + planned.budget
         return total
+
+    def privacy_events(self) -> tuple[PrivacyEvent, ...]:
+        """The typed events one :meth:`fit` charges, from the parameters alone.
+
+        The events the ledger records may state exact noise scales that need the public
+        number of rows; their cost is the same.
+        """
+        return tuple(e for planned in self._validate_params() for e in planned.events)
 
     def fit(
         self,
@@ -142,6 +148,7 @@ class Publisher:
         accountant: Accountant | None = None,
         *,
         allow_seeded: bool = False,
+        idempotency_key: str | None = None,
     ) -> Publisher:
         """Check the budget, validate the data, record the spends, then release.
 
@@ -156,6 +163,9 @@ class Publisher:
             With an accountant, a seeded ``random_state`` is refused (before the data are
             read) unless this is True: the same seed on neighbouring tables cancels the
             noise exactly. The ledger records the seeded spend and this permission.
+        idempotency_key : str, optional
+            A key unique to this release request (``ppdp publish --idempotency-key``): a
+            retry with the same key charges nothing again (``release_.replayed``).
 
         Returns
         -------
@@ -183,24 +193,18 @@ class Publisher:
         seeded = not source.is_secure
         if accountant is not None:
             refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
-            total = PrivacyBudget(0.0)
-            for charge in charges:
-                total = total + charge.budget
-            accountant.check(total, mechanism=name)
+            check_charges(accountant, charges, mechanism=name, idempotency_key=idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         X, y = self._encode(df, on_invalid=mode)
-        indices: list[int] = []
-        if accountant is not None:
-            for charge in charges:
-                record = accountant.spend(
-                    charge.budget,
-                    mechanism=charge.mechanism,
-                    seeded=seeded,
-                    allow_seeded=allow_seeded,
-                    **charge.details,
-                )
-                indices.append(record.index)
-        else:
+        records = charge(
+            accountant,
+            charges,
+            seeded=seeded,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+        )
+        indices = [r.index for r in records]
+        if accountant is None:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
         release = self._release(X, y, source, charges)
         self.release_ = Release(
@@ -210,6 +214,7 @@ class Publisher:
             statistics=release.statistics,
             ledger_indices=tuple(indices),
             seeded=seeded,
+            replayed=bool(records) and all(r.replayed for r in records),
         )
         return self
 

@@ -76,11 +76,15 @@ class _RowPublisher(Publisher):
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
         eps, _ = self._checked()
+        mech = self._mechanism()
         details = {
             "query": "every encoded row, one release per record (parallel composition)",
-            **self._mechanism().ledger_details(),
+            **mech.ledger_details(),
         }
-        return [Charge(PrivacyBudget(eps), self._NAME, details)]
+        event = getattr(mech, "event", None)  # same mechanism on disjoint rows: parallel
+        if event is None or event.budget() != PrivacyBudget(eps):
+            event = PrivacyBudget(eps)
+        return [Charge(event, self._NAME, details)]
 
     def _encode(
         self, df: pd.DataFrame, on_invalid: str = "raise"

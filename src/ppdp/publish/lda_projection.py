@@ -460,19 +460,24 @@ class LDAProjectionPublisher(Publisher):
             "norm": "l2",
             "scatter_sigma": plan.scatter_sigma,
         }
+        mean_event: Any = plan.mean_budget
+        scatter_event: Any = plan.scatter_budget
         if plan.calibration == "gaussian":
-            mean_details.update(class_sum_mechanism(plan).ledger_details())
-            scatter_details.update(second_moment_mechanism(plan).ledger_details())
+            # Typed Gaussian events (σ, Δ, the grid): tight compositions use them.
+            mean_mech, scatter_mech = class_sum_mechanism(plan), second_moment_mechanism(plan)
+            mean_event, scatter_event = mean_mech.event, scatter_mech.event
+            mean_details.update(mean_mech.ledger_details())
+            scatter_details.update(scatter_mech.ledger_details())
             mean_details["relation"] = scatter_details["relation"] = _RELATION.value
         charges = [
-            Charge(plan.mean_budget, f"{_NAME}: Gaussian on the class sums", mean_details),
-            Charge(plan.scatter_budget, f"{_NAME}: Gaussian on Σxxᵀ", scatter_details),
+            Charge(mean_event, f"{_NAME}: Gaussian on the class sums", mean_details),
+            Charge(scatter_event, f"{_NAME}: Gaussian on Σxxᵀ", scatter_details),
         ]
         if c["release"] == "noisy-projections":
             mech = self._projection_mechanism(c["e3"], c["r"], c["p"])
             charges.append(
                 Charge(
-                    mech.budget,
+                    mech.event,  # the same Laplace on disjoint rows: parallel composition
                     f"{_NAME}: Laplace on each row's projections",
                     {
                         "query": f"per row, its projections on the {c['r']} released directions",

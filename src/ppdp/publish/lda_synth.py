@@ -16,7 +16,7 @@ import math
 import warnings
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -232,18 +232,21 @@ class DPLDASynthesizer(Publisher):
         if self.class_sizes == "noisy":
             counts = self._counts_mechanism(eps_counts, K)
             charges.append(
-                Charge(counts.budget, "DPLDASynthesizer.class_counts", counts.ledger_details())
+                Charge(counts.event, "DPLDASynthesizer.class_counts", counts.ledger_details())
             )
+        event: Any = sums.budget
         if n_rows is not None and n_rows >= 2:
             # The exact mechanism of this fit (its rounding pad depends on the public n).
-            details = self._sums_mechanism(eps_sums, n_rows).ledger_details()
+            exact = self._sums_mechanism(eps_sums, n_rows)
+            event = exact.event
+            details = exact.ledger_details()
             details["n"] = n_rows
         else:
             details = sums.ledger_details()
             details.pop("noise_scale")
             details.pop("granularity")
             details["float_rounding_pad"] = "2 * float_sum_error_bound(n) per coordinate"
-        charges.append(Charge(sums.budget, "DPLDASynthesizer.sums", details))
+        charges.append(Charge(event, "DPLDASynthesizer.sums", details))
         return charges
 
     def _counts_mechanism(self, eps_counts: float, K: int) -> LaplaceMechanism:

@@ -411,9 +411,13 @@ class DPPCAPublisher(Publisher):
             "n_components": k,
             **self._stage2_mechanism().ledger_details(),
         }
+        # Typed Laplace events where the exact mechanism is known (stage 1 needs the public
+        # n for its rounding pad); the ε of each is ``half`` either way.
+        ev1: Any = self._stage1_mechanism(n).event if n is not None and n >= 2 else half
+        ev2: Any = self._stage2_mechanism().event  # the same Laplace on disjoint rows
         return [
-            Charge(half, f"{_NAME} stage 1: Laplace on the moments", stage1),
-            Charge(half, f"{_NAME} stage 2: Laplace on the projections", stage2),
+            Charge(ev1, f"{_NAME} stage 1: Laplace on the moments", stage1),
+            Charge(ev2, f"{_NAME} stage 2: Laplace on the projections", stage2),
         ]
 
     # -- the flow ---------------------------------------------------------------------------

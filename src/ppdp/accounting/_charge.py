@@ -1,0 +1,190 @@
+"""The one charge path: a planned :class:`Charge` and :func:`charge` (check, then spend).
+
+Every publisher, learner, correlated release, federated publisher and the demo plans its
+spends as :class:`Charge` objects from its parameters alone, calls :func:`check_charges`
+before it reads the data, then :func:`charge` after the data validated and before any
+noise is drawn (DESIGN.md contract 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ppdp.accounting._accountant import Accountant
+from ppdp.accounting._tally import SpendRecord
+from ppdp.accounting.events import Composed, PrivacyEvent, as_event
+from ppdp.budget import PrivacyBudget
+from ppdp.exceptions import ParameterError, ParameterTypeError
+
+__all__ = ["Charge", "charge", "charge_keys", "check_charges", "refuse_released_retry"]
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One planned ledger entry: the events it charges and a mechanism name.
+
+    Parameters
+    ----------
+    events : PrivacyEvent, sequence of PrivacyEvent, or PrivacyBudget
+        What the entry costs (several events are composed; a bare budget is recorded as
+        an :class:`~ppdp.accounting.events.EpsilonDelta` event). Normalised to a tuple.
+    mechanism : str
+        The name recorded in the ledger.
+    details : dict, optional
+        Extra JSON-safe facts kept beside the event (the query, a session id, ...).
+
+    Examples
+    --------
+    >>> from ppdp.accounting.events import Laplace
+    >>> Charge(Laplace(l1_sensitivity=1.0, scale=4.0), "counts").budget
+    PrivacyBudget(epsilon=0.25, delta=0.0)
+    """
+
+    events: tuple[PrivacyEvent, ...]
+    mechanism: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ev: Any = self.events
+        if isinstance(ev, PrivacyEvent):
+            ev = (ev,)
+        elif isinstance(ev, PrivacyBudget):
+            ev = (as_event(ev),)
+        elif isinstance(ev, Sequence) and not isinstance(ev, str | bytes):
+            ev = tuple(ev)
+            if not ev or not all(isinstance(e, PrivacyEvent) for e in ev):
+                raise ParameterTypeError(
+                    f"events ({self.events!r}) must be a non-empty sequence of "
+                    "ppdp.accounting.events events"
+                )
+        else:
+            raise ParameterTypeError(
+                f"events ({self.events!r}) must be a ppdp.accounting.events event, a sequence "
+                "of them, or a PrivacyBudget"
+            )
+        object.__setattr__(self, "events", ev)
+        if not isinstance(self.mechanism, str) or not self.mechanism.strip():
+            raise ParameterError(f"mechanism ({self.mechanism!r}) must be a non-empty string")
+        if not isinstance(self.details, dict):
+            raise ParameterTypeError(f"details ({self.details!r}) must be a dict")
+
+    @property
+    def event(self) -> PrivacyEvent:
+        """The single event recorded (the composition of :attr:`events` when several)."""
+        return self.events[0] if len(self.events) == 1 else Composed(events=self.events)
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The (ε, δ) of the entry under basic composition."""
+        return self.event.budget()
+
+
+def _as_charges(charges: Charge | Iterable[Charge]) -> list[Charge]:
+    out = [charges] if isinstance(charges, Charge) else list(charges)
+    for c in out:
+        if not isinstance(c, Charge):
+            raise ParameterTypeError(f"charges holds {c!r}, not a ppdp.accounting.Charge")
+    return out
+
+
+def charge_keys(n: int, idempotency_key: str | None) -> list[str | None]:
+    """The key of each of ``n`` entries: the key itself for one, ``key#i`` for several."""
+    if idempotency_key is None:
+        return [None] * n
+    if not isinstance(idempotency_key, str) or not idempotency_key:
+        raise ParameterError(
+            f"idempotency_key ({idempotency_key!r}) must be None or a non-empty string"
+        )
+    return [idempotency_key] if n == 1 else [f"{idempotency_key}#{i}" for i in range(1, n + 1)]
+
+
+def refuse_released_retry(
+    accountant: Accountant | None, idempotency_key: str | None, output: Any
+) -> None:
+    """Refuse a retry whose key is already charged while its output exists (one line).
+
+    The earlier run's release then left the process: releasing again with fresh noise
+    under the one recorded charge would cost twice (``docs/proofs/ledger.md``).
+    """
+    if accountant is None or idempotency_key is None:
+        return
+    record = accountant.charged(idempotency_key) or accountant.charged(f"{idempotency_key}#1")
+    if record is not None and Path(output).exists():
+        raise ParameterError(
+            f"idempotency_key ({idempotency_key!r}) was charged at ledger entry {record.index} "
+            f"and its output {output} exists: that release already happened; nothing charged, "
+            "nothing released (use a fresh key for a new release)"
+        )
+
+
+def check_charges(
+    accountant: Accountant | None,
+    charges: Charge | Iterable[Charge],
+    *,
+    mechanism: str,
+    idempotency_key: str | None = None,
+) -> None:
+    """Refuse now (:class:`~ppdp.exceptions.BudgetExceededError`) if the charges do not fit.
+
+    Charges whose idempotency key is already in the ledger are not counted: a retry of a
+    charged request needs no new budget. Nothing is charged.
+    """
+    if accountant is None:
+        return
+    planned = _as_charges(charges)
+    keys = charge_keys(len(planned), idempotency_key)
+    new = [c for c, k in zip(planned, keys, strict=True) if k is None or not accountant.charged(k)]
+    if new:
+        events = tuple(e for c in new for e in c.events)
+        accountant.check(
+            events[0] if len(events) == 1 else Composed(events=events), mechanism=mechanism
+        )
+
+
+def charge(
+    accountant: Accountant | None,
+    charges: Charge | Iterable[Charge],
+    *,
+    seeded: bool,
+    idempotency_key: str | None = None,
+    allow_seeded: bool = False,
+) -> tuple[SpendRecord, ...]:
+    """Record every charge durably (one ledger entry each), in order; then you may release.
+
+    Parameters
+    ----------
+    accountant : Accountant or None
+        None records nothing (the caller answers for the budget) and returns ``()``.
+    charges : Charge or iterable of Charge
+    seeded : bool
+        Whether the release uses a seeded, reproducible stream (recorded).
+    idempotency_key : str, optional
+        A key unique to this release request: the entries get it (``key#1``, ``key#2``,
+        ... when there are several). A retry with the same key charges nothing again and
+        returns the earlier records with ``replayed=True`` (see
+        :meth:`Accountant.spend` on the replay hazard).
+    allow_seeded : bool
+        Must be True for a seeded charge (see :meth:`Accountant.spend`).
+
+    Returns
+    -------
+    tuple of SpendRecord
+    """
+    if accountant is None:
+        return ()
+    planned = _as_charges(charges)
+    keys = charge_keys(len(planned), idempotency_key)
+    return tuple(
+        accountant.spend(
+            c.event,
+            mechanism=c.mechanism,
+            seeded=seeded,
+            allow_seeded=allow_seeded,
+            idempotency_key=k,
+            **c.details,
+        )
+        for c, k in zip(planned, keys, strict=True)
+    )

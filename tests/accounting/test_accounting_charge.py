@@ -1,0 +1,139 @@
+"""The one charge path (issue 17 step 3): ``Charge``, ``check_charges``, ``charge``, idempotency.
+
+Every publisher, learner, correlated release, federated round and the demo charges through
+``ppdp.accounting.charge``; a retried request with the same idempotency key (library or
+``--idempotency-key`` on the CLI) is not charged twice.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ppdp.accounting import Accountant, Charge, budget_report, charge, check_charges
+from ppdp.accounting.events import EpsilonDelta, Exponential, Laplace
+from ppdp.budget import PrivacyBudget
+from ppdp.cli import main
+from ppdp.datasets import load_adult
+from ppdp.exceptions import BudgetExceededError, ParameterError, ParameterTypeError
+from ppdp.learn import Plan
+from ppdp.publish import Charge as PublishCharge
+from ppdp.publish.baselines import LaplacePublisher
+
+
+def test_charge_normalises_its_events_and_keeps_the_old_names():
+    assert PublishCharge is Charge and Plan is Charge
+    c = Charge(PrivacyBudget(0.5), "m", {"q": 1})
+    assert c.events == (EpsilonDelta(epsilon=0.5),) and c.budget == PrivacyBudget(0.5)
+    two = Charge([Exponential(epsilon=0.1), Laplace(l1_sensitivity=1.0, scale=5.0)], "m")
+    assert two.budget.epsilon >= 0.3 and len(two.event.leaves()) == 2
+    with pytest.raises(ParameterTypeError, match="events"):
+        Charge("nope", "m")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="mechanism"):
+        Charge(PrivacyBudget(0.5), " ")
+
+
+def test_charge_records_one_entry_per_charge_and_replays_by_key():
+    acct = Accountant.in_memory(total=PrivacyBudget(1.0))
+    plan = [Charge(Exponential(epsilon=0.2), "a"), Charge(Exponential(epsilon=0.3), "b")]
+    check_charges(acct, plan, mechanism="job", idempotency_key="k")
+    first = charge(acct, plan, seeded=False, idempotency_key="k")
+    assert [r.idempotency_key for r in first] == ["k#1", "k#2"]
+    assert [r.event for r in first] == [Exponential(epsilon=0.2), Exponential(epsilon=0.3)]
+    again = charge(acct, plan, seeded=False, idempotency_key="k")
+    assert all(r.replayed for r in again) and [r.index for r in again] == [1, 2]
+    assert acct.spent == PrivacyBudget(0.5)
+    # A retry needs no new budget: its charges are not counted by the check.
+    charge(acct, Charge(PrivacyBudget(0.5), "fill"), seeded=False)
+    check_charges(acct, plan, mechanism="job", idempotency_key="k")
+    with pytest.raises(BudgetExceededError):
+        check_charges(acct, plan, mechanism="job", idempotency_key="other")
+    with pytest.raises(ParameterError, match="different spend"):
+        charge(acct, Charge(Exponential(epsilon=0.1), "a"), seeded=False, idempotency_key="k#1")
+    assert charge(None, plan, seeded=False) == ()
+
+
+@pytest.fixture(scope="module")
+def adult():
+    df, schema = load_adult()
+    return df.iloc[:400].reset_index(drop=True), schema
+
+
+def test_a_publisher_retried_with_the_same_key_does_not_pay_twice(adult):
+    df, schema = adult
+    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
+    pub = LaplacePublisher(epsilon=1.0, schema=schema)
+    assert pub.privacy_events()[0].budget() == PrivacyBudget(1.0)
+    pub.fit(df, accountant=acct, idempotency_key="req-1")
+    assert not pub.release_.replayed
+    pub.fit(df, accountant=acct, idempotency_key="req-1")
+    assert pub.release_.replayed
+    assert acct.spent == PrivacyBudget(1.0) and len(acct.history()) == 1
+    pub.fit(df, accountant=acct, idempotency_key="req-2")
+    assert acct.spent == PrivacyBudget(2.0)
+
+
+def test_a_learner_retried_with_the_same_key_does_not_pay_twice(adult):
+    from ppdp.learn import PrivateLogisticRegression
+
+    df, schema = adult
+    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
+    est = PrivateLogisticRegression(epsilon=1.0, schema=schema)
+    assert est.privacy_events()[0].kind == "objective-perturbation"
+    est.fit(df, accountant=acct, idempotency_key="t-1")
+    est.fit(df, accountant=acct, idempotency_key="t-1")
+    assert est.replayed_
+    assert acct.spent == PrivacyBudget(1.0)
+    assert acct.history()[0].event.kind == "objective-perturbation"
+
+
+@pytest.fixture()
+def files(tmp_path, adult):
+    df, schema = adult
+    df.to_csv(tmp_path / "adult.csv", index=False)
+    schema.to_file(tmp_path / "adult.json")
+    ledger = tmp_path / "budget.db"
+    argv = ["budget", "init", str(ledger), "--dataset-id", "adult", "--epsilon", "5"]
+    assert main(argv) == 0
+    return tmp_path, ledger
+
+
+@pytest.mark.parametrize("command", ["publish", "train"])
+def test_cli_retry_with_the_same_idempotency_key_does_not_pay_twice(files, capsys, command):
+    root, ledger = files
+    out = root / ("release.csv" if command == "publish" else "model.json")
+    what = ["laplace"] if command == "publish" else ["logreg"]
+    argv = [
+        command,
+        *what,
+        str(root / "adult.csv"),
+        "--schema",
+        str(root / "adult.json"),
+        "--epsilon",
+        "1",
+        "-o",
+        str(out),
+        "--ledger",
+        str(ledger),
+        "--idempotency-key",
+        "job-7",
+    ]
+    assert main(argv) == 0
+    assert budget_report(ledger).spent == PrivacyBudget(1.0)
+    # The write failed (say): the output is gone, the charge stands; a retry releases
+    # without paying again.
+    out.unlink()
+    side = out.with_name(out.name + ".guarantee.json")
+    if side.exists():
+        side.unlink()
+    assert main(argv) == 0 and out.exists()
+    report = budget_report(ledger)
+    assert report.spent == PrivacyBudget(1.0) and len(report.spends) == 1
+    # The release happened (its output exists): a forced retry is refused, nothing charged.
+    capsys.readouterr()
+    assert main([*argv, "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "already happened" in err and len(err.strip().splitlines()) == 1
+    assert len(budget_report(ledger).spends) == 1
+    # A fresh key is a new release.
+    assert main([*argv[:-1], "job-8", "--force"]) == 0
+    assert budget_report(ledger).spent == PrivacyBudget(2.0)
