@@ -13,6 +13,7 @@ See ``docs/proofs/composition.md``.
 from __future__ import annotations
 
 import copy
+import decimal
 import functools
 import math
 from typing import Any
@@ -62,6 +63,8 @@ class Composer:
         self.composition = composition
         self.delta = delta
         self.count = 0
+        # Basic composition's sums, kept beside: also a valid bound (see _combine).
+        self._basic: tuple[decimal.Decimal, decimal.Decimal] | None = (_ZERO, _ZERO)
         self._dp = _import()
         if composition == "pld":
             self._state: Any = self._dp.pld.privacy_loss_distribution.identity(
@@ -106,18 +109,38 @@ class Composer:
     def add(self, event: PrivacyEvent) -> None:
         """Fold ``event`` into the running composition."""
         self._state = self._with(self._state, event)
+        self._basic = _plus(self._basic, _basic_of(event))
         self.count += 1
 
     def epsilon(self) -> float:
         """The composed ε at the target δ (0 before any event)."""
         if self.count == 0:
             return 0.0
-        return self._epsilon(self._state)
+        return self._combine(self._epsilon(self._state), self._basic)
+
+    def tight_epsilon(self) -> float:
+        """The library's composed ε at the target δ alone (no basic bound beside it)."""
+        return 0.0 if self.count == 0 else self._epsilon(self._state)
 
     def epsilon_with(self, event: PrivacyEvent) -> float:
         """The composed ε at the target δ if ``event`` were added (nothing is changed)."""
         base = self._state if self.composition == "pld" else copy.deepcopy(self._state)
-        return self._epsilon(self._with(base, event))
+        tight = self._epsilon(self._with(base, event))
+        return self._combine(tight, _plus(self._basic, _basic_of(event)))
+
+    def _combine(
+        self, tight: float, basic: tuple[decimal.Decimal, decimal.Decimal] | None
+    ) -> float:
+        """``min(tight ε, Σε)`` when every event has a basic (ε, δ) and ``Σδ <= δ_target``.
+
+        Both are valid bounds on the same composed mechanism: if the events are (ε_i, δ_i)-DP
+        with Σδ_i ≤ δ, the whole is (Σε_i, δ)-DP (basic composition). So a tight ledger never
+        admits fewer releases than a basic one would (RDP's ε²/2 conversion of a pure ε is
+        loose for few releases).
+        """
+        if basic is None or basic[1] > _dec(self.delta):
+            return tight
+        return min(tight, _float_up(basic[0]))
 
     def epsilon_alone(self, event: PrivacyEvent) -> float:
         """ε at the target δ of ``event`` by itself."""
@@ -134,19 +157,23 @@ class Composer:
 def count_fitting(composer: Composer, event: PrivacyEvent, limit_eps: float, *, limit: int) -> int:
     """How many more copies of ``event`` fit under ``limit_eps`` (monotone: bisection)."""
 
+    one = _basic_of(event)
+
     def fits(k: int) -> bool:
         if k == 0:
             return True
+        basic = None if one is None else (_CTX.multiply(one[0], k), _CTX.multiply(one[1], k))
         if composer.composition == "pld":
             state = composer._state
             for leaf in _units(event, "pld"):
                 state = state.compose(_cached_pld(leaf).self_compose(k))
-            return composer._epsilon(state) <= limit_eps
-        state = copy.deepcopy(composer._state)
-        dp_event = composer._dp.dp_event
-        for leaf in _units(event, "rdp"):
-            state.compose(dp_event.SelfComposedDpEvent(composer._dp_event_of(leaf), k))
-        return composer._epsilon(state) <= limit_eps
+        else:
+            state = copy.deepcopy(composer._state)
+            dp_event = composer._dp.dp_event
+            for leaf in _units(event, "rdp"):
+                state.compose(dp_event.SelfComposedDpEvent(composer._dp_event_of(leaf), k))
+        eps = composer._combine(composer._epsilon(state), _plus(composer._basic, basic))
+        return eps <= limit_eps
 
     lo, hi = 0, 1
     while hi <= limit and fits(hi):
@@ -159,6 +186,39 @@ def count_fitting(composer: Composer, event: PrivacyEvent, limit_eps: float, *, 
         else:
             hi = mid
     return lo
+
+
+_ZERO = decimal.Decimal(0)
+_CTX = decimal.Context(prec=1000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+def _dec(x: float) -> decimal.Decimal:
+    return decimal.Decimal(repr(float(x)))
+
+
+def _basic_of(event: PrivacyEvent) -> tuple[decimal.Decimal, decimal.Decimal] | None:
+    try:
+        b = event.budget()
+    except UnsupportedEventError:
+        return None
+    return _dec(b.epsilon), _dec(b.delta)
+
+
+def _plus(
+    a: tuple[decimal.Decimal, decimal.Decimal] | None,
+    b: tuple[decimal.Decimal, decimal.Decimal] | None,
+) -> tuple[decimal.Decimal, decimal.Decimal] | None:
+    if a is None or b is None:
+        return None
+    return _CTX.add(a[0], b[0]), _CTX.add(a[1], b[1])
+
+
+def _float_up(d: decimal.Decimal) -> float:
+    """The smallest float whose shortest repr is ``>= d``."""
+    x = float(d)
+    while _dec(x) < d:
+        x = math.nextafter(x, math.inf)
+    return x
 
 
 @functools.lru_cache(maxsize=64)

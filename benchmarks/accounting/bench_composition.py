@@ -1,0 +1,124 @@
+"""Benchmark: how many releases fit in one budget under basic, PLD and RDP composition.
+
+Issue 17's closing-note table. Each row takes one kind of release, builds the typed events
+ppdp actually charges for it (from the publisher's or learner's own plan, on UCI Adult's
+shape: n = 45,222 rows with their class sizes, the shipped schema), and counts how many
+such releases an accountant admits into a total of (ε, δ) = (4, 1e-5):
+
+* LDA-DP (``LDAProjectionPublisher``, ε = 0.5, δ = 1e-6 per release, the default Gaussian
+  calibration, release of the direction only): two Gaussian events per release;
+* private logistic regression (``PrivateLogisticRegression``, objective perturbation,
+  ε = 0.5): one ε-DP event per release;
+* a mix: a Laplace histogram (ε = 0.5, L1 sensitivity 2, 16 bins) alternating with a
+  Gaussian release (ε = 0.5, δ = 1e-6, L2 sensitivity 1, 16 coordinates).
+
+The counts come from :meth:`ppdp.accounting.Accountant.fits_count` (bisection on the composed
+ε at the target δ) for a single kind, and from spending one by one (alternating) for the mix;
+"composed ε after" is what the accountant reports once they are charged. Needs
+``pip install 'ppdp[tight]'``.
+
+Run::
+
+    .venv/bin/python benchmarks/accounting/bench_composition.py
+"""
+
+from __future__ import annotations
+
+import time
+
+from ppdp.accounting import Accountant
+from ppdp.accounting.events import Composed, PrivacyEvent
+from ppdp.budget import PrivacyBudget
+from ppdp.datasets import load_adult
+from ppdp.exceptions import BudgetExceededError
+from ppdp.learn import PrivateLogisticRegression
+from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
+from ppdp.publish import LDAProjectionPublisher
+
+TOTAL = PrivacyBudget(4.0, 1e-5)
+COMPOSITIONS = ("basic", "pld", "rdp")
+
+
+def lda_event(schema, counts: list[int]) -> PrivacyEvent:
+    pub = LDAProjectionPublisher(
+        epsilon=0.5, delta=1e-6, schema=schema, release="direction", class_counts=counts
+    )
+    return Composed(events=tuple(e for c in pub._validate_params(sum(counts)) for e in c.events))
+
+
+def logreg_event(schema) -> PrivacyEvent:
+    est = PrivateLogisticRegression(epsilon=0.5, schema=schema)
+    events = est.privacy_events()
+    return events[0] if len(events) == 1 else Composed(events=events)
+
+
+def count_one_kind(event: PrivacyEvent, composition: str) -> tuple[int, float]:
+    with Accountant.in_memory(total=TOTAL, composition=composition) as acct:
+        k = acct.fits_count(event, limit=10_000)
+        if k:
+            acct.spend(Composed(events=(event,) * k) if k > 1 else event, mechanism="batch")
+        return k, acct.spent.epsilon
+
+
+def count_mix(events: tuple[PrivacyEvent, PrivacyEvent], composition: str) -> tuple[int, float]:
+    with Accountant.in_memory(total=TOTAL, composition=composition) as acct:
+        n = 0
+        try:
+            while n < 10_000:
+                acct.spend(events[n % 2], mechanism=f"release {n}")
+                n += 1
+        except BudgetExceededError:
+            pass
+        return n, acct.spent.epsilon
+
+
+def main() -> None:
+    df, schema = load_adult()
+    label = schema.label.name
+    sizes = [int((df[label] == c).sum()) for c in schema.label.classes]  # public here
+    hist = LaplaceMechanism(epsilon=0.5, sensitivity=2.0, dimension=16).event
+    gauss = GaussianMechanism(epsilon=0.5, delta=1e-6, sensitivity=1.0, dimension=16).event
+    rows = [
+        (
+            "LDA-DP (ε=0.5, δ=1e-6, Gaussian)",
+            lambda c: count_one_kind(lda_event(schema, sizes), c),
+        ),
+        (
+            "logistic regression (objective, ε=0.5)",
+            lambda c: count_one_kind(logreg_event(schema), c),
+        ),
+        ("Laplace histogram / Gaussian, alternating", lambda c: count_mix((hist, gauss), c)),
+    ]
+    print(f"Releases that fit in a total of (ε, δ) = ({TOTAL.epsilon:g}, {TOTAL.delta:g})")
+    print()
+    header = (
+        "| release (each) | "
+        + " | ".join(COMPOSITIONS)
+        + " | composed ε after (basic / pld / rdp) |"
+    )
+    print(header)
+    print("|---|" + "---:|" * len(COMPOSITIONS) + "---|")
+    timings = []
+    for name, run in rows:
+        counts, eps = [], []
+        for composition in COMPOSITIONS:
+            t0 = time.perf_counter()
+            k, e = run(composition)
+            timings.append((name, composition, time.perf_counter() - t0))
+            counts.append(k)
+            eps.append(e)
+        print(
+            f"| {name} | "
+            + " | ".join(str(k) for k in counts)
+            + " | "
+            + " / ".join(f"{e:.3f}" for e in eps)
+            + " |"
+        )
+    print()
+    print("seconds per cell (this machine):")
+    for name, composition, s in timings:
+        print(f"  {name:<45} {composition:<5} {s:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
