@@ -281,3 +281,18 @@ def test_a_ledger_without_typed_events_reads_as_basic_with_the_same_totals(tmp_p
             Composed(events=(Exponential(epsilon=0.1), Exponential(epsilon=0.2))), mechanism="n"
         )
         assert a.spent.epsilon == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("composition", ["basic", "pld", "rdp"])
+def test_the_accountant_states_the_composed_guarantee(composition):
+    g = GaussianMechanism(epsilon=0.5, delta=1e-6, sensitivity=1.0).event
+    with Accountant.in_memory(total=TARGET, composition=composition) as a:
+        for _ in range(6):
+            a.spend(g, mechanism="g")
+        guarantee = a.guarantee
+        assert guarantee.epsilon == a.spent.epsilon and guarantee.delta == a.spent.delta
+        assert guarantee.details["composition"] == composition
+    if composition == "basic":
+        assert (guarantee.epsilon, guarantee.delta) == (3.0, 6e-6)
+    else:
+        assert guarantee.epsilon < 3.0 and guarantee.delta == 1e-5

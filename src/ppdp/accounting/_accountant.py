@@ -363,6 +363,36 @@ class Accountant:
             self._refresh()
             return self._tally.remaining
 
+    @property
+    def guarantee(self) -> Guarantee:
+        """What every release charged here promises together, under the ledger's composition.
+
+        Basic: (Σε, Σδ)-DP. PLD / RDP: (composed ε, target δ)-DP, or the basic bound when
+        smaller (``docs/proofs/composition.md``). Pufferfish charges (basic ledgers only)
+        are bookkeeping: the assumptions say so.
+        """
+        with self._lock:
+            self._refresh()
+            t = self._tally
+            spent, records = t.spent, list(t.records)
+        assumptions = [
+            f"every charge's own guarantee holds under {self.relation.value}",
+            f"{len(records)} charges composed by {self.composition} composition",
+        ]
+        if any(leaf.kind == "pufferfish" for r in records if r.event for leaf in r.event.leaves()):
+            assumptions.append(
+                "Pufferfish charges are included as their stated ε: Pufferfish has no "
+                "composition theorem, so for those releases the total is bookkeeping"
+            )
+        return Guarantee.approx(
+            spent.epsilon,
+            spent.delta,
+            relation=self.relation,
+            mechanism=f"everything charged to dataset {self.dataset_id!r}",
+            assumptions=tuple(assumptions),
+            details={"composition": self.composition, "charges": len(records)},
+        )
+
     def would_exceed(self, budget: Cost) -> bool:
         """Whether charging ``budget`` (or events) now would overrun the total (nothing charged)."""
         event = _check_cost("budget", budget)

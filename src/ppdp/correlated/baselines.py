@@ -14,6 +14,7 @@ from scipy.linalg import solve_banded
 
 from ppdp._validation import check_epsilon, check_int, check_positive
 from ppdp.accounting import Accountant
+from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.correlated._release import CorrelatedRelease, Query, release_sequence
 from ppdp.correlated._spec import pufferfish_guarantee
@@ -91,6 +92,10 @@ class GroupDPMechanism:
             _check_theta(self.theta)
         if self.states is not None:
             object.__setattr__(self, "states", check_int("states", self.states, minimum=2))
+
+    def privacy_events(self) -> tuple[EpsilonDelta, ...]:
+        """The accounting event of one release: ε-DP for the trace as one group."""
+        return (EpsilonDelta(epsilon=self.epsilon),)
 
     @property
     def budget(self) -> PrivacyBudget:
@@ -235,6 +240,10 @@ class GK16Mechanism:
     def gamma(self) -> float:
         """γ, the off-diagonal entry of Γ."""
         return self._gamma
+
+    def privacy_events(self) -> tuple[Pufferfish, ...]:
+        """The accounting event of one release: ε-Pufferfish (only a basic ledger takes it)."""
+        return (Pufferfish(epsilon=self.epsilon, mechanism=self.name),)
 
     @property
     def budget(self) -> PrivacyBudget:

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_epsilon, check_int, check_positive
 from ppdp.accounting import Accountant
+from ppdp.accounting.events import Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.correlated._release import CorrelatedRelease, release_sequence
 from ppdp.correlated._spec import PufferfishSpec, pufferfish_guarantee
@@ -432,6 +433,10 @@ class BayesNetQuiltMechanism:
     def sigma_max(self) -> float:
         """``max_i σ_i`` (in units of L: the Laplace scale is about ``L · σ_max``)."""
         return max(c.score for c in self._choices)
+
+    def privacy_events(self) -> tuple[Pufferfish, ...]:
+        """The accounting event of one release: ε-Pufferfish (only a basic ledger takes it)."""
+        return (Pufferfish(epsilon=self.epsilon, mechanism=self.name),)
 
     @property
     def budget(self) -> PrivacyBudget:

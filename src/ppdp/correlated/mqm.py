@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from ppdp._validation import check_epsilon, check_int, check_option, check_positive
 from ppdp.accounting import Accountant
+from ppdp.accounting.events import Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.correlated._quilt import ApproxTables, ExactTables, QuiltResult, Tables, search
 from ppdp.correlated._release import CorrelatedRelease, Query, release_sequence
@@ -125,6 +126,10 @@ class MarkovQuiltMechanism:
     def name(self) -> str:
         """``MQMExact`` or ``MQMApprox``."""
         return "MQMExact" if self.method == "exact" else "MQMApprox"
+
+    def privacy_events(self) -> tuple[Pufferfish, ...]:
+        """The accounting event of one release: ε-Pufferfish (only a basic ledger takes it)."""
+        return (Pufferfish(epsilon=self.epsilon, mechanism=self.name),)
 
     @property
     def budget(self) -> PrivacyBudget:

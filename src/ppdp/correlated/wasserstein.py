@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ppdp._validation import check_epsilon, check_int
 from ppdp.accounting import Accountant
+from ppdp.accounting.events import Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.correlated._release import CorrelatedRelease, release_sequence
 from ppdp.correlated._spec import pufferfish_guarantee
@@ -104,6 +105,10 @@ class WassersteinMechanism:
             )
         if not callable(self.query):
             raise ParameterTypeError(f"query ({self.query!r}) must be a callable")
+
+    def privacy_events(self) -> tuple[Pufferfish, ...]:
+        """The accounting event of one release: ε-Pufferfish (only a basic ledger takes it)."""
+        return (Pufferfish(epsilon=self.epsilon, mechanism=self.name),)
 
     @property
     def budget(self) -> PrivacyBudget:

@@ -18,8 +18,14 @@ from scipy.stats import norm
 
 from ppdp import noise as _noise
 from ppdp._validation import check_finite, check_option, check_positive, check_real
+from ppdp.accounting.events import EpsilonDelta, LocalRandomizer, PrivacyEvent
 from ppdp.budget import Guarantee
-from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.exceptions import (
+    DataValidationError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedEventError,
+)
 from ppdp.local import _samplers
 from ppdp.mechanisms import gaussian_delta
 from ppdp.random import RandomState, resolve_random_state
@@ -320,6 +326,22 @@ class AdditiveRandomizer:
             return gaussian_delta(self.scale, eps, self.sensitivity)
         eps0 = self.sensitivity / self.scale
         return max(0.0, -math.expm1((eps - eps0) / 2.0)) if eps < eps0 else 0.0
+
+    def privacy_events(self, delta: float | None = None) -> tuple[PrivacyEvent, ...]:
+        """The accounting event of one report, from :meth:`guarantee` at ``delta``.
+
+        ε-local DP (δ = 0) is a :class:`~ppdp.accounting.events.LocalRandomizer`; an
+        (ε, δ) one an :class:`~ppdp.accounting.events.EpsilonDelta`. Raises
+        :class:`~ppdp.exceptions.UnsupportedEventError` when there is no formal ε at ``delta``.
+        """
+        g = self.guarantee(delta)
+        if g.epsilon is None or not g.is_private:
+            raise UnsupportedEventError(
+                f"{type(self).__name__} has no formal ε at delta={delta!r}: nothing to account"
+            )
+        if g.delta:
+            return (EpsilonDelta(epsilon=g.epsilon, delta=g.delta),)
+        return (LocalRandomizer(epsilon=g.epsilon, randomizer=type(self).__name__),)
 
     def guarantee(self, delta: float | None = None) -> Guarantee:
         """The formal local-DP guarantee: the smallest ε at ``delta`` (None means δ = 0)."""

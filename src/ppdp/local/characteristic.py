@@ -17,8 +17,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_int, check_option, check_positive, check_real
+from ppdp.accounting.events import EpsilonDelta, LocalRandomizer, PrivacyEvent
 from ppdp.budget import Guarantee
-from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.exceptions import (
+    DataValidationError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedEventError,
+)
 from ppdp.local import _laws
 from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.random import RandomState, resolve_random_state
@@ -530,6 +536,22 @@ class CharacteristicVectorRandomizer:
         if not eps >= 0:
             raise ParameterError(f"epsilon ({eps!r}) must be >= 0")
         return _laws.delta_of_epsilon(_profile(self.noise, self._param, self.spike), eps)
+
+    def privacy_events(self, delta: float | None = None) -> tuple[PrivacyEvent, ...]:
+        """The accounting event of one report, from :meth:`guarantee` at ``delta``.
+
+        ε-local DP (δ = 0) is a :class:`~ppdp.accounting.events.LocalRandomizer`; an
+        (ε, δ) one an :class:`~ppdp.accounting.events.EpsilonDelta`. Raises
+        :class:`~ppdp.exceptions.UnsupportedEventError` when there is no formal ε at ``delta``.
+        """
+        g = self.guarantee(delta)
+        if g.epsilon is None or not g.is_private:
+            raise UnsupportedEventError(
+                f"{type(self).__name__} has no formal ε at delta={delta!r}: nothing to account"
+            )
+        if g.delta:
+            return (EpsilonDelta(epsilon=g.epsilon, delta=g.delta),)
+        return (LocalRandomizer(epsilon=g.epsilon, randomizer=type(self).__name__),)
 
     def guarantee(self, delta: float | None = None) -> Guarantee:
         """The formal local-DP guarantee: the smallest ε at ``delta`` (C.5).
