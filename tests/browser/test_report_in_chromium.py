@@ -143,6 +143,7 @@ def test_the_report_renders_in_chromium(reports, browser, name):
         if name == "dp-lda" and os.environ.get("PPDP_REPORT_SCREENSHOT"):
             page.screenshot(
                 path=os.environ["PPDP_REPORT_SCREENSHOT"],
+                full_page=True,
                 clip={"x": 0, "y": 0, "width": SHOT_WIDTH, "height": SHOT_HEIGHT},
             )
     finally:

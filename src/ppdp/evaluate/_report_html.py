@@ -241,7 +241,8 @@ def _ml_html(ml: dict[str, Any], subject: str = "the release") -> str:
         + "</table></div>"
     )
     keeps = (
-        f"<p>{subject[0].upper() + subject[1:]} keeps <strong>{lift:.0%}</strong> "
+        f"<p>{subject[0].upper() + subject[1:]} {'keep' if subject.endswith('rows') else 'keeps'} "
+        f"<strong>{lift:.0%}</strong> "
         "of the real data's AUC gain over chance (AUC − 0.5).</p>"
         if lift is not None
         else ""

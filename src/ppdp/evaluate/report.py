@@ -22,6 +22,7 @@ scikit-learn for the ML utility, the ``learn`` extra); the HTML figures need mat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -282,13 +283,16 @@ def _sample(n: int, rng: np.random.Generator, cap: int | None = None) -> NDArray
 
 
 def _one_thread() -> Any:
-    """Run the classifiers on one thread.
+    """Run the report's numerical work (BLAS, OpenMP) on one thread.
 
-    The gradient-boosted trees' OpenMP threads ran about five times slower than one thread
-    on a machine whose cores were busy with other work; the results do not depend on it.
+    The gradient-boosted trees' OpenMP threads and the correlation's BLAS threads ran five to
+    seven times slower than one thread on a machine whose cores were busy with other work;
+    the results do not depend on it.
     """
-    from threadpoolctl import threadpool_limits
-
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # comes with scikit-learn; without it, the libraries' defaults
+        return contextlib.nullcontext()
     return threadpool_limits(limits=1)
 
 
@@ -732,6 +736,9 @@ def quality_report(
     rel_s = release.iloc[_sample(len(release), rng)]
     X0, names = _encode(orig_s, cols, "original")
     X1, _ = _encode(rel_s, cols, "release")
+    with _one_thread():
+        corr0, corr1 = _corr(X0), _corr(X1)
+    del X0, X1
     cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
     if target_col is not None:
@@ -759,8 +766,8 @@ def quality_report(
         n_release=len(release),
         columns=columns,
         feature_names=names,
-        corr_original=_corr(X0),
-        corr_release=_corr(X1),
+        corr_original=corr0,
+        corr_release=corr1,
         ml=ml,
         guarantee=g,
         release_info=info,
