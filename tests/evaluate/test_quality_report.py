@@ -298,3 +298,25 @@ def test_a_large_table_is_sampled_for_association_and_classifiers(adult, monkeyp
     assert any("sample of at most 1,000 rows" in n for n in report.notes)
     assert report.n_release == len(df)  # the marginals use every row
     assert all(c["tv"] == 0 for c in report.columns)
+
+
+def test_a_marginal_chart_draws_the_shares():
+    from ppdp.evaluate._report_html import _REAL, _REL, _marginal_svg, _nice_ticks
+
+    col = {
+        "name": "c",
+        "type": "categorical",
+        "cells": ["a", "b<"],
+        "p_original": np.array([0.25, 0.75]),
+        "p_release": np.array([0.5, 0.5]),
+    }
+    svg = _marginal_svg(col)
+    bars = re.findall(
+        r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="([^"]+)" fill="(#\w+)"/>', svg
+    )
+    real = [float(h) for h, c in bars if c == _REAL]
+    rel = [float(h) for h, c in bars if c == _REL]
+    assert real[1] / real[0] == pytest.approx(3.0, rel=0.01)
+    assert rel[0] == pytest.approx(rel[1]) and rel[0] / real[0] == pytest.approx(2.0, rel=0.01)
+    assert "b&lt;" in svg and 'viewBox="0 0 500 250"' in svg  # labels escaped; scales by CSS
+    assert _nice_ticks(17, 90) == [20, 40, 60, 80] and _nice_ticks(0, 0.45, 4) == [0, 0.2, 0.4]

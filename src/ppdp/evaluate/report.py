@@ -296,7 +296,7 @@ def _one_thread() -> Any:
     return threadpool_limits(limits=1)
 
 
-def _model(kind: str) -> Any:
+def _model(kind: str, categorical: NDArray[np.bool_] | None = None) -> Any:
     from ppdp.evaluate._optional import import_sklearn
 
     import_sklearn()
@@ -306,7 +306,38 @@ def _model(kind: str) -> Any:
         return LogisticRegression(max_iter=500)
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(random_state=_SEED)
+    return HistGradientBoostingClassifier(
+        random_state=_SEED, categorical_features=categorical if categorical is not None else None
+    )
+
+
+#: Most categories the trees take as one native categorical feature (scikit-learn's bins).
+_MAX_TREE_CATEGORIES = 250
+
+
+def _encode_trees(
+    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]] | None:
+    """One feature per column for the trees: numeric scaled to [0, 1], categories as codes.
+
+    Undeclared categories become missing values. None when a column has more categories
+    than the trees take natively (the one-hot encoding is used then).
+    """
+    blocks: list[NDArray[np.float64]] = []
+    mask: list[bool] = []
+    for col in cols:
+        if isinstance(col, NumericColumn):
+            v = _numeric(name, col, df[col.name])
+            blocks.append(np.clip((v - col.lower) / (col.upper - col.lower), 0.0, 1.0))
+            mask.append(False)
+        else:
+            if len(col.categories) > _MAX_TREE_CATEGORIES:
+                return None
+            cats = [str(c) for c in col.categories]
+            codes = pd.Categorical(df[col.name].astype(str), categories=cats).codes
+            blocks.append(np.where(codes >= 0, codes, np.nan).astype(np.float64))
+            mask.append(True)
+    return np.column_stack(blocks), np.asarray(mask)
 
 
 def roc_curve_points(
@@ -356,12 +387,13 @@ def _fit_score(
     y_te: NDArray[np.int64],
     n_classes: int,
     kind: str = "logreg",
+    categorical: NDArray[np.bool_] | None = None,
 ) -> dict[str, Any]:
     present = np.unique(y_tr)
     if present.size < 2:
         acc = float(np.mean(y_te == present[0])) if present.size else 0.0
         return {"accuracy": acc, "auc": 0.5}
-    model = _model(kind)
+    model = _model(kind, categorical)
     with _one_thread():
         model.fit(X_tr, y_tr)
         proba = np.zeros((len(X_te), n_classes))
@@ -371,13 +403,19 @@ def _fit_score(
 
 
 def _both_models(
-    X_tr: NDArray[np.float64],
-    y_tr: NDArray[np.int64],
-    X_te: NDArray[np.float64],
-    y_te: NDArray[np.int64],
+    tr: tuple[NDArray[np.float64], Any, NDArray[np.int64]],
+    te: tuple[NDArray[np.float64], Any, NDArray[np.int64]],
     n_classes: int,
 ) -> dict[str, dict[str, Any]]:
-    return {kind: _fit_score(X_tr, y_tr, X_te, y_te, n_classes, kind) for kind in MODELS}
+    """Logistic regression on the one-hot encoding; the trees on one feature per column
+    (categories native) when every column allows it, else on the one-hot encoding too."""
+    (X_tr, T_tr, y_tr), (X_te, T_te, y_te) = tr, te
+    out = {"logreg": _fit_score(X_tr, y_tr, X_te, y_te, n_classes, "logreg")}
+    if T_tr is not None and T_te is not None:
+        out["hgb"] = _fit_score(T_tr[0], y_tr, T_te[0], y_te, n_classes, "hgb", T_tr[1])
+    else:
+        out["hgb"] = _fit_score(X_tr, y_tr, X_te, y_te, n_classes, "hgb")
+    return out
 
 
 def _lift(rel: dict[str, Any], real: dict[str, Any]) -> float | None:
@@ -419,25 +457,27 @@ def _ml_utility(
     features = [c for c in cols if c.name != target.name]
     classes = [str(c) for c in target.categories]
 
-    def xy(df: pd.DataFrame, name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    def xy(df: pd.DataFrame, name: str) -> tuple[NDArray[np.float64], Any, NDArray[np.int64]]:
         codes = pd.Categorical(df[target.name].astype(str), categories=classes).codes
         keep = codes >= 0
         X, _ = _encode(df.loc[keep], features, name)
-        return X, codes[keep].astype(np.int64)
+        return X, _encode_trees(df.loc[keep], features, name), codes[keep].astype(np.int64)
 
     test_df, train_df, test_note, _ = _test_split(original, holdout, rng)
     test_df, capped = _cap_test(test_df, rng)
-    X_te, y_te = xy(test_df, "holdout" if holdout is not None else "original")
+    te = xy(test_df, "holdout" if holdout is not None else "original")
+    y_te = te[2]
     if y_te.size == 0:
         raise DataValidationError(f"the test rows hold none of the classes of {target.name!r}")
     k = len(classes)
     n_rel = len(release)
     train_df = train_df.iloc[_sample(len(train_df), rng)]
     release = release.iloc[_sample(len(release), rng)]
-    X_real, y_real = xy(train_df, "original")
-    X_rel, y_rel = xy(release, "release")
-    real = _both_models(X_real, y_real, X_te, y_te, k)
-    rel = _both_models(X_rel, y_rel, X_te, y_te, k)
+    tr_real = xy(train_df, "original")
+    tr_rel = xy(release, "release")
+    y_real, y_rel = tr_real[2], tr_rel[2]
+    real = _both_models(tr_real, te, k)
+    rel = _both_models(tr_rel, te, k)
     counts = np.bincount(y_real, minlength=k)
     majority = int(np.argmax(counts))
     base = {"accuracy": float(np.mean(y_te == majority)), "auc": 0.5}
