@@ -129,7 +129,7 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     and ρ-zCDP converts to the (ε, δ) charged in the ledger."""
     eps, delta = 0.7, 1e-6
     schema = make_schema(label, classes)
-    synth = TableSynthesizer(eps, schema, delta=delta, method=method, random_state=3)
+    synth = TableSynthesizer(eps, schema, delta=delta, method=method, n_bins=5, random_state=3)
     seen = _intercept(monkeypatch)
     a = acct()
     synth.fit(make_df(500, label=label, classes=classes), accountant=a, allow_seeded=True)
@@ -288,7 +288,7 @@ def test_release_respects_the_schema_and_decodes_within_the_bins(seed) -> None:
 
 
 def test_sample_is_free_and_checks_its_arguments() -> None:
-    synth = TableSynthesizer(1.0, make_schema(), random_state=0)
+    synth = TableSynthesizer(1.0, make_schema(), n_bins=5, random_state=0)
     with pytest.raises(NotFittedError):
         synth.sample(10)
     synth.fit(make_df(300))
@@ -315,16 +315,18 @@ def test_planted_pairs_are_kept_and_the_broken_variant_loses_them(
     seed, method, label, classes
 ) -> None:
     """At ε = 4 on 3,000 rows the 2-way TVD of each planted pair (age in the synthesizer's
-    16 bins) stays below 0.12: a correct fit gives 0.01-0.05 on average and at most 0.061
+    5 bins) stays below 0.12: a correct fit gives 0.01-0.04 on average and at most 0.05
     over seeds 0-9, so a failure is many standard deviations out. The shuffled table (the
     broken variant) scores above 0.38 on each pair."""
     df = make_df(N, label=label, classes=classes, seed=seed + 100)
-    synth = TableSynthesizer(4.0, make_schema(label, classes), method=method, random_state=seed)
+    synth = TableSynthesizer(
+        4.0, make_schema(label, classes), method=method, n_bins=5, random_state=seed
+    )
     data = synth.fit(df).release_.data
     pairs = [("colour", "shape"), ("age", "level")]
     if label:
         pairs += [("cls", "colour"), ("cls", "age")]
-    binned = {"age": lambda s: (s * 16 // 100).clip(upper=15)}  # the synthesizer's bins
+    binned = {"age": lambda s: (s * 5 // 100).clip(upper=4)}  # the synthesizer's bins
 
     def view(t: pd.DataFrame) -> pd.DataFrame:
         return t.assign(**{c: f(t[c]) for c, f in binned.items()})
@@ -342,7 +344,8 @@ def test_the_label_is_predictable_from_the_synthetic_rows(seed) -> None:
     from sklearn.linear_model import LogisticRegression
 
     df = make_df(N, seed=seed + 200)
-    data = TableSynthesizer(1.0, make_schema(), random_state=seed).fit(df).release_.data
+    synth = TableSynthesizer(1.0, make_schema(), n_bins=5, random_state=seed)
+    data = synth.fit(df).release_.data
 
     def xy(t: pd.DataFrame):
         X = pd.get_dummies(t[["colour", "shape"]]).assign(age=t["age"] / 100)

@@ -131,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="synth_method",
         choices=SYNTH_METHODS,
         default=None,
-        help="synth: the model (auto: pairs for domains of at most 2^20 cells, else tree)",
+        help="synth: the model (auto: pairs for small domains such as 16 binary items, else tree)",
     )
     parser.add_argument(
         "--bins",

@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 
 _MECHANISM = "TableSynthesizer (Gaussian marginals under zCDP)"
 _METHODS = ("auto", "tree", "pairs")
-#: ``method="auto"`` fits the explicit joint table when the domain has at most this many cells.
-MAX_JOINT_CELLS = 2**20
+#: ``method="pairs"`` fits an explicit table over the whole domain; its one-hot design
+#: (cells × total levels) may hold at most this many entries (32 MiB in float32).
+MAX_JOINT_ENTRIES = 2**23
 #: Shares of ρ in the tree model: first-round tables, edge selection, edge tables.
 TREE_SHARES = (0.3, 0.1, 0.6)
 
@@ -118,10 +119,11 @@ class TableSynthesizer(Publisher):
       feature given the label and its tree parent, made consistent (inverse-variance
       averaging, projection, iterative proportional fitting) and sampled ancestrally.
       Shares of ρ: 0.3, 0.1, 0.6.
-    - ``"pairs"``: Gaussian tables of every pair of columns (label included), and the
-      maximum-entropy table over the whole domain that matches them (iterative
-      proportional fitting). Only for domains of at most 2²⁰ cells.
-    - ``"auto"`` (default): ``"pairs"`` when the domain has at most 2²⁰ cells, else ``"tree"``.
+    - ``"pairs"``: Gaussian tables of every pair of columns (label included), and the table
+      over the whole domain that best fits them in least squares (mirror descent from the
+      uniform table, as Private-PGM estimates). Only for small domains (cells × levels at
+      most 2²³, e.g. 16 binary columns).
+    - ``"auto"`` (default): ``"pairs"`` when the domain is that small, else ``"tree"``.
 
     Guarantee: (ε, δ)-differential privacy under replace-one neighbours (``n`` public),
     through ρ-zCDP of the whole fit; see ``docs/proofs/table-synth.md``.
@@ -212,15 +214,16 @@ class TableSynthesizer(Publisher):
         if not features:
             raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
         rho = cdp_rho(eps, delta)
-        cells = math.prod(bins.sizes)
+        entries = math.prod(bins.sizes) * sum(bins.sizes)
         method = self.method
         if method == "auto":
-            method = "pairs" if cells <= MAX_JOINT_CELLS else "tree"
+            method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
         if method == "pairs":
-            if cells > MAX_JOINT_CELLS:
+            if entries > MAX_JOINT_ENTRIES:
                 raise ParameterError(
-                    f"method ('pairs') needs a domain of at most {MAX_JOINT_CELLS:,} cells; this "
-                    f"schema's has {cells:,} (with n_bins={n_bins}); use method='tree'"
+                    f"method ('pairs') needs cells x levels of at most {MAX_JOINT_ENTRIES:,}; "
+                    f"this schema's domain has {math.prod(bins.sizes):,} cells and "
+                    f"{sum(bins.sizes)} levels (n_bins={n_bins}); use method='tree'"
                 )
             cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
             return Plan(

@@ -520,35 +520,67 @@ class JointModel:
 
 
 def fit_joint(
-    n: int, sizes: Sequence[int], measurements: Sequence[Measurement], *, sweeps: int = 10
+    n: int,
+    sizes: Sequence[int],
+    measurements: Sequence[Measurement],
+    *,
+    iterations: int = 100,
 ) -> JointModel:
-    """The maximum-entropy table whose margins best match the noisy ones (post-processing).
+    """The table over the whole (small) domain that best fits the noisy pair tables.
 
-    Each noisy table is first projected onto ``{≥ 0, Σ = n}`` (``n`` public) and floored
-    at a millionth of its mean cell; then
-    iterative proportional fitting from the uniform table, ``sweeps`` passes over them.
+    Post-processing. Mirror descent (exponentiated gradient, as Private-PGM's estimator)
+    on ``Σ_m ‖M_m(p) − y_m/n‖² / σ_m²`` over the probability simplex, from the uniform
+    table, ``iterations`` steps with a backtracking step size; ``M_m`` is the marginal of
+    measurement ``m``. The fixed number of steps from the uniform table keeps the fit
+    smooth where the noise dominates. A one-column schema (one 1-way table) is projected
+    onto ``{≥ 0, Σ = n}`` instead.
     """
     shape = tuple(sizes)
-    targets = []
-    for m in measurements:
+    if len(shape) == 1:
+        m = measurements[0]
         flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
-        # A floor keeps every cell reachable: with exact zeros, two tables that disagree
-        # on where the mass lies would drive the whole table to zero.
-        flat = flat + 1e-6 * n / flat.size
-        flat *= n / flat.sum()
-        targets.append((m.clique, flat.reshape(m.values.shape)))
-    P = np.full(shape, n / float(np.prod(shape)))
-    axes = range(len(shape))
-    for _ in range(sweeps):
-        for clique, target in targets:
-            rest = tuple(a for a in axes if a not in clique)
-            cur = P.sum(axis=rest)
-            order = sorted(clique)
-            t = np.moveaxis(target, [clique.index(a) for a in order], range(len(order)))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(cur > 0, t / cur, 0.0)
-            P = P * ratio.reshape([shape[a] if a in clique else 1 for a in axes])
-    return JointModel(n, shape, P)
+        return JointModel(n, shape, flat.reshape(shape))
+    d = len(shape)
+    width = sum(shape)
+    cells = math.prod(shape)
+    offsets = np.concatenate([[0], np.cumsum(shape)[:-1]]).astype(np.int64)
+    codes = np.stack(np.unravel_index(np.arange(cells), shape), axis=1)
+    # One-hot design of every cell (float32: the marginals are sums of at most n/n = 1).
+    A = np.zeros((cells, width), dtype=np.float32)
+    for a in range(d):
+        A[np.arange(cells), offsets[a] + codes[:, a]] = 1.0
+    Y = np.zeros((width, width))
+    W = np.zeros((width, width))
+    for m in measurements:
+        i, j = m.clique
+        bi = slice(offsets[i], offsets[i] + shape[i])
+        bj = slice(offsets[j], offsets[j] + shape[j])
+        Y[bi, bj] = m.values.reshape(shape[i], shape[j]) / n
+        W[bi, bj] = 1.0 / m.sigma**2
+    W /= W.max()
+
+    def loss(p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        G = (A.T @ (p.astype(np.float32)[:, None] * A)).astype(np.float64)
+        R = W * (G - Y)
+        return float((R * (G - Y)).sum()), R
+
+    theta = np.zeros(cells)
+    p = np.full(cells, 1.0 / cells)
+    value, R = loss(p)
+    step = 1.0
+    for _ in range(iterations):
+        grad = 2.0 * ((A @ R.astype(np.float32)) * A).sum(axis=1, dtype=np.float64)
+        while True:
+            trial = theta - step * grad
+            w = np.exp(trial - trial.max())
+            q = w / w.sum()
+            new, R_new = loss(q)
+            if new <= value or step < 1e-12:
+                break
+            step *= 0.5
+        theta, p, value, R = trial, q, new, R_new
+        step *= 1.5
+    return JointModel(n, shape, p.reshape(shape) * n)
 
 
 def sample_joint(model: JointModel, n: int, source: RandomSource) -> NDArray[np.int64]:
