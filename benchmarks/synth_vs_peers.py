@@ -513,6 +513,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--peer-seeds", type=int, default=1, help="seeds per MST cell")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the rows of results.csv for the (task, method) pairs this run does not redo",
+    )
     parser.add_argument("--methods", choices=("all", "table"), default="all")
     parser.add_argument("--tasks", default="adult,nltcs,extra")
     parser.add_argument(
@@ -533,10 +538,15 @@ def main() -> None:
         run_peers(args.peer_seeds, rows, tasks)
     res = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True)
+    if args.merge and (OUT / "results.csv").exists():
+        old = pd.read_csv(OUT / "results.csv")
+        redone = set(zip(res.task, res.method, strict=True))
+        keep = [(t, m) not in redone for t, m in zip(old.task, old.method, strict=True)]
+        res = pd.concat([old[keep], res], ignore_index=True)
     res.to_csv(OUT / "results.csv", index=False)
     text = report(res)
     (OUT / "results.md").write_text(text, encoding="utf-8")
-    if "adult" in tasks:
+    if "adult" in set(res.task):
         plot(res, OUT / "results.png")
     print(text)
 
