@@ -48,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="TEST",
         default=None,
         help="original rows that took no part in the release, to test the classifier on "
-        "(needs --target); None holds out a random 30%% of ORIG (optimistic)",
+        "(needs --target, but for an LDA projection release); None holds out a random 30%% of "
+        "ORIG (optimistic)",
     )
     parser.add_argument(
         "--target",
