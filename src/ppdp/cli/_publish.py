@@ -349,7 +349,7 @@ def charge_lines(charges: list[Any], *, schema: Any = None, per_value: bool = Fa
                 lines.append(
                     f"     Gaussian noise, standard deviation sigma = {d['noise_scale']:.4g} per "
                     f"released value (expected absolute error sigma*sqrt(2/pi) = "
-                    f"{d['noise_scale'] * 0.7978845608:.4g}, in encoded units)"
+                    f"{d['noise_scale'] * 0.7978845608:.4g}, in {d.get('units', 'encoded units')})"
                 )
             else:
                 lines.append(

@@ -91,6 +91,7 @@ class Plan:
             "relation": Neighbouring.REPLACE_ONE.value,
             "norm": "l2",
             "noise_scale": self.sigma_first,
+            "units": "counts of a contingency table",
             "first_round_tables": len(self.first),
             "edge_selections": self.n_select,
             "epsilon_per_selection": self.epsilon_select,
