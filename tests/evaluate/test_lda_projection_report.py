@@ -156,3 +156,47 @@ def test_the_target_must_be_the_label(adult, noisy):
         lda_projection_report(
             train, noisy[0], schema, noisy[1], holdout=test.drop(columns="income")
         )
+
+
+def test_three_classes_two_directions(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ppdp.data import Schema
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    k = rng.integers(0, 3, n)
+    df = pd.DataFrame(
+        {
+            "a": np.clip(3.0 + 2.0 * k + rng.normal(size=n), 0, 10),
+            "c": np.where(rng.uniform(size=n) < 0.2 + 0.3 * (k == 0), "x", "y"),
+            "t": np.array(["p", "q", "r"])[k],
+        }
+    )
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+                {"name": "c", "type": "categorical", "categories": ["x", "y"]},
+            ],
+            "label": {"name": "t", "classes": ["p", "q", "r"]},
+        }
+    )
+    train, test = df.iloc[:2400].reset_index(drop=True), df.iloc[2400:]
+    counts = [int((train["t"] == c).sum()) for c in "pqr"]
+    pub = LDAProjectionPublisher(8.0, 1e-6, schema, class_counts=counts, random_state=2)
+    pub.fit(train)
+    rel = pub.release_
+    side = {
+        "method": "lda-projection",
+        "guarantee": rel.guarantee.to_dict(),
+        "directions": rel.statistics["directions"].tolist(),
+        "features": list(schema.feature_names),
+        "row_scale": float(rel.statistics["scale"][0]),
+    }
+    report = lda_projection_report(train, rel.data, schema, side, holdout=test)
+    assert report.lda["n_components"] == 2
+    assert "roc" not in report.ml["direction"]  # ROC curves for two classes only
+    assert report.ml["direction"]["auc"] > 0.7  # one-vs-rest, averaged over the classes
+    text = report.to_html(tmp_path / "r.html")
+    assert text.count("<svg") == 1  # the projections only
+    assert report.verdict in VERDICTS
