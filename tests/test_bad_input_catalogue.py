@@ -288,6 +288,9 @@ LDA_CASES = [
 ]
 
 
+# ε = 1 with noisy projections also warns LowUtilityWarning (asserted in
+# tests/publish/test_lda_projection.py); here only the refusal matters.
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
 @pytest.mark.parametrize(("override", "fragment"), LDA_CASES)
 def test_lda_projection_bad_parameters_one_line_nothing_spent(acct2, override, fragment):
     kw = {"epsilon": 1.0, "delta": 1e-6, "class_counts": TINY_COUNTS, **override}
@@ -298,6 +301,7 @@ def test_lda_projection_bad_parameters_one_line_nothing_spent(acct2, override, f
     assert acct2.spent.is_zero and acct2.history() == []
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # LDA-DP at ε = 1
 def test_lda_projection_nan_names_the_column_not_the_value(acct2):
     df = TINY_DF.copy()
     df.loc[3, "x2"] = math.nan
@@ -1334,6 +1338,7 @@ def test_cli_part_file_of_a_killed_run_is_removed_by_the_next(cli_files, tmp_pat
 # --- Issue 12 item 6: data-dependent errors are a counting oracle; the total mode -----------------
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # LDA-DP at ε = 1
 def test_undeclared_category_is_a_count_by_default_and_nothing_in_total_mode():
     """Default: one line with the count, nothing spent. acct.on_invalid = 'mask': the same
     release and the same charge whatever the count (the count goes to the custodian log)."""

@@ -46,7 +46,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp.data import Schema
-from ppdp.exceptions import NotDifferentiallyPrivateWarning, ParameterError
+from ppdp.exceptions import LowUtilityWarning, NotDifferentiallyPrivateWarning, ParameterError
 from ppdp.experiments._framework import seed_sequence
 from ppdp.publish import LDAProjectionPublisher
 from ppdp.publish._fisher import default_ridge, fisher_directions, noisy_scatter
@@ -264,9 +264,12 @@ def centralised_errors(
     ).fit(P.train)
     st = direction.release_.statistics
     W = st["directions"]
-    noisy = LDAProjectionPublisher(
-        epsilon, DELTA, schema, class_counts=P.counts, random_state=seed_b
-    ).fit(P.train)
+    with warnings.catch_warnings():
+        # The figure measures noisy projections at every ε on purpose, low ones included.
+        warnings.simplefilter("ignore", LowUtilityWarning)
+        noisy = LDAProjectionPublisher(
+            epsilon, DELTA, schema, class_counts=P.counts, random_state=seed_b
+        ).fit(P.train)
     Wn = noisy.directions_
     return {
         "paper-release": svm_error(P.X_train @ W, P.y_train, P.X_test @ W, P.y_test),
