@@ -7,8 +7,12 @@ such releases an accountant admits into a total of (ε, δ) = (4, 1e-5):
 
 * LDA-DP (``LDAProjectionPublisher``, ε = 0.5, δ = 1e-6 per release, the default Gaussian
   calibration, release of the direction only): two Gaussian events per release;
-* private logistic regression (``PrivateLogisticRegression``, objective perturbation,
-  ε = 0.5): one ε-DP event per release;
+* private logistic regression (``PrivateLogisticRegression``, ε = 0.5, Adult's n and
+  encoded width): objective perturbation charges its objective noise at ε_obj and its
+  residual Gamma-norm noise at ε_r (two pure events), output perturbation one Gamma-norm
+  event;
+* the EXP baseline (``ExponentialPublisher``, ε = 0.5): one exponential-mechanism event per
+  table (RDP uses its bounded range, ε²/8-zCDP);
 * a mix: a Laplace histogram (ε = 0.5, L1 sensitivity 2, 16 bins) alternating with a
   Gaussian release (ε = 0.5, δ = 1e-6, L2 sensitivity 1, 16 coordinates).
 
@@ -33,7 +37,7 @@ from ppdp.datasets import load_adult
 from ppdp.exceptions import BudgetExceededError
 from ppdp.learn import PrivateLogisticRegression
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from ppdp.publish import LDAProjectionPublisher
+from ppdp.publish import ExponentialPublisher, LDAProjectionPublisher
 
 TOTAL = PrivacyBudget(4.0, 1e-5)
 COMPOSITIONS = ("basic", "pld", "rdp")
@@ -46,10 +50,19 @@ def lda_event(schema, counts: list[int]) -> PrivacyEvent:
     return Composed(events=tuple(e for c in pub._validate_params(sum(counts)) for e in c.events))
 
 
-def logreg_event(schema) -> PrivacyEvent:
-    est = PrivateLogisticRegression(epsilon=0.5, schema=schema)
-    events = est.privacy_events()
+def logreg_event(df, schema, perturbation: str) -> PrivacyEvent:
+    """What one fit on Adult charges: the plan after validation (n and the width known)."""
+    est = PrivateLogisticRegression(epsilon=0.5, schema=schema, perturbation=perturbation)
+    features = schema.without_label()
+    Xe, _ = features.encode(df[list(features.column_names)])
+    est._planned_dim = Xe.shape[1] + int(est.fit_intercept)
+    events = est._plan(len(df)).events
     return events[0] if len(events) == 1 else Composed(events=events)
+
+
+def exp_event(schema) -> PrivacyEvent:
+    (charge,) = ExponentialPublisher(0.5, schema)._validate_params()
+    return charge.event
 
 
 def count_one_kind(event: PrivacyEvent, composition: str) -> tuple[int, float]:
@@ -85,7 +98,15 @@ def main() -> None:
         ),
         (
             "logistic regression (objective, ε=0.5)",
-            lambda c: count_one_kind(logreg_event(schema), c),
+            lambda c: count_one_kind(logreg_event(df, schema, "objective"), c),
+        ),
+        (
+            "logistic regression (output, ε=0.5)",
+            lambda c: count_one_kind(logreg_event(df, schema, "output"), c),
+        ),
+        (
+            "EXP baseline table (ε=0.5)",
+            lambda c: count_one_kind(exp_event(schema), c),
         ),
         ("Laplace histogram / Gaussian, alternating", lambda c: count_mix((hist, gauss), c)),
     ]

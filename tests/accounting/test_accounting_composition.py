@@ -202,8 +202,11 @@ def test_the_composition_is_pinned_and_reopening_reports_the_same_totals(tmp_pat
     with pytest.raises(ParameterError) as info:
         Accountant.open(path, dataset_id="d", total=TARGET, composition="pld")
     assert "composition ('pld') differs" in str(info.value) and "\n" not in str(info.value)
-    with pytest.raises(ParameterError, match="composition"):
-        Accountant.open(path, dataset_id="d", total=TARGET)  # basic by default
+    with pytest.raises(ParameterError, match=r"composition \('basic'\) differs"):
+        Accountant.open(path, dataset_id="d", total=TARGET, composition="basic")
+    # not naming one opens the ledger under its pinned composition
+    with Accountant.open(path, dataset_id="d", total=TARGET) as a:
+        assert a.composition == "rdp" and a.spent == spent
 
 
 @pytest.mark.parametrize(

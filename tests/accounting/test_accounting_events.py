@@ -130,6 +130,9 @@ def test_which_composition_can_take_which_event():
     with pytest.raises(UnsupportedEventError, match="'pld' or 'rdp'"):
         bare.budget()
     mixed = Parallel(events=(Exponential(epsilon=0.1), Exponential(epsilon=0.3)))
-    assert mixed.compositions == ("basic",)
+    assert mixed.compositions == ("basic", "pld", "rdp")  # as its envelope, ε = 0.3
+    assert mixed.envelope() == EpsilonDelta(epsilon=0.3)
+    approx = Parallel(events=(Exponential(epsilon=0.1), EpsilonDelta(epsilon=0.1, delta=1e-6)))
+    assert approx.compositions == ("basic", "pld")  # RDP takes no δ
     same = Parallel(events=(Exponential(epsilon=0.1), Exponential(epsilon=0.1)))
     assert same.compositions == ("basic", "pld", "rdp")

@@ -125,7 +125,7 @@ class Accountant:
         checkpoint: CheckpointLike | None = None,
         busy_timeout: float = 60.0,
         anchor: AnchorLike | None = None,
-        composition: str = "basic",
+        composition: str | None = None,
     ) -> Accountant:
         """Open the budget ledger at ``path``, creating it on first use.
 
@@ -154,8 +154,9 @@ class Accountant:
             afresh. The anchor on record for ``dataset_id`` in
             :meth:`ppdp.ledger.AnchorRegistry.default` is checked too, and a new ledger for
             a dataset with one on record is refused.
-        composition : {"basic", "pld", "rdp"}, default "basic"
-            How spends compose: ``"basic"`` adds ε and δ; ``"pld"`` (privacy loss
+        composition : {"basic", "pld", "rdp"}, optional
+            How spends compose (default: the composition pinned in an existing ledger,
+            ``"basic"`` for a new one): ``"basic"`` adds ε and δ; ``"pld"`` (privacy loss
             distributions) and ``"rdp"`` (Rényi DP) compose the typed events tightly with
             ``dp-accounting`` (``pip install 'ppdp[tight]'``), and then ``total`` is an
             (ε, δ) target with δ > 0: a spend is refused if the composed ε at that δ would
@@ -176,7 +177,8 @@ class Accountant:
             raise ParameterError(f"dataset_id ({dataset_id!r}) must be a non-empty string")
         total = _check_budget("total", total)
         relation = Neighbouring.parse(relation)
-        composition = check_composition(composition, total)
+        requested = composition
+        composition = check_composition("basic" if composition is None else composition, total)
         timeout = check_positive("busy_timeout", busy_timeout)
         if composition != "basic":
             from ppdp.accounting._tight import _import
@@ -217,7 +219,9 @@ class Accountant:
                 anchor_registry=registry,
             )
         try:
-            _check_matches(ledger, dataset_id, total, relation, composition)
+            _check_matches(
+                ledger, dataset_id, total, relation, None if requested is None else composition
+            )
             return cls(ledger)
         except BaseException:
             ledger.close()
@@ -716,7 +720,7 @@ def _check_matches(
     dataset_id: str,
     total: PrivacyBudget,
     relation: Neighbouring,
-    composition: str = "basic",
+    composition: str | None = "basic",
 ) -> None:
     pinned_total, pinned_relation = read_accountant_metadata(ledger.metadata)
     if ledger.dataset_id != dataset_id:
@@ -737,7 +741,7 @@ def _check_matches(
             f"({pinned_relation.value!r}) at {ledger.path}"
         )
     pinned_composition = read_composition(ledger.metadata)
-    if pinned_composition != composition:
+    if composition is not None and pinned_composition != composition:
         raise ParameterError(
             f"composition ({composition!r}) differs from the composition pinned in the ledger "
             f"({pinned_composition!r}) at {ledger.path}; a ledger's composition never changes"

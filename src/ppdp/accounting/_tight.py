@@ -18,7 +18,7 @@ import functools
 import math
 from typing import Any
 
-from ppdp.accounting.events import Gaussian, Laplace, Parallel, PrivacyEvent
+from ppdp.accounting.events import Exponential, Gaussian, Laplace, Parallel, PrivacyEvent
 from ppdp.exceptions import OptionalDependencyError, UnsupportedEventError
 
 __all__ = ["DISCRETIZATION", "Composer", "make_composer"]
@@ -42,8 +42,12 @@ def _units(event: PrivacyEvent, composition: str) -> list[PrivacyEvent]:
     event.require(composition)
     out: list[PrivacyEvent] = []
     for leaf in event.leaves():
-        if isinstance(leaf, Parallel):
+        if isinstance(leaf, Parallel) and leaf.uniform:
             out.extend(_units(leaf.events[0], composition))
+        elif isinstance(leaf, Parallel):
+            env = leaf.envelope()
+            assert env is not None  # require() checked it
+            out.append(env)
         else:
             out.append(leaf)
     return out
@@ -89,6 +93,10 @@ class Composer:
         b = leaf.budget()
         if b.delta != 0.0:  # pragma: no cover - require() refused it already
             raise UnsupportedEventError(f"event {leaf.describe()} is not pure under 'rdp'")
+        if isinstance(leaf, Exponential):
+            # The exponential mechanism is ε-bounded-range (Durfee & Rogers 2019), hence
+            # (ε²/8)-zCDP (Cesar & Rogers 2021, Lemma 3.2): a quarter of the generic bound.
+            return dp_event.ZCDpEvent(b.epsilon**2 / 8.0)
         # ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4).
         return dp_event.ZCDpEvent(b.epsilon**2 / 2.0)
 

@@ -385,14 +385,16 @@ class Gaussian(PrivacyEvent):
 class GammaNorm(PrivacyEvent):
     """Output perturbation with noise of density ∝ exp(−‖b‖₂/scale) in ``dimension`` dims.
 
-    ε-DP with ε = Δ₂/scale (Chaudhuri, Monteleoni & Sarwate 2011, Thm 6), rounded up,
-    unless ``epsilon`` states the (not smaller) ε it was calibrated for.
+    ε-DP with ε = (Δ₂ + √d·Λ)/scale (Chaudhuri, Monteleoni & Sarwate 2011, Thm 6; Λ the
+    grid ``granularity`` the centre and the noise are snapped to, ``docs/proofs/noise.md``),
+    rounded up, unless ``epsilon`` states the (not smaller) ε it was calibrated for.
     """
 
     kind: ClassVar[str] = "gamma-norm"
     l2_sensitivity: float
     scale: float
     dimension: int = 1
+    granularity: float = 0.0
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
@@ -404,12 +406,18 @@ class GammaNorm(PrivacyEvent):
         object.__setattr__(
             self, "dimension", _check(k, "dimension", self.dimension, check_int, minimum=1)
         )
-        _check_stated(self, Fraction(self.l2_sensitivity) / Fraction(self.scale))
+        object.__setattr__(self, "granularity", _nonneg(k, "granularity", self.granularity))
+        _check_stated(self, self.effective_sensitivity / Fraction(self.scale))
+
+    @property
+    def effective_sensitivity(self) -> Fraction:
+        """``Δ + √d·Λ`` (√d rounded up), exactly: the snapped centres' largest distance."""
+        return _effective(self.l2_sensitivity, self.granularity, self.dimension, "l2")
 
     def budget(self) -> PrivacyBudget:
         if self.epsilon is not None:
             return PrivacyBudget(self.epsilon)
-        return PrivacyBudget(_float_up(Fraction(self.l2_sensitivity) / Fraction(self.scale)))
+        return PrivacyBudget(_float_up(self.effective_sensitivity / Fraction(self.scale)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -447,7 +455,8 @@ def _check_stated(event: Any, exact: Fraction) -> None:
         return
     eps = check_positive(f"{event.kind}.epsilon", event.epsilon)
     object.__setattr__(event, "epsilon", eps)
-    if Fraction(eps) < exact:
+    # Relative 2⁻⁵⁰: the float evaluation of a scale (Δ + c·Λ)/ε, not a privacy allowance.
+    if Fraction(eps) * (1 + Fraction(1, 2**50)) < exact:
         raise ParameterError(
             f"{event.kind}.epsilon ({eps!r}) is below the ε ({float(exact)!r}) that this "
             "noise scale gives; state the ε the noise was calibrated for, or leave it out"
@@ -521,6 +530,9 @@ class Composed(PrivacyEvent):
         for e in self.events:
             e.require(composition)
 
+    def describe(self) -> str:
+        return f"Composed({', '.join(e.describe() for e in self.events)})"
+
     def leaves(self) -> tuple[PrivacyEvent, ...]:
         return tuple(leaf for e in self.events for leaf in e.leaves())
 
@@ -530,7 +542,9 @@ class Parallel(PrivacyEvent):
     """Events on *disjoint* parts of the data (parallel composition: the costliest part).
 
     Basic composition charges the largest ε and the largest δ of the parts. PLD and RDP
-    account for it only when every part is the same event (then it is that event).
+    account for it as its part when every part is the same event; otherwise as the worst
+    (ε, δ)-DP mechanism at the largest ε and δ (:meth:`envelope`): a neighbour changes one
+    part only, and each part's pair of output laws is dominated by that mechanism's.
     """
 
     kind: ClassVar[str] = "parallel"
@@ -548,10 +562,23 @@ class Parallel(PrivacyEvent):
         """Whether every part is the same event."""
         return all(e == self.events[0] for e in self.events)
 
+    def envelope(self) -> EpsilonDelta | None:
+        """The worst (ε, δ)-DP event at the largest ε and δ of the parts (None: no basic ε)."""
+        try:
+            b = self.budget()
+        except UnsupportedEventError:
+            return None
+        return EpsilonDelta(epsilon=b.epsilon, delta=b.delta)
+
     def supports(self, composition: str) -> bool:
         if composition == "basic":
             return all(e.supports("basic") for e in self.events)
-        return self.uniform and self.events[0].supports(composition)
+        if self.uniform:
+            return self.events[0].supports(composition)
+        if not all(e.supports(composition) for e in self.events):
+            return False
+        env = self.envelope()
+        return env is not None and env.supports(composition)
 
     @property
     def compositions(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -559,6 +586,11 @@ class Parallel(PrivacyEvent):
 
     def leaves(self) -> tuple[PrivacyEvent, ...]:
         return (self,)
+
+    def describe(self) -> str:
+        if self.uniform:
+            return f"Parallel({len(self.events)} × {self.events[0].describe()})"
+        return f"Parallel({', '.join(e.describe() for e in self.events)})"
 
 
 def event_from_dict(data: Mapping[str, Any]) -> PrivacyEvent:

@@ -137,15 +137,24 @@ def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
         f"dataset:   {report.dataset_id}",
         f"relation:  {report.relation.value} ({report.composition} composition)",
         f"total:     {_budget(report.total)}",
-        f"spent:     {_budget(report.spent)}",
-        f"remaining: {_budget(report.remaining)}",
-        "",
     ]
+    if report.composition == "basic":
+        lines += [f"spent:     {_budget(report.spent)}", f"remaining: {_budget(report.remaining)}"]
+    else:  # a composed ε at the target δ: not a sum, so the headroom is not additive either
+        lines += [
+            f"spent:     ε={report.spent.epsilon:.6g} at δ={report.total.delta!r} "
+            f"(every spend composed, {report.composition})",
+            f"remaining: ε={report.remaining.epsilon:.6g} of headroom at δ="
+            f"{report.total.delta!r} (whether a release fits is decided by composing it)",
+        ]
+    lines.append("")
     if not report.spends:
         lines.append("no spends yet")
         return "\n".join(lines)
     running = list(report.running) or [report.spent] * len(report.spends)
-    rows = [("index", "time", "mechanism", "ε", "δ", "seeded")]
+    # under PLD/RDP the columns are each event's own (ε, δ), not what it added to the total
+    head = ("ε", "δ") if report.composition == "basic" else ("event ε", "event δ")
+    rows = [("index", "time", "mechanism", *head, "seeded")]
     rows += [
         (
             str(s.index),

@@ -40,6 +40,7 @@ from scipy import optimize
 
 from ppdp import noise
 from ppdp._validation import check_int, check_option, check_positive
+from ppdp.accounting.events import EpsilonDelta, PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.stats import float_sum_error_bound
 from ppdp.exceptions import CalibrationError, NotDifferentiallyPrivateWarning, ParameterError
@@ -48,7 +49,9 @@ from ppdp.publish._fisher import (
     CLASS_SUM_SENSITIVITY,
     SECOND_MOMENT_SENSITIVITY,
     LDANoisePlan,
+    class_sum_mechanism,
     lda_noise_plan,
+    second_moment_mechanism,
 )
 
 __all__ = [
@@ -232,6 +235,32 @@ class FederatedPlan:
     def budget(self) -> PrivacyBudget:
         """The round's whole ``(ε, δ)`` (means and scatter, basic composition)."""
         return self.plan.budget
+
+    def events(
+        self, *, stated: PrivacyBudget, projections: PrivacyBudget | None = None
+    ) -> tuple[PrivacyEvent, ...]:
+        """The typed events of one round (``docs/proofs/composition.md``, *Mul-LDA-DP*).
+
+        With the joint-view calibration and the Gaussian template: the class sums, then the
+        second moments, each the Gaussian mechanism the publisher's joint view is equivalent
+        to (§2 of ``docs/proofs/mul-lda-dp.md``): noise σ, the aggregate's (what
+        :func:`~ppdp.publish._fisher.class_sum_mechanism` draws centrally at this plan),
+        on sensitivity ``Δ·sensitivity_factor`` plus the plan's pad and grid, which covers
+        the whitened ``joint_factor·(Δ + pad + √dim·Λ)``; with ``projections``, the owners'
+        Laplace noise on disjoint rows as an ε₃-DP event (each owner's dimension is its
+        own row count, which the publisher does not hold). Otherwise (the paper's split,
+        whose joint view is not (ε, δ)-DP, or the MOD-SULQ template) the ``stated``
+        (ε, δ) of the round, as before.
+        """
+        if not self.joint_view or self.plan.calibration != "gaussian":
+            return (EpsilonDelta(epsilon=stated.epsilon, delta=stated.delta),)
+        out: list[PrivacyEvent] = [
+            class_sum_mechanism(self.plan).event,
+            second_moment_mechanism(self.plan).event,
+        ]
+        if projections is not None:
+            out.append(EpsilonDelta(epsilon=projections.epsilon, delta=projections.delta))
+        return tuple(out)
 
     @property
     def n_features(self) -> int:

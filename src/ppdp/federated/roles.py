@@ -73,6 +73,7 @@ from numpy.typing import ArrayLike, NDArray
 from ppdp import noise
 from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting._tally import accountant_metadata
+from ppdp.accounting.events import Composed, EpsilonDelta, PrivacyEvent, event_from_dict
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import (
     BudgetExceededError,
@@ -217,6 +218,11 @@ class _Party:
             self.plan: FederatedPlan = config.plan()
         p, K = config.n_features, config.n_classes
         self._dims = (K, p, p * (p + 1) // 2)
+
+    def _round_events(self) -> tuple[PrivacyEvent, ...]:
+        """What the round charges, derived by every party from the config alone."""
+        _, proj = self.config.budgets()
+        return self.plan.events(stated=self.config.budget, projections=proj)
 
     # -- subclass interface --------------------------------------------------------------
 
@@ -506,10 +512,10 @@ class Publisher(_Party):
         return g
 
     def _planned_charge(self) -> Charge:
-        """The round's one ledger entry: its stated (ε, δ) and the plan's details."""
+        """The round's one ledger entry: its typed events and the plan's details."""
         cfg = self.config
         details = {"session_id": cfg.session_id, "release": cfg.release, "plan": self.plan.details}
-        return Charge(cfg.budget, _MECHANISM, details)
+        return Charge(self._round_events(), _MECHANISM, details)
 
     @property
     def _idempotency_key(self) -> str:
@@ -1160,9 +1166,21 @@ class DataOwner(_Party):
                 continue
             det = e.payload.get("details", {})
             if det.get("session_id") == self.config.session_id:
-                if Decimal(repr(e.payload["epsilon"])) != Decimal(repr(self.config.epsilon)) or (
-                    Decimal(repr(e.payload["delta"])) != Decimal(repr(self.config.delta))
-                ):
+                expected = self._round_events()
+                want = expected[0] if len(expected) == 1 else Composed(events=expected)
+                if "event" in e.payload:
+                    # the publisher must charge exactly the events this config implies
+                    try:
+                        differs = event_from_dict(e.payload["event"]) != want
+                    except PPDPError:
+                        differs = True
+                elif not isinstance(want, EpsilonDelta):
+                    differs = True
+                else:
+                    differs = Decimal(repr(e.payload["epsilon"])) != Decimal(
+                        repr(self.config.epsilon)
+                    ) or (Decimal(repr(e.payload["delta"])) != Decimal(repr(self.config.delta)))
+                if differs:
                     raise LedgerIntegrityError(
                         f"entry {e.index}: the round's spend differs from its budget",
                         index=e.index,

@@ -23,6 +23,7 @@ References
 
 from __future__ import annotations
 
+import decimal
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from ppdp._validation import check_int, check_nonnegative, check_positive
+from ppdp.accounting.events import GammaNorm, ObjectivePerturbation, PrivacyEvent
 from ppdp.exceptions import ParameterError, ParameterTypeError
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "output_perturbation_release",
     "private_erm",
     "regularization_from_svm_c",
+    "release_constants",
     "residual_constants",
     "rounding_allowance",
     "solve_erm",
@@ -573,6 +576,17 @@ class ResidualConstants:
     granularity: float
     noise_scale: float
 
+    @property
+    def event(self) -> GammaNorm:
+        """The accounting event of this step: a Gamma-norm draw on the grid Λ_g at ε_r."""
+        return GammaNorm(
+            l2_sensitivity=self.sensitivity,
+            scale=self.noise_scale,
+            dimension=self.dim,
+            granularity=self.granularity,
+            epsilon=self.epsilon,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "residual_epsilon": self.epsilon,
@@ -652,7 +666,22 @@ class ObjectiveConstants:
     @property
     def epsilon_objective(self) -> float:
         """The ε of the objective-perturbation part (ε minus the residual step's share)."""
-        return self.epsilon if self.residual is None else self.epsilon - self.residual.epsilon
+        if self.residual is None:
+            return self.epsilon
+        return _split_rest(self.epsilon, self.residual.epsilon)
+
+    @property
+    def events(self) -> tuple[PrivacyEvent, ...]:
+        """The accounting events of the two draws, in order.
+
+        The objective noise ``b`` (Algorithm 2 at ``ε_obj``) and, with the certified
+        residual step, its Gamma-norm output noise ``v`` at ``ε_r``: an adaptive
+        composition (``docs/proofs/erm.md``, *What ppdp releases*).
+        """
+        first = ObjectivePerturbation(epsilon=self.epsilon_objective)
+        if self.residual is None:
+            return (first,)
+        return (first, self.residual.event)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -667,6 +696,18 @@ class ObjectiveConstants:
         if self.residual is not None:
             out.update(self.residual.to_dict())
         return out
+
+
+def _split_rest(total: float, part: float) -> float:
+    """The largest float ``r <= total − part`` whose shortest decimal plus ``part``'s is at
+    most ``total``'s: the ledger adds the two draws' ε in that decimal form, so the split
+    costs exactly ``total`` there too (``fl(total − part)`` can exceed it by one ulp).
+    """
+    room = decimal.Decimal(repr(total)) - decimal.Decimal(repr(part))
+    rest = min(total - part, float(room))
+    while decimal.Decimal(repr(rest)) > room:
+        rest = math.nextafter(rest, 0.0)
+    return rest
 
 
 def objective_perturbation_constants(
@@ -713,7 +754,7 @@ def objective_perturbation_constants(
         if not 0.0 < share < 1.0:
             raise ParameterError(f"residual_share ({residual_share!r}) must be in (0, 1)")
         residual_eps = total * share
-        eps = total - residual_eps
+        eps = _split_rest(total, residual_eps)
     lam = float(regularization)
     cr2 = float(smoothness) * float(radius) ** 2
     eps_prime = eps - 2.0 * math.log1p(cr2 / (n * lam))
@@ -770,6 +811,19 @@ class OutputConstants:
     sensitivity: float
     granularity: float
     noise_scale: float
+
+    @property
+    def events(self) -> tuple[PrivacyEvent, ...]:
+        """The accounting event of the one draw: Gamma-norm noise on the grid Λ_g at ε."""
+        return (
+            GammaNorm(
+                l2_sensitivity=self.sensitivity,
+                scale=self.noise_scale,
+                dimension=self.dim,
+                granularity=self.granularity,
+                epsilon=self.epsilon,
+            ),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -943,6 +997,50 @@ def output_perturbation_release(w_star: Array, constants: OutputConstants, noise
     )
 
 
+def release_constants(
+    n: int,
+    dim: int,
+    *,
+    loss: Loss,
+    epsilon: float,
+    regularization: float,
+    perturbation: str,
+    tol: float = DEFAULT_TOL,
+    residual_share: float = DEFAULT_RESIDUAL_SHARE,
+) -> ObjectiveConstants | OutputConstants:
+    """The constants :func:`private_erm` draws its noise with, from public values alone.
+
+    Their ``events`` are what a fit of ``n`` records of ``dim`` coordinates charges.
+
+    Examples
+    --------
+    >>> k = release_constants(1000, 3, loss=LogisticLoss(), epsilon=1.0,
+    ...                       regularization=0.01, perturbation="output")
+    >>> [type(e).__name__ for e in k.events]
+    ['GammaNorm']
+    >>> k = release_constants(1000, 3, loss=LogisticLoss(), epsilon=1.0,
+    ...                       regularization=0.01, perturbation="objective")
+    >>> [type(e).__name__ for e in k.events]
+    ['ObjectivePerturbation', 'GammaNorm']
+    """
+    if perturbation == "objective":
+        return objective_perturbation_constants(
+            epsilon,
+            n,
+            regularization,
+            loss.smoothness,
+            dim=dim,
+            tol=tol,
+            residual_share=residual_share,
+        )
+    if perturbation == "output":
+        tau = certifiable_tol(tol, n, dim, loss.smoothness, regularization, 0.0)
+        return output_perturbation_constants(
+            epsilon, n, regularization, dim, lipschitz=loss.lipschitz, tol=tau
+        )
+    raise ParameterError(f"perturbation ({perturbation!r}) must be 'objective' or 'output'")
+
+
 def private_erm(
     Z: Array,
     y: Array,
@@ -979,16 +1077,17 @@ def private_erm(
     n, d = Z.shape
     mult = float(noise_multiplier)
     if perturbation == "objective":
-        k_obj = objective_perturbation_constants(
-            epsilon,
+        k_obj = release_constants(
             n,
-            regularization,
-            loss.smoothness,
-            dim=d,
+            d,
+            loss=loss,
+            epsilon=epsilon,
+            regularization=regularization,
+            perturbation=perturbation,
             tol=tol,
             residual_share=residual_share,
         )
-        assert k_obj.residual is not None
+        assert isinstance(k_obj, ObjectiveConstants) and k_obj.residual is not None
         b = noise.gamma_norm_vector(
             d, k_obj.noise_scale, size=1, random_state=random_state, rounded=False
         )
@@ -1012,10 +1111,17 @@ def private_erm(
         n_iter, grad = diag["n_iter"], float(diag["gradient_bound"][0])
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
-        tau = certifiable_tol(tol, n, d, loss.smoothness, regularization, 0.0)
-        k_out = output_perturbation_constants(
-            epsilon, n, regularization, d, lipschitz=loss.lipschitz, tol=tau
+        k_out = release_constants(
+            n,
+            d,
+            loss=loss,
+            epsilon=epsilon,
+            regularization=regularization,
+            perturbation=perturbation,
+            tol=tol,
         )
+        assert isinstance(k_out, OutputConstants)
+        tau = k_out.tol
         w_star, _, sinfo = solve_erm(
             Z,
             y,

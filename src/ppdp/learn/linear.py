@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ppdp._validation import check_int, check_option, check_positive
-from ppdp.accounting.events import EpsilonDelta, ObjectivePerturbation
+from ppdp.accounting.events import EpsilonDelta, ObjectivePerturbation, PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
@@ -48,6 +48,7 @@ from ppdp.learn._erm import (
     auto_regularization,
     output_perturbation_constants,
     private_erm,
+    release_constants,
 )
 from ppdp.learn.tuning import PrivateTuning, tune
 from ppdp.random import RandomSource
@@ -127,12 +128,40 @@ class _PrivateLinearERM(PrivateClassifierBase):
         mech = _MECHANISM[p["perturbation"]]
         if p["tuning"] is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
-        event = (
+        return Plan(self._events(p, n_rows), f"{type(self).__name__}: {mech}", details)
+
+    def _events(self, p: dict[str, Any], n_rows: int | None) -> tuple[PrivacyEvent, ...]:
+        """The typed events of one fit: the draws :func:`private_erm` makes.
+
+        Output perturbation: one :class:`~ppdp.accounting.events.GammaNorm` (sensitivity
+        ``2/(nΛ) + 2τ/Λ``, its grid and scale). Objective perturbation: its objective noise
+        at ``ε_obj`` and the certified residual step's Gamma-norm noise at ``ε_r``, composed.
+        They depend on the public ``n`` and width, so before the data are validated (and for
+        :meth:`privacy_events`, which has neither) the fit is described by its stated ε alone
+        (objective perturbation at ε, or an ε-DP event), which costs as much under basic
+        composition and no less under PLD or RDP. With private tuning (CMS11 Alg. 4) the
+        same stated ε is charged: one ε-DP model per disjoint part and an ε-DP choice.
+        """
+        stated: PrivacyEvent = (
             ObjectivePerturbation(epsilon=p["epsilon"])
             if p["perturbation"] == "objective"
             else EpsilonDelta(epsilon=p["epsilon"])
         )
-        return Plan(event, f"{type(self).__name__}: {mech}", details)
+        dim = self._planned_dim
+        if p["tuning"] is not None or not n_rows or dim is None or n_rows < self._min_rows:
+            return (stated,)
+        lam = self._resolve_lambda(p, n_rows, dim)
+        k = release_constants(
+            n_rows,
+            dim,
+            loss=p["loss"],
+            epsilon=p["epsilon"],
+            regularization=lam,
+            perturbation=p["perturbation"],
+            tol=p["tol"],
+            residual_share=DEFAULT_RESIDUAL_SHARE,
+        )
+        return k.events
 
     #: Length of the released vector (features, plus one with an intercept), set when the
     #: training data have been validated: "auto" depends on it (public: the width).

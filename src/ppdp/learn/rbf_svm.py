@@ -43,7 +43,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp import _progress
 from ppdp._validation import check_epsilon, check_int, check_option, check_positive
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.accounting.events import EpsilonDelta, Parallel
+from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import (
     ConvergenceError,
     DataValidationError,
@@ -303,15 +304,29 @@ class _RBFSVMBase(PrivateClassifierBase):
         m = len(p["grid"]) if p["tuning"] == "private" else 0
         if m:
             details["candidates"] = m
+        # The stated ε until the public n fixes the noise (and with public tuning, whose
+        # candidate, hence sensitivity, is only chosen in the release): costs as much under
+        # basic composition and no less under PLD or RDP.
+        event: Any = EpsilonDelta(epsilon=p["epsilon"])
         if n_rows is not None and n_rows >= self._rows_needed(p) and p["tuning"] == "none":
             mech = self._mechanism(p, {k: p[k] for k in _TUNABLE}, n_rows)
+            event = mech.event  # Laplace on the 2D weights, with its grid slack
             details.update(
                 n_components=p["n_components"],
                 C=self._c_rubinstein(p["C"], p["C_form"], n_rows),
                 noise_scale=mech.scale,
                 sensitivity=mech.sensitivity,
             )
-        return Plan(PrivacyBudget(p["epsilon"]), type(self).__name__, details)
+        elif n_rows is not None and n_rows >= self._rows_needed(p) and m:
+            # CMS11 Alg. 4: candidate i's Laplace release on part i, the exponential choice
+            # on the last part; disjoint parts, so parallel composition.
+            sizes = self._part_sizes(n_rows, m)
+            parts = [self._mechanism(p, c, sizes[i]).event for i, c in enumerate(p["grid"])]
+            choice = ExponentialMechanism(
+                epsilon=p["epsilon"], sensitivity=1.0, allow_large_epsilon=self.allow_large_epsilon
+            ).event
+            event = Parallel(events=(*parts, choice))
+        return Plan(event, type(self).__name__, details)
 
     def _rows_needed(self, p: dict[str, Any]) -> int:
         m = len(p["grid"]) if p["tuning"] == "private" else 0

@@ -15,7 +15,8 @@ from numpy.typing import NDArray
 
 from ppdp import noise
 from ppdp._validation import check_epsilon
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.accounting.events import Exponential, PrivacyEvent
+from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
 from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
@@ -81,10 +82,12 @@ class _RowPublisher(Publisher):
             "query": "every encoded row, one release per record (parallel composition)",
             **mech.ledger_details(),
         }
-        event = getattr(mech, "event", None)  # same mechanism on disjoint rows: parallel
-        if event is None or event.budget() != PrivacyBudget(eps):
-            event = PrivacyBudget(eps)
-        return [Charge(event, self._NAME, details)]
+        # The same mechanism on every (disjoint) row: parallel composition, one row's event.
+        return [Charge(self._event(eps, mech), self._NAME, details)]
+
+    def _event(self, eps: float, mech: LaplaceMechanism) -> PrivacyEvent:
+        """The typed event of one row's release (rows are disjoint: it is the table's)."""
+        return mech.event
 
     def _encode(
         self, df: pd.DataFrame, on_invalid: str = "raise"
@@ -236,6 +239,11 @@ class ExponentialPublisher(_RowPublisher):
             relation=_RELATION,
             allow_large_epsilon=self.allow_large_epsilon,
         )
+
+    def _event(self, eps: float, mech: LaplaceMechanism) -> PrivacyEvent:
+        # One exponential mechanism per record at ε (the Laplace at ε/2 is only its sampler):
+        # ε-bounded range, so RDP accounts it as ε²/8-zCDP (docs/proofs/composition.md).
+        return Exponential(epsilon=eps)
 
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
         mech = self._mechanism()
