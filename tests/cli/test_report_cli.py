@@ -65,9 +65,18 @@ def test_a_laplace_release_is_reported_with_its_guarantee(files, tmp_path, capsy
     )
 
 
-def test_without_a_sidecar_the_report_says_so(files, tmp_path, capsys):
+def test_without_a_sidecar_the_release_is_refused(files, tmp_path, capsys):
     out = tmp_path / "same.html"
-    assert main([*_report(files, "same.csv", "--target", "income"), "-o", str(out)]) == 0
+    assert main([*_report(files, "same.csv", "--target", "income"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "same.csv.guarantee.json" in err and "--no-guarantee" in err
+    assert not out.exists()
+
+
+def test_without_a_sidecar_no_guarantee_reports_and_says_so(files, tmp_path, capsys):
+    out = tmp_path / "same.html"
+    argv = [*_report(files, "same.csv", "--target", "income"), "--no-guarantee", "-o", str(out)]
+    assert main(argv) == 0
     stdout = capsys.readouterr().out
     assert stdout.startswith("verdict: useful")
     assert "no guarantee file" in stdout
@@ -87,7 +96,7 @@ def _bad(files, tmp_path, argv, capsys, match):
 @pytest.mark.parametrize(
     ("release", "extra", "match"),
     [
-        ("extra.csv", [], "do not match the schema"),
+        ("extra.csv", ["--no-guarantee"], "do not match the schema"),
         ("lap.csv", ["--holdout", "test.csv"], "--holdout is only used with --target"),
         ("lap.csv", ["--holdout", "test-no-income.csv", "--target", "income"], "no column"),
         ("lap.csv", ["--target", "nope"], "not a column"),

@@ -68,6 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace existing output files (never an input)"
     )
+    parser.add_argument(
+        "--no-guarantee",
+        action="store_true",
+        help="report a table that has no RELEASE.guarantee.json (one ppdp did not release, or "
+        "whose guarantee file was lost); the report then says its guarantee is unknown",
+    )
     add_table_flags(parser)
     parser.set_defaults(func=_run)
 
@@ -136,6 +142,12 @@ def _run(args: argparse.Namespace) -> int:
             raise DataValidationError(
                 f"{args.release!r} looks like an LDA projection release but its guarantee file "
                 f"({side}) is missing: it holds the direction; restore it"
+            )
+        if sidecar is None and not args.no_guarantee:
+            raise ParameterError(
+                f"the release's guarantee file {str(side)!r} is missing: the report states the "
+                "release's guarantee from it; restore it, or add --no-guarantee to report a "
+                "table without one"
             )
         report = quality_report(
             original, release, schema, holdout=holdout, target=args.target, guarantee=sidecar
