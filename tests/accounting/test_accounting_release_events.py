@@ -331,3 +331,22 @@ def test_federated_events_under_pld_agree_with_dp_accounting() -> None:
     direct = acc.get_epsilon(TOTAL.delta)
     assert direct < 6 * 0.5
     assert spent == pytest.approx(direct, abs=1e-9)
+
+
+# ------------------------------------------------------------- what a dry run says remains
+
+
+def test_remaining_after_composes_under_pld_and_subtracts_under_basic() -> None:
+    g = Gaussian(l2_sensitivity=1.0, sigma=5.0, epsilon=1.0, delta=1e-6)
+    with Accountant.in_memory(total=TOTAL, composition="basic") as acct:
+        acct.spend(g, mechanism="g")
+        assert acct.remaining_after(g) == PrivacyBudget(2.0, 8e-6)
+        assert acct.remaining_after(Composed(events=(g,) * 3)) == PrivacyBudget(0.0, 6e-6)
+        assert acct.remaining_after(Composed(events=(g,) * 4)) is None  # 5 > ε total
+    with Accountant.in_memory(total=TOTAL, composition="pld") as acct:
+        acct.spend(g, mechanism="g")
+        after = acct.remaining_after(g)
+        assert acct.remaining.epsilon == pytest.approx(4.0 - acct.spent.epsilon)
+        acct.spend(g, mechanism="g")  # the prediction is what charging it leaves
+        assert after == acct.remaining
+        assert after.epsilon > 4.0 - 2 * 1.0  # composing beats subtracting the stated ε

@@ -404,6 +404,16 @@ class Accountant:
             self._refresh()
             return not self._tally.fits(event)
 
+    def remaining_after(self, budget: Cost) -> PrivacyBudget | None:
+        """What :attr:`remaining` would be once ``budget`` (or events) is charged; None if it
+        does not fit. Under ``"pld"`` / ``"rdp"`` the event is composed, not subtracted.
+        Nothing is charged.
+        """
+        event = _check_cost("budget", budget)
+        with self._lock:
+            self._refresh()
+            return self._tally.remaining_after(event)
+
     def fits_count(self, budget: Cost, *, limit: int = 100_000) -> int:
         """How many more releases costing ``budget`` fit now (at most ``limit``)."""
         event = _check_cost("budget", budget)

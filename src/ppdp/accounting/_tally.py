@@ -461,6 +461,21 @@ class Tally:
             float_at_most(sub(self.total_delta, self.spent_delta)),
         )
 
+    def remaining_after(self, event: PrivacyEvent) -> PrivacyBudget | None:
+        """:attr:`remaining` once ``event`` is charged (None: it does not fit)."""
+        if self.tight:
+            eps = self.composed_with(event)
+            if eps > self.total.epsilon:
+                return None
+            return PrivacyBudget(float_at_most(sub(self.total_eps, dec(eps))), self.total.delta)
+        if not self.fits(event):
+            return None
+        b = event.budget()
+        return PrivacyBudget(
+            float_at_most(sub(sub(self.total_eps, self.spent_eps), dec(b.epsilon))),
+            float_at_most(sub(sub(self.total_delta, self.spent_delta), dec(b.delta))),
+        )
+
 
 _BELOW_ONE = math.nextafter(1.0, 0.0)
 

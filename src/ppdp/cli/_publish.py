@@ -384,7 +384,14 @@ def charge_lines(charges: list[Any], *, schema: Any = None, per_value: bool = Fa
 
 
 def print_dry_run(
-    *, what: str, charges: list[Any], schema: Any, report: Any, remaining: Any, per_value: bool
+    *,
+    what: str,
+    charges: list[Any],
+    schema: Any,
+    report: Any,
+    remaining: Any,
+    per_value: bool,
+    after: Any = "subtract",
 ) -> None:
     """The ``--dry-run`` summary on stdout."""
     from ppdp.budget import PrivacyBudget
@@ -399,12 +406,28 @@ def print_dry_run(
     for line in charge_lines(charges, schema=schema, per_value=per_value):
         print(line)
     if remaining is not None:
-        print(f"the ledger has {remaining} left; after this release: {remaining - total}")
+        # ``after``: the accountant's own answer (it composes under PLD / RDP; None: the
+        # release would not fit); the default subtracts, as basic composition does
+        left = remaining - total if after == "subtract" else after
+        print(
+            f"the ledger has {remaining} left; after this release: "
+            + ("it does not fit (the real run is refused)" if left is None else f"{left}")
+        )
     else:
         print("no --ledger given: the real run would record the spend nowhere")
     print("values clipped to the declared bounds (custodian only, not released):")
     for line in clipping_lines(schema, report):
         print(line)
+
+
+def _after(acct: Any, charges: list[Any]) -> Any:
+    """What the accountant would have left once ``charges`` are spent (None: refused)."""
+    if acct is None:
+        return None
+    from ppdp.accounting.events import Composed
+
+    events = tuple(e for c in charges for e in c.events)
+    return acct.remaining_after(events[0] if len(events) == 1 else Composed(events=events))
 
 
 def _ridge(text: str | None) -> float | str | None:
@@ -562,6 +585,7 @@ def _run(args: argparse.Namespace) -> int:
                 report=report,
                 remaining=acct.remaining if acct is not None else None,
                 per_value=args.method == "laplace",
+                after=_after(acct, charges),
             )
             return 0
         warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), _say)

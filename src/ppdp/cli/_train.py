@@ -272,7 +272,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _train(args: argparse.Namespace) -> int:
     from ppdp.accounting import Accountant
     from ppdp.accounting._charge import refuse_released_retry
-    from ppdp.cli._publish import print_dry_run, warn_clipping
+    from ppdp.cli._publish import _after, print_dry_run, warn_clipping
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn._model_io import train_model_file
 
@@ -310,6 +310,7 @@ def _train(args: argparse.Namespace) -> int:
                 ),
             )
             remaining = acct.remaining if acct is not None else None
+            after = _after(acct, [result.plan]) if args.dry_run else None
     finally:
         if acct is not None:
             acct.close()
@@ -323,6 +324,7 @@ def _train(args: argparse.Namespace) -> int:
             report=result.report,
             remaining=remaining,
             per_value=False,
+            after=after,
         )
         return 0
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
