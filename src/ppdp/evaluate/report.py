@@ -65,7 +65,8 @@ VERDICTS: tuple[str, ...] = ("useful", "weak", "no better than the trivial basel
 #: "useful": lift >= ``useful_lift`` and accuracy >= the majority class's;
 #: "no better than the trivial baseline": lift < ``trivial_lift``, or lift <
 #: ``low_accuracy_lift`` with an accuracy more than ``trivial_accuracy_gap`` below the majority
-#: class's; "weak" otherwise.
+#: class's; "weak" otherwise. When the real data's own AUC is within ``chance_auc_z`` standard
+#: errors of 0.5 (the target is not predictable), the verdict falls back to the marginals.
 #:
 #: Without a target, from the mean total-variation distance (TV) of the columns' marginals:
 #: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
@@ -76,6 +77,7 @@ THRESHOLDS: dict[str, float] = {
     "trivial_lift": 0.25,
     "trivial_accuracy_gap": 0.05,
     "low_accuracy_lift": 0.5,
+    "chance_auc_z": 2.0,
     "useful_tv": 0.10,
     "trivial_tv_share": 0.80,
 }
@@ -418,9 +420,31 @@ def _both_models(
     return out
 
 
-def _lift(rel: dict[str, Any], real: dict[str, Any]) -> float | None:
+def _chance_auc_se(y_test: NDArray[np.int64], k: int) -> float:
+    """Standard error of a test AUC under chance (Hanley & McNeil 1982, AUC = 0.5).
+
+    For ``k > 2`` classes (one-vs-rest AUCs averaged) the largest per-class value, an upper
+    bound on the average's. 0 when a class is missing (no AUC is computed then anyway).
+    """
+    ses = []
+    for c in range(1 if k == 2 else 0, k):
+        n1 = int(np.sum(y_test == c))
+        n0 = int(y_test.size - n1)
+        if n1 == 0 or n0 == 0:
+            continue
+        ses.append(math.sqrt((n0 + n1 + 1) / (12.0 * n0 * n1)))
+    return max(ses, default=0.0)
+
+
+def _lift(
+    rel: dict[str, Any], real: dict[str, Any], y_test: NDArray[np.int64], k: int
+) -> float | None:
+    """The share of the real data's AUC gain over chance that ``rel`` keeps; None when the
+    real data's own gain is within ``chance_auc_z`` standard errors of chance (then the ratio
+    is noise over noise and no classifier can judge the release)."""
     gain = real["auc"] - 0.5
-    return (rel["auc"] - 0.5) / gain if gain > 1e-9 and math.isfinite(rel["auc"]) else None
+    floor = max(1e-9, THRESHOLDS["chance_auc_z"] * _chance_auc_se(y_test, k))
+    return (rel["auc"] - 0.5) / gain if gain > floor and math.isfinite(rel["auc"]) else None
 
 
 def _test_split(
@@ -488,7 +512,7 @@ def _ml_utility(
             MODELS[kind]: {
                 "release": rel[kind],
                 "real": real[kind],
-                "lift": _lift(rel[kind], real[kind]),
+                "lift": _lift(rel[kind], real[kind], y_te, k),
             }
             for kind in MODELS
         },
@@ -497,7 +521,7 @@ def _ml_utility(
         "release": rel["logreg"],
         "real": real["logreg"],
         "majority": {**base, "class": classes[majority]},
-        "lift": _lift(rel["logreg"], real["logreg"]),
+        "lift": _lift(rel["logreg"], real["logreg"], y_te, k),
         "dropped_release_rows": int(len(release) - y_rel.size),
         "n_train_release": int(y_rel.size),
         "n_train_real": int(y_real.size),
@@ -784,6 +808,9 @@ def quality_report(
     if target_col is not None:
         ml = _ml_utility(original, release, holdout, cols, target_col)
         verdict, basis = _verdict_ml(ml)
+        if ml["lift"] is None:  # nothing to keep: judge the release on its marginals instead
+            verdict, marginals = _verdict_tv(columns)
+            basis = f"{marginals}; {basis}"
     else:
         verdict, basis = _verdict_tv(columns)
     notes = []
@@ -903,7 +930,7 @@ def model_report(
             "(give the training rows for a reference trained on them)"
         )
     majority = int(np.argmax(counts))
-    lift = _lift(rel, real)
+    lift = _lift(rel, real, y, len(classes))
     ml = {
         "target": target,
         "subject": "the private model",
@@ -1126,8 +1153,8 @@ def lda_projection_report(
             "auc": 0.5,
             "class": classes[majority],
         },
-        "lift": _lift(main, real),
-        "direction_lift": _lift(direction, real),
+        "lift": _lift(main, real, y_te, k),
+        "direction_lift": _lift(direction, real, y_te, k),
     }
     verdict, basis = _verdict_ml(ml)
     mode = (g.details.get("release") if g is not None else None) or (
