@@ -524,16 +524,19 @@ def fit_joint(
     sizes: Sequence[int],
     measurements: Sequence[Measurement],
     *,
-    iterations: int = 100,
+    min_iterations: int = 100,
+    max_iterations: int = 1000,
 ) -> JointModel:
     """The table over the whole (small) domain that best fits the noisy pair tables.
 
     Post-processing. Mirror descent (exponentiated gradient, as Private-PGM's estimator)
-    on ``Σ_m ‖M_m(p) − y_m/n‖² / σ_m²`` over the probability simplex, from the uniform
-    table, ``iterations`` steps with a backtracking step size; ``M_m`` is the marginal of
-    measurement ``m``. The fixed number of steps from the uniform table keeps the fit
-    smooth where the noise dominates. A one-column schema (one 1-way table) is projected
-    onto ``{≥ 0, Σ = n}`` instead.
+    on ``Σ_m ‖M_m(p) − y_m/n‖² / σ_m²`` (weights scaled so the largest is 1) over the
+    probability simplex, from the uniform table, with a backtracking step size; ``M_m`` is
+    the marginal of measurement ``m``. It takes at least ``min_iterations`` steps and then
+    stops once the loss is at the level the true table would have under the noise (the
+    discrepancy principle: ``Σ_m cells_m σ_min²/n²``), or after ``max_iterations``. Stopping
+    early from the uniform table keeps the fit smooth where the noise dominates. A
+    one-column schema (one 1-way table) is projected onto ``{≥ 0, Σ = n}`` instead.
     """
     shape = tuple(sizes)
     if len(shape) == 1:
@@ -551,12 +554,15 @@ def fit_joint(
         A[np.arange(cells), offsets[a] + codes[:, a]] = 1.0
     Y = np.zeros((width, width))
     W = np.zeros((width, width))
+    sigma_min = min(m.sigma for m in measurements)
+    floor = 0.0  # the expected loss of the true table
     for m in measurements:
         i, j = m.clique
         bi = slice(offsets[i], offsets[i] + shape[i])
         bj = slice(offsets[j], offsets[j] + shape[j])
         Y[bi, bj] = m.values.reshape(shape[i], shape[j]) / n
         W[bi, bj] = 1.0 / m.sigma**2
+        floor += shape[i] * shape[j] * sigma_min**2 / float(n) ** 2
     W /= W.max()
 
     def loss(p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
@@ -568,7 +574,9 @@ def fit_joint(
     p = np.full(cells, 1.0 / cells)
     value, R = loss(p)
     step = 1.0
-    for _ in range(iterations):
+    for step_index in range(max_iterations):
+        if step_index >= min_iterations and value <= floor:
+            break
         grad = 2.0 * ((A @ R.astype(np.float32)) * A).sum(axis=1, dtype=np.float64)
         while True:
             trial = theta - step * grad
