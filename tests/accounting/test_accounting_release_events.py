@@ -350,3 +350,28 @@ def test_remaining_after_composes_under_pld_and_subtracts_under_basic() -> None:
         acct.spend(g, mechanism="g")  # the prediction is what charging it leaves
         assert after == acct.remaining
         assert after.epsilon > 4.0 - 2 * 1.0  # composing beats subtracting the stated ε
+
+
+def test_private_tuning_charges_each_candidates_fit_on_its_part(monkeypatch) -> None:
+    from ppdp.learn.tuning import PrivateTuning
+
+    X, y = _data(n=301)
+    calls = _capture_gamma_norm(monkeypatch)
+    tuning = PrivateTuning(regularization_grid=(0.01, 0.1))
+    with Accountant.in_memory(total=TOTAL, relation=REPLACE, composition="pld") as acct:
+        PrivateLogisticRegression(
+            epsilon=0.5, data_norm=3.0, perturbation="output", tuning=tuning, random_state=0
+        ).fit(X, y, accountant=acct, allow_seeded=True)
+        (record,) = acct.history()
+        spent = acct.spent.epsilon
+    ev = record.event
+    assert isinstance(ev, Parallel)
+    *fits, choice = ev.events
+    assert choice == Exponential(epsilon=0.5)
+    # one Gamma-norm draw per candidate, on its part (sizes 101, 100), at its Λ
+    assert [(f.scale, f.granularity) for f in fits] == [
+        (c["scale"], c["granularity"]) for c in calls
+    ]
+    assert fits[0].l2_sensitivity > 2 / (101 * 0.01)  # the part's n, not the whole n
+    assert record.epsilon == 0.5
+    assert spent == pytest.approx(min(_pld_pure([0.5], 1e-5), 0.5), abs=1e-9)

@@ -32,7 +32,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ppdp._validation import check_int, check_option, check_positive
-from ppdp.accounting.events import EpsilonDelta, ObjectivePerturbation, PrivacyEvent
+from ppdp.accounting.events import (
+    Composed,
+    EpsilonDelta,
+    ObjectivePerturbation,
+    Parallel,
+    PrivacyEvent,
+)
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
@@ -51,6 +57,7 @@ from ppdp.learn._erm import (
     release_constants,
 )
 from ppdp.learn.tuning import PrivateTuning, tune
+from ppdp.mechanisms import ExponentialMechanism
 from ppdp.random import RandomSource
 
 __all__ = ["DEFAULT_REGULARIZATION", "PrivateLinearSVM", "PrivateLogisticRegression"]
@@ -139,8 +146,8 @@ class _PrivateLinearERM(PrivateClassifierBase):
         They depend on the public ``n`` and width, so before the data are validated (and for
         :meth:`privacy_events`, which has neither) the fit is described by its stated ε alone
         (objective perturbation at ε, or an ε-DP event), which costs as much under basic
-        composition and no less under PLD or RDP. With private tuning (CMS11 Alg. 4) the
-        same stated ε is charged: one ε-DP model per disjoint part and an ε-DP choice.
+        composition and no less under PLD or RDP. With private tuning (CMS11 Alg. 4): a
+        parallel event of each candidate's fit on its part and the exponential choice.
         """
         stated: PrivacyEvent = (
             ObjectivePerturbation(epsilon=p["epsilon"])
@@ -148,20 +155,33 @@ class _PrivateLinearERM(PrivateClassifierBase):
             else EpsilonDelta(epsilon=p["epsilon"])
         )
         dim = self._planned_dim
-        if p["tuning"] is not None or not n_rows or dim is None or n_rows < self._min_rows:
+        if not n_rows or dim is None or n_rows < self._min_rows:
             return (stated,)
-        lam = self._resolve_lambda(p, n_rows, dim)
-        k = release_constants(
-            n_rows,
-            dim,
-            loss=p["loss"],
-            epsilon=p["epsilon"],
-            regularization=lam,
-            perturbation=p["perturbation"],
-            tol=p["tol"],
-            residual_share=DEFAULT_RESIDUAL_SHARE,
-        )
-        return k.events
+
+        def fit(n: int, lam: float) -> tuple[PrivacyEvent, ...]:
+            return release_constants(
+                n,
+                dim,
+                loss=p["loss"],
+                epsilon=p["epsilon"],
+                regularization=lam,
+                perturbation=p["perturbation"],
+                tol=p["tol"],
+                residual_share=DEFAULT_RESIDUAL_SHARE,
+            ).events
+
+        tuning: PrivateTuning | None = p["tuning"]
+        if tuning is None:
+            return fit(n_rows, self._resolve_lambda(p, n_rows, dim))
+        # CMS11 Alg. 4: candidate i's fit on part i, the exponential choice on the last part;
+        # the parts are disjoint, so parallel composition
+        sizes = tuning.part_sizes(n_rows)
+        parts: list[PrivacyEvent] = []
+        for size, lam in zip(sizes, tuning.regularization_grid, strict=False):
+            events = fit(size, float(lam))
+            parts.append(events[0] if len(events) == 1 else Composed(events=events))
+        choice = ExponentialMechanism(epsilon=p["epsilon"], sensitivity=1.0).event
+        return (Parallel(events=(*parts, choice)),)
 
     #: Length of the released vector (features, plus one with an intercept), set when the
     #: training data have been validated: "auto" depends on it (public: the width).
