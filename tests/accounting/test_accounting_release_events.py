@@ -375,3 +375,20 @@ def test_private_tuning_charges_each_candidates_fit_on_its_part(monkeypatch) -> 
     assert fits[0].l2_sensitivity > 2 / (101 * 0.01)  # the part's n, not the whole n
     assert record.epsilon == 0.5
     assert spent == pytest.approx(min(_pld_pure([0.5], 1e-5), 0.5), abs=1e-9)
+
+
+def test_a_tight_refusal_is_one_line_with_a_readable_composed_epsilon() -> None:
+    import re
+
+    from ppdp.accounting._accountant import _above
+    from ppdp.exceptions import BudgetExceededError
+
+    acct = Accountant.in_memory(total=TOTAL, composition="pld")
+    with acct, pytest.raises(BudgetExceededError) as info:
+        acct.spend(EpsilonDelta(epsilon=4.3), mechanism="big")
+    msg = str(info.value)
+    assert "\n" not in msg and "nothing was charged" in msg
+    (shown,) = re.findall(r"would be (\S+) > 4\.0", msg)
+    assert len(shown.replace(".", "")) <= 6 and float(shown) > 4.0
+    # six digits that would read as the limit itself are given in full
+    assert _above(4.0000001, 4.0) == "4.0000001" and _above(4.123456789, 4.0) == "4.12346"

@@ -683,7 +683,8 @@ class Accountant:
                 requested = PrivacyBudget(t.composed_with(event), t.total.delta)
             detail = (
                 f"composed ε at δ={t.total.delta!r} ({t.composition}) would be "
-                f"{t.composed_with(event)!r} > {t.total.epsilon!r}; spent {t.spent} of {t.total}"
+                f"{_above(t.composed_with(event), t.total.epsilon)} > {t.total.epsilon!r}; "
+                f"spent {t.spent} of {t.total}"
             )
         else:
             requested = event.budget()
@@ -723,6 +724,12 @@ def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ParameterTypeError(f"{name} ({value!r}) must be a bool, not {type(value).__name__}")
     return bool(value)
+
+
+def _above(value: float, limit: float) -> str:
+    """``value`` with 6 significant digits, or in full where those would not exceed ``limit``."""
+    short = f"{value:.6g}"
+    return short if float(short) > limit else repr(value)
 
 
 def _check_matches(
