@@ -392,3 +392,25 @@ def test_a_tight_refusal_is_one_line_with_a_readable_composed_epsilon() -> None:
     assert len(shown.replace(".", "")) <= 6 and float(shown) > 4.0
     # six digits that would read as the limit itself are given in full
     assert _above(4.0000001, 4.0) == "4.0000001" and _above(4.123456789, 4.0) == "4.12346"
+
+
+def test_owners_refuse_a_round_charged_with_other_events(monkeypatch) -> None:
+    """A publisher that charges only the stated (ε, δ) instead of the joint view's Gaussians
+    is caught by every owner's replica check: the round aborts before any share leaves."""
+    from ppdp.accounting import Charge
+    from ppdp.federated import roles
+    from ppdp.federated.simulate import simulate_round
+
+    def stated_only(self):
+        return Charge(
+            self.config.budget, "Mul-LDA-DP round", {"session_id": self.config.session_id}
+        )
+
+    X, y = _round_data()
+    parts = [(X[j::2], y[j::2]) for j in range(2)]
+    honest = simulate_round(parts, epsilon=1.0, delta=1e-5, random_state=4)
+    assert honest.state == "done"
+    monkeypatch.setattr(roles.Publisher, "_planned_charge", stated_only)
+    res = simulate_round(parts, epsilon=1.0, delta=1e-5, random_state=4)
+    assert res.state != "done" and res.direction is None
+    assert "differs from its budget" in (res.abort_reason or "")

@@ -1182,7 +1182,8 @@ class DataOwner(_Party):
                     ) or (Decimal(repr(e.payload["delta"])) != Decimal(repr(self.config.delta)))
                 if differs:
                     raise LedgerIntegrityError(
-                        f"entry {e.index}: the round's spend differs from its budget",
+                        f"entry {e.index}: the round's spend differs from its budget "
+                        "(the events its config implies)",
                         index=e.index,
                     )
                 self._spend_ok = True
