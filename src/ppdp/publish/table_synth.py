@@ -109,8 +109,9 @@ class TableSynthesizer(Publisher):
     keep their declared levels; a numeric column whose declared integer domain has at most
     ``n_bins`` values keeps one level per value, any other numeric column is cut into
     ``n_bins`` equal-width bins over its declared bounds (values decode uniformly within
-    their bin). ``fit`` then spends a zCDP budget ρ, the largest whose conversion gives
-    (ε, δ)-DP, in one of two ways:
+    their bin) plus one level for the lower bound itself (so the zeros of a zero-heavy column
+    decode to 0, not across the first bin). ``fit`` then spends a zCDP budget ρ, the largest
+    whose conversion gives (ε, δ)-DP, in one of two ways:
 
     - ``"tree"``: Gaussian (label, x) tables for every feature x (1-way tables without a
       label), then a spanning tree over the features chosen edge by edge with the

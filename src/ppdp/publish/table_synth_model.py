@@ -100,7 +100,10 @@ class Bins:
 
     Categorical columns keep their declared categories; a numeric column whose declared
     domain holds at most ``n_bins`` integers gets one code per integer; any other numeric
-    column gets ``n_bins`` equal-width bins over its declared ``[lower, upper]``. The label,
+    column gets ``n_bins + 1`` codes: code 0 for a value exactly at its declared lower
+    bound, then ``n_bins`` equal-width bins over ``(lower, upper]``. The bound's own code
+    keeps the mass of zero-heavy columns (capital gains: mostly 0) and of values clamped to
+    the lower bound at the bound, instead of spreading it over the first bin. The label,
     when declared, is the last attribute.
     """
 
@@ -124,7 +127,7 @@ class Bins:
                     sizes.append(max(values, 1))
                     kinds.append("integer")
                 else:
-                    sizes.append(n_bins)
+                    sizes.append(n_bins + 1)  # the lower bound, then n_bins bins
                     kinds.append("binned")
         if schema.label is not None:
             names.append(schema.label.name)
@@ -148,7 +151,9 @@ class Bins:
                 v = col.lower + block[:, 0] * (col.upper - col.lower)
                 out[:, j] = np.clip(np.rint(v - math.ceil(col.lower)), 0, size - 1)
             else:
-                out[:, j] = np.clip(np.floor(block[:, 0] * size), 0, size - 1)
+                b = block[:, 0]
+                inside = 1 + np.clip(np.floor(b * (size - 1)), 0, size - 2)
+                out[:, j] = np.where(b <= 0.0, 0, inside)
         if self.has_label:
             assert y is not None
             out[:, -1] = y
@@ -172,17 +177,22 @@ class Bins:
             if kind == "integer":
                 v = math.ceil(col.lower) + c.astype(np.float64)
             else:
+                inner = size - 1
+                k = np.maximum(c - 1, 0)  # the bin, for codes 1 … inner
                 u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
-                v = col.lower + (c + u) * (span / size)
+                v = col.lower + (k + u) * (span / inner)
                 if col.integer:
-                    lo = np.ceil(col.lower + c * (span / size))
+                    lo = np.maximum(
+                        np.ceil(col.lower + k * (span / inner)), math.ceil(col.lower) + 1
+                    )
                     hi = np.where(
-                        c == size - 1,
+                        k == inner - 1,
                         math.floor(col.upper),
-                        np.ceil(col.lower + (c + 1) * (span / size)) - 1,
+                        np.ceil(col.lower + (k + 1) * (span / inner)) - 1,
                     )
                     hi = np.maximum(hi, lo)
                     v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+                v = np.where(c == 0, col.lower, v)
             X[:, sl.start] = np.clip((v - col.lower) / span if span > 0 else 0.0, 0.0, 1.0)
         y = codes[:, -1].copy() if self.has_label else None
         return X, y
