@@ -184,3 +184,16 @@ def test_budget_init_refuses_an_existing_ledger(tmp_path, capsys):
     assert main(["budget", "init", str(ledger), "--dataset-id", "adult", "--epsilon", "100"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert budget_report(ledger).total == PrivacyBudget(5.0)
+
+
+def test_the_closing_line_names_the_entry_and_the_ledger_total(adult_files, tmp_path, capsys):
+    ledger = _init(tmp_path)
+    base = ["publish", "laplace", str(adult_files / "adult.csv")]
+    base += ["--schema", str(adult_files / "adult.json"), "--ledger", str(ledger), "-q"]
+    for k in (1, 2):
+        assert main([*base, "--epsilon", "0.5", "-o", str(tmp_path / f"r{k}.csv")]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        total = "0.5" if k == 1 else "1"
+        assert (
+            f"charged in {ledger} (entry {k}); ledger total ε={total} (basic composition)" in lines
+        )

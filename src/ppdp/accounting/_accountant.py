@@ -673,7 +673,9 @@ class Accountant:
         t = self._tally
         remaining = t.remaining
         where = (
-            f"`ppdp budget show {self.path}`" if self.path is not None else "Accountant.history()"
+            f"Accountant.remaining or `ppdp budget show {self.path}`"
+            if self.path is not None
+            else "Accountant.remaining"
         )
         if t.tight:
             cost = f"{event.describe()}"
@@ -693,10 +695,17 @@ class Accountant:
                 f"spent {t.spent} of {t.total}, remaining ε={remaining.epsilon!r}, "
                 f"δ={remaining.delta!r}"
             )
+            if requested.epsilon <= remaining.epsilon and requested.delta > remaining.delta:
+                detail += "; the ε fits, the δ does not" + (
+                    " (this budget's total δ is 0, pure ε-DP: a release with δ > 0 needs "
+                    "a budget with a δ, e.g. `ppdp budget init LEDGER --delta 1e-6 ...`)"
+                    if t.total.delta == 0
+                    else ""
+                )
         return BudgetExceededError(
             f"spend of {cost} for {mechanism!r} would exceed the budget of dataset "
             f"{self.dataset_id!r}: {detail}; nothing was charged. "
-            f"Query what remains with Accountant.remaining or {where}.",
+            f"Query what remains with {where}.",
             remaining=remaining,
             requested=requested,
         )

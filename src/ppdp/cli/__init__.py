@@ -193,6 +193,7 @@ _CLI_ADVICE = (
     ("pass allow_large_epsilon=True", "add --allow-large-epsilon"),
     ("pass class_counts=[...]", "pass --class-counts N1,N2,..."),
     ("pass allow_seeded=True", "add --allow-seeded"),
+    ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (
         "Accountant.open(path, dataset_id=..., total=...)",
         "ppdp budget init LEDGER --dataset-id ID --epsilon E",

@@ -4,6 +4,7 @@ release's guarantee is printed (its one-line summary; in full with ``-v``)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -67,3 +68,17 @@ def print_guarantee(
         print(f"  in full: {guarantee}")
     elif full_in is not None:
         print(f"  in full in {full_in} (or add -v)")
+
+
+def ledger_entries(indices: Sequence[int]) -> str:
+    """``entry 3`` or ``entries 3, 4``: where a release was charged, for its closing line."""
+    word = "entry" if len(indices) == 1 else "entries"
+    return f"{word} {', '.join(map(str, indices))}"
+
+
+def ledger_total(acct: Any) -> str:
+    """``ledger total ε=2, δ=1e-09 (basic composition)``: everything charged so far, composed
+    under the ledger's own composition (read before the accountant is closed)."""
+    g = acct.guarantee
+    delta = f", δ={g.delta:g}" if g.delta > 0 else ""
+    return f"ledger total ε={g.epsilon:.6g}{delta} ({acct.composition} composition)"

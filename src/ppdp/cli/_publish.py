@@ -17,6 +17,8 @@ from typing import Any
 from ppdp.cli._common import (
     add_seed_and_force_flags,
     add_table_flags,
+    ledger_entries,
+    ledger_total,
     print_guarantee,
     refuse_seed_with_ledger,
     table_separator,
@@ -600,6 +602,7 @@ def _run(args: argparse.Namespace) -> int:
                 allow_seeded=args.allow_seeded,
                 idempotency_key=args.idempotency_key,
             )
+        total = ledger_total(acct) if acct is not None else ""
     finally:
         if acct is not None:
             acct.close()
@@ -638,7 +641,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"released {len(table):,} rows to {out}")
     print_guarantee(release.guarantee, verbose=args.verbose, full_in=side)
     if args.ledger:
-        print(f"charged in {args.ledger} (entries {', '.join(map(str, release.ledger_indices))})")
+        print(f"charged in {args.ledger} ({ledger_entries(release.ledger_indices)}); {total}")
     if release.seeded:
         print(
             "note: --seed was given, so the noise is reproducible and NOT fit for a real release"

@@ -19,6 +19,8 @@ from typing import Any
 from ppdp.cli._common import (
     add_seed_and_force_flags,
     add_table_flags,
+    ledger_entries,
+    ledger_total,
     print_guarantee,
     refuse_seed_with_ledger,
     table_separator,
@@ -311,6 +313,7 @@ def _train(args: argparse.Namespace) -> int:
             )
             remaining = acct.remaining if acct is not None else None
             after = _after(acct, [result.plan]) if args.dry_run else None
+            total = ledger_total(acct) if acct is not None else ""
     finally:
         if acct is not None:
             acct.close()
@@ -330,7 +333,7 @@ def _train(args: argparse.Namespace) -> int:
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
     print_guarantee(result.guarantee, verbose=args.verbose, full_in=result.path)
     if result.ledger_indices:
-        print(f"charged in {args.ledger} (entries {', '.join(map(str, result.ledger_indices))})")
+        print(f"charged in {args.ledger} ({ledger_entries(result.ledger_indices)}); {total}")
     if result.seeded:
         print(
             "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
