@@ -17,7 +17,12 @@ from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
-from ppdp.mechanisms._base import as_query_value, check_scale, effective_sensitivity
+from ppdp.mechanisms.grid import (
+    as_query_value,
+    check_scale,
+    effective_sensitivity,
+    snap_and_add_noise,
+)
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["CorrelatedRelease", "Query", "release_sequence"]
@@ -92,11 +97,12 @@ def grid_scale(lipschitz: float, sigma: float, dimension: int) -> tuple[float, f
 def add_noise(
     flat: NDArray[np.float64], scale: float, lam: float, source: RandomSource
 ) -> NDArray[np.float64]:
-    """``snap(v, Λ) + Lap(scale)`` per coordinate on the grid Λ (the audit reuses this path)."""
-    snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-    return snapped + np.asarray(
-        noise.laplace(scale, flat.size, random_state=source, granularity=lam)
-    )
+    """``snap(v, Λ) + Lap(scale)`` per coordinate on the grid Λ (the audit reuses this path).
+
+    The step itself is :func:`ppdp.mechanisms.grid.snap_and_add_noise`, shared with the
+    mechanisms.
+    """
+    return snap_and_add_noise(flat, granularity=lam, scale=scale, source=source, law="laplace")
 
 
 def release_sequence(

@@ -24,7 +24,7 @@ from ppdp.correlated._spec import pufferfish_guarantee
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import _check_theta
 from ppdp.exceptions import ParameterError, ParameterTypeError
-from ppdp.mechanisms._base import as_query_value
+from ppdp.mechanisms.grid import as_query_value
 from ppdp.random import RandomState
 
 __all__ = ["WassersteinMechanism", "w_infinity"]

@@ -1,34 +1,21 @@
-"""What every mechanism shares: the protocol, the grid arithmetic, input checks.
+"""What every mechanism shares: the protocol and the additive grid release path.
 
-The grid argument (``docs/proofs/laplace.md``): a mechanism snaps the true value to a
-power-of-two grid Λ and adds noise that :mod:`ppdp.noise` returns on the same grid, so the
-released float is an exact sum of two grid points. Snapping moves each coordinate by at most
-Λ/2, so two neighbouring inputs with ``d`` coordinates, once snapped, differ by at most
-``Δ + d·Λ`` in L1 and ``Δ + √d·Λ`` in L2 (each coordinate's rounding error difference is at
-most Λ). A mechanism declared for ``dimension = d`` calibrates its noise for that
-*effective sensitivity* (:func:`effective_sensitivity`); for a scalar it is ``Δ + Λ``.
+The grid arithmetic (snap, effective sensitivity, scale checks, the noise step) is public
+in :mod:`ppdp.mechanisms.grid`, which other packages use too.
 """
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ppdp import noise
 from ppdp.budget import Guarantee, PrivacyBudget
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.mechanisms.grid import NoiseLaw, as_query_value, check_dimension, snap_and_add_noise
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = ["Mechanism"]
-
-#: Noise scales outside [2**-960, 2**960] are refused: below, the grid Λ ≈ 2**-32 × scale
-#: would come near subnormal numbers; above, a noise draw could overflow to inf.
-MIN_SCALE = 2.0**-960
-MAX_SCALE = 2.0**960
 
 
 @runtime_checkable
@@ -74,86 +61,12 @@ class Mechanism(Protocol):
         ...
 
 
-def effective_sensitivity(
-    sensitivity: float, granularity: float, *, dimension: int = 1, norm: Literal["l1", "l2"] = "l1"
-) -> float:
-    """The smallest float ``>= Δ + c·Λ`` with ``c = d`` (L1) or ``c >= √d`` (L2), exactly."""
-    if norm == "l1":
-        factor = Fraction(dimension)
-        allowance = float(dimension) * granularity  # exact: Λ is a power of two
-    else:
-        root = math.sqrt(dimension)
-        if Fraction(root) ** 2 < dimension:
-            root = math.nextafter(root, math.inf)
-        factor = Fraction(root)
-        allowance = root * granularity
-    total = sensitivity + allowance
-    if Fraction(total) < Fraction(sensitivity) + factor * Fraction(granularity):
-        total = math.nextafter(total, math.inf)
-    return total
-
-
-def laplace_scale_for(effective: float, epsilon: float) -> float:
-    """The smallest float ``b`` with ``effective / b <= epsilon`` in exact arithmetic."""
-    scale = effective / epsilon
-    while Fraction(effective) > Fraction(epsilon) * Fraction(scale):
-        scale = math.nextafter(scale, math.inf)
-    return scale
-
-
-def check_scale(name: str, scale: float, *, what: str) -> float:
-    """Refuse a noise scale that underflows or overflows (RELIABILITY.md (c))."""
-    if not (math.isfinite(scale) and MIN_SCALE <= scale <= MAX_SCALE):
-        raise ParameterError(
-            f"{name} ({scale!r}) computed from {what} must lie in [2**-960, 2**960]; "
-            "the noise would underflow or overflow: rescale the query"
-        )
-    return scale
-
-
-def check_dimension(arr_size: int, dimension: int) -> None:
-    """Refuse a value with more coordinates than the mechanism was calibrated for."""
-    if arr_size > dimension:
-        raise ParameterError(
-            f"dimension ({dimension}) is smaller than the {arr_size} coordinates of the value: "
-            f"the grid rounding of each coordinate adds to the sensitivity, so construct the "
-            f"mechanism with dimension={arr_size}"
-        )
-
-
-def as_query_value(value: ArrayLike, *, name: str = "value") -> tuple[NDArray[np.float64], bool]:
-    """Validate a query answer: real numbers, all finite. Returns (float array, is_scalar).
-
-    Messages never contain the value itself: it is the private query answer.
-    """
-    if isinstance(value, bool | np.bool_):
-        raise DataValidationError(f"{name} must be a real number or an array of them, not bool")
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged nested sequences
-        raise DataValidationError(
-            f"{name} must be a real number or a regular array of them"
-        ) from exc
-    if arr.dtype.kind not in "iuf":
-        raise DataValidationError(
-            f"{name} must hold real numbers (integer or float dtype), not dtype {arr.dtype}"
-        )
-    out = arr.astype(np.float64, copy=False)
-    if out.size == 0:
-        raise DataValidationError(f"{name} must hold at least one number")
-    if not np.isfinite(out).all():
-        raise DataValidationError(
-            f"{name} contains NaN or infinite entries; they cannot be released"
-        )
-    return out, arr.ndim == 0
-
-
 class AdditiveGridMechanism:
     """The release path shared by the additive mechanisms (Laplace, Gaussian).
 
     ``randomise`` snaps the value to the grid Λ and adds noise drawn on the same grid, so
     the release is an exact float sum. A subclass is a frozen dataclass with ``dimension``,
-    ``_granularity`` and ``_scale`` fields and a ``_draw`` method for its noise law.
+    ``_granularity`` and ``_scale`` fields and names its noise law in ``noise_law``.
     """
 
     __slots__ = ()
@@ -161,12 +74,8 @@ class AdditiveGridMechanism:
     dimension: int
     _granularity: float
     _scale: float
-
-    def _draw(
-        self, scale: float, n: int, source: RandomSource, granularity: float
-    ) -> NDArray[np.float64]:
-        """``n`` noise draws of the given scale on the grid ``granularity``."""
-        raise NotImplementedError
+    #: The noise law of :func:`~ppdp.mechanisms.grid.snap_and_add_noise`.
+    noise_law: ClassVar[NoiseLaw]
 
     @property
     def granularity(self) -> float:
@@ -219,6 +128,10 @@ class AdditiveGridMechanism:
     def _release(
         self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float
     ) -> NDArray[np.float64]:
-        lam = self._granularity
-        snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-        return snapped + self._draw(self._scale * noise_multiplier, flat.size, source, lam)
+        return snap_and_add_noise(
+            flat,
+            granularity=self._granularity,
+            scale=self._scale * noise_multiplier,
+            source=source,
+            law=self.noise_law,
+        )

@@ -8,21 +8,19 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ppdp import noise
 from ppdp._validation import check_delta, check_epsilon, check_int, check_option, check_positive
 from ppdp.accounting.events import Gaussian as GaussianEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
-from ppdp.mechanisms._base import (
-    AdditiveGridMechanism,
+from ppdp.mechanisms._base import AdditiveGridMechanism
+from ppdp.mechanisms._calibration import analytic_gaussian_sigma, classic_gaussian_sigma
+from ppdp.mechanisms.grid import (
     check_scale,
     effective_sensitivity,
 )
-from ppdp.mechanisms._calibration import analytic_gaussian_sigma, classic_gaussian_sigma
-from ppdp.random import RandomSource
 
 __all__ = ["GaussianMechanism"]
 
@@ -130,6 +128,7 @@ class GaussianMechanism(AdditiveGridMechanism):
     _scale: float = field(init=False, repr=False, compare=False)
 
     name = "Gaussian"
+    noise_law = "gaussian"
 
     def __post_init__(self) -> None:
         for flag in ("allow_large_epsilon", "strict"):
@@ -238,8 +237,3 @@ class GaussianMechanism(AdditiveGridMechanism):
             "calibration": self.calibration,
             "relation": self.relation.value,
         }
-
-    def _draw(
-        self, scale: float, n: int, source: RandomSource, granularity: float
-    ) -> NDArray[np.float64]:
-        return noise.gaussian(scale, n, random_state=source, granularity=granularity)

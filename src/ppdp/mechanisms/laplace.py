@@ -6,21 +6,19 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ppdp import noise
 from ppdp._validation import check_epsilon, check_int, check_positive
 from ppdp.accounting.events import Laplace as LaplaceEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterTypeError
-from ppdp.mechanisms._base import (
-    AdditiveGridMechanism,
+from ppdp.mechanisms._base import AdditiveGridMechanism
+from ppdp.mechanisms.grid import (
     check_scale,
     effective_sensitivity,
     laplace_scale_for,
 )
-from ppdp.random import RandomSource
 
 __all__ = ["LaplaceMechanism"]
 
@@ -95,6 +93,7 @@ class LaplaceMechanism(AdditiveGridMechanism):
     _scale: float = field(init=False, repr=False, compare=False)
 
     name = "Laplace"
+    noise_law = "laplace"
 
     def __post_init__(self) -> None:
         if not isinstance(self.allow_large_epsilon, bool):
@@ -185,11 +184,6 @@ class LaplaceMechanism(AdditiveGridMechanism):
             "dimension": self.dimension,
             "relation": self.relation.value,
         }
-
-    def _draw(
-        self, scale: float, n: int, source: RandomSource, granularity: float
-    ) -> NDArray[np.float64]:
-        return noise.laplace(scale, n, random_state=source, granularity=granularity)
 
 
 def _log2(power_of_two: float) -> int:
