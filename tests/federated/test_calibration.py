@@ -22,7 +22,7 @@ from ppdp.federated.calibration import (
 )
 from ppdp.federated.masks import KeyStreamRandom, dealer_masks, pair_key, pairwise_masks
 from ppdp.mechanisms import GaussianMechanism
-from ppdp.publish._fisher import lda_noise_plan
+from ppdp.publish.fisher import lda_noise_plan
 from ppdp.random import SeededRandom
 
 MS = (2, 3, 5, 10)

@@ -8,7 +8,7 @@ import pytest
 from ppdp.exceptions import NotDifferentiallyPrivateWarning
 from ppdp.federated import simulate_round
 from ppdp.ledger import verify
-from ppdp.publish._fisher import fisher_directions, noisy_scatter
+from ppdp.publish.fisher import fisher_directions, noisy_scatter
 
 
 def _data(n=600, d=4, seed=0):
@@ -29,7 +29,7 @@ def test_round_releases_the_fisher_direction_of_its_noisy_statistics():
     assert res.state == "done" and res.abort_reason is None
     counts = [int(np.sum(y == 0)), int(np.sum(y == 1))]
     S = noisy_scatter(res.noisy_second_moment, res.noisy_means, counts)
-    ridge = res.plan and __import__("ppdp.publish._fisher", fromlist=["x"]).default_ridge(
+    ridge = res.plan and __import__("ppdp.publish.fisher", fromlist=["x"]).default_ridge(
         res.plan.plan
     )
     W = fisher_directions(res.noisy_means, counts, S, ridge=ridge)

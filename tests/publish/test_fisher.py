@@ -1,4 +1,4 @@
-"""Exact values of the noisy Fisher-LDA building blocks (ppdp.publish._fisher)."""
+"""Exact values of the noisy Fisher-LDA building blocks (ppdp.publish.fisher)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import scipy.linalg
 from ppdp.data.stats import float_sum_error_bound
 from ppdp.exceptions import CalibrationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import GaussianMechanism
-from ppdp.publish._fisher import (
+from ppdp.publish.fisher import (
     CLASS_SUM_SENSITIVITY,
     SECOND_MOMENT_SENSITIVITY,
     class_sum_mechanism,

@@ -24,7 +24,7 @@ from ppdp.exceptions import (
     SchemaError,
 )
 from ppdp.publish import LDAProjectionPublisher
-from ppdp.publish._fisher import default_ridge, fisher_directions, lda_noise_plan, noisy_scatter
+from ppdp.publish.fisher import default_ridge, fisher_directions, lda_noise_plan, noisy_scatter
 from ppdp.publish.lda_projection import projection_l1_sensitivity
 
 # Most tests here fit noisy projections at epsilon <= 2, where the per-row noise scale reaches

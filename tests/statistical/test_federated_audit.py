@@ -30,7 +30,7 @@ from ppdp.audit import audit
 from ppdp.federated.calibration import federated_noise_plan, noise_covariance
 from ppdp.federated.masks import sample_joint_noise
 from ppdp.mechanisms import gaussian_delta
-from ppdp.publish._fisher import second_moment_mechanism
+from ppdp.publish.fisher import second_moment_mechanism
 
 pytestmark = pytest.mark.statistical
 
@@ -87,7 +87,7 @@ def test_each_owners_message_in_the_joint_view_passes(j):
 
 def test_an_owners_class_sum_share_in_the_joint_view_passes():
     """The mean phase: a class-sum coordinate moves by 2 (x = e₁ replaced by −e₁)."""
-    from ppdp.publish._fisher import class_sum_mechanism
+    from ppdp.publish.fisher import class_sum_mechanism
 
     plan = _plan(True)
     mech = class_sum_mechanism(plan.plan)

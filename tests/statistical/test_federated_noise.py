@@ -24,7 +24,7 @@ from ppdp.federated.calibration import (
 )
 from ppdp.federated.config import RoundConfig
 from ppdp.federated.masks import sample_joint_noise
-from ppdp.publish._fisher import lda_noise_plan, upper
+from ppdp.publish.fisher import lda_noise_plan, upper
 
 pytestmark = pytest.mark.statistical
 

@@ -56,13 +56,13 @@ from ppdp.federated.masks import sample_joint_noise
 from ppdp.learn.rbf_svm import output_mechanism, solve_svm
 from ppdp.learn.rff import draw_frequencies, feature_map
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from ppdp.publish._fisher import (
+from ppdp.publish.baselines import LaplacePublisher
+from ppdp.publish.fisher import (
     class_sum_mechanism,
     lda_noise_plan,
     second_moment_mechanism,
     upper,
 )
-from ppdp.publish.baselines import LaplacePublisher
 from ppdp.publish.lda_projection import LDAProjectionPublisher, _add_noise, noisy_statistics
 from ppdp.publish.lda_synth import DPLDASynthesizer, _sums_vector
 from ppdp.publish.pca import DPPCAPublisher, _add_laplace, _pack

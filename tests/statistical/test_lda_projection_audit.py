@@ -32,7 +32,7 @@ import pytest
 
 from ppdp.audit import audit
 from ppdp.mechanisms import gaussian_delta
-from ppdp.publish._fisher import (
+from ppdp.publish.fisher import (
     class_sum_mechanism,
     fisher_directions,
     from_upper,

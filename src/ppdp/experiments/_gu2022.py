@@ -49,7 +49,7 @@ from ppdp.data import Schema
 from ppdp.exceptions import LowUtilityWarning, NotDifferentiallyPrivateWarning, ParameterError
 from ppdp.experiments._framework import seed_sequence
 from ppdp.publish import LDAProjectionPublisher
-from ppdp.publish._fisher import default_ridge, fisher_directions, noisy_scatter
+from ppdp.publish.fisher import default_ridge, fisher_directions, noisy_scatter
 
 __all__ = [
     "METHODS",

@@ -284,7 +284,7 @@ def _summary(
         "Why they agree: the aggregate noise of a Mul-LDA-DP round has the centralised law. "
         "With the paper's split this is exact. With ppdp's joint-view calibration it holds "
         "up to a factor of 1 + O(10⁻⁵), because the dealer's masks are large and cancel "
-        "exactly. Both releases apply the same post-processing (`ppdp.publish._fisher`). Only "
+        "exactly. Both releases apply the same post-processing (`ppdp.publish.fisher`). Only "
         "the order of the float summation differs.",
         "",
         "Every m is compared with the *same* centralised release of each repetition, so the "

@@ -45,7 +45,7 @@ from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.stats import float_sum_error_bound
 from ppdp.exceptions import CalibrationError, NotDifferentiallyPrivateWarning, ParameterError
 from ppdp.mechanisms import gaussian_delta
-from ppdp.publish._fisher import (
+from ppdp.publish.fisher import (
     CLASS_SUM_SENSITIVITY,
     SECOND_MOMENT_SENSITIVITY,
     LDANoisePlan,
@@ -244,7 +244,7 @@ class FederatedPlan:
         With the joint-view calibration and the Gaussian template: the class sums, then the
         second moments, each the Gaussian mechanism the publisher's joint view is equivalent
         to (§2 of ``docs/proofs/mul-lda-dp.md``): noise σ, the aggregate's (what
-        :func:`~ppdp.publish._fisher.class_sum_mechanism` draws centrally at this plan),
+        :func:`~ppdp.publish.fisher.class_sum_mechanism` draws centrally at this plan),
         on sensitivity ``Δ·sensitivity_factor`` plus the plan's pad and grid, which covers
         the whitened ``joint_factor·(Δ + pad + √dim·Λ)``; with ``projections``, the owners'
         Laplace noise on disjoint rows as an ε₃-DP event (each owner's dimension is its
@@ -359,7 +359,7 @@ def federated_noise_plan(
     n_owners : int
         ``m ≥ 2``.
     calibration : {"gaussian", "paper"}
-        The noise template of :func:`ppdp.publish._fisher.lda_noise_plan`.
+        The noise template of :func:`ppdp.publish.fisher.lda_noise_plan`.
     joint_view : bool, default True
         Calibrate for the joint view (``sensitivity × joint_factor``). False: the paper's
         split (``K = (m−1)/m``, per-message guarantee only); warns

@@ -11,7 +11,7 @@ from ppdp.budget import PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.federated.calibration import FederatedPlan, federated_noise_plan
 from ppdp.federated.messages import check_party_id, check_session_id
-from ppdp.publish._fisher import LDANoisePlan, default_ridge, split_budget
+from ppdp.publish.fisher import LDANoisePlan, default_ridge, split_budget
 
 __all__ = ["DEALERS", "RELEASES", "RoundConfig"]
 
@@ -43,7 +43,7 @@ class RoundConfig:
     class_counts : tuple of int
         Public global class sizes.
     calibration : {"gaussian", "paper"}
-        Noise template (:func:`ppdp.publish._fisher.lda_noise_plan`).
+        Noise template (:func:`ppdp.publish.fisher.lda_noise_plan`).
     joint_view : bool
         Calibrate for the publisher's joint view (default) or the paper's split.
     mask_scale : float or None
@@ -57,7 +57,7 @@ class RoundConfig:
         0.5 as in :class:`~ppdp.publish.LDAProjectionPublisher`.
     n_components : int or None
     ridge : float or None
-        Data-independent ridge; None for :func:`ppdp.publish._fisher.default_ridge`.
+        Data-independent ridge; None for :func:`ppdp.publish.fisher.default_ridge`.
     constant_blocks : tuple of tuple of int, optional
         Column indices of each one-hot block (from the public schema): the directions are
         computed orthogonal to each block's indicator vector, as the centralised publisher's

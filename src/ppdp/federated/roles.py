@@ -106,7 +106,7 @@ from ppdp.federated.messages import (
 )
 from ppdp.ledger import Ledger, Signer, canonical_dumps
 from ppdp.mechanisms import LaplaceMechanism
-from ppdp.publish._fisher import fisher_directions, from_upper, noisy_scatter, upper
+from ppdp.publish.fisher import fisher_directions, from_upper, noisy_scatter, upper
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 
 __all__ = [

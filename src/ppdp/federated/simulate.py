@@ -354,7 +354,7 @@ def simulate_round(
     dealer : {"trusted", "none"}
         ``"none"``: pairwise X25519 masks, no dealer.
     calibration : {"gaussian", "paper"}
-        Noise template of :func:`ppdp.publish._fisher.lda_noise_plan`.
+        Noise template of :func:`ppdp.publish.fisher.lda_noise_plan`.
     joint_view : bool
         Calibrate for the joint view (default) or use the paper's per-message split.
     release : {"direction", "noisy-projections", "raw-projections"}

@@ -2,7 +2,7 @@
 
 :class:`LDAProjectionPublisher` scales every encoded record by the schema's declared row-norm
 bound (so ``‖x‖₂ ≤ 1``), releases the class sums and ``upper(Σxxᵀ)`` with Gaussian noise
-(:mod:`ppdp.publish._fisher`), forms the noisy within-class scatter
+(:mod:`ppdp.publish.fisher`), forms the noisy within-class scatter
 ``Σxxᵀ + E − Σ n_c μ̃_cμ̃_cᵀ``, adds a data-independent ridge and takes the Fisher
 direction(s). The rows' projections on the direction are released with per-row Laplace
 noise by default; the paper's exact projections are available behind a warning, because
@@ -45,7 +45,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._fisher import (
+from ppdp.publish.fisher import (
     CALIBRATIONS,
     LDANoisePlan,
     class_sum_mechanism,
@@ -201,7 +201,7 @@ class LDAProjectionPublisher(Publisher):
     projection_share : float, default 0.5
         Share of ε spent on the per-row noise (``"noisy-projections"`` only).
     ridge : "auto" or float, default "auto"
-        ``λ ≥ 0`` added to ``S̃_w``. ``"auto"``: :func:`ppdp.publish._fisher.default_ridge`,
+        ``λ ≥ 0`` added to ``S̃_w``. ``"auto"``: :func:`ppdp.publish.fisher.default_ridge`,
         the expected size of the noise in ``S̃_w``, from ε, δ, ``p`` and the counts only.
     remove_constant : bool, default True
         Compute the directions orthogonal to each one-hot block's indicator vector: every
