@@ -37,7 +37,8 @@ def test_show_prints_events_running_totals_and_what_still_fits(tmp_path, capsys,
     out = capsys.readouterr().out
     assert f"({composition} composition)" in out
     assert out.count("event: Gaussian(") == 2 and out.count("event: Laplace(") == 1
-    assert f"what you could still release: {expected_more} more like the last one (lda)" in out
+    last = f"more like the last release (entry 3: lda) under {composition} composition"
+    assert f"what you could still release: {expected_more} {last}" in out
     report = budget_report(path)
     assert report.running[-1] == spent and len(report.running) == 3
     # The running totals never decrease and end at the total spent.
@@ -74,3 +75,26 @@ def test_missing_dp_accounting_is_one_line_naming_the_extra(tmp_path, monkeypatc
         Accountant.open(path, dataset_id="d", total=PrivacyBudget(4.0, 1e-5), composition="rdp")
     assert "pip install 'ppdp[tight]'" in str(info.value) and "\n" not in str(info.value)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("composition", ["basic", "pld"])
+def test_what_still_fits_counts_the_whole_last_release(tmp_path, capsys, composition):
+    """A release charged as two entries (one ``charge`` call) is counted whole: the count is
+    that of the two events together, not of its last entry alone (which would double it)."""
+    from ppdp.accounting import Charge, charge
+    from ppdp.accounting.events import Composed
+
+    path = tmp_path / "b.db"
+    total = PrivacyBudget(4.0, 1e-5)
+    gauss = GaussianMechanism(epsilon=0.25, delta=5e-7, sensitivity=1.0).event
+    with Accountant.open(path, dataset_id="d", total=total, composition=composition) as acct:
+        for _ in range(2):
+            parts = [Charge(gauss, "sums", {}), Charge(gauss, "scatter", {})]
+            charge(acct, parts, seeded=False)
+        whole = acct.fits_count(Composed(events=(gauss, gauss)))
+        half = acct.fits_count(gauss)
+    assert half > whole
+    assert budget_report(path).could_still_release == whole
+    assert main(["budget", "show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{whole} more like the last release (entries 3-4)" in out

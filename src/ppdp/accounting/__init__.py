@@ -12,7 +12,7 @@ The ledger is shared safely between processes; an overrun raises
 from ppdp.accounting import events
 from ppdp.accounting._accountant import Accountant, key_path_for
 from ppdp.accounting._charge import Charge, charge, check_charges
-from ppdp.accounting._report import BudgetReport, budget_report
+from ppdp.accounting._report import BudgetReport, budget_report, last_release_records
 from ppdp.accounting._tally import SpendRecord
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "check_charges",
     "events",
     "key_path_for",
+    "last_release_records",
 ]

@@ -177,6 +177,9 @@ def charge(
         return ()
     planned = _as_charges(charges)
     keys = charge_keys(len(planned), idempotency_key)
+    n = len(planned)
+    # "i/n" marks the entries of one release, so a report can tell a release from an entry.
+    parts = [{"release_part": f"{i}/{n}"} if n > 1 else {} for i in range(1, n + 1)]
     return tuple(
         accountant.spend(
             c.event,
@@ -185,6 +188,7 @@ def charge(
             allow_seeded=allow_seeded,
             idempotency_key=k,
             **c.details,
+            **part,
         )
-        for c, k in zip(planned, keys, strict=True)
+        for c, k, part in zip(planned, keys, parts, strict=True)
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ppdp.accounting._tally import SpendRecord, tally_for
+from ppdp.accounting.events import Composed
 from ppdp.budget import Neighbouring, PrivacyBudget
 from ppdp.exceptions import UnsupportedEventError
 from ppdp.ledger import AnchorRegistry, VerificationReport, verify_entries
@@ -77,6 +78,23 @@ class BudgetReport:
         }
 
 
+def last_release_records(records: Sequence[SpendRecord]) -> tuple[SpendRecord, ...]:
+    """The entries of the last release: the last entry, with the entries charged with it
+    when it is the last part (``release_part`` ``"n/n"``) of a release of several."""
+    if not records:
+        return ()
+    part = str(records[-1].details.get("release_part", "1/1"))
+    try:
+        i, n = (int(x) for x in part.split("/"))
+    except ValueError:
+        return (records[-1],)
+    tail = tuple(records[-n:]) if i == n and len(records) >= n else (records[-1],)
+    expected = [f"{k}/{n}" for k in range(1, n + 1)]
+    if n > 1 and [str(r.details.get("release_part")) for r in tail] != expected:
+        return (records[-1],)
+    return tail
+
+
 def budget_report(
     path: str | os.PathLike[str],
     *,
@@ -113,11 +131,11 @@ def budget_report(
         if entry.kind == "spend":
             running.append(tally.spent)
     could = None
-    if tally.records:
-        last = tally.records[-1].event
-        assert last is not None
+    last_release = last_release_records(tally.records)
+    if last_release:
+        events = tuple(r.event for r in last_release if r.event is not None)
         try:
-            could = tally.fits_count(last)
+            could = tally.fits_count(events[0] if len(events) == 1 else Composed(events=events))
         except UnsupportedEventError:  # pragma: no cover - the ledger took it
             could = None
     return BudgetReport(

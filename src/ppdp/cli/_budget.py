@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ppdp.accounting import BudgetReport, budget_report
+from ppdp.accounting import BudgetReport, budget_report, last_release_records
 from ppdp.budget import PrivacyBudget
 
 
@@ -186,11 +186,16 @@ def format_report(report: BudgetReport, *, verbose: bool = False) -> str:
                 )
     lines.append(f"{len(report.spends)} spends")
     if report.could_still_release is not None:
-        last = report.spends[-1]
+        last = last_release_records(report.spends)
         count = report.could_still_release
         more = f"{count:,}" if count < 100_000 else "at least 100,000"
+        what = (
+            f"entry {last[0].index}: {last[0].mechanism}"
+            if len(last) == 1
+            else f"entries {last[0].index}-{last[-1].index}"
+        )
         lines.append(
-            f"what you could still release: {more} more like the last one "
-            f"({last.mechanism}) under {report.composition} composition"
+            f"what you could still release: {more} more like the last release ({what}) "
+            f"under {report.composition} composition"
         )
     return "\n".join(lines)
