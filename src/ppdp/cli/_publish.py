@@ -1,17 +1,15 @@
 """``ppdp publish METHOD``: release a private table (DP-PCA, DP-LDA, LDA-DP projections, baselines).
 
-A thin layer over the publishers of :mod:`ppdp.publish`: build the publisher (its
-parameters are validated before the data are read), check the budget, read the input,
-``fit`` through the dataset's ledger (check, validate the data, spend, release), then write
-the table and its guarantee atomically. Invalid input writes nothing and spends nothing.
+Parses the arguments and prints; :func:`ppdp.publish.files.publish_table_file` does the
+work (build the registered publisher, check the budget, read the input, ``fit`` through the
+dataset's ledger, write the table and its guarantee atomically). Invalid input writes
+nothing and spends nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from ppdp.cli._common import (
@@ -23,8 +21,9 @@ from ppdp.cli._common import (
     refuse_seed_with_ledger,
     table_separator,
 )
+from ppdp.registry import PUBLISHERS
 
-METHODS = ("pca", "lda-synth", "lda-projection", "laplace", "exponential", "synth")
+METHODS = PUBLISHERS.names()
 #: Models of ``synth`` (TableSynthesizer's ``method``).
 SYNTH_METHODS = ("auto", "tree", "pairs")
 #: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
@@ -194,114 +193,11 @@ def _say(message: str) -> None:
     sys.stderr.flush()
 
 
-def build_publisher(
-    method: str,
-    *,
-    epsilon: float,
-    schema: Any,
-    components: int | None,
-    class_sizes: str,
-    seed: int | None,
-    delta: float | None = None,
-    release: str | None = None,
-    calibration: str | None = None,
-    class_counts: str | None = None,
-    allow_large_epsilon: bool = False,
-    extra: dict[str, Any] | None = None,
-) -> Any:
-    """The publisher for ``method`` (parameters are validated when it is fitted).
-
-    ``extra`` holds the method-specific options, keyed by the CLI flag; one given to a
-    method that does not take it is refused in one line.
-    """
-    from ppdp.exceptions import ParameterError
-
-    large = {"allow_large_epsilon": True} if allow_large_epsilon else {}
-    takes = {
-        "--mean-share": ("lda-projection", "mean_share"),
-        "--projection-share": ("lda-projection", "projection_share"),
-        "--ridge": ("lda-projection", "ridge"),
-        "--keep-constant": ("lda-projection", "remove_constant"),
-        "--count-share": ("lda-synth", "count_share"),
-        "--no-clamp": ("pca", "clamp"),
-        "--method": ("synth", "method"),
-        "--bins": ("synth", "n_bins"),
-    }
-    options: dict[str, Any] = {}
-    for flag, value in (extra or {}).items():
-        owner, name = takes[flag]
-        if value is None:
-            continue
-        if owner != method:
-            raise ParameterError(f"{flag} ({value}) applies to {owner} only, not {method}")
-        options[name] = value
-    large = {**large, **options}
-
-    if method == "lda-projection":
-        from ppdp.publish.lda_projection import LDAProjectionPublisher
-
-        if delta is None:
-            raise ParameterError(
-                "--delta (None) is required for lda-projection: a number in (0, 1), well below 1/n"
-            )
-        return LDAProjectionPublisher(
-            epsilon,
-            delta,
-            schema,
-            n_components=components,
-            calibration=calibration or "gaussian",
-            release=release or "noisy-projections",
-            class_counts=_parse_counts(class_counts),
-            random_state=seed,
-            **large,
-        )
-    if method == "synth":
-        from ppdp.publish.table_synth import TableSynthesizer
-
-        if delta is not None:
-            large = {**large, "delta": delta}
-        return TableSynthesizer(epsilon, schema, random_state=seed, **large)
-    for flag, value in (
-        ("--delta", delta),
-        ("--release", release),
-        ("--calibration", calibration),
-        ("--class-counts", class_counts),
-    ):
-        if value is not None:
-            owners = "lda-projection and synth" if flag == "--delta" else "lda-projection"
-            raise ParameterError(f"{flag} ({value}) applies to {owners} only, not {method}")
-
-    if method == "pca":
-        from ppdp.publish.pca import DPPCAPublisher
-
-        if components is None:
-            raise ParameterError("--components (None) is required for pca: choose k in advance")
-        return DPPCAPublisher(epsilon, components, schema, random_state=seed, **large)
-    if components is not None:
-        raise ParameterError(
-            f"--components ({components}) applies to pca and lda-projection only, not {method}"
-        )
-    if method == "lda-synth":
-        from ppdp.publish.lda_synth import DPLDASynthesizer
-
-        return DPLDASynthesizer(
-            epsilon, schema, random_state=seed, class_sizes=class_sizes, **large
-        )
-    from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
-
-    cls = LaplacePublisher if method == "laplace" else ExponentialPublisher
-    return cls(epsilon, schema, random_state=seed, **large)
-
-
-#: A column with more than this share of its values clipped to the declared bounds warns.
-CLIP_WARN_SHARE = 0.05
-
-
 def encode_report(schema: Any, df: Any, *, on_invalid: str = "raise") -> Any:
-    """The custodian's :class:`~ppdp.data.EncodeReport` of ``df`` (not logged, not released)."""
-    from ppdp.data.encoding import encode
+    """The custodian's encoding report (see :func:`ppdp.publish.files.encode_report`)."""
+    from ppdp.publish.files import encode_report as report
 
-    return encode(schema, df, log=False, on_invalid=on_invalid)[2]  # type: ignore[arg-type]
+    return report(schema, df, on_invalid=on_invalid)
 
 
 def clipping_lines(schema: Any, report: Any) -> list[str]:
@@ -313,21 +209,6 @@ def clipping_lines(schema: Any, report: Any) -> list[str]:
         bounds = f"[{col.lower:g}, {col.upper:g}]"
         lines.append(f"  {col.name:<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
     return lines
-
-
-def warn_clipping(schema: Any, report: Any, say: Any) -> None:
-    """One warning line per column with more than 5 % of its values clipped (custodian-side)."""
-    n = int(report.n_rows)
-    if n < 1:
-        return
-    for col in schema.numeric_columns:
-        k = int(report.clipped.get(col.name, 0))
-        if k / n > CLIP_WARN_SHARE:
-            say(
-                f"warning: column {col.name!r}: {k:,} of {n:,} values ({k / n:.1%}) lie outside "
-                f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
-                "the bounds in the schema if they are public knowledge"
-            )
 
 
 def charge_lines(charges: list[Any], *, schema: Any = None, per_value: bool = False) -> list[str]:
@@ -422,16 +303,6 @@ def print_dry_run(
         print(line)
 
 
-def _after(acct: Any, charges: list[Any]) -> Any:
-    """What the accountant would have left once ``charges`` are spent (None: refused)."""
-    if acct is None:
-        return None
-    from ppdp.accounting.events import Composed
-
-    events = tuple(e for c in charges for e in c.events)
-    return acct.remaining_after(events[0] if len(events) == 1 else Composed(events=events))
-
-
 def _ridge(text: str | None) -> float | str | None:
     """``--ridge``: ``auto`` or a number."""
     from ppdp.exceptions import ParameterError
@@ -444,97 +315,17 @@ def _ridge(text: str | None) -> float | str | None:
         raise ParameterError(f"--ridge ({text!r}) must be 'auto' or a number >= 0") from None
 
 
-def _parse_counts(text: str | None) -> list[int] | None:
-    """``"34014,11208"`` -> ``[34014, 11208]``; None stays None."""
-    from ppdp.exceptions import ParameterError
-
-    if text is None:
-        return None
-    try:
-        return [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ParameterError(
-            f"--class-counts ({text!r}) must be comma-separated integers, one per class"
-        ) from None
-
-
-def _lda_table(publisher: Any) -> Any:
-    """The table to write for lda-projection: the projections, or the direction(s)."""
-    import pandas as pd
-
-    release = publisher.release_
-    if release.data is not None:
-        return release.data
-    W = release.statistics["directions"]
-    table = pd.DataFrame(W, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
-    table.insert(0, "feature", list(publisher.schema.feature_names))
-    return table
-
-
-TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
-
-
-def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
-    """Write ``df`` to ``path`` as CSV (gzip if ``name`` ends in .gz) or Parquet.
-
-    ``name`` is the final file name (``path`` may be a temporary file whose name says
-    nothing about the format); default ``path.name``.
-    """
-    from ppdp.exceptions import OptionalDependencyError
-
-    low = (name or path.name).lower()
-    if low.endswith(".parquet"):
-        try:
-            df.to_parquet(path, index=False)
-        except ImportError as exc:
-            raise OptionalDependencyError(
-                "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
-            ) from exc
-    else:
-        df.to_csv(path, index=False, compression="gzip" if low.endswith(".gz") else None)
-
-
-def sidecar_for(out: Path) -> Path:
-    """Where a release's guarantee goes: ``OUT.guarantee.json``."""
-    return out.with_name(out.name + ".guarantee.json")
-
-
 def _run(args: argparse.Namespace) -> int:
-    import re
-    import warnings
+    from ppdp.publish.files import publish_table_file
 
-    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant, check_charges
-    from ppdp.accounting._charge import refuse_released_retry
-    from ppdp.data import Schema
-    from ppdp.data.draft import read_table
-    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
-
-    out = Path(args.output)
-    side = sidecar_for(out)
-    # Every output check before anything is read or spent (DESIGN.md contract 6).
-    check_output(
-        out,
-        suffixes=TABLE_SUFFIXES,
-        sidecars=[("--output's guarantee file", side)],
-        inputs=[("data", args.input), ("schema", args.schema), *ledger_files(args.ledger)],
-        force=args.force,
-    )
     refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
-    schema = Schema.from_file(args.schema)
-    publisher = build_publisher(
+    result = publish_table_file(
         args.method,
+        args.input,
+        schema=args.schema,
+        output=args.output,
         epsilon=args.epsilon,
-        schema=schema,
-        components=args.components,
-        class_sizes=args.class_sizes,
-        seed=args.seed,
-        delta=args.delta,
-        release=args.release,
-        calibration=args.calibration,
-        class_counts=args.class_counts,
-        allow_large_epsilon=args.allow_large_epsilon,
-        extra={
+        options={
             "--mean-share": args.mean_share,
             "--projection-share": args.projection_share,
             "--ridge": _ridge(args.ridge),
@@ -543,104 +334,40 @@ def _run(args: argparse.Namespace) -> int:
             "--no-clamp": False if args.no_clamp else None,
             "--method": args.synth_method,
             "--bins": args.bins,
+            "--delta": args.delta,
+            "--release": args.release,
+            "--calibration": args.calibration,
+            "--class-counts": args.class_counts,
+            "--components": args.components,
+            "--class-sizes": args.class_sizes,
         },
+        ledger=args.ledger,
+        random_state=args.seed,
+        allow_seeded=args.allow_seeded,
+        allow_large_epsilon=args.allow_large_epsilon,
+        idempotency_key=args.idempotency_key,
+        force=args.force,
+        sep=table_separator(args.sep),
+        encoding=args.encoding,
+        dry_run=args.dry_run,
+        say=_say,
     )
-    cost = publisher.privacy_budget()  # validates every parameter before the data are read
-    low = getattr(publisher, "low_utility_message", None)
-    message = low() if low is not None else None
-    if message:  # said before anything is spent, from public quantities
-        _say(f"warning: LowUtilityWarning: {message}")
-    acct = Accountant.open_existing(args.ledger) if args.ledger else None
-    try:
-        refuse_released_retry(acct, args.idempotency_key, out)
-        if acct is not None:
-            check_charges(
-                acct,
-                publisher._validate_params(),
-                mechanism=type(publisher).__name__,
-                idempotency_key=args.idempotency_key,
-            )
-        else:
-            _say(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
-        _say(f"reading {args.input}")
-        df = read_table(
-            args.input,
-            columns=schema.column_names,
-            sep=table_separator(args.sep),
-            encoding=args.encoding,
+    if result.dry_run:
+        print_dry_run(
+            what=f"publish {args.method}",
+            charges=result.charges,
+            schema=result.publisher.schema,
+            report=result.report,
+            remaining=result.ledger.remaining if result.ledger is not None else None,
+            per_value=args.method == "laplace",
+            after=result.after,
         )
-        on_invalid = acct.on_invalid if acct is not None else "raise"
-        if args.dry_run:
-            _say(f"{len(df):,} rows; checking the data (dry run: nothing is spent)")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", InsecureRandomnessWarning)
-                if message:  # already said above as one line
-                    warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-                charges = publisher._validate_params(len(df))
-                publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
-            report = encode_report(schema, df, on_invalid=on_invalid)
-            warn_clipping(schema, report, _say)
-            print_dry_run(
-                what=f"publish {args.method}",
-                charges=charges,
-                schema=schema,
-                report=report,
-                remaining=acct.remaining if acct is not None else None,
-                per_value=args.method == "laplace",
-                after=_after(acct, charges),
-            )
-            return 0
-        warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), _say)
-        _say(f"{len(df):,} rows; checking the data and releasing ({args.method}, {cost})")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            if message:  # already said above as one line
-                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            publisher.fit(
-                df,
-                accountant=acct,
-                allow_seeded=args.allow_seeded,
-                idempotency_key=args.idempotency_key,
-            )
-        total = ledger_total(acct) if acct is not None else ""
-    finally:
-        if acct is not None:
-            acct.close()
-    release = publisher.release_
-    table = _lda_table(publisher) if args.method == "lda-projection" else release.data
-    if table is None:  # pragma: no cover - every table publisher releases data
-        raise RuntimeError(f"{args.method} released no table")
-    sidecar = json.dumps(
-        {
-            "method": args.method,
-            "guarantee": release.guarantee.to_dict(),
-            "ledger": args.ledger,
-            "ledger_indices": list(release.ledger_indices),
-            "seeded": release.seeded,
-            **(
-                {
-                    "directions": release.statistics["directions"].tolist(),
-                    "features": list(publisher.schema.feature_names),
-                    "row_scale": float(release.statistics["scale"][0]),
-                }
-                if args.method == "lda-projection"
-                else {}
-            ),
-        },
-        indent=2,
-        ensure_ascii=False,
-        allow_nan=False,
-    )
-    _say(f"writing {out}")
-    try:
-        with atomic_paths(side, out) as (tmp_side, tmp_out):
-            tmp_side.write_text(sidecar, encoding="utf-8")
-            write_table(table, tmp_out, name=out.name)
-    except OSError as exc:
-        raise write_error(exc, out, charged=_charged(args.ledger, release, cost)) from exc
-    print(f"released {len(table):,} rows to {out}")
-    print_guarantee(release.guarantee, verbose=args.verbose, full_in=side)
-    if args.ledger:
+        return 0
+    release = result.release
+    print(f"released {len(result.table):,} rows to {result.path}")
+    print_guarantee(release.guarantee, verbose=args.verbose, full_in=result.sidecar)
+    if result.ledger is not None:
+        total = ledger_total(result.ledger)
         print(f"charged in {args.ledger} ({ledger_entries(release.ledger_indices)}); {total}")
     if release.seeded:
         print(
@@ -648,9 +375,3 @@ def _run(args: argparse.Namespace) -> int:
             + (" (--allow-seeded is recorded in the ledger)" if args.ledger else "")
         )
     return 0
-
-
-def _charged(ledger: str | None, release: Any, cost: Any) -> str:
-    if ledger is None:
-        return f"{cost}, recorded nowhere: no --ledger"
-    return f"{cost} in {ledger}, entries {', '.join(map(str, release.ledger_indices))}"

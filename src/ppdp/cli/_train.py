@@ -1,7 +1,7 @@
 """``ppdp train LEARNER`` and ``ppdp predict``: private classifiers and their model files.
 
-Thin layers over :func:`ppdp.learn._model_io.train_model_file` and
-:func:`ppdp.learn._model_io.predict_file`. ``train`` validates the parameters, checks the
+Thin layers over :func:`ppdp.learn.files.train_model_file` and
+:func:`ppdp.learn.files.predict_file`. ``train`` validates the parameters, checks the
 budget in the ledger, reads and encodes the table with the declared schema (``data_norm`` is
 the schema's encoded row-norm bound, never read from the data), records the spend, trains,
 and writes the model file atomically. Invalid input writes nothing and spends nothing.
@@ -26,8 +26,9 @@ from ppdp.cli._common import (
     table_separator,
 )
 from ppdp.cli._publish import add_idempotency_flag
+from ppdp.registry import LEARNERS as LEARNER_REGISTRY
 
-LEARNERS = ("logreg", "svm", "rbf-svm", "hybrid-svm")
+LEARNERS = LEARNER_REGISTRY.names()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -274,9 +275,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _train(args: argparse.Namespace) -> int:
     from ppdp.accounting import Accountant
     from ppdp.accounting._charge import refuse_released_retry
-    from ppdp.cli._publish import _after, print_dry_run, warn_clipping
+    from ppdp.cli._publish import print_dry_run
     from ppdp.exceptions import InsecureRandomnessWarning
-    from ppdp.learn._model_io import train_model_file
+    from ppdp.learn.files import train_model_file
+    from ppdp.publish.files import planned_remaining, warn_clipping
 
     refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     acct = Accountant.open_existing(args.ledger) if args.ledger else None
@@ -312,7 +314,7 @@ def _train(args: argparse.Namespace) -> int:
                 ),
             )
             remaining = acct.remaining if acct is not None else None
-            after = _after(acct, [result.plan]) if args.dry_run else None
+            after = planned_remaining(acct, [result.plan]) if args.dry_run else None
             total = ledger_total(acct) if acct is not None else ""
     finally:
         if acct is not None:
@@ -343,7 +345,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from ppdp.learn._model_io import predict_file
+    from ppdp.learn.files import predict_file
 
     result = predict_file(
         args.model,

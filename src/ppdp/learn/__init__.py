@@ -9,7 +9,8 @@ guarantee in ``guarantee_``. The privacy argument is in ``docs/proofs/erm.md``.
 :class:`RandomFourierFeatures`, :class:`PrivateRBFSVM` (Rubinstein et al. 2012) and
 :class:`HybridRBFSVM` (Li et al. 2014: frequencies fitted on public rows) learn RBF-kernel
 SVMs through a unit-norm random feature map (``docs/proofs/rbf-svm.md``). Released models
-are saved and loaded with :func:`save_model` / :func:`load_model` (JSON; nothing private).
+are saved and loaded with :func:`save_model` / :func:`load_model` (JSON; nothing private);
+:func:`train_model_file` / :func:`predict_file` do what ``ppdp train`` / ``ppdp predict`` do.
 """
 
 from importlib.util import find_spec as _find_spec
@@ -24,6 +25,7 @@ if _find_spec("sklearn") is None:  # pragma: no cover - the learn extra is insta
 from ppdp.learn._base import Plan, PrivateClassifierBase, UnaccountedFitWarning
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
 from ppdp.learn._model_io import load_model, read_model, save_model
+from ppdp.learn.files import predict_file, train_model_file
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
 from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
 from ppdp.learn.rff import RandomFourierFeatures
@@ -43,7 +45,9 @@ __all__ = [
     "RandomFourierFeatures",
     "UnaccountedFitWarning",
     "load_model",
+    "predict_file",
     "read_model",
     "save_model",
     "solve_erm",
+    "train_model_file",
 ]

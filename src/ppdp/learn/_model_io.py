@@ -27,7 +27,9 @@ The file format (``format_version`` 1)::
     }
 
 Loading rebuilds the estimator with its class's ``from_model_dict``; the class is looked
-up by name in a fixed list of ppdp learners, never imported from a name read in the file.
+up by name in a fixed list of ppdp learners (:data:`ppdp.registry.LEARNERS`), never
+imported from a name read in the file. Training and predicting from files live in
+:mod:`ppdp.learn.files` (importable from here too, as before).
 """
 
 from __future__ import annotations
@@ -42,9 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ppdp._io import atomic_path, check_output, ledger_files, write_error
+from ppdp._io import atomic_path
 from ppdp._version import __version__
 from ppdp.budget import Guarantee
 from ppdp.data.schema import Schema
@@ -54,22 +54,16 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
-from ppdp.random import refuse_seeded
+from ppdp.registry import LEARNERS as LEARNER_REGISTRY
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
-    "LEARNERS",
     "ModelFile",
-    "PredictResult",
-    "TrainResult",
-    "build_learner",
     "load_model",
-    "predict_file",
     "read_model",
     "save_model",
     "schema_fingerprint",
-    "train_model_file",
 ]
 
 FORMAT = "ppdp-model"
@@ -77,12 +71,7 @@ FORMAT_VERSION = 1
 
 #: The learners a model file may hold: class name -> module. A name read from a file is
 #: only ever looked up here.
-ESTIMATORS: dict[str, str] = {
-    "PrivateLogisticRegression": "ppdp.learn.linear",
-    "PrivateLinearSVM": "ppdp.learn.linear",
-    "PrivateRBFSVM": "ppdp.learn.rbf_svm",
-    "HybridRBFSVM": "ppdp.learn.rbf_svm",
-}
+ESTIMATORS: dict[str, str] = {e.class_name: e.module for e in LEARNER_REGISTRY.entries()}
 
 #: Keys that describe the private training data. A model dict holding any of them (at any
 #: depth) is refused: they are for the custodian's log, not for a released file.
@@ -407,363 +396,23 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     return read_model(path).estimator
 
 
-# ---------------------------------------------------------------------------- train / predict
-#: ``ppdp train`` learner names -> estimator class names.
-LEARNERS: dict[str, str] = {
-    "logreg": "PrivateLogisticRegression",
-    "svm": "PrivateLinearSVM",
-    "rbf-svm": "PrivateRBFSVM",
-    "hybrid-svm": "HybridRBFSVM",
-}
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    """What :func:`train_model_file` did.
-
-    Attributes
-    ----------
-    path : Path
-        The model file written.
-    estimator : object
-        The fitted learner.
-    guarantee : Guarantee
-        The guarantee of the release.
-    ledger_indices : tuple of int
-        Ledger entries of the spend (empty without a ledger).
-    seeded : bool
-        The noise came from a seed (reproducible; not fit for a real release).
-    """
-
-    path: Path
-    estimator: Any
-    guarantee: Guarantee
-    ledger_indices: tuple[int, ...]
-    seeded: bool
-    report: Any = None
-    plan: Any = None
-    schema: Any = None
-
-
-@dataclass(frozen=True)
-class PredictResult:
-    """What :func:`predict_file` wrote: the output path and the number of rows."""
-
-    path: Path
-    n_rows: int
-    columns: tuple[str, ...]
-
-
-def _learner_class(kind: str) -> type:
-    from ppdp._validation import check_option
-
-    kind = check_option("learner", kind, tuple(LEARNERS))
-    name = LEARNERS[kind]
-    return getattr(importlib.import_module(ESTIMATORS[name]), name)  # type: ignore[no-any-return]
-
-
-def _as_schema(schema: Any) -> Schema:
-    if isinstance(schema, Schema):
-        return schema
-    if isinstance(schema, str | os.PathLike):
-        return Schema.from_file(schema)
-    raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a Schema or a file path")
-
-
-def _as_frame(
-    data: Any,
-    what: str,
-    columns: Any = None,
-    *,
-    sep: str | None = None,
-    encoding: str = "utf-8",
-) -> Any:
-    """A DataFrame as it is, or a file read (only ``columns``, header first, when given)."""
-    import pandas as pd
-
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, str | os.PathLike):
-        from ppdp.data.draft import read_table
-
-        return read_table(
-            data,
-            columns=None if columns is None else tuple(columns),
-            sep=sep,
-            encoding=encoding,
-        )
-    raise ParameterTypeError(f"{what} ({type(data).__name__}) must be a DataFrame or a file path")
-
-
-def _file(value: Any) -> Any:
-    """A path-like input, or None (a DataFrame or Schema object is not a file)."""
-    return value if isinstance(value, str | os.PathLike) else None
-
-
-def _binary_schema(schema: Schema) -> Schema:
-    if schema.label is None:
-        raise ParameterError(
-            "schema declares no label: training a classifier needs a label with two classes"
-        )
-    if len(schema.label.classes) != 2:
-        raise ParameterError(
-            f"schema label {schema.label.name!r} has {len(schema.label.classes)} classes; the "
-            "private classifiers need exactly two"
-        )
-    return schema
-
-
-def build_learner(
-    kind: str,
-    *,
-    schema: Schema,
-    epsilon: float,
-    delta: float | None = None,
-    regularization: float | None = None,
-    perturbation: str | None = None,
-    public_X: Any = None,
-    random_state: Any = None,
-    options: Mapping[str, Any] | None = None,
-) -> Any:
-    """The learner ``kind`` with its parameters; ``data_norm`` from the declared schema.
-
-    ``data_norm`` is :attr:`Schema.max_row_l2_norm` of the encoded features (the declared
-    ``row_norm_bound`` where smaller), never read from the data. Options the learner does
-    not take are refused (``--perturbation`` for a kernel SVM, say), not ignored.
-    ``None`` leaves the learner's default.
-    """
-    cls = _learner_class(kind)
-    accepted = set(cls._get_param_names())  # type: ignore[attr-defined]
-    wanted: dict[str, Any] = {
-        "epsilon": epsilon,
-        "delta": delta,
-        "regularization": regularization,
-        "perturbation": perturbation,
-        "random_state": random_state,
-        **dict(options or {}),
+#: Names that moved to :mod:`ppdp.learn.files`; importing them from here still works.
+_MOVED = frozenset(
+    {
+        "LEARNERS",
+        "PredictResult",
+        "TrainResult",
+        "build_learner",
+        "predict_file",
+        "train_model_file",
+        "_learner_class",
     }
-    kwargs: dict[str, Any] = {}
-    for key, value in wanted.items():
-        if value is None:
-            continue
-        if key not in accepted:
-            raise ParameterError(
-                f"{key} ({value!r}) does not apply to {kind} ({cls.__name__} takes "
-                f"{', '.join(sorted(accepted - {'public_X'}))})"
-            )
-        kwargs[key] = value
-    if "data_norm" in accepted:
-        kwargs["data_norm"] = schema.max_row_l2_norm
-    if kind == "hybrid-svm":
-        if public_X is None:
-            raise ParameterError("public (None) is required for hybrid-svm: a public sample")
-        return cls(public_X, **kwargs)
-    if public_X is not None:
-        raise ParameterError(f"public data apply to hybrid-svm only, not {kind}")
-    return cls(**kwargs)
+)
 
 
-def train_model_file(
-    kind: str,
-    data: Any,
-    *,
-    schema: Any,
-    output: str | os.PathLike[str],
-    epsilon: float,
-    delta: float | None = None,
-    regularization: float | None = None,
-    perturbation: str | None = None,
-    public: Any = None,
-    accountant: Any = None,
-    random_state: Any = None,
-    options: Mapping[str, Any] | None = None,
-    allow_seeded: bool = False,
-    force: bool = False,
-    sep: str | None = None,
-    encoding: str = "utf-8",
-    dry_run: bool = False,
-    on_report: Any = None,
-    idempotency_key: str | None = None,
-) -> TrainResult:
-    """Train a private classifier on a table and write its model file.
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from ppdp.learn import files
 
-    Runs in the order every release follows: the parameters and the output path are
-    validated (a writable folder, not an input, not an existing file unless ``force``), the
-    public sample (``hybrid-svm``) is read, the learner's cost is checked against
-    ``accountant``, then the private table is read and encoded with the declared schema,
-    :meth:`fit` records the spend and trains, and the model file is written atomically. An
-    error before the spend costs nothing and writes nothing; a write that fails after it
-    (disk full) raises :class:`~ppdp._io.OutputWriteError`, and the spend stands.
-
-    Parameters
-    ----------
-    kind : {"logreg", "svm", "rbf-svm", "hybrid-svm"}
-    data : DataFrame or path
-        The private table (CSV, optionally compressed, or Parquet): the schema's feature
-        columns and its label (two classes).
-    schema : Schema or path
-        The declared schema; ``data_norm`` is its encoded row-norm bound.
-    output : path
-        The model file (``.json``).
-    epsilon, delta, regularization, perturbation : optional
-        Passed to the learner (``None`` keeps its default).
-    public : DataFrame or path, optional
-        Public rows with the schema's feature columns (``hybrid-svm`` only; required there).
-    accountant : Accountant, optional
-        The dataset's accountant (replace-one). Without one nothing is recorded.
-    random_state : int or Generator, optional
-        Reproducible noise for experiments (warns; not for real releases).
-    options : mapping, optional
-        Further learner parameters (``n_components``, ``gamma``, ``huber_h``, ...).
-    allow_seeded : bool, default False
-        With an accountant, a ``random_state`` is refused unless True (recorded).
-    force : bool, default False
-        Replace an existing model file.
-    dry_run : bool, default False
-        Run every check of a real run (output, budget, data) in the same order, then stop
-        before the spend: the result's ``plan`` is the charge that would be made, ``path``
-        is the model file that would be written, nothing is spent or written.
-
-    on_report : callable, optional
-        Called as ``on_report(schema, report)`` with the custodian's encoding report right
-        after the data are encoded, before the spend (the CLI warns about clipping there).
-
-    The result's ``report`` is the custodian's encoding report (values clipped per column).
-    """
-    ledger = getattr(accountant, "path", None)
-    dest = check_output(
-        output,
-        param="output",
-        suffixes=(".json",),
-        inputs=[
-            ("data", _file(data)),
-            ("schema", _file(schema)),
-            ("public sample", _file(public)),
-            *ledger_files(ledger),
-        ],
-        force=force,
-    )
-    if accountant is not None:
-        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-    sch = _binary_schema(_as_schema(schema))
-    features = sch.without_label()
-    public_X = None
-    if public is not None:
-        public_X, _ = features.encode(
-            _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
-        )
-    est = build_learner(
-        kind,
-        schema=sch,
-        epsilon=epsilon,
-        delta=delta,
-        regularization=regularization,
-        perturbation=perturbation,
-        public_X=public_X,
-        random_state=random_state,
-        options=options,
-    )
-    cost = est.privacy_budget()  # validates every parameter; reads no data
-    if accountant is not None:
-        from ppdp.accounting import check_charges
-
-        check_charges(
-            accountant,
-            est._plan(None),
-            mechanism=type(est).__name__,
-            idempotency_key=idempotency_key,
-        )
-    X, y, report = sch.encode(
-        _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
-        return_report=True,
-    )
-    if on_report is not None:
-        on_report(sch, report)
-    if dry_run:
-        # The checks fit runs before its spend, in its order; then stop.
-        est._declared_classes()
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        Xv, _, _ = est._validate_training_data(X, y, on_invalid=mode)
-        plan = est._plan(Xv.shape[0])
-        est._warn_low_utility(Xv.shape[0])
-        return TrainResult(
-            path=dest,
-            estimator=est,
-            guarantee=None,
-            ledger_indices=(),
-            seeded=random_state is not None,
-            report=report,
-            plan=plan,
-            schema=sch,
-        )
-    est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
-    try:
-        path = save_model(est, dest, schema=sch)
-    except OSError as exc:
-        indices = ", ".join(map(str, getattr(est, "ledger_indices_", ())))
-        charged = f"{cost} in {ledger}, entries {indices}" if ledger else f"{cost}, unrecorded"
-        raise write_error(exc, dest, charged=charged) from exc
-    return TrainResult(
-        path=path,
-        estimator=est,
-        guarantee=est.guarantee_,
-        ledger_indices=tuple(getattr(est, "ledger_indices_", ())),
-        seeded=bool(getattr(est, "seeded_", False)),
-        report=report,
-        schema=sch,
-    )
-
-
-def predict_file(
-    model: str | os.PathLike[str],
-    data: Any,
-    *,
-    output: str | os.PathLike[str],
-    force: bool = False,
-    sep: str | None = None,
-    encoding: str = "utf-8",
-) -> PredictResult:
-    """Predict the rows of a table with a model file; write a CSV (free post-processing).
-
-    The table is encoded with the schema stored in the model file (its label column, if
-    present, is ignored). The output has one row per input row: ``prediction`` (the class
-    name), ``score`` (``decision_function``; positive means the second class) and, for
-    logistic regression, ``probability`` (of the second class). The output is checked
-    like a release's (not an input, not an existing file unless ``force``) before anything
-    is read.
-    """
-    import pandas as pd
-
-    dest = check_output(
-        output,
-        param="output",
-        suffixes=(".csv", ".csv.gz"),
-        inputs=[("model file", _file(model)), ("data", _file(data))],
-        force=force,
-    )
-    name = dest.name.lower()
-    mf = read_model(model)
-    if mf.schema is None:
-        raise ParameterError(
-            f"model file ({str(model)!r}) holds no schema; it was saved without one"
-        )
-    features = mf.schema.without_label()
-    X, _ = features.encode(
-        _as_frame(data, "data", features.column_names, sep=sep, encoding=encoding)
-    )
-    est = mf.estimator
-    scores = np.asarray(est.decision_function(X), dtype=np.float64)
-    predicted = np.asarray(est.predict(X))
-    classes = mf.classes
-    if classes is not None and np.issubdtype(predicted.dtype, np.integer):
-        labels: Any = np.asarray(classes, dtype=object)[predicted]  # class codes -> names
-    else:
-        labels = predicted
-    out = pd.DataFrame({"prediction": labels, "score": scores})
-    if hasattr(est, "predict_proba"):
-        out["probability"] = np.asarray(est.predict_proba(X))[:, 1]
-    with atomic_path(dest) as tmp:
-        compression = "gzip" if name.endswith(".gz") else None
-        out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
-    return PredictResult(path=dest, n_rows=len(out), columns=tuple(out.columns))
+        return getattr(files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,14 +40,12 @@ def randomizer_from_dict(data: dict[str, Any]) -> Randomizer:
     >>> randomizer_from_dict(r.to_dict()) == r
     True
     """
-    from ppdp.local.additive import AdditiveRandomizer
-    from ppdp.local.characteristic import CharacteristicVectorRandomizer
+    from ppdp.registry import RANDOMIZERS
 
     kind = data.get("type") if isinstance(data, dict) else None
-    if kind == "additive":
-        return AdditiveRandomizer.from_dict(data)
-    if kind == "characteristic-vector":
-        return CharacteristicVectorRandomizer.from_dict(data)
-    raise ParameterError(
-        f"randomizer type ({kind!r}) must be 'additive' or 'characteristic-vector'"
-    )
+    if kind not in RANDOMIZERS:
+        raise ParameterError(
+            f"randomizer type ({kind!r}) must be "
+            + " or ".join(repr(n) for n in RANDOMIZERS.names())
+        )
+    return RANDOMIZERS.load(kind).from_dict(data)  # type: ignore[attr-defined,no-any-return]

@@ -58,19 +58,20 @@ _MAX_REPORT = 2**53
 _MAX_SPIKE = 1 << 16
 
 
+#: Each noise's law, from its one parameter (None for the parameter-free laws).
+_LAWS = {
+    "discrete-normal": lambda p: _laws.discrete_normal(float(p)),
+    "discrete-gaussian": lambda p: _laws.discrete_gaussian(float(p)),
+    "poisson": lambda p: _laws.poisson(float(p)),
+    "geometric": lambda p: _laws.geometric(float(p)),
+    "zeta3": lambda p: _laws.zeta3(),
+    "inverse-square": lambda p: _laws.inverse_square(),
+}
+
+
 @functools.lru_cache(maxsize=64)
 def _law(noise: str, param: float | None) -> _laws.IntegerLaw:
-    if noise == "discrete-normal":
-        return _laws.discrete_normal(float(param))  # type: ignore[arg-type]
-    if noise == "discrete-gaussian":
-        return _laws.discrete_gaussian(float(param))  # type: ignore[arg-type]
-    if noise == "poisson":
-        return _laws.poisson(float(param))  # type: ignore[arg-type]
-    if noise == "geometric":
-        return _laws.geometric(float(param))  # type: ignore[arg-type]
-    if noise == "zeta3":
-        return _laws.zeta3()
-    return _laws.inverse_square()
+    return _LAWS[noise](param)  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=64)

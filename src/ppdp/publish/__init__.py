@@ -3,10 +3,13 @@ and marginal-based synthetic tables (TableSynthesizer).
 
 Every publisher spends in ``fit`` only, in the order check → validate → spend → release
 (:mod:`ppdp.publish._base`), and its ``release_`` states the guarantee.
+:func:`publish_table_file` does what ``ppdp publish`` does, from a table file to a release
+file and its guarantee.
 """
 
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
+from ppdp.publish.files import PublishResult, publish_table_file
 from ppdp.publish.lda_projection import LDAProjectionPublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 from ppdp.publish.pca import DPPCAPublisher
@@ -19,7 +22,9 @@ __all__ = [
     "ExponentialPublisher",
     "LDAProjectionPublisher",
     "LaplacePublisher",
+    "PublishResult",
     "Publisher",
     "Release",
     "TableSynthesizer",
+    "publish_table_file",
 ]

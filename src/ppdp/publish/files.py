@@ -1,0 +1,441 @@
+"""Publishing a table file: what ``ppdp publish`` does, for a Python caller.
+
+:func:`publish_table_file` builds the publisher registered under the method's name
+(:data:`ppdp.registry.PUBLISHERS`; its parameters are validated before the data are
+read), checks the budget in the dataset's ledger, reads the table, ``fit``\\ s through the
+ledger (check, validate the data, spend, release), then writes the table and its
+``OUT.guarantee.json`` atomically. Invalid input writes nothing and spends nothing.
+
+Examples
+--------
+>>> from ppdp.publish.files import publish_table_file
+>>> result = publish_table_file(  # doctest: +SKIP
+...     "pca", "adult.csv", schema="adult.schema.json", output="adult.dp.csv",
+...     epsilon=1.0, options={"n_components": 3}, ledger="adult.ledger")
+>>> result.guarantee.summary()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ppdp.exceptions import ParameterError
+
+__all__ = [
+    "TABLE_SUFFIXES",
+    "PublishResult",
+    "build_publisher",
+    "encode_report",
+    "planned_remaining",
+    "publish_table_file",
+    "sidecar_for",
+    "warn_clipping",
+    "write_table",
+]
+
+TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+#: A column with more than this share of its values clipped to the declared bounds warns.
+CLIP_WARN_SHARE = 0.05
+#: Flags every run carries (with a default) that the methods without them ignore.
+_IGNORED_ELSEWHERE = frozenset({"--class-sizes"})
+
+
+def _parse_counts(text: Any) -> list[int] | None:
+    """``"34014,11208"`` -> ``[34014, 11208]``; None (and a list) stays as it is."""
+    if text is None or not isinstance(text, str):
+        return text  # type: ignore[no-any-return]
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ParameterError(
+            f"--class-counts ({text!r}) must be comma-separated integers, one per class"
+        ) from None
+
+
+#: Flag values given as text on the command line, parsed once the method takes them.
+_PARSE: dict[str, Callable[[Any], Any]] = {"--class-counts": _parse_counts}
+
+
+def build_publisher(
+    method: str,
+    *,
+    epsilon: float,
+    schema: Any,
+    random_state: Any = None,
+    allow_large_epsilon: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> Any:
+    """The publisher registered as ``method`` (its parameters are validated when it is fitted).
+
+    ``options`` holds the method-specific options, keyed by their ``ppdp publish`` flag
+    (``"--components"``) or by the constructor parameter (``"n_components"``); ``None``
+    keeps the default. One given to a method that does not take it is refused in one line,
+    as is a method's required option left out.
+    """
+    from ppdp.registry import PUBLISHERS
+
+    entry = PUBLISHERS.entry(method)
+    by_param = {p: f for e in PUBLISHERS.entries() for f, p in e.flags.items()}
+    given = {by_param.get(k, k): v for k, v in (options or {}).items() if v is not None}
+    for flag, value in given.items():
+        if flag not in entry.flags and flag not in _IGNORED_ELSEWHERE:
+            owners = " and ".join(PUBLISHERS.owners(flag))
+            if not owners:
+                raise ParameterError(f"{flag} ({value}) is not an option of any method")
+            raise ParameterError(f"{flag} ({value}) applies to {owners} only, not {method}")
+    for flag, what in entry.required.items():
+        if flag not in given:
+            raise ParameterError(f"{flag} (None) is required for {method}: {what}")
+    kwargs = {
+        entry.flags[f]: _PARSE.get(f, lambda v: v)(v) for f, v in given.items() if f in entry.flags
+    }
+    if allow_large_epsilon:
+        kwargs["allow_large_epsilon"] = True
+    return entry.load()(epsilon=epsilon, schema=schema, random_state=random_state, **kwargs)
+
+
+def encode_report(schema: Any, df: Any, *, on_invalid: str = "raise") -> Any:
+    """The custodian's :class:`~ppdp.data.EncodeReport` of ``df`` (not logged, not released)."""
+    from ppdp.data.encoding import encode
+
+    return encode(schema, df, log=False, on_invalid=on_invalid)[2]  # type: ignore[arg-type]
+
+
+def warn_clipping(schema: Any, report: Any, say: Any) -> None:
+    """One warning line per column with more than 5 % of its values clipped (custodian-side)."""
+    n = int(report.n_rows)
+    if n < 1:
+        return
+    for col in schema.numeric_columns:
+        k = int(report.clipped.get(col.name, 0))
+        if k / n > CLIP_WARN_SHARE:
+            say(
+                f"warning: column {col.name!r}: {k:,} of {n:,} values ({k / n:.1%}) lie outside "
+                f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
+                "the bounds in the schema if they are public knowledge"
+            )
+
+
+def planned_remaining(acct: Any, charges: list[Any]) -> Any:
+    """What the accountant would have left once ``charges`` are spent (None: refused)."""
+    if acct is None:
+        return None
+    from ppdp.accounting.events import Composed
+
+    events = tuple(e for c in charges for e in c.events)
+    return acct.remaining_after(events[0] if len(events) == 1 else Composed(events=events))
+
+
+def _projection_table(publisher: Any) -> Any:
+    """The table to write for lda-projection: the projections, or the direction(s)."""
+    import pandas as pd
+
+    release = publisher.release_
+    if release.data is not None:
+        return release.data
+    W = release.statistics["directions"]
+    table = pd.DataFrame(W, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
+    table.insert(0, "feature", list(publisher.schema.feature_names))
+    return table
+
+
+def _projection_sidecar(publisher: Any) -> dict[str, Any]:
+    """The directions, feature names and row scale an lda-projection sidecar carries."""
+    stats = publisher.release_.statistics
+    return {
+        "directions": stats["directions"].tolist(),
+        "features": list(publisher.schema.feature_names),
+        "row_scale": float(stats["scale"][0]),
+    }
+
+
+def _plain_table(publisher: Any) -> Any:
+    return publisher.release_.data
+
+
+def _no_extra(publisher: Any) -> dict[str, Any]:
+    return {}
+
+
+#: How a method's release becomes a table and what its sidecar adds (default: its data).
+_OUTPUTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], dict[str, Any]]]] = {
+    "lda-projection": (_projection_table, _projection_sidecar),
+}
+
+
+def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
+    """Write ``df`` to ``path`` as CSV (gzip if ``name`` ends in .gz) or Parquet.
+
+    ``name`` is the final file name (``path`` may be a temporary file whose name says
+    nothing about the format); default ``path.name``.
+    """
+    from ppdp.exceptions import OptionalDependencyError
+
+    low = (name or path.name).lower()
+    if low.endswith(".parquet"):
+        try:
+            df.to_parquet(path, index=False)
+        except ImportError as exc:
+            raise OptionalDependencyError(
+                "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
+            ) from exc
+    else:
+        df.to_csv(path, index=False, compression="gzip" if low.endswith(".gz") else None)
+
+
+def sidecar_for(out: Path) -> Path:
+    """Where a release's guarantee goes: ``OUT.guarantee.json``."""
+    return out.with_name(out.name + ".guarantee.json")
+
+
+@dataclass(frozen=True)
+class LedgerState:
+    """The ledger as it stood when the run closed it: composed total and what is left."""
+
+    guarantee: Any
+    composition: str
+    remaining: Any
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What :func:`publish_table_file` did (or, for a dry run, would do).
+
+    Attributes
+    ----------
+    path, sidecar : Path
+        The release and its ``.guarantee.json`` (not written by a dry run).
+    publisher : Publisher
+        The publisher, fitted unless a dry run.
+    table : DataFrame or None
+        The table written (None for a dry run).
+    cost : PrivacyBudget
+        The release's declared cost.
+    ledger : LedgerState or None
+        The ledger after the run (None without one).
+    charges, report, after : optional
+        Dry run: the planned charges, the custodian's encoding report, and what the ledger
+        would have left (None: refused or no ledger).
+    """
+
+    path: Path
+    sidecar: Path
+    publisher: Any
+    table: Any
+    cost: Any
+    ledger: LedgerState | None
+    n_rows: int
+    dry_run: bool = False
+    charges: Any = None
+    report: Any = None
+    after: Any = None
+
+    @property
+    def release(self) -> Any:
+        """The publisher's ``release_`` (None for a dry run)."""
+        return getattr(self.publisher, "release_", None) if not self.dry_run else None
+
+
+def _charged(ledger: Any, release: Any, cost: Any) -> str:
+    if ledger is None:
+        return f"{cost}, recorded nowhere: no --ledger"
+    return f"{cost} in {ledger}, entries {', '.join(map(str, release.ledger_indices))}"
+
+
+def publish_table_file(
+    method: str,
+    data: str | os.PathLike[str],
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Mapping[str, Any] | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+    random_state: Any = None,
+    allow_seeded: bool = False,
+    allow_large_epsilon: bool = False,
+    idempotency_key: str | None = None,
+    force: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    dry_run: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> PublishResult:
+    """Publish a private table file with ``method``, as ``ppdp publish`` does.
+
+    Runs in the order every release follows: every output check (a writable folder, not an
+    input, not an existing file unless ``force``), the publisher's parameters, the budget
+    against ``ledger``, then the table is read, ``fit`` records the spend and releases,
+    and the table and its guarantee (``OUT.guarantee.json``) are written together
+    atomically. An error before the spend costs nothing and writes nothing; a write that
+    fails after it raises :class:`~ppdp._io.OutputWriteError` and the spend stands.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`ppdp.registry.PUBLISHERS` (``pca``, ``lda-synth``,
+        ``lda-projection``, ``laplace``, ``exponential``, ``synth``).
+    data : path
+        The private table (``.csv``, ``.csv.gz``, ``.parquet``).
+    schema : Schema or path
+        The declared schema.
+    output : path
+        The release (``.csv``, ``.csv.gz`` or ``.parquet``).
+    epsilon : float
+        ε spent by this release.
+    options : mapping, optional
+        Method-specific options keyed by flag or parameter name (see :func:`build_publisher`).
+    ledger : path, optional
+        The dataset's budget ledger; without one the spend is recorded nowhere.
+    random_state : int, optional
+        Reproducible noise for experiments (NOT for real releases); refused with a ledger
+        unless ``allow_seeded``.
+    dry_run : bool, default False
+        Run every check of a real run, then stop before the spend: the result's ``charges``,
+        ``report`` and ``after`` describe the run; nothing is spent or written.
+    say : callable, optional
+        Called with each progress or warning line for the custodian (the CLI's stderr).
+
+    Returns
+    -------
+    PublishResult
+    """
+    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
+    from ppdp.accounting import Accountant, check_charges
+    from ppdp.accounting._charge import refuse_released_retry
+    from ppdp.data import Schema
+    from ppdp.data.draft import read_table
+    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+    from ppdp.random import refuse_seeded
+
+    tell = say if say is not None else (lambda _m: None)
+    out = Path(output)
+    side = sidecar_for(out)
+    # Every output check before anything is read or spent (DESIGN.md contract 6).
+    check_output(
+        out,
+        suffixes=TABLE_SUFFIXES,
+        sidecars=[("--output's guarantee file", side)],
+        inputs=[
+            ("data", data),
+            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
+            *ledger_files(ledger),
+        ],
+        force=force,
+    )
+    if ledger is not None:
+        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
+        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+    schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
+    publisher = build_publisher(
+        method,
+        epsilon=epsilon,
+        schema=schema,
+        random_state=random_state,
+        allow_large_epsilon=allow_large_epsilon,
+        options=options,
+    )
+    cost = publisher.privacy_budget()  # validates every parameter before the data are read
+    low = getattr(publisher, "low_utility_message", None)
+    message = low() if low is not None else None
+    if message:  # said before anything is spent, from public quantities
+        tell(f"warning: LowUtilityWarning: {message}")
+    acct = Accountant.open_existing(ledger) if ledger else None
+    state: LedgerState | None = None
+    try:
+        refuse_released_retry(acct, idempotency_key, out)
+        if acct is not None:
+            check_charges(
+                acct,
+                publisher._validate_params(),
+                mechanism=type(publisher).__name__,
+                idempotency_key=idempotency_key,
+            )
+        else:
+            tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+        tell(f"reading {data}")
+        df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
+        on_invalid = acct.on_invalid if acct is not None else "raise"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            if message:  # already said above as one line
+                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+            if dry_run:
+                tell(f"{len(df):,} rows; checking the data (dry run: nothing is spent)")
+                charges = publisher._validate_params(len(df))
+                publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
+        if dry_run:
+            report = encode_report(schema, df, on_invalid=on_invalid)
+            warn_clipping(schema, report, tell)
+            return PublishResult(
+                path=out,
+                sidecar=side,
+                publisher=publisher,
+                table=None,
+                cost=cost,
+                ledger=(
+                    LedgerState(acct.guarantee, acct.composition, acct.remaining)
+                    if acct is not None
+                    else None
+                ),
+                n_rows=len(df),
+                dry_run=True,
+                charges=charges,
+                report=report,
+                after=planned_remaining(acct, charges),
+            )
+        warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), tell)
+        tell(f"{len(df):,} rows; checking the data and releasing ({method}, {cost})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            if message:  # already said above as one line
+                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+            publisher.fit(
+                df, accountant=acct, allow_seeded=allow_seeded, idempotency_key=idempotency_key
+            )
+        if acct is not None:
+            state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
+    finally:
+        if acct is not None:
+            acct.close()
+    release = publisher.release_
+    table_of, extra = _OUTPUTS.get(method, (_plain_table, _no_extra))
+    table = table_of(publisher)
+    if table is None:  # pragma: no cover - every table publisher releases data
+        raise RuntimeError(f"{method} released no table")
+    sidecar = json.dumps(
+        {
+            "method": method,
+            "guarantee": release.guarantee.to_dict(),
+            "ledger": None if ledger is None else str(ledger),
+            "ledger_indices": list(release.ledger_indices),
+            "seeded": release.seeded,
+            **extra(publisher),
+        },
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    tell(f"writing {out}")
+    try:
+        with atomic_paths(side, out) as (tmp_side, tmp_out):
+            tmp_side.write_text(sidecar, encoding="utf-8")
+            write_table(table, tmp_out, name=out.name)
+    except OSError as exc:
+        raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
+    return PublishResult(
+        path=out,
+        sidecar=side,
+        publisher=publisher,
+        table=table,
+        cost=cost,
+        ledger=state,
+        n_rows=len(df),
+    )
