@@ -36,7 +36,9 @@ from ppdp.exceptions import (
 )
 from ppdp.ledger import (
     Anchor,
+    AnchorLike,
     AnchorRegistry,
+    CheckpointLike,
     Entry,
     Ledger,
     LedgerExistsError,
@@ -46,8 +48,6 @@ from ppdp.ledger import (
     load_private_key,
     save_private_key,
 )
-from ppdp.ledger._anchor import AnchorLike
-from ppdp.ledger._ledger import CheckpointLike
 
 __all__ = ["Accountant", "KeyLike", "key_path_for"]
 

@@ -12,10 +12,14 @@ from ppdp.accounting._tally import SpendRecord, tally_for
 from ppdp.accounting.events import Composed
 from ppdp.budget import Neighbouring, PrivacyBudget
 from ppdp.exceptions import UnsupportedEventError
-from ppdp.ledger import AnchorRegistry, VerificationReport, verify_entries
-from ppdp.ledger._anchor import AnchorLike
-from ppdp.ledger._keys import PublicKeyLike
-from ppdp.ledger._ledger import CheckpointLike
+from ppdp.ledger import (
+    AnchorLike,
+    AnchorRegistry,
+    CheckpointLike,
+    PublicKeyLike,
+    VerificationReport,
+    verify_entries,
+)
 
 __all__ = ["BudgetReport", "budget_report"]
 

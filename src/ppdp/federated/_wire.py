@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ppdp.exceptions import LedgerIntegrityError, ProtocolError
-from ppdp.ledger import Entry, Ledger
-from ppdp.ledger._chain import ChainState
+from ppdp.ledger import ChainState, Entry, Ledger
 
 __all__ = ["MemoryReplica", "entry_from_row", "entry_to_row"]
 
@@ -45,7 +44,7 @@ def entry_to_row(entry: Entry) -> dict[str, Any]:
 def entry_from_row(raw: object) -> tuple[Any, ...]:
     """The raw row tuple ``(index, prev_hash, kind, body, signer, signature, hash)``.
 
-    Unverified: :class:`~ppdp.ledger._chain.ChainState` checks it as the next entry.
+    Unverified: :class:`~ppdp.ledger.ChainState` checks it as the next entry.
     """
     if not isinstance(raw, Mapping) or set(raw) != _ROW_KEYS:
         raise ProtocolError(f"ledger entry must have exactly the fields {sorted(_ROW_KEYS)}")
@@ -74,7 +73,7 @@ def _row_entry(row: tuple[Any, ...]) -> Entry:
 class MemoryReplica:
     """A verified copy of another party's ledger kept in memory (no file, no checkpoint).
 
-    Every row goes through the same :class:`~ppdp.ledger._chain.ChainState` rules as a file
+    Every row goes through the same :class:`~ppdp.ledger.ChainState` rules as a file
     replica: hash chain, canonical body, pinned unrevoked signer, Ed25519 signature.
     """
 

@@ -40,9 +40,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp.exceptions import ParameterError, ParameterTypeError, ProtocolError
-from ppdp.ledger import Signer, canonical_dumps, canonical_loads, decode_public_key
-from ppdp.ledger._canonical import CanonicalFormError
-from ppdp.ledger._keys import check_signer_id, verify_signature
+from ppdp.ledger import (
+    CanonicalFormError,
+    Signer,
+    canonical_dumps,
+    canonical_loads,
+    check_signer_id,
+    decode_public_key,
+    verify_signature,
+)
 
 __all__ = [
     "DOMAIN",

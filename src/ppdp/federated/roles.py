@@ -71,8 +71,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant, Charge, charge, check_charges
-from ppdp.accounting._tally import accountant_metadata
+from ppdp.accounting import Accountant, Charge, accountant_metadata, charge, check_charges
 from ppdp.accounting.events import Composed, EpsilonDelta, PrivacyEvent, event_from_dict
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import (
@@ -1152,7 +1151,7 @@ class DataOwner(_Party):
         entries = self.replica.entries()
         if not entries:
             return
-        from ppdp.accounting._tally import tally_for
+        from ppdp.accounting import tally_for
 
         genesis = entries[0]
         if set(genesis.payload.get("signers", {})) < set(self.keys):

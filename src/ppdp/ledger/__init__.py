@@ -24,15 +24,22 @@ messages of the multi-party publishing protocol. Its guarantees and their limits
 
 :func:`verify` checks a file end to end and raises
 :class:`~ppdp.exceptions.LedgerIntegrityError` with the index of the first bad entry.
+
+Shared with other packages (the federated protocol signs its messages with the same keys
+and encoding): :func:`check_signer_id`, :func:`verify_signature`,
+:class:`CanonicalFormError`, :class:`ChainState` (a chain's running head), and the
+argument types :data:`AnchorLike`, :data:`CheckpointLike`, :data:`PublicKeyLike`.
 """
 
 from ppdp.exceptions import LedgerIOError
-from ppdp.ledger._anchor import ANCHOR_DIR_ENV, Anchor, AnchorRecord, AnchorRegistry
-from ppdp.ledger._canonical import canonical_dumps, canonical_loads, json_safe
-from ppdp.ledger._chain import Entry
+from ppdp.ledger._anchor import ANCHOR_DIR_ENV, Anchor, AnchorLike, AnchorRecord, AnchorRegistry
+from ppdp.ledger._canonical import CanonicalFormError, canonical_dumps, canonical_loads, json_safe
+from ppdp.ledger._chain import ChainState, Entry
 from ppdp.ledger._checkpoint import Checkpoint
 from ppdp.ledger._keys import (
+    PublicKeyLike,
     Signer,
+    check_signer_id,
     decode_public_key,
     encode_public_key,
     generate_key,
@@ -41,25 +48,38 @@ from ppdp.ledger._keys import (
     load_public_key,
     save_private_key,
     save_public_key,
+    verify_signature,
 )
-from ppdp.ledger._ledger import Ledger, LedgerExistsError, LedgerTransaction, checkpoint_path_for
+from ppdp.ledger._ledger import (
+    CheckpointLike,
+    Ledger,
+    LedgerExistsError,
+    LedgerTransaction,
+    checkpoint_path_for,
+)
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
 
 __all__ = [
     "ANCHOR_DIR_ENV",
     "Anchor",
+    "AnchorLike",
     "AnchorRecord",
     "AnchorRegistry",
+    "CanonicalFormError",
+    "ChainState",
     "Checkpoint",
+    "CheckpointLike",
     "Entry",
     "Ledger",
     "LedgerExistsError",
     "LedgerIOError",
     "LedgerTransaction",
+    "PublicKeyLike",
     "Signer",
     "VerificationReport",
     "canonical_dumps",
     "canonical_loads",
+    "check_signer_id",
     "checkpoint_path_for",
     "decode_public_key",
     "encode_public_key",
@@ -72,4 +92,5 @@ __all__ = [
     "save_public_key",
     "verify",
     "verify_entries",
+    "verify_signature",
 ]

@@ -223,6 +223,7 @@ class Anchor:
             )
 
 
+#: An anchor: an :class:`Anchor`, its one-line text, or the path of a file holding it.
 AnchorLike = Anchor | str | os.PathLike[str]
 
 

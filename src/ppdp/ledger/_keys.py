@@ -34,6 +34,7 @@ __all__ = [
     "save_public_key",
 ]
 
+#: A public key: an Ed25519 key object, its 32 raw bytes, their base64 text, or PEM text.
 PublicKeyLike = Ed25519PublicKey | bytes | str
 _SIGNER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:+-]{0,63}")
 

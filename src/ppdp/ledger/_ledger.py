@@ -53,6 +53,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: A checkpoint: a :class:`Checkpoint` or the path of a checkpoint file.
 CheckpointLike = Checkpoint | str | os.PathLike[str]
 
 

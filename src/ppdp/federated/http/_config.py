@@ -39,8 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
 
 from ppdp.exceptions import ParameterError
 from ppdp.federated.http._tls import TLSConfig
-from ppdp.ledger import decode_public_key, load_public_key
-from ppdp.ledger._keys import check_signer_id
+from ppdp.ledger import check_signer_id, decode_public_key, load_public_key
 
 __all__ = [
     "ROLES",

@@ -40,8 +40,13 @@ from ppdp.federated.http._config import Timeouts
 from ppdp.federated.http._demo import constant_blocks
 from ppdp.federated.http._deploy import peer_entries
 from ppdp.federated.http._sealed import encode_box_public_key, generate_box_key, save_box_key
-from ppdp.ledger import encode_public_key, generate_key, key_fingerprint, save_private_key
-from ppdp.ledger._keys import check_signer_id
+from ppdp.ledger import (
+    check_signer_id,
+    encode_public_key,
+    generate_key,
+    key_fingerprint,
+    save_private_key,
+)
 
 __all__ = ["InitResult", "init_round", "parse_named"]
 
