@@ -273,20 +273,14 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from ppdp.accounting import Accountant
-    from ppdp.accounting._charge import refuse_released_retry
     from ppdp.cli._publish import print_dry_run
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn.files import train_model_file
-    from ppdp.publish.files import planned_remaining, warn_clipping
+    from ppdp.publish.files import warn_clipping
 
     refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
-    acct = Accountant.open_existing(args.ledger) if args.ledger else None
-    if acct is None:
-        _say("train", "warning: no --ledger given; the spend is not recorded anywhere")
     caught: list[warnings.WarningMessage] = []
     try:
-        refuse_released_retry(acct, args.idempotency_key, args.output)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
@@ -300,7 +294,7 @@ def _train(args: argparse.Namespace) -> int:
                 regularization=args.regularization,
                 perturbation=args.perturbation,
                 public=args.public,
-                accountant=acct,
+                ledger=args.ledger,
                 random_state=args.seed,
                 options=_options(args),
                 allow_seeded=args.allow_seeded,
@@ -312,15 +306,14 @@ def _train(args: argparse.Namespace) -> int:
                 on_report=lambda schema, report: warn_clipping(
                     schema, report, lambda m: _say("train", m)
                 ),
+                say=lambda m: _say("train", m),
             )
-            remaining = acct.remaining if acct is not None else None
-            after = planned_remaining(acct, [result.plan]) if args.dry_run else None
-            total = ledger_total(acct) if acct is not None else ""
     finally:
-        if acct is not None:
-            acct.close()
         for w in caught:  # one line each, also when the training failed
             _say("train", f"warning: {w.category.__name__}: {w.message}")
+    state = result.ledger_state
+    remaining = state.remaining if state is not None else None
+    total = ledger_total(state) if state is not None else ""
     if args.dry_run:
         print_dry_run(
             what=f"train {args.learner}",
@@ -329,7 +322,7 @@ def _train(args: argparse.Namespace) -> int:
             report=result.report,
             remaining=remaining,
             per_value=False,
-            after=after,
+            after=result.after,
         )
         return 0
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,8 @@ class TrainResult:
     report: Any = None
     plan: Any = None
     schema: Any = None
+    ledger_state: Any = None
+    after: Any = None
 
 
 @dataclass(frozen=True)
@@ -177,12 +179,17 @@ def build_learner(
         kwargs[key] = value
     if "data_norm" in accepted:
         kwargs["data_norm"] = schema.max_row_l2_norm
-    if kind == "hybrid-svm":
+    if "public_X" in accepted:  # fitted on a public sample, given first
         if public_X is None:
-            raise ParameterError("public (None) is required for hybrid-svm: a public sample")
+            raise ParameterError(f"public (None) is required for {kind}: a public sample")
         return cls(public_X, **kwargs)
     if public_X is not None:
-        raise ParameterError(f"public data apply to hybrid-svm only, not {kind}")
+        owners = [
+            e.name
+            for e in _REGISTRY.entries()
+            if "public_X" in e.load()._get_param_names()  # type: ignore[attr-defined]
+        ]
+        raise ParameterError(f"public data apply to {' and '.join(owners)} only, not {kind}")
     return cls(**kwargs)
 
 
@@ -207,6 +214,8 @@ def train_model_file(
     dry_run: bool = False,
     on_report: Any = None,
     idempotency_key: str | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+    say: Any = None,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -251,8 +260,86 @@ def train_model_file(
         Called as ``on_report(schema, report)`` with the custodian's encoding report right
         after the data are encoded, before the spend (the CLI warns about clipping there).
 
-    The result's ``report`` is the custodian's encoding report (values clipped per column).
+    idempotency_key : str, optional
+        A key unique to this release request: a retry with the same key is not charged
+        again, and one whose model file was already written is refused.
+    ledger : path, optional
+        The dataset's budget ledger, opened (and closed) here; instead of ``accountant``.
+    say : callable, optional
+        Called with each progress or warning line for the custodian (the CLI's stderr).
+
+    The result's ``report`` is the custodian's encoding report (values clipped per column);
+    its ``ledger_state`` the ledger as it was closed, and for a dry run ``after`` what it
+    would have left (None: refused, or no ledger).
     """
+    from ppdp.accounting import Accountant, refuse_released_retry
+    from ppdp.publish.files import LedgerState, planned_remaining
+
+    if ledger is not None and accountant is not None:
+        raise ParameterError("ledger and accountant: give one of them, not both")
+    own = Accountant.open_existing(ledger) if ledger is not None else None
+    acct = own if own is not None else accountant
+    if acct is None and say is not None:
+        say("warning: no --ledger given; the spend is not recorded anywhere")
+    try:
+        refuse_released_retry(acct, idempotency_key, output)
+        result = _train_model_file(
+            kind,
+            data,
+            schema=schema,
+            output=output,
+            epsilon=epsilon,
+            delta=delta,
+            regularization=regularization,
+            perturbation=perturbation,
+            public=public,
+            accountant=acct,
+            random_state=random_state,
+            options=options,
+            allow_seeded=allow_seeded,
+            force=force,
+            sep=sep,
+            encoding=encoding,
+            dry_run=dry_run,
+            on_report=on_report,
+            idempotency_key=idempotency_key,
+        )
+        if acct is None:
+            return result
+        return replace(
+            result,
+            ledger_state=LedgerState(acct.guarantee, acct.composition, acct.remaining),
+            after=planned_remaining(acct, [result.plan]) if dry_run else None,
+        )
+    finally:
+        if own is not None:
+            own.close()
+
+
+def _train_model_file(
+    kind: str,
+    data: Any,
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    delta: float | None = None,
+    regularization: float | None = None,
+    perturbation: str | None = None,
+    public: Any = None,
+    accountant: Any = None,
+    random_state: Any = None,
+    options: Mapping[str, Any] | None = None,
+    allow_seeded: bool = False,
+    force: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    dry_run: bool = False,
+    on_report: Any = None,
+    idempotency_key: str | None = None,
+) -> TrainResult:
+    """:func:`train_model_file` with an open accountant (or none)."""
+
     ledger = getattr(accountant, "path", None)
     dest = check_output(
         output,

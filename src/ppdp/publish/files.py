@@ -308,8 +308,7 @@ def publish_table_file(
     PublishResult
     """
     from ppdp._io import atomic_paths, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant, check_charges
-    from ppdp.accounting._charge import refuse_released_retry
+    from ppdp.accounting import Accountant, check_charges, refuse_released_retry
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
