@@ -1,0 +1,101 @@
+"""Issue 18: ``ppdp.learn.files`` does what ``ppdp train`` / ``ppdp predict`` do, from Python."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ppdp.accounting import Accountant, budget_report
+from ppdp.cli import main
+from ppdp.datasets import load_adult
+from ppdp.exceptions import ParameterError
+from ppdp.learn import UnaccountedFitWarning, predict_file, train_model_file
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("adult")
+    df, schema = load_adult()
+    df.iloc[:600].to_csv(root / "adult.csv", index=False)
+    df.iloc[600:700].to_csv(root / "new.csv", index=False)
+    schema.to_file(root / "adult.json")
+    return root
+
+
+def _ledger(tmp_path):
+    ledger = tmp_path / "budget.db"
+    assert main(["budget", "init", str(ledger), "--dataset-id", "adult", "--epsilon", "3"]) == 0
+    return ledger
+
+
+def test_train_through_a_ledger_path_then_predict(files, tmp_path):
+    ledger = _ledger(tmp_path)
+    lines: list[str] = []
+    result = train_model_file(
+        "logreg",
+        files / "adult.csv",
+        schema=files / "adult.json",
+        output=tmp_path / "model.json",
+        epsilon=1.0,
+        ledger=ledger,
+        say=lines.append,
+    )
+    assert result.path.exists() and result.ledger_indices
+    assert budget_report(ledger).spent.epsilon == pytest.approx(1.0)
+    assert result.ledger_state.guarantee.epsilon == pytest.approx(1.0)
+    assert not any("no --ledger" in line for line in lines)
+    out = predict_file(result.path, files / "new.csv", output=tmp_path / "p.csv")
+    assert out.n_rows == 100 and len(pd.read_csv(out.path)) == 100
+
+
+def test_dry_run_and_without_a_ledger(files, tmp_path):
+    ledger = _ledger(tmp_path)
+    dry = train_model_file(
+        "svm",
+        files / "adult.csv",
+        schema=files / "adult.json",
+        output=tmp_path / "m.json",
+        epsilon=1.0,
+        ledger=ledger,
+        dry_run=True,
+    )
+    assert dry.plan is not None and dry.after is not None
+    assert not (tmp_path / "m.json").exists() and budget_report(ledger).spent.epsilon == 0
+    lines: list[str] = []
+    with pytest.warns(UnaccountedFitWarning):
+        train_model_file(
+            "logreg",
+            files / "adult.csv",
+            schema=files / "adult.json",
+            output=tmp_path / "free.json",
+            epsilon=1.0,
+            say=lines.append,
+        )
+    assert any("no --ledger given" in line for line in lines)
+
+
+def test_ledger_and_accountant_together_are_refused(files, tmp_path):
+    ledger = _ledger(tmp_path)
+    with Accountant.open_existing(ledger) as acct, pytest.raises(ParameterError, match="not both"):
+        train_model_file(
+            "logreg",
+            files / "adult.csv",
+            schema=files / "adult.json",
+            output=tmp_path / "x.json",
+            epsilon=1.0,
+            ledger=ledger,
+            accountant=acct,
+        )
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_public_data_are_refused_by_a_learner_that_takes_none(files, tmp_path):
+    with pytest.raises(ParameterError, match="apply to hybrid-svm only, not logreg"):
+        train_model_file(
+            "logreg",
+            files / "adult.csv",
+            schema=files / "adult.json",
+            output=tmp_path / "y.json",
+            epsilon=1.0,
+            public=files / "new.csv",
+        )
