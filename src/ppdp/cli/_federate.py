@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ppdp.exceptions import ParameterError
 
 if TYPE_CHECKING:
-    from ppdp.federated.http._demo import DemoResult
+    from ppdp.federated.http import DemoResult
 
 EXIT_ABORTED = 3
 
@@ -202,7 +202,7 @@ def _int_list(text: str, what: str) -> list[int]:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from ppdp.federated.http._init import init_round, parse_named
+    from ppdp.federated.http import init_round, parse_named
 
     dealer = None if args.dealer.strip().lower() == "none" else args.dealer
     budget = None

@@ -158,7 +158,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ppdp.local.collector._service import serve
+    from ppdp.local.collector import serve
 
     serve(
         config=args.config,
@@ -173,9 +173,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from ppdp.exceptions import InsecureRandomnessWarning
-    from ppdp.local.collector._config import CollectorConfig
-    from ppdp.local.collector._service import read_values, report, value_column
-    from ppdp.local.collector._state import default_state_path
+    from ppdp.local.collector import (
+        CollectorConfig,
+        default_state_path,
+        read_values,
+        report,
+        value_column,
+    )
 
     values = read_values(args.values, column=args.column)
     column = value_column(args.values, column=args.column)
@@ -230,7 +234,7 @@ def _report(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     from ppdp._io import check_output
     from ppdp.exceptions import ParameterError
-    from ppdp.local.collector._service import estimate
+    from ppdp.local.collector import estimate
 
     out = Path(args.output)
     if out.suffix.lower() == ".json":
@@ -264,7 +268,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from ppdp.local.collector._service import generate_client_key
+    from ppdp.local.collector import generate_client_key
 
     public = generate_client_key(args.key)
     print(f"wrote the private key to {args.key}; its public key (for 'clients'):")

@@ -193,7 +193,7 @@ def _run_model(args: argparse.Namespace) -> int:
     from ppdp.data.draft import read_table
     from ppdp.evaluate.report import model_report
     from ppdp.exceptions import ParameterError
-    from ppdp.learn._model_io import read_model
+    from ppdp.learn import read_model
 
     if args.holdout is None:
         raise ParameterError(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ppdp._validation import check_option
 from ppdp.datasets._adult import adult_schema, load_adult
-from ppdp.datasets._files import read_text
+from ppdp.datasets._files import open_bytes, read_text
 from ppdp.datasets._kddcup99 import kddcup99_schema, load_kddcup99
 from ppdp.datasets._nltcs import load_nltcs, nltcs_schema
 
@@ -28,6 +28,7 @@ __all__ = [
     "load_kddcup99",
     "load_nltcs",
     "nltcs_schema",
+    "open_bytes",
 ]
 
 #: Names of the shipped datasets.

@@ -34,7 +34,7 @@ def read_bytes(relpath: str) -> bytes:
 
 
 def open_bytes(relpath: str) -> io.BytesIO:
-    """A verified in-memory file object for pandas."""
+    """``ppdp/datasets/data/<relpath>``, checksum-verified, as an in-memory file for pandas."""
     return io.BytesIO(read_bytes(relpath))
 
 

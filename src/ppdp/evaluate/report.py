@@ -870,7 +870,7 @@ def model_report(
     QualityReport
         ``kind == "model"``; the verdict uses the same thresholds as a table's with a target.
     """
-    from ppdp.learn._model_io import ModelFile, read_model
+    from ppdp.learn import ModelFile, read_model
 
     mf = model if isinstance(model, ModelFile) else read_model(model)
     name = str(model) if not isinstance(model, ModelFile) else mf.estimator_name

@@ -217,8 +217,7 @@ def _non_private_grid(config: BaseConfig) -> tuple[float, ...]:
 
 
 def _non_private_errors(data: Dataset, folds: list[np.ndarray], config: BaseConfig) -> pd.DataFrame:
-    from ppdp.learn import HuberLoss, LogisticLoss, solve_erm
-    from ppdp.learn._base import clip_to_unit_ball
+    from ppdp.learn import HuberLoss, LogisticLoss, clip_to_unit_ball, solve_erm
 
     norm = data.schema.max_row_l2_norm
     Z, _ = clip_to_unit_ball(data.X, norm)

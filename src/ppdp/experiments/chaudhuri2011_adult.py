@@ -21,8 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from ppdp.data import CategoricalColumn, LabelSpec, NumericColumn, Schema
-from ppdp.datasets import adult_schema
-from ppdp.datasets._files import open_bytes
+from ppdp.datasets import adult_schema, open_bytes
 from ppdp.experiments._chaudhuri2011 import (
     BaseConfig,
     Dataset,

@@ -22,9 +22,9 @@ if _find_spec("sklearn") is None:  # pragma: no cover - the learn extra is insta
         "ppdp.learn needs scikit-learn, which is not installed: pip install 'ppdp[learn]'"
     )
 
-from ppdp.learn._base import Plan, PrivateClassifierBase, UnaccountedFitWarning
+from ppdp.learn._base import Plan, PrivateClassifierBase, UnaccountedFitWarning, clip_to_unit_ball
 from ppdp.learn._erm import HuberLoss, LogisticLoss, Loss, solve_erm
-from ppdp.learn._model_io import load_model, read_model, save_model
+from ppdp.learn._model_io import ModelFile, load_model, read_model, save_model
 from ppdp.learn.files import predict_file, train_model_file
 from ppdp.learn.linear import PrivateLinearSVM, PrivateLogisticRegression
 from ppdp.learn.rbf_svm import HybridRBFSVM, PrivateRBFSVM
@@ -36,6 +36,7 @@ __all__ = [
     "HybridRBFSVM",
     "LogisticLoss",
     "Loss",
+    "ModelFile",
     "Plan",
     "PrivateClassifierBase",
     "PrivateLinearSVM",
@@ -44,6 +45,7 @@ __all__ = [
     "PrivateTuning",
     "RandomFourierFeatures",
     "UnaccountedFitWarning",
+    "clip_to_unit_ball",
     "load_model",
     "predict_file",
     "read_model",

@@ -41,7 +41,7 @@ from ppdp.federated.http._guard import (
     check_plain_http_bind,
     transport_headers,
 )
-from ppdp.federated.http._init import InitResult, init_round
+from ppdp.federated.http._init import InitResult, init_round, parse_named
 from ppdp.federated.http._node import MessageRefusedError, NodeStats, PartyNode
 from ppdp.federated.http._procs import PartyProcess, start_parties, wait_parties
 from ppdp.federated.http._runner import PartyOutcome, PartyParts, run_party, serve_node
@@ -90,6 +90,7 @@ __all__ = [
     "load_box_key",
     "load_config",
     "open_sealed",
+    "parse_named",
     "prepare_deployment",
     "run_demo",
     "run_party",

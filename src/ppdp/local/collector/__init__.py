@@ -28,6 +28,7 @@ from ppdp.local.collector._service import (
     report,
     serve,
     startup_lines,
+    value_column,
 )
 from ppdp.local.collector._state import ReportState, default_state_path
 from ppdp.local.collector._store import AddResult, CollectorStore, StoreTotals
@@ -57,6 +58,7 @@ __all__ = [
     "report",
     "serve",
     "startup_lines",
+    "value_column",
 ]
 
 

@@ -1,0 +1,151 @@
+"""No package reaches into another package's private modules.
+
+The rule (``docs/architecture.md``, "Layers"):
+
+* A *package* is a top-level subpackage of ``ppdp`` (``ppdp.ledger``, ``ppdp.local``, ...).
+  A *private name* is any dotted segment after ``ppdp`` that starts with one underscore:
+  a private module (``ppdp.ledger._keys``), a private subpackage, or a private name imported
+  from a public module (``from ppdp.publish.lda_projection import _add_noise``).
+* A module may import private names of its **own** package, at any depth
+  (``ppdp.local.collector._service`` may import ``ppdp.local._protocol``).
+* The top-level helpers ``ppdp._io``, ``ppdp._validation``, ``ppdp._progress``,
+  ``ppdp._http_guard`` and ``ppdp._version`` are shared infrastructure that every package
+  may import (but not their own private names).
+* Everything else another package needs is public: a public module (``ppdp.publish.fisher``,
+  ``ppdp.mechanisms.grid``) or a re-export from the package's ``__init__``.
+
+Every ``import`` and ``from ... import`` statement in ``src/ppdp`` is checked, at module
+level and inside functions or ``TYPE_CHECKING`` blocks, relative imports resolved. Tests,
+benchmarks and scripts may import private names (they test them).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: Shared infrastructure any package may import.
+SHARED = frozenset(
+    {"ppdp._io", "ppdp._validation", "ppdp._progress", "ppdp._http_guard", "ppdp._version"}
+)
+
+
+def _is_private(segment: str) -> bool:
+    return segment.startswith("_") and not segment.startswith("__")
+
+
+def _module_name(path: Path, root: Path) -> tuple[str, bool]:
+    parts = list(path.with_suffix("").relative_to(root).parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def _imported_names(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """``(line, dotted name)`` of every imported module and every name imported from one."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            out.append((node.lineno, source))
+            out.extend((node.lineno, f"{source}.{alias.name}") for alias in node.names)
+    return out
+
+
+def violation(importer: str, name: str) -> str | None:
+    """Why ``importer`` may not import ``name`` (``None`` when it may)."""
+    segments = name.split(".")
+    if segments[0] != "ppdp" or len(segments) < 2:
+        return None
+    first = next((i for i, s in enumerate(segments[1:], 1) if _is_private(s)), None)
+    if first is None:
+        return None
+    if first == 1:
+        target = ".".join(segments[:2])
+        if target in SHARED and not any(_is_private(s) for s in segments[2:]):
+            return None
+        return f"{target} is private to the top-level ppdp package"
+    own = importer.split(".")[1] if importer.count(".") >= 1 else None
+    if segments[1] == own:
+        return None
+    return f"{'.'.join(segments[: first + 1])} is private to ppdp.{segments[1]}"
+
+
+def scan(root: Path) -> list[str]:
+    """Every cross-package private import under ``root/ppdp``, as ``path:line: message``."""
+    found = []
+    for path in sorted((root / "ppdp").rglob("*.py")):
+        module, is_package = _module_name(path, root)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, name in _imported_names(tree, module, is_package):
+            why = violation(module, name)
+            if why is not None:
+                found.append(f"{path.relative_to(root)}:{line}: imports {name}: {why}")
+    return sorted(set(found))
+
+
+def test_no_package_imports_another_packages_private_modules() -> None:
+    found = scan(SRC)
+    assert not found, (
+        "make the shared piece public (a public module or a re-export from the package "
+        "__init__) and import that:\n" + "\n".join(found)
+    )
+
+
+@pytest.mark.parametrize(
+    ("importer", "name", "allowed"),
+    [
+        ("ppdp.federated.messages", "ppdp.ledger._keys.check_signer_id", False),
+        ("ppdp.federated.messages", "ppdp.ledger.check_signer_id", True),
+        ("ppdp.correlated._release", "ppdp.mechanisms._base", False),
+        ("ppdp.experiments._gu2022", "ppdp.publish.lda_projection._add_noise", False),
+        ("ppdp.local.collector._service", "ppdp.local._protocol", True),
+        ("ppdp.cli._train", "ppdp.cli._common", True),
+        ("ppdp.cli._local", "ppdp.local.collector._service", False),
+        ("ppdp.ledger._ledger", "ppdp._io.atomic_paths", True),
+        ("ppdp.ledger._ledger", "ppdp._io._private_helper", False),
+        ("ppdp.ledger._ledger", "ppdp._secret", False),
+        ("ppdp.data.stats", "numpy._core", True),
+    ],
+)
+def test_the_rule_on_examples(importer: str, name: str, allowed: bool) -> None:
+    assert (violation(importer, name) is None) is allowed
+
+
+def test_the_scan_finds_a_planted_violation(tmp_path: Path) -> None:
+    pkg = tmp_path / "ppdp"
+    for sub in ("", "ledger", "federated", "federated/http"):
+        (pkg / sub).mkdir(parents=True, exist_ok=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "ledger" / "_keys.py").write_text("def check_signer_id(x): return x\n")
+    (pkg / "ledger" / "_chain.py").write_text("from ppdp.ledger._keys import check_signer_id\n")
+    (pkg / "federated" / "ok.py").write_text("from ppdp.ledger import Signer\n")
+    (pkg / "federated" / "http" / "bad.py").write_text(
+        "def f():\n    from ..._keys import x\n    from ppdp.ledger import _keys\n"
+    )
+    (pkg / "federated" / "bad.py").write_text("import ppdp.ledger._keys\n")
+    found = scan(tmp_path)
+    assert found == sorted(
+        [
+            "ppdp/federated/bad.py:1: imports ppdp.ledger._keys: ppdp.ledger._keys is private "
+            "to ppdp.ledger",
+            "ppdp/federated/http/bad.py:2: imports ppdp._keys: ppdp._keys is private to the "
+            "top-level ppdp package",
+            "ppdp/federated/http/bad.py:2: imports ppdp._keys.x: ppdp._keys is private to the "
+            "top-level ppdp package",
+            "ppdp/federated/http/bad.py:3: imports ppdp.ledger._keys: ppdp.ledger._keys is "
+            "private to ppdp.ledger",
+        ]
+    )
