@@ -44,7 +44,9 @@ def test_new_entry_points_are_exported():
     from ppdp import federated, learn, local, publish
 
     assert {"LDAProjectionPublisher"} <= set(publish.__all__)
-    assert {"simulate_round", "DataOwner", "Publisher", "NoiseDealer"} <= set(federated.__all__)
+    assert {"simulate_round", "DataOwner", "FederatedPublisher", "NoiseDealer"} <= set(
+        federated.__all__
+    )
     assert {
         "PrivateLogisticRegression",
         "PrivateLinearSVM",

@@ -410,7 +410,7 @@ def test_owners_refuse_a_round_charged_with_other_events(monkeypatch) -> None:
     parts = [(X[j::2], y[j::2]) for j in range(2)]
     honest = simulate_round(parts, epsilon=1.0, delta=1e-5, random_state=4)
     assert honest.state == "done"
-    monkeypatch.setattr(roles.Publisher, "_planned_charge", stated_only)
+    monkeypatch.setattr(roles.FederatedPublisher, "_planned_charge", stated_only)
     res = simulate_round(parts, epsilon=1.0, delta=1e-5, random_state=4)
     assert res.state != "done" and res.direction is None
     assert "differs from its budget" in (res.abort_reason or "")

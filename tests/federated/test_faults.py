@@ -497,9 +497,9 @@ def test_a_session_id_is_charged_once(tmp_path):
     rnd = _round(workdir=tmp_path, budget_total=PrivacyBudget(3.0, 1e-4))
     run_round(rnd)
     assert rnd.publisher.state == "done"
-    from ppdp.federated import Publisher
+    from ppdp.federated import FederatedPublisher
 
-    again = Publisher(
+    again = FederatedPublisher(
         rnd.config,
         signer=rnd.signers["publisher"],
         keys={k: s.public_key for k, s in rnd.signers.items()},
@@ -531,8 +531,8 @@ def test_rounds_share_one_publishing_ledger_and_the_replicas_extend(tmp_path):
     fit the ledger's total is refused before anything is sent."""
     from ppdp.federated import (
         DataOwner,
+        FederatedPublisher,
         NoiseDealer,
-        Publisher,
         RoundConfig,
         create_publishing_accountant,
     )
@@ -563,7 +563,7 @@ def test_rounds_share_one_publishing_ledger_and_the_replicas_extend(tmp_path):
             classes=(0, 1),
             class_counts=(int(np.sum(y == 0)), int(np.sum(y == 1))),
         )
-        pub = Publisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
+        pub = FederatedPublisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
         owners = {
             o: DataOwner(
                 cfg,
@@ -598,7 +598,7 @@ def test_publisher_output_is_identical_for_many_arrival_orders():
     """RELIABILITY (d) 'reordered messages': the shares of one round, recorded once, are fed
     to fresh publishers in random orders (within and across senders; early ones are held)."""
     from ppdp.accounting import Accountant
-    from ppdp.federated import Publisher
+    from ppdp.federated import FederatedPublisher
 
     rnd = _round(m=4)
     seen: list[Message] = []
@@ -617,7 +617,9 @@ def test_publisher_output_is_identical_for_many_arrival_orders():
                 metadata=rnd.publisher.ledger.metadata,
             )
         )
-        pub = Publisher(rnd.config, signer=rnd.signers["publisher"], keys=keys, accountant=acct)
+        pub = FederatedPublisher(
+            rnd.config, signer=rnd.signers["publisher"], keys=keys, accountant=acct
+        )
         pub.start()
         for i in rng.permutation(len(shares)):
             pub.handle(shares[i])
@@ -628,16 +630,16 @@ def test_publisher_output_is_identical_for_many_arrival_orders():
 def test_ledger_io_error_before_the_noisy_means_aborts_and_releases_nothing(monkeypatch):
     """RELIABILITY (d) 'disk full / I/O error': no result leaves without a durable record."""
     from ppdp.exceptions import LedgerIOError
-    from ppdp.federated import Publisher
+    from ppdp.federated import FederatedPublisher
 
-    original = Publisher._append
+    original = FederatedPublisher._append
 
     def failing(self, kind, payload=None):
         if kind == "fed-noisy-means":
             raise LedgerIOError("disk full (injected)")
         return original(self, kind, payload)
 
-    monkeypatch.setattr(Publisher, "_append", failing)
+    monkeypatch.setattr(FederatedPublisher, "_append", failing)
     rnd = _round()
     run_round(rnd)
     assert "disk full" in rnd.publisher.abort_reason
@@ -656,3 +658,16 @@ def test_owner_data_above_the_unit_ball_is_refused_by_count_not_value():
     with pytest.raises(DataValidationError, match=r"1 record\(s\) of L2 norm > 1") as info:
         _check_data(X, y, rnd.config)
     assert "123" not in str(info.value)
+
+
+def test_publisher_is_a_deprecated_alias_of_federated_publisher() -> None:
+    import ppdp.federated as federated
+    from ppdp.federated import FederatedPublisher, roles
+
+    with pytest.warns(DeprecationWarning, match="FederatedPublisher"):
+        assert federated.Publisher is FederatedPublisher
+    with pytest.warns(DeprecationWarning, match="FederatedPublisher"):
+        assert roles.Publisher is FederatedPublisher
+    assert "Publisher" not in federated.__all__
+    with pytest.raises(AttributeError):
+        federated.NoSuchName  # noqa: B018

@@ -31,11 +31,11 @@ from ppdp import PrivacyBudget
 from ppdp.exceptions import DataValidationError, ParameterError
 from ppdp.federated import (
     DataOwner,
+    FederatedPublisher,
     Kind,
     Message,
     MessageFields,
     NoiseDealer,
-    Publisher,
     RoundConfig,
     create_publishing_accountant,
     sign,
@@ -219,7 +219,7 @@ def test_an_outsider_cannot_burn_round_after_round():
             classes=(0, 1),
             class_counts=(int(np.sum(y == 0)), int(np.sum(y == 1))),
         )
-        pub = Publisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
+        pub = FederatedPublisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
         parties = {
             "publisher": pub,
             "dealer": NoiseDealer(cfg, signer=signers["dealer"], keys=keys, random_state=r),
@@ -288,7 +288,7 @@ def test_a_session_stopped_before_the_charge_point_never_runs_again():
 
     run_round(rnd, hook=record_and_lose)
     assert rnd.publisher.state == "aborted" and rnd.publisher.accountant.spent.is_zero
-    again = Publisher(
+    again = FederatedPublisher(
         rnd.config,
         signer=rnd.signers["publisher"],
         keys={k: s.public_key for k, s in rnd.signers.items()},

@@ -17,7 +17,14 @@ Examples
 >>> res = simulate_round(parts, epsilon=1.0, delta=1e-5, dealer="none", random_state=0)
 >>> res.state, res.guarantee.is_private
 ('done', True)
+
+The publisher role is :class:`FederatedPublisher` (``Publisher`` is its deprecated name,
+kept as an alias that warns; :class:`ppdp.publish.Publisher` is the unrelated base of the
+table publishers).
 """
+
+import warnings
+from typing import Any
 
 from ppdp.federated.calibration import (
     DEFAULT_MASK_SCALE,
@@ -40,8 +47,8 @@ from ppdp.federated.messages import (
 )
 from ppdp.federated.roles import (
     DataOwner,
+    FederatedPublisher,
     NoiseDealer,
-    Publisher,
     create_publishing_accountant,
     must_abort,
 )
@@ -52,6 +59,7 @@ __all__ = [
     "ArraySpec",
     "DataOwner",
     "FederatedPlan",
+    "FederatedPublisher",
     "FederatedResult",
     "Kind",
     "Message",
@@ -60,7 +68,6 @@ __all__ = [
     "Network",
     "NoiseDealer",
     "OutOfOrderError",
-    "Publisher",
     "ReplayError",
     "RoundConfig",
     "build_round",
@@ -73,3 +80,16 @@ __all__ = [
     "simulate_round",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Publisher``: the deprecated name of :class:`FederatedPublisher` (warns)."""
+    if name == "Publisher":
+        warnings.warn(
+            "ppdp.federated.Publisher is deprecated: use ppdp.federated.FederatedPublisher "
+            "(ppdp.publish.Publisher is the base of the table publishers)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return FederatedPublisher
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

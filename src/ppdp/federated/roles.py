@@ -113,8 +113,8 @@ __all__ = [
     "DONE",
     "TERMINAL",
     "DataOwner",
+    "FederatedPublisher",
     "NoiseDealer",
-    "Publisher",
     "create_publishing_accountant",
     "must_abort",
 ]
@@ -211,7 +211,7 @@ class _Party:
         self.abort_reason: str | None = None
         self.timings: dict[str, float] = {}
         with warnings.catch_warnings():
-            # the paper split is warned about by the Publisher (and simulate_round), not by
+            # the paper split is warned about by the FederatedPublisher (and simulate_round), not by
             # every party
             warnings.simplefilter("ignore", NotDifferentiallyPrivateWarning)
             self.plan: FederatedPlan = config.plan()
@@ -398,7 +398,7 @@ def must_abort(exc: BaseException, message: object = None, *, session_id: str = 
 # =============================================================================== publisher
 
 
-class Publisher(_Party):
+class FederatedPublisher(_Party):
     """The publisher: spends the budget, sums the shares, computes and releases the direction.
 
     The round's budget is spent once every owner's signed ``commitment`` has arrived, before
@@ -1318,3 +1318,16 @@ class NoiseDealer(_Party):
         if self.abort_reason and self.abort_reason.startswith(f"{self.config.publisher} "):
             return []
         return [self._send(self.config.publisher, Kind.ABORT, {"reason": reason[:500]})]
+
+
+def __getattr__(name: str) -> Any:
+    """``Publisher``: the deprecated name of :class:`FederatedPublisher` (warns)."""
+    if name == "Publisher":
+        warnings.warn(
+            "ppdp.federated.roles.Publisher is deprecated: use FederatedPublisher "
+            "(ppdp.publish.Publisher is the base of the table publishers)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return FederatedPublisher
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

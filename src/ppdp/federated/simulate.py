@@ -29,8 +29,8 @@ from ppdp.federated.messages import Message, new_session_id
 from ppdp.federated.roles import (
     TERMINAL,
     DataOwner,
+    FederatedPublisher,
     NoiseDealer,
-    Publisher,
     create_publishing_accountant,
     must_abort,
 )
@@ -102,7 +102,7 @@ class Round:
     """The parties of one round, ready to run (see :func:`build_round`)."""
 
     config: RoundConfig
-    publisher: Publisher
+    publisher: FederatedPublisher
     owners: dict[str, DataOwner]
     dealer: NoiseDealer | None
     signers: dict[str, Signer]
@@ -284,7 +284,7 @@ def build_round(
         dataset_id=f"mul-lda-dp-{session}",
         total=total,
     )
-    publisher = Publisher(
+    publisher = FederatedPublisher(
         config, signer=signers[config.publisher], keys=keys, accountant=accountant
     )
     owner_roles = {

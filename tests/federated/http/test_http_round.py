@@ -17,7 +17,7 @@ from ppdp.cli import main as cli_main
 from ppdp.federated.config import RoundConfig
 from ppdp.federated.http import Timeouts, load_config
 from ppdp.federated.messages import Kind, MessageFields, encode_array, sign
-from ppdp.federated.roles import Publisher, create_publishing_accountant
+from ppdp.federated.roles import FederatedPublisher, create_publishing_accountant
 from ppdp.ledger import Ledger, Signer, load_private_key
 
 
@@ -76,7 +76,7 @@ def owner_and_publisher(tmp_path):
     acct = create_publishing_accountant(
         None, publisher=signer, parties=keys, dataset_id="t", total=PrivacyBudget(5.0, 1e-3)
     )
-    pub = Publisher(
+    pub = FederatedPublisher(
         rc, signer=signer, keys={**keys, "publisher": signer.public_key}, accountant=acct
     )
     msgs = [m for m in pub.start() if m.recipient == "owner-1"]

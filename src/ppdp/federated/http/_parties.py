@@ -2,7 +2,7 @@
 
 - **publisher**: opens (or creates) the publishing ledger with every party's key pinned
   (:func:`~ppdp.federated.roles.create_publishing_accountant`), builds the
-  :class:`~ppdp.federated.roles.Publisher`, serves the ledger at ``GET /ledger/entries``
+  :class:`~ppdp.federated.roles.FederatedPublisher`, serves the ledger at ``GET /ledger/entries``
   and, when the round ends, writes ``<workdir>/result.json``;
 - **owner**: reads its CSV, encodes it with the declared schema, divides every record by
   the declared norm bound (never the data's maximum), and builds the
@@ -36,8 +36,8 @@ from ppdp.federated.http._tls import client_context
 from ppdp.federated.messages import Message, encode_array
 from ppdp.federated.roles import (
     DataOwner,
+    FederatedPublisher,
     NoiseDealer,
-    Publisher,
     create_publishing_accountant,
     must_abort,
 )
@@ -97,7 +97,7 @@ def build_parts(config: PartyConfig) -> PartyParts:
         names = release_names(config, rc)  # before the ledger: a bad schema spends nothing
         accountant = _publishing_accountant(config, signer, keys, rc)
         closers.append(accountant.close)
-        role = Publisher(rc, signer=signer, keys=keys, accountant=accountant)
+        role = FederatedPublisher(rc, signer=signer, keys=keys, accountant=accountant)
         ledger = accountant.ledger
 
         async def finish(node: PartyNode) -> dict[str, Any]:
@@ -220,7 +220,7 @@ def orient_directions(
 
 def _write_result(
     config: PartyConfig,
-    role: Publisher,
+    role: FederatedPublisher,
     node: PartyNode,
     names: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
