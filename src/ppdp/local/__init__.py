@@ -15,7 +15,6 @@ See ``docs/local.md`` (guide) and ``docs/proofs/local-randomizers.md`` (privacy)
 """
 
 from ppdp.local._protocol import Randomizer, randomizer_from_dict
-from ppdp.local._reconstruction import Reconstruction, project_to_simplex
 from ppdp.local.additive import ADDITIVE_NOISES, AdditiveRandomizer
 from ppdp.local.characteristic import CV_NOISES, CharacteristicVectorRandomizer
 from ppdp.local.metrics import (
@@ -27,9 +26,11 @@ from ppdp.local.metrics import (
 )
 from ppdp.local.reconstruction import (
     FourierMoments,
+    Reconstruction,
     ReportHistogram,
     bin_reports,
     fourier_moments,
+    project_to_simplex,
     reconstruct_bayes,
     reconstruct_em,
     reconstruct_fourier,

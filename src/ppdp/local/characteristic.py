@@ -26,7 +26,7 @@ from ppdp.exceptions import (
     UnsupportedEventError,
 )
 from ppdp.local import _laws
-from ppdp.local._reconstruction import Reconstruction, project_to_simplex
+from ppdp.local.reconstruction import Reconstruction, project_to_simplex
 from ppdp.random import RandomState, resolve_random_state
 
 __all__ = ["CV_NOISES", "CharacteristicVectorRandomizer"]
@@ -86,10 +86,9 @@ def _epsilon_at(noise: str, param: float | None, h: int, delta: float) -> float 
 
 @functools.lru_cache(maxsize=256)
 def _map_uniform(noise: str, param: float | None, h: int, k: int) -> float:
-    from ppdp.local.metrics import map_success_probability  # (metrics imports this module)
-
-    return map_success_probability(
-        CharacteristicVectorRandomizer(regions=k, noise=noise, gamma=1.0 / h, **_kw(noise, param))  # type: ignore[arg-type]
+    return cv_map_success(
+        CharacteristicVectorRandomizer(regions=k, noise=noise, gamma=1.0 / h, **_kw(noise, param)),  # type: ignore[arg-type]
+        np.full(k, 1.0 / k),
     )
 
 
@@ -681,3 +680,62 @@ def _log_masked(randomizer: Any, count: int, total: int) -> None:
         count,
         total,
     )
+
+
+# ------------------------------------------------ MAP success (read by ppdp.local.metrics)
+
+#: Half-width (lattice units) of the window on which the CV metrics enumerate the noise;
+#: beyond it the likelihood ratio of the heavy-tailed laws is within 2h/W of 1 and is
+#: treated as 1 (an error below 1e-6 on the metrics).
+_METRIC_WINDOW = 1 << 14
+
+
+def _cv_ratio_law(
+    r: CharacteristicVectorRandomizer,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The law of ``R = p(W − h)/p(W)`` for ``W ~ p``: sorted values and masses."""
+    law, h = r.law, r.spike
+    lo, hi = law.window(h)
+    lo, hi = max(lo, -_METRIC_WINDOW - h), min(hi, _METRIC_WINDOW + h)
+    w = np.arange(lo, hi + 1)
+    lp = law.logpmf(w)
+    mass = np.exp(lp)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.exp(law.logpmf(w - h) - lp)
+    keep = mass > 0
+    ratio, mass = ratio[keep], mass[keep]
+    tail = max(0.0, 1.0 - float(math.fsum(mass)))
+    vals = np.concatenate([ratio, [1.0]])
+    masses = np.concatenate([mass, [tail]])
+    order = np.argsort(vals, kind="stable")
+    return vals[order], masses[order]
+
+
+def cv_map_success(r: CharacteristicVectorRandomizer, prior: NDArray[np.float64]) -> float:
+    """``E[max_j π_j R_j]`` for iid ``R_j`` (= P(MAP correct) = Σ_z max_j π_j P(z | e_j)).
+
+    The characteristic-vector case of :func:`ppdp.local.metrics.map_success_probability`
+    (``prior``: normalised region probabilities); lives here because the randomizer's
+    calibration reads it too.
+    """
+    v, m = _cv_ratio_law(r)
+    cdf = np.cumsum(m)
+    cdf = np.minimum(cdf / cdf[-1], 1.0)
+    if np.allclose(prior, prior[0]):
+        k = prior.size
+        fk = cdf**k
+        prev = np.concatenate([[0.0], fk[:-1]])
+        return float(np.sum(v * (fk - prev)) / k)
+    # General prior: P(max_j π_j R_j ≤ t) = Π_j F(t/π_j); integrate 1 − that over t ≥ 0.
+    pts = np.unique(np.concatenate([pj * v for pj in prior if pj > 0] + [np.zeros(1)]))
+    log_prod = np.zeros(pts.size)
+    for pj in prior:
+        if pj <= 0:
+            continue
+        # compare in the scaled space: pts holds exactly these products (no division)
+        idx = np.searchsorted(pj * v, pts, side="right") - 1
+        f = np.where(idx >= 0, cdf[np.maximum(idx, 0)], 0.0)
+        with np.errstate(divide="ignore"):
+            log_prod += np.log(f)
+    g = 1.0 - np.exp(log_prod)  # P(max > t) on [pts[i], pts[i+1])
+    return float(np.sum(g[:-1] * np.diff(pts)))

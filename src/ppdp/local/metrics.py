@@ -35,10 +35,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_int
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
-from ppdp.local._reconstruction import Reconstruction
 from ppdp.local.additive import AdditiveRandomizer
-from ppdp.local.characteristic import CharacteristicVectorRandomizer
-from ppdp.local.reconstruction import value_edges
+from ppdp.local.characteristic import CharacteristicVectorRandomizer, cv_map_success
+from ppdp.local.reconstruction import Reconstruction, value_edges
 from ppdp.random import RandomState, resolve_random_state
 
 __all__ = [
@@ -49,10 +48,6 @@ __all__ = [
     "wu_information_loss",
 ]
 
-#: Half-width (lattice units) of the window on which the CV metrics enumerate the noise;
-#: beyond it the likelihood ratio of the heavy-tailed laws is within 2h/W of 1 and is
-#: treated as 1 (an error below 1e-6 on the metrics).
-_METRIC_WINDOW = 1 << 14
 _GRID = 20_001
 
 
@@ -66,52 +61,6 @@ def _prior(prior: ArrayLike | None, k: int) -> NDArray[np.float64]:
 
 
 # ----------------------------------------------------------------- characteristic vector
-
-
-def _cv_ratio_law(
-    r: CharacteristicVectorRandomizer,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The law of ``R = p(W − h)/p(W)`` for ``W ~ p``: sorted values and masses."""
-    law, h = r.law, r.spike
-    lo, hi = law.window(h)
-    lo, hi = max(lo, -_METRIC_WINDOW - h), min(hi, _METRIC_WINDOW + h)
-    w = np.arange(lo, hi + 1)
-    lp = law.logpmf(w)
-    mass = np.exp(lp)
-    with np.errstate(invalid="ignore", over="ignore"):
-        ratio = np.exp(law.logpmf(w - h) - lp)
-    keep = mass > 0
-    ratio, mass = ratio[keep], mass[keep]
-    tail = max(0.0, 1.0 - float(math.fsum(mass)))
-    vals = np.concatenate([ratio, [1.0]])
-    masses = np.concatenate([mass, [tail]])
-    order = np.argsort(vals, kind="stable")
-    return vals[order], masses[order]
-
-
-def _cv_map_success(r: CharacteristicVectorRandomizer, prior: NDArray[np.float64]) -> float:
-    """``E[max_j π_j R_j]`` for iid ``R_j`` (= P(MAP correct) = Σ_z max_j π_j P(z | e_j))."""
-    v, m = _cv_ratio_law(r)
-    cdf = np.cumsum(m)
-    cdf = np.minimum(cdf / cdf[-1], 1.0)
-    if np.allclose(prior, prior[0]):
-        k = prior.size
-        fk = cdf**k
-        prev = np.concatenate([[0.0], fk[:-1]])
-        return float(np.sum(v * (fk - prev)) / k)
-    # General prior: P(max_j π_j R_j ≤ t) = Π_j F(t/π_j); integrate 1 − that over t ≥ 0.
-    pts = np.unique(np.concatenate([pj * v for pj in prior if pj > 0] + [np.zeros(1)]))
-    log_prod = np.zeros(pts.size)
-    for pj in prior:
-        if pj <= 0:
-            continue
-        # compare in the scaled space: pts holds exactly these products (no division)
-        idx = np.searchsorted(pj * v, pts, side="right") - 1
-        f = np.where(idx >= 0, cdf[np.maximum(idx, 0)], 0.0)
-        with np.errstate(divide="ignore"):
-            log_prod += np.log(f)
-    g = 1.0 - np.exp(log_prod)  # P(max > t) on [pts[i], pts[i+1])
-    return float(np.sum(g[:-1] * np.diff(pts)))
 
 
 def _cv_mutual_information(
@@ -187,7 +136,7 @@ def map_success_probability(
         Additive only: the value bins (default: ``len(prior)`` equal bins, or 10).
     """
     if isinstance(randomizer, CharacteristicVectorRandomizer):
-        return _cv_map_success(randomizer, _prior(prior, randomizer.k))
+        return cv_map_success(randomizer, _prior(prior, randomizer.k))
     if not isinstance(randomizer, AdditiveRandomizer):
         raise ParameterTypeError(
             f"randomizer must be a ppdp.local randomizer, not {type(randomizer).__name__}"
