@@ -23,7 +23,7 @@ import pytest
 
 from ppdp.audit import audit
 from ppdp.data import Schema
-from ppdp.mechanisms._calibration import gaussian_delta
+from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
 from ppdp.publish.table_synth_model import draw_tables, table
 

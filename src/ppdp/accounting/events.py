@@ -343,7 +343,7 @@ class Gaussian(PrivacyEvent):
             delta = _check(k, "delta", self.delta, check_delta, allow_zero=False)
             object.__setattr__(self, "epsilon", eps)
             object.__setattr__(self, "delta", delta)
-            from ppdp.mechanisms import gaussian_delta
+            from ppdp.mechanisms.calibration import gaussian_delta
 
             needed = gaussian_delta(self.noise_multiplier, eps, 1.0)
             # Relative 1e-9: the float evaluation of the profile, not a privacy allowance.

@@ -5,6 +5,11 @@ describes itself for the ledger (``ledger_details``) and releases with ``randomi
 continuous ones snap the value to a power-of-two grid and calibrate for Δ + Λ; the privacy
 argument of each is in ``docs/proofs/``.
 
+Two public modules hold what other packages share with the mechanisms:
+:mod:`ppdp.mechanisms.grid` (snap to the grid, effective sensitivity, scale checks and the
+one snap-and-add-noise step, :func:`~ppdp.mechanisms.grid.snap_and_add_noise`) and
+:mod:`ppdp.mechanisms.calibration` (the Gaussian calibrations and δ(σ, ε)).
+
 Examples
 --------
 >>> from ppdp.mechanisms import LaplaceMechanism, GaussianMechanism, ExponentialMechanism
@@ -13,7 +18,7 @@ PrivacyBudget(epsilon=0.5, delta=0.0)
 """
 
 from ppdp.mechanisms._base import Mechanism
-from ppdp.mechanisms._calibration import (
+from ppdp.mechanisms.calibration import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     gaussian_delta,

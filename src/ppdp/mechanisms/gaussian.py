@@ -16,7 +16,7 @@ from ppdp.accounting.events import Gaussian as GaussianEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ppdp.mechanisms._base import AdditiveGridMechanism
-from ppdp.mechanisms._calibration import analytic_gaussian_sigma, classic_gaussian_sigma
+from ppdp.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma
 from ppdp.mechanisms.grid import (
     check_scale,
     effective_sensitivity,
