@@ -95,20 +95,28 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-@contextlib.asynccontextmanager
-async def serve_node(  # type: ignore[no-untyped-def]
-    node: PartyNode, sock: socket.socket, *, tls: TLSConfig | None = None
-):
-    """Serve ``node`` on ``sock`` with uvicorn (HTTPS with ``tls``) for the block's duration."""
-    config = uvicorn.Config(
+def server_config(node: PartyNode, *, tls: TLSConfig | None = None) -> uvicorn.Config:
+    """The uvicorn configuration of one party's server (built, as uvicorn does, eagerly)."""
+    return uvicorn.Config(
         create_app(node),
+        # No dictConfig: uvicorn's default logging config would shut down every logging
+        # handler of the process (the host application's included) when a party starts.
+        # Its loggers still get the level and propagate to whatever the host configured.
+        log_config=None,
         log_level="warning",
         access_log=False,
         lifespan="off",
         timeout_keep_alive=30,
         **(server_options(tls) if tls is not None else {}),  # type: ignore[arg-type]
     )
-    server = uvicorn.Server(config)
+
+
+@contextlib.asynccontextmanager
+async def serve_node(  # type: ignore[no-untyped-def]
+    node: PartyNode, sock: socket.socket, *, tls: TLSConfig | None = None
+):
+    """Serve ``node`` on ``sock`` with uvicorn (HTTPS with ``tls``) for the block's duration."""
+    server = uvicorn.Server(server_config(node, tls=tls))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
