@@ -9,7 +9,7 @@ from ppdp.accounting import Accountant, budget_report
 from ppdp.cli import main
 from ppdp.datasets import load_adult
 from ppdp.exceptions import ParameterError
-from ppdp.learn import UnaccountedFitWarning, predict_file, train_model_file
+from ppdp.learn import UnaccountedFitWarning, _base, predict_file, train_model_file
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_train_through_a_ledger_path_then_predict(files, tmp_path):
     assert out.n_rows == 100 and len(pd.read_csv(out.path)) == 100
 
 
-def test_dry_run_and_without_a_ledger(files, tmp_path):
+def test_dry_run_and_without_a_ledger(files, tmp_path, monkeypatch):
     ledger = _ledger(tmp_path)
     dry = train_model_file(
         "svm",
@@ -62,6 +62,8 @@ def test_dry_run_and_without_a_ledger(files, tmp_path):
     assert dry.plan is not None and dry.after is not None
     assert not (tmp_path / "m.json").exists() and budget_report(ledger).spent.epsilon == 0
     lines: list[str] = []
+    # The warning is shown once per process: make this the first, whatever ran before.
+    monkeypatch.setattr(_base, "_warned_unaccounted", False)
     with pytest.warns(UnaccountedFitWarning):
         train_model_file(
             "logreg",
