@@ -27,7 +27,7 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     assert report.n_rows == 45_222
     kinds = [r.guarantee.kind for r in report.releases]
     assert kinds == [GuaranteeKind.PURE, GuaranteeKind.PURE, GuaranteeKind.APPROX]
-    assert [t.method for t in report.tables] == ["DP-PCA", "DP-LDA", "LAP", "EXP"]
+    assert [t.method for t in report.tables] == ["synthesizer", "DP-PCA", "DP-LDA", "LAP", "EXP"]
     total = PrivacyBudget(0.0)
     assert [m.method for m in report.models] == [
         "LDA-DP",
@@ -50,6 +50,11 @@ def test_run_demo_spends_exactly_its_budget_and_refuses_more(tmp_path):
     low = report.reference["majority class"]["accuracy"]
     high = report.reference["original data (no privacy)"]["accuracy"]
     assert low - 0.02 < utility["DP-LDA"]["accuracy"] <= high + 0.01
+    # The synthesizer keeps most of what a classifier learns from the real rows (it scores
+    # 0.80-0.82 accuracy here; a broken one that lost the label's dependence would sit at
+    # the majority class).
+    assert low + 0.02 < utility["synthesizer"]["accuracy"] <= high + 0.01
+    assert utility["synthesizer"]["mse"] is None
     # Part 3: both private models rank held-out rows far better than chance (AUC 0.5) and
     # no better than their non-private counterparts (a small tolerance for split noise).
     models = {m.method: m.utility for m in report.models}
@@ -126,9 +131,9 @@ def test_demo_cli_prints_one_screen_per_part(demo_cli):
     # Only the one-line summaries: no paragraph, no assumption.
     assert "differential privacy with" not in out and "assumes:" not in out
     lines = [line for line in out.splitlines() if "guarantee: " in line]
-    assert len(lines) == 3 + 4 + 2  # every release of the three parts
+    assert len(lines) == 3 + 5 + 2  # every release of the three parts
     for line in lines:  # each names ε (δ where nonzero), the relation and the mechanism
-        assert re.search(r"ε = [\d.]+(, δ = 1e-06)?, replace-one — \S", line), line
+        assert re.search(r"ε = [\d.]+(, δ = 1e-0[69])?, replace-one — \S", line), line
         assert len(line) <= 100, line
     assert "ε-DP, ε = 0.25, replace-one — Laplace" in out
     assert "(ε, δ)-DP, ε = 0.25, δ = 1e-06, replace-one — Gaussian" in out
@@ -136,8 +141,8 @@ def test_demo_cli_prints_one_screen_per_part(demo_cli):
     assert "(ε, δ)-DP, ε = 1, δ = 1e-06, replace-one — LDA-DP (Gu, Zhang & Zhang 2022)" in out
     # It ends with the commands to run next, and where the full log is.
     ending = parts["Budget left"]
-    assert any(line.startswith("  ppdp schema draft data.csv -o schema.json") for line in ending)
-    assert any(line.startswith("  ppdp publish pca data.csv") for line in ending)
+    assert any(line.startswith("  ppdp schema draft data.csv --label") for line in ending)
+    assert any(line.startswith("  ppdp publish synth data.csv") for line in ending)
     assert ending[-1] == f"Full log (every guarantee in full, every table): {run_dir / 'demo.log'}"
     log = (run_dir / "demo.log").read_text(encoding="utf-8")
     assert "ε-differential privacy with ε=0.25, neighbouring: replace-one" in log
@@ -166,15 +171,19 @@ def test_demo_next_commands_run_on_a_table(tmp_path, monkeypatch, capsys):
     assert [c[:2] for c in commands] == [
         ["schema", "draft"],
         ["budget", "init"],
-        ["publish", "pca"],
+        ["publish", "synth"],
+        ["report", "synthetic.csv"],
     ]
     df, _ = load_adult()
     monkeypatch.chdir(tmp_path)
     df.head(1000).to_csv("data.csv", index=False)
     for argv in commands:
+        argv = ["income" if a == "LABEL" else a for a in argv]  # the user's label column
         assert main(argv) == 0, argv
-    assert (tmp_path / "private.csv").exists()
-    assert "ε-DP, ε = 1, replace-one — DP-PCA (Jiang et al. 2013)" in capsys.readouterr().out
+    assert (tmp_path / "synthetic.csv").exists() and (tmp_path / "report.html").exists()
+    out = capsys.readouterr().out
+    assert "replace-one — TableSynthesizer (Gaussian marginals, zCDP)" in out
+    assert out.count("verdict: ") == 1
 
 
 def test_demo_cli_verbose_prints_guarantees_in_full(tmp_path, monkeypatch, capsys):

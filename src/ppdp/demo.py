@@ -43,12 +43,13 @@ from ppdp.random import RandomSource, RandomState, resolve_random_state
 __all__ = ["DemoModel", "DemoRelease", "DemoReport", "DemoTable", "render_demo", "run_demo"]
 
 #: Total budget of the demo's ledger: (1, 1e-6) for the statistics of part 1, ε = 1 for
-#: each of the four table releases of part 2, (1, 1e-6) for LDA-DP and ε = 1 for the
-#: private logistic regression of part 3.
-DEMO_TOTAL = PrivacyBudget(7.0, 2e-6)
+#: each of the five table releases of part 2 (the synthesizer's δ = 1e-9 beside it),
+#: (1, 1e-6) for LDA-DP and ε = 1 for the private logistic regression of part 3.
+DEMO_TOTAL = PrivacyBudget(8.0, 2.001e-6)
 _EPS_TABLE = 1.0
 _EPS_MODEL = 1.0
 _DELTA_LDA = 1e-6
+_DELTA_SYNTH = 1e-9  # TableSynthesizer's default δ
 #: DP-PCA's number of components, fixed in advance (never chosen from the data).
 _PCA_COMPONENTS = 5
 #: The train/test split of part 2 is an evaluation design, not noise: a fixed public seed.
@@ -176,8 +177,9 @@ def run_demo(
 
     Basic composition gives (1.0, 1e-6)-DP for part 1. Part 2 splits Adult into a random
     2/3 (released) and 1/3 (held out, used only to measure utility) and releases the 2/3
-    four times, each at ε = 1: DP-PCA (k = 5), the DP-LDA synthesizer (noisy class sizes),
-    and the LAP and EXP per-record baselines. The released tables are written beside the
+    five times, each at ε = 1: the TableSynthesizer (Gaussian marginals under zCDP, δ =
+    1e-9), DP-PCA (k = 5), the DP-LDA synthesizer (noisy class sizes), and the LAP and EXP
+    per-record baselines. The released tables are written beside the
     ledger. Part 3 uses the same 2/3: LDA-DP at (1, 1e-6) releases a Fisher direction and
     every row's projection on it with Laplace noise (the class counts of the split are
     declared public), and a logistic regression by objective perturbation at ε = 1 is
@@ -390,11 +392,13 @@ def _closing_lines(report: DemoReport, full: bool) -> list[str]:
         f"  see the spends:   ppdp budget show {ledger}",
         "",
         "Next, on your own table data.csv:",
-        "  ppdp schema draft data.csv -o schema.json   # then edit it: bounds read from the "
-        "data leak",
-        "  ppdp budget init budget.db --dataset-id mydata --epsilon 1",
-        "  ppdp publish pca data.csv --schema schema.json --epsilon 1 --components 5 \\",
-        "      --ledger budget.db -o private.csv",
+        "  ppdp schema draft data.csv --label LABEL -o schema.json   # then edit it: bounds "
+        "read from the data leak",
+        "  ppdp budget init budget.db --dataset-id mydata --epsilon 1 --delta 1e-6",
+        "  ppdp publish synth data.csv --schema schema.json --epsilon 1 --ledger budget.db \\",
+        "      -o synthetic.csv",
+        "  ppdp report synthetic.csv --original data.csv --schema schema.json -o report.html"
+        "   # what it is worth (for you only)",
     ]
     if report.log_path is not None:
         lines += ["", f"Full log (every guarantee in full, every table): {report.log_path}"]
@@ -508,18 +512,21 @@ def _release_all(
 def _release_tables(
     acct: Accountant, df: pd.DataFrame, schema: Schema, run_dir: Path, source: RandomSource
 ) -> tuple[tuple[DemoTable, ...], dict[str, dict[str, float | None]]]:
-    """Part 2: four releases of a 2/3 split of Adult, each at ε = 1, and their utility."""
+    """Part 2: five releases of a 2/3 split of Adult, each at ε = 1, and their utility."""
     from ppdp.evaluate import mse
     from ppdp.publish import (
         DPLDASynthesizer,
         DPPCAPublisher,
         ExponentialPublisher,
         LaplacePublisher,
+        TableSynthesizer,
     )
 
     train, test = _split(df)
     original, _ = schema.encode(train, include_label=True)
+    synth = TableSynthesizer(_EPS_TABLE, schema, delta=_DELTA_SYNTH, random_state=source)
     publishers = (
+        ("synthesizer", synth),
         ("DP-PCA", DPPCAPublisher(_EPS_TABLE, _PCA_COMPONENTS, schema, random_state=source)),
         ("DP-LDA", DPLDASynthesizer(_EPS_TABLE, schema, random_state=source, class_sizes="noisy")),
         ("LAP", LaplacePublisher(_EPS_TABLE, schema, random_state=source)),
@@ -535,7 +542,7 @@ def _release_tables(
         with atomic_path(path) as tmp:
             release.data.to_csv(tmp, index=False)
         utility: dict[str, float | None] = {"mse": None}
-        if method != "DP-LDA":  # synthetic rows are not aligned with the original rows
+        if method not in ("DP-LDA", "synthesizer"):  # synthetic rows are not row-aligned
             encoded, _ = schema.encode(release.data, include_label=True)
             utility["mse"] = mse(original, encoded)
         utility.update(_classifier_utility(release.data, test, schema))

@@ -44,7 +44,7 @@ __all__ = ["TableSynthesizer"]
 
 logger = logging.getLogger(__name__)
 
-_MECHANISM = "TableSynthesizer (Gaussian marginals under zCDP)"
+_MECHANISM = "TableSynthesizer (Gaussian marginals, zCDP)"
 _METHODS = ("auto", "tree", "pairs")
 #: ``method="pairs"`` fits an explicit table over the whole domain; its one-hot design
 #: (cells × total levels) may hold at most this many entries (32 MiB in float32).
