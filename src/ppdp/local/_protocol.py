@@ -6,8 +6,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from numpy.typing import ArrayLike, NDArray
 
+from ppdp.accounting.events import EpsilonDelta, LocalRandomizer, PrivacyEvent
 from ppdp.budget import Guarantee
-from ppdp.exceptions import ParameterError
+from ppdp.exceptions import ParameterError, UnsupportedEventError
 from ppdp.random import RandomState
 
 __all__ = ["Randomizer", "randomizer_from_dict"]
@@ -49,3 +50,20 @@ def randomizer_from_dict(data: dict[str, Any]) -> Randomizer:
             + " or ".join(repr(n) for n in RANDOMIZERS.names())
         )
     return RANDOMIZERS.load(kind).from_dict(data)  # type: ignore[attr-defined,no-any-return]
+
+
+def guarantee_events(randomizer: Randomizer, delta: float | None) -> tuple[PrivacyEvent, ...]:
+    """The accounting event of one report of ``randomizer``, from its guarantee at ``delta``.
+
+    ε-local DP (δ = 0) is a :class:`~ppdp.accounting.events.LocalRandomizer`; an (ε, δ) one
+    an :class:`~ppdp.accounting.events.EpsilonDelta`. Raises
+    :class:`~ppdp.exceptions.UnsupportedEventError` when there is no formal ε at ``delta``.
+    """
+    g = randomizer.guarantee(delta)
+    if g.epsilon is None or not g.is_private:
+        raise UnsupportedEventError(
+            f"{type(randomizer).__name__} has no formal ε at delta={delta!r}: nothing to account"
+        )
+    if g.delta:
+        return (EpsilonDelta(epsilon=g.epsilon, delta=g.delta),)
+    return (LocalRandomizer(epsilon=g.epsilon, randomizer=type(randomizer).__name__),)

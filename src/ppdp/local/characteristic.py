@@ -17,15 +17,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_int, check_option, check_positive, check_real
-from ppdp.accounting.events import EpsilonDelta, LocalRandomizer, PrivacyEvent
+from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee
 from ppdp.exceptions import (
     DataValidationError,
     ParameterError,
     ParameterTypeError,
-    UnsupportedEventError,
 )
 from ppdp.local import _laws
+from ppdp.local._protocol import guarantee_events
 from ppdp.local.reconstruction import Reconstruction, project_to_simplex
 from ppdp.random import RandomState, resolve_random_state
 
@@ -544,14 +544,7 @@ class CharacteristicVectorRandomizer:
         (ε, δ) one an :class:`~ppdp.accounting.events.EpsilonDelta`. Raises
         :class:`~ppdp.exceptions.UnsupportedEventError` when there is no formal ε at ``delta``.
         """
-        g = self.guarantee(delta)
-        if g.epsilon is None or not g.is_private:
-            raise UnsupportedEventError(
-                f"{type(self).__name__} has no formal ε at delta={delta!r}: nothing to account"
-            )
-        if g.delta:
-            return (EpsilonDelta(epsilon=g.epsilon, delta=g.delta),)
-        return (LocalRandomizer(epsilon=g.epsilon, randomizer=type(self).__name__),)
+        return guarantee_events(self, delta)
 
     def guarantee(self, delta: float | None = None) -> Guarantee:
         """The formal local-DP guarantee: the smallest ε at ``delta`` (C.5).
