@@ -18,7 +18,14 @@ import functools
 import math
 from typing import Any
 
-from ppdp.accounting.events import Exponential, Gaussian, Laplace, Parallel, PrivacyEvent
+from ppdp.accounting.events import (
+    DiscreteLaplace,
+    Exponential,
+    Gaussian,
+    Laplace,
+    Parallel,
+    PrivacyEvent,
+)
 from ppdp.exceptions import OptionalDependencyError, UnsupportedEventError
 
 __all__ = ["DISCRETIZATION", "Composer", "make_composer"]
@@ -93,6 +100,10 @@ class Composer:
         b = leaf.budget()
         if b.delta != 0.0:  # pragma: no cover - require() refused it already
             raise UnsupportedEventError(f"event {leaf.describe()} is not pure under 'rdp'")
+        if isinstance(leaf, DiscreteLaplace):
+            # RdpAccountant (0.6.0) has no DiscreteLaplaceDpEvent; the discrete Laplace is
+            # ε-DP, hence (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), as below.
+            return dp_event.ZCDpEvent(b.epsilon**2 / 2.0)
         if isinstance(leaf, Exponential):
             # The exponential mechanism is ε-bounded-range (Durfee & Rogers 2019), hence
             # (ε²/8)-zCDP (Cesar & Rogers 2021, Lemma 3.2): a quarter of the generic bound.
@@ -241,6 +252,14 @@ def _cached_pld(leaf: PrivacyEvent) -> Any:
     if isinstance(leaf, Laplace):
         return pld.from_laplace_mechanism(
             parameter=leaf.noise_multiplier, value_discretization_interval=DISCRETIZATION
+        )
+    if isinstance(leaf, DiscreteLaplace) and leaf.exact_pld:
+        # The pair shifted by exactly Δ is the worst one (docs/proofs/discrete-laplace.md §3);
+        # the parameter is 1/b rounded up, the conservative direction.
+        return pld.from_discrete_laplace_mechanism(
+            parameter=leaf.noise_parameter,
+            sensitivity=leaf.l1_sensitivity,
+            value_discretization_interval=DISCRETIZATION,
         )
     b = leaf.budget()  # a stated (ε, δ): the worst (ε, δ)-DP mechanism dominates it
     params = dp.pld.common.DifferentialPrivacyParameters(b.epsilon, b.delta)

@@ -41,6 +41,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError, UnsupportedEvent
 __all__ = [
     "COMPOSITIONS",
     "Composed",
+    "DiscreteLaplace",
     "EpsilonDelta",
     "Exponential",
     "GammaNorm",
@@ -302,6 +303,59 @@ class Laplace(PrivacyEvent):
         if self.epsilon is not None:
             return PrivacyBudget(self.epsilon)
         return PrivacyBudget(_float_up(self.effective_sensitivity / Fraction(self.scale)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscreteLaplace(PrivacyEvent):
+    """Discrete Laplace noise, ``P(k) ∝ exp(−|k|/scale)`` on the integers, added to an
+    integer-valued query of integer L1 sensitivity ``l1_sensitivity``.
+
+    No grid: the value and the noise are integers. ε = Δ/b, rounded up, unless ``epsilon``
+    states the (not smaller) ε the noise was calibrated for. Not a :class:`Laplace` event:
+    both are ε-DP at the same Δ/b, but their privacy loss distributions differ (at Δ = 1
+    the discrete one *is* randomised response, the worst ε-DP pair), so PLD must tell them
+    apart (``docs/proofs/discrete-laplace.md``).
+    """
+
+    kind: ClassVar[str] = "discrete-laplace"
+    l1_sensitivity: int
+    scale: float
+    dimension: int = 1
+    epsilon: float | None = None
+
+    def __post_init__(self) -> None:
+        k = self.kind
+        object.__setattr__(
+            self,
+            "l1_sensitivity",
+            _check(k, "l1_sensitivity", self.l1_sensitivity, check_int, minimum=1),
+        )
+        object.__setattr__(self, "scale", _check(k, "scale", self.scale, check_positive))
+        object.__setattr__(
+            self, "dimension", _check(k, "dimension", self.dimension, check_int, minimum=1)
+        )
+        _check_stated(self, Fraction(self.l1_sensitivity) / Fraction(self.scale))
+
+    @property
+    def noise_parameter(self) -> float:
+        """``a = 1/b`` rounded up (the conservative direction: less noise), the parameter
+        of ``dp-accounting``'s discrete Laplace, ``P(k) ∝ exp(−a|k|)``."""
+        return _float_up(1 / Fraction(self.scale))
+
+    @property
+    def exact_pld(self) -> bool:
+        """Whether the discrete Laplace PLD at sensitivity Δ covers every neighbouring pair.
+
+        True for a scalar (``dimension == 1``) or ``Δ == 1``, where the pair shifted by
+        exactly Δ in one coordinate is the worst case (``docs/proofs/discrete-laplace.md``
+        §3); otherwise PLD uses the worst ε-DP pair.
+        """
+        return self.dimension == 1 or self.l1_sensitivity == 1
+
+    def budget(self) -> PrivacyBudget:
+        if self.epsilon is not None:
+            return PrivacyBudget(self.epsilon)
+        return PrivacyBudget(_float_up(Fraction(self.l1_sensitivity) / Fraction(self.scale)))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,6 +10,10 @@ sensitivity analysis and uses the output itself as the statistic:
   ε'. The mechanism promises every point of that profile, and points with ε' ≈ ε/4 and
   δ(ε') of a few percent are far easier to refute from samples than (ε, 1e-5): the
   profile audit catches 10–20 % too little noise where the plain one cannot.
+- ``"discrete-laplace"``: ``DiscreteLaplaceMechanism(ε, Δ=1)`` on the counts 0 and 1. The
+  event ``s ≤ 0`` has probability ``1/(1+q)`` against ``q/(1+q)``, ``q = e^{−ε}``: a ratio
+  of exactly ``e^ε``, so the audit can get close to the claim, and the half-scale control
+  (really 2ε-DP) is far above it.
 - ``"exponential"`` / ``"permute-and-flip"``: ``ExponentialMechanism(ε, Δ=1)`` with that
   method on k = 32 candidates, utilities ``(0, …, 0)`` against ``(1, −1, …, −1)``: every
   utility moves by exactly Δ, the one candidate up and all the others down, which is where
@@ -32,6 +36,7 @@ from ppdp._validation import check_int, check_option, check_positive
 from ppdp.audit._harness import AuditResult, Sampler, audit
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms import (
+    DiscreteLaplaceMechanism,
     ExponentialMechanism,
     GaussianMechanism,
     LaplaceMechanism,
@@ -49,7 +54,7 @@ __all__ = [
 ]
 
 #: Names accepted by :func:`audit_mechanism`.
-MECHANISMS = ("laplace", "gaussian", "exponential", "permute-and-flip")
+MECHANISMS = ("laplace", "gaussian", "exponential", "permute-and-flip", "discrete-laplace")
 
 #: The positive control: the same mechanism with half its noise, still claiming ε.
 CONTROL_NOISE_MULTIPLIER = 0.5
@@ -65,6 +70,7 @@ _DEFAULT_DRAWS = {
     "gaussian": (100_000, 1_000_000),
     "exponential": (20_000, 200_000),
     "permute-and-flip": (20_000, 200_000),
+    "discrete-laplace": (100_000, 1_000_000),
 }
 
 
@@ -82,6 +88,14 @@ def _pair(
         return (
             _scalar(lap._sample, 0.0, noise_multiplier),
             _scalar(lap._sample, 1.0, noise_multiplier),
+            epsilon,
+            0.0,
+        )
+    if name == "discrete-laplace":
+        dlap = DiscreteLaplaceMechanism(epsilon=epsilon, sensitivity=1)
+        return (
+            _scalar(dlap._sample, 0, noise_multiplier),
+            _scalar(dlap._sample, 1, noise_multiplier),
             epsilon,
             0.0,
         )
@@ -135,7 +149,7 @@ def audit_mechanism(
 
     Parameters
     ----------
-    name : {"laplace", "gaussian", "exponential", "permute-and-flip"}
+    name : {"laplace", "gaussian", "exponential", "permute-and-flip", "discrete-laplace"}
     epsilon : float, default 1.0
         The ε the mechanism is built for and claims.
     delta : float, default 1e-5

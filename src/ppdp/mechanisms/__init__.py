@@ -2,7 +2,8 @@
 
 Each knows its cost from its parameters alone (``budget``), states its ``guarantee``,
 describes itself for the ledger (``ledger_details``) and releases with ``randomise``. The
-continuous ones snap the value to a power-of-two grid and calibrate for Δ + Λ; the privacy
+continuous ones snap the value to a power-of-two grid and calibrate for Δ + Λ; the discrete
+Laplace mechanism adds integer noise to integer queries and needs no grid. The privacy
 argument of each is in ``docs/proofs/``.
 
 Two public modules hold what other packages share with the mechanisms:
@@ -23,11 +24,13 @@ from ppdp.mechanisms.calibration import (
     classic_gaussian_sigma,
     gaussian_delta,
 )
+from ppdp.mechanisms.discrete_laplace import DiscreteLaplaceMechanism
 from ppdp.mechanisms.exponential import ExponentialMechanism
 from ppdp.mechanisms.gaussian import GaussianMechanism
 from ppdp.mechanisms.laplace import LaplaceMechanism
 
 __all__ = [
+    "DiscreteLaplaceMechanism",
     "ExponentialMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
