@@ -20,11 +20,18 @@ not reproduce (and cannot be used to subtract) ppdp's noise. A ``Generator`` pas
 
 Samplers only ever ask a source for raw 64-bit words (:meth:`RandomSource.uint64`); the
 transformation into noise lives in :mod:`ppdp.noise`.
+
+Partitions. A distributed release draws row noise on the workers, partition by partition.
+:class:`PartitionStreams` draws one 256-bit key from the release's source in the driver and
+gives partition ``i`` the ChaCha20 keystream under ``HMAC-SHA256(key, i)``: the streams are
+independent and secure when the source is, reproducible when the source is seeded, and
+only the key (never the noise) travels to the workers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import warnings
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -35,6 +42,7 @@ from numpy.typing import NDArray
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
 
 __all__ = [
+    "PartitionStreams",
     "RandomSource",
     "RandomState",
     "SecureRandom",
@@ -134,6 +142,79 @@ class SeededRandom:
 
     def __repr__(self) -> str:
         return f"SeededRandom({self._seed_repr})"
+
+
+_PARTITION_DOMAIN = b"ppdp.random.PartitionStreams v1"
+
+
+class PartitionStreams:
+    """Independent random streams for the partitions of one distributed release.
+
+    Parameters
+    ----------
+    source : RandomSource
+        The release's source. One 256-bit key is drawn from it, here, in the driver.
+
+    Notes
+    -----
+    Partition ``i`` reads the ChaCha20 keystream (zero nonce) under the key
+    ``HMAC-SHA256(key, domain || i)``. ChaCha20 is a pseudorandom function of its key, and
+    HMAC-SHA256 of the master key derives keys that are computationally independent, so
+    the partitions' words are as good as independent uniform words to anyone without the
+    key (RFC 8439; Bellare, Canetti, Krawczyk 1996). With a :class:`SeededRandom` source
+    the key, and so every stream, is reproducible (and predictable: ``is_secure`` is
+    False). The object pickles with its key, so create it in the driver and send it to the
+    workers; never create one per partition from a seeded source (every partition would
+    get the same key).
+
+    Examples
+    --------
+    >>> from ppdp.random import PartitionStreams, SeededRandom
+    >>> streams = PartitionStreams(SeededRandom(7))
+    >>> a, b = streams.stream(0).uint64(2), streams.stream(1).uint64(2)
+    >>> bool((a != b).all()), streams.is_secure
+    (True, False)
+    """
+
+    def __init__(self, source: RandomSource) -> None:
+        if not isinstance(source, RandomSource):
+            raise ParameterTypeError(f"source ({source!r}) must be a ppdp RandomSource")
+        self._key = source.uint64(4).tobytes()
+        self.is_secure = bool(source.is_secure)
+
+    def stream(self, index: int) -> RandomSource:
+        """The stream of partition ``index`` (a fresh reader at its start each call)."""
+        index = int(index)
+        if index < 0:
+            raise ParameterError(f"index ({index}) must be a non-negative partition number")
+        message = _PARTITION_DOMAIN + index.to_bytes(8, "little")
+        key = hmac.new(self._key, message, hashlib.sha256).digest()
+        return _KeyedStream(key, is_secure=self.is_secure, label=index)
+
+    def __repr__(self) -> str:  # the key is never shown
+        return f"PartitionStreams(is_secure={self.is_secure})"
+
+
+class _KeyedStream:
+    """The ChaCha20 keystream under one key, read 64 bits at a time (one partition's)."""
+
+    def __init__(self, key: bytes, *, is_secure: bool, label: int) -> None:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+
+        self._encryptor = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor()
+        self.is_secure = is_secure
+        self._label = label
+
+    def uint64(self, n: int) -> NDArray[np.uint64]:
+        n = int(n)
+        words = self._encryptor.update(bytes(8 * n))
+        return np.frombuffer(words, dtype=np.uint64).copy()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("a partition's stream is not picklable; pickle its PartitionStreams")
+
+    def __repr__(self) -> str:
+        return f"PartitionStream({self._label}, is_secure={self.is_secure})"
 
 
 #: What ``random_state`` parameters accept throughout ppdp.

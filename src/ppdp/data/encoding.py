@@ -46,7 +46,15 @@ from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeEr
 if TYPE_CHECKING:
     from ppdp.data.schema import Schema
 
-__all__ = ["CUSTODIAN_LOGGER", "ON_INVALID", "EncodeReport", "decode", "encode"]
+__all__ = [
+    "CUSTODIAN_LOGGER",
+    "ON_INVALID",
+    "EncodeReport",
+    "ValidationProblems",
+    "decode",
+    "encode",
+    "encode_collecting",
+]
 
 #: ``"raise"`` (the custodian's default: a data-dependent problem is an error naming the
 #: column and a count) or ``"mask"`` (total: nothing data-dependent raises; see above).
@@ -217,6 +225,105 @@ def _token_mask(s: pd.Series, tokens: tuple[Category, ...]) -> NDArray[np.bool_]
     return mask if mask.any() else None
 
 
+def _not_numbers_error(name: str, count: int) -> DataValidationError:
+    return DataValidationError(
+        f"column {name!r}: {count} value(s) are not numbers (declared numeric)"
+    )
+
+
+def _undeclared_error(what: str, name: str, count: int, hint: str) -> DataValidationError:
+    noun = "classes" if what == "label" else "categories"
+    fix = (
+        "declare them"
+        if what == "label"
+        else "declare them, or declare an 'other' bucket for this column"
+    )
+    return DataValidationError(
+        f"{what} {name!r}: {count} value(s) are not among the declared {noun}{hint}; {fix}"
+    )
+
+
+#: The order in which one column's value checks run in :func:`encode` (its first failing
+#: check is the error), so that collected problems raise the same error as in memory.
+_CHECK_ORDER = {"not_numbers": 0, "undeclared": 0, "missing": 1}
+
+
+@dataclass(frozen=True)
+class ValidationProblems:
+    """Value-dependent problems found by :func:`encode_collecting`, counted, not raised.
+
+    A partition of a distributed table cannot raise the in-memory error by itself: its
+    count would be the partition's, not the table's. Partitions collect their problems;
+    the merged collection (``+``) raises the error :func:`encode` would have raised on
+    the whole table, with the whole table's count (:meth:`raise_first`). Like the error
+    messages, it holds column names and counts, never a value.
+
+    Attributes
+    ----------
+    counts : mapping
+        ``(position, check, kind, what, name) -> count``; ``position`` is the column's
+        place in the schema (the label last), ``check`` the order of the check.
+    hints : mapping
+        ``name -> hint`` shown with an undeclared-category error (the dtype mismatch).
+    """
+
+    counts: Mapping[tuple[int, int, str, str, str], int] = field(default_factory=dict)
+    hints: Mapping[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def __add__(self, other: ValidationProblems) -> ValidationProblems:
+        if not isinstance(other, ValidationProblems):
+            return NotImplemented
+        counts = dict(self.counts)
+        for k, v in other.counts.items():
+            counts[k] = counts.get(k, 0) + v
+        hints = {**other.hints, **self.hints}
+        return ValidationProblems(counts, hints)
+
+    def first_error(self) -> DataValidationError | None:
+        """The error :func:`encode` raises on the whole table (None when there is none)."""
+        if not self.counts:
+            return None
+        key = min(self.counts)
+        _, _, kind, what, name = key
+        count = self.counts[key]
+        if kind == "not_numbers":
+            return _not_numbers_error(name, count)
+        if kind == "undeclared":
+            return _undeclared_error(what, name, count, self.hints.get(name, ""))
+        return _missing_error(name, count, what)
+
+    def raise_first(self) -> None:
+        """Raise :meth:`first_error` when there is one."""
+        error = self.first_error()
+        if error is not None:
+            raise error
+
+
+class _Collector:
+    """Where :func:`encode_collecting` records problems while encoding in total mode."""
+
+    def __init__(self, schema: Schema) -> None:
+        names = [c.name for c in schema.columns]
+        if schema.label is not None:
+            names.append(schema.label.name)
+        self._position = {n: i for i, n in enumerate(names)}
+        self.counts: dict[tuple[int, int, str, str, str], int] = {}
+        self.hints: dict[str, str] = {}
+
+    def add(self, kind: str, what: str, name: str, count: int, hint: str = "") -> None:
+        if count:
+            key = (self._position[name], _CHECK_ORDER[kind], kind, what, name)
+            self.counts[key] = self.counts.get(key, 0) + int(count)
+            if hint:
+                self.hints.setdefault(name, hint)
+
+    def problems(self) -> ValidationProblems:
+        return ValidationProblems(dict(self.counts), dict(self.hints))
+
+
 def _missing_error(name: str, count: int, what: str = "column") -> DataValidationError:
     return DataValidationError(
         f"{what} {name!r}: {count} missing or non-finite value(s) (NaN, inf or a missing-value "
@@ -231,11 +338,13 @@ def _numeric_values(
     schema: Schema,
     imputed: dict[str, int],
     masked: dict[str, int] | None = None,
+    collect: _Collector | None = None,
 ) -> NDArray[np.float64]:
     """The column as float64 with missing values imputed or refused (may be a read-only view).
 
     ``masked`` (a dict: total mode) receives the count of non-numbers and of missing values
     that would have raised; they become the ``impute`` constant or the bounds' midpoint.
+    ``collect`` (with ``masked``) also records what would have raised, by kind.
     """
     tokens = _token_mask(s, schema.missing_values)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
@@ -248,9 +357,9 @@ def _numeric_values(
         num = pd.to_numeric(s, errors="coerce")
         bad = int(np.count_nonzero(num.isna().to_numpy() & s.notna().to_numpy()))
         if bad and masked is None:
-            raise DataValidationError(
-                f"column {col.name!r}: {bad} value(s) are not numbers (declared numeric)"
-            )
+            raise _not_numbers_error(col.name, bad)
+        if bad and collect is not None:
+            collect.add("not_numbers", "column", col.name, bad)
         values = num.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isfinite(values).all():
         return values
@@ -262,6 +371,8 @@ def _numeric_values(
     if masked is None:
         raise _missing_error(col.name, n_bad)
     masked[col.name] = n_bad
+    if collect is not None:
+        collect.add("missing", "column", col.name, n_bad)
     fill = col.impute if col.impute is not None else (col.lower + col.upper) / 2.0
     return np.where(nonfinite, fill, values)
 
@@ -278,8 +389,12 @@ def _codes(
     counts_other: dict[str, int],
     counts_imputed: dict[str, int],
     counts_masked: dict[str, int] | None = None,
+    collect: _Collector | None = None,
 ) -> NDArray[np.int64]:
-    """Integer codes of ``s`` in ``categories``; ``counts_masked`` (a dict) selects total mode."""
+    """Integer codes of ``s`` in ``categories``; ``counts_masked`` (a dict) selects total mode.
+
+    ``collect`` (with ``counts_masked``) also records what would have raised, by kind.
+    """
     tokens = _token_mask(s, schema.missing_values)
     missing = s.isna().to_numpy(dtype=bool, copy=True)
     if tokens is not None:
@@ -292,25 +407,19 @@ def _codes(
     n_undeclared = int(np.count_nonzero(undeclared))
     fallback = other if other is not None else impute if impute is not None else categories[0]
     if n_undeclared:
-        if other is None and counts_masked is not None:
-            codes[undeclared] = categories.index(fallback)
-            counts_masked[name] = counts_masked.get(name, 0) + n_undeclared
-        elif other is None:
-            hint = ""
+        hint = ""
+        if other is None:
             data_str = pd.api.types.is_string_dtype(s.dtype) or s.dtype == object
             if declared_str != data_str:
                 kind = "strings" if declared_str else "not strings"
                 hint = f" (the data has dtype {s.dtype}; the declared values are {kind})"
-            noun = "classes" if what == "label" else "categories"
-            fix = (
-                "declare them"
-                if what == "label"
-                else "declare them, or declare an 'other' bucket for this column"
-            )
-            raise DataValidationError(
-                f"{what} {name!r}: {n_undeclared} value(s) are not among the declared "
-                f"{noun}{hint}; {fix}"
-            )
+        if other is None and counts_masked is not None:
+            codes[undeclared] = categories.index(fallback)
+            counts_masked[name] = counts_masked.get(name, 0) + n_undeclared
+            if collect is not None:
+                collect.add("undeclared", what, name, n_undeclared, hint)
+        elif other is None:
+            raise _undeclared_error(what, name, n_undeclared, hint)
         else:
             codes[undeclared] = categories.index(other)
             counts_other[name] = n_undeclared
@@ -322,6 +431,8 @@ def _codes(
         elif counts_masked is not None:
             codes[missing] = categories.index(fallback)
             counts_masked[name] = counts_masked.get(name, 0) + n_missing
+            if collect is not None:
+                collect.add("missing", what, name, n_missing)
         else:
             raise _missing_error(name, n_missing, what)
     return codes
@@ -382,6 +493,56 @@ def encode(
         raise ParameterError(
             f"on_invalid ({on_invalid!r}) must be one of {', '.join(map(repr, ON_INVALID))}"
         )
+    return _encode(
+        schema, data, include_label=include_label, log=log, order=order, on_invalid=on_invalid
+    )
+
+
+def encode_collecting(
+    schema: Schema,
+    data: pd.DataFrame | Mapping[str, ArrayLike] | NDArray[Any],
+    *,
+    include_label: bool = False,
+    order: Literal["C", "F"] = "C",
+) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport, ValidationProblems]:
+    """Encode in total mode and collect what ``on_invalid="raise"`` would have refused.
+
+    For one partition of a distributed table: nothing value-dependent raises here; the
+    merged :class:`ValidationProblems` of every partition raise, in the driver, the error
+    :func:`encode` gives on the whole table (same message, the whole table's count).
+    Structural problems (a missing column) still raise at once. Nothing is logged.
+
+    Returns
+    -------
+    X, y, report
+        As :func:`encode` with ``on_invalid="mask"`` (``report.masked`` counts the values
+        that were mapped; meaningful when the caller runs in total mode).
+    problems : ValidationProblems
+        Empty when :func:`encode` with ``on_invalid="raise"`` would not have raised.
+    """
+    collect = _Collector(schema)
+    X, y, report = _encode(
+        schema,
+        data,
+        include_label=include_label,
+        log=False,
+        order=order,
+        on_invalid="mask",
+        collect=collect,
+    )
+    return X, y, report, collect.problems()
+
+
+def _encode(
+    schema: Schema,
+    data: Any,
+    *,
+    include_label: bool,
+    log: bool,
+    order: Literal["C", "F"],
+    on_invalid: str,
+    collect: _Collector | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport]:
     masked: dict[str, int] | None = {} if on_invalid == "mask" else None
     df = _as_frame(schema, data)
     n = len(df)
@@ -396,7 +557,7 @@ def encode(
         block = layout.blocks[col.name]
         s = df[col.name]
         if isinstance(col, NumericColumn):
-            v = _numeric_values(s, col, schema, imputed, masked)
+            v = _numeric_values(s, col, schema, imputed, masked, collect)
             out = X[:, block.start]
             n_clip = int(np.count_nonzero(v < col.lower)) + int(np.count_nonzero(v > col.upper))
             if n_clip:
@@ -421,6 +582,7 @@ def encode(
                 counts_other=other,
                 counts_imputed=imputed,
                 counts_masked=masked,
+                collect=collect,
             )
             X[rows, block.start + codes] = 1.0
     rows_clipped = _clip_row_norms(schema, X)
@@ -438,6 +600,7 @@ def encode(
             counts_other=other,
             counts_imputed=imputed,
             counts_masked=masked,
+            collect=collect,
         )
         if include_label:
             X[rows, layout.blocks[lab.name].start + y] = 1.0
