@@ -15,13 +15,21 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 4. :func:`ppdp.accounting.charge` every planned charge, durably (one entry each, with
    its typed event and the caller's ``idempotency_key``);
 5. compute and add noise (:meth:`Publisher._release`), only now.
+
+A Dask DataFrame or a Parquet dataset (``ppdp.data.distributed``) takes the same steps
+with a distributed step 3: one scan validates every partition (errors carry the whole
+table's counts, exactly as in memory) and reduces the publisher's partition statistics
+(:meth:`Publisher._partition_statistics`); the noise is then drawn in the driver, or, for
+row-level outputs, partition by partition from :class:`ppdp.random.PartitionStreams`, and
+written to ``output`` as partitioned Parquet inside ``fit``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -31,7 +39,12 @@ from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import NotFittedError, ParameterError, ParameterTypeError
+from ppdp.exceptions import (
+    DataValidationError,
+    NotFittedError,
+    ParameterError,
+    ParameterTypeError,
+)
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
@@ -94,6 +107,12 @@ class Publisher:
     schema: Schema
     random_state: RandomState
 
+    #: True when :meth:`fit` accepts a Dask DataFrame or a Parquet dataset.
+    supports_distributed: ClassVar[bool] = False
+    #: True when the release has one row per input row: distributed input then needs an
+    #: ``output`` folder, written inside :meth:`fit`.
+    row_level_output: ClassVar[bool] = False
+
     # -- to implement ---------------------------------------------------------------------
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
@@ -125,6 +144,36 @@ class Publisher:
         """Compute the statistics, add the noise, build the :class:`Release`."""
         raise NotImplementedError
 
+    # -- to implement for distributed input (supports_distributed = True) ------------------
+
+    def _distributed_include_label(self) -> bool:
+        """Encode the label's one-hot block into the partitions' ``X`` (default: when declared)."""
+        return self.schema.label is not None
+
+    def _partition_statistics(self, X: NDArray[np.float64], y: NDArray[np.int64] | None) -> Any:
+        """What the scan reduces from one encoded partition (merged with ``+``)."""
+        return None
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        """The publisher's own checks of the scanned table (default: at least 2 rows)."""
+        if scan.n_rows < 2:
+            raise DataValidationError(
+                f"data has {scan.n_rows} row(s); {type(self).__name__} needs at least 2"
+            )
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: Any,
+    ) -> Release:
+        """Add the noise to the scanned statistics (or write noisy rows to ``output``)."""
+        raise NotImplementedError
+
     # -- the shared flow --------------------------------------------------------------------
 
     def privacy_budget(self) -> PrivacyBudget:
@@ -144,18 +193,22 @@ class Publisher:
 
     def fit(
         self,
-        df: pd.DataFrame,
+        df: Any,
         accountant: Accountant | None = None,
         *,
         allow_seeded: bool = False,
         idempotency_key: str | None = None,
+        scheduler: Any = None,
+        output: str | os.PathLike[str] | None = None,
     ) -> Publisher:
         """Check the budget, validate the data, record the spends, then release.
 
         Parameters
         ----------
-        df : pandas.DataFrame
-            The private table, with the schema's columns.
+        df : pandas.DataFrame, dask DataFrame, or path to a Parquet dataset
+            The private table, with the schema's columns. A Dask DataFrame or a Parquet
+            dataset (a folder, a file or a glob; needs the ``dask`` extra) is processed
+            partition by partition, for the publishers with ``supports_distributed``.
         accountant : Accountant, optional
             The dataset's accountant. Without one nothing is recorded: the caller is then
             responsible for the budget (a log line says so).
@@ -166,11 +219,41 @@ class Publisher:
         idempotency_key : str, optional
             A key unique to this release request (``ppdp publish --idempotency-key``): a
             retry with the same key charges nothing again (``release_.replayed``).
+        scheduler : optional
+            Distributed input only: ``"local"`` (a ``LocalCluster``, the default for a
+            Parquet path), an address ``"tcp://host:8786"``, a ``distributed.Client``, or
+            a Dask local scheduler name; see :func:`ppdp.data.distributed.dask_session`.
+        output : path, optional
+            Distributed input to a row-level publisher only (required there): the folder
+            the released rows are written to, as partitioned Parquet, atomically.
 
         Returns
         -------
         self
         """
+        self._check_fit_arguments(accountant)
+        from ppdp.data.distributed import is_distributed
+
+        if is_distributed(df):
+            return self._fit_distributed(
+                df,
+                accountant,
+                allow_seeded=allow_seeded,
+                idempotency_key=idempotency_key,
+                scheduler=scheduler,
+                output=output,
+            )
+        for name, value in (("scheduler", scheduler), ("output", output)):
+            if value is not None:
+                raise ParameterError(
+                    f"{name} ({value!r}) is for a Dask DataFrame or a Parquet dataset; "
+                    f"df is a {type(df).__name__}, processed in memory"
+                )
+        return self._fit_in_memory(
+            df, accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key
+        )
+
+    def _check_fit_arguments(self, accountant: Accountant | None) -> None:
         if not isinstance(self.schema, Schema):
             raise ParameterTypeError(
                 f"schema ({type(self.schema).__name__}) must be a ppdp.data.Schema; "
@@ -180,16 +263,39 @@ class Publisher:
             raise ParameterTypeError(
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
-        n_rows = _public_row_count(df)
-        charges = self._validate_params(n_rows)
-        name = type(self).__name__
+
+    def _refuse_audit_hook(self, accountant: Accountant | None) -> None:
         if accountant is not None and getattr(self, "_noise_multiplier", 1.0) != 1.0:
             # The audits' positive controls shrink the noise; such a run is never charged.
             raise ParameterError(
                 f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
                 "a release through an accountant must use 1.0"
             )
-        source = resolve_random_state(self.random_state, stacklevel=3)
+
+    def _finish(self, release: Release, records: list[Any], seeded: bool) -> None:
+        self.release_ = Release(
+            data=release.data,
+            encoded=release.encoded,
+            guarantee=release.guarantee,
+            statistics=release.statistics,
+            ledger_indices=tuple(r.index for r in records),
+            seeded=seeded,
+            replayed=bool(records) and all(r.replayed for r in records),
+        )
+
+    def _fit_in_memory(
+        self,
+        df: Any,
+        accountant: Accountant | None,
+        *,
+        allow_seeded: bool,
+        idempotency_key: str | None,
+    ) -> Publisher:
+        n_rows = _public_row_count(df)
+        charges = self._validate_params(n_rows)
+        name = type(self).__name__
+        self._refuse_audit_hook(accountant)
+        source = resolve_random_state(self.random_state, stacklevel=4)
         seeded = not source.is_secure
         if accountant is not None:
             refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
@@ -203,20 +309,91 @@ class Publisher:
             allow_seeded=allow_seeded,
             idempotency_key=idempotency_key,
         )
-        indices = [r.index for r in records]
         if accountant is None:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
         release = self._release(X, y, source, charges)
-        self.release_ = Release(
-            data=release.data,
-            encoded=release.encoded,
-            guarantee=release.guarantee,
-            statistics=release.statistics,
-            ledger_indices=tuple(indices),
-            seeded=seeded,
-            replayed=bool(records) and all(r.replayed for r in records),
-        )
+        self._finish(release, records, seeded)
         return self
+
+    def _fit_distributed(
+        self,
+        data: Any,
+        accountant: Accountant | None,
+        *,
+        allow_seeded: bool,
+        idempotency_key: str | None,
+        scheduler: Any,
+        output: str | os.PathLike[str] | None,
+    ) -> Publisher:
+        """The flow of :meth:`fit` for a Dask DataFrame or a Parquet dataset."""
+        from ppdp.data.distributed import dask_session, open_table, scan_table
+
+        name = type(self).__name__
+        if not self.supports_distributed:
+            raise ParameterError(
+                f"{name} does not accept a Dask DataFrame or a Parquet dataset; read the "
+                "table into a pandas DataFrame"
+            )
+        output_path = self._check_output(output, name)
+        planned = self._validate_params(None)
+        self._refuse_audit_hook(accountant)
+        source = resolve_random_state(self.random_state, stacklevel=4)
+        seeded = not source.is_secure
+        if accountant is not None:
+            refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
+            check_charges(accountant, planned, mechanism=name, idempotency_key=idempotency_key)
+        mode = accountant.on_invalid if accountant is not None else "raise"
+        local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
+        with dask_session(scheduler, default_local_cluster=local_default) as sched:
+            frame = open_table(data, self.schema)
+            scan = scan_table(
+                frame,
+                self.schema,
+                include_label=self._distributed_include_label(),
+                on_invalid=mode,
+                partition_fn=self._partition_statistics,
+                scheduler=sched,
+            )
+            self._check_scan(scan, mode)
+            charges = self._validate_params(scan.n_rows)
+            records = charge(
+                accountant,
+                charges,
+                seeded=seeded,
+                allow_seeded=allow_seeded,
+                idempotency_key=idempotency_key,
+            )
+            if accountant is None:
+                logger.info("%s.fit without an accountant: nothing is recorded", name)
+            release = self._release_distributed(
+                frame, scan, source, charges, scheduler=sched, output=output_path
+            )
+        self._finish(release, records, seeded)
+        return self
+
+    def _check_output(self, output: Any, name: str) -> Any:
+        """``output`` for a distributed fit: required exactly for row-level releases."""
+        if not self.row_level_output:
+            if output is not None:
+                raise ParameterError(
+                    f"output ({output!r}): {name} releases statistics, not rows; leave it unset"
+                )
+            return None
+        if output is None:
+            raise ParameterError(
+                f"output (None): {name} releases one row per input row; give a folder to "
+                "write them to (partitioned Parquet)"
+            )
+        from pathlib import Path
+
+        path = Path(os.fspath(output))
+        if path.exists():
+            raise ParameterError(f"output ({str(path)!r}) already exists; choose a new folder")
+        if not path.parent.is_dir():
+            raise ParameterError(
+                f"output ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
+            )
+        return path
 
     def _check_fitted(self) -> Release:
         release = getattr(self, "release_", None)
