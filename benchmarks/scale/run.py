@@ -373,8 +373,9 @@ def write_results(
 ) -> tuple[Path, Path]:
     args.results_dir.mkdir(parents=True, exist_ok=True)
     tag = f"{rows:.0e}".replace("+0", "").replace("+", "")
-    csv_path = args.results_dir / f"results-{tag}.csv"
-    md_path = args.results_dir / f"results-{tag}.md"
+    name = args.name or f"results-{tag}"
+    csv_path = args.results_dir / f"{name}.csv"
+    md_path = args.results_dir / f"{name}.md"
     with csv_path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(table[0]))
         w.writeheader()
@@ -399,6 +400,7 @@ def write_results(
         "",
         f"- data: `{args.data}` ({mem_bytes / 1e9:.2f} GB in memory as rows x 51 x 8 B)",
         f"- commit: {_git_head()}",
+        *([f"- note: {args.note}"] if args.note else []),
         f"- machine: {os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB RAM, "
         f"Python {platform.python_version()}; load average at the end "
         f"{os.getloadavg()[0]:.1f} (a shared machine: other jobs inflate the times)",
@@ -431,6 +433,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="outputs and Dask scratch")
     ap.add_argument("--keep-output", action="store_true", help="keep the released folders")
     ap.add_argument("--results-dir", type=Path, default=HERE)
+    ap.add_argument("--name", default=None, help="results file stem (default results-<rows>)")
+    ap.add_argument("--note", default=None, help="a line for the results' header")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
     ap.add_argument("--child", nargs=2, metavar=("PATH", "ENGINE"), help=argparse.SUPPRESS)
     ap.add_argument("--report", type=Path, help=argparse.SUPPRESS)
