@@ -251,7 +251,6 @@ def stats_from_parquet(
 ) -> tuple[SufficientStats, EncodeReport]:
     """:meth:`SufficientStats.from_parquet`: read, encode per partition, reduce, log counts."""
     dask = import_dask()
-    import dask.dataframe as dd
     from dask import delayed
 
     from ppdp.data.schema import Schema as _Schema
@@ -263,15 +262,11 @@ def stats_from_parquet(
     src = os.fspath(path)
     if "://" not in src and not os.path.exists(src):
         raise FileNotFoundError(f"path ({src!r}) does not exist")
-    needed = list(schema.column_names)
-    ddf = dd.read_parquet(src)
-    missing = [c for c in needed if c not in ddf.columns]
-    if missing:
-        raise DataValidationError(
-            f"the Parquet dataset lacks column(s) {', '.join(repr(m) for m in missing)} "
-            "declared in the schema"
-        )
-    ddf = ddf[needed]
+    from ppdp.data.distributed import open_table
+
+    # Footer checks (a column missing in one file, mixed types) and pyarrow reads with a
+    # fresh index per partition, whatever the writer stored.
+    ddf = open_table(src, schema, param="path")
     layout = schema.layout(include_label=include_label)
     partials = [
         delayed(_encode_partition, pure=True)(part, schema, include_label, block_rows)
