@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.random import RandomSource, RandomState
+from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
 
@@ -165,6 +165,22 @@ def _add_laplace(
     return out.reshape(values.shape)
 
 
+def _stage2_projections(
+    X: NDArray[np.float64],
+    U: NDArray[np.float64],
+    mu: NDArray[np.float64],
+    mech: LaplaceMechanism,
+    source: RandomSource,
+    multiplier: float = 1.0,
+) -> NDArray[np.float64]:
+    """Stage 2 on the rows of ``X``: ``Ỹ = (XŪ + Z) − 1(μ̃ᵀŪ)``, one noise draw per entry.
+
+    The noise is added to ``XŪ``, whose rounding is bounded by ``‖x‖₂`` alone, and the
+    public ``μ̃ᵀŪ`` is subtracted afterwards (post-processing).
+    """
+    return _add_laplace(mech, X @ U, source, multiplier) - mu @ U
+
+
 # ------------------------------------------------------------------ post-processing
 
 
@@ -187,6 +203,42 @@ def _postprocess(
         X[:, block] = 0.0
         X[np.arange(X.shape[0]), block.start + codes] = 1.0
     return X
+
+
+def _reconstruct(
+    Y_tilde: NDArray[np.float64],
+    U: NDArray[np.float64],
+    mu: NDArray[np.float64],
+    schema: Schema,
+    layout: Layout,
+    *,
+    clamp: bool,
+) -> NDArray[np.float64]:
+    """``X̄ = ỸŪᵀ + 1μ̃ᵀ``, then :func:`_postprocess` (arg-max blocks, clamped numerics)."""
+    X_bar = Y_tilde @ U.T + mu
+    return _postprocess(X_bar, schema, layout, clamp=clamp)
+
+
+def _release_partition(
+    encoded: tuple[NDArray[np.float64], Any],
+    index: int,
+    streams: PartitionStreams,
+    U: NDArray[np.float64],
+    mu: NDArray[np.float64],
+    mech: LaplaceMechanism,
+    schema: Schema,
+    layout: Layout,
+    clamp: bool,
+    multiplier: float,
+) -> pd.DataFrame:
+    """Stage 2 and the reconstruction of one partition, on a worker, from its own stream.
+
+    Partition ``index`` reads only ``streams.stream(index)``: its rows' noise is drawn
+    once, here, and nowhere else (the result is written once by the caller).
+    """
+    X = np.clip(np.asarray(encoded[0], dtype=np.float64), 0.0, 1.0)
+    Y_tilde = _stage2_projections(X, U, mu, mech, streams.stream(index), multiplier)
+    return schema.decode(_reconstruct(Y_tilde, U, mu, schema, layout, clamp=clamp))
 
 
 def _encode_table(
@@ -270,6 +322,8 @@ class DPPCAPublisher(Publisher):
         matrix), ``guarantee``, and ``statistics``: ``mean`` μ̃, ``second_moment`` M̃,
         ``components`` Ū_k (p × k), ``eigenvalues`` (the k largest of D̄, descending,
         possibly negative) and ``projections`` Ỹ (n × k), all differentially private.
+        For distributed input (see Notes) ``data`` is a lazy Dask DataFrame reading the
+        ``output`` folder back, ``encoded`` is None and there is no ``projections``.
 
     Warns
     -----
@@ -296,6 +350,19 @@ class DPPCAPublisher(Publisher):
     covered by the padding; the projection's rounding (``2k·γ_p·‖x‖₂`` per row) and
     ``‖Ū‖₂ ≤ 1 + 2⁻²²`` are covered by padding stage 2 (``docs/proofs/dp-pca.md``).
 
+    Distributed input: ``fit`` also takes a Dask DataFrame or a Parquet dataset (``scheduler=``,
+    and ``output=``, a new folder, required): one scan validates the table (errors carry the
+    whole table's counts, nothing is spent on failure) and reduces ``Σx``, ``Σxxᵀ``; the stage-1
+    noise is drawn in the driver, in the in-memory order, so the same seed gives the same
+    ``mean``, ``second_moment``, ``components`` and ``eigenvalues`` (to float-summation error).
+    Stage 2 runs partition by partition, partition ``i`` drawing its rows' noise from
+    ``PartitionStreams(source).stream(i)`` (created after the stage-1 draw); the decoded rows
+    are written to ``output`` as partitioned Parquet, in row order, inside ``fit``.
+    ``release_.data`` is then a lazy Dask DataFrame reading ``output`` back, ``encoded`` is
+    None, and ``statistics`` has no ``projections`` (an ``n × k`` matrix would not fit the
+    driver's memory). The same seed gives the same rows for the same partitioning; across the
+    in-memory and distributed paths the rows agree in distribution only.
+
     References
     ----------
     .. [JJW13] X. Jiang, Z. Ji, S. Wang, N. Mohammed, S. Cheng, L. Ohno-Machado.
@@ -314,6 +381,9 @@ class DPPCAPublisher(Publisher):
     >>> DPPCAPublisher(1.0, 5, schema).privacy_budget()
     PrivacyBudget(epsilon=1.0, delta=0.0)
     """
+
+    supports_distributed: ClassVar[bool] = True
+    row_level_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -467,18 +537,11 @@ class DPPCAPublisher(Publisher):
         mech2 = self._stage2_mechanism()
 
         # Stage 1 (ε/2): one noise draw for the whole packed vector, never repeated.
-        stats = SufficientStats.compute(X)
-        noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source, mult)
-        mu, M, D = _moments(noisy, n, layout.n_features)
-        eigvals, U = _top_components(D, k)
+        mu, M, eigvals, U = self._stage1(SufficientStats.compute(X), n, source)
 
-        # Stage 2 (ε/2): Ỹ = (X − 1μ̃ᵀ)Ū + Z, computed as (XŪ + Z) − 1(μ̃ᵀŪ): the noise is
-        # added to XŪ, whose rounding is bounded by ‖x‖₂ alone, and the public μ̃ᵀŪ is
-        # subtracted afterwards (post-processing).
-        Y_tilde = _add_laplace(mech2, X @ U, source, mult) - mu @ U
-
-        X_bar = Y_tilde @ U.T + mu
-        encoded = _postprocess(X_bar, self.schema, layout, clamp=self.clamp)
+        # Stage 2 (ε/2): Ỹ = (X − 1μ̃ᵀ)Ū + Z, computed as (XŪ + Z) − 1(μ̃ᵀŪ).
+        Y_tilde = _stage2_projections(X, U, mu, mech2, source, mult)
+        encoded = _reconstruct(Y_tilde, U, mu, self.schema, layout, clamp=self.clamp)
         data = self.schema.decode(encoded)
         return Release(
             data=data,
@@ -491,6 +554,95 @@ class DPPCAPublisher(Publisher):
                 "eigenvalues": eigvals,
                 "projections": Y_tilde,
             },
+        )
+
+    def _stage1(
+        self, stats: SufficientStats, n: int, source: RandomSource
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Stage 1 from the (exact) statistics: ``μ̃, M̃``, the top eigenvalues and ``Ū_k``.
+
+        One Laplace draw for the whole packed vector ``(Σx, upper(Σxxᵀ))``, from ``source``.
+        """
+        _, k, layout = self._checked()
+        mech1 = self._stage1_mechanism(n)
+        mult = float(self._noise_multiplier)
+        noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source, mult)
+        mu, M, D = _moments(noisy, n, layout.n_features)
+        eigvals, U = _top_components(D, k)
+        return mu, M, eigvals, U
+
+    # -- distributed input ------------------------------------------------------------------
+
+    def _partition_statistics(self, X: NDArray[np.float64], y: Any) -> SufficientStats:
+        """``n``, ``Σx`` and ``Σxxᵀ`` of one encoded partition (label block included)."""
+        np.clip(X, 0.0, 1.0, out=X)  # as _encode_table: every entry in [0, 1] (A.7.6)
+        return SufficientStats.compute(X, n_threads=1)
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        """The in-memory checks on the whole table's ``n``: at least 2 rows, the utility warning."""
+        n = scan.n_rows
+        if n < 2:
+            raise DataValidationError(
+                f"data has {n} row(s); DP-PCA needs at least 2 (n is public and divides the "
+                "noisy sums)"
+            )
+        self._warn_if_swamped(n)
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: Any,
+    ) -> Release:
+        """Stage 1 in the driver from the reduced statistics; stage 2 partition by partition.
+
+        The stage-1 noise is drawn here from ``source`` exactly as in memory; only then is
+        :class:`~ppdp.random.PartitionStreams` created from the same source, and partition
+        ``i`` draws its rows' stage-2 noise from ``stream(i)``. The decoded rows are written
+        once to ``output`` (row order kept) and read back lazily.
+        """
+        from dask import delayed
+
+        from ppdp.data.distributed import (
+            encoded_partitions,
+            read_parquet_dataset,
+            write_parquet_dataset,
+        )
+
+        eps, k, layout = self._checked()
+        n = scan.n_rows
+        mech1 = self._stage1_mechanism(n)
+        mech2 = self._stage2_mechanism()
+        mu, M, eigvals, U = self._stage1(scan.value, n, source)
+        streams = PartitionStreams(source)  # after the stage-1 draw, as the contract says
+        parts = encoded_partitions(
+            frame, self.schema, include_label=layout.includes_label, on_invalid="mask"
+        )
+        rows = [
+            delayed(_release_partition, pure=False)(
+                part,
+                i,
+                streams,
+                U,
+                mu,
+                mech2,
+                self.schema,
+                layout,
+                self.clamp,
+                float(self._noise_multiplier),
+            )
+            for i, part in enumerate(parts)
+        ]
+        folder = write_parquet_dataset(rows, output, scheduler=scheduler)
+        return Release(
+            data=read_parquet_dataset(folder),
+            encoded=None,
+            guarantee=self._guarantee(eps, k, layout, mech1, mech2),
+            statistics={"mean": mu, "second_moment": M, "components": U, "eigenvalues": eigvals},
         )
 
     def _guarantee(
