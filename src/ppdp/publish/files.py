@@ -36,6 +36,7 @@ __all__ = [
     "planned_remaining",
     "publish_table_file",
     "sidecar_for",
+    "sidecar_text",
     "warn_clipping",
     "write_table",
 ]
@@ -191,8 +192,36 @@ def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
 
 
 def sidecar_for(out: Path) -> Path:
-    """Where a release's guarantee goes: ``OUT.guarantee.json``."""
+    """Where a release's guarantee goes: ``OUT.guarantee.json``.
+
+    For a partitioned release (a folder ``OUT/``) it lies *beside* the folder, not inside:
+    ``release/`` -> ``release.guarantee.json``.
+    """
     return out.with_name(out.name + ".guarantee.json")
+
+
+def sidecar_text(
+    method: str,
+    release: Any,
+    ledger: Any,
+    extra: Mapping[str, Any],
+    *,
+    rows: int | None = None,
+    folder: bool = False,
+) -> str:
+    """The JSON of a release's guarantee file (``folder``: a partitioned Parquet release)."""
+    content: dict[str, Any] = {
+        "method": method,
+        "guarantee": release.guarantee.to_dict(),
+        "ledger": None if ledger is None else str(ledger),
+        "ledger_indices": list(release.ledger_indices),
+        "seeded": release.seeded,
+        **extra,
+    }
+    if folder:
+        content["format"] = "parquet-dataset"
+        content["rows"] = rows
+    return json.dumps(content, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -223,6 +252,9 @@ class PublishResult:
     charges, report, after : optional
         Dry run: the planned charges, the custodian's encoding report, and what the ledger
         would have left (None: refused or no ledger).
+    rows_written : int or None
+        The rows in the output (a partitioned release: from its ``_SUCCESS`` marker, where
+        ``len(table)`` would read the whole folder); None for a dry run.
     """
 
     path: Path
@@ -236,6 +268,7 @@ class PublishResult:
     charges: Any = None
     report: Any = None
     after: Any = None
+    rows_written: int | None = None
 
     @property
     def release(self) -> Any:
@@ -267,6 +300,7 @@ def publish_table_file(
     encoding: str = "utf-8",
     dry_run: bool = False,
     say: Callable[[str], None] | None = None,
+    scheduler: Any = None,
 ) -> PublishResult:
     """Publish a private table file with ``method``, as ``ppdp publish`` does.
 
@@ -282,12 +316,18 @@ def publish_table_file(
     method : str
         A name of :data:`ppdp.registry.PUBLISHERS` (``pca``, ``lda-synth``,
         ``lda-projection``, ``laplace``, ``exponential``, ``synth``).
-    data : path
-        The private table (``.csv``, ``.csv.gz``, ``.parquet``).
+    data : path or dask DataFrame
+        The private table (``.csv``, ``.csv.gz``, ``.parquet``), or a table larger than
+        memory: a folder of Parquet files, a glob (``"data/*.parquet"``) or a Dask
+        DataFrame, processed partition by partition (the ``dask`` extra; see
+        :mod:`ppdp.publish.parquet_files`). A single ``.parquet`` file is read into memory
+        unless ``scheduler`` is given.
     schema : Schema or path
         The declared schema.
     output : path
-        The release (``.csv``, ``.csv.gz`` or ``.parquet``).
+        The release (``.csv``, ``.csv.gz`` or ``.parquet``). For a distributed input it is
+        a folder, written as partitioned Parquet (``part-00000.parquet``, ..., and
+        ``_SUCCESS``), with the guarantee in ``OUT.guarantee.json`` beside it.
     epsilon : float
         ε spent by this release.
     options : mapping, optional
@@ -302,6 +342,11 @@ def publish_table_file(
         ``report`` and ``after`` describe the run; nothing is spent or written.
     say : callable, optional
         Called with each progress or warning line for the custodian (the CLI's stderr).
+    scheduler : optional
+        Where a distributed input is processed (``ppdp publish --scheduler``): ``None``
+        or ``"local"`` (a ``LocalCluster`` on this machine), ``"tcp://host:8786"``, a
+        ``distributed.Client``, or a Dask local scheduler (``"threads"``, ``"sync"``).
+        An address that cannot be reached is refused in one line before the spend.
 
     Returns
     -------
@@ -312,8 +357,27 @@ def publish_table_file(
     from ppdp.data import Schema
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+    from ppdp.publish.parquet_files import distributed_input, publish_dataset
     from ppdp.random import refuse_seeded
 
+    if distributed_input(data, scheduler):
+        return publish_dataset(  # type: ignore[no-any-return]
+            method,
+            data,
+            schema=schema,
+            output=output,
+            epsilon=epsilon,
+            options=options,
+            ledger=ledger,
+            random_state=random_state,
+            allow_seeded=allow_seeded,
+            allow_large_epsilon=allow_large_epsilon,
+            idempotency_key=idempotency_key,
+            force=force,
+            dry_run=dry_run,
+            scheduler=scheduler,
+            say=say,
+        )
     tell = say if say is not None else (lambda _m: None)
     out = Path(output)
     side = sidecar_for(out)
@@ -409,19 +473,7 @@ def publish_table_file(
     table = table_of(publisher)
     if table is None:  # pragma: no cover - every table publisher releases data
         raise RuntimeError(f"{method} released no table")
-    sidecar = json.dumps(
-        {
-            "method": method,
-            "guarantee": release.guarantee.to_dict(),
-            "ledger": None if ledger is None else str(ledger),
-            "ledger_indices": list(release.ledger_indices),
-            "seeded": release.seeded,
-            **extra(publisher),
-        },
-        indent=2,
-        ensure_ascii=False,
-        allow_nan=False,
-    )
+    sidecar = sidecar_text(method, release, ledger, extra(publisher))
     tell(f"writing {out}")
     try:
         with atomic_paths(side, out) as (tmp_side, tmp_out):
@@ -437,4 +489,5 @@ def publish_table_file(
         cost=cost,
         ledger=state,
         n_rows=len(df),
+        rows_written=len(table),
     )
