@@ -12,8 +12,10 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -27,18 +29,21 @@ from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.table_synth_model import (
     Bins,
     JointModel,
+    MarginalCounts,
     Measurement,
     Model,
     cdp_rho,
+    class_counts_for,
     estimate,
     fit_joint,
-    measure,
+    measure_table,
     sample_codes,
+    sample_codes_given_classes,
     sample_joint,
     select_tree,
     sigma_for,
 )
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["TableSynthesizer"]
 
@@ -51,6 +56,9 @@ _METHODS = ("auto", "tree", "pairs")
 MAX_JOINT_ENTRIES = 2**23
 #: Shares of ρ in the tree model: first-round tables, edge selection, edge tables.
 TREE_SHARES = (0.3, 0.1, 0.6)
+#: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
+#: working memory (codes, encoded rows and the decoded frame).
+SAMPLE_PARTITION_BYTES = 64 << 20
 
 
 def _round_sigma_up(rho: float) -> float:
@@ -82,6 +90,17 @@ class Plan:
         if self.n_select:
             total += self.n_select * self.epsilon_select**2 / 8.0
         return total
+
+    def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
+        """Every table a fit may read from the data: the first round's, then (tree) the
+        (label, i, j) table of every candidate edge, which the selection scores and the
+        second round measures. Exact counts of these are all a fit needs from the rows."""
+        if self.method == "pairs" or self.n_select == 0:
+            return self.first
+        pre = () if self.label is None else (self.label,)
+        feats = self.features
+        edges = tuple((*pre, i, j) for x, i in enumerate(feats) for j in feats[x + 1 :])
+        return self.first + edges
 
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger."""
@@ -172,6 +191,8 @@ class TableSynthesizer(Publisher):
     >>> synth.sample(1000).shape  # doctest: +SKIP
     (1000, 11)
     """
+
+    supports_distributed: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -274,19 +295,74 @@ class TableSynthesizer(Publisher):
             raise DataValidationError("the data must have the label column")
         return X, y
 
+    # -- distributed input ----------------------------------------------------------------
+
+    def _distributed_include_label(self) -> bool:
+        return False  # the label comes as class codes ``y``, as in memory
+
+    def _partition_statistics(
+        self, X: NDArray[np.float64], y: NDArray[np.int64] | None
+    ) -> MarginalCounts:
+        """Exact counts of every table the fit may read (:meth:`Plan.counted_cliques`)."""
+        plan = self.plan()
+        codes = plan.bins.codes(self.schema, X, y)
+        return MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        if scan.n_rows < 2:
+            raise DataValidationError(
+                f"data has {scan.n_rows} row(s); TableSynthesizer needs n >= 2"
+            )
+
+    def _check_output(self, output: Any, name: str) -> Path | None:
+        """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``."""
+        if output is None:
+            return None
+        return _new_folder(output, "output")
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: Any,
+    ) -> Release:
+        plan = self.plan()
+        counts: MarginalCounts = scan.value
+        release = self._fit_model(plan, counts, source)
+        if output is None:
+            return release
+        from ppdp.data.distributed import read_parquet_dataset
+
+        self._write_samples(counts.n, Path(output), source, scheduler=scheduler)
+        return Release(
+            data=read_parquet_dataset(output),
+            encoded=None,
+            guarantee=release.guarantee,
+            statistics=release.statistics,
+        )
+
     # -- release --------------------------------------------------------------------------
 
     def _measure_all(
-        self, plan: Plan, codes: NDArray[np.int64], source: RandomSource
+        self, plan: Plan, counts: MarginalCounts, source: RandomSource
     ) -> tuple[list[Measurement], list[tuple[int, int]], list[Measurement]]:
-        """Every private step of ``fit``, in order (first tables, selection, edge tables)."""
+        """Every private step of ``fit``, in order (first tables, selection, edge tables).
+
+        ``counts`` holds the exact tables (:meth:`Plan.counted_cliques`): the whole table's
+        in memory, the reduced partition counts of a distributed scan. The noise is drawn
+        from ``source`` in the same order either way.
+        """
         sizes = plan.bins.sizes
-        first = [measure(codes, sizes, c, plan.sigma_first, source) for c in plan.first]
+        first = [measure_table(counts.table(c), c, plan.sigma_first, source) for c in plan.first]
         if plan.method == "pairs" or plan.n_select == 0:
             return first, [], []
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
         edges = select_tree(
-            codes,
+            counts,
             sizes,
             plan.features,
             plan.label,
@@ -296,20 +372,15 @@ class TableSynthesizer(Publisher):
             source,
         )
         pre = (plan.label,) if plan.label is not None else ()
-        second = [measure(codes, sizes, pre + e, plan.sigma_second, source) for e in edges]
+        second = [
+            measure_table(counts.table(pre + e), pre + e, plan.sigma_second, source) for e in edges
+        ]
         return first, edges, second
 
-    def _release(
-        self,
-        X: NDArray[np.float64],
-        y: NDArray[np.int64] | None,
-        source: RandomSource,
-        charges: list[Charge],
-    ) -> Release:
-        plan = self.plan()
-        codes = plan.bins.codes(self.schema, X, y)
-        n = codes.shape[0]
-        first, edges, second = self._measure_all(plan, codes, source)
+    def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
+        """Measure, select and estimate; keep the model; the release without rows."""
+        n = counts.n
+        first, edges, second = self._measure_all(plan, counts, source)
         sizes = plan.bins.sizes
         model: Model | JointModel
         if plan.method == "pairs":
@@ -330,12 +401,31 @@ class TableSynthesizer(Publisher):
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values for m in first + second
         }
-        Z, yy = self._decode(self._draw(n, source), source)
+        return Release(
+            data=None,
+            encoded=None,
+            guarantee=self._guarantee(plan, n, edges),
+            statistics=statistics,
+        )
+
+    def _release(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.int64] | None,
+        source: RandomSource,
+        charges: list[Charge],
+    ) -> Release:
+        plan = self.plan()
+        codes = plan.bins.codes(self.schema, X, y)
+        counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
+        del codes
+        release = self._fit_model(plan, counts, source)
+        Z, yy = self._decode(self._draw(counts.n, source), source)
         return Release(
             data=self.schema.decode(Z, yy),
             encoded=Z,
-            guarantee=self._guarantee(plan, n, edges),
-            statistics=statistics,
+            guarantee=release.guarantee,
+            statistics=release.statistics,
         )
 
     def _guarantee(self, plan: Plan, n: int, edges: list[tuple[int, int]]) -> Guarantee:
@@ -387,10 +477,147 @@ class TableSynthesizer(Publisher):
         -------
         DataFrame
             Schema columns (and the label), decoded: categories valid, numerics inside their
-            declared bounds.
+            declared bounds. For more rows than memory holds, use :meth:`sample_to_parquet`.
         """
         self._check_fitted()
         n = self._model.n if n is None else check_int("n", n, minimum=1)
         source = resolve_random_state(random_state, stacklevel=3)
         Z, y = self._decode(self._draw(n, source), source)
         return self.schema.decode(Z, y)
+
+    def sample_to_parquet(
+        self,
+        n: int | None,
+        output: str | os.PathLike[str],
+        *,
+        random_state: RandomState = None,
+        scheduler: Any = None,
+        rows_per_partition: int | None = None,
+    ) -> Path:
+        """Write ``n`` synthetic rows to a new folder as partitioned Parquet (post-processing).
+
+        Rows are drawn partition by partition (memory bounded by one partition per worker)
+        and written with :func:`ppdp.data.distributed.write_parquet_dataset`: files
+        ``part-00000.parquet``, ... and ``_SUCCESS``, nothing visible on failure. The rows
+        have the law of :meth:`sample`'s: with a tree model the number of rows of each class
+        is the same largest-remainder split of ``n``, shared among the partitions as a
+        uniformly shuffled table would share them (multivariate hypergeometric); a joint
+        model's rows are independent draws. Partition ``i`` reads its own stream
+        (:class:`ppdp.random.PartitionStreams`), so the same ``random_state`` and
+        ``rows_per_partition`` give the same files whatever the scheduler.
+
+        Parameters
+        ----------
+        n : int or None
+            Number of rows (None: the number of rows ``fit`` saw).
+        output : path
+            A folder that does not exist yet; its parent must exist.
+        random_state : None, int, SeedSequence, Generator or RandomSource, optional
+            ``None`` uses the OS CSPRNG.
+        scheduler : optional
+            ``"local"``, an address ``"tcp://host:8786"``, a ``distributed.Client``, or a
+            Dask local scheduler name (default: Dask's default, threads unless a ``Client``
+            is active); see :func:`ppdp.data.distributed.dask_session`.
+        rows_per_partition : int, optional
+            Rows per file (default: about 64 MiB of working memory per partition).
+
+        Returns
+        -------
+        Path
+            The folder written.
+        """
+        self._check_fitted()
+        n = self._model.n if n is None else check_int("n", n, minimum=1)
+        path = _new_folder(output, "output")
+        if rows_per_partition is not None:
+            check_int("rows_per_partition", rows_per_partition, minimum=1)
+        source = resolve_random_state(random_state, stacklevel=3)
+        from ppdp.data.distributed import dask_session
+
+        with dask_session(scheduler, default_local_cluster=False) as sched:
+            return self._write_samples(
+                n, path, source, scheduler=sched, rows_per_partition=rows_per_partition
+            )
+
+    def _partition_rows(self, n: int, rows_per_partition: int | None) -> list[int]:
+        if rows_per_partition is None:
+            row_bytes = 8 * (self.schema.n_features + 3 * len(self._plan.bins.sizes))
+            rows_per_partition = max(1024, SAMPLE_PARTITION_BYTES // row_bytes)
+        full, rest = divmod(n, rows_per_partition)
+        return [rows_per_partition] * full + ([rest] if rest else [])
+
+    def _write_samples(
+        self,
+        n: int,
+        path: Path,
+        source: RandomSource,
+        *,
+        scheduler: Any,
+        rows_per_partition: int | None = None,
+    ) -> Path:
+        """Draw ``n`` rows partition by partition and write them to ``path`` (post-processing)."""
+        from dask import delayed
+
+        from ppdp.data.distributed import write_parquet_dataset
+
+        sizes = self._partition_rows(n, rows_per_partition)
+        model = self._model
+        if isinstance(model, JointModel):
+            shares: list[Any] = list(sizes)
+        else:
+            shares = list(_split_classes(class_counts_for(model, n), sizes, source))
+        streams = PartitionStreams(source)
+        shared = delayed((model, self._plan.bins, self.schema, streams), traverse=False)
+        parts = [
+            delayed(_sample_partition, pure=True)(shared, share, i)
+            for i, share in enumerate(shares)
+        ]
+        return write_parquet_dataset(parts, path, scheduler=scheduler)
+
+
+def _split_classes(
+    totals: NDArray[np.int64], sizes: list[int], source: RandomSource
+) -> list[NDArray[np.int64]]:
+    """Class counts of each partition: consecutive blocks of a uniformly shuffled table.
+
+    Sequential multivariate hypergeometric draws (post-processing randomness, from a
+    generator keyed by ``source``).
+    """
+    seed = np.random.SeedSequence([int(w) for w in source.uint64(4)])
+    rng = np.random.default_rng(seed)
+    left = np.asarray(totals, dtype=np.int64).copy()
+    out = []
+    for m in sizes:
+        if m == int(left.sum()):
+            draw = left.copy()
+        else:
+            draw = rng.multivariate_hypergeometric(left, m).astype(np.int64)
+        out.append(draw)
+        left -= draw
+    return out
+
+
+def _sample_partition(shared: tuple[Any, Bins, Schema, PartitionStreams], share: Any, index: int):
+    """One partition of synthetic rows, decoded (runs on a worker)."""
+    model, bins, schema, streams = shared
+    source = streams.stream(index)
+    if isinstance(model, JointModel):
+        codes = sample_joint(model, int(share), source)
+    else:
+        codes = sample_codes_given_classes(model, share, source)
+    Z, y = bins.encode_codes(schema, codes, source)
+    return schema.decode(Z, y)
+
+
+def _new_folder(output: Any, param: str) -> Path:
+    """A folder to create: it must not exist, and its parent must."""
+    if not isinstance(output, str | os.PathLike):
+        raise ParameterTypeError(f"{param} ({output!r}) must be a folder path")
+    path = Path(os.fspath(output))
+    if path.exists():
+        raise ParameterError(f"{param} ({str(path)!r}) already exists; choose a new folder")
+    if not path.parent.is_dir():
+        raise ParameterError(
+            f"{param} ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
+        )
+    return path

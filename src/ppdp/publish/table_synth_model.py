@@ -28,11 +28,13 @@ from ppdp.random import RandomSource
 
 __all__ = [
     "Bins",
+    "MarginalCounts",
     "Measurement",
     "cdp_delta",
     "cdp_rho",
     "estimate",
     "measure",
+    "measure_table",
     "sample_codes",
     "select_tree",
 ]
@@ -221,6 +223,86 @@ def table(
     return np.bincount(flat, minlength=int(np.prod(shape))).astype(np.float64).reshape(shape)
 
 
+@dataclass(frozen=True)
+class MarginalCounts:
+    """Exact contingency tables of several cliques, mergeable with ``+`` (a scan's value).
+
+    What every private step of a fit reads from the data: the partitions of a distributed
+    table each count their rows, the counts add up exactly (integers), and the driver
+    measures and selects from the sums as an in-memory fit does from the whole table.
+
+    Attributes
+    ----------
+    n : int
+        Rows counted.
+    sizes : tuple of int
+        Codes per attribute.
+    cliques : tuple of tuple of int
+        The tables' attributes, in order.
+    tables : tuple of ndarray of int64
+        One table per clique, shaped by the clique's sizes.
+    """
+
+    n: int
+    sizes: tuple[int, ...]
+    cliques: tuple[tuple[int, ...], ...]
+    tables: tuple[NDArray[np.int64], ...]
+
+    @classmethod
+    def of(
+        cls, codes: NDArray[np.int64], sizes: Sequence[int], cliques: Sequence[tuple[int, ...]]
+    ) -> MarginalCounts:
+        """Count ``codes`` (n, d) over every clique (consecutive cliques sharing all but
+        their last attribute reuse one flat index)."""
+        sizes = tuple(int(s) for s in sizes)
+        cols = [np.ascontiguousarray(codes[:, a], dtype=np.int64) for a in range(codes.shape[1])]
+        prefix: tuple[int, ...] | None = None
+        base = np.zeros(codes.shape[0], dtype=np.int64)
+        out: list[NDArray[np.int64]] = []
+        for clique in cliques:
+            shape = tuple(sizes[a] for a in clique)
+            if not clique:
+                out.append(np.array(codes.shape[0], dtype=np.int64))
+                continue
+            head = tuple(clique[:-1])
+            if head != prefix:
+                prefix = head
+                base = np.zeros(codes.shape[0], dtype=np.int64)
+                for a in head:
+                    base = base * sizes[a] + cols[a]
+            last = clique[-1]
+            flat = base * sizes[last] + cols[last]
+            counts = np.bincount(flat, minlength=math.prod(shape)).astype(np.int64)
+            out.append(counts.reshape(shape))
+        return cls(int(codes.shape[0]), sizes, tuple(tuple(c) for c in cliques), tuple(out))
+
+    def __add__(self, other: MarginalCounts) -> MarginalCounts:
+        if not isinstance(other, MarginalCounts):
+            return NotImplemented
+        if other.cliques != self.cliques or other.sizes != self.sizes:
+            raise ValueError("marginal counts over different cliques cannot be added")
+        return MarginalCounts(
+            self.n + other.n,
+            self.sizes,
+            self.cliques,
+            tuple(a + b for a, b in zip(self.tables, other.tables, strict=True)),
+        )
+
+    def table(self, clique: Sequence[int]) -> NDArray[np.float64]:
+        """The exact table of ``clique`` (as :func:`table` gives it on the whole table)."""
+        key = tuple(clique)
+        try:
+            i = self.cliques.index(key)
+        except ValueError:
+            raise KeyError(f"clique {key} was not counted") from None
+        return self.tables[i].astype(np.float64)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the tables."""
+        return int(sum(t.nbytes for t in self.tables))
+
+
 def sigma_for(rho: float) -> float:
     """σ of a Gaussian count table costing ``rho`` (L2 sensitivity √2: ρ = 1/σ²)."""
     return math.sqrt(TABLE_L2_SENSITIVITY**2 / (2.0 * rho))
@@ -238,7 +320,13 @@ def measure(
     Counts are integers and the grid Λ of :func:`ppdp.noise.gaussian` is a power of two
     below 1, so snapping leaves them exact and the sensitivity stays √2.
     """
-    exact = table(codes, sizes, clique)
+    return measure_table(table(codes, sizes, clique), clique, sigma, source)
+
+
+def measure_table(
+    exact: NDArray[np.float64], clique: tuple[int, ...], sigma: float, source: RandomSource
+) -> Measurement:
+    """:func:`measure` on an exact count table already computed (in memory or reduced)."""
     noisy = draw_tables(exact, sigma, 1, source)[0]
     return Measurement(clique, noisy.reshape(exact.shape), sigma)
 
@@ -277,7 +365,7 @@ def _independent(
 
 
 def select_tree(
-    codes: NDArray[np.int64],
+    counts: MarginalCounts | NDArray[np.int64],
     sizes: Sequence[int],
     features: Sequence[int],
     label: int | None,
@@ -294,13 +382,20 @@ def select_tree(
     measuring ``T`` at ``sigma_edge`` (public). ``T̂`` and the correction are public, so the
     utility moves by at most 2 under replace-one. Each of the ``len(features) − 1`` choices
     is ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]).
+
+    ``counts`` holds the exact tables: :class:`MarginalCounts` with every candidate's
+    table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
     """
+    if not isinstance(counts, MarginalCounts):
+        pre = () if label is None else (label,)
+        cliques = [(*pre, i, j) for x, i in enumerate(features) for j in features[x + 1 :]]
+        counts = MarginalCounts.of(counts, sizes, cliques)
     feats = list(features)
     if len(feats) < 2:
         return []
     clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
     if label is None:
-        m_c = np.array([float(codes.shape[0])])
+        m_c = np.array([float(counts.n)])
         marg = {a: clean[a][None, :] for a in feats}
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
@@ -310,7 +405,7 @@ def select_tree(
     for x, i in enumerate(feats):
         for j in feats[x + 1 :]:
             clique = (i, j) if label is None else (label, i, j)
-            exact = table(codes, sizes, clique).reshape(m_c.size, sizes[i], sizes[j])
+            exact = counts.table(clique).reshape(m_c.size, sizes[i], sizes[j])
             est = _independent(marg[i], marg[j], m_c)
             err = float(np.abs(exact - est).sum())
             cand.append((i, j))
@@ -499,10 +594,23 @@ def sample_codes(model: Model, n: int, source: RandomSource) -> NDArray[np.int64
     Class counts are the model's, scaled to ``n`` by largest remainder; each feature is
     drawn given the class and its parent, from the fitted tables.
     """
+    return sample_codes_given_classes(model, class_counts_for(model, n), source)
+
+
+def class_counts_for(model: Model, n: int) -> NDArray[np.int64]:
+    """How many of ``n`` sampled rows get each class: the model's counts, largest remainder."""
+    return _largest_remainder(model.class_counts, n)
+
+
+def sample_codes_given_classes(
+    model: Model, class_counts: NDArray[np.int64], source: RandomSource
+) -> NDArray[np.int64]:
+    """Coded rows with exactly ``class_counts[k]`` rows of class ``k``, in random order."""
+    n = int(np.sum(class_counts))
     d = len(model.sizes)
     out = np.zeros((n, d), dtype=np.int64)
     K = model.class_counts.size
-    cls = np.repeat(np.arange(K), _largest_remainder(model.class_counts, n))
+    cls = np.repeat(np.arange(K), np.asarray(class_counts, dtype=np.int64))
     if model.label is not None:
         out[:, model.label] = cls
     for a in model.order:
