@@ -1,40 +1,92 @@
-"""What the commands that write a release share: ``--allow-seeded``, ``--force``, and how a
-release's guarantee is printed (its one-line summary; in full with ``-v``)."""
+"""What the sub-commands share: flag tables and the flags several commands take, and how a
+release's guarantee, its ledger entries and a seeded run are printed.
+
+A command declares its flags as a table of :data:`Flag` rows (names, ``add_argument``
+options, help) added in order by :func:`add_flags`; the tables are kept one row per flag.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
+
+#: One flag: its names (``"-o --output"``, or a positional's name), ``add_argument``'s
+#: options, and its help.
+Flag = tuple[str, dict[str, Any], str]
+
+# fmt: off
+ALLOW_SEEDED: Flag = ("--allow-seeded", {"action": "store_true"},
+    "accept --seed with --ledger (an experiment: the same seed on neighbouring tables cancels "
+    "the noise exactly); the ledger records it")
+FORCE: Flag = ("--force", {"action": "store_true"},
+               "replace an existing output file (never one of the inputs)")
+SEP: Flag = ("--sep", {"default": None, "metavar": "CHAR"},
+    "column separator of a text table; default: detected from the header line among , ; tab | "
+    "(said on stderr when not the extension's default)")
+ENCODING: Flag = ("--encoding", {"default": "utf-8"},
+                  "text encoding of a text table (e.g. latin-1)")
+SEED: Flag = ("--seed", {"type": int, "default": None},
+    "reproducible noise for experiments (NOT for real releases); refused with --ledger unless "
+    "--allow-seeded")
+IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},
+    "a key unique to this release request: a retried run with the same key is not charged "
+    "again (its output was never written: the write is atomic). Use a fresh key for every new "
+    "release")
+JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
+CHECKPOINT: Flag = ("--checkpoint", {"metavar": "FILE", "default": None},
+                    "a checkpoint kept elsewhere that the ledger must extend")
+# fmt: on
+
+
+def command(
+    subparsers: argparse._SubParsersAction, name: str, help: str, description: str, *flags: Flag
+) -> argparse.ArgumentParser:
+    """Add the sub-command ``name`` with its ``flags`` (defaults shown in its help)."""
+    parser = subparsers.add_parser(
+        name,
+        help=help,
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    add_flags(parser, *flags)
+    return parser
+
+
+def actions(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
+    """The required ``ACTION`` of a command with several (``ppdp budget show``)."""
+    sub = parser.add_subparsers(dest=dest, metavar="ACTION")
+    sub.required = True
+    return sub
+
+
+def add_flags(parser: Any, *flags: Flag) -> None:
+    """Add each :data:`Flag` row to ``parser`` (or an argument group), in order."""
+    for names, options, text in flags:
+        parser.add_argument(*names.split(), help=text, **options)
 
 
 def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
     """``--allow-seeded`` and ``--force``, shared by the commands that write a release."""
-    parser.add_argument(
-        "--allow-seeded",
-        action="store_true",
-        help="accept --seed with --ledger (an experiment: the same seed on neighbouring tables "
-        "cancels the noise exactly); the ledger records it",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="replace an existing output file (never one of the inputs)",
-    )
+    add_flags(parser, ALLOW_SEEDED, FORCE)
 
 
 def add_table_flags(parser: argparse.ArgumentParser) -> None:
     """``--sep`` and ``--encoding``, for every command that reads a table."""
-    parser.add_argument(
-        "--sep",
-        default=None,
-        metavar="CHAR",
-        help="column separator of a text table; default: detected from the header line "
-        "among , ; tab | (said on stderr when not the extension's default)",
-    )
-    parser.add_argument(
-        "--encoding", default="utf-8", help="text encoding of a text table (e.g. latin-1)"
-    )
+    add_flags(parser, SEP, ENCODING)
+
+
+def pick(args: argparse.Namespace, names: str) -> dict[str, Any]:
+    """The parsed values of ``names`` (space-separated), to pass on as keyword arguments."""
+    return {name: getattr(args, name) for name in names.split()}
+
+
+def table_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``sep`` and ``encoding`` of a command that reads a table, as keyword arguments."""
+    return {"sep": table_separator(args.sep), "encoding": args.encoding}
 
 
 def table_separator(value: str | None) -> str | None:
@@ -52,6 +104,26 @@ def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: 
             "cancels the noise exactly; drop --seed for a real release, or add --allow-seeded "
             "for an experiment (the ledger records it)"
         )
+
+
+def say(prefix: str) -> Callable[[str], None]:
+    """A function writing ``PREFIX: message`` lines on stderr (``say("ppdp train")``)."""
+
+    def line(message: str) -> None:
+        sys.stderr.write(f"{prefix}: {message}\n")
+        sys.stderr.flush()
+
+    return line
+
+
+@contextmanager
+def seeded_quietly() -> Iterator[None]:
+    """No InsecureRandomnessWarning: a seeded run is said in words (or is not a release)."""
+    from ppdp.exceptions import InsecureRandomnessWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        yield
 
 
 def print_guarantee(
@@ -82,3 +154,23 @@ def ledger_total(acct: Any) -> str:
     g = acct.guarantee
     delta = f", δ={g.delta:g}" if g.delta > 0 else ""
     return f"ledger total ε={g.epsilon:.6g}{delta} ({acct.composition} composition)"
+
+
+def print_release_end(
+    ledger: str | None, indices: Sequence[int], *, seeded: bool, total: str = ""
+) -> None:
+    """A release's closing lines: where it was charged, and a note when it was seeded."""
+    if ledger is not None and indices:
+        print(f"charged in {ledger} ({ledger_entries(indices)})" + (f"; {total}" if total else ""))
+    if seeded:
+        print(
+            "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
+            + (" (--allow-seeded is recorded in the ledger)" if ledger else "")
+        )
+
+
+def print_dry_run(**plan: Any) -> None:
+    """The ``--dry-run`` summary (:func:`ppdp.accounting.plan.dry_run_lines`) on stdout."""
+    from ppdp.accounting.plan import dry_run_lines
+
+    print("\n".join(dry_run_lines(**plan)))

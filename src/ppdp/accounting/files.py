@@ -1,0 +1,198 @@
+"""Budget ledger files: what ``ppdp budget init|show`` and ``ppdp ledger anchor`` do.
+
+:func:`init_budget_ledger` creates a dataset's ledger (never over an existing one);
+:func:`format_budget_report` is the text of ``ppdp budget show``; :func:`anchor_ledger`
+verifies a ledger, signs an anchor of its head and records it in the anchor registry.
+
+Examples
+--------
+>>> from ppdp.accounting.files import init_budget_ledger
+>>> line = init_budget_ledger("adult.ledger", dataset_id="adult", epsilon=4.0)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ppdp.budget import PrivacyBudget
+from ppdp.exceptions import ParameterError
+
+__all__ = ["anchor_ledger", "format_budget_report", "init_budget_ledger"]
+
+
+def init_budget_ledger(
+    path: str | os.PathLike[str],
+    *,
+    dataset_id: str,
+    epsilon: float,
+    delta: float = 0.0,
+    relation: str = "replace-one",
+    composition: str = "basic",
+    anchor: str | None = None,
+) -> str:
+    """Create the budget ledger of ``dataset_id`` at ``path``; return the line that says so.
+
+    Refuses an existing ``path`` (a budget is never re-initialised); the other checks are
+    :meth:`ppdp.accounting.Accountant.open`'s.
+    """
+    from ppdp.accounting import Accountant
+
+    path = Path(path)
+    if path.exists():
+        raise ParameterError(f"ledger ({path}) already exists; a budget is never re-initialised")
+    with Accountant.open(
+        path,
+        dataset_id=dataset_id,
+        total=PrivacyBudget(epsilon, delta),
+        relation=relation,
+        anchor=anchor,
+        composition=composition,
+    ) as acct:
+        how = "" if acct.composition == "basic" else f", {acct.composition} composition"
+        return (
+            f"created budget ledger {path} for dataset {acct.dataset_id!r}: total {acct.total}, "
+            f"{acct.relation.value}{how}"
+        )
+
+
+def anchor_ledger(
+    path: str | os.PathLike[str],
+    *,
+    key: str | os.PathLike[str] | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    anchor: str | None = None,
+    record: bool = True,
+) -> tuple[Any, str]:
+    """Verify the ledger at ``path`` and sign an anchor of its head with ``key``.
+
+    ``key`` defaults to the key beside the ledger (``LEDGER.key``). The anchor is recorded
+    as the dataset's latest in the default anchor registry unless ``record`` is false.
+    Returns the :class:`~ppdp.ledger.Anchor` and where it was recorded, in words.
+    """
+    from ppdp.accounting import key_path_for
+    from ppdp.ledger import AnchorRegistry, Ledger, load_private_key
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"ledger file {path} does not exist")
+    key_file = Path(key) if key else key_path_for(path)
+    if not key_file.is_file():
+        raise ParameterError(
+            f"--key ({key_file}) does not exist; pass the signing key of a signer the ledger pins"
+        )
+    registry = AnchorRegistry.default()
+    with Ledger.open(
+        path,
+        signer=load_private_key(key_file),
+        checkpoint=checkpoint,
+        anchor=anchor,
+        anchor_registry=registry,
+    ) as led:
+        signed = led.anchor()
+    where = "not recorded (--no-record)"
+    if record:
+        where = f"recorded in {registry.record(signed, ledger_path=path)}"
+    return signed, where
+
+
+def _budget(b: PrivacyBudget) -> str:
+    return f"ε={b.epsilon!r}, δ={b.delta!r}"
+
+
+def _fact(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _head_lines(report: Any) -> list[str]:
+    v = report.verification
+    lines = [
+        f"ledger:    {report.path} (verified: {v.length} entries, head {v.head_hash[:16]}…)",
+        f"dataset:   {report.dataset_id}",
+        f"relation:  {report.relation.value} ({report.composition} composition)",
+        f"total:     {_budget(report.total)}",
+    ]
+    if report.composition == "basic":
+        return [
+            *lines,
+            f"spent:     {_budget(report.spent)}",
+            f"remaining: {_budget(report.remaining)}",
+        ]
+    # a composed ε at the target δ: not a sum, so the headroom is not additive either
+    return [
+        *lines,
+        f"spent:     ε={report.spent.epsilon:.6g} at δ={report.total.delta!r} "
+        f"(every spend composed, {report.composition})",
+        f"remaining: ε={report.remaining.epsilon:.6g} of headroom at δ="
+        f"{report.total.delta!r} (whether a release fits is decided by composing it)",
+    ]
+
+
+def _could_still_line(report: Any) -> str:
+    from ppdp.accounting import last_release_records
+
+    last = last_release_records(report.spends)
+    count = report.could_still_release
+    more = f"{count:,}" if count < 100_000 else "at least 100,000"
+    what = (
+        f"entry {last[0].index}: {last[0].mechanism}"
+        if len(last) == 1
+        else f"entries {last[0].index}-{last[-1].index}"
+    )
+    return (
+        f"what you could still release: {more} more like the last release ({what}) "
+        f"under {report.composition} composition"
+    )
+
+
+def format_budget_report(report: Any, *, verbose: bool = False) -> str:
+    """The text ``ppdp budget show`` prints for a :class:`~ppdp.accounting.BudgetReport`.
+
+    ``verbose``: each spend's recorded facts too.
+    """
+    lines = [*_head_lines(report), ""]
+    if not report.spends:
+        return "\n".join([*lines, "no spends yet"])
+    running = list(report.running) or [report.spent] * len(report.spends)
+    # under PLD/RDP the columns are each event's own (ε, δ), not what it added to the total
+    head = ("ε", "δ") if report.composition == "basic" else ("event ε", "event δ")
+    rows = [("index", "time", "mechanism", *head, "seeded")]
+    rows += [
+        (
+            str(s.index),
+            s.time,
+            s.mechanism,
+            repr(s.epsilon),
+            repr(s.delta),
+            "yes" if s.seeded else "no",
+        )
+        for s in report.spends
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    pad = " " * (widths[0] + 2)
+    for i, r in enumerate(rows):
+        cells = [r[0].rjust(widths[0])] + [
+            c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            continue
+        spend = report.spends[i - 1]
+        if verbose and spend.details:
+            lines.append(pad + "; ".join(f"{k}: {_fact(v)}" for k, v in spend.details.items()))
+        if spend.event is not None:
+            t = running[i - 1]
+            lines.append(
+                f"{pad}event: {spend.event.describe()}; total so far "
+                f"({report.composition}): ε={t.epsilon:.6g}, δ={t.delta:.3g}"
+            )
+    lines.append(f"{len(report.spends)} spends")
+    if report.could_still_release is not None:
+        lines.append(_could_still_line(report))
+    return "\n".join(lines)

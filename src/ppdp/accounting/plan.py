@@ -1,0 +1,125 @@
+"""Planned charges in words: what a dry run of ``ppdp publish`` or ``ppdp train`` prints.
+
+:func:`charge_lines` states each planned ledger entry and the noise it adds;
+:func:`dry_run_lines` is the whole ``--dry-run`` summary (what would be charged, what the
+ledger would have left, and the share of values the declared bounds clip).
+
+Examples
+--------
+>>> from types import SimpleNamespace
+>>> from ppdp.budget import PrivacyBudget
+>>> from ppdp.accounting.plan import charge_lines
+>>> charge = SimpleNamespace(budget=PrivacyBudget(1.0), mechanism="Laplace",
+...                          details={"noise_scale": 2.0})
+>>> charge_lines([charge])[0]
+'  1. Laplace: epsilon = 1, delta = 0'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["charge_lines", "dry_run_lines"]
+
+#: Noise parameters a charge's details may state, and what each one is.
+_OTHER_SCALES = {
+    "scatter_sigma": "Gaussian sigma on each entry of the second-moment matrix",
+    "mean_sigmas": "Gaussian sigma on each class mean (the class-sum sigma divided by the "
+    "public class size), per class",
+    "noise_norm_scale": "scale of the noise vector's norm (Gamma(d, scale))",
+}
+
+
+def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
+    """The per-value noise of one charge (``noise_scale``), in words."""
+    if d.get("norm") == "l2":
+        return [
+            f"     Gaussian noise, standard deviation sigma = {d['noise_scale']:.4g} per "
+            f"released value (expected absolute error sigma*sqrt(2/pi) = "
+            f"{d['noise_scale'] * 0.7978845608:.4g}, in {d.get('units', 'encoded units')})"
+        ]
+    lines = [
+        f"     Laplace noise, scale b = {d['noise_scale']:.4g} per released value "
+        "(expected absolute error b, in encoded units)"
+    ]
+    if per_value and schema is not None:
+        for col in schema.numeric_columns:
+            r = col.upper - col.lower
+            lines.append(
+                f"       {col.name}: b x declared range {r:g} = {d['noise_scale'] * r:.4g} "
+                "expected absolute error before clipping, in the column's units"
+            )
+    return lines
+
+
+def charge_lines(
+    charges: Sequence[Any], *, schema: Any = None, per_value: bool = False
+) -> list[str]:
+    """The planned ledger entries and the noise each one adds, in words.
+
+    ``charges`` hold ``budget``, ``mechanism`` and ``details`` (a publisher's
+    :class:`~ppdp.publish.Charge` or a learner's ``Plan``). ``per_value``: the Laplace
+    noise is added to each encoded value of the table (the ``laplace`` baseline), so its
+    scale times a numeric column's declared range is that column's expected absolute error
+    before clipping.
+    """
+    lines: list[str] = []
+    for i, charge in enumerate(charges, 1):
+        b, d = charge.budget, charge.details
+        lines.append(
+            f"  {i}. {charge.mechanism}: epsilon = {b.epsilon:.10g}, delta = {b.delta:.10g}"
+        )
+        if "noise_scale" in d:
+            lines += _scale_lines(d, schema, per_value)
+        if not any(k in d for k in ("noise_scale", "scatter_sigma", "noise_norm_scale")):
+            lines.append(
+                "     no per-value noise scale to state: the noise is drawn inside the "
+                "mechanism (e.g. a perturbed objective); the ledger entry gives its details"
+            )
+        for key, what in _OTHER_SCALES.items():
+            if key in d:
+                v = d[key]
+                text = ", ".join(f"{x:.4g}" for x in v) if isinstance(v, list) else f"{v:.4g}"
+                lines.append(f"     {what}: {text} (encoded units)")
+    return lines
+
+
+def dry_run_lines(
+    *,
+    what: str,
+    charges: Sequence[Any],
+    schema: Any,
+    report: Any,
+    remaining: Any,
+    per_value: bool,
+    after: Any = "subtract",
+) -> list[str]:
+    """The ``--dry-run`` summary of ``what`` (``"publish pca"``), one line per item.
+
+    ``remaining``: what the ledger has left (None: no ledger). ``after``: the accountant's
+    own answer to what it would have left (it composes under PLD / RDP; None: the release
+    would not fit); the default subtracts, as basic composition does.
+    """
+    from ppdp.budget import PrivacyBudget
+    from ppdp.data.schema_files import clipping_lines
+
+    total = PrivacyBudget(0.0)
+    for c in charges:
+        total = total + c.budget
+    entries = f"entr{'y' if len(charges) == 1 else 'ies'}"
+    lines = [
+        f"dry run of {what} on {report.n_rows:,} rows: nothing was spent or written",
+        f"would charge {total} in {len(charges)} ledger {entries}:",
+        *charge_lines(charges, schema=schema, per_value=per_value),
+    ]
+    if remaining is not None:
+        left = remaining - total if after == "subtract" else after
+        lines.append(
+            f"the ledger has {remaining} left; after this release: "
+            + ("it does not fit (the real run is refused)" if left is None else f"{left}")
+        )
+    else:
+        lines.append("no --ledger given: the real run would record the spend nowhere")
+    lines.append("values clipped to the declared bounds (custodian only, not released):")
+    return lines + clipping_lines(schema, report)

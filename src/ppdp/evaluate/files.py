@@ -1,0 +1,223 @@
+"""Reporting on files: what ``ppdp report`` does, for a Python caller.
+
+:func:`report_file` compares a released table (with its ``RELEASE.guarantee.json``) or a
+model file with the private data it came from, and writes the HTML report (and, if asked,
+its numbers as JSON) atomically. Every output is checked before anything is read. The
+report reads the private data: it is for the custodian only and costs no budget.
+
+Examples
+--------
+>>> from ppdp.evaluate.files import report_file
+>>> done = report_file("adult.dp.csv", original="adult.csv",  # doctest: +SKIP
+...                    schema="adult.schema.json", output="report.html")
+>>> print(done.report.summary())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ppdp.exceptions import DataValidationError, ParameterError
+
+__all__ = ["ReportFileResult", "read_sidecar", "report_file"]
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class ReportFileResult:
+    """What :func:`report_file` wrote.
+
+    Attributes
+    ----------
+    report : QualityReport or ModelReport or LDAProjectionReport
+        The report (``summary()``, ``to_html()``, ``to_json()``).
+    paths : list of Path
+        The files written: the HTML report, then the JSON numbers if asked for.
+    note : str or None
+        A line for the reader (a release reported without its guarantee file).
+    """
+
+    report: Any
+    paths: list[Path]
+    note: str | None = None
+
+
+def read_sidecar(release: PathLike) -> tuple[Path, dict[str, Any] | None]:
+    """A release's ``.guarantee.json`` path and content (None when there is none)."""
+    release = Path(release)
+    side = release.with_name(release.name + ".guarantee.json")
+    if not side.exists():
+        return side, None
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} is corrupt ({exc}); restore it or "
+            "move it away to report without a guarantee"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("guarantee"), dict):
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} holds no guarantee; restore it or "
+            "move it away to report without a guarantee"
+        )
+    return side, data
+
+
+def _check_outputs(
+    output: PathLike, json_out: PathLike | None, inputs: list[tuple[str, Any]], force: bool
+) -> list[Path]:
+    from ppdp._io import check_output
+
+    if json_out is not None and not str(json_out).lower().endswith(".json"):
+        raise ParameterError(f"--json ({str(json_out)!r}) must end in .json")
+    sidecars = [] if json_out is None else [("--json", Path(json_out))]
+    check_output(output, suffixes=(".html", ".htm"), sidecars=sidecars, inputs=inputs, force=force)
+    return [Path(output)] + ([] if json_out is None else [Path(json_out)])
+
+
+def _write(report: Any, paths: list[Path]) -> None:
+    """The HTML report (and the JSON numbers), written together atomically."""
+    from ppdp._io import atomic_paths
+
+    html = report.to_html()
+    with atomic_paths(*reversed(paths)) as tmps:
+        if len(paths) > 1:
+            tmps[0].write_text(report.to_json(), encoding="utf-8")
+        tmps[-1].write_text(html, encoding="utf-8")
+
+
+def report_file(
+    release: PathLike,
+    *,
+    output: PathLike,
+    original: PathLike | None = None,
+    schema: PathLike | None = None,
+    holdout: PathLike | None = None,
+    target: str | None = None,
+    json_output: PathLike | None = None,
+    force: bool = False,
+    no_guarantee: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> ReportFileResult:
+    """Report on ``release`` against the private data; write ``output`` (HTML).
+
+    Parameters
+    ----------
+    release : path
+        A released table (``.csv``, ``.parquet``; an LDA projection release is recognised by
+        its guarantee file), or a model file from ``ppdp train`` (``.json``: then
+        ``holdout`` is required and ``original`` optional).
+    output : path
+        The HTML report (``.html`` or ``.htm``).
+    original, schema : path, optional
+        The private table and the declared schema (both required for a table).
+    holdout : path, optional
+        Original rows that took no part in the release, to test a classifier on.
+    target : str, optional
+        A categorical column (or the label) to predict.
+    json_output : path, optional
+        Also write the report's numbers here (``.json``).
+    no_guarantee : bool, default False
+        Report a table that has no guarantee file (its guarantee is then unknown).
+
+    Returns
+    -------
+    ReportFileResult
+    """
+    from ppdp.evaluate.report import import_matplotlib
+
+    import_matplotlib()  # before anything is read: one line naming the extra
+    read = _reader(sep, encoding)
+    if str(release).lower().endswith(".json"):
+        if holdout is None:
+            raise ParameterError(
+                "a model is reported on held-out rows: give --holdout TEST (rows not used to train)"
+            )
+        inputs = [("model file", release), ("original", original), ("schema", schema)]
+        paths = _check_outputs(output, json_output, [*inputs, ("holdout", holdout)], force)
+        return _report_model(release, paths, original, holdout, target, read)
+    for flag, value in (("--original", original), ("--schema", schema)):
+        if value is None:
+            raise ParameterError(f"{flag} is required to report a released table")
+    side, sidecar = read_sidecar(release)
+    lda = sidecar is not None and sidecar.get("method") == "lda-projection"
+    if holdout is not None and target is None and not lda:
+        raise ParameterError("--holdout is only used with --target COL: give the column to predict")
+    inputs = [("release", release), ("release's guarantee file", side), ("original", original)]
+    paths = _check_outputs(
+        output, json_output, [*inputs, ("schema", schema), ("holdout", holdout)], force
+    )
+    report = _report_table(
+        release, original, schema, holdout, target, side, sidecar, no_guarantee, read
+    )
+    _write(report, paths)
+    note = f"note: no guarantee file ({side}); the report says so" if sidecar is None else None
+    return ReportFileResult(report, paths, note)
+
+
+def _reader(sep: str | None, encoding: str) -> Any:
+    """Read a table file (None stays None) with the given separator and encoding."""
+    from ppdp.data.draft import read_table
+
+    return lambda path: None if path is None else read_table(path, sep=sep, encoding=encoding)
+
+
+def _report_table(
+    release: PathLike,
+    original: Any,
+    schema: Any,
+    holdout: Any,
+    target: str | None,
+    side: Path,
+    sidecar: dict[str, Any] | None,
+    no_guarantee: bool,
+    read: Any,
+) -> Any:
+    from ppdp.data import Schema
+    from ppdp.evaluate.report import lda_projection_report, quality_report
+
+    schema = Schema.from_file(schema)
+    released, orig, test = read(release), read(original), read(holdout)
+    if sidecar is not None and sidecar.get("method") == "lda-projection":
+        return lda_projection_report(orig, released, schema, sidecar, holdout=test, target=target)
+    head = [str(c) for c in released.columns][:2]
+    if sidecar is None and (head[:1] == ["lda_1"] or head == ["feature", "lda_1"]):
+        raise DataValidationError(
+            f"{str(release)!r} looks like an LDA projection release but its guarantee file "
+            f"({side}) is missing: it holds the direction; restore it"
+        )
+    if sidecar is None and not no_guarantee:
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} is missing: the report states the "
+            "release's guarantee from it; restore it, or add --no-guarantee to report a "
+            "table without one"
+        )
+    return quality_report(orig, released, schema, holdout=test, target=target, guarantee=sidecar)
+
+
+def _report_model(
+    model: PathLike,
+    paths: list[Path],
+    original: PathLike | None,
+    holdout: PathLike | None,
+    target: str | None,
+    read: Any,
+) -> ReportFileResult:
+    from ppdp.evaluate.report import model_report
+    from ppdp.learn import read_model
+
+    mf = read_model(model)
+    label = None if mf.schema is None or mf.schema.label is None else mf.schema.label.name
+    if target is not None and target != label:
+        raise ParameterError(
+            f"--target {target!r} is not the model's label ({label!r}); leave it out"
+        )
+    report = model_report(mf, read(holdout), original=read(original))
+    _write(report, paths)
+    return ReportFileResult(report, paths)
