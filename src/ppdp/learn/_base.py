@@ -42,9 +42,13 @@ load with :meth:`PrivateClassifierBase.from_model_dict`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import operator
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -67,6 +71,7 @@ from ppdp.exceptions import (
     ParameterTypeError,
     PPDPWarning,
 )
+from ppdp.learn._erm import ERMPartial, Loss, PartitionedERMData, erm_partition_terms
 from ppdp.random import RandomSource, refuse_seeded, resolve_random_state
 
 __all__ = [
@@ -400,6 +405,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         y: ArrayLike | None = None,
         accountant: Accountant | None = None,
         *,
+        scheduler: Any = None,
         allow_seeded: bool = False,
         idempotency_key: str | None = None,
     ) -> Any:
@@ -407,12 +413,16 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
         Parameters
         ----------
-        X : array_like, shape (n_samples, n_features), or a DataFrame with ``schema=``
+        X : array_like, shape (n_samples, n_features), or a table with ``schema=``
             Private records. Rows are divided by ``data_norm`` and clipped to norm 1.
-            With ``schema=`` the raw table, encoded here with the schema.
+            With ``schema=`` the raw table, encoded here with the schema: a pandas
+            DataFrame, or (learners with ``supports_distributed``) a Dask DataFrame or a
+            Parquet dataset (a folder, a ``.parquet`` file or a glob) holding the label
+            column, trained partition by partition (:meth:`_fit_distributed`).
         y : array_like, shape (n_samples,)
             Exactly two distinct labels (treated as public, like the feature count). With
-            ``schema=`` it may be left out when ``X`` holds the label column.
+            ``schema=`` it may be left out when ``X`` holds the label column (it must be
+            left out for a distributed table).
         accountant : Accountant, optional
             The dataset's accountant (replace-one relation). Without one nothing is
             recorded and the caller is responsible for the budget (the first such fit of
@@ -424,6 +434,11 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         idempotency_key : str, optional
             A key unique to this training request (``ppdp train --idempotency-key``): a
             retry with the same key charges nothing again (``replayed_`` is then True).
+        scheduler : optional
+            For a distributed table only: ``"local"`` (a ``LocalCluster``, the default for
+            a Parquet path), an address ``"tcp://host:8786"``, a ``distributed.Client``, or
+            one of Dask's local schedulers (``"threads"``, ``"sync"``, ``"processes"``);
+            ``None`` with a Dask DataFrame uses Dask's default (an active ``Client``).
 
         Returns
         -------
@@ -434,6 +449,22 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise ParameterTypeError(
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
+        from ppdp.data.distributed import is_distributed
+
+        if is_distributed(X):
+            return self._fit_distributed(
+                X,
+                y,
+                accountant,
+                scheduler=scheduler,
+                allow_seeded=allow_seeded,
+                idempotency_key=idempotency_key,
+            )
+        if scheduler is not None:
+            raise ParameterError(
+                f"scheduler ({scheduler!r}) is for a Dask DataFrame or a Parquet dataset; X is "
+                f"a {type(X).__name__}, processed in memory"
+            )
         if y is None and self._schema() is None:
             raise DataValidationError(
                 f"{name} requires y to be passed, but the target y is None "
@@ -443,25 +474,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         n_rows = _row_count(X)
         plan = self._plan(n_rows)
         source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
-        if accountant is not None:
-            refuse_seeded(
-                not source.is_secure,
-                allow_seeded=allow_seeded,
-                value=getattr(self, "random_state", None),
-            )
-            if float(self._noise_multiplier) != 1.0:
-                raise ParameterError(
-                    f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
-                    "a release through an accountant must use 1.0"
-                )
-            if accountant.relation is not Neighbouring.REPLACE_ONE:
-                raise ParameterError(
-                    f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "
-                    f"{name} is ε-DP for replaced records with n public"
-                )
-            check_charges(
-                accountant, plan, mechanism=plan.mechanism, idempotency_key=idempotency_key
-            )
+        self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
         Z = self._prepare(Xv)
@@ -491,6 +504,171 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             del self.classes_  # never look fitted after a failed release
             raise
         self.ledger_indices_ = tuple(indices)
+        self.replayed_ = bool(records) and all(r.replayed for r in records)
+        self.seeded_ = not source.is_secure
+        return self
+
+    def _check_accountant(
+        self,
+        accountant: Accountant | None,
+        source: RandomSource,
+        plan: Plan,
+        allow_seeded: bool,
+        idempotency_key: str | None,
+    ) -> None:
+        """Step 2: refuse a seeded source, the audit hook, another relation, or no budget."""
+        if accountant is None:
+            return
+        refuse_seeded(
+            not source.is_secure,
+            allow_seeded=allow_seeded,
+            value=getattr(self, "random_state", None),
+        )
+        if float(self._noise_multiplier) != 1.0:
+            raise ParameterError(
+                f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
+                "a release through an accountant must use 1.0"
+            )
+        if accountant.relation is not Neighbouring.REPLACE_ONE:
+            raise ParameterError(
+                f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "
+                f"{type(self).__name__} is ε-DP for replaced records with n public"
+            )
+        check_charges(accountant, plan, mechanism=plan.mechanism, idempotency_key=idempotency_key)
+
+    # -- distributed tables (Dask DataFrame or Parquet dataset) ------------------------------
+
+    #: Whether :meth:`fit` takes a Dask DataFrame or a Parquet dataset (with ``schema=``).
+    supports_distributed: ClassVar[bool] = False
+
+    def _check_distributed_params(self) -> None:
+        """Refuse, in one line, parameters the distributed fit does not support (hook)."""
+
+    def _scan_function(self) -> Any:
+        """What the validating scan also reduces per partition, ``(X, y) -> mergeable``
+        (picklable; ``None`` for nothing). Default: rows longer than ``data_norm``."""
+        return functools.partial(_rows_over_norm, data_norm=float(self._data_norm()))
+
+    def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
+        """Use the scan's reduced value (default: log the clipped-row count) (hook)."""
+        if value:
+            custodian.info(
+                "%s: %d of %d rows had norm above the declared data_norm and were scaled to it",
+                type(self).__name__,
+                int(value),
+                n_rows,
+            )
+
+    def _check_row_count(self, n_rows: int) -> None:
+        """The in-memory row-count check, on the scanned count (same message)."""
+        if n_rows < self._min_rows:
+            raise DataValidationError(
+                f"X has {n_rows} rows; {type(self).__name__} needs at least {self._min_rows}"
+            )
+
+    def _release_distributed(
+        self, rows: Any, n_rows: int, source: RandomSource, plan: Plan
+    ) -> None:
+        """Train on the scanned table and set the fitted state (as :meth:`_release`).
+
+        ``rows(transform, dim)`` returns a :class:`~ppdp.learn._erm.PartitionedERMData`
+        whose records are ``transform(X)`` (width ``dim``) of each encoded partition ``X``,
+        with the labels as ±1 (``classes_[1]`` is +1).
+        """
+        raise NotImplementedError
+
+    def _fit_distributed(
+        self,
+        data: Any,
+        y: Any,
+        accountant: Accountant | None,
+        *,
+        scheduler: Any,
+        allow_seeded: bool,
+        idempotency_key: str | None,
+    ) -> Any:
+        """:meth:`fit` for a Dask DataFrame or a Parquet dataset, in the same order.
+
+        Parameters are validated and the budget checked first; one distributed scan then
+        encodes every partition with the schema (the error an in-memory fit would raise,
+        with the whole table's count) and counts the rows; only then is the plan charged.
+        Training makes passes over the partitions (:meth:`_release_distributed`): nothing
+        is persisted, so memory stays bounded by a few partitions per worker.
+        """
+        from ppdp.data.distributed import dask_session, open_table, scan_table
+
+        name = type(self).__name__
+        schema = self._schema()
+        if schema is None:
+            raise ParameterError(
+                f"X ({_describe_table(data)}) is a distributed table: {name} needs schema= "
+                "(a ppdp.data.Schema with the two-class label) to encode it"
+            )
+        if y is not None:
+            raise ParameterError(
+                f"y ({type(y).__name__}) must be left out for a Dask DataFrame or a Parquet "
+                f"dataset: the labels are the table's column {schema.label.name!r}"
+                if schema.label is not None
+                else f"y ({type(y).__name__}) must be left out for a distributed table"
+            )
+        classes = self._declared_classes()
+        if not self.supports_distributed:
+            raise ParameterError(
+                f"X ({_describe_table(data)}): {name} does not accept a Dask DataFrame or a "
+                "Parquet dataset; read the table into a pandas DataFrame"
+            )
+        plan = self._plan(None)
+        self._check_distributed_params()
+        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=4)
+        self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
+        mode = accountant.on_invalid if accountant is not None else "raise"
+        local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
+        with dask_session(scheduler, default_local_cluster=local_default) as sched:
+            frame = open_table(data, schema, param="X")
+            scan = scan_table(
+                frame,
+                schema,
+                include_label=False,
+                on_invalid=mode,
+                partition_fn=self._scan_function(),
+                scheduler=sched,
+            )
+            n = int(scan.n_rows)
+            self._check_row_count(n)
+            names = schema.without_label().column_names
+            self.n_features_in_ = len(names)
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+            self._after_scan(scan.value, n, schema.n_features)
+            plan = self._plan(n)
+            self._warn_low_utility(n)
+            planned = Charge(
+                plan.events,
+                plan.mechanism,
+                {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
+            )
+            records = charge(
+                accountant,
+                planned,
+                seeded=not source.is_secure,
+                allow_seeded=allow_seeded,
+                idempotency_key=idempotency_key,
+            )
+            if accountant is None:
+                logger.info("%s.fit without an accountant: nothing is recorded", name)
+                if source.is_secure:
+                    _warn_unaccounted(name)
+            parts = encoded_partitions_for(frame, schema, mode)
+
+            def rows(transform: Any, dim: int) -> PartitionedERMData:
+                return _partitioned_rows(parts, transform, dim, n, sched)
+
+            self.classes_ = classes
+            try:
+                self._release_distributed(rows, n, source, plan)
+            except BaseException:
+                del self.classes_  # never look fitted after a failed release
+                raise
+        self.ledger_indices_ = tuple(r.index for r in records)
         self.replayed_ = bool(records) and all(r.replayed for r in records)
         self.seeded_ = not source.is_secure
         return self
@@ -539,6 +717,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         """
         self._check_fitted()
         if self._schema() is not None:
+            if _is_distributed(X):
+                return self._distributed_scores(X, "decision_function")
             return self._decision(self._encode_features(X, "raise"))
         try:
             Xv = validate_data(self, X, dtype=np.float64, reset=False)
@@ -549,9 +729,29 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         return self._decision(Xv)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The class of each row: ``classes_[1]`` where the score is positive."""
+        """The class of each row: ``classes_[1]`` where the score is positive.
+
+        With ``schema=`` a Dask DataFrame or a Parquet dataset gives a lazy Dask Series
+        (one partition per input partition, the input's index).
+        """
+        if self._schema() is not None and _is_distributed(X):
+            self._check_fitted()
+            return self._distributed_scores(X, "predict")
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
+
+    def _distributed_scores(self, X: Any, method: str) -> Any:
+        """A lazy Dask Series of ``method`` on each partition (free post-processing)."""
+        from ppdp.data.distributed import open_table
+
+        schema = self._schema()
+        assert schema is not None
+        frame = open_table(X, schema.without_label(), param="X")
+        if method == "predict":
+            meta = pd.Series(self.classes_[:0], dtype=self.classes_.dtype)
+        else:
+            meta = pd.Series(np.zeros(0), dtype=np.float64)
+        return frame.map_partitions(_apply_partition, self, method, meta=meta)
 
     @property
     def guarantee(self) -> Guarantee:
@@ -703,3 +903,88 @@ def _check_finite_columns(X: Any) -> None:
         f"X contains NaN or infinity in column(s) {cols}{more}: "
         "impute or drop them before fitting (nothing was spent)"
     )
+
+
+def _is_distributed(X: Any) -> bool:
+    from ppdp.data.distributed import is_distributed
+
+    return is_distributed(X)
+
+
+def _describe_table(data: Any) -> str:
+    if hasattr(data, "to_delayed"):
+        return "a Dask DataFrame"
+    return repr(str(data))
+
+
+def _rows_over_norm(X: NDArray[np.float64], y: Any, *, data_norm: float) -> int:
+    """Rows of one encoded partition longer than ``data_norm`` (the scan's clip count)."""
+    _, k = clip_to_unit_ball(X, data_norm)
+    return k
+
+
+def _apply_partition(part: pd.DataFrame, est: Any, method: str) -> pd.Series:
+    values = getattr(est, method)(part)
+    return pd.Series(values, index=part.index)
+
+
+def encoded_partitions_for(frame: Any, schema: Schema, mode: str) -> list[Any]:
+    """The delayed encoded ``(X, codes)`` of each partition, after a successful scan."""
+    from ppdp.data.distributed import encoded_partitions
+
+    return encoded_partitions(frame, schema, include_label=False, on_invalid=mode)
+
+
+@dataclass(frozen=True)
+class _PassSpec:
+    """What one pass ships to every partition (one graph key, shared by the tasks)."""
+
+    transform: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+    W: NDArray[np.float64]
+    loss: Loss
+    n: int
+    curvature: bool
+
+
+def _partition_pass(xy: tuple[Any, Any], spec: _PassSpec) -> ERMPartial:
+    X, codes = xy
+    Z = spec.transform(np.asarray(X, dtype=np.float64))
+    y = np.where(np.asarray(codes) == 1, 1.0, -1.0)  # classes_[1] (code 1) is +1
+    return erm_partition_terms(Z, y, spec.W, loss=spec.loss, n=spec.n, curvature=spec.curvature)
+
+
+def _add_partials(*parts: ERMPartial) -> ERMPartial:
+    return functools.reduce(operator.add, parts)
+
+
+#: Fan-in of the reduction tree of a pass.
+_SPLIT_EVERY = 8
+
+
+def _partitioned_rows(
+    parts: list[Any], transform: Any, dim: int, n: int, scheduler: Any
+) -> PartitionedERMData:
+    """A :class:`PartitionedERMData` over the delayed encoded partitions ``parts``.
+
+    Each pass builds a fresh graph (encode, transform, partial sums, a tree of additions)
+    and computes it: the encoded partitions are never persisted.
+    """
+    import dask
+    from dask import delayed
+
+    def evaluate(W: NDArray[np.float64], loss: Loss, curvature: bool) -> ERMPartial:
+        spec = delayed(
+            _PassSpec(transform, np.array(W, dtype=np.float64), loss, int(n), curvature),
+            pure=True,
+        )
+        level = [delayed(_partition_pass, pure=True)(p, spec) for p in parts]
+        while len(level) > 1:
+            level = [
+                delayed(_add_partials, pure=True)(*level[i : i + _SPLIT_EVERY])
+                for i in range(0, len(level), _SPLIT_EVERY)
+            ]
+        kwargs = {} if scheduler is None else {"scheduler": scheduler}
+        (out,) = dask.compute(level[0], **kwargs)
+        return out
+
+    return PartitionedERMData(evaluate, n, dim)

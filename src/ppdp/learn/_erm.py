@@ -41,16 +41,21 @@ __all__ = [
     "DEFAULT_MAX_ITER",
     "DEFAULT_RESIDUAL_SHARE",
     "DEFAULT_TOL",
+    "ERMData",
+    "ERMPartial",
     "ERMResult",
     "HuberLoss",
+    "InMemoryERMData",
     "LogisticLoss",
     "Loss",
     "ObjectiveConstants",
     "OutputConstants",
+    "PartitionedERMData",
     "ResidualConstants",
     "auto_regularization",
     "certifiable_tol",
     "certified_gradient_bound",
+    "erm_partition_terms",
     "float_regularization_floor",
     "loss_from_dict",
     "noise_norm_bound",
@@ -60,6 +65,7 @@ __all__ = [
     "output_perturbation_constants",
     "output_perturbation_release",
     "private_erm",
+    "private_erm_data",
     "regularization_from_svm_c",
     "release_constants",
     "residual_constants",
@@ -420,13 +426,37 @@ def _pairwise_column_sums(terms: Array) -> Array:
     each chunk's sum has error at most ``(128 + ⌈log₂ n⌉)·u·Σ|x|``; the chunk sums are added
     with ``math.fsum`` (correctly rounded).
     """
+    stacked = _pairwise_chunk_sums(terms)
+    if stacked.shape[0] == 1:
+        return np.asarray(stacked[0], dtype=np.float64)
+    return _fsum_columns(stacked)
+
+
+#: Rows per chunk of :func:`_pairwise_chunk_sums`.
+_CHUNK_ROWS = 1 << 16
+
+
+def _pairwise_chunk_sums(terms: Array) -> Array:
+    """Column sums of ``terms`` (n, d) per chunk of :data:`_CHUNK_ROWS` rows, shape (k, d).
+
+    Each chunk is summed by numpy's pairwise summation (error at most
+    ``(128 + ⌈log₂ n⌉)·u·Σ|x|``, or ``(n − 1)·u·Σ|x|`` for a chunk of ``n ≤ 128`` rows);
+    the caller adds the chunk sums with :func:`_fsum_columns` (correctly rounded). No rows:
+    shape (0, d).
+    """
     n, d = terms.shape
-    chunk = 1 << 16
-    parts = [np.ascontiguousarray(terms[i : i + chunk].T).sum(axis=1) for i in range(0, n, chunk)]
-    if len(parts) == 1:
-        return np.asarray(parts[0], dtype=np.float64)
-    stacked = np.array(parts)
-    return np.array([math.fsum(stacked[:, j]) for j in range(d)], dtype=np.float64)
+    parts = [
+        np.ascontiguousarray(terms[i : i + _CHUNK_ROWS].T).sum(axis=1)
+        for i in range(0, n, _CHUNK_ROWS)
+    ]
+    if not parts:
+        return np.zeros((0, d))
+    return np.asarray(np.array(parts), dtype=np.float64)
+
+
+def _fsum_columns(stacked: Array) -> Array:
+    """The correctly rounded column sums of ``stacked`` (k, d) (``math.fsum`` per column)."""
+    return np.array([math.fsum(stacked[:, j]) for j in range(stacked.shape[1])], dtype=np.float64)
 
 
 def rounding_allowance(
@@ -510,6 +540,18 @@ def certified_gradient_bound(
         for k in range(m):
             a = loss.derivative((X @ W[k]) * y) * (y * p)
             data[k] = _pairwise_column_sums(X * a[:, None])
+    return _bound_from_data_term(data, W, T, n=n, loss=loss, lam=lam, w_norm_bound=w_norm_bound)
+
+
+def _bound_from_data_term(
+    data: Array, W: Array, T: Array, *, n: int, loss: Loss, lam: float, w_norm_bound: Any
+) -> Array:
+    """:func:`certified_gradient_bound` from the float64 data term ``Σ_i p_i ℓ'(·) y_i x_i``.
+
+    ``data`` (m, d) must have been computed as that function does: margins by dot products,
+    the weighted derivatives, the records summed pairwise (chunks, then ``math.fsum``).
+    """
+    d = W.shape[1]
     G = data + lam * W + T
     g_norm = np.sqrt(np.einsum("ij,ij->i", G, G)) * (1.0 + (d + 2) * _U)
     w_norm = np.sqrt(np.einsum("ij,ij->i", W, W)) if w_norm_bound is None else w_norm_bound
@@ -1061,7 +1103,8 @@ def private_erm(
     and the certified residual step (:func:`objective_perturbation_release`; it spends
     ``residual_share · ε``); ``"output"`` is Algorithm 1. The caller validates the
     parameters and spends the budget first. ``noise_multiplier`` is the audits' hook (≠ 1
-    voids the guarantee).
+    voids the guarantee). :func:`private_erm_data` is the same release on records held
+    elsewhere (partitions of a distributed table).
 
     Raises
     ------
@@ -1071,10 +1114,45 @@ def private_erm(
         values: the proofs need it, so nothing is released (the spend stands). The message
         carries public numbers only.
     """
+    return private_erm_data(
+        InMemoryERMData(Z, y),
+        loss=loss,
+        epsilon=epsilon,
+        regularization=regularization,
+        perturbation=perturbation,
+        random_state=random_state,
+        tol=tol,
+        max_iter=max_iter,
+        noise_multiplier=noise_multiplier,
+        residual_share=residual_share,
+    )
+
+
+def private_erm_data(
+    data: ERMData,
+    *,
+    loss: Loss,
+    epsilon: float,
+    regularization: float,
+    perturbation: str,
+    random_state: Any,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    noise_multiplier: float = 1.0,
+    residual_share: float = DEFAULT_RESIDUAL_SHARE,
+) -> ERMResult:
+    """:func:`private_erm` on an :class:`ERMData` (records in memory or in partitions).
+
+    The noise is drawn here, from ``random_state``, in the same order whatever holds the
+    records (objective perturbation: ``b`` then the residual noise ``v``, both before the
+    solve; output perturbation: ``b`` after the certified solve), so one seed gives one
+    release up to the solver's certified tolerance (``docs/proofs/erm.md``, *Distributed
+    input*).
+    """
     from ppdp import noise
     from ppdp.exceptions import ConvergenceError
 
-    n, d = Z.shape
+    n, d = data.n, data.dim
     mult = float(noise_multiplier)
     if perturbation == "objective":
         k_obj = release_constants(
@@ -1098,17 +1176,32 @@ def private_erm(
             random_state=random_state,
             granularity=k_obj.residual.granularity,
         )
-        W, certified, diag = objective_perturbation_release(
-            Z,
-            y,
+        res = k_obj.residual
+        T = np.atleast_2d(mult * b) / k_obj.n  # Algorithm 2's bᵀw/n, rounded once
+        w_tilde, sinfo = data.solve(
             loss=loss,
-            constants=k_obj,
-            noise=mult * b,
-            residual_noise=mult * v,
+            regularization=k_obj.regularization,
+            extra_l2=k_obj.ridge,
+            linear_term=T,
+            tol=res.tol * _NEWTON_TARGET,
             max_iter=max_iter,
         )
-        w, ok = W[0], bool(certified[0])
-        n_iter, grad = diag["n_iter"], float(diag["gradient_bound"][0])
+        mu = k_obj.regularization + k_obj.ridge
+        # ‖w‖ ≤ (1 + ‖b‖/n + tol)/μ by strong convexity: a bound free of the data.
+        w_bound = (1.0 + np.sqrt(np.einsum("ij,ij->i", T, T)) + res.tol) / mu
+        bound = data.certify(
+            w_tilde,
+            loss=loss,
+            regularization=k_obj.regularization,
+            extra_l2=k_obj.ridge,
+            linear_term=T,
+            w_norm_bound=w_bound,
+        )
+        ok = bool(np.isfinite(bound) and bound <= res.tol and np.all(np.isfinite(w_tilde)))
+        W = np.atleast_2d(w_tilde) if ok else np.zeros((1, d))  # never snap a non-finite value
+        released = noise.snap(W, res.granularity, name="coef") + np.atleast_2d(mult * v)
+        w = np.asarray(released, dtype=np.float64)[0]
+        n_iter, grad = int(sinfo["n_iter"]), float(bound)
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
         k_out = release_constants(
@@ -1122,24 +1215,24 @@ def private_erm(
         )
         assert isinstance(k_out, OutputConstants)
         tau = k_out.tol
-        w_star, _, sinfo = solve_erm(
-            Z,
-            y,
+        w_star, sinfo = data.solve(
             loss=loss,
             regularization=regularization,
+            extra_l2=0.0,
+            linear_term=None,
             tol=tau * _NEWTON_TARGET,
             max_iter=max_iter,
         )
-        bound = certified_gradient_bound(
-            Z,
-            y,
+        bound = data.certify(
             w_star,
             loss=loss,
             regularization=regularization,
+            extra_l2=0.0,
+            linear_term=None,
             w_norm_bound=(1.0 + tau) / regularization,
         )
-        ok = bool(np.isfinite(bound[0]) and bound[0] <= tau and np.all(np.isfinite(w_star)))
-        n_iter, grad = int(sinfo["n_iter"]), float(bound[0])
+        ok = bool(np.isfinite(bound) and bound <= tau and np.all(np.isfinite(w_star)))
+        n_iter, grad = int(sinfo["n_iter"]), float(bound)
         b = noise.gamma_norm_vector(
             d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
         )
@@ -1166,6 +1259,296 @@ def private_erm(
         n_iter=n_iter,
         constants=constants,
     )
+
+
+# --------------------------------------------------------------------------- where the records are
+
+
+class ERMData:
+    """The records of one ERM fit, wherever they are: what the private solvers need of them.
+
+    ``n`` (the public number of records) and ``dim`` (their width); :meth:`solve`, Newton's
+    method to ``‖∇J‖ ≤ tol`` on ``J(w) = (1/n) Σ ℓ(y_i wᵀz_i) + (Λ + extra_l2)/2 ‖w‖² +
+    linear_termᵀw``; :meth:`certify`, the bound of :func:`certified_gradient_bound` on the
+    exact gradient norm at ``w``. :class:`InMemoryERMData` holds an array;
+    :class:`PartitionedERMData` reduces partial sums over the partitions of a table.
+    """
+
+    n: int
+    dim: int
+
+    def solve(
+        self,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[Array, dict[str, Any]]:
+        """``(w, info)`` with ``info["n_iter"]`` and ``info["gradient_norm"]`` (float64)."""
+        raise NotImplementedError
+
+    def certify(
+        self,
+        w: Array,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        w_norm_bound: Any,
+    ) -> float:
+        """An upper bound on the exact ``‖∇J(w)‖₂``, float rounding included."""
+        raise NotImplementedError
+
+
+class InMemoryERMData(ERMData):
+    """Records ``Z`` (n, d) and labels ``y`` (±1) in memory: :func:`solve_erm_batch` and
+    :func:`certified_gradient_bound`, exactly as :func:`private_erm` always called them."""
+
+    def __init__(self, Z: Array, y: Array) -> None:
+        self.Z = Z
+        self.y = y
+        self.n, self.dim = (int(v) for v in Z.shape)
+
+    def solve(
+        self,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[Array, dict[str, Any]]:
+        W, _, info = solve_erm_batch(
+            self.Z,
+            self.y,
+            loss=loss,
+            regularization=regularization,
+            extra_linear_terms=linear_term,
+            extra_l2=extra_l2,
+            tol=tol,
+            max_iter=max_iter,
+        )
+        return W[0], {"n_iter": int(info["n_iter"]), "gradient_norm": info["gradient_norm"][0]}
+
+    def certify(
+        self,
+        w: Array,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        w_norm_bound: Any,
+    ) -> float:
+        bound = certified_gradient_bound(
+            self.Z,
+            self.y,
+            np.atleast_2d(w),
+            loss=loss,
+            regularization=regularization,
+            extra_l2=extra_l2,
+            extra_linear_terms=linear_term,
+            w_norm_bound=w_norm_bound,
+        )
+        return float(bound[0])
+
+
+@dataclass(frozen=True)
+class ERMPartial:
+    """Partial sums of one or more partitions at candidate weights ``W`` (m, d).
+
+    Attributes
+    ----------
+    values : ndarray, shape (k, m)
+        ``Σ ℓ(y_i w_jᵀz_i)`` over one partition per row (added with ``math.fsum``).
+    gradient : ndarray, shape (c, d)
+        Chunk sums of ``Σ_i (1/n) ℓ'(y_i w_0ᵀz_i) y_i z_i`` at the first candidate, each
+        chunk summed pairwise (:func:`_pairwise_chunk_sums`); their ``math.fsum`` is the data
+        term :func:`certified_gradient_bound` certifies.
+    hessian : ndarray, shape (d, d), or None
+        ``Σ_i (1/n) ℓ''(y_i w_0ᵀz_i) z_i z_iᵀ`` at the first candidate.
+    n_rows : int
+    """
+
+    values: Array
+    gradient: Array
+    hessian: Array | None
+    n_rows: int
+
+    def __add__(self, other: ERMPartial) -> ERMPartial:
+        hessian = None
+        if self.hessian is not None and other.hessian is not None:
+            hessian = self.hessian + other.hessian
+        return ERMPartial(
+            values=np.concatenate([self.values, other.values]),
+            gradient=np.concatenate([self.gradient, other.gradient]),
+            hessian=hessian,
+            n_rows=self.n_rows + other.n_rows,
+        )
+
+
+def erm_partition_terms(
+    Z: Array, y: Array, W: Array, *, loss: Loss, n: int, curvature: bool = True
+) -> ERMPartial:
+    """One partition's share of the objective at each row of ``W``, and of the gradient and
+    Hessian at ``W[0]`` (``n`` is the whole table's public row count).
+
+    The gradient is computed as :func:`certified_gradient_bound` computes it (margins by
+    dot products, weights ``y_i·(1/n)``, records summed pairwise per chunk), so the sum of
+    the partitions' chunks is certified by the same :func:`rounding_allowance`.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    W = np.atleast_2d(np.asarray(W, dtype=np.float64))
+    rows = Z.shape[0]
+    M = (Z @ W.T) * y[:, None]  # (rows, m) margins
+    values = np.ascontiguousarray(loss.value(M).T).sum(axis=1)[None, :]
+    margins = np.ascontiguousarray(M[:, 0])
+    a = loss.derivative(margins) * (y * (1.0 / n))
+    gradient = _pairwise_chunk_sums(Z * a[:, None])
+    hessian = None
+    if curvature:
+        S = loss.second_derivative(margins) / n
+        hessian = (Z.T * S) @ Z
+    return ERMPartial(
+        values=np.asarray(values, dtype=np.float64).reshape(1, W.shape[0]),
+        gradient=gradient,
+        hessian=hessian,
+        n_rows=rows,
+    )
+
+
+#: Step lengths tried in one pass over the partitions: 1, 1/2, ..., 1/128.
+_STEPS_PER_PASS = 8
+#: Halvings of the step before a line search gives up (as :func:`solve_erm_batch`).
+_MAX_HALVINGS = 60
+
+
+class PartitionedERMData(ERMData):
+    """Records spread over partitions: each pass reduces :class:`ERMPartial` sums.
+
+    Parameters
+    ----------
+    evaluate : callable ``(W, loss, curvature) -> ERMPartial``
+        One pass over every partition at the candidates ``W`` (m, d)
+        (:func:`erm_partition_terms` per partition), the partials added.
+    n, dim : int
+        The public row count and the records' width.
+
+    Notes
+    -----
+    :meth:`solve` is the damped Newton method of :func:`solve_erm_batch` for one problem:
+    the same direction ``H⁻¹∇J``, the same Armijo test (and the same acceptance of a full
+    step that J can no longer resolve), the same stopping rule ``‖∇J‖ ≤ tol``. Each pass
+    evaluates eight step lengths at once together with the gradient and Hessian at the full
+    step, so an iteration whose full step is accepted costs one pass. The gradient is the
+    certified form (pairwise, then ``math.fsum``): :meth:`certify` at the returned ``w``
+    reuses the data term of the pass that evaluated it (the same computation as a new
+    pass), otherwise it runs one more pass.
+    """
+
+    def __init__(self, evaluate: Any, n: int, dim: int) -> None:
+        self._evaluate = evaluate
+        self.n = int(n)
+        self.dim = int(dim)
+        self.n_passes = 0
+        self._last: tuple[bytes, Array] | None = None
+
+    def _pass(self, W: Array, loss: Loss, curvature: bool) -> tuple[Array, Array, Array | None]:
+        """Data objective of each candidate, data gradient (and Hessian) at the first."""
+        part: ERMPartial = self._evaluate(W, loss, curvature)
+        self.n_passes += 1
+        if part.n_rows != self.n:
+            raise RuntimeError(
+                f"a pass over the partitions read {part.n_rows} rows, the scan {self.n}: the "
+                "table changed during the fit"
+            )
+        values = _fsum_columns(part.values) / self.n
+        grad = _fsum_columns(part.gradient) if part.gradient.shape[0] else np.zeros(self.dim)
+        self._last = (np.ascontiguousarray(W[0]).tobytes(), grad)
+        return values, grad, part.hessian
+
+    def solve(
+        self,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[Array, dict[str, Any]]:
+        d = self.dim
+        lam = float(regularization) + float(extra_l2)
+        t = np.zeros(d) if linear_term is None else np.asarray(linear_term, dtype=np.float64)
+        t = t.reshape(d)
+        eye = np.eye(d)
+
+        def total(W: Array, data_values: Array) -> Array:
+            return data_values + 0.5 * lam * np.einsum("ij,ij->i", W, W) + W @ t
+
+        w = np.zeros(d)
+        vals, grad, hess = self._pass(w[None], loss, True)
+        J = float(total(w[None], vals)[0])
+        G = grad + lam * w + t
+        gnorm = float(np.sqrt(G @ G))
+        n_iter = 0
+        for n_iter in range(1, max_iter + 1):
+            if not gnorm > tol:
+                n_iter -= 1
+                break
+            assert hess is not None
+            P = np.linalg.solve(hess + lam * eye, G)
+            slope = float(G @ P)
+            accepted = None
+            for first in range(0, _MAX_HALVINGS, _STEPS_PER_PASS):
+                steps = 0.5 ** np.arange(first, min(first + _STEPS_PER_PASS, _MAX_HALVINGS))
+                cand = w[None, :] - steps[:, None] * P[None, :]
+                vals, grad, hess = self._pass(cand, loss, True)
+                cJ = total(cand, vals)
+                armijo = cJ <= J - 1e-4 * steps * slope
+                rounding = (steps == 1.0) & (cJ <= J + 1e-13 * max(1.0, abs(J)))
+                ok = np.flatnonzero(armijo | rounding)
+                if ok.size:
+                    accepted = int(ok[0])
+                    w, J = cand[accepted], float(cJ[accepted])
+                    if accepted:  # gradient and Hessian were taken at the full step
+                        _, grad, hess = self._pass(w[None], loss, True)
+                    break
+            if accepted is None:  # no step decreases J: stuck, as the in-memory solver
+                break
+            G = grad + lam * w + t
+            gnorm = float(np.sqrt(G @ G))
+        return w, {"n_iter": n_iter, "gradient_norm": gnorm, "objective": J}
+
+    def certify(
+        self,
+        w: Array,
+        *,
+        loss: Loss,
+        regularization: float,
+        extra_l2: float,
+        linear_term: Array | None,
+        w_norm_bound: Any,
+    ) -> float:
+        W = np.atleast_2d(np.asarray(w, dtype=np.float64))
+        key = np.ascontiguousarray(W[0]).tobytes()
+        if self._last is not None and self._last[0] == key:
+            data = self._last[1]
+        else:
+            _, data, _ = self._pass(W, loss, False)
+        d = self.dim
+        T = np.zeros((1, d)) if linear_term is None else np.atleast_2d(linear_term)
+        lam = float(regularization) + float(extra_l2)
+        bound = _bound_from_data_term(
+            data[None, :], W, T, n=self.n, loss=loss, lam=lam, w_norm_bound=w_norm_bound
+        )
+        return float(bound[0])
 
 
 #: ``regularization="auto"`` keeps Λ at least where float64 can certify ``30·tol``

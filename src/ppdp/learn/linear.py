@@ -23,6 +23,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any, ClassVar
@@ -54,6 +55,7 @@ from ppdp.learn._erm import (
     auto_regularization,
     output_perturbation_constants,
     private_erm,
+    private_erm_data,
     release_constants,
 )
 from ppdp.learn.tuning import PrivateTuning, tune
@@ -255,17 +257,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         """Append the constant feature (inside the unit ball) when fitting an intercept."""
         if not self.fit_intercept:
             return Z
-        s = float(self.intercept_scaling)
-        r = math.sqrt(1.0 + s * s)
-        out = np.empty((Z.shape[0], Z.shape[1] + 1))
-        out[:, :-1] = Z / r
-        out[:, -1] = s / r
-        # Keep every augmented row inside the unit ball after rounding.
-        norms = np.sqrt(np.einsum("ij,ij->i", out, out))
-        over = norms > 1.0
-        if over.any():
-            out[over] *= 1.0 - 2.0**-52
-        return out
+        return _augment_rows(Z, float(self.intercept_scaling))
 
     def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return self._augment(super()._prepare(X))
@@ -288,6 +280,53 @@ class _PrivateLinearERM(PrivateClassifierBase):
             max_iter=p["max_iter"],
             noise_multiplier=float(self._noise_multiplier),
         )
+
+    # -- distributed tables ------------------------------------------------------------------
+
+    supports_distributed: ClassVar[bool] = True
+
+    def _check_distributed_params(self) -> None:
+        if self.tuning is not None:
+            raise ParameterError(
+                f"tuning ({self.tuning!r}) is not supported for a Dask DataFrame or a Parquet "
+                "dataset (Algorithm 4 splits the rows at random into parts); fix "
+                "regularization, or fit a pandas DataFrame"
+            )
+
+    def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
+        self._planned_dim = int(width) + int(bool(self.fit_intercept))
+        super()._after_scan(value, n_rows, width)
+
+    def _release_distributed(
+        self, rows: Any, n_rows: int, source: RandomSource, plan: Plan
+    ) -> None:
+        """The release of :meth:`_release` with the records in partitions.
+
+        Each partition is clipped (and augmented) exactly as :meth:`_prepare` does in
+        memory; the Newton passes, the certificate and the noise are those of
+        :func:`~ppdp.learn._erm.private_erm_data`.
+        """
+        p = self._checked()
+        dim = self._n_model_features() + int(bool(self.fit_intercept))
+        lam = self._resolve_lambda(p, n_rows, dim)
+        scaling = float(self.intercept_scaling) if self.fit_intercept else None
+        transform = functools.partial(
+            _unit_ball_rows, data_norm=float(p["data_norm"]), intercept_scaling=scaling
+        )
+        data = rows(transform, dim)
+        result = private_erm_data(
+            data,
+            loss=p["loss"],
+            epsilon=p["epsilon"],
+            regularization=lam,
+            perturbation=p["perturbation"],
+            random_state=source,
+            tol=p["tol"],
+            max_iter=p["max_iter"],
+            noise_multiplier=float(self._noise_multiplier),
+        )
+        logger.info("%s: %d passes over the partitions", type(self).__name__, int(data.n_passes))
+        self._store(p, result, lam, n_rows, n_rows)
 
     def _release(
         self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
@@ -312,6 +351,12 @@ class _PrivateLinearERM(PrivateClassifierBase):
             result = outcome.model
             lam = outcome.regularization
             n_train = tuning.part_sizes(n)[outcome.index]
+        self._store(p, result, lam, n, n_train)
+
+    def _store(
+        self, p: dict[str, Any], result: ERMResult, lam: float, n: int, n_train: int
+    ) -> None:
+        """Set the fitted state from one private fit."""
         w = result.coef
         self._set_coef(w)
         self.regularization_ = lam
@@ -409,6 +454,28 @@ class _PrivateLinearERM(PrivateClassifierBase):
         tags.classifier_tags.multi_class = False
         tags.classifier_tags.poor_score = True
         return tags
+
+
+def _augment_rows(Z: NDArray[np.float64], scaling: float) -> NDArray[np.float64]:
+    """``[z, s]/sqrt(1 + s²)`` for each row (inside the unit ball after rounding)."""
+    r = math.sqrt(1.0 + scaling * scaling)
+    out = np.empty((Z.shape[0], Z.shape[1] + 1))
+    out[:, :-1] = Z / r
+    out[:, -1] = scaling / r
+    # Keep every augmented row inside the unit ball after rounding.
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+    over = norms > 1.0
+    if over.any():
+        out[over] *= 1.0 - 2.0**-52
+    return out
+
+
+def _unit_ball_rows(
+    X: NDArray[np.float64], *, data_norm: float, intercept_scaling: float | None
+) -> NDArray[np.float64]:
+    """One partition's records as the learner trains on them: clipped, then augmented."""
+    Z, _ = clip_to_unit_ball(X, data_norm)
+    return Z if intercept_scaling is None else _augment_rows(Z, intercept_scaling)
 
 
 class PrivateLogisticRegression(_PrivateLinearERM):
