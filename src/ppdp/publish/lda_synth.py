@@ -16,7 +16,7 @@ import math
 import warnings
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -37,9 +37,9 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
-__all__ = ["DPLDASynthesizer", "lda_l1_sensitivity"]
+__all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]
 
 logger = logging.getLogger(__name__)
 custodian = logging.getLogger("ppdp.custodian")
@@ -48,6 +48,9 @@ _MECHANISM = "DP-LDA synthesizer (Jiang et al. 2013)"
 _CLASS_SIZES = ("public", "noisy")
 #: L1 sensitivity of a class histogram under replace-one (one row changes class).
 _COUNT_SENSITIVITY = 2.0
+#: Synthetic rows per output part of a distributed fit: each part is generated on one
+#: worker, in memory (about ``2¹⁸ · p · 8`` bytes of encoded rows), whatever ``n`` is.
+_ROWS_PER_PART = 1 << 18
 
 
 def lda_l1_sensitivity(p1: int, p2: int) -> float:
@@ -120,7 +123,9 @@ class DPLDASynthesizer(Publisher):
         with ``data``; ``statistics``: ``class_sums`` (K, p), ``class_means`` (K, p; NaN rows
         for classes of size 0), ``second_moment_sum`` (p, p, symmetrised ``Q̃``),
         ``second_moment`` (``M̃``), ``class_sizes`` (K,), and ``noisy_class_counts`` (K,) with
-        ``class_sizes="noisy"``; ``guarantee``.
+        ``class_sizes="noisy"``; ``guarantee``. After a distributed fit (see Notes)
+        ``data`` is a lazy Dask DataFrame reading the ``output`` folder back and ``encoded``
+        is None.
 
     Notes
     -----
@@ -131,6 +136,21 @@ class DPLDASynthesizer(Publisher):
     a power-of-two grid, so the usual numerical caveats of that mechanism apply. Sampling
     is post-processing: it costs nothing and can be repeated. At ε = 1 on Adult the noise
     scale is 115 per coordinate, so the class means carry errors of order ``115 / n_c``.
+
+    Distributed input: ``fit`` also takes a Dask DataFrame or a Parquet dataset
+    (``scheduler=``; ``output=``, a new folder, is required, because ``fit`` releases ``n``
+    synthetic rows as it does in memory). One scan validates the table with the in-memory
+    checks (``n ≥ 2``, declared ``public_counts`` against the whole table's class counts;
+    errors carry whole-table counts and nothing is spent) and reduces the class counts,
+    class sums and ``Σxxᵀ``; the noise is drawn in the driver in the in-memory order, so
+    the same seed gives the same statistics. The synthetic rows, post-processing, are
+    generated on the workers in parts of at most 2¹⁸ rows (the number of parts depends on
+    ``n`` only; the class sizes are split over the parts in proportion), each part shuffled
+    with its own stream of :class:`~ppdp.random.PartitionStreams`, and written to
+    ``output``; memory stays bounded by one part per worker whatever ``n`` is. With one part
+    (``n ≤ 2¹⁸``) the rows are the in-memory rows in another order; with several, each part
+    runs the greedy sampler on its own towards the same targets. :meth:`sample` still works,
+    in memory, from the released statistics.
 
     References
     ----------
@@ -150,6 +170,9 @@ class DPLDASynthesizer(Publisher):
     >>> synth.sample(1000).shape  # doctest: +SKIP
     (1000, 11)
     """
+
+    supports_distributed: ClassVar[bool] = True
+    row_level_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -280,7 +303,14 @@ class DPLDASynthesizer(Publisher):
         X, y = schema.encode(df, on_invalid=on_invalid)
         if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
             raise DataValidationError("the data must have the label column")
-        n = X.shape[0]
+        counts = np.bincount(y, minlength=schema.label.n_classes)
+        self._check_table(X.shape[0], counts, on_invalid)
+        return X, y
+
+    def _check_table(self, n: int, class_counts: NDArray[np.int64], on_invalid: str) -> None:
+        """The data checks on ``n`` and the true class counts (in memory and distributed)."""
+        schema = self._check_schema()
+        assert schema.label is not None
         if n < 2:
             raise DataValidationError(f"data has {n} row(s); DPLDASynthesizer needs n >= 2")
         if self.class_sizes == "public":
@@ -291,7 +321,7 @@ class DPLDASynthesizer(Publisher):
                     f"the label's public_counts sum to {sum(declared)} but the data has "
                     f"{n} rows; public_counts must be this table's class sizes"
                 )
-            wrong = not np.array_equal(np.bincount(y, minlength=len(declared)), declared)
+            wrong = not np.array_equal(class_counts, declared)
             if wrong and on_invalid == "mask":
                 # Total mode: the comparison would be a free oracle on the class sizes. The
                 # declared sizes are used as given; only the custodian hears about it.
@@ -312,9 +342,8 @@ class DPLDASynthesizer(Publisher):
                 f"second moment has standard deviation {noise_sd:.3g} per entry, whose true "
                 "values lie in [0, 1]; the synthetic data will be mostly noise",
                 LowUtilityWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return X, y
 
     # -- release --------------------------------------------------------------------------
 
@@ -327,13 +356,41 @@ class DPLDASynthesizer(Publisher):
     ) -> Release:
         assert y is not None and self.schema.label is not None
         schema = self.schema
+        K = schema.label.n_classes
+        n = X.shape[0]
+        mech, statistics = self._noisy_statistics(
+            n, np.bincount(y, minlength=K), _sums_vector(X, y, K), source
+        )
+        Z, codes = self._generate(int(self._targets[2].sum()), source, sweeps=1, progress=None)
+        guarantee = self._guarantee(mech, self._budget_split()[0], n)
+        return Release(
+            data=schema.decode(Z, codes),
+            encoded=Z,
+            guarantee=guarantee,
+            statistics=statistics,
+        )
+
+    def _noisy_statistics(
+        self,
+        n: int,
+        class_counts: NDArray[np.int64],
+        sums: NDArray[np.float64],
+        source: RandomSource,
+    ) -> tuple[LaplaceMechanism, dict[str, NDArray[np.float64]]]:
+        """Add the noise to the exact statistics (in the driver); set the sampler's targets.
+
+        The class histogram first (``"noisy"``), then the sums vector: one draw each, from
+        ``source``, in this order whether the statistics came from memory or from a scan.
+        """
+        schema = self.schema
+        assert schema.label is not None
         label = schema.label
         K = label.n_classes
-        n, p = X.shape
+        p = schema.n_features
         eps_counts, eps_sums = self._budget_split()
         statistics: dict[str, NDArray[np.float64]] = {}
         if self.class_sizes == "noisy":
-            true_counts = np.bincount(y, minlength=K).astype(np.float64)
+            true_counts = np.asarray(class_counts).astype(np.float64)
             noisy_counts = np.asarray(
                 self._counts_mechanism(eps_counts, K).randomise(true_counts, random_state=source)
             )
@@ -343,7 +400,7 @@ class DPLDASynthesizer(Publisher):
             assert label.public_counts is not None
             sizes = np.asarray(label.public_counts, dtype=np.int64)
         mech = self._sums_mechanism(eps_sums, n)
-        noisy = np.asarray(mech.randomise(_sums_vector(X, y, K), random_state=source))
+        noisy = np.asarray(mech.randomise(sums, random_state=source))
         class_sums = noisy[: K * p].reshape(K, p)
         Q = np.zeros((p, p))
         Q[np.triu_indices(p)] = noisy[K * p :]
@@ -358,12 +415,67 @@ class DPLDASynthesizer(Publisher):
             second_moment=Q / n,
             class_sizes=sizes.astype(np.float64),
         )
-        Z, codes = self._generate(int(sizes.sum()), source, sweeps=1, progress=None)
-        guarantee = self._guarantee(mech, eps_counts, n)
+        return mech, statistics
+
+    # -- distributed input ------------------------------------------------------------------
+
+    def _distributed_include_label(self) -> bool:
+        return False  # the features only; the label comes as class codes
+
+    def _partition_statistics(
+        self, X: NDArray[np.float64], y: NDArray[np.int64] | None
+    ) -> SufficientStats:
+        """Class counts, class sums and ``Σxxᵀ`` of one encoded partition."""
+        assert self.schema.label is not None and y is not None
+        return SufficientStats.compute(X, y, n_classes=self.schema.label.n_classes, n_threads=1)
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        """The in-memory checks (n >= 2, declared public counts, utility) on the whole table."""
+        assert self.schema.label is not None
+        K = self.schema.label.n_classes
+        counts = np.zeros(K, dtype=np.int64) if scan.value is None else scan.value.class_counts
+        self._check_table(scan.n_rows, counts, on_invalid)
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: Any,
+    ) -> Release:
+        """Noise on the reduced statistics in the driver; synthetic rows written part by part.
+
+        The noisy statistics are drawn from ``source`` exactly as in memory. The ``n``
+        synthetic rows are post-processing: they are cut into parts of at most
+        ``_ROWS_PER_PART`` rows (a function of ``n`` alone), the class sizes are split over
+        the parts in proportion (:func:`part_class_counts`), and each part is generated and
+        shuffled on a worker from the released targets and ``stream(j)`` of
+        :class:`~ppdp.random.PartitionStreams`, created after the statistics' noise.
+        """
+        from dask import delayed
+
+        from ppdp.data.distributed import read_parquet_dataset, write_parquet_dataset
+
+        n = scan.n_rows
+        stats: SufficientStats = scan.value
+        mech, statistics = self._noisy_statistics(n, stats.class_counts, _pack_sums(stats), source)
+        streams = PartitionStreams(source)
+        class_means, second_moment, sizes = self._targets
+        per_part = part_class_counts(sizes, part_sizes(int(sizes.sum()), _ROWS_PER_PART))
+        tasks = [
+            delayed(_synthesize_part, pure=False)(
+                class_means, second_moment, counts, self.schema, streams, j
+            )
+            for j, counts in enumerate(per_part)
+        ]
+        folder = write_parquet_dataset(tasks, output, scheduler=scheduler)
         return Release(
-            data=schema.decode(Z, codes),
-            encoded=Z,
-            guarantee=guarantee,
+            data=read_parquet_dataset(folder),
+            encoded=None,
+            guarantee=self._guarantee(mech, self._budget_split()[0], n),
             statistics=statistics,
         )
 
@@ -413,22 +525,15 @@ class DPLDASynthesizer(Publisher):
         class_means, second_moment, sizes = self._targets
         total = int(sizes.sum())
         counts = sizes if n == total else _largest_remainder(sizes * (n / total), n)
-        schema = self.schema
-        layout = SamplerLayout(
-            n_features=schema.n_features,
-            numeric=tuple(schema.blocks[c.name].start for c in schema.numeric_columns),
-            blocks=tuple(
-                (schema.blocks[c.name].start, schema.blocks[c.name].stop)
-                for c in schema.categorical_columns
-            ),
+        return _sample_rows(
+            class_means,
+            second_moment,
+            counts,
+            _sampler_layout(self.schema),
+            source,
+            sweeps=sweeps,
+            progress=progress,
         )
-        Z, codes = greedy_l1_sample(
-            class_means, second_moment, counts, layout, sweeps=sweeps, progress=progress
-        )
-        if n > 1:
-            order = np.argsort(noise.uniform(n, random_state=source), kind="stable")
-            Z, codes = Z[order], codes[order]
-        return Z, codes
 
     def sample_encoded(
         self,
@@ -508,11 +613,119 @@ class DPLDASynthesizer(Publisher):
         return flat.reshape(n_draws, value.size)
 
 
+def _sampler_layout(schema: Schema) -> SamplerLayout:
+    return SamplerLayout(
+        n_features=schema.n_features,
+        numeric=tuple(schema.blocks[c.name].start for c in schema.numeric_columns),
+        blocks=tuple(
+            (schema.blocks[c.name].start, schema.blocks[c.name].stop)
+            for c in schema.categorical_columns
+        ),
+    )
+
+
+def _sample_rows(
+    class_means: NDArray[np.float64],
+    second_moment: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    layout: SamplerLayout,
+    source: RandomSource,
+    *,
+    sweeps: int,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The greedy L1 sampler's rows for ``counts``, shuffled with ``source``."""
+    Z, codes = greedy_l1_sample(
+        class_means, second_moment, counts, layout, sweeps=sweeps, progress=progress
+    )
+    n = codes.size
+    if n > 1:
+        order = np.argsort(noise.uniform(n, random_state=source), kind="stable")
+        Z, codes = Z[order], codes[order]
+    return Z, codes
+
+
+def _quiet(done: int, total: int) -> None:
+    """No progress bar for one part among many (a worker may not own a terminal)."""
+
+
+def _synthesize_part(
+    class_means: NDArray[np.float64],
+    second_moment: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    schema: Schema,
+    streams: PartitionStreams,
+    index: int,
+) -> pd.DataFrame:
+    """One part of a distributed fit's synthetic table, on a worker (post-processing).
+
+    Generated from the released targets and this part's class counts alone; its shuffle
+    reads ``streams.stream(index)``.
+    """
+    Z, codes = _sample_rows(
+        class_means,
+        second_moment,
+        counts,
+        _sampler_layout(schema),
+        streams.stream(index),
+        sweeps=1,
+        progress=_quiet,
+    )
+    return schema.decode(Z, codes)
+
+
+def part_sizes(n: int, rows_per_part: int = _ROWS_PER_PART) -> NDArray[np.int64]:
+    """``n`` rows cut into ``⌈n / rows_per_part⌉`` parts of near-equal size (at least one part).
+
+    >>> part_sizes(10, 4).tolist()
+    [4, 3, 3]
+    """
+    n = check_int("n", n, minimum=0)
+    rows_per_part = check_int("rows_per_part", rows_per_part, minimum=1)
+    k = max(1, -(-n // rows_per_part))
+    sizes = np.full(k, n // k, dtype=np.int64)
+    sizes[: n % k] += 1
+    return sizes
+
+
+def part_class_counts(
+    class_sizes: NDArray[np.int64], sizes: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Split the class sizes over parts of the given sizes, in proportion (exact integers).
+
+    Part ``j`` gets, from what is left of each class, its share ``left_c · m_j / left``
+    rounded by largest remainder (ties to the lower class), so every row of the result sums
+    to ``sizes[j]``, every column to ``class_sizes[c]``, and no entry is negative.
+    Requires ``sum(sizes) == sum(class_sizes)``. Post-processing of public quantities.
+
+    >>> part_class_counts(np.array([5, 3]), np.array([4, 4])).tolist()
+    [[3, 1], [2, 2]]
+    """
+    left = np.asarray(class_sizes, dtype=np.int64).copy()
+    out = np.zeros((len(sizes), left.size), dtype=np.int64)
+    for j, m in enumerate(np.asarray(sizes, dtype=np.int64)):
+        total = int(left.sum())
+        if total == 0:
+            break
+        share = [int(c) * int(m) for c in left]
+        base = np.array([s // total for s in share], dtype=np.int64)
+        rem = np.array([s % total for s in share], dtype=np.int64)
+        short = int(m) - int(base.sum())  # 0 <= short < K, and short classes have rem > 0
+        base[np.argsort(-rem, kind="stable")[:short]] += 1
+        out[j] = base
+        left -= base
+    return out
+
+
 def _sums_vector(X: NDArray[np.float64], y: NDArray[np.int64], K: int) -> NDArray[np.float64]:
     """The released query: the K class sums, then upper(Σ x xᵀ) row by row."""
-    stats = SufficientStats.compute(X, y, n_classes=K)
+    return _pack_sums(SufficientStats.compute(X, y, n_classes=K))
+
+
+def _pack_sums(stats: SufficientStats) -> NDArray[np.float64]:
+    """The K class sums, then upper(Σ x xᵀ) row by row, from (merged) statistics."""
     assert stats.class_sum_x is not None
-    iu = np.triu_indices(X.shape[1])
+    iu = np.triu_indices(stats.n_features)
     return np.concatenate((stats.class_sum_x.reshape(-1), stats.sum_xx[iu]))
 
 
