@@ -155,29 +155,6 @@ def _numeric(name: str, col: NumericColumn, s: pd.Series) -> NDArray[np.float64]
     return v
 
 
-def _marginal(
-    col: NumericColumn | CategoricalColumn, s: pd.Series, name: str
-) -> tuple[NDArray[np.float64], list[str]]:
-    """Shares over fixed public cells (histogram bins or declared categories)."""
-    if isinstance(col, NumericColumn):
-        v = _numeric(name, col, s)
-        v = v[np.isfinite(v)]
-        edges = np.linspace(col.lower, col.upper, N_BINS + 1)
-        counts, _ = np.histogram(np.clip(v, col.lower, col.upper), bins=edges)
-        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(N_BINS)]
-    else:
-        cats = [str(c) for c in col.categories]
-        values = s.astype(str)
-        counts = values.value_counts().reindex(cats, fill_value=0).to_numpy()
-        undeclared = int(len(values) - counts.sum())
-        labels = cats
-        if undeclared:
-            counts = np.append(counts, undeclared)
-            labels = [*cats, _UNDECLARED]
-    total = counts.sum()
-    return (counts / total if total else counts.astype(float)), labels
-
-
 def _uniform(col: NumericColumn | CategoricalColumn) -> NDArray[np.float64]:
     n = N_BINS if isinstance(col, NumericColumn) else len(col.categories)
     return np.full(n, 1.0 / n)
@@ -190,15 +167,6 @@ def _tv(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
     a[: p.size] = p
     b[: q.size] = q
     return float(0.5 * np.abs(a - b).sum())
-
-
-def _at_bounds(col: NumericColumn, s: pd.Series, name: str) -> tuple[float, float]:
-    v = _numeric(name, col, s)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return 0.0, 0.0
-    tol = 1e-9 * (col.upper - col.lower)
-    return float(np.mean(v <= col.lower + tol)), float(np.mean(v >= col.upper - tol))
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -737,22 +705,8 @@ def quality_report(
     """
     if not isinstance(schema, Schema):
         raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a ppdp.data.Schema")
-    g, info = _guarantee(guarantee)
-    cols = _schema_columns(schema)
-    by_name = {c.name: c for c in cols}
-    target_col: CategoricalColumn | None = None
-    if target is not None:
-        if target not in by_name:
-            raise ParameterError(
-                f"target {target!r} is not a column of the schema ({', '.join(by_name)})"
-            )
-        t = by_name[target]
-        if not isinstance(t, CategoricalColumn):
-            raise ParameterError(
-                f"target {target!r} is numeric; the ML utility needs a categorical column or "
-                "the label"
-            )
-        target_col = t
+    _guarantee(guarantee)  # a bad guarantee is refused before the tables are read
+    cols, target_col = report_columns(schema, target)
     original = _check_table("original", original, schema, exact=False)
     release = _check_table("release", release, schema, exact=True)
     if holdout is not None:
@@ -766,10 +720,110 @@ def quality_report(
             raise DataValidationError(f"the holdout has no column {target!r} (the target)")
         holdout = _check_table("holdout", holdout, schema, exact=False)
 
+    counts = (column_counts(original, cols, "original"), column_counts(release, cols, "release"))
+    rng = np.random.default_rng(_SEED)
+    orig_s = original.iloc[_sample(len(original), rng)]
+    rel_s = release.iloc[_sample(len(release), rng)]
+    return _assemble(
+        cols,
+        counts,
+        (len(original), len(release)),
+        (orig_s, rel_s),
+        (original, release, holdout),
+        target_col,
+        guarantee,
+    )
+
+
+def report_columns(schema: Schema, target: str | None) -> tuple[list[Any], Any]:
+    """The report's columns (features, then the label) and the target column, checked."""
+    cols = _schema_columns(schema)
+    by_name = {c.name: c for c in cols}
+    if target is None:
+        return cols, None
+    if target not in by_name:
+        raise ParameterError(
+            f"target {target!r} is not a column of the schema ({', '.join(by_name)})"
+        )
+    t = by_name[target]
+    if not isinstance(t, CategoricalColumn):
+        raise ParameterError(
+            f"target {target!r} is numeric; the ML utility needs a categorical column or the label"
+        )
+    return cols, t
+
+
+def column_counts(
+    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
+) -> dict[str, NDArray[np.int64]]:
+    """What the marginals and bound shares need of ``df``, as counts that add up over parts.
+
+    Per numeric column: the ``N_BINS`` histogram counts over the declared bounds, then the
+    values at the lower bound, at the upper bound, and the finite values. Per categorical
+    column: the count of each declared category, then of every other value. A table split
+    into partitions gives the whole table's counts as the sum of its partitions' counts.
+    """
+    out: dict[str, NDArray[np.int64]] = {}
+    for col in cols:
+        s = df[col.name]
+        if isinstance(col, NumericColumn):
+            v = _numeric(name, col, s)
+            v = v[np.isfinite(v)]
+            edges = np.linspace(col.lower, col.upper, N_BINS + 1)
+            hist, _ = np.histogram(np.clip(v, col.lower, col.upper), bins=edges)
+            tol = 1e-9 * (col.upper - col.lower)
+            ends = [int(np.sum(v <= col.lower + tol)), int(np.sum(v >= col.upper - tol)), v.size]
+            out[col.name] = np.concatenate([hist, ends]).astype(np.int64)
+        else:
+            cats = [str(c) for c in col.categories]
+            values = s.astype(str)
+            counts = values.value_counts().reindex(cats, fill_value=0).to_numpy()
+            undeclared = int(len(values) - counts.sum())
+            out[col.name] = np.append(counts, undeclared).astype(np.int64)
+    return out
+
+
+def add_counts(
+    a: dict[str, NDArray[np.int64]], b: dict[str, NDArray[np.int64]]
+) -> dict[str, NDArray[np.int64]]:
+    """The counts of two parts of a table (:func:`column_counts`) added column by column."""
+    return {k: a[k] + b[k] for k in a}
+
+
+def _marginal_of(
+    col: NumericColumn | CategoricalColumn, c: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], list[str]]:
+    """Shares over fixed public cells (histogram bins or declared categories) from counts."""
+    if isinstance(col, NumericColumn):
+        counts = c[:N_BINS]
+        edges = np.linspace(col.lower, col.upper, N_BINS + 1)
+        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(N_BINS)]
+    else:
+        labels = [str(x) for x in col.categories]
+        counts = c if c[-1] else c[:-1]
+        if c[-1]:
+            labels = [*labels, _UNDECLARED]
+    total = counts.sum()
+    return (counts / total if total else counts.astype(float)), labels
+
+
+def _bounds_of(c: NDArray[np.int64]) -> tuple[float, float]:
+    """Shares of the finite values at the lower and at the upper bound, from counts."""
+    finite = int(c[N_BINS + 2])
+    if finite == 0:
+        return 0.0, 0.0
+    return float(c[N_BINS] / finite), float(c[N_BINS + 1] / finite)
+
+
+def _column_entries(
+    cols: list[NumericColumn | CategoricalColumn],
+    counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
+) -> list[dict[str, Any]]:
     columns: list[dict[str, Any]] = []
     for col in cols:
-        p, cells = _marginal(col, original[col.name], "original")
-        q, cells_q = _marginal(col, release[col.name], "release")
+        c0, c1 = counts[0][col.name], counts[1][col.name]
+        p, cells = _marginal_of(col, c0)
+        q, cells_q = _marginal_of(col, c1)
         if len(cells_q) > len(cells):
             cells = cells_q
         entry: dict[str, Any] = {
@@ -783,8 +837,8 @@ def quality_report(
         }
         if isinstance(col, NumericColumn):
             entry["lower"], entry["upper"] = float(col.lower), float(col.upper)
-            lo, hi = _at_bounds(col, release[col.name], "release")
-            lo0, hi0 = _at_bounds(col, original[col.name], "original")
+            lo, hi = _bounds_of(c1)
+            lo0, hi0 = _bounds_of(c0)
             entry.update(
                 release_at_lower=lo,
                 release_at_upper=hi,
@@ -794,10 +848,24 @@ def quality_report(
         else:
             entry["release_undeclared"] = float(q[len(col.categories) :].sum())
         columns.append(entry)
+    return columns
 
-    rng = np.random.default_rng(_SEED)
-    orig_s = original.iloc[_sample(len(original), rng)]
-    rel_s = release.iloc[_sample(len(release), rng)]
+
+def _assemble(
+    cols: list[NumericColumn | CategoricalColumn],
+    counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
+    sizes: tuple[int, int],
+    samples: tuple[pd.DataFrame, pd.DataFrame],
+    ml_tables: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None],
+    target_col: CategoricalColumn | None,
+    guarantee: Any,
+    extra_notes: tuple[str, ...] = (),
+) -> QualityReport:
+    """The report from the column counts, the seeded samples and the ML utility's tables."""
+    g, info = _guarantee(guarantee)
+    columns = _column_entries(cols, counts)
+    n_original, n_release = sizes
+    orig_s, rel_s = samples
     X0, names = _encode(orig_s, cols, "original")
     X1, _ = _encode(rel_s, cols, "release")
     with _one_thread():
@@ -806,7 +874,9 @@ def quality_report(
     cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
     if target_col is not None:
-        ml = _ml_utility(original, release, holdout, cols, target_col)
+        ml = _ml_utility(*ml_tables, cols, target_col)
+        if n_original > MAX_ROWS or n_release > MAX_ROWS:
+            ml["sampled"] = True
         verdict, basis = _verdict_ml(ml)
         if ml["lift"] is None:  # nothing to keep: judge the release on its marginals instead
             verdict, marginals = _verdict_tv(columns)
@@ -819,18 +889,19 @@ def quality_report(
             "no guarantee was given (no .guarantee.json beside the release): this report "
             "cannot say what the release promises"
         )
-    if target is None:
+    if target_col is None:
         notes.append("no target was given: the verdict rests on the column marginals alone")
-    if len(original) > MAX_ROWS or len(release) > MAX_ROWS:
+    if n_original > MAX_ROWS or n_release > MAX_ROWS:
         notes.append(
             f"the association maps and the classifiers use a seeded random sample of at most "
             f"{MAX_ROWS:,} rows of each table; the column marginals and bound shares use every row"
         )
+    notes.extend(extra_notes)
     return QualityReport(
         verdict=verdict,
         verdict_basis=basis,
-        n_original=len(original),
-        n_release=len(release),
+        n_original=n_original,
+        n_release=n_release,
         columns=columns,
         feature_names=names,
         corr_original=corr0,
