@@ -29,13 +29,14 @@ References
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,7 @@ from ppdp.exceptions import (
     PrivacyLeakWarning,
 )
 from ppdp.learn._base import Plan, PrivateClassifierBase, check_binary_labels
-from ppdp.learn._erm import HuberLoss, certified_gradient_bound, solve_erm
+from ppdp.learn._erm import ERMData, HuberLoss, InMemoryERMData
 from ppdp.learn.rff import draw_frequencies, feature_map, fit_frequencies
 from ppdp.learn.tuning import split_parts
 from ppdp.mechanisms import ExponentialMechanism, LaplaceMechanism
@@ -66,6 +67,7 @@ __all__ = [
     "rubinstein_noise_scale",
     "rubinstein_sensitivity",
     "solve_svm",
+    "solve_svm_data",
     "solver_tolerance",
 ]
 
@@ -160,16 +162,33 @@ def solve_svm(
     ``tol/4``; the flag is :func:`~ppdp.learn._erm.certified_gradient_bound` ``≤ tol``, a
     bound on the exact gradient norm that includes float rounding.
     """
-    n = Z.shape[0]
+    return solve_svm_data(InMemoryERMData(Z, y_pm), C=C, huber_h=huber_h)
+
+
+def solve_svm_data(
+    data: ERMData, *, C: float, huber_h: float
+) -> tuple[NDArray[np.float64], bool, dict[str, Any]]:
+    """:func:`solve_svm` on an :class:`~ppdp.learn._erm.ERMData` (in memory or partitions).
+
+    The same Newton solve (``Λ = 1/C``, to ``tol/4``, at most :data:`SOLVER_MAX_ITER`
+    iterations) and the same certificate, whatever holds the mapped records.
+    """
     loss = HuberLoss(huber_h)
-    tol = solver_tolerance(n)
-    w, _, info = solve_erm(
-        Z, y_pm, loss=loss, regularization=1.0 / C, tol=tol / 4.0, max_iter=SOLVER_MAX_ITER
+    tol = solver_tolerance(data.n)
+    w, info = data.solve(
+        loss=loss,
+        regularization=1.0 / C,
+        extra_l2=0.0,
+        linear_term=None,
+        tol=tol / 4.0,
+        max_iter=SOLVER_MAX_ITER,
     )
     # The flag is the certificate: the exact gradient norm, float rounding included, is ≤ tol
     # (the float64 norm alone is not enough at large n; docs/proofs/erm.md, Numerics).
-    bound = float(certified_gradient_bound(Z, y_pm, w, loss=loss, regularization=1.0 / C)[0])
-    info["gradient_bound"] = bound
+    bound = data.certify(
+        w, loss=loss, regularization=1.0 / C, extra_l2=0.0, linear_term=None, w_norm_bound=None
+    )
+    info = {**info, "gradient_bound": bound}
     return w, bool(math.isfinite(bound) and bound <= tol), info
 
 
@@ -201,6 +220,16 @@ def _as_matrix(X: Any, name: str) -> NDArray[np.float64]:
 def _row_digests(X: NDArray[np.float64]) -> list[bytes]:
     rows = np.ascontiguousarray(X + 0.0)  # -0.0 → 0.0, so equal rows hash equally
     return [hashlib.blake2b(r.tobytes(), digest_size=16).digest() for r in rows]
+
+
+def _public_rows_seen(
+    X: NDArray[np.float64], y: Any, *, public: tuple[bytes, ...]
+) -> NDArray[np.bool_]:
+    """Which public rows (by digest) equal a row of this partition (OR-merged with ``+``)."""
+    if X.shape[0] == 0:
+        return np.zeros(len(public), dtype=bool)
+    seen = set(_row_digests(np.asarray(X, dtype=np.float64)))
+    return np.fromiter((h in seen for h in public), dtype=bool, count=len(public))
 
 
 def overlap_count(public: NDArray[np.float64], private: NDArray[np.float64]) -> int:
@@ -391,12 +420,33 @@ class _RBFSVMBase(PrivateClassifierBase):
         mech: LaplaceMechanism,
         source: RandomSource,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self._fit_mapped(
+            lambda rho: InMemoryERMData(feature_map(X, rho), y),
+            X.shape[1],
+            X.shape[0],
+            c,
+            form,
+            mech,
+            source,
+        )
+
+    def _fit_mapped(
+        self,
+        mapped: Any,
+        n_features: int,
+        n: int,
+        c: Mapping[str, Any],
+        form: str,
+        mech: LaplaceMechanism,
+        source: RandomSource,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """ρ (public), the certified solve on ``mapped(ρ)`` (an ERMData of the map's rows),
+        then the Laplace release: one ε-DP model."""
         with _progress.bar(f"{type(self).__name__}: ρ, then SVM", total=2, unit="phase") as bar:
-            rho = self._frequencies(c, X.shape[1], self.feature_random_state)
+            rho = self._frequencies(c, n_features, self.feature_random_state)
             bar.update()  # phases, not solver iterations (those depend on the private rows)
-            Z = feature_map(X, rho)
-            C = self._c_rubinstein(c["C"], form, X.shape[0])
-            w, converged, info = solve_svm(Z, y, C=C, huber_h=c["huber_h"])
+            C = self._c_rubinstein(c["C"], form, n)
+            w, converged, info = solve_svm_data(mapped(rho), C=C, huber_h=c["huber_h"])
             bar.update()
         if not converged:
             # The residual and iteration count depend on the private rows: they go to the
@@ -410,7 +460,7 @@ class _RBFSVMBase(PrivateClassifierBase):
             )
             raise ConvergenceError(
                 f"the SVM solver did not certify its gradient tolerance "
-                f"{solver_tolerance(X.shape[0]):.3g} (SOLVER_RTOL·4/n) within max_iter="
+                f"{solver_tolerance(n):.3g} (SOLVER_RTOL·4/n) within max_iter="
                 f"{SOLVER_MAX_ITER} Newton iterations; the sensitivity covers only certified "
                 "solutions, so nothing was released (the budget stays charged): try a "
                 "smaller C or a larger huber_h"
@@ -418,6 +468,61 @@ class _RBFSVMBase(PrivateClassifierBase):
         # Laplace output perturbation through the mechanism's own release path.
         coef = mech._release(w, source, noise_multiplier=float(self._noise_multiplier))
         return rho, coef
+
+    # -- distributed tables --------------------------------------------------------------------
+
+    supports_distributed: ClassVar[bool] = True
+
+    def _check_distributed_params(self) -> None:
+        if self.tuning == "private":
+            raise ParameterError(
+                "tuning ('private') is not supported for a Dask DataFrame or a Parquet "
+                "dataset (Algorithm 4 splits the rows at random into parts); set the "
+                "parameters and tuning='none', or fit a pandas DataFrame"
+            )
+
+    def _scan_function(self) -> Any:
+        return None  # no clipping: every row of the feature map has norm 1
+
+    def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
+        pass
+
+    def _check_row_count(self, n_rows: int) -> None:
+        super()._check_row_count(n_rows)
+        need = self._rows_needed(self._checked())
+        if n_rows < need:
+            raise DataValidationError(
+                f"X has {n_rows} rows; {type(self).__name__} with these settings needs "
+                f"at least {need} (2 per part when tuning privately)"
+            )
+
+    def _release_distributed(
+        self, rows: Any, n_rows: int, source: RandomSource, plan: Plan
+    ) -> None:
+        """:meth:`_release` on partitions: ρ in the driver, the map computed per partition
+        inside each Newton pass, the Laplace noise drawn once in the driver."""
+        p = self._checked()
+        chosen = {k: p[k] for k in _TUNABLE}
+        if p["tuning"] == "public":
+            chosen = self._public_tuning(p, n_rows)
+        mech = self._mechanism(p, chosen, n_rows)
+        rho, coef = self._fit_mapped(
+            lambda rho: rows(
+                functools.partial(feature_map, rho=rho), 2 * int(chosen["n_components"])
+            ),
+            self._n_model_features(),
+            n_rows,
+            chosen,
+            p["C_form"],
+            mech,
+            source,
+        )
+        self.rho_ = rho
+        self.coef_ = coef
+        self.best_params_ = dict(chosen)
+        self.noise_scale_ = mech.scale
+        self.n_train_rows_ = n_rows
+        self.guarantee_ = self._guarantee(p, chosen, mech, n_rows, 0)
 
     def _private_tuning(
         self,
@@ -791,6 +896,29 @@ class HybridRBFSVM(_RBFSVMBase):
                     stacklevel=4,
                 )
         return X
+
+    def _scan_function(self) -> Any:
+        if not self.check_overlap:
+            return None
+        pub = self._public()
+        return functools.partial(_public_rows_seen, public=tuple(_row_digests(pub)))
+
+    def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
+        pub = self._public()
+        if pub.shape[1] != width:
+            raise DataValidationError(
+                f"public_X has {pub.shape[1]} columns but X has {width}; encode both alike"
+            )
+        k = 0 if value is None else int(np.count_nonzero(value))
+        if k:
+            warnings.warn(
+                f"{k} of {pub.shape[0]} public rows are identical to private training "
+                "rows: ρ is fitted on public_X and released, so the public sample must "
+                "come from records disjoint from the private data (pass "
+                "check_overlap=False once disjointness is established by record identity)",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
 
     def _frequencies(
         self, params: Mapping[str, Any], n_features: int, seed: Any
