@@ -104,6 +104,7 @@ def report_file(
     no_guarantee: bool = False,
     sep: str | None = None,
     encoding: str = "utf-8",
+    scheduler: Any = None,
 ) -> ReportFileResult:
     """Report on ``release`` against the private data; write ``output`` (HTML).
 
@@ -111,8 +112,10 @@ def report_file(
     ----------
     release : path
         A released table (``.csv``, ``.parquet``; an LDA projection release is recognised by
-        its guarantee file), or a model file from ``ppdp train`` (``.json``: then
-        ``holdout`` is required and ``original`` optional).
+        its guarantee file), a partitioned release (a folder ppdp wrote from a Parquet
+        dataset, with its ``_SUCCESS`` marker and ``RELEASE.guarantee.json`` beside it), or
+        a model file from ``ppdp train`` (``.json``: then ``holdout`` is required and
+        ``original`` optional).
     output : path
         The HTML report (``.html`` or ``.htm``).
     original, schema : path, optional
@@ -125,6 +128,13 @@ def report_file(
         Also write the report's numbers here (``.json``).
     no_guarantee : bool, default False
         Report a table that has no guarantee file (its guarantee is then unknown).
+    scheduler : optional
+        Where tables larger than memory are read (``ppdp report --scheduler``): a release
+        folder, or an original (or holdout) that is a Parquet dataset (a folder or a glob),
+        is read partition by partition (:mod:`ppdp.evaluate.parquet_report`: marginals from
+        every row, the rest from the report's seeded sample of at most 100,000 rows).
+        ``None`` or ``"local"``: a ``LocalCluster``; ``"tcp://host:8786"``; a Dask local
+        scheduler name. A single ``.parquet`` file is read into memory unless it is given.
 
     Returns
     -------
@@ -153,9 +163,17 @@ def report_file(
     paths = _check_outputs(
         output, json_output, [*inputs, ("schema", schema), ("holdout", holdout)], force
     )
-    report = _report_table(
-        release, original, schema, holdout, target, side, sidecar, no_guarantee, read
-    )
+    from ppdp.evaluate.parquet_report import uses_datasets
+
+    if uses_datasets(release, original, holdout, scheduler):
+        report = _report_dataset(
+            release, original, schema, holdout, target, side, sidecar, no_guarantee, read,
+            scheduler,
+        )  # fmt: skip
+    else:
+        report = _report_table(
+            release, original, schema, holdout, target, side, sidecar, no_guarantee, read
+        )
     _write(report, paths)
     note = f"note: no guarantee file ({side}); the report says so" if sidecar is None else None
     return ReportFileResult(report, paths, note)
@@ -199,6 +217,52 @@ def _report_table(
             "table without one"
         )
     return quality_report(orig, released, schema, holdout=test, target=target, guarantee=sidecar)
+
+
+def _report_dataset(
+    release: PathLike,
+    original: Any,
+    schema: Any,
+    holdout: Any,
+    target: str | None,
+    side: Path,
+    sidecar: dict[str, Any] | None,
+    no_guarantee: bool,
+    read: Any,
+    scheduler: Any,
+) -> Any:
+    """:func:`_report_table` when a table is a partitioned release or a Parquet dataset."""
+    from ppdp.data import Schema
+    from ppdp.data.distributed import SUCCESS_MARKER
+    from ppdp.evaluate.parquet_report import dataset_report
+
+    folder = Path(os.fspath(release))
+    if folder.is_dir() and not (folder / SUCCESS_MARKER).is_file():
+        raise DataValidationError(
+            f"release ({str(folder)!r}) has no {SUCCESS_MARKER} marker: it is not a complete "
+            "ppdp release (an interrupted or foreign folder); publish it again"
+        )
+    if sidecar is not None and sidecar.get("method") == "lda-projection":
+        raise ParameterError(
+            f"release ({str(release)!r}): the report of an LDA projection reads its rows in "
+            "memory; report it from a CSV release"
+        )
+    if sidecar is None and not no_guarantee:
+        raise ParameterError(
+            f"the release's guarantee file {str(side)!r} is missing: the report states the "
+            "release's guarantee from it; restore it, or add --no-guarantee to report a "
+            "table without one"
+        )
+    return dataset_report(
+        original,
+        release,
+        Schema.from_file(schema),
+        holdout=holdout,
+        target=target,
+        guarantee=sidecar,
+        scheduler=scheduler,
+        read=read,
+    )
 
 
 def _report_model(
