@@ -21,8 +21,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ppdp._io import atomic_path, check_output, ledger_files, write_error
 from ppdp.budget import Guarantee
 from ppdp.data.schema import Schema
@@ -125,6 +123,16 @@ def _file(value: Any) -> Any:
     return value if isinstance(value, str | os.PathLike) else None
 
 
+def _model_with_schema(model: Any) -> Any:
+    """The model file, refused in one line when it holds no schema to encode rows with."""
+    mf = read_model(model)
+    if mf.schema is None:
+        raise ParameterError(
+            f"model file ({str(model)!r}) holds no schema; it was saved without one"
+        )
+    return mf
+
+
 def _binary_schema(schema: Schema) -> Schema:
     if schema.label is None:
         raise ParameterError(
@@ -216,6 +224,7 @@ def train_model_file(
     idempotency_key: str | None = None,
     ledger: str | os.PathLike[str] | None = None,
     say: Any = None,
+    scheduler: Any = None,
 ) -> TrainResult:
     """Train a private classifier on a table and write its model file.
 
@@ -230,9 +239,13 @@ def train_model_file(
     Parameters
     ----------
     kind : {"logreg", "svm", "rbf-svm", "hybrid-svm"}
-    data : DataFrame or path
+    data : DataFrame, dask DataFrame or path
         The private table (CSV, optionally compressed, or Parquet): the schema's feature
-        columns and its label (two classes).
+        columns and its label (two classes). A folder of Parquet files, a glob or a Dask
+        DataFrame (a single ``.parquet`` file with ``scheduler``) is not read into memory:
+        the learner, built with ``schema=``, fits it partition by partition
+        (``fit(data, scheduler=...)``); a learner without that is refused in one line
+        before anything is spent.
     schema : Schema or path
         The declared schema; ``data_norm`` is its encoded row-norm bound.
     output : path
@@ -267,6 +280,10 @@ def train_model_file(
         The dataset's budget ledger, opened (and closed) here; instead of ``accountant``.
     say : callable, optional
         Called with each progress or warning line for the custodian (the CLI's stderr).
+    scheduler : optional
+        Where a distributed input is processed (``ppdp train --scheduler``): ``None`` or
+        ``"local"`` (a ``LocalCluster``), ``"tcp://host:8786"``, a ``distributed.Client``
+        or a Dask local scheduler name; an unreachable address is refused in one line.
 
     The result's ``report`` is the custodian's encoding report (values clipped per column);
     its ``ledger_state`` the ledger as it was closed, and for a dry run ``after`` what it
@@ -303,6 +320,7 @@ def train_model_file(
             dry_run=dry_run,
             on_report=on_report,
             idempotency_key=idempotency_key,
+            scheduler=scheduler,
         )
         if acct is None:
             return result
@@ -337,8 +355,10 @@ def _train_model_file(
     dry_run: bool = False,
     on_report: Any = None,
     idempotency_key: str | None = None,
+    scheduler: Any = None,
 ) -> TrainResult:
     """:func:`train_model_file` with an open accountant (or none)."""
+    from ppdp.publish.parquet_files import distributed_input
 
     ledger = getattr(accountant, "path", None)
     dest = check_output(
@@ -357,6 +377,12 @@ def _train_model_file(
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
         refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
     sch = _binary_schema(_as_schema(schema))
+    distributed = distributed_input(data, scheduler)
+    if distributed:
+        from ppdp.learn.parquet_files import refuse_unsupported
+
+        refuse_unsupported(kind, _learner_class(kind))
+        options = {**dict(options or {}), "schema": sch}
     features = sch.without_label()
     public_X = None
     if public is not None:
@@ -383,6 +409,21 @@ def _train_model_file(
             est._plan(None),
             mechanism=type(est).__name__,
             idempotency_key=idempotency_key,
+        )
+    if distributed:
+        return _train_dataset(
+            est,
+            data,
+            sch,
+            dest,
+            cost=cost,
+            accountant=accountant,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+            dry_run=dry_run,
+            on_report=on_report,
+            scheduler=scheduler,
+            random_state=random_state,
         )
     X, y, report = sch.encode(
         _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
@@ -425,6 +466,75 @@ def _train_model_file(
     )
 
 
+def _train_dataset(
+    est: Any,
+    data: Any,
+    sch: Schema,
+    dest: Path,
+    *,
+    cost: Any,
+    accountant: Any,
+    allow_seeded: bool,
+    idempotency_key: str | None,
+    dry_run: bool,
+    on_report: Any,
+    scheduler: Any,
+    random_state: Any,
+) -> TrainResult:
+    """Fit ``est`` (built with ``schema=``) on a Parquet dataset or a Dask DataFrame."""
+    from ppdp.data.distributed import dask_session, open_table, scan_table
+
+    mode = accountant.on_invalid if accountant is not None else "raise"
+    local_default = isinstance(data, str | os.PathLike)
+    with dask_session(scheduler, default_local_cluster=local_default) as sched:
+        if dry_run:
+            # The checks fit runs before its spend (one validating scan), then stop.
+            est._declared_classes()
+            scan = scan_table(
+                open_table(data, sch), sch, include_label=False, on_invalid=mode, scheduler=sched
+            )
+            if on_report is not None:
+                on_report(sch, scan.report)
+            plan = est._plan(scan.n_rows)
+            est._warn_low_utility(scan.n_rows)
+            return TrainResult(
+                path=dest,
+                estimator=est,
+                guarantee=None,
+                ledger_indices=(),
+                seeded=random_state is not None,
+                report=scan.report,
+                plan=plan,
+                schema=sch,
+            )
+        est.fit(
+            data,
+            accountant=accountant,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+            scheduler=sched,
+        )
+    report = getattr(est, "encode_report_", None)
+    if report is not None and on_report is not None:
+        on_report(sch, report)
+    ledger = getattr(accountant, "path", None)
+    try:
+        path = save_model(est, dest, schema=sch)
+    except OSError as exc:
+        indices = ", ".join(map(str, getattr(est, "ledger_indices_", ())))
+        charged = f"{cost} in {ledger}, entries {indices}" if ledger else f"{cost}, unrecorded"
+        raise write_error(exc, dest, charged=charged) from exc
+    return TrainResult(
+        path=path,
+        estimator=est,
+        guarantee=est.guarantee_,
+        ledger_indices=tuple(getattr(est, "ledger_indices_", ())),
+        seeded=bool(getattr(est, "seeded_", False)),
+        report=report,
+        schema=sch,
+    )
+
+
 def predict_file(
     model: str | os.PathLike[str],
     data: Any,
@@ -433,6 +543,7 @@ def predict_file(
     force: bool = False,
     sep: str | None = None,
     encoding: str = "utf-8",
+    scheduler: Any = None,
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
@@ -442,9 +553,25 @@ def predict_file(
     logistic regression, ``probability`` (of the second class). The output is checked
     like a release's (not an input, not an existing file unless ``force``) before anything
     is read.
-    """
-    import pandas as pd
 
+    A Parquet dataset (a folder or a glob) or a Dask DataFrame (a single ``.parquet`` file
+    with ``scheduler``) is predicted partition by partition: ``output`` is then a folder,
+    written as partitioned Parquet in the input's row order (``part-00000.parquet``, ...,
+    ``_SUCCESS``), atomically; ``scheduler`` is as for :func:`train_model_file`.
+    """
+    from ppdp.learn.parquet_files import model_input, predict_dataset, predictions_frame
+    from ppdp.publish.parquet_files import check_folder_output, distributed_input
+
+    if distributed_input(data, scheduler):
+        folder = check_folder_output(
+            Path(os.fspath(output)),
+            param="output",
+            inputs=[("model file", _file(model)), ("data", _file(data))],
+            force=force,
+        )
+        mf = _model_with_schema(model)
+        path, n_rows, columns = predict_dataset(mf, data, folder, force=force, scheduler=scheduler)
+        return PredictResult(path=path, n_rows=n_rows, columns=columns)
     dest = check_output(
         output,
         param="output",
@@ -453,26 +580,10 @@ def predict_file(
         force=force,
     )
     name = dest.name.lower()
-    mf = read_model(model)
-    if mf.schema is None:
-        raise ParameterError(
-            f"model file ({str(model)!r}) holds no schema; it was saved without one"
-        )
+    mf = _model_with_schema(model)
     features = mf.schema.without_label()
-    X, _ = features.encode(
-        _as_frame(data, "data", features.column_names, sep=sep, encoding=encoding)
-    )
-    est = mf.estimator
-    scores = np.asarray(est.decision_function(X), dtype=np.float64)
-    predicted = np.asarray(est.predict(X))
-    classes = mf.classes
-    if classes is not None and np.issubdtype(predicted.dtype, np.integer):
-        labels: Any = np.asarray(classes, dtype=object)[predicted]  # class codes -> names
-    else:
-        labels = predicted
-    out = pd.DataFrame({"prediction": labels, "score": scores})
-    if hasattr(est, "predict_proba"):
-        out["probability"] = np.asarray(est.predict_proba(X))[:, 1]
+    frame = _as_frame(data, "data", features.column_names, sep=sep, encoding=encoding)
+    out = predictions_frame(mf.estimator, model_input(mf.estimator, features, frame), mf.classes)
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
         out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
