@@ -362,6 +362,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         self.regularization_ = lam
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        self.gradient_bound_ = result.gradient_norm
         self.guarantee_ = self._guarantee(p, result, lam, n, n_train)
 
     def _guarantee(
@@ -539,10 +540,12 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     n_features_in_ : int
     regularization_ : float
     guarantee_ : Guarantee
-    converged_, n_iter_ : bool, int
+    converged_, n_iter_, gradient_bound_ : bool, int, float
         Solver diagnostics for the custodian (``converged_`` is always True after a
-        release: an uncertified solve releases nothing). ``n_iter_`` depends on the data
-        and is *not* covered by the guarantee: it is not part of the model file.
+        release: an uncertified solve releases nothing; ``gradient_bound_`` is the
+        certified bound on the exact gradient norm at the solution, float rounding
+        included). They depend on the data and are *not* covered by the guarantee: they
+        are not part of the model file.
 
     References
     ----------
