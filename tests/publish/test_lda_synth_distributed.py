@@ -115,7 +115,7 @@ def test_parts_keep_the_class_sizes_and_targets(table, tmp_path, monkeypatch) ->
     # the same seed reproduces the parts exactly, on a LocalCluster too
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):

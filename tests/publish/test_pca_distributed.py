@@ -116,7 +116,7 @@ def test_a_dask_frame_on_a_local_cluster_gives_the_sync_release(table, tmp_path)
     mem = DPPCAPublisher(1.0, 2, SCHEMA, random_state=4).fit(whole).release_
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):
