@@ -51,7 +51,9 @@ __all__ = [
     "CALIBRATIONS",
     "CLASS_SUM_SENSITIVITY",
     "SECOND_MOMENT_SENSITIVITY",
+    "ClassMoments",
     "LDANoisePlan",
+    "class_moments",
     "default_ridge",
     "fisher_directions",
     "from_upper",
@@ -104,6 +106,63 @@ class LDANoisePlan:
     def budget(self) -> PrivacyBudget:
         """The total ``(ε₁ + ε₂, δ₁ + δ₂)`` (sequential composition)."""
         return self.mean_budget + self.scatter_budget
+
+
+@dataclass(frozen=True)
+class ClassMoments:
+    """The exact statistics a noisy Fisher-LDA release reads: counts, class sums, ``Σxxᵀ``.
+
+    Not a release: the noise is added to ``class_sums`` and ``upper(second_moment)``.
+    Mergeable with ``+`` (the statistics of two disjoint tables add up), so a distributed
+    scan reduces one per partition (``ppdp.data.distributed.scan_table``).
+
+    Attributes
+    ----------
+    counts : ndarray of int64, shape (K,)
+        Rows per class (custodian only: the release uses the declared public counts).
+    class_sums : ndarray, shape (K, d)
+        ``Σ_{x∈X_c} x`` for every class.
+    second_moment : ndarray, shape (d, d)
+        ``Σ x xᵀ`` over all rows.
+    """
+
+    counts: NDArray[np.int64]
+    class_sums: NDArray[np.float64]
+    second_moment: NDArray[np.float64]
+
+    def __add__(self, other: ClassMoments) -> ClassMoments:
+        if not isinstance(other, ClassMoments):
+            return NotImplemented
+        if other.class_sums.shape != self.class_sums.shape:
+            raise ParameterError(
+                f"class moments of shapes {self.class_sums.shape} and "
+                f"{other.class_sums.shape} cannot be added"
+            )
+        return ClassMoments(
+            self.counts + other.counts,
+            self.class_sums + other.class_sums,
+            self.second_moment + other.second_moment,
+        )
+
+
+def class_moments(X: ArrayLike, y: ArrayLike, n_classes: int) -> ClassMoments:
+    """The :class:`ClassMoments` of the rows ``X`` with class codes ``y`` in ``0..K-1``.
+
+    >>> m = class_moments([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [0, 1, 1], 2)
+    >>> m.counts.tolist(), m.class_sums.tolist(), m.second_moment.tolist()
+    ([1, 2], [[1.0, 0.0], [1.0, 2.0]], [[2.0, 1.0], [1.0, 2.0]])
+    """
+    A = np.asarray(X, dtype=np.float64)
+    codes = np.asarray(y, dtype=np.int64).reshape(-1)
+    K = check_int("n_classes", n_classes, minimum=1)
+    if A.ndim != 2 or codes.size != A.shape[0]:
+        raise ParameterError(
+            f"X has shape {A.shape} and y {codes.size} entries; expected (n, d), n"
+        )
+    onehot = np.zeros((A.shape[0], K))
+    onehot[np.arange(A.shape[0]), codes] = 1.0
+    # any summation order: the float pad of the noise plan covers it
+    return ClassMoments(np.bincount(codes, minlength=K), onehot.T @ A, A.T @ A)
 
 
 # ------------------------------------------------------------------ budget

@@ -17,7 +17,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,9 @@ from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.fisher import (
     CALIBRATIONS,
+    ClassMoments,
     LDANoisePlan,
+    class_moments,
     class_sum_mechanism,
     default_ridge,
     fisher_directions,
@@ -57,7 +59,7 @@ from ppdp.publish.fisher import (
     second_moment_mechanism,
     upper,
 )
-from ppdp.random import RandomSource, RandomState
+from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["RELEASES", "LDAProjectionPublisher", "projection_l1_sensitivity"]
 
@@ -152,6 +154,28 @@ def noisy_statistics(
     return noisy_means, q
 
 
+def _project_partition(
+    encoded: tuple[NDArray[np.float64], Any],
+    index: int,
+    streams: PartitionStreams | None,
+    W: NDArray[np.float64],
+    scale: float,
+    mech: LaplaceMechanism | None,
+    multiplier: float,
+) -> pd.DataFrame:
+    """One partition's projections ``(x/R)ᵀW`` (plus its own Laplace noise), on a worker.
+
+    Partition ``index`` reads only ``streams.stream(index)``; its rows' noise is drawn once,
+    here (``mech`` None: the exact projections of ``release="raw-projections"``).
+    """
+    X = np.asarray(encoded[0], dtype=np.float64) / scale
+    Y = X @ W
+    if mech is not None:
+        assert streams is not None
+        Y = _add_noise(mech, Y, streams.stream(index), multiplier)
+    return pd.DataFrame(Y, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
+
+
 class LDAProjectionPublisher(Publisher):
     """Publish a noisy Fisher discriminant (LDA-DP) and, by default, noisy projections on it.
 
@@ -220,7 +244,9 @@ class LDAProjectionPublisher(Publisher):
         ``statistics``: ``directions`` (p, r; in the scaled-record space), ``class_means``
         (K, p), ``second_moment_sum`` (p, p), ``scatter`` (p, p; ``S̃_w``), ``class_counts``
         (K,), ``ridge`` (1,), ``scale`` (1,; the divisor of the encoded rows) and
-        ``projections`` when released; ``guarantee``.
+        ``projections`` when released; ``guarantee``. After a distributed fit (see Notes)
+        ``data`` is a lazy Dask DataFrame reading the ``output`` folder back, ``encoded`` is
+        None and ``statistics`` has no ``projections``.
 
     Post-processing (free): :meth:`transform` projects other rows on the direction(s);
     :meth:`decision_function` and :meth:`predict` apply the LDA rule built from the release
@@ -260,6 +286,18 @@ class LDAProjectionPublisher(Publisher):
     follows a proof that ignores floating point. ``S̃_w`` may be indefinite: its eigenvalues
     are floored (post-processing).
 
+    Distributed input: ``fit`` also takes a Dask DataFrame or a Parquet dataset
+    (``scheduler=``; ``output=``, a new folder, is required unless ``release="direction"``,
+    and refused then). One scan runs the in-memory checks on the whole table (declared class
+    counts against the table's, ``n ≥ 2``, the ``δ ≥ 1/n`` warning; errors carry whole-table
+    counts and nothing is spent) and reduces the class sums and ``Σxxᵀ`` of the scaled
+    records (:class:`ppdp.publish.fisher.ClassMoments`). Their noise is drawn in the driver in
+    the in-memory order, so the same seed gives the same directions. The projections are
+    computed partition by partition, partition ``i`` drawing its rows' Laplace noise from
+    ``PartitionStreams(source).stream(i)`` (created after the statistics' noise), and
+    written to ``output`` in row order inside ``fit``: the same seed and partitioning give
+    the same rows; against memory they agree in distribution.
+
     References
     ----------
     .. [GZZ22] Z. Gu, K. Zhang, G. Zhang. Multiparty data publishing via blockchain and
@@ -280,6 +318,8 @@ class LDAProjectionPublisher(Publisher):
     >>> pub.fit(df).release_.data.shape  # doctest: +SKIP
     (45222, 1)
     """
+
+    supports_distributed: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -578,11 +618,20 @@ class LDAProjectionPublisher(Publisher):
         X, y = schema.encode(df, on_invalid=on_invalid)
         if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
             raise DataValidationError("the data must have the label column")
-        n = X.shape[0]
+        self._check_table(X.shape[0], np.bincount(y, minlength=len(c["counts"])), on_invalid)
+        return X / self.scale_, y
+
+    def _check_table(self, n: int, data_counts: NDArray[np.int64], on_invalid: str) -> None:
+        """The data checks on ``n`` and the table's class counts (in memory and distributed).
+
+        ``data_counts`` are the true class sizes (custodian only): compared with the
+        declared counts, never released.
+        """
+        c = self._checked()
         if n < 2:
             raise DataValidationError(f"data has {n} row(s); LDA-DP needs n >= 2")
         counts = c["counts"]
-        wrong = not np.array_equal(np.bincount(y, minlength=len(counts)), counts)
+        wrong = not np.array_equal(data_counts, counts)
         if sum(counts) == n and wrong and on_invalid == "mask":
             # Total mode: comparing the declared counts with the data would be a free
             # (binary-search) oracle on the class sizes; n itself is public.
@@ -600,7 +649,7 @@ class LDAProjectionPublisher(Publisher):
                 f"delta ({self.delta!r}) >= 1/n (n={n}): such a delta allows releasing a "
                 "whole record; choose delta much smaller than 1/n",
                 PrivacyLeakWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         plan: LDANoisePlan = c["plan"]
         worst = max(plan.mean_sigmas) * math.sqrt(c["p"])
@@ -610,9 +659,8 @@ class LDAProjectionPublisher(Publisher):
                 f"mean has norm about {worst:.3g}, while the mean of scaled records has norm "
                 "at most 1; the direction will be mostly noise",
                 LowUtilityWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-        return X / self.scale_, y
 
     # -- release --------------------------------------------------------------------------
 
@@ -625,28 +673,10 @@ class LDAProjectionPublisher(Publisher):
     ) -> Release:
         assert y is not None
         c = self._checked()
-        plan: LDANoisePlan = c["plan"]
-        counts = np.asarray(c["counts"])
-        K, p, r = counts.size, c["p"], c["r"]
+        r, p = c["r"], c["p"]
         mult = float(self._noise_multiplier)
-        onehot = np.zeros((X.shape[0], K))
-        onehot[np.arange(X.shape[0]), y] = 1.0
-        class_sums = onehot.T @ X  # any summation order: the float pad covers it
-        means, q = noisy_statistics(plan, class_sums, upper(X.T @ X), source, multiplier=mult)
-        Q = from_upper(q, p)
-        S = noisy_scatter(Q, means, c["counts"])
-        W = fisher_directions(
-            means, c["counts"], S, ridge=c["ridge"], n_components=r, constant=self._constant()
-        )
-        statistics: dict[str, NDArray[np.float64]] = {
-            "directions": W,
-            "class_means": means,
-            "second_moment_sum": Q,
-            "scatter": S,
-            "class_counts": counts.astype(np.float64),
-            "ridge": np.array([c["ridge"]]),
-            "scale": np.array([self.scale_]),
-        }
+        statistics = self._directions(class_moments(X, y, len(c["counts"])), source)
+        W = statistics["directions"]
         Y: NDArray[np.float64] | None = None
         if c["release"] == "noisy-projections":
             mech = self._projection_mechanism(c["e3"], r, p)
@@ -659,6 +689,107 @@ class LDAProjectionPublisher(Publisher):
         if Y is not None:
             data = pd.DataFrame(Y, columns=[f"lda_{j + 1}" for j in range(r)])
         return Release(data=data, encoded=Y, guarantee=self._guarantee(c), statistics=statistics)
+
+    def _directions(
+        self, moments: ClassMoments, source: RandomSource
+    ) -> dict[str, NDArray[np.float64]]:
+        """The noise on the exact class sums and ``upper(Σxxᵀ)``, then the direction(s).
+
+        One draw from ``source`` for each statistic, in this order, whether ``moments`` come
+        from memory or from a distributed scan; the rest is post-processing.
+        """
+        c = self._checked()
+        plan: LDANoisePlan = c["plan"]
+        counts = np.asarray(c["counts"])
+        p, r = c["p"], c["r"]
+        mult = float(self._noise_multiplier)
+        second = upper(moments.second_moment)
+        means, q = noisy_statistics(plan, moments.class_sums, second, source, multiplier=mult)
+        Q = from_upper(q, p)
+        S = noisy_scatter(Q, means, c["counts"])
+        W = fisher_directions(
+            means, c["counts"], S, ridge=c["ridge"], n_components=r, constant=self._constant()
+        )
+        return {
+            "directions": W,
+            "class_means": means,
+            "second_moment_sum": Q,
+            "scatter": S,
+            "class_counts": counts.astype(np.float64),
+            "ridge": np.array([c["ridge"]]),
+            "scale": np.array([self.scale_]),
+        }
+
+    # -- distributed input ------------------------------------------------------------------
+
+    @property
+    def row_level_output(self) -> bool:  # type: ignore[override]
+        """True unless ``release="direction"``: then a distributed fit writes no rows."""
+        return check_option("release", self.release, RELEASES) != "direction"
+
+    def _distributed_include_label(self) -> bool:
+        return False  # the features only; the label comes as class codes
+
+    def _partition_statistics(
+        self, X: NDArray[np.float64], y: NDArray[np.int64] | None
+    ) -> ClassMoments:
+        """Class counts, class sums and ``Σxxᵀ`` of one partition's scaled records."""
+        assert y is not None
+        return class_moments(X / self.scale_, y, len(self._counts()))
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        """The in-memory checks (n >= 2, declared class counts, δ < 1/n, utility)."""
+        K = len(self._counts())
+        counts = np.zeros(K, dtype=np.int64) if scan.value is None else scan.value.counts
+        self._check_table(scan.n_rows, counts, on_invalid)
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: Any,
+    ) -> Release:
+        """The direction(s) in the driver from the reduced statistics; rows partition-wise.
+
+        The noise on the statistics is drawn from ``source`` exactly as in memory; only then
+        is :class:`~ppdp.random.PartitionStreams` created from the same source, and
+        partition ``i`` draws its rows' Laplace noise from ``stream(i)``. The projections
+        are written once to ``output``, in row order, and read back lazily.
+        """
+        c = self._checked()
+        statistics = self._directions(scan.value, source)
+        data = None
+        if c["release"] != "direction":
+            from dask import delayed
+
+            from ppdp.data.distributed import (
+                encoded_partitions,
+                read_parquet_dataset,
+                write_parquet_dataset,
+            )
+
+            noisy = c["release"] == "noisy-projections"
+            mech = self._projection_mechanism(c["e3"], c["r"], c["p"]) if noisy else None
+            streams = PartitionStreams(source) if noisy else None
+            parts = encoded_partitions(frame, self.schema, include_label=False)
+            rows = [
+                delayed(_project_partition, pure=False)(
+                    part,
+                    i,
+                    streams,
+                    statistics["directions"],
+                    self.scale_,
+                    mech,
+                    float(self._noise_multiplier),
+                )
+                for i, part in enumerate(parts)
+            ]
+            data = read_parquet_dataset(write_parquet_dataset(rows, output, scheduler=scheduler))
+        return Release(data=data, encoded=None, guarantee=self._guarantee(c), statistics=statistics)
 
     def _guarantee(self, c: dict[str, Any]) -> Guarantee:
         plan: LDANoisePlan = c["plan"]
