@@ -186,16 +186,17 @@ def dataset_report(
         raise ParameterError("a holdout is only used with a target: give target= as well")
     tables = (original, release, holdout)
     local_default = any(isinstance(t, str | os.PathLike) for t in tables)
+    # The files' footers (and the tables read into memory) before a cluster is started.
+    if is_dataset(release):
+        rel = read_release_folder(release, schema)
+    else:
+        rel = _as_frame(release, schema, "release", read, exact=True)
+    orig = _as_frame(original, schema, "original", read, exact=False)
+    frames = [("original", orig), ("release", rel)]
+    if holdout is not None:
+        frames.append(("holdout", _holdout_frame(holdout, schema, target, read)))
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
         kwargs = {} if sched is None else {"scheduler": sched}
-        if is_dataset(release):
-            rel = read_release_folder(release, schema)
-        else:
-            rel = _as_frame(release, schema, "release", read, exact=True)
-        orig = _as_frame(original, schema, "original", read, exact=False)
-        frames = [("original", orig), ("release", rel)]
-        if holdout is not None:
-            frames.append(("holdout", _holdout_frame(holdout, schema, target, read)))
         passes = [
             [dask.delayed(_part_counts, pure=True)(p, cols, name) for p in f.to_delayed()]
             for name, f in frames

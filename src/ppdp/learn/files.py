@@ -486,6 +486,7 @@ def _train_dataset(
 
     mode = accountant.on_invalid if accountant is not None else "raise"
     local_default = isinstance(data, str | os.PathLike)
+    open_table(data, sch)  # the files' footers, before a cluster is started
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
         if dry_run:
             # The checks fit runs before its spend (one validating scan), then stop.

@@ -110,8 +110,8 @@ def predict_dataset(
     features = mf.schema.without_label()
     est = mf.estimator
     local_default = isinstance(data, str | os.PathLike)
+    frame = open_table(data, features)  # the files' footers, before a cluster is started
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
-        frame = open_table(data, features)
         scan_table(frame, features, include_label=False, on_invalid="raise", scheduler=sched)
         parts = [
             delayed(_predict_part, pure=True)(p, est, features, mf.classes)

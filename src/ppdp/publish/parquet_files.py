@@ -405,6 +405,7 @@ def publish_dataset(
         else:
             tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
         on_invalid = acct.on_invalid if acct is not None else "raise"
+        open_table(data, schema)  # the files' footers, before a cluster is started
         local_default = path_in is not None
         with (
             dask_session(scheduler, default_local_cluster=local_default) as sched,
