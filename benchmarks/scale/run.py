@@ -20,7 +20,8 @@ Paths: ``dppca`` (``DPPCAPublisher``, ε = 1, k = 5, row-aligned release), ``dpl
 (``LDAProjectionPublisher``, ε = 1, δ = 1e-9, ``release="direction"``: the direction and the
 LDA rule built from it, with the schema's public class counts), ``table-synth`` (the default
 ``TableSynthesizer``, ε = 1, as many synthetic rows as input rows) and ``logreg``
-(``PrivateLogisticRegression``, ε = 1, objective perturbation, ``schema=``).
+(``PrivateLogisticRegression``, ε = 1, objective perturbation, ``schema=``); on request
+(``--paths``) also ``lda-synth`` (``DPLDASynthesizer``, ε = 1, ``n`` synthetic rows).
 
 Measured per run: wall time of ``fit`` (the cluster is started before and is not counted),
 rows/s, and the peak of the RSS summed over the driver and every descendant process (the
@@ -56,7 +57,9 @@ from typing import Any
 
 import psutil
 
-PATHS = ("dppca", "dplda", "table-synth", "logreg")
+PATHS = ("dppca", "dplda", "table-synth", "logreg", "lda-synth")
+DEFAULT_PATHS = PATHS[:4]
+ROW_LEVEL = ("dppca", "table-synth", "lda-synth")
 ENGINES = ("dask", "memory")
 HERE = Path(__file__).resolve().parent
 EPSILON = 1.0
@@ -161,14 +164,19 @@ def run_path(
 ) -> tuple[Callable[[], Any], Callable[[], str]]:
     """Build ``path``'s estimator; return (the timed fit, the untimed quality check)."""
     from ppdp.learn import PrivateLogisticRegression
-    from ppdp.publish import DPPCAPublisher, LDAProjectionPublisher, TableSynthesizer
+    from ppdp.publish import (
+        DPLDASynthesizer,
+        DPPCAPublisher,
+        LDAProjectionPublisher,
+        TableSynthesizer,
+    )
 
     if path == "dppca":
         pub = DPPCAPublisher(EPSILON, PCA_K, schema)
         kw = dict(fit_kwargs, output=out) if out is not None else fit_kwargs
         return (lambda: pub.fit(data_arg, **kw)), (lambda: _row_output(pub, out))
-    if path == "table-synth":
-        pub = TableSynthesizer(EPSILON, schema)
+    if path in ("table-synth", "lda-synth"):
+        pub = (TableSynthesizer if path == "table-synth" else DPLDASynthesizer)(EPSILON, schema)
         kw = dict(fit_kwargs, output=out) if out is not None else fit_kwargs
         return (lambda: pub.fit(data_arg, **kw)), (lambda: _row_output(pub, out))
     if path == "dplda":
@@ -200,7 +208,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"path": args.path, "engine": args.engine, "rows": rows}
     root = psutil.Process()
     out = None
-    if args.engine == "dask" and args.path in ("dppca", "table-synth"):
+    if args.engine == "dask" and args.path in ROW_LEVEL:
         out = args.work / f"{args.path}-out"
         shutil.rmtree(out, ignore_errors=True)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -426,7 +434,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="folder written by generate.py")
     ap.add_argument("--schema", type=Path, default=None, help="default <data>.schema.json")
-    ap.add_argument("--paths", default=",".join(PATHS), help=f"comma list of {', '.join(PATHS)}")
+    ap.add_argument(
+        "--paths",
+        default=",".join(DEFAULT_PATHS),
+        help=f"comma list of {', '.join(PATHS)} (default: all but lda-synth)",
+    )
     ap.add_argument("--in-memory", action="store_true", help="also run the in-memory paths")
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask paths")
     ap.add_argument("--memory-limit", default="4GB", help="LocalCluster memory_limit per worker")
