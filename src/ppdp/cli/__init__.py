@@ -35,19 +35,9 @@ from ppdp._version import __version__
 from ppdp.exceptions import LedgerIntegrityError, PPDPError
 
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
-_COMMAND_MODULES = (
-    "ppdp.cli._demo",
-    "ppdp.cli._schema",
-    "ppdp.cli._budget",
-    "ppdp.cli._ledger",
-    "ppdp.cli._audit",
-    "ppdp.cli._publish",
-    "ppdp.cli._report",
-    "ppdp.cli._reproduce",
-    "ppdp.cli._correlated",
-    "ppdp.cli._train",
-    "ppdp.cli._federate",
-    "ppdp.cli._local",
+_COMMANDS = ("demo", "schema", "budget", "ledger", "audit", "publish", "report", "reproduce")
+_COMMAND_MODULES = tuple(
+    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local")
 )
 
 EXIT_OK = 0
@@ -91,41 +81,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 _VERBOSE_HELP = "print every guarantee in full (not only its one-line summary), and more log output"
 _QUIET_HELP = "no progress bars or progress lines on stderr (bars are drawn only on a terminal)"
+_LEVEL_FLAGS = (
+    ("-v --verbose", {"action": "count"}, _VERBOSE_HELP),
+    ("-q --quiet", {"action": "store_true"}, _QUIET_HELP),
+)
 
 
 def _add_verbose_to_subcommands(parser: argparse.ArgumentParser) -> None:
-    """Accept ``-v`` and ``-q`` after the sub-command too (``ppdp publish pca ... -v``).
-
-    At every level. The sub-command's options have no default, so a ``-v`` or ``-q`` before
-    the sub-command stands when none follows it.
-    """
+    """Accept ``-v`` and ``-q`` after the sub-command too (``ppdp publish pca ... -v``), at
+    every level. They have no default there, so one before the sub-command stands when none
+    follows it."""
     seen: set[int] = set()
     todo = [parser]
     while todo:
         current = todo.pop()
         for action in current._actions:
-            if not isinstance(action, argparse._SubParsersAction):
-                continue
-            for child in action.choices.values():
+            children = action.choices if isinstance(action, argparse._SubParsersAction) else {}
+            for child in children.values():  # type: ignore[union-attr]
                 if id(child) in seen:  # an alias of a parser already done
                     continue
                 seen.add(id(child))
-                if "-v" not in child._option_string_actions:
-                    child.add_argument(
-                        "-v",
-                        "--verbose",
-                        action="count",
-                        default=argparse.SUPPRESS,
-                        help=_VERBOSE_HELP,
-                    )
-                if "-q" not in child._option_string_actions:
-                    child.add_argument(
-                        "-q",
-                        "--quiet",
-                        action="store_true",
-                        default=argparse.SUPPRESS,
-                        help=_QUIET_HELP,
-                    )
+                for flag, options, text in _LEVEL_FLAGS:
+                    if flag.split()[0] not in child._option_string_actions:
+                        child.add_argument(
+                            *flag.split(), default=argparse.SUPPRESS, help=text, **options
+                        )
                 todo.append(child)
 
 

@@ -1,7 +1,4 @@
-"""``ppdp budget init|show LEDGER``: create a budget ledger; show its totals and spends.
-
-Thin layers over :mod:`ppdp.accounting.files` and :func:`ppdp.accounting.budget_report`.
-"""
+"""``ppdp budget init|show LEDGER``: thin layers over :mod:`ppdp.accounting.files`."""
 
 from __future__ import annotations
 
@@ -55,12 +52,12 @@ _INIT_FLAGS: tuple[c.Flag, ...] = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``budget`` and its actions to the ``ppdp`` parser."""
     what = "Inspect a privacy-budget ledger (verified before anything is read)."
-    parser = c.command(subparsers, "budget", "show a dataset's privacy budget ledger", what)
-    actions = c.actions(parser, "budget_action")
+    short = "show a dataset's privacy budget ledger"
+    actions = c.group(subparsers, "budget", short, what, "budget_action")
     short = "totals, what remains, and every spend"
-    c.command(actions, "show", short, _SHOW, *_SHOW_FLAGS).set_defaults(func=_show)
+    c.command(actions, "show", short, _SHOW, *_SHOW_FLAGS, func=_show)
     short = "create a dataset's budget ledger"
-    c.command(actions, "init", short, _INIT, *_INIT_FLAGS).set_defaults(func=_init)
+    c.command(actions, "init", short, _INIT, *_INIT_FLAGS, func=_init)
 
 
 def _init(args: argparse.Namespace) -> int:

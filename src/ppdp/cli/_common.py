@@ -1,8 +1,8 @@
-"""What the sub-commands share: flag tables and the flags several commands take, and how a
+"""What the sub-commands share: flag tables, the flags several commands take, and how a
 release's guarantee, its ledger entries and a seeded run are printed.
 
 A command declares its flags as a table of :data:`Flag` rows (names, ``add_argument``
-options, help) added in order by :func:`add_flags`; the tables are kept one row per flag.
+options, help), one row per flag, added in order by :func:`add_flags`.
 """
 
 from __future__ import annotations
@@ -43,22 +43,21 @@ CHECKPOINT: Flag = ("--checkpoint", {"metavar": "FILE", "default": None},
 
 
 def command(
-    subparsers: argparse._SubParsersAction, name: str, help: str, description: str, *flags: Flag
+    subparsers: Any, name: str, help: str, description: str, *flags: Flag, **defaults: Any
 ) -> argparse.ArgumentParser:
-    """Add the sub-command ``name`` with its ``flags`` (defaults shown in its help)."""
+    """Add the sub-command ``name`` with its ``flags`` (and ``func=...`` as ``defaults``)."""
+    formatter = argparse.ArgumentDefaultsHelpFormatter
     parser = subparsers.add_parser(
-        name,
-        help=help,
-        description=description,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        name, help=help, description=description, formatter_class=formatter
     )
     add_flags(parser, *flags)
-    return parser
+    parser.set_defaults(**defaults)
+    return parser  # type: ignore[no-any-return]
 
 
-def actions(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
-    """The required ``ACTION`` of a command with several (``ppdp budget show``)."""
-    sub = parser.add_subparsers(dest=dest, metavar="ACTION")
+def group(subparsers: Any, name: str, help: str, description: str, dest: str) -> Any:
+    """Add the command ``name`` whose ``ACTION`` (stored as ``dest``) is required."""
+    sub = command(subparsers, name, help, description).add_subparsers(dest=dest, metavar="ACTION")
     sub.required = True
     return sub
 
@@ -157,11 +156,13 @@ def ledger_total(acct: Any) -> str:
 
 
 def print_release_end(
-    ledger: str | None, indices: Sequence[int], *, seeded: bool, total: str = ""
+    ledger: str | None, indices: Sequence[int], *, seeded: bool, state: Any = None
 ) -> None:
-    """A release's closing lines: where it was charged, and a note when it was seeded."""
+    """A release's closing lines: where it was charged (with the ledger's total from its
+    ``state``), and a note when it was seeded."""
     if ledger is not None and indices:
-        print(f"charged in {ledger} ({ledger_entries(indices)})" + (f"; {total}" if total else ""))
+        total = "" if state is None else f"; {ledger_total(state)}"
+        print(f"charged in {ledger} ({ledger_entries(indices)}){total}")
     if seeded:
         print(
             "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
@@ -169,8 +170,10 @@ def print_release_end(
         )
 
 
-def print_dry_run(**plan: Any) -> None:
-    """The ``--dry-run`` summary (:func:`ppdp.accounting.plan.dry_run_lines`) on stdout."""
+def print_dry_run(*, state: Any = None, **plan: Any) -> None:
+    """The ``--dry-run`` summary (:func:`ppdp.accounting.plan.dry_run_lines`) on stdout;
+    ``state``: the ledger's state (what it has left), None without a ledger."""
     from ppdp.accounting.plan import dry_run_lines
 
+    plan.setdefault("remaining", None if state is None else state.remaining)
     print("\n".join(dry_run_lines(**plan)))

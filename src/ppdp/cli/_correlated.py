@@ -1,8 +1,5 @@
-"""``ppdp correlated release``: a Pufferfish (Markov Quilt Mechanism) release of a trace.
-
-A thin layer over :func:`ppdp.correlated.files.release_trace_file`; the file formats are
-documented there and in ``docs/proofs/pufferfish-mqm.md``.
-"""
+"""``ppdp correlated release``: a thin layer over
+:func:`ppdp.correlated.files.release_trace_file`."""
 
 from __future__ import annotations
 
@@ -38,9 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``correlated`` to the ``ppdp`` parser."""
     what = "Releases of correlated data under Pufferfish privacy."
     short = "Pufferfish releases of correlated data (Markov Quilt Mechanism)"
-    sub = c.actions(c.command(subparsers, "correlated", short, what), "correlated_command")
+    sub = c.group(subparsers, "correlated", short, what, "correlated_command")
     short = "release the state histogram of a Markov-chain trace with MQM"
-    c.command(sub, "release", short, _DESCRIPTION, *_FLAGS).set_defaults(func=_run)
+    c.command(sub, "release", short, _DESCRIPTION, *_FLAGS, func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ _FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     what = "private statistics and tables of the shipped Adult data, end to end"
-    c.command(subparsers, "demo", what, _DESCRIPTION, *_FLAGS).set_defaults(func=_run)
+    c.command(subparsers, "demo", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,12 +1,7 @@
-"""``ppdp federate init|run|publisher|owner|dealer`` and ``ppdp federate demo``.
-
-Each party of a Mul-LDA-DP round runs as its own process, serving HTTP (FastAPI and
-uvicorn) and sending signed messages to its peers (httpx). Exit status: 0 when the round
-completed, 3 when it was aborted (one line on stderr says why; nothing was released), 2
-on a usage or configuration error. The protocol's log (every refused message with its
-reason, aborts, timeouts) goes to ``<workdir>/<party>.log``; ``-v`` copies it to stderr.
-Thin layers over :mod:`ppdp.federated.files`.
-"""
+"""``ppdp federate init|run|publisher|owner|dealer|demo``: thin layers over
+:mod:`ppdp.federated.files`. Exit status 3 when a round was aborted (one line on stderr says
+why; nothing was released). The protocol's log goes to ``<workdir>/<party>.log``; ``-v``
+copies it to stderr."""
 
 from __future__ import annotations
 
@@ -110,15 +105,14 @@ _TEXTS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``federate`` and its actions to the ``ppdp`` parser."""
-    actions = c.actions(c.command(subparsers, "federate", *_TEXTS["federate"]), "federate_action")
+    actions = c.group(subparsers, "federate", *_TEXTS["federate"], "federate_action")
     for role, text in _ROLES:
         what = f"{text[0].upper()}{text[1:]}. The configuration file is described in "
-        p = c.command(actions, role, text, what + "docs/federated-deployment.md.", *_PARTY)
-        p.set_defaults(func=_party, federate_role=role)
-    c.command(actions, "init", *_TEXTS["init"], *_INIT).set_defaults(func=_init)
-    p = c.command(actions, "run", *_TEXTS["run"], *_PARTY)
-    p.set_defaults(func=_party, federate_role=None)
-    c.command(actions, "demo", *_TEXTS["demo"], *_DEMO).set_defaults(func=_demo)
+        what += "docs/federated-deployment.md."
+        c.command(actions, role, text, what, *_PARTY, func=_party, federate_role=role)
+    c.command(actions, "init", *_TEXTS["init"], *_INIT, func=_init)
+    c.command(actions, "run", *_TEXTS["run"], *_PARTY, func=_party, federate_role=None)
+    c.command(actions, "demo", *_TEXTS["demo"], *_DEMO, func=_demo)
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -1,8 +1,5 @@
-"""``ppdp ledger verify | anchor LEDGER``: check a ledger end to end (exit 1 when tampered);
-print a signed anchor of its head to keep elsewhere.
-
-Thin layers over :mod:`ppdp.ledger.views` and :func:`ppdp.accounting.files.anchor_ledger`.
-"""
+"""``ppdp ledger verify | anchor LEDGER``: thin layers over :mod:`ppdp.ledger.views` and
+:func:`ppdp.accounting.files.anchor_ledger`."""
 
 from __future__ import annotations
 
@@ -54,12 +51,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Work with ppdp's signed, hash-chained ledgers (budget ledgers and multi-party "
         "publishing ledgers alike)."
     )
-    parser = c.command(subparsers, "ledger", "verify a tamper-evident ledger, or anchor it", what)
-    actions = c.actions(parser, "ledger_action")
+    short = "verify a tamper-evident ledger, or anchor it"
+    actions = c.group(subparsers, "ledger", short, what, "ledger_action")
     short = "verify hashes, signatures and checkpoints"
-    c.command(actions, "verify", short, _VERIFY, *_VERIFY_FLAGS).set_defaults(func=_verify)
+    c.command(actions, "verify", short, _VERIFY, *_VERIFY_FLAGS, func=_verify)
     short = "print a short signed digest of the ledger's head, to keep elsewhere"
-    c.command(actions, "anchor", short, _ANCHOR, *_ANCHOR_FLAGS).set_defaults(func=_anchor)
+    c.command(actions, "anchor", short, _ANCHOR, *_ANCHOR_FLAGS, func=_anchor)
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -110,18 +110,16 @@ _TEXTS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``local`` and its actions to the ``ppdp`` parser."""
-    sub = c.actions(c.command(subparsers, "local", *_TEXTS["local"]), "local_command")
-    c.command(sub, "serve", *_TEXTS["serve"], *_SERVE).set_defaults(func=_serve)
-    c.command(sub, "report", *_TEXTS["report"], *_REPORT).set_defaults(func=_report)
-    est = c.command(sub, "estimate", *_TEXTS["estimate"], _CONFIG)
+    sub = c.group(subparsers, "local", *_TEXTS["local"], "local_command")
+    c.command(sub, "serve", *_TEXTS["serve"], *_SERVE, func=_serve)
+    c.command(sub, "report", *_TEXTS["report"], *_REPORT, func=_report)
+    est = c.command(sub, "estimate", *_TEXTS["estimate"], _CONFIG, func=_estimate)
     where = est.add_mutually_exclusive_group(required=True)
     c.add_flags(where, ("--server", {"metavar": "URL"}, "collector base URL"))
     c.add_flags(where, ("--store", {"metavar": "DB"}, "the collector's SQLite store"))
     c.add_flags(est, *_ESTIMATE)
-    est.set_defaults(func=_estimate)
-    key = c.command(sub, "keygen", *_TEXTS["keygen"])
-    c.add_flags(key, ("key", {"metavar": "KEYFILE"}, "where to write the private key"))
-    key.set_defaults(func=_keygen)
+    key: c.Flag = ("key", {"metavar": "KEYFILE"}, "where to write the private key")
+    c.command(sub, "keygen", *_TEXTS["keygen"], key, func=_keygen)
 
 
 def _serve(args: argparse.Namespace) -> int:

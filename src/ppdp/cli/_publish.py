@@ -1,7 +1,4 @@
-"""``ppdp publish METHOD``: release a private table (DP-PCA, DP-LDA, LDA-DP projections, baselines).
-
-Parses the arguments and prints; :func:`ppdp.publish.files.publish_table_file` does the work.
-"""
+"""``ppdp publish METHOD``: a thin layer over :func:`ppdp.publish.files.publish_table_file`."""
 
 from __future__ import annotations
 
@@ -97,7 +94,7 @@ def __getattr__(name: str) -> Any:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``publish`` to the ``ppdp`` parser."""
     what = "release a private table (DP-PCA, DP-LDA synthetic data, LDA-DP, baselines)"
-    c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS).set_defaults(func=_run)
+    c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
 def add_idempotency_flag(parser: argparse.ArgumentParser) -> None:
@@ -141,21 +138,14 @@ def _run(args: argparse.Namespace) -> int:
         **c.pick(args, "idempotency_key dry_run"),
         **c.table_args(args),
     )
-    state = result.ledger
     if result.dry_run:
-        c.print_dry_run(
-            what=f"publish {args.method}",
-            charges=result.charges,
-            schema=result.publisher.schema,
-            report=result.report,
-            remaining=state.remaining if state is not None else None,
-            per_value=args.method == "laplace",
-            after=result.after,
-        )
+        what, per_value = f"publish {args.method}", args.method == "laplace"
+        c.print_dry_run(what=what, per_value=per_value, state=result.ledger, after=result.after,
+                        charges=result.charges, schema=result.publisher.schema,
+                        report=result.report)  # fmt: skip
         return 0
-    release = result.release
+    rel = result.release
     print(f"released {len(result.table):,} rows to {result.path}")
-    c.print_guarantee(release.guarantee, verbose=args.verbose, full_in=result.sidecar)
-    total = c.ledger_total(state) if state is not None else ""
-    c.print_release_end(args.ledger, release.ledger_indices, seeded=release.seeded, total=total)
+    c.print_guarantee(rel.guarantee, verbose=args.verbose, full_in=result.sidecar)
+    c.print_release_end(args.ledger, rel.ledger_indices, seeded=rel.seeded, state=result.ledger)
     return 0

@@ -1,7 +1,4 @@
-"""``ppdp report``: a self-contained HTML quality report of a released table (custodian only).
-
-A thin layer over :func:`ppdp.evaluate.files.report_file`.
-"""
+"""``ppdp report``: a thin layer over :func:`ppdp.evaluate.files.report_file`."""
 
 from __future__ import annotations
 
@@ -48,7 +45,7 @@ _FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     what = "an HTML quality report of a released table against the private data"
-    c.command(subparsers, "report", what, _DESCRIPTION, *_FLAGS).set_defaults(func=_run)
+    c.command(subparsers, "report", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

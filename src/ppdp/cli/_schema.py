@@ -1,7 +1,4 @@
-"""``ppdp schema draft|check``: draft a schema from data (loudly), or check a schema file.
-
-Thin layers over :mod:`ppdp.data.schema_files`.
-"""
+"""``ppdp schema draft|check``: thin layers over :mod:`ppdp.data.schema_files`."""
 
 from __future__ import annotations
 
@@ -42,18 +39,19 @@ _CHECK: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     what = "Declared schemas: the public bounds, categories and classes every mechanism relies on."
-    parser = c.command(subparsers, "schema", "draft or check a declared schema", what)
-    actions = c.actions(parser, "schema_action")
+    actions = c.group(
+        subparsers, "schema", "draft or check a declared schema", what, "schema_action"
+    )
     what = (
         "Propose a schema from the data: bounds from the minimum and maximum, categories from "
         "the observed values. Bounds and categories read from private data leak it unless they "
         "are public knowledge: edit the draft before any release."
     )
     short = "propose a schema from a CSV or Parquet file (leaks unless the bounds are public)"
-    c.command(actions, "draft", short, what, *_DRAFT).set_defaults(func=_draft)
+    c.command(actions, "draft", short, what, *_DRAFT, func=_draft)
     what = "Validate a schema file and print the encoding it defines."
     short = "validate a schema file and print its encoding"
-    c.command(actions, "check", short, what, *_CHECK).set_defaults(func=_check)
+    c.command(actions, "check", short, what, *_CHECK, func=_check)
 
 
 def _draft(args: argparse.Namespace) -> int:

@@ -1,9 +1,5 @@
-"""``ppdp train LEARNER`` and ``ppdp predict``: private classifiers and their model files.
-
-Thin layers over :func:`ppdp.learn.files.train_model_file` and
-:func:`ppdp.learn.files.predict_file`. Invalid input writes nothing and spends nothing;
-``predict`` is post-processing of a released model: it spends nothing.
-"""
+"""``ppdp train LEARNER`` and ``ppdp predict``: thin layers over
+:func:`ppdp.learn.files.train_model_file` and :func:`ppdp.learn.files.predict_file`."""
 
 from __future__ import annotations
 
@@ -94,9 +90,9 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``train`` and ``predict`` to the ``ppdp`` parser."""
     what = "train a differentially private classifier and write its model file"
-    c.command(subparsers, "train", what, _DESCRIPTION, *_FLAGS).set_defaults(func=_train)
+    c.command(subparsers, "train", what, _DESCRIPTION, *_FLAGS, func=_train)
     what = "predict a table with a model file (no privacy cost)"
-    c.command(subparsers, "predict", what, _PREDICT, *_PREDICT_FLAGS).set_defaults(func=_predict)
+    c.command(subparsers, "predict", what, _PREDICT, *_PREDICT_FLAGS, func=_predict)
 
 
 def _grid(text: str) -> tuple[float, ...]:
@@ -186,20 +182,13 @@ def _train(args: argparse.Namespace) -> int:
             say(f"warning: {w.category.__name__}: {w.message}")
     state = result.ledger_state
     if args.dry_run:
-        c.print_dry_run(
-            what=f"train {args.learner}",
-            charges=[result.plan],
-            schema=result.schema,
-            report=result.report,
-            remaining=state.remaining if state is not None else None,
-            per_value=False,
-            after=result.after,
-        )
+        c.print_dry_run(what=f"train {args.learner}", per_value=False, state=state,
+                        after=result.after, charges=[result.plan], schema=result.schema,
+                        report=result.report)  # fmt: skip
         return 0
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
     c.print_guarantee(result.guarantee, verbose=args.verbose, full_in=result.path)
-    total = c.ledger_total(state) if state is not None else ""
-    c.print_release_end(args.ledger, result.ledger_indices, seeded=result.seeded, total=total)
+    c.print_release_end(args.ledger, result.ledger_indices, seeded=result.seeded, state=state)
     return 0
 
 
