@@ -193,11 +193,16 @@ def _postprocess(
     ``schema.decode`` gives the same categories as decoding ``X`` before it.
     """
     numeric = {c.name for c in schema.numeric_columns}
+    if clamp:  # runs of adjacent numeric columns in one call each (a clip per column is slow)
+        cols = sorted(block.start for name, block in layout.blocks.items() if name in numeric)
+        start = 0
+        for i in range(1, len(cols) + 1):
+            if i == len(cols) or cols[i] != cols[i - 1] + 1:
+                run = X[:, cols[start] : cols[i - 1] + 1]
+                np.clip(run, 0.0, 1.0, out=run)
+                start = i
     for name, block in layout.blocks.items():
         if name in numeric:
-            if clamp:
-                col = X[:, block.start]
-                np.clip(col, 0.0, 1.0, out=col)
             continue
         codes = np.argmax(X[:, block], axis=1)
         X[:, block] = 0.0
