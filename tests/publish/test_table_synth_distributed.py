@@ -258,7 +258,7 @@ def test_a_dask_frame_on_a_local_cluster_gives_the_same_measurements(dataset, tm
     mem = TableSynthesizer(1.0, make_schema(), method="tree", random_state=21).fit(whole)
     with (
         distributed.LocalCluster(
-            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -3,11 +3,16 @@
 Both release one row per input row, in order, decoded to the schema, on the same encoded
 table as :class:`~ppdp.publish.pca.DPPCAPublisher` (label block included). Privacy
 arguments: ``docs/proofs/publish-baselines.md``; algorithms: ALGORITHMS-publishing.md A.5.
+
+A Parquet dataset or a Dask DataFrame is randomised partition by partition: partition ``i``
+draws its rows' noise from ``PartitionStreams(source).stream(i)`` and is written, decoded, to
+``output`` (``part-0000i.parquet``, row order kept) inside ``fit``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,7 +34,7 @@ from ppdp.publish.pca import (
     _encode_table,
     _postprocess,
 )
-from ppdp.random import RandomSource, RandomState
+from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["ExponentialPublisher", "LaplacePublisher", "record_l1_sensitivity"]
 
@@ -51,6 +56,8 @@ class _RowPublisher(Publisher):
     """Shared parameters, checks and encoding of the per-record baselines."""
 
     _NAME = ""
+    supports_distributed: ClassVar[bool] = True
+    row_level_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -104,20 +111,88 @@ class _RowPublisher(Publisher):
     def _assumptions(self, layout: Layout) -> tuple[str, ...]:
         raise NotImplementedError
 
-    def _release(
-        self, X: NDArray[np.float64], y: Any, source: RandomSource, charges: list[Charge]
-    ) -> Release:
-        eps, layout = self._checked()
-        noisy = self._noisy(X, source)
-        encoded = _postprocess(noisy, self.schema, layout, clamp=True)
-        guarantee = Guarantee.pure(
+    def _guarantee(self, eps: float, layout: Layout) -> Guarantee:
+        return Guarantee.pure(
             eps,
             relation=_RELATION,
             mechanism=self._NAME,
             assumptions=self._assumptions(layout),
             details=self._mechanism().ledger_details(),
         )
-        return Release(data=self.schema.decode(encoded), encoded=encoded, guarantee=guarantee)
+
+    def _randomise(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
+        """Noisy rows, post-processed (arg-max blocks, clamped numerics), still encoded."""
+        _, layout = self._checked()
+        return _postprocess(self._noisy(X, source), self.schema, layout, clamp=True)
+
+    def _release(
+        self, X: NDArray[np.float64], y: Any, source: RandomSource, charges: list[Charge]
+    ) -> Release:
+        eps, layout = self._checked()
+        encoded = self._randomise(X, source)
+        return Release(
+            data=self.schema.decode(encoded),
+            encoded=encoded,
+            guarantee=self._guarantee(eps, layout),
+        )
+
+    # -- distributed input ----------------------------------------------------------------
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        if scan.n_rows < 1:
+            raise DataValidationError("data has 0 rows; there is nothing to publish")
+
+    def _release_distributed(
+        self,
+        frame: Any,
+        scan: Any,
+        source: RandomSource,
+        charges: list[Charge],
+        *,
+        scheduler: Any,
+        output: str | os.PathLike[str],
+    ) -> Release:
+        """Each partition's rows randomised with its own stream, written to ``output``.
+
+        Every row gets the law it gets in memory (one record's release is the same
+        mechanism, with independent noise); partitions hold disjoint rows, so the table is
+        still one parallel composition. The read-back frame is lazy over the written files,
+        never over the raw data.
+        """
+        from dask import delayed
+
+        from ppdp.data.distributed import (
+            encoded_partitions,
+            read_parquet_dataset,
+            write_parquet_dataset,
+        )
+
+        eps, layout = self._checked()
+        streams = PartitionStreams(source)
+        parts = encoded_partitions(
+            frame, self.schema, include_label=self._distributed_include_label()
+        )
+        shared = delayed((self, streams), traverse=False)
+        rows = [
+            delayed(_randomise_partition, pure=True)(shared, part, i)
+            for i, part in enumerate(parts)
+        ]
+        write_parquet_dataset(rows, output, scheduler=scheduler)
+        return Release(
+            data=read_parquet_dataset(output),
+            encoded=None,
+            guarantee=self._guarantee(eps, layout),
+        )
+
+
+def _randomise_partition(
+    shared: tuple[_RowPublisher, PartitionStreams], encoded: tuple[Any, Any], index: int
+) -> pd.DataFrame:
+    """Partition ``index``: its encoded rows randomised from stream ``index``, decoded."""
+    publisher, streams = shared
+    X = np.array(encoded[0], dtype=np.float64, order="C")
+    np.clip(X, 0.0, 1.0, out=X)  # as _encode_table does in memory
+    return publisher.schema.decode(publisher._randomise(X, streams.stream(index)))
 
 
 class LaplacePublisher(_RowPublisher):
