@@ -331,3 +331,14 @@ def test_hybrid_warns_about_public_rows_found_in_the_private_files(dataset) -> N
     leak = [str(w.message) for w in mem_warn if issubclass(w.category, PrivacyLeakWarning)]
     dleak = [str(w.message) for w in dist_warn if issubclass(w.category, PrivacyLeakWarning)]
     assert dleak == leak and leak[0].startswith("5 of 5 public rows")
+
+
+def test_partitions_processed_in_small_blocks_give_the_same_model(dataset, monkeypatch) -> None:
+    from ppdp.learn import _base
+
+    monkeypatch.setattr(_base, "_BLOCK_ROWS", 128)  # 900 rows: 8 blocks in one partition
+    path, whole = dataset
+    mem = PrivateLogisticRegression(epsilon=1.0, schema=SCHEMA, random_state=4).fit(whole)
+    dist = PrivateLogisticRegression(epsilon=1.0, schema=SCHEMA, random_state=4)
+    dist.fit(path, scheduler="sync")
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=0, atol=1e-9)

@@ -657,10 +657,9 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
                 if source.is_secure:
                     _warn_unaccounted(name)
-            parts = encoded_partitions_for(frame, schema, mode)
 
             def rows(transform: Any, dim: int) -> PartitionedERMData:
-                return _partitioned_rows(parts, transform, dim, n, sched)
+                return _partitioned_rows(frame, schema, mode, transform, dim, n, sched)
 
             self.classes_ = classes
             try:
@@ -928,17 +927,12 @@ def _apply_partition(part: pd.DataFrame, est: Any, method: str) -> pd.Series:
     return pd.Series(values, index=part.index)
 
 
-def encoded_partitions_for(frame: Any, schema: Schema, mode: str) -> list[Any]:
-    """The delayed encoded ``(X, codes)`` of each partition, after a successful scan."""
-    from ppdp.data.distributed import encoded_partitions
-
-    return encoded_partitions(frame, schema, include_label=False, on_invalid=mode)
-
-
 @dataclass(frozen=True)
 class _PassSpec:
     """What one pass ships to every partition (one graph key, shared by the tasks)."""
 
+    schema: Schema
+    on_invalid: str
     transform: Callable[[NDArray[np.float64]], NDArray[np.float64]]
     W: NDArray[np.float64]
     loss: Loss
@@ -946,11 +940,34 @@ class _PassSpec:
     curvature: bool
 
 
-def _partition_pass(xy: tuple[Any, Any], spec: _PassSpec) -> ERMPartial:
-    X, codes = xy
-    Z = spec.transform(np.asarray(X, dtype=np.float64))
-    y = np.where(np.asarray(codes) == 1, 1.0, -1.0)  # classes_[1] (code 1) is +1
-    return erm_partition_terms(Z, y, spec.W, loss=spec.loss, n=spec.n, curvature=spec.curvature)
+#: Rows encoded and mapped at a time inside a partition: a partition's extra memory is a
+#: few blocks of this many rows, whatever the partition's size.
+_BLOCK_ROWS = 1 << 16
+
+
+def _partition_pass(part: pd.DataFrame, spec: _PassSpec) -> ERMPartial:
+    """One partition's :class:`ERMPartial`: encoded, mapped and summed block by block.
+
+    The encoding is the scan's (after a successful scan nothing raises: ``on_invalid`` is
+    the fit's mode), the map is the learner's row map, the labels are ±1 with code 1 (the
+    second declared class) as +1.
+    """
+    from ppdp.data.encoding import encode
+
+    out: ERMPartial | None = None
+    for start in range(0, max(len(part), 1), _BLOCK_ROWS):
+        block = part.iloc[start : start + _BLOCK_ROWS]
+        X, codes, _ = encode(
+            spec.schema, block, include_label=False, log=False, on_invalid=spec.on_invalid
+        )
+        Z = spec.transform(X)
+        y = np.where(np.asarray(codes) == 1, 1.0, -1.0)
+        terms = erm_partition_terms(
+            Z, y, spec.W, loss=spec.loss, n=spec.n, curvature=spec.curvature
+        )
+        out = terms if out is None else out + terms
+    assert out is not None
+    return out
 
 
 def _add_partials(*parts: ERMPartial) -> ERMPartial:
@@ -962,19 +979,30 @@ _SPLIT_EVERY = 8
 
 
 def _partitioned_rows(
-    parts: list[Any], transform: Any, dim: int, n: int, scheduler: Any
+    frame: Any, schema: Schema, on_invalid: str, transform: Any, dim: int, n: int, scheduler: Any
 ) -> PartitionedERMData:
-    """A :class:`PartitionedERMData` over the delayed encoded partitions ``parts``.
+    """A :class:`PartitionedERMData` over the partitions of ``frame`` (after the scan).
 
-    Each pass builds a fresh graph (encode, transform, partial sums, a tree of additions)
-    and computes it: the encoded partitions are never persisted.
+    Each pass builds a fresh graph (read, encode, map and sum each partition block by
+    block, then a tree of additions) and computes it: nothing is persisted, so a worker
+    holds one raw partition and a few blocks per task.
     """
     import dask
     from dask import delayed
 
+    parts = frame.to_delayed()
+
     def evaluate(W: NDArray[np.float64], loss: Loss, curvature: bool) -> ERMPartial:
         spec = delayed(
-            _PassSpec(transform, np.array(W, dtype=np.float64), loss, int(n), curvature),
+            _PassSpec(
+                schema,
+                on_invalid,
+                transform,
+                np.array(W, dtype=np.float64),
+                loss,
+                int(n),
+                curvature,
+            ),
             pure=True,
         )
         level = [delayed(_partition_pass, pure=True)(p, spec) for p in parts]
