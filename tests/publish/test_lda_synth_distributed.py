@@ -87,7 +87,7 @@ def test_statistics_equal_memory_and_one_part_gives_the_memory_rows(
     assert acct.spent == PrivacyBudget(2.0) and pub.release_.encoded is None
     rows = pub.release_.data.compute()
     assert len(rows) == len(whole) and list(rows.columns) == list(mem.release_.data.columns)
-    # one part (n <= 2**18): the greedy sampler's rows, shuffled by another stream
+    # one part (n <= 2**16): the greedy sampler's rows, shuffled by another stream
     pd.testing.assert_frame_equal(_sorted(rows), _sorted(mem.release_.data))
     assert not rows.equals(mem.release_.data)
     # sample() is post-processing of the same release, as in memory

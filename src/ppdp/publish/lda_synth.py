@@ -49,8 +49,9 @@ _CLASS_SIZES = ("public", "noisy")
 #: L1 sensitivity of a class histogram under replace-one (one row changes class).
 _COUNT_SENSITIVITY = 2.0
 #: Synthetic rows per output part of a distributed fit: each part is generated on one
-#: worker, in memory (about ``2¹⁸ · p · 8`` bytes of encoded rows), whatever ``n`` is.
-_ROWS_PER_PART = 1 << 18
+#: worker, in memory (about ``2¹⁶ · p · 8`` bytes of encoded rows), whatever ``n`` is; the
+#: greedy sampler takes about 3 ms of CPU per row at p = 50, so a part is minutes of one core.
+_ROWS_PER_PART = 1 << 16
 
 
 def lda_l1_sensitivity(p1: int, p2: int) -> float:
@@ -144,11 +145,11 @@ class DPLDASynthesizer(Publisher):
     errors carry whole-table counts and nothing is spent) and reduces the class counts,
     class sums and ``Σxxᵀ``; the noise is drawn in the driver in the in-memory order, so
     the same seed gives the same statistics. The synthetic rows, post-processing, are
-    generated on the workers in parts of at most 2¹⁸ rows (the number of parts depends on
+    generated on the workers in parts of at most 2¹⁶ rows (the number of parts depends on
     ``n`` only; the class sizes are split over the parts in proportion), each part shuffled
     with its own stream of :class:`~ppdp.random.PartitionStreams`, and written to
     ``output``; memory stays bounded by one part per worker whatever ``n`` is. With one part
-    (``n ≤ 2¹⁸``) the rows are the in-memory rows in another order; with several, each part
+    (``n ≤ 2¹⁶``) the rows are the in-memory rows in another order; with several, each part
     runs the greedy sampler on its own towards the same targets. :meth:`sample` still works,
     in memory, from the released statistics.
 
