@@ -103,6 +103,7 @@ from ppdp.federated.messages import (
     payload_digest,
     sign,
 )
+from ppdp.federated.owner_data import OwnerStatistics
 from ppdp.ledger import Ledger, Signer, canonical_dumps
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish.fisher import fisher_directions, from_upper, noisy_scatter, upper
@@ -830,10 +831,16 @@ class DataOwner(_Party):
     signer : Signer
         The owner's key (id in ``config.owners``).
     keys : mapping of party id to Ed25519 public key
-    X : array_like (n_j, d)
+    X : array_like (n_j, d), optional
         The owner's records, each already scaled to ``‖x‖₂ ≤ 1`` by a declared bound.
-    y : array_like (n_j,)
+    y : array_like (n_j,), optional
         Class labels, each in ``config.classes``.
+    statistics : OwnerStatistics, optional
+        Instead of ``X`` and ``y``: the owner's reduced statistics
+        (:func:`ppdp.federated.owner_data.load_owner_statistics`, which reads a Parquet
+        dataset or a Dask DataFrame partition by partition). Class code ``k`` stands for
+        the label value ``k`` (as ``schema.encode``'s codes), looked up in
+        ``config.classes``. Only for ``release="direction"`` (projections need the rows).
     replica_path : path, optional
         Keep the ledger replica in this file (verified, checkpointed by this owner); an
         existing replica is opened and verified first, and the publisher's entries must
@@ -846,6 +853,9 @@ class DataOwner(_Party):
     DataValidationError
         Records of the wrong shape, non-finite, with norm > 1 (beyond 1e-9 rounding), or
         labels outside ``config.classes``; raised at construction, before any message.
+    ParameterError
+        Both or neither of (``X``, ``y``) and ``statistics``; ``statistics`` for a round
+        that releases projections.
     """
 
     role_name = "owner"
@@ -856,15 +866,31 @@ class DataOwner(_Party):
         *,
         signer: Signer,
         keys: Mapping[str, Ed25519PublicKey],
-        X: ArrayLike,
-        y: ArrayLike,
+        X: ArrayLike | None = None,
+        y: ArrayLike | None = None,
+        statistics: OwnerStatistics | None = None,
         replica_path: str | Path | None = None,
         random_state: RandomState = None,
     ) -> None:
         super().__init__(config, signer=signer, keys=keys)
         if signer.id not in config.owners:
             raise ParameterError(f"signer id ({signer.id!r}) is not one of the owners")
-        self._X, self._labels = _check_data(X, y, config)
+        self._X: NDArray[np.float64] | None = None
+        self._labels: NDArray[np.int64] | None = None
+        self._sums: NDArray[np.float64] | None = None
+        self._second: NDArray[np.float64] | None = None
+        if statistics is not None:
+            if X is not None or y is not None:
+                raise ParameterError(
+                    "statistics: give the owner's records (X, y) or its statistics, not both"
+                )
+            self._sums, self._second = _check_statistics(statistics, config)
+        elif X is None or y is None:
+            raise ParameterError(
+                "X and y (the owner's records) are required unless statistics= is given"
+            )
+        else:
+            self._X, self._labels = _check_data(X, y, config)
         self._rng: RandomSource = resolve_random_state(random_state, stacklevel=3)
         if replica_path is None:
             self.replica: MemoryReplica | FileReplica = MemoryReplica()
@@ -1039,11 +1065,15 @@ class DataOwner(_Party):
     def _mean_share(self) -> dict[str, Any]:
         assert self._masks is not None
         p = self.plan
-        sums = np.zeros((self.config.n_classes, self.config.n_features))
-        for c in range(self.config.n_classes):
-            rows = self._X[self._labels == c]
-            if rows.shape[0]:
-                sums[c] = rows.sum(axis=0)
+        if self._sums is not None:  # reduced from a distributed table
+            sums = self._sums.copy()
+        else:
+            assert self._X is not None and self._labels is not None
+            sums = np.zeros((self.config.n_classes, self.config.n_features))
+            for c in range(self.config.n_classes):
+                rows = self._X[self._labels == c]
+                if rows.shape[0]:
+                    sums[c] = rows.sum(axis=0)
         noisy = np.empty_like(sums)
         for c in range(self.config.n_classes):
             g = noise.gaussian(
@@ -1059,7 +1089,11 @@ class DataOwner(_Party):
     def _scatter_share(self) -> dict[str, Any]:
         assert self._masks is not None
         p = self.plan
-        second = upper(self._X.T @ self._X)
+        if self._second is not None:  # reduced from a distributed table
+            second = upper(self._second)
+        else:
+            assert self._X is not None
+            second = upper(self._X.T @ self._X)
         g = noise.gaussian(
             p.owner_second_moment_sigma,
             second.size,
@@ -1075,7 +1109,7 @@ class DataOwner(_Party):
         return {"second_moment": encode_array(noisy), "salt": new_salt()}
 
     def _projections(self) -> Message:
-        assert self.directions is not None
+        assert self.directions is not None and self._X is not None
         W = self.directions
         rows = self._X @ W
         if self.config.release == "noisy-projections":
@@ -1246,6 +1280,47 @@ def _check_data(
             f"{list(config.classes)}; declare every class, or drop those rows"
         ) from None
     return arr, codes
+
+
+def _check_statistics(
+    statistics: OwnerStatistics, config: RoundConfig
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The class sums in ``config.classes`` order and the second moment, checked."""
+    if not isinstance(statistics, OwnerStatistics):
+        raise ParameterTypeError(
+            f"statistics ({type(statistics).__name__}) must be an OwnerStatistics; see "
+            "ppdp.federated.owner_data.load_owner_statistics"
+        )
+    if config.release != "direction":
+        raise ParameterError(
+            f"statistics: a round with release={config.release!r} needs the owner's rows "
+            "(X, y) for its projections; statistics serve release='direction' only"
+        )
+    statistics.check()
+    d = statistics.n_features
+    if d != config.n_features or statistics.second_moment.shape != (d, d):
+        raise DataValidationError(
+            f"statistics have {d} feature(s); the round expects {config.n_features}"
+        )
+    for name, arr in (
+        ("class sums", statistics.class_sums),
+        ("second moment", statistics.second_moment),
+    ):
+        if not np.all(np.isfinite(arr)):
+            raise DataValidationError(f"statistics: the {name} contain NaN or infinity")
+    index = {c: i for i, c in enumerate(config.classes)}
+    sums = np.zeros((config.n_classes, d))
+    for code, count in enumerate(np.asarray(statistics.class_counts)):
+        if int(count) == 0:
+            continue
+        if code not in index:
+            # A class of the private data: name the column, never the value.
+            raise DataValidationError(
+                "y (the labels) holds values that are not among the round's classes "
+                f"{list(config.classes)}; declare every class, or drop those rows"
+            )
+        sums[index[code]] = statistics.class_sums[code]
+    return sums, np.array(statistics.second_moment, dtype=np.float64)
 
 
 # =============================================================================== dealer
