@@ -241,7 +241,8 @@ def _release_partition(
     Partition ``index`` reads only ``streams.stream(index)``: its rows' noise is drawn
     once, here, and nowhere else (the result is written once by the caller).
     """
-    X = np.clip(np.asarray(encoded[0], dtype=np.float64), 0.0, 1.0)
+    X = np.asarray(encoded[0], dtype=np.float64)
+    np.clip(X, 0.0, 1.0, out=X)  # as _encode_table (A.7.6); X is this task's own array
     Y_tilde = _stage2_projections(X, U, mu, mech, streams.stream(index), multiplier)
     return schema.decode(_reconstruct(Y_tilde, U, mu, schema, layout, clamp=clamp))
 
