@@ -22,9 +22,13 @@ without its label, and Adult with ``relationship`` (6 classes) as the label and 
 as a feature (its LinearSVC misclassification predicting ``relationship``).
 
 The peers' numbers (MST and AIM from smartnoise-synth, PrivBayes from DataSynthesizer) are
-the issue's, printed beside ours; ``--peers`` would run them in their own git-ignored
-virtualenvs (``benchmarks/.peer-venv-*``, see ``../shared/PEERS.md``), which this script
-does not do yet. Privacy is not equal at the same ε: ppdp's publishers hold under
+the issue's, printed beside ours; ``--peers`` runs MST here (one seed per cell, as shipped)
+in its git-ignored virtualenv (``benchmarks/.peer-venv-smartnoise``, see
+``../shared/PEERS.md``). The full peer runs (MST and AIM each sampled as shipped and with a
+fixed sampler, PrivBayes; 5 seeds) come from ``benchmarks/synth/peers_device.py``, run on a
+many-core machine; ``--device-results peers_results.csv`` merges its rows into
+``results.csv`` and the report (a section per task: each peer beside TableSynthesizer and
+the best peer per ε). Privacy is not equal at the same ε: ppdp's publishers hold under
 replace-one neighbours (a count table has L2 sensitivity √2), MST/AIM under add/remove
 (sensitivity 1), and DataSynthesizer's ε is add/remove (about 1.5ε replace-one).
 
@@ -36,6 +40,8 @@ Run::
     nice .venv/bin/python benchmarks/synth_vs_peers.py              # about 10 minutes
     nice .venv/bin/python benchmarks/synth_vs_peers.py --seeds 2 --methods table
     nice .venv/bin/python benchmarks/synth_vs_peers.py --peers --peer-seeds 1   # + MST
+    .venv/bin/python benchmarks/synth_vs_peers.py --report-only --device-results \
+        benchmarks/synth/peers_results.csv                   # + the device's peer rows
 """
 
 from __future__ import annotations
@@ -473,7 +479,107 @@ def report(res: pd.DataFrame) -> str:
     d = res[res.method == "DPLDASynthesizer"]
     if len(d):
         lines += ["", f"DPLDASynthesizer fit + sample: median {d.seconds.median():.1f} s."]
+    if "status" in res.columns and res.method.isin(DEVICE_PEERS).any():
+        lines += device_report(res)
     return "\n".join(lines) + "\n"
+
+
+#: The methods of ``benchmarks/synth/peers_device.py``'s CSV (``--device-results``).
+DEVICE_PEERS = ("MST", "MST (fixed sampler)", "AIM", "AIM (fixed sampler)", "PrivBayes k=2")
+
+
+def _statuses(sub: pd.DataFrame) -> str:
+    """The fits' statuses in a few words (one per seed, not per target)."""
+    st = sub.drop_duplicates("seed").status.fillna("").astype(str)
+    st = st.str.replace(r"complete \(\d+ rounds\)", "complete", regex=True)
+    st = st.str.replace(
+        r"stopped at [\d.]+ s: (\d+) rounds, (\d+) % of rho spent", "stopped", regex=True
+    )
+    return ", ".join(f"{n} {k}" for k, n in st.value_counts().items())
+
+
+def device_report(res: pd.DataFrame) -> list[str]:
+    """Markdown: the peers run by ``peers_device.py`` beside TableSynthesizer, per task and ε."""
+    lines = [
+        "",
+        "## Peers run in full (`benchmarks/synth/peers_device.py`, one process per fit)",
+        "",
+        "MST and AIM: smartnoise-synth 1.0.8 (mbi 1.1.0), (ε, δ = 1e-9)-DP under add/remove",
+        "neighbours, transformer fitted on the declared domain only; each fitted model is",
+        "sampled as shipped and with a junction-tree sampler (post-processing; mbi 1.1.0's",
+        "sampler is wrong, see PEERS.md). AIM has a time limit per fit: when it stops early it",
+        "releases the model of the measurements taken so far (the note says where).",
+        "PrivBayes: DataSynthesizer 0.1.13, k = 2, declared domain, ε-DP under add/remove",
+        "(about 1.5ε under replace-one). ppdp: replace-one neighbours (TableSynthesizer at",
+        "δ = 1e-9). Best peer: the lowest mean error among the peers' rows, sampler fixed or not.",
+        "",
+    ]
+    dev = res[res.method.isin(DEVICE_PEERS)]
+    ours = res[res.method == "TableSynthesizer"]
+    for task in ("adult", "nltcs"):
+        t = dev[dev.task == task]
+        if not len(t):
+            continue
+        targets = (
+            [res[(res.task == "adult")].target.dropna().iloc[0]]
+            if task == "adult"
+            else list(NLTCS_TARGETS)
+        )
+        head = (
+            "| method | ε | seeds | "
+            + " | ".join(targets)
+            + " | TVD 1-way | TVD 2-way | fit s | fits |"
+        )
+        lines += [
+            f"### {task}",
+            "",
+            head,
+            "|---|---:|---:|" + "---:|" * (len(targets) + 3) + "---|",
+        ]
+        for eps in sorted(t.epsilon.dropna().unique()):
+            best = {}
+            for m in DEVICE_PEERS:
+                sub = t[(t.method == m) & (t.epsilon == eps)]
+                if not len(sub):
+                    continue
+                ok = sub[pd.to_numeric(sub.error, errors="coerce").notna()]
+                cells = []
+                for tg in targets:
+                    e = pd.to_numeric(ok[ok.target == tg].error)
+                    cells.append(_ms(e) if len(e) else "—")
+                    if len(e):
+                        best[tg] = min(best.get(tg, np.inf), e.mean())
+                tv1 = pd.to_numeric(ok.drop_duplicates("seed").tvd1)
+                tv2 = pd.to_numeric(ok.drop_duplicates("seed").tvd2)
+                secs = pd.to_numeric(ok.drop_duplicates("seed").seconds)
+                lines.append(
+                    f"| {m} | {eps:g} | {ok.seed.nunique()} | "
+                    + " | ".join(cells)
+                    + " | "
+                    + (
+                        f"{tv1.mean():.4f} | {tv2.mean():.4f} | {secs.median():.0f} | "
+                        if len(ok)
+                        else "— | — | — | "
+                    )
+                    + _statuses(sub)
+                    + " |"
+                )
+            o = ours[(ours.task == task) & (ours.epsilon == eps)]
+            if len(o):
+                cells = [
+                    _ms(o[o.target == tg].error) if len(o[o.target == tg]) else "—"
+                    for tg in targets
+                ]
+                lines.append(
+                    f"| **TableSynthesizer** | {eps:g} | {o.seed.nunique()} | "
+                    + " | ".join(cells)
+                    + f" | {o.tvd1.mean():.4f} | {o.tvd2.mean():.4f} | {o.seconds.median():.2f} | |"
+                )
+            if best:
+                cells = [f"{best[tg]:.3f}" if tg in best else "—" for tg in targets]
+                lines.append(f"| best peer | {eps:g} | | " + " | ".join(cells) + " | | | | |")
+        lines.append("")
+    return lines
 
 
 def plot(res: pd.DataFrame, path: Path) -> None:
@@ -511,6 +617,18 @@ def plot(res: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def merge_device(res: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``res`` with the peer rows of ``path`` (peers_device.py's CSV) in place of its own."""
+    dev = pd.read_csv(path)
+    unknown = sorted(set(dev.method) - set(DEVICE_PEERS))
+    if unknown:
+        raise SystemExit(
+            f"--device-results {path}: unknown methods {unknown}; allowed {DEVICE_PEERS}"
+        )
+    keep = ~res.method.isin(set(dev.method))
+    return pd.concat([res[keep], dev], ignore_index=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -528,10 +646,19 @@ def main() -> None:
     parser.add_argument(
         "--peers", action="store_true", help="also run MST (smartnoise-synth) in its peer venv"
     )
+    parser.add_argument(
+        "--device-results",
+        metavar="CSV",
+        help="merge benchmarks/synth/peers_device.py's peers_results.csv into results.csv "
+        "(replacing its rows of the same methods) and report them; with --report-only, no run",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.report_only:
         res = pd.read_csv(OUT / "results.csv")
+        if args.device_results:
+            res = merge_device(res, Path(args.device_results))
+            res.to_csv(OUT / "results.csv", index=False)
         (OUT / "results.md").write_text(report(res), encoding="utf-8")
         plot(res, OUT / "results.png")
         print(report(res))
@@ -554,6 +681,8 @@ def main() -> None:
         redone = set(zip(res.task, res.method, strict=True))
         keep = [(t, m) not in redone for t, m in zip(old.task, old.method, strict=True)]
         res = pd.concat([old[keep], res], ignore_index=True)
+    if args.device_results:
+        res = merge_device(res, Path(args.device_results))
     res.to_csv(OUT / "results.csv", index=False)
     text = report(res)
     (OUT / "results.md").write_text(text, encoding="utf-8")
