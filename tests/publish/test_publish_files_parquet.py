@@ -266,3 +266,47 @@ def test_a_single_parquet_file_is_read_in_memory_unless_a_scheduler_is_given(adu
     assert in_memory.path.is_file() and in_memory.rows_written == N_ROWS
     dist = publish_table_file("pca", single, output=tmp_path / "b", scheduler="sync", **kwargs)
     assert (dist.path / SUCCESS_MARKER).is_file() and dist.rows_written == N_ROWS
+
+
+def test_lda_projection_rows_or_its_direction(adult, tmp_path):
+    """Row-level projections are written by fit; the direction is a one-part table."""
+    root, df, _schema = adult
+    sizes = df["income"].value_counts()
+    options = {"delta": 1e-6, "class_counts": f"{sizes['<=50K']},{sizes['>50K']}"}
+    common = {"schema": root / "adult.json", "epsilon": 1.0, "scheduler": "sync"}
+    rows = publish_table_file(
+        "lda-projection",
+        root / "ds",
+        output=tmp_path / "proj",
+        options={**options, "release": "noisy-projections"},
+        **common,
+    )
+    assert rows.rows_written == N_ROWS and list(pd.read_parquet(rows.path).columns) == ["lda_1"]
+    direction = publish_table_file(
+        "lda-projection",
+        root / "ds",
+        output=tmp_path / "dir",
+        options={**options, "release": "direction"},
+        **common,
+    )
+    table = pd.read_parquet(direction.path)
+    side = json.loads((tmp_path / "dir.guarantee.json").read_text())
+    assert _parts(direction.path) == ["part-00000.parquet"]
+    assert list(table["feature"]) == side["features"] and side["rows"] == len(table)
+    np.testing.assert_allclose(table["lda_1"], np.asarray(side["directions"])[:, 0])
+
+
+def test_laplace_writes_one_part_per_input_partition(adult, tmp_path):
+    root, df, _schema = adult
+    result = publish_table_file(
+        "laplace",
+        root / "ds",
+        schema=root / "adult.json",
+        output=tmp_path / "rel",
+        epsilon=1.0,
+        scheduler="sync",
+    )
+    assert result.rows_written == N_ROWS
+    assert len(_parts(result.path)) == 3  # one part per input partition, the empty one too
+    got = pd.read_parquet(result.path)
+    assert list(got.columns) == list(df.columns) and len(got) == N_ROWS
