@@ -208,13 +208,16 @@ def test_force_replaces_only_a_complete_ppdp_folder(adult, tmp_path):
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 
-def test_a_failed_rename_after_the_spend_leaves_nothing_visible(adult, tmp_path, monkeypatch):
+@pytest.mark.parametrize("step", ["the rows written in fit", "the final rename"])
+def test_a_failed_write_after_the_spend_leaves_nothing_visible(adult, tmp_path, monkeypatch, step):
     root, _df, _schema = adult
     ledger = _ledger(tmp_path)
     real_replace = os.replace
 
     def failing(src, dst):
-        if os.path.isdir(src) and os.path.basename(dst) == "rel":  # the final rename only
+        name = os.path.basename(dst)
+        hit = name == "rel" if step == "the final rename" else name.startswith(".rel.staging")
+        if os.path.isdir(src) and hit:
             raise OSError(28, "No space left on device")
         return real_replace(src, dst)
 

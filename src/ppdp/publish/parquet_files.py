@@ -446,14 +446,22 @@ def publish_dataset(
                     after=pf.planned_remaining(acct, charges),
                 )
             with keep_scan(publisher, lambda s: pf.warn_clipping(schema, s.report, tell)) as kept:
-                publisher.fit(
-                    data,
-                    accountant=acct,
-                    allow_seeded=allow_seeded,
-                    idempotency_key=idempotency_key,
-                    scheduler=sched,
-                    output=staged if how == "fit" else None,
-                )
+                try:
+                    publisher.fit(
+                        data,
+                        accountant=acct,
+                        allow_seeded=allow_seeded,
+                        idempotency_key=idempotency_key,
+                        scheduler=sched,
+                        output=staged if how == "fit" else None,
+                    )
+                except OSError as exc:
+                    if not kept:  # reading the data failed: nothing was spent
+                        raise
+                    # The scan passed, so the spend was recorded; the rows' write failed.
+                    where = f"in {ledger}" if ledger is not None else "recorded nowhere"
+                    charged = f"{cost} {where}"
+                    raise write_error(exc, out, charged=charged) from exc
             n_rows = kept[0].n_rows
             if acct is not None:
                 state = pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
