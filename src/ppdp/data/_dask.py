@@ -79,7 +79,8 @@ def scheduler_for(
                 yield client
             return
         kwargs = {
-            "dashboard_address": None,
+            "dashboard_address": ":0",  # None still binds 8787; a free port never clashes
+            "scheduler_kwargs": {"dashboard": False},
             "silence_logs": logging.ERROR,
             **(cluster_kwargs or {}),
         }

@@ -77,6 +77,14 @@ SUCCESS_MARKER = "_SUCCESS"
 _INSTALL_HINT = "pip install 'ppdp[dask]'"
 _LOCAL_SCHEDULERS = ("threads", "threading", "sync", "synchronous", "single-threaded", "processes")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+#: A LocalCluster without a dashboard. The scheduler serves its HTTP routes even then, on
+#: port 8787 unless told otherwise (a warning, an error under pytest, when two clusters
+#: run at once): ":0" takes a free port, and dashboard=False keeps the dashboard off.
+_QUIET_CLUSTER: dict[str, Any] = {
+    "dashboard_address": ":0",
+    "scheduler_kwargs": {"dashboard": False},
+    "silence_logs": logging.ERROR,
+}
 logger = logging.getLogger(__name__)
 
 
@@ -181,7 +189,7 @@ def dask_session(
         with client:
             yield client
         return
-    kwargs = {"dashboard_address": None, "silence_logs": logging.ERROR, **(cluster_kwargs or {})}
+    kwargs = {**_QUIET_CLUSTER, **(cluster_kwargs or {})}
     with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
         yield client
 

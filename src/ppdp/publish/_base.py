@@ -351,7 +351,7 @@ class Publisher:
                 self.schema,
                 include_label=self._distributed_include_label(),
                 on_invalid=mode,
-                partition_fn=self._partition_statistics,
+                partition_fn=self._shipped()._partition_statistics,
                 scheduler=sched,
             )
             self._check_scan(scan, mode)
@@ -370,6 +370,14 @@ class Publisher:
             )
         self._finish(release, records, seeded)
         return self
+
+    def _shipped(self) -> Publisher:
+        """A shallow copy without a previous release, to send to every partition task."""
+        import copy
+
+        light = copy.copy(self)
+        light.__dict__.pop("release_", None)
+        return light
 
     def _check_output(self, output: Any, name: str) -> Any:
         """``output`` for a distributed fit: required exactly for row-level releases."""
