@@ -6,6 +6,10 @@ read), checks the budget in the dataset's ledger, reads the table, ``fit``\\ s t
 ledger (check, validate the data, spend, release), then writes the table and its
 ``OUT.guarantee.json`` atomically. Invalid input writes nothing and spends nothing.
 
+A Parquet dataset (a folder or a glob) or a Dask DataFrame goes through
+:mod:`ppdp.publish.parquet_files` instead: one validating scan inside ``fit``, and the
+release written as a folder of Parquet parts with ``_SUCCESS``, its guarantee beside it.
+
 Examples
 --------
 >>> from ppdp.publish.files import publish_table_file
