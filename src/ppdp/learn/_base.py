@@ -945,6 +945,18 @@ class _PassSpec:
 _BLOCK_ROWS = 1 << 16
 
 
+def _mapped_block(
+    block: pd.DataFrame, schema: Schema, on_invalid: str, transform: Any
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Rows of a raw block as the learner trains on them, and their labels as ±1."""
+    from ppdp.data.encoding import encode
+
+    X, codes, _ = encode(
+        schema, block, include_label=False, log=False, order="F", on_invalid=on_invalid
+    )
+    return transform(X), np.where(np.asarray(codes) == 1, 1.0, -1.0)
+
+
 def _partition_pass(part: pd.DataFrame, spec: _PassSpec) -> ERMPartial:
     """One partition's :class:`ERMPartial`: encoded, mapped and summed block by block.
 
@@ -952,16 +964,10 @@ def _partition_pass(part: pd.DataFrame, spec: _PassSpec) -> ERMPartial:
     the fit's mode), the map is the learner's row map, the labels are ±1 with code 1 (the
     second declared class) as +1.
     """
-    from ppdp.data.encoding import encode
-
     out: ERMPartial | None = None
     for start in range(0, max(len(part), 1), _BLOCK_ROWS):
         block = part.iloc[start : start + _BLOCK_ROWS]
-        X, codes, _ = encode(
-            spec.schema, block, include_label=False, log=False, on_invalid=spec.on_invalid
-        )
-        Z = spec.transform(X)
-        y = np.where(np.asarray(codes) == 1, 1.0, -1.0)
+        Z, y = _mapped_block(block, spec.schema, spec.on_invalid, spec.transform)
         terms = erm_partition_terms(
             Z, y, spec.W, loss=spec.loss, n=spec.n, curvature=spec.curvature
         )
@@ -991,6 +997,15 @@ def _partitioned_rows(
     from dask import delayed
 
     parts = frame.to_delayed()
+    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+
+    def sample() -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """One block of the first partition with rows, mapped (the warm start's rows)."""
+        for p in parts[:_SAMPLE_PARTITIONS]:
+            (part,) = dask.compute(p, **kwargs)
+            if len(part):
+                return _mapped_block(part.iloc[:_BLOCK_ROWS], schema, on_invalid, transform)
+        return None
 
     def evaluate(W: NDArray[np.float64], loss: Loss, curvature: bool) -> ERMPartial:
         spec = delayed(
@@ -1011,8 +1026,11 @@ def _partitioned_rows(
                 delayed(_add_partials, pure=True)(*level[i : i + _SPLIT_EVERY])
                 for i in range(0, len(level), _SPLIT_EVERY)
             ]
-        kwargs = {} if scheduler is None else {"scheduler": scheduler}
         (out,) = dask.compute(level[0], **kwargs)
         return out
 
-    return PartitionedERMData(evaluate, n, dim)
+    return PartitionedERMData(evaluate, n, dim, sample=sample)
+
+
+#: Partitions tried (in order) for a non-empty one to draw the warm start's rows from.
+_SAMPLE_PARTITIONS = 4

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -457,11 +457,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
         return tags
 
 
-def _augment_rows(Z: NDArray[np.float64], scaling: float) -> NDArray[np.float64]:
+def _augment_rows(
+    Z: NDArray[np.float64], scaling: float, order: Literal["C", "F"] = "C"
+) -> NDArray[np.float64]:
     """``[z, s]/sqrt(1 + s²)`` for each row (inside the unit ball after rounding)."""
     r = math.sqrt(1.0 + scaling * scaling)
-    out = np.empty((Z.shape[0], Z.shape[1] + 1))
-    out[:, :-1] = Z / r
+    out = np.empty((Z.shape[0], Z.shape[1] + 1), order=order)
+    np.divide(Z, r, out=out[:, :-1])
     out[:, -1] = scaling / r
     # Keep every augmented row inside the unit ball after rounding.
     norms = np.sqrt(np.einsum("ij,ij->i", out, out))
@@ -474,9 +476,13 @@ def _augment_rows(Z: NDArray[np.float64], scaling: float) -> NDArray[np.float64]
 def _unit_ball_rows(
     X: NDArray[np.float64], *, data_norm: float, intercept_scaling: float | None
 ) -> NDArray[np.float64]:
-    """One partition's records as the learner trains on them: clipped, then augmented."""
-    Z, _ = clip_to_unit_ball(X, data_norm)
-    return Z if intercept_scaling is None else _augment_rows(Z, intercept_scaling)
+    """One partition's records as the learner trains on them: clipped, then augmented.
+
+    Fortran-ordered (so that :func:`~ppdp.learn._erm.erm_partition_terms` reads ``Zᵀ``
+    without a copy); the values are those of :meth:`_PrivateLinearERM._prepare`.
+    """
+    Z, _ = clip_to_unit_ball(np.asfortranarray(X), data_norm)
+    return Z if intercept_scaling is None else _augment_rows(Z, intercept_scaling, "F")
 
 
 class PrivateLogisticRegression(_PrivateLinearERM):
