@@ -72,3 +72,17 @@ def test_failing_mechanism_exits_1(
     rc = main(["audit", "laplace", "--seed", "4", "--draws", "100000"])
     assert rc == 1
     assert "FAILED its audit" in capsys.readouterr().err
+
+
+def test_every_builtin_audit_is_a_choice() -> None:
+    from ppdp.audit import MECHANISMS
+    from ppdp.cli._audit import _CHOICES
+
+    assert _CHOICES == tuple(MECHANISMS)
+
+
+def test_audit_discrete_laplace(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["audit", "discrete-laplace", "--seed", "3", "--draws", "200000"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "ppdp audit discrete-laplace" in out and "fail (as it must)" in out

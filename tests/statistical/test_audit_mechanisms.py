@@ -2,7 +2,7 @@
 
 Each audit (RELIABILITY.md B3) reports a lower bound on ε that a correct mechanism exceeds
 with probability at most α = 1e-6, so the family-wise false-positive rate of this module is
-at most 5e-6 (five audits of correct mechanisms per seed). Every mechanism comes with its
+at most 6e-6 (six audits of correct mechanisms per seed). Every mechanism comes with its
 positive control, the same mechanism with half the noise still claiming ε: the audit must
 FAIL it, otherwise the audit has no power and is broken. Seeded (CI uses seed 0); the
 controls fail with overwhelming margin at the default draw counts (docs/audit.md).

@@ -8,7 +8,9 @@ import sys
 
 from ppdp.cli import _common as c
 
-_CHOICES = ("laplace", "gaussian", "exponential", "permute-and-flip")
+# ppdp.audit.MECHANISMS, spelled out so that `ppdp --help` imports no audit code (a test
+# keeps the two equal).
+_CHOICES = ("laplace", "gaussian", "exponential", "permute-and-flip", "discrete-laplace")
 _DESCRIPTION = (
     "Run the black-box privacy audit (event selection, then a Clopper-Pearson lower bound on "
     "epsilon at alpha=1e-6) on a mechanism and on its positive control, the same mechanism with "
