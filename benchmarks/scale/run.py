@@ -45,6 +45,7 @@ import math
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -102,16 +103,21 @@ def tree_hwm(root: psutil.Process) -> int:
 class PeakSampler:
     """Peak of :func:`tree_rss` of this process, sampled every ``interval`` s in a thread."""
 
-    def __init__(self, interval: float = 0.2) -> None:
+    def __init__(self, interval: float = 0.2, on_peak: Callable[[int], None] | None = None) -> None:
         self.interval = interval
         self.peak = 0
+        self._on_peak = on_peak
         self._root = psutil.Process()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        last = time.monotonic()
         while not self._stop.wait(self.interval):
             self.peak = max(self.peak, tree_rss(self._root))
+            if self._on_peak is not None and time.monotonic() - last >= 5.0:
+                last = time.monotonic()
+                self._on_peak(self.peak)
 
     def __enter__(self) -> PeakSampler:
         self.peak = tree_rss(self._root)
@@ -207,6 +213,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     rows = int(sum(schema.label.public_counts)) if schema.label.public_counts else None
     result: dict[str, Any] = {"path": args.path, "engine": args.engine, "rows": rows}
     root = psutil.Process()
+    progress = args.report.with_suffix(".progress")
+
+    def on_peak(peak: int) -> None:  # read by the driver if this run times out
+        progress.write_text(json.dumps({"peak_rss": peak}))
+
     out = None
     if args.engine == "dask" and args.path in ROW_LEVEL:
         out = args.work / f"{args.path}-out"
@@ -232,7 +243,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             )
             result["idle_rss"] = tree_rss(root)
             stage = "fit"
-            with PeakSampler() as mem:
+            with PeakSampler(on_peak=on_peak) as mem:
                 t0 = time.perf_counter()
                 fit()
                 result["wall_s"] = time.perf_counter() - t0
@@ -247,7 +258,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 
             result["idle_rss"] = tree_rss(root)
             stage = "fit"
-            with PeakSampler() as mem:
+            with PeakSampler(on_peak=on_peak) as mem:
                 t0 = time.perf_counter()
                 df = pd.read_parquet(args.data)
                 result["read_s"] = time.perf_counter() - t0
@@ -284,16 +295,25 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _git_head() -> str:
+    """The commit that ran, and whether ``src/`` had uncommitted changes."""
     try:
-        return subprocess.run(
+        head = subprocess.run(
             ["git", "log", "-1", "--format=%h %s"],
             cwd=HERE,
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()[:90]
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    return head + (" (+ uncommitted changes under src/)" if dirty else "")
 
 
 def _spawn(args: argparse.Namespace, path: str, engine: str) -> dict[str, Any]:
@@ -318,19 +338,43 @@ def _spawn(args: argparse.Namespace, path: str, engine: str) -> dict[str, Any]:
     ]
     if args.keep_output:
         cmd.append("--keep-output")
+    progress = report.with_suffix(".progress")
+    log = report.with_suffix(".log")
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        with log.open("w") as sink:
+            # A session of its own, so that a timeout ends the child and its workers together.
+            proc = subprocess.Popen(cmd, stdout=sink, stderr=sink, start_new_session=True)
+            try:
+                proc.wait(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                _end_group(proc)
+                took = time.perf_counter() - t0
+                status = f"timed out after {took:.0f} s"
+                if progress.exists():
+                    peak = json.loads(progress.read_text())["peak_rss"]
+                    status += f" (peak RSS so far {peak / 1e9:.2f} GB)"
+                return {"path": path, "engine": engine, "status": status}
         if report.stat().st_size:
             return json.loads(report.read_text())
-        tail = (proc.stderr or proc.stdout or "").strip().splitlines()
+        tail = log.read_text().strip().splitlines()
         why = tail[-1] if tail else f"exit status {proc.returncode}"
         return {"path": path, "engine": engine, "status": f"crashed: {why[:200]}"}
-    except subprocess.TimeoutExpired:
-        took = time.perf_counter() - t0
-        return {"path": path, "engine": engine, "status": f"timed out after {took:.0f} s"}
     finally:
-        report.unlink(missing_ok=True)
+        for f in (report, progress, log):
+            f.unlink(missing_ok=True)
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the child's process group (the child and its cluster), TERM then KILL."""
+    for sig, wait in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _gb(x: float | None) -> str:
@@ -493,8 +537,8 @@ def main() -> None:
             print(
                 f"  {path:<12} {engine:<7} [{time.perf_counter() - t0:6.1f} s] {extra}", flush=True
             )
-    table = tabulate(results, mem_bytes)
-    md, csv_path = write_results(table, rows, mem_bytes, args)
+            # Written after every run, so that a long run leaves its results so far.
+            md, csv_path = write_results(tabulate(results, mem_bytes), rows, mem_bytes, args)
     print(md.read_text())
     print(f"written: {md}, {csv_path}")
 
