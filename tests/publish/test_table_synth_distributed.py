@@ -268,3 +268,21 @@ def test_a_dask_frame_on_a_local_cluster_gives_the_same_measurements(dataset, tm
         written = dist.sample_to_parquet(1000, tmp_path / "more", scheduler=client)
     assert_same_measurements(mem, dist)
     assert len(rows) == len(whole) and len(pd.read_parquet(written)) == 1000
+
+
+def test_grouped_draw_equals_the_row_by_row_draw() -> None:
+    from ppdp import noise
+    from ppdp.publish.table_synth_model import _cdf_rows, _draw, _draw_grouped
+    from ppdp.random import SeededRandom
+
+    rng = np.random.default_rng(0)
+    table = rng.random((12, 7)) * (rng.random((12, 7)) < 0.6)
+    table[3] = 0.0  # a row with no mass: uniform fallback
+    table[5] = [0.0, 0.25, 0.25, 0.0, 0.25, 0.25, 0.0]  # CDF values on the 2**-53 grid
+    group = rng.integers(0, 12, 50_000)
+    u = np.asarray(noise.uniform(50_000, random_state=SeededRandom(1)))
+    u[:8] = [0.0, 0.25, 0.5, 0.75, 1.0 - 2.0**-53, 2.0**-53, 0.5, 0.25]  # ties with the CDF
+    group[:8] = 5
+    want = _draw(table[group], u)
+    np.testing.assert_array_equal(_draw_grouped(_cdf_rows(table), group, u), want)
+    assert set(np.unique(want[group == 3])) == set(range(7))

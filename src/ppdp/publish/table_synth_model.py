@@ -617,12 +617,49 @@ def sample_codes_given_classes(
         u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
         if a in model.parent:
             p = model.parent[a]
-            prob = model.triples[a][cls, out[:, p], :]
+            t = model.triples[a]
+            group = cls * t.shape[1] + out[:, p]
+            out[:, a] = _draw_grouped(_cdf_rows(t.reshape(-1, t.shape[2])), group, u)
         else:
-            prob = model.pairs[a][cls, :]
-        out[:, a] = _draw(prob, u)
+            out[:, a] = _draw_grouped(_cdf_rows(model.pairs[a]), cls, u)
     perm = np.argsort(np.asarray(noise.uniform(n, random_state=source)), kind="stable")
     return out[perm]
+
+
+def _cdf_rows(prob: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each row's normalised CDF, exactly as :func:`_draw` computes it for that row."""
+    cdf = np.cumsum(prob, axis=1)
+    tot = cdf[:, -1:]
+    return np.where(
+        tot > 0, cdf / np.where(tot > 0, tot, 1.0), np.arange(1, prob.shape[1] + 1) / prob.shape[1]
+    )
+
+
+#: ``noise.uniform`` returns multiples of 2**-53; groups are keyed 2**54 apart.
+_U_SCALE = 2.0**53
+_GROUP_SPAN = 1 << 54
+_MAX_GROUPS = (1 << 63) // _GROUP_SPAN - 1
+
+
+def _draw_grouped(
+    cdf: NDArray[np.float64], group: NDArray[np.int64], u: NDArray[np.float64]
+) -> NDArray[np.int64]:
+    """:func:`_draw` of the rows ``cdf[group]`` (normalised CDFs) without gathering them.
+
+    Row ``r`` gets ``min(#{j: cdf[group[r], j] < u[r]}, k − 1)``: the same integer as
+    ``_draw``. With ``u = M·2⁻⁵³`` (integer ``M``), ``c < u`` iff ``floor(c·2⁵³) < M`` (the
+    scaling is exact), so one ``searchsorted`` over the groups' integer keys, offset by
+    ``2⁵⁴`` per group, counts every row at once.
+    """
+    n_groups, k = cdf.shape
+    if n_groups > _MAX_GROUPS:  # pragma: no cover - more groups than int64 offsets allow
+        return np.minimum((cdf[group] < u[:, None]).sum(axis=1), k - 1).astype(np.int64)
+    offsets = np.arange(n_groups, dtype=np.int64) * _GROUP_SPAN
+    keys = (np.floor(cdf * _U_SCALE).astype(np.int64) + offsets[:, None]).ravel()
+    g = np.asarray(group, dtype=np.int64)
+    target = (u * _U_SCALE).astype(np.int64) + g * _GROUP_SPAN
+    counts = np.searchsorted(keys, target, side="left") - g * k
+    return np.minimum(counts, k - 1).astype(np.int64)
 
 
 # -- the explicit joint (small domains) -----------------------------------------------------
