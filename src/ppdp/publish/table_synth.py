@@ -173,6 +173,19 @@ class TableSynthesizer(Publisher):
         rows in the feature encoding; ``statistics``: every noisy table, keyed
         ``"noisy:" + "|".join(column names)``; ``guarantee``.
 
+    Notes
+    -----
+    Distributed input: ``fit(path_or_dask_frame, scheduler=..., output=None)`` takes a
+    Parquet dataset (folder, file or glob) or a Dask DataFrame. One scan validates every
+    partition (errors as in memory, with the whole table's counts, before anything is
+    spent) and reduces the exact count tables every private step reads
+    (:meth:`Plan.counted_cliques`: the first round's and every candidate edge's); the noise
+    is drawn in the driver in the in-memory order, so the same seed gives the same
+    measurements. With ``output=folder`` the ``n`` synthetic rows are written there as
+    partitioned Parquet and ``release_.data`` is a lazy Dask frame over those files
+    (``encoded`` is None); without it no rows are drawn (``release_.data`` is None) and
+    :meth:`sample_to_parquet` writes any number of rows later, partition by partition.
+
     References
     ----------
     .. [MSM21] R. McKenna, G. Miklau, D. Sheldon. Winning the NIST contest: a scalable and
