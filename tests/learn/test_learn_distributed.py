@@ -271,6 +271,25 @@ def test_undeclared_class_in_one_file_gives_the_in_memory_message(tmp_path) -> N
     assert not hasattr(clf, "classes_")
 
 
+def test_total_mode_masks_as_in_memory_and_spends(tmp_path) -> None:
+    frames = [make_df(k, seed) for seed, k in enumerate(SIZES)]
+    frames[2].loc[[3, 10, 11], "t"] = "maybe"
+    frames[3].loc[[0, 5], "c"] = "w"
+    write_dataset(tmp_path / "bad", frames)
+    whole = pd.concat(frames, ignore_index=True)
+    accts = []
+    for _ in range(2):
+        acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+        acct.on_invalid = "mask"
+        accts.append(acct)
+    kw = dict(epsilon=1.0, schema=SCHEMA, random_state=9)
+    mem = PrivateLogisticRegression(**kw).fit(whole, accountant=accts[0], allow_seeded=True)
+    dist = PrivateLogisticRegression(**kw)
+    dist.fit(tmp_path / "bad", accountant=accts[1], allow_seeded=True, scheduler="sync")
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=0, atol=1e-9)
+    assert accts[1].spent.epsilon == pytest.approx(1.0)
+
+
 def test_too_few_rows_is_refused_as_in_memory(tmp_path) -> None:
     one = make_df(1, 0)
     write_dataset(tmp_path / "one", [one, one.iloc[:0]])
