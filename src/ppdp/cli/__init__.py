@@ -113,9 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ppdp`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
     handler = logging.StreamHandler()
     handler.setFormatter(_LogFormatter())
-    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), handlers=[handler])
+    # Libraries that set their own loggers' level (distributed logs at INFO) would otherwise
+    # reach stderr through the root handler whatever -v says.
+    handler.setLevel(level)
+    logging.basicConfig(level=level, handlers=[handler])
     previous = _progress.get_progress()
     # Bars on stderr when it is a terminal; the library's own default (off) is restored after.
     _progress.set_progress(False if args.quiet else "auto")

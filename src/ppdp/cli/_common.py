@@ -36,6 +36,10 @@ IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"
     "a key unique to this release request: a retried run with the same key is not charged "
     "again (its output was never written: the write is atomic). Use a fresh key for every new "
     "release")
+SCHEDULER: Flag = ("--scheduler", {"default": None, "metavar": "ADDR"},
+    "for a Parquet dataset (a folder, a glob, or a .parquet file): where Dask runs the work: "
+    "'local' (a cluster on this machine, the default for a folder or a glob), an address such "
+    "as tcp://HOST:8786, or 'threads' / 'processes' / 'sync'")
 JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
 CHECKPOINT: Flag = ("--checkpoint", {"metavar": "FILE", "default": None},
                     "a checkpoint kept elsewhere that the ledger must extend")

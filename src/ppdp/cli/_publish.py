@@ -29,9 +29,11 @@ _DESCRIPTION = (
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("method", {"choices": METHODS}, "the publishing method"),
-    ("input", {"metavar": "IN"}, "the private table (.csv, .csv.gz, .parquet)"),
+    ("input", {"metavar": "IN"},
+     "the private table (.csv, .csv.gz, .parquet, or a Parquet dataset: a folder or a glob)"),
     ("-o --output", {"required": True, "metavar": "OUT"},
-     "the release (.csv or .parquet); its guarantee goes to OUT.guarantee.json"),
+     "the release (.csv or .parquet; a folder for a Parquet dataset); its guarantee goes to "
+     "OUT.guarantee.json"),
     ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
     ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
     ("--components", {"type": int, "default": None, "metavar": "K"},
@@ -68,7 +70,7 @@ _FLAGS: tuple[c.Flag, ...] = (
      "pca: leave the encoded release unclamped (the decoded table is clipped anyway)"),
     ("--ledger", {"metavar": "L", "default": None},
      "the dataset's budget ledger (create one with 'ppdp budget init')"),
-    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING,
+    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING, c.SCHEDULER,
     ("--allow-large-epsilon", {"action": "store_true"},
      "accept epsilon above 10 (a weak guarantee: say so to whoever reads the release)"),
     ("--dry-run", {"action": "store_true"},
@@ -135,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
         random_state=args.seed,
         say=c.say("ppdp publish"),
         **c.pick(args, "schema output epsilon ledger allow_seeded allow_large_epsilon force"),
-        **c.pick(args, "idempotency_key dry_run"),
+        **c.pick(args, "idempotency_key dry_run scheduler"),
         **c.table_args(args),
     )
     if result.dry_run:
@@ -145,7 +147,8 @@ def _run(args: argparse.Namespace) -> int:
                         report=result.report)  # fmt: skip
         return 0
     rel = result.release
-    print(f"released {len(result.table):,} rows to {result.path}")
+    rows = result.rows_written if result.rows_written is not None else len(result.table)
+    print(f"released {rows:,} rows to {result.path}")
     c.print_guarantee(rel.guarantee, verbose=args.verbose, full_in=result.sidecar)
     c.print_release_end(args.ledger, rel.ledger_indices, seeded=rel.seeded, state=result.ledger)
     return 0

@@ -38,7 +38,7 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--no-guarantee", {"action": "store_true"},
      "report a table that has no RELEASE.guarantee.json (one ppdp did not release, or whose "
      "guarantee file was lost); the report then says its guarantee is unknown"),
-    c.SEP, c.ENCODING,
+    c.SEP, c.ENCODING, c.SCHEDULER,
 )
 # fmt: on
 
@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
     done = report_file(
         args.release,
         json_output=args.json,
-        **c.pick(args, "output original schema holdout target force no_guarantee"),
+        **c.pick(args, "output original schema holdout target force no_guarantee scheduler"),
         **c.table_args(args),
     )
     print(done.report.summary())

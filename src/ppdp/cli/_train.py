@@ -33,7 +33,8 @@ _PREDICT = (
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("learner", {"choices": LEARNERS}, "the learner"),
-    ("input", {"metavar": "IN"}, "the private table (.csv, .csv.gz, .parquet)"),
+    ("input", {"metavar": "IN"},
+     "the private table (.csv, .csv.gz, .parquet, or a Parquet dataset: a folder or a glob)"),
     ("-o --output", {"required": True, "metavar": "MODEL.json"}, "model file"),
     ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
     ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
@@ -75,14 +76,15 @@ _FLAGS: tuple[c.Flag, ...] = (
      "hybrid-svm: a public table with the schema's feature columns"),
     ("--ledger --budget-ledger", {"dest": "ledger", "metavar": "L", "default": None},
      "the dataset's budget ledger (create one with 'ppdp budget init')"),
-    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING,
+    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING, c.SCHEDULER,
     ("--dry-run", {"action": "store_true"},
      "read and validate everything, print the planned charge, its noise and the share of values "
      "the bounds clip, then stop: nothing is spent or written"),
 )
 _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("model", {"metavar": "MODEL.json"}, "a model file from 'ppdp train'"),
-    ("input", {"metavar": "IN"}, "the table (.csv, .csv.gz, .parquet)"), c.SEP, c.ENCODING,
+    ("input", {"metavar": "IN"}, "the table (.csv, .csv.gz, .parquet, or a Parquet dataset)"),
+    c.SEP, c.ENCODING, c.SCHEDULER,
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"),
     ("--force", {"action": "store_true"}, "replace an existing output file (never an input)"),
 )
@@ -174,7 +176,7 @@ def _train(args: argparse.Namespace) -> int:
                 on_report=lambda schema, report: warn_clipping(schema, report, say),
                 say=say,
                 **c.pick(args, "schema output epsilon delta regularization perturbation public"),
-                **c.pick(args, "ledger allow_seeded force dry_run idempotency_key"),
+                **c.pick(args, "ledger allow_seeded force dry_run idempotency_key scheduler"),
                 **c.table_args(args),
             )
     finally:
@@ -196,7 +198,7 @@ def _predict(args: argparse.Namespace) -> int:
     from ppdp.learn.files import predict_file
 
     result = predict_file(
-        args.model, args.input, **c.pick(args, "output force"), **c.table_args(args)
+        args.model, args.input, **c.pick(args, "output force scheduler"), **c.table_args(args)
     )
     print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
     return 0
