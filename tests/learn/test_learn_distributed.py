@@ -237,6 +237,21 @@ def test_a_warm_start_from_a_sample_changes_the_passes_not_the_minimiser() -> No
     assert warm.certify(w_warm, w_norm_bound=None, **kw) <= 1e-10
 
 
+def test_a_table_that_changes_between_passes_is_refused() -> None:
+    Z, y = _problem(400, 3, seed=4)
+    evaluate = _evaluator(Z, y, [200])
+    data = PartitionedERMData(evaluate, 401, 3)  # the scan counted one row more
+    with pytest.raises(DataValidationError, match=r"read 400 rows where the scan counted 401"):
+        data.solve(
+            loss=LogisticLoss(),
+            regularization=1e-2,
+            extra_l2=0.0,
+            linear_term=None,
+            tol=1e-10,
+            max_iter=10,
+        )
+
+
 def test_partition_sums_add_up_to_the_whole_tables() -> None:
     Z, y = _problem(500, 4, seed=1)
     W = np.random.default_rng(2).normal(size=(3, 4))

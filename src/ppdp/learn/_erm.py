@@ -34,7 +34,7 @@ from scipy.special import expit
 
 from ppdp._validation import check_int, check_nonnegative, check_positive
 from ppdp.accounting.events import GammaNorm, ObjectivePerturbation, PrivacyEvent
-from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 
 __all__ = [
     "AUTO_TOL_FACTOR",
@@ -1511,9 +1511,10 @@ class PartitionedERMData(ERMData):
         part: ERMPartial = self._evaluate(W, loss, curvature)
         self.n_passes += 1
         if part.n_rows != self.n:
-            raise RuntimeError(
-                f"a pass over the partitions read {part.n_rows} rows, the scan {self.n}: the "
-                "table changed during the fit"
+            raise DataValidationError(
+                f"X: a pass over the partitions read {part.n_rows} rows where the scan counted "
+                f"{self.n}; the table changed during the fit, so nothing was released (the "
+                "spend stands)"
             )
         values = _fsum_columns(part.values) / self.n
         grad = _fsum_columns(part.gradient) if part.gradient.shape[0] else np.zeros(self.dim)
