@@ -142,7 +142,7 @@ class Bins:
     ) -> NDArray[np.int64]:
         """Codes (n, d) from the schema's encoding (``[0, 1]`` numerics, one-hot blocks)."""
         n = X.shape[0]
-        out = np.empty((n, len(self.names)), dtype=np.int64)
+        out = np.empty((n, len(self.names)), dtype=np.int64, order="F")  # columns contiguous
         for j, col in enumerate(schema.columns):
             block = X[:, schema.blocks[col.name]]
             size, kind = self.sizes[j], self.kinds[j]
@@ -255,7 +255,8 @@ class MarginalCounts:
         """Count ``codes`` (n, d) over every clique (consecutive cliques sharing all but
         their last attribute reuse one flat index)."""
         sizes = tuple(int(s) for s in sizes)
-        cols = [np.ascontiguousarray(codes[:, a], dtype=np.int64) for a in range(codes.shape[1])]
+        table_codes = np.asfortranarray(codes, dtype=np.int64)  # no copy for Bins.codes output
+        cols = [table_codes[:, a] for a in range(codes.shape[1])]
         prefix: tuple[int, ...] | None = None
         base = np.zeros(codes.shape[0], dtype=np.int64)
         out: list[NDArray[np.int64]] = []
