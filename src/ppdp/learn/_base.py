@@ -28,6 +28,14 @@ the schema's declared ``max_row_l2_norm``, the declared classes are the label's 
 The encoding is part of step 3 (validation): it follows the accountant's ``on_invalid``
 mode and costs nothing when it fails.
 
+With ``schema=`` a learner that sets ``supports_distributed`` (all of ppdp's) also takes a
+Dask DataFrame or a Parquet dataset holding the label column: ``fit(path, accountant=acct,
+scheduler=...)``. Step 3 is then one distributed scan (``ppdp.data.distributed.scan_table``:
+the in-memory error with the whole table's count, and ``n``); step 5 runs Newton passes over
+the partitions (:class:`~ppdp.learn._erm.PartitionedERMData`), nothing persisted, with the
+noise drawn in the driver as in memory. ``predict`` and ``decision_function`` of such a
+table return a lazy Dask Series.
+
 A fit without an accountant records nothing. The first such fit of a process warns
 :class:`UnaccountedFitWarning` (a :class:`~ppdp.exceptions.PPDPWarning`; silence it with
 ``warnings.filterwarnings("ignore", category=UnaccountedFitWarning)``). It also covers
