@@ -642,6 +642,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
                 scheduler=sched,
             )
             n = int(scan.n_rows)
+            # The custodian's encoding counts (clipping, imputation): never part of a release.
+            self.encode_report_ = scan.report
             self._check_row_count(n)
             names = schema.without_label().column_names
             self.n_features_in_ = len(names)
