@@ -13,8 +13,11 @@ model's own distribution instead:
    attributes jointly from the clique marginal conditioned on the separator attributes
    already drawn (the running-intersection property makes this the model's joint law).
 
-Rows are i.i.d. draws. It uses only the fitted model, never the data, so it costs no
-privacy budget. Runs inside a peer environment (mbi 1.x, jax); imports nothing from ppdp.
+Each row has the model's law; by default the uniforms are stratified within each
+conditioning group (randomized rounding done right: strata assigned by a random permutation
+per column), ``stratified=False`` gives i.i.d. rows. It uses only the fitted model, never
+the data, so it costs no privacy budget. Runs inside a peer environment (mbi 1.x, jax);
+imports nothing from ppdp.
 """
 
 from __future__ import annotations
@@ -23,8 +26,29 @@ import networkx as nx
 import numpy as np
 
 
+def _uniforms(group: np.ndarray, n_groups: int, rng: np.random.Generator) -> np.ndarray:
+    """Stratified uniforms: in a group of c rows, one in each of [k/c, (k+1)/c), k random.
+
+    Each row's uniform is still uniform on [0, 1) given its group, and the strata are
+    assigned by a fresh random permutation for every column (not by row position, which
+    made mbi 1.1.0's siblings comonotone), so the draw has the model's law with less
+    sampling noise in the group counts, as randomized rounding intends.
+    """
+    n = group.size
+    perm = rng.permutation(n)
+    order = perm[np.argsort(group[perm], kind="stable")]
+    counts = np.bincount(group, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - starts[group[order]]
+    return (rank + rng.random(n)) / counts[group]
+
+
 def _conditional_draw(
-    table: np.ndarray, parent_index: np.ndarray, rng: np.random.Generator
+    table: np.ndarray,
+    parent_index: np.ndarray,
+    rng: np.random.Generator,
+    stratified: bool = True,
 ) -> np.ndarray:
     """One draw per row from ``table[parent_index[row], :]`` (rows of non-negative weights).
 
@@ -36,6 +60,8 @@ def _conditional_draw(
         Each row's parent configuration.
     rng : numpy.random.Generator
         Source of the uniforms.
+    stratified : bool, default True
+        Stratified uniforms within each parent group (:func:`_uniforms`), else i.i.d.
 
     Returns
     -------
@@ -50,13 +76,15 @@ def _conditional_draw(
     cdf[:, -1] = 1.0
     # One sorted array: group s holds s + cdf[s, :], so s + u (u in [0, 1)) falls in group s.
     flat = (np.arange(n_parent, dtype=np.float64)[:, None] + cdf).ravel()
-    u = rng.random(parent_index.size)
+    u = _uniforms(parent_index, n_parent, rng) if stratified else rng.random(parent_index.size)
     pos = np.searchsorted(flat, parent_index + u, side="right")
     return np.clip(pos - parent_index * n_child, 0, n_child - 1)
 
 
-def sample_model(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Draw ``rows`` i.i.d. records from a fitted mbi ``MarkovRandomField``.
+def sample_model(
+    model, rows: int, rng: np.random.Generator, stratified: bool = True
+) -> dict[str, np.ndarray]:
+    """Draw ``rows`` records from a fitted mbi ``MarkovRandomField``.
 
     Parameters
     ----------
@@ -66,6 +94,9 @@ def sample_model(model, rows: int, rng: np.random.Generator) -> dict[str, np.nda
         Number of records.
     rng : numpy.random.Generator
         Source of randomness.
+    stratified : bool, default True
+        Stratify the uniforms within each conditioning group (less sampling noise in the
+        released counts); ``False`` draws the rows i.i.d.
 
     Returns
     -------
@@ -96,7 +127,7 @@ def sample_model(model, rows: int, rng: np.random.Generator) -> dict[str, np.nda
                 pidx = np.ravel_multi_index(tuple(data[a] for a in given), shape_g)
             else:
                 pidx = np.zeros(rows, dtype=np.int64)
-            child = _conditional_draw(table, pidx, rng)
+            child = _conditional_draw(table, pidx, rng, stratified)
             for a, col in zip(new, np.unravel_index(child, shape_n), strict=True):
                 data[a] = col.astype(np.int64)
     return {a: data[a] for a in domain.attrs}

@@ -42,11 +42,12 @@ Metrics, computed in the worker on the synthetic codes: misclassification of
 as 0/1 values), and the mean total-variation distance over every 1-way and every 2-way
 marginal against the real training codes (as ``synth_vs_peers.mean_tvd``).
 
-Output under ``--out``: ``peers_results.csv`` (task, method, epsilon, seed, target, error,
-tvd1, tvd2, seconds, status, note; rewritten after every fit), ``peers_log.txt`` and, if
-small enough, ``peers_synth_<task>.npz`` (the synthetic codes, uint8). A fit still running at
-the global ``--deadline`` is killed and recorded ``killed (deadline)``; one never started is
-``not run (deadline)``; one over ``--fit-wall`` seconds is ``timed out``.
+Output under ``--out`` (five files): ``peers_results.csv`` (task, method, epsilon, seed,
+target, error, tvd1, tvd2, seconds, status, note; rewritten after every fit),
+``peers_log.txt``, ``peers_worker_logs.tar.gz`` and, if under 15 MB each,
+``peers_synth_<task>.npz`` (the synthetic codes, uint8, keyed ``method|ε|seed``). A fit
+still running at the global ``--deadline`` is killed and recorded ``killed (deadline)``; one
+never started is ``not run (deadline)``; one over ``--fit-wall`` seconds is ``timed out``.
 
 Device run (repo root; ``.whl`` and ``benchmarks/synth/device-inputs`` carried)::
 
@@ -63,8 +64,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 from pathlib import Path
@@ -504,8 +507,10 @@ def schedule(args: argparse.Namespace) -> int:
     start = time.monotonic()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    work = Path(args.workdir or (out / ".work"))
-    work.mkdir(parents=True, exist_ok=True)
+    work = Path(args.workdir)
+    if work.exists():
+        shutil.rmtree(work)  # no stale results from an earlier run
+    work.mkdir(parents=True)
     log = open(out / "peers_log.txt", "a", encoding="utf-8")  # noqa: SIM115
 
     def say(msg: str) -> None:
@@ -627,6 +632,9 @@ def schedule(args: argparse.Namespace) -> int:
         time.sleep(0.5)
     write_csv()
     _pack(work, jobs, out, say)
+    with tarfile.open(out / "peers_worker_logs.tar.gz", "w:gz") as tar:
+        for f in sorted(work.glob("*.log")):
+            tar.add(f, arcname=f.name)
     n_ok = sum(1 for r in all_rows if r.get("error", "") != "")
     say(f"finished: {n_ok} result rows with metrics, {len(all_rows)} rows in all")
     log.close()
@@ -635,14 +643,20 @@ def schedule(args: argparse.Namespace) -> int:
 
 SMOKE = {
     "smartnoise": (
-        "import jax, jaxlib, mbi, numpy, pandas, scipy, sklearn, networkx, opendp\n"
+        "import importlib.metadata as md\n"
+        "import jax, mbi, opendp, sklearn\n"
         "from snsynth import Synthesizer\n"
         "Synthesizer.create('mst', epsilon=1.0); Synthesizer.create('aim', epsilon=1.0)\n"
         "from snsynth.utils import cdp_rho; cdp_rho(1.0, 1e-9)\n"
         "import jax.numpy as jnp; jnp.ones(3).sum().block_until_ready()\n"
-        "print('jax', jax.__version__, jax.devices(), 'numpy', numpy.__version__, 'pandas',"
-        " pandas.__version__, 'scipy', scipy.__version__, 'sklearn', sklearn.__version__,"
-        " 'networkx', networkx.__version__, 'opendp', opendp.__version__)\n"
+        "names = ('jax', 'jaxlib', 'numpy', 'pandas', 'scipy', 'scikit-learn', 'networkx',"
+        " 'opendp', 'mbi', 'chex', 'optax', 'smartnoise-synth')\n"
+        "def v(n):\n"
+        "    try:\n"
+        "        return md.version(n)\n"
+        "    except Exception:\n"
+        "        return '?'\n"
+        "print(jax.devices(), ', '.join(f'{n} {v(n)}' for n in names))\n"
     ),
     "datasynthesizer": (
         "import DataSynthesizer.DataDescriber, DataSynthesizer.DataGenerator, sklearn.svm\n"
@@ -713,7 +727,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prepare", metavar="DIR", help="write the task inputs (needs ppdp) and exit")
     p.add_argument("--inputs", default=str(INPUTS))
     p.add_argument("--out", default=os.environ.get("OUT", "peers-out"))
-    p.add_argument("--workdir", default=None, help="per-fit files (default OUT/.work)")
+    p.add_argument(
+        "--workdir",
+        default="/tmp/peers-work",
+        help="per-fit files, emptied first (outside --out: only a few files come back)",
+    )
     p.add_argument("--wheelhouse", default=None, help="unzip these wheels first on the path")
     p.add_argument("--site", default="/tmp/peer-site", help="where --wheelhouse unpacks")
     p.add_argument("--workers", type=int, default=14)
@@ -722,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--peers", default="aim,mst,privbayes")
     p.add_argument("--eps-index", type=int, default=None, help="only the i-th ε of each task")
     p.add_argument("--rows", type=int, default=None, help="subsample the training rows")
-    p.add_argument("--deadline", type=float, default=500.0, help="global limit (s)")
+    p.add_argument("--deadline", type=float, default=480.0, help="global limit (s)")
     p.add_argument("--fit-wall", type=float, default=420.0, help="per-fit kill limit (s)")
     p.add_argument("--aim-time", type=float, default=150.0, help="AIM stops new rounds after (s)")
     p.add_argument("--aim-seeds", type=int, default=3, help="seeds for AIM (the slowest peer)")
