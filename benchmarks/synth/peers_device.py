@@ -13,7 +13,8 @@ number of codes, the label, the targets). Every peer is given the declared domai
 read from the rows.
 
 Peers, at ε ∈ {0.5, 1, 2} (Adult) and {0.4, 0.8, 1.6} (NLTCS), δ = 1e-9, ``--seeds`` seeds
-(5; AIM, by far the slowest, ``--aim-seeds``, 3). Fits start seed by seed, AIM first in each:
+(5; AIM, by far the slowest, up to ``--aim-seeds``, 3). Start order: AIM's first seed, then
+MST and PrivBayes seed by seed, then AIM's other seeds while time is left:
 
 * **MST** (smartnoise-synth 1.0.8, mbi 1.1.0): its ``TableTransformer`` is fitted on the
   public domain only (every code of every column, ``preprocessor_eps=0``). The fitted model
@@ -76,7 +77,6 @@ HERE = Path(__file__).resolve().parent
 INPUTS = HERE / "device-inputs"
 EPS = {"adult": (0.5, 1.0, 2.0), "nltcs": (0.4, 0.8, 1.6)}
 DELTA = 1e-9
-PEERS = ("aim", "mst", "privbayes")  # the longest first in each seed's wave
 NLTCS_TARGETS = {
     "outside": "getting about outside",
     "money": "managing money",
@@ -524,27 +524,29 @@ def schedule(args: argparse.Namespace) -> int:
     tasks = args.tasks.split(",")
     peers = args.peers.split(",")
     jobs = []
-    for seed in range(args.seeds):
-        for peer in PEERS:
-            if peer not in peers or (peer == "aim" and seed >= args.aim_seeds):
-                continue
-            for task in tasks:
-                eps_list = EPS[task] if args.eps_index is None else (EPS[task][args.eps_index],)
-                for eps in sorted(eps_list, reverse=True):
-                    name = f"{peer}-{task}-{eps:g}-{seed}"
-                    jobs.append(
-                        {
-                            "name": name,
-                            "peer": peer,
-                            "task": task,
-                            "epsilon": eps,
-                            "seed": seed,
-                            "rows": args.rows,
-                            "inputs": str(Path(args.inputs).resolve()),
-                            "result": str((work / f"{name}.json").resolve()),
-                            "opts": {"aim_time": args.aim_time},
-                        }
-                    )
+    # Start order: AIM's first seed (the longest fits), then MST and PrivBayes seed by seed
+    # (the peers that set the bar), then AIM's other seeds while time is left.
+    order = [("aim", 0)] * ("aim" in peers and args.aim_seeds > 0)
+    order += [(p, seed) for seed in range(args.seeds) for p in ("mst", "privbayes") if p in peers]
+    order += [("aim", seed) for seed in range(1, args.aim_seeds) if "aim" in peers]
+    for peer, seed in order:
+        for task in tasks:
+            eps_list = EPS[task] if args.eps_index is None else (EPS[task][args.eps_index],)
+            for eps in sorted(eps_list, reverse=True):
+                name = f"{peer}-{task}-{eps:g}-{seed}"
+                jobs.append(
+                    {
+                        "name": name,
+                        "peer": peer,
+                        "task": task,
+                        "epsilon": eps,
+                        "seed": seed,
+                        "rows": args.rows,
+                        "inputs": str(Path(args.inputs).resolve()),
+                        "result": str((work / f"{name}.json").resolve()),
+                        "opts": {"aim_time": args.aim_time},
+                    }
+                )
     say(
         f"{len(jobs)} fits, {args.workers} workers, deadline {args.deadline:g} s, "
         f"fit wall {args.fit_wall:g} s, AIM time limit {args.aim_time:g} s; "
