@@ -667,30 +667,39 @@ SMOKE = {
 }
 
 
+def _smoke(code: str, env: dict) -> tuple[int | None, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        text, _ = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        text, _ = proc.communicate()
+    return proc.returncode, [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+
+
 def preflight(env: dict, say) -> dict[str, str]:
-    """Import each peer's stack in a fresh process; ``{peer: reason}`` for those that fail."""
-    procs = {
-        k: subprocess.Popen(
-            [sys.executable, "-c", code],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for k, code in SMOKE.items()
-    }
+    """Import each peer's stack in a fresh process; ``{peer: reason}`` for those that fail.
+
+    If jax rejects the single-thread ``XLA_FLAGS``, they are dropped from ``env`` (in place)
+    and the import is tried again.
+    """
     broken = {}
-    for k, proc in procs.items():
-        try:
-            text, _ = proc.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            text, _ = proc.communicate()
-        lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
-        if proc.returncode == 0:
+    for k, code in SMOKE.items():
+        rc, lines = _smoke(code, env)
+        if rc != 0 and k == "smartnoise" and any("XLA_FLAGS" in ln for ln in lines):
+            say("preflight: jax rejects XLA_FLAGS; running without them")
+            env.pop("XLA_FLAGS", None)
+            rc, lines = _smoke(code, env)
+        if rc == 0:
             say(f"preflight {k}: {lines[-1] if lines else 'ok'}")
         else:
-            reason = lines[-1][:200] if lines else f"rc={proc.returncode}"
+            reason = lines[-1][:200] if lines else f"rc={rc}"
             say(f"preflight {k} FAILED: " + " | ".join(lines[-8:]))
             peers = ("mst", "aim") if k == "smartnoise" else ("privbayes",)
             broken.update({p: reason for p in peers})
