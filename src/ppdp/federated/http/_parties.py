@@ -43,7 +43,7 @@ from ppdp.federated.roles import (
 )
 from ppdp.ledger import Signer, load_private_key
 
-__all__ = ["build_parts", "load_owner_data", "round_config"]
+__all__ = ["build_parts", "load_owner_data", "load_owner_records", "round_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +72,27 @@ def load_owner_data(config: PartyConfig) -> tuple[np.ndarray, np.ndarray]:
     X, y = schema.encode(df, include_label=False)
     bound = config.data.norm_bound or schema.max_row_l2_norm
     return X / float(bound), np.asarray(y)
+
+
+def load_owner_records(config: PartyConfig) -> dict[str, Any]:
+    """An owner's data as ``DataOwner`` takes it: ``X`` and ``y``, or its ``statistics``.
+
+    A Parquet dataset (a folder, a glob or a ``.parquet`` file) is reduced partition by
+    partition on a local Dask cluster (:func:`ppdp.federated.owner_data.load_owner_statistics`);
+    only the reduced statistics are kept, so the round must release the direction only.
+    """
+    from ppdp.data.distributed import is_distributed
+
+    if config.data is None or not is_distributed(config.data.file):
+        X, y = load_owner_data(config)
+        return {"X": X, "y": y}
+    from ppdp.federated.owner_data import load_owner_statistics
+
+    schema = Schema.from_file(config.data.schema)
+    if schema.label is None:
+        raise ParameterError(f"schema {config.data.schema} declares no label; LDA needs classes")
+    stats = load_owner_statistics(config.data.file, schema, norm_bound=config.data.norm_bound)
+    return {"statistics": stats}
 
 
 def _signer(config: PartyConfig) -> Signer:
@@ -104,8 +125,8 @@ def build_parts(config: PartyConfig) -> PartyParts:
             return _write_result(config, role, node, names)
 
     elif config.role == "owner":
-        X, y = load_owner_data(config)
-        role = DataOwner(rc, signer=signer, keys=keys, X=X, y=y, replica_path=config.replica)
+        records = load_owner_records(config)
+        role = DataOwner(rc, signer=signer, keys=keys, replica_path=config.replica, **records)
         closers.append(role.replica.close if hasattr(role.replica, "close") else (lambda: None))
 
         async def finish(node: PartyNode) -> dict[str, Any]:
