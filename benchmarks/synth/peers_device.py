@@ -50,14 +50,27 @@ target, error, tvd1, tvd2, seconds, status, note; rewritten after every fit),
 still running at the global ``--deadline`` is killed and recorded ``killed (deadline)``; one
 never started is ``not run (deadline)``; one over ``--fit-wall`` seconds is ``timed out``.
 
-Device run (repo root; ``.whl`` and ``benchmarks/synth/device-inputs`` carried)::
+Device run (repo root, Python 3.12 with numpy 2, scipy, scikit-learn, jax, networkx; the
+git-ignored ``.whl`` wheelhouse and ``benchmarks/synth/device-inputs`` carried; about
+8.5 minutes: the wheels unpack in seconds, then 480 s to the deadline)::
 
-    python3 benchmarks/synth/peers_device.py --wheelhouse .whl --out "$OUT"
+    python3 benchmarks/synth/peers_device.py --wheelhouse .whl --out "$OUT" --workers 14
+
+The wheelhouse (``/.whl/`` in ``.git/info/exclude``, 40 MB) holds, for CPython 3.12
+manylinux x86_64, what the peers need beyond those packages: smartnoise-synth 1.0.8,
+smartnoise-sql 1.0.10, mbi 1.1.0, opendp 0.14.2 (debug symbols stripped, LZMA-compressed),
+pandas 2.3.3 (smartnoise-sql wants pandas < 3), chex, optax, absl-py, toolz, attrs,
+antlr4-python3-runtime 4.9.3 (built from its sdist), Faker, SQLAlchemy, PyYAML, Deprecated,
+wrapt, disjoint-set, graphviz, typing_extensions, python-dateutil, pytz, tzdata, six and
+DataSynthesizer 0.1.13. ``--wheelhouse`` unzips them into ``--site`` and puts it first on
+the path (no pip needed); ``pip install --no-index --no-deps .whl/*`` works as well.
+opacus and pac-synth (declared by smartnoise-synth) are not imported by MST or AIM.
 
 Tiny local check (the smartnoise peer venv, with DataSynthesizer and scikit-learn on a path)::
 
-    benchmarks/.peer-venv-smartnoise/bin/python benchmarks/synth/peers_device.py \
-        --out /tmp/peers --seeds 1 --eps-index 1 --rows 3000 --workers 2
+    PYTHONPATH=/tmp/ptest-site benchmarks/.peer-venv-smartnoise/bin/python \
+        benchmarks/synth/peers_device.py --out /tmp/peers --seeds 1 --eps-index 1 \
+        --rows 2000 --workers 2 --aim-time 40
 """
 
 from __future__ import annotations
