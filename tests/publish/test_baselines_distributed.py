@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 from ppdp.accounting import Accountant
+from ppdp.audit import noise_variant
 from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError
@@ -68,8 +69,8 @@ def acct() -> Accountant:
 
 
 def fit_distributed(cls, path, out, *, eps=30.0, seed=1, scheduler="sync", multiplier=1.0):
-    pub = cls(eps, SCHEMA, random_state=seed, allow_large_epsilon=True)
-    pub._noise_multiplier = multiplier
+    variant = cls if multiplier == 1.0 else noise_variant(cls, multiplier)
+    pub = variant(eps, SCHEMA, random_state=seed, allow_large_epsilon=True)
     pub.fit(path, scheduler=scheduler, output=out)
     return pub
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ppdp.audit import audit
+from ppdp.audit import audit, noise_variant
 from ppdp.data import Schema
 from ppdp.publish.baselines import LaplacePublisher, _truncated_laplace_unit
 from ppdp.publish.pca import (
@@ -144,8 +144,8 @@ def test_dp_pca_stage2_conditional_audit(schema: Schema, seed: int) -> None:
 
 def _laplace_row_samplers(schema: Schema, multiplier: float):
     """LaplacePublisher's per-row release; statistic: the row's log-likelihood ratio."""
-    pub = LaplacePublisher(EPS, schema)
-    pub._noise_multiplier = multiplier
+    variant = LaplacePublisher if multiplier == 1.0 else noise_variant(LaplacePublisher, multiplier)
+    pub = variant(EPS, schema)
     b = pub._mechanism().scale
 
     def sampler(row: np.ndarray):

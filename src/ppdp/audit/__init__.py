@@ -5,6 +5,8 @@
 probability at most α = 1e-6. :func:`audit_mechanism` and :func:`audit_with_control` run
 it on ppdp's Laplace, Gaussian and exponential mechanisms and on their half-noise positive
 controls. Later mechanisms plug in their own samplers; see ``docs/audit.md``.
+:func:`noise_variant` and :func:`half_noise` build the audit-only variants of the release
+classes (the same publisher or learner with rescaled noise, refusing an accountant).
 """
 
 from ppdp.audit._harness import AuditResult, Sampler, audit, clopper_pearson, epsilon_lower_bound
@@ -16,6 +18,7 @@ from ppdp.audit.builtin import (
     audit_with_control,
     default_draws,
 )
+from ppdp.audit.variants import half_noise, is_noise_variant, noise_variant
 
 __all__ = [
     "CONTROL_NOISE_MULTIPLIER",
@@ -29,4 +32,7 @@ __all__ = [
     "clopper_pearson",
     "default_draws",
     "epsilon_lower_bound",
+    "half_noise",
+    "is_noise_variant",
+    "noise_variant",
 ]

@@ -102,6 +102,9 @@ custodian = logging.getLogger(CUSTODIAN_LOGGER)
 #: ``format`` field of a model dict.
 MODEL_FORMAT = "ppdp-model/1"
 
+#: The noise factor of every release: the calibrated noise, never less.
+RELEASE_NOISE_FACTOR = 1.0
+
 
 class UnaccountedFitWarning(PPDPWarning):
     """A private learner was fitted without an accountant: nothing was recorded.
@@ -250,8 +253,15 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     """
 
     _min_rows: ClassVar[int] = 2
-    #: Test hook of the audits: multiplies the noise; a fit through an accountant refuses ≠ 1.
-    _noise_multiplier: float = 1.0
+
+    def _noise_factor(self) -> float:
+        """The factor on every noise scale this learner draws: always 1 on release.
+
+        The release classes never override it and nothing in :meth:`fit` changes it; only
+        the audits' variants (:func:`ppdp.audit.noise_variant`, which refuse an accountant)
+        return another factor.
+        """
+        return RELEASE_NOISE_FACTOR
 
     # -- to implement ------------------------------------------------------------------
 
@@ -524,7 +534,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         allow_seeded: bool,
         idempotency_key: str | None,
     ) -> None:
-        """Step 2: refuse a seeded source, the audit hook, another relation, or no budget."""
+        """Step 2: refuse a seeded source, another relation, or no budget."""
         if accountant is None:
             return
         refuse_seeded(
@@ -532,11 +542,6 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             allow_seeded=allow_seeded,
             value=getattr(self, "random_state", None),
         )
-        if float(self._noise_multiplier) != 1.0:
-            raise ParameterError(
-                f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
-                "a release through an accountant must use 1.0"
-            )
         if accountant.relation is not Neighbouring.REPLACE_ONE:
             raise ParameterError(
                 f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "

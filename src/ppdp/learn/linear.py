@@ -278,7 +278,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p["tol"],
             max_iter=p["max_iter"],
-            noise_multiplier=float(self._noise_multiplier),
+            noise_multiplier=self._noise_factor(),
         )
 
     # -- distributed tables ------------------------------------------------------------------
@@ -323,7 +323,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p["tol"],
             max_iter=p["max_iter"],
-            noise_multiplier=float(self._noise_multiplier),
+            noise_multiplier=self._noise_factor(),
         )
         logger.info("%s: %d passes over the partitions", type(self).__name__, int(data.n_passes))
         self._store(p, result, lam, n_rows, n_rows)

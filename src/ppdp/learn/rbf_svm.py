@@ -466,7 +466,7 @@ class _RBFSVMBase(PrivateClassifierBase):
                 "smaller C or a larger huber_h"
             )
         # Laplace output perturbation through the mechanism's own release path.
-        coef = mech._release(w, source, noise_multiplier=float(self._noise_multiplier))
+        coef = mech._release(w, source, noise_multiplier=self._noise_factor())
         return rho, coef
 
     # -- distributed tables --------------------------------------------------------------------

@@ -51,6 +51,9 @@ __all__ = ["Charge", "Publisher", "Release"]
 
 logger = logging.getLogger(__name__)
 
+#: The noise factor of every release: the calibrated noise, never less.
+RELEASE_NOISE_FACTOR = 1.0
+
 
 @dataclass(frozen=True)
 class Release:
@@ -264,13 +267,14 @@ class Publisher:
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
 
-    def _refuse_audit_hook(self, accountant: Accountant | None) -> None:
-        if accountant is not None and getattr(self, "_noise_multiplier", 1.0) != 1.0:
-            # The audits' positive controls shrink the noise; such a run is never charged.
-            raise ParameterError(
-                f"_noise_multiplier ({self._noise_multiplier!r}) is a test hook for audits; "
-                "a release through an accountant must use 1.0"
-            )
+    def _noise_factor(self) -> float:
+        """The factor on every noise scale this publisher draws: always 1 on release.
+
+        The release classes never override it and nothing in :meth:`fit` changes it; only
+        the audits' variants (:func:`ppdp.audit.noise_variant`, which refuse an accountant)
+        return another factor.
+        """
+        return RELEASE_NOISE_FACTOR
 
     def _finish(self, release: Release, records: list[Any], seeded: bool) -> None:
         self.release_ = Release(
@@ -294,7 +298,6 @@ class Publisher:
         n_rows = _public_row_count(df)
         charges = self._validate_params(n_rows)
         name = type(self).__name__
-        self._refuse_audit_hook(accountant)
         source = resolve_random_state(self.random_state, stacklevel=4)
         seeded = not source.is_secure
         if accountant is not None:
@@ -336,7 +339,6 @@ class Publisher:
             )
         output_path = self._check_output(output, name)
         planned = self._validate_params(None)
-        self._refuse_audit_hook(accountant)
         source = resolve_random_state(self.random_state, stacklevel=4)
         seeded = not source.is_secure
         if accountant is not None:

@@ -71,8 +71,6 @@ class _RowPublisher(Publisher):
         self.schema = schema
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
-        # Test hook for the audit's positive control: scales the noise. Not DP below 1.
-        self._noise_multiplier = 1.0
 
     def _checked(self) -> tuple[float, Layout]:
         layout = _check_schema(self.schema)
@@ -243,7 +241,7 @@ class LaplacePublisher(_RowPublisher):
         )
 
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
-        return _add_laplace(self._mechanism(), X, source, float(self._noise_multiplier))
+        return _add_laplace(self._mechanism(), X, source, self._noise_factor())
 
     def _assumptions(self, layout: Layout) -> tuple[str, ...]:
         return (
@@ -323,7 +321,7 @@ class ExponentialPublisher(_RowPublisher):
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
         mech = self._mechanism()
         return _truncated_laplace_unit(
-            X, mech.scale * float(self._noise_multiplier), mech.granularity, source
+            X, mech.scale * self._noise_factor(), mech.granularity, source
         )
 
     def _assumptions(self, layout: Layout) -> tuple[str, ...]:

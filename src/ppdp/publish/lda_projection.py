@@ -351,8 +351,6 @@ class LDAProjectionPublisher(Publisher):
         self.ridge = ridge
         self.remove_constant = remove_constant
         self.allow_large_epsilon = allow_large_epsilon
-        # Test hook for the audits' positive controls: scales every noise. Not DP below 1.
-        self._noise_multiplier = 1.0
 
     # -- parameters -----------------------------------------------------------------------
 
@@ -674,7 +672,7 @@ class LDAProjectionPublisher(Publisher):
         assert y is not None
         c = self._checked()
         r, p = c["r"], c["p"]
-        mult = float(self._noise_multiplier)
+        mult = self._noise_factor()
         statistics = self._directions(class_moments(X, y, len(c["counts"])), source)
         W = statistics["directions"]
         Y: NDArray[np.float64] | None = None
@@ -702,7 +700,7 @@ class LDAProjectionPublisher(Publisher):
         plan: LDANoisePlan = c["plan"]
         counts = np.asarray(c["counts"])
         p, r = c["p"], c["r"]
-        mult = float(self._noise_multiplier)
+        mult = self._noise_factor()
         second = upper(moments.second_moment)
         means, q = noisy_statistics(plan, moments.class_sums, second, source, multiplier=mult)
         Q = from_upper(q, p)
@@ -784,7 +782,7 @@ class LDAProjectionPublisher(Publisher):
                     statistics["directions"],
                     self.scale_,
                     mech,
-                    float(self._noise_multiplier),
+                    self._noise_factor(),
                 )
                 for i, part in enumerate(parts)
             ]

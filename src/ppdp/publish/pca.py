@@ -407,8 +407,6 @@ class DPPCAPublisher(Publisher):
         self.random_state = random_state
         self.clamp = clamp
         self.allow_large_epsilon = allow_large_epsilon
-        # Test hook for the audit's positive control: scales both stages' noise. Not DP < 1.
-        self._noise_multiplier = 1.0
 
     # -- parameters and charges -------------------------------------------------------------
 
@@ -538,7 +536,7 @@ class DPPCAPublisher(Publisher):
     ) -> Release:
         eps, k, layout = self._checked()
         n = X.shape[0]
-        mult = float(self._noise_multiplier)
+        mult = self._noise_factor()
         mech1 = self._stage1_mechanism(n)
         mech2 = self._stage2_mechanism()
 
@@ -571,7 +569,7 @@ class DPPCAPublisher(Publisher):
         """
         _, k, layout = self._checked()
         mech1 = self._stage1_mechanism(n)
-        mult = float(self._noise_multiplier)
+        mult = self._noise_factor()
         noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source, mult)
         mu, M, D = _moments(noisy, n, layout.n_features)
         eigvals, U = _top_components(D, k)
@@ -639,7 +637,7 @@ class DPPCAPublisher(Publisher):
                 self.schema,
                 layout,
                 self.clamp,
-                float(self._noise_multiplier),
+                self._noise_factor(),
             )
             for i, part in enumerate(parts)
         ]

@@ -1,0 +1,251 @@
+"""Audit variants live outside the release path (issue 18).
+
+The release classes draw their noise times ``_noise_factor()``, fixed to 1 by the two base
+classes; only :func:`ppdp.audit.noise_variant` builds a class with another factor, and its
+``fit`` refuses an accountant.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ppdp.learn
+import ppdp.publish
+from ppdp.accounting import Accountant
+from ppdp.audit import CONTROL_NOISE_MULTIPLIER, half_noise, is_noise_variant, noise_variant
+from ppdp.budget import PrivacyBudget
+from ppdp.data import Schema
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
+from ppdp.learn import PrivateClassifierBase, PrivateLogisticRegression, PrivateRBFSVM
+from ppdp.publish import (
+    DPPCAPublisher,
+    ExponentialPublisher,
+    LaplacePublisher,
+    LDAProjectionPublisher,
+    Publisher,
+)
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "ppdp"
+
+SCHEMA = Schema.from_dict(
+    {
+        "columns": [
+            {"name": "x", "type": "numeric", "lower": 10, "upper": 20},
+            {"name": "z", "type": "numeric", "lower": 0, "upper": 1},
+            {"name": "c", "type": "categorical", "categories": ["a", "b", "c", "d"]},
+        ],
+        "label": {"name": "y", "classes": [0, 1]},
+    }
+)
+
+
+def _table(n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "x": rng.uniform(10, 20, n),
+            "z": rng.uniform(0, 1, n),
+            "c": rng.choice(list("abcd"), n),
+            "y": rng.integers(0, 2, n),
+        }
+    )
+
+
+def _release_classes() -> list[type]:
+    """Every public publisher and private learner that ppdp.publish / ppdp.learn export."""
+    out = []
+    for module in (ppdp.publish, ppdp.learn):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, (Publisher, PrivateClassifierBase))
+                and obj not in (Publisher, PrivateClassifierBase)
+            ):
+                out.append(obj)
+    return out
+
+
+RELEASE_CLASSES = _release_classes()
+
+
+def _base_of(cls: type) -> type:
+    return Publisher if issubclass(cls, Publisher) else PrivateClassifierBase
+
+
+def test_the_scan_finds_the_release_classes() -> None:
+    names = {c.__name__ for c in RELEASE_CLASSES}
+    assert {"DPPCAPublisher", "LaplacePublisher", "PrivateLogisticRegression"} <= names
+    assert "PrivateRBFSVM" in names and "TableSynthesizer" in names
+
+
+@pytest.mark.parametrize("cls", RELEASE_CLASSES, ids=lambda c: c.__name__)
+def test_release_classes_have_no_noise_hook_but_the_constant(cls: type) -> None:
+    assert not hasattr(cls, "_noise_multiplier")
+    assert not is_noise_variant(cls)
+    # the hook is the base's, never overridden, and it returns the constant 1
+    assert cls._noise_factor is _base_of(cls)._noise_factor
+    src = inspect.getsource(_base_of(cls)._noise_factor)
+    assert "return RELEASE_NOISE_FACTOR" in src
+    assert inspect.getmodule(_base_of(cls)).RELEASE_NOISE_FACTOR == 1.0
+    # nothing passed to __init__ or fit names a noise factor or multiplier
+    for method in (cls.__init__, cls.fit):
+        params = inspect.signature(method).parameters
+        assert not [p for p in params if "multiplier" in p or "noise_factor" in p], params
+
+
+def _fitted_instances() -> list[object]:
+    df = _table()
+    X = np.random.default_rng(1).normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    counts = [int((df.y == 0).sum()), int((df.y == 1).sum())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        return [
+            LaplacePublisher(5.0, SCHEMA, random_state=1).fit(df),
+            ExponentialPublisher(5.0, SCHEMA, random_state=1).fit(df),
+            DPPCAPublisher(5.0, 2, SCHEMA, random_state=1).fit(df),
+            LDAProjectionPublisher(5.0, 1e-6, SCHEMA, class_counts=counts, random_state=1).fit(df),
+            PrivateLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=1).fit(X, y),
+            PrivateRBFSVM(epsilon=1.0, n_components=10, random_state=1).fit(X, y),
+        ]
+
+
+def test_fitted_release_objects_carry_no_noise_attribute_and_factor_one() -> None:
+    for obj in _fitted_instances():
+        assert not [k for k in vars(obj) if "multiplier" in k or "noise_factor" in k], vars(obj)
+        assert obj._noise_factor() == 1.0
+
+
+_ALLOWED_HOOK_DEFINITIONS = {
+    "publish/_base.py",
+    "learn/_base.py",
+    "audit/variants.py",
+}
+
+
+def test_no_noise_multiplier_attribute_and_no_hook_override_in_src() -> None:
+    """``_noise_multiplier`` appears nowhere in src/ppdp but ppdp.audit and ppdp.mechanisms;
+    ``_noise_factor`` is defined only by the two bases and the audit variants."""
+    attribute = re.compile(r"(?<![A-Za-z0-9_])_noise_multiplier\b")
+    offenders, overrides = [], []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if not rel.startswith(("audit/", "mechanisms/")) and attribute.search(text):
+            offenders.append(rel)
+        for node in ast.walk(ast.parse(text)):
+            hook = isinstance(node, ast.FunctionDef) and node.name == "_noise_factor"
+            if hook and rel not in _ALLOWED_HOOK_DEFINITIONS:
+                overrides.append(f"{rel}:{node.lineno}")
+    assert not offenders, offenders
+    assert not overrides, overrides
+
+
+# -- the variants ---------------------------------------------------------------------
+
+
+def test_half_noise_is_a_cached_subclass_with_the_same_parameters() -> None:
+    Half = half_noise(DPPCAPublisher)
+    assert Half is half_noise(DPPCAPublisher) is noise_variant(DPPCAPublisher, 0.5)
+    assert issubclass(Half, DPPCAPublisher) and is_noise_variant(Half)
+    assert Half.__name__ == "HalfNoiseDPPCAPublisher"
+    assert Half.audit_noise_factor == CONTROL_NOISE_MULTIPLIER == 0.5
+    assert noise_variant(LaplacePublisher, 0.8).__name__ == "NoiseFactor0.8LaplacePublisher"
+    pub = Half(1.0, 2, SCHEMA, random_state=3)
+    assert pub._noise_factor() == 0.5
+    assert pub.get_params() == DPPCAPublisher(1.0, 2, SCHEMA, random_state=3).get_params()
+    assert inspect.signature(Half.fit) == inspect.signature(DPPCAPublisher.fit)
+
+
+def test_a_unit_variant_draws_exactly_what_the_release_class_draws() -> None:
+    """The factor sits where the release applies the scale: same seed, same uniforms."""
+    df = _table()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        for cls, args in ((DPPCAPublisher, (5.0, 2)), (ExponentialPublisher, (5.0,))):
+            ref = cls(*args, SCHEMA, random_state=4).fit(df).release_
+            same = noise_variant(cls, 1.0)(*args, SCHEMA, random_state=4).fit(df).release_
+            half = half_noise(cls)(*args, SCHEMA, random_state=4).fit(df).release_
+            assert np.array_equal(ref.encoded, same.encoded)
+            assert not np.array_equal(ref.encoded, half.encoded)
+        X = np.random.default_rng(2).normal(size=(300, 3))
+        y = (X[:, 0] > 0).astype(int)
+        kw = dict(epsilon=1.0, data_norm=3.0, random_state=6, perturbation="output")
+        ref_c = PrivateLogisticRegression(**kw).fit(X, y)
+        half_c = half_noise(PrivateLogisticRegression)(**kw).fit(X, y)
+        full_c = noise_variant(PrivateLogisticRegression, 1.0)(**kw).fit(X, y)
+    assert np.array_equal(ref_c.coef_, full_c.coef_)
+    assert not np.array_equal(ref_c.coef_, half_c.coef_)
+
+
+def test_half_noise_laplace_rows_have_half_the_spread() -> None:
+    df = _table(4000)
+    x = df["x"].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        full = LaplacePublisher(100.0, SCHEMA, random_state=1, allow_large_epsilon=True).fit(df)
+        half = half_noise(LaplacePublisher)(
+            100.0, SCHEMA, random_state=1, allow_large_epsilon=True
+        ).fit(df)
+
+    def mad(pub: LaplacePublisher) -> float:
+        # rows far from the bounds, where clamping does not cut the noise
+        inner = (x > 12) & (x < 18)
+        return float(np.median(np.abs(pub.release_.data["x"].to_numpy() - x)[inner]))
+
+    assert mad(half) / mad(full) == pytest.approx(0.5, rel=0.1)
+
+
+def _xy() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((10, 2)), np.arange(10) % 2
+
+
+@pytest.mark.parametrize(
+    ("cls", "build", "call"),
+    [
+        (DPPCAPublisher, lambda c: c(1.0, 2, SCHEMA), lambda o, acc: o.fit(_table(), acc)),
+        (
+            LaplacePublisher,
+            lambda c: c(1.0, SCHEMA),
+            lambda o, acc: o.fit(_table(), accountant=acc),
+        ),
+        (
+            PrivateLogisticRegression,
+            lambda c: c(epsilon=1.0, data_norm=3.0),
+            lambda o, acc: o.fit(*_xy(), accountant=acc),
+        ),
+        (PrivateRBFSVM, lambda c: c(epsilon=1.0), lambda o, acc: o.fit(*_xy(), acc)),
+    ],
+    ids=["pca-positional", "laplace-keyword", "logistic-keyword", "rbf-positional"],
+)
+def test_a_variant_refuses_an_accountant_and_spends_nothing(cls, build, call) -> None:
+    """A broken variant is never charged: refused before anything is validated or spent."""
+    acc = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
+    with pytest.raises(ParameterError, match=r"^accountant \(Accountant\) must be None: Half"):
+        call(build(half_noise(cls)), acc)
+    assert acc.spent.epsilon == 0.0 and acc.history() == []
+    # the release class with the same call does spend (the refusal is the variant's own)
+    if cls is DPPCAPublisher:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call(build(cls), acc)
+        assert acc.spent.epsilon == pytest.approx(1.0)
+
+
+def test_noise_variant_refuses_bad_arguments() -> None:
+    with pytest.raises(ParameterTypeError, match=r"^cls \(<class 'int'>\) must be a release"):
+        noise_variant(int, 0.5)
+    with pytest.raises(ParameterTypeError, match="already an audit variant"):
+        noise_variant(half_noise(LaplacePublisher), 0.5)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ParameterError, match=r"^factor \("):
+            noise_variant(LaplacePublisher, bad)
