@@ -26,8 +26,10 @@ written to ``output`` as partitioned Parquet inside ``fit``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -45,6 +47,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
+from ppdp.publish._params import Rule, check_table
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
@@ -53,6 +56,9 @@ logger = logging.getLogger(__name__)
 
 #: The noise factor of every release: the calibrated noise, never less.
 RELEASE_NOISE_FACTOR = 1.0
+
+#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
+_FIT_PARAMS = "_fit_params"
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,40 @@ class Publisher:
     #: True when the release has one row per input row: distributed input then needs an
     #: ``output`` folder, written inside :meth:`fit`.
     row_level_output: ClassVar[bool] = False
+
+    #: The declarative constraint table (:mod:`ppdp.publish._params`) and the frozen
+    #: dataclass it builds; publishers that declare one read :meth:`_params`.
+    _constraints: ClassVar[tuple[Rule, ...]] = ()
+    _params_type: ClassVar[type | None] = None
+
+    def _params(self) -> Any:
+        """The validated parameters: the constraint table run once per :meth:`fit`.
+
+        Inside ``fit`` (and ``privacy_budget`` / ``privacy_events``) the first call checks
+        the table and later calls return the same frozen object; outside them (a direct
+        call) every call checks the current attributes.
+        """
+        cached = self.__dict__.get(_FIT_PARAMS)
+        if cached is not None:
+            return cached
+        if self._params_type is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
+        params = check_table(self, self._constraints, self._params_type)
+        if _FIT_PARAMS in self.__dict__:
+            self.__dict__[_FIT_PARAMS] = params
+        return params
+
+    @contextlib.contextmanager
+    def _params_once(self) -> Iterator[None]:
+        """Within the block, :meth:`_params` checks the table once (nested blocks share it)."""
+        outer = _FIT_PARAMS in self.__dict__
+        if not outer:
+            self.__dict__[_FIT_PARAMS] = None
+        try:
+            yield
+        finally:
+            if not outer:
+                self.__dict__.pop(_FIT_PARAMS, None)
 
     # -- to implement ---------------------------------------------------------------------
 
@@ -182,7 +222,9 @@ class Publisher:
     def privacy_budget(self) -> PrivacyBudget:
         """What one :meth:`fit` costs, from the parameters alone (basic composition)."""
         total = PrivacyBudget(0.0)
-        for planned in self._validate_params():
+        with self._params_once():
+            planned_charges = self._validate_params()
+        for planned in planned_charges:
             total = total + planned.budget
         return total
 
@@ -192,7 +234,9 @@ class Publisher:
         The events the ledger records may state exact noise scales that need the public
         number of rows; their cost is the same.
         """
-        return tuple(e for planned in self._validate_params() for e in planned.events)
+        with self._params_once():
+            planned_charges = self._validate_params()
+        return tuple(e for planned in planned_charges for e in planned.events)
 
     def fit(
         self,
@@ -235,6 +279,26 @@ class Publisher:
         self
         """
         self._check_fit_arguments(accountant)
+        with self._params_once():
+            return self._fit_dispatch(
+                df,
+                accountant,
+                allow_seeded=allow_seeded,
+                idempotency_key=idempotency_key,
+                scheduler=scheduler,
+                output=output,
+            )
+
+    def _fit_dispatch(
+        self,
+        df: Any,
+        accountant: Accountant | None,
+        *,
+        allow_seeded: bool,
+        idempotency_key: str | None,
+        scheduler: Any,
+        output: str | os.PathLike[str] | None,
+    ) -> Publisher:
         from ppdp.data.distributed import is_distributed
 
         if is_distributed(df):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +37,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._params import Rule
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
@@ -273,6 +276,41 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
+@dataclass(frozen=True)
+class PCAParams:
+    """The validated parameters of :class:`DPPCAPublisher` (built once per ``fit``)."""
+
+    layout: Layout
+    allow_large_epsilon: bool
+    epsilon: float
+    n_components: int
+    clamp: bool
+
+
+def _check_components(value: Any, checked: Mapping[str, Any]) -> int:
+    p = checked["layout"].n_features
+    k = check_int("n_components", value, minimum=1)
+    if k > p:
+        raise ParameterError(
+            f"n_components ({k}) must be an integer in 1..{p}: the table encodes to {p} "
+            "columns (label block included)"
+        )
+    return k
+
+
+#: DP-PCA's constraint table, in the order the parameters are checked.
+PCA_CONSTRAINTS: tuple[Rule, ...] = (
+    Rule("layout", lambda v, _: _check_schema(v), attribute="schema"),
+    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
+    Rule(
+        "epsilon",
+        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+    ),
+    Rule("n_components", _check_components),
+    Rule("clamp", lambda v, _: _check_bool("clamp", v)),
+)
+
+
 def _max_total_variance(schema: Schema, layout: Layout) -> float:
     """``tr Cov(x)`` can be at most ``p1/4 + Σ_blocks (1 − 1/K)`` in the declared domain."""
     total = layout.p1 / 4.0
@@ -391,6 +429,9 @@ class DPPCAPublisher(Publisher):
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
 
+    _params_type = PCAParams
+    _constraints = PCA_CONSTRAINTS
+
     def __init__(
         self,
         epsilon: float,
@@ -410,25 +451,16 @@ class DPPCAPublisher(Publisher):
 
     # -- parameters and charges -------------------------------------------------------------
 
-    def _layout(self) -> Layout:
-        return _check_schema(self.schema)
+    def _params(self) -> PCAParams:
+        params: PCAParams = super()._params()
+        return params
 
-    def _checked(self) -> tuple[float, int, Layout]:
-        layout = self._layout()
-        large = _check_bool("allow_large_epsilon", self.allow_large_epsilon)
-        eps = check_epsilon("epsilon", self.epsilon, allow_large=large)
-        p = layout.n_features
-        k = check_int("n_components", self.n_components, minimum=1)
-        if k > p:
-            raise ParameterError(
-                f"n_components ({k}) must be an integer in 1..{p}: the table encodes to {p} "
-                "columns (label block included)"
-            )
-        _check_bool("clamp", self.clamp)
-        return eps, k, layout
+    def _layout(self) -> Layout:
+        return self._params().layout
 
     def _stage1_mechanism(self, n: int) -> LaplaceMechanism:
-        eps, _, layout = self._checked()
+        c = self._params()
+        eps, layout = c.epsilon, c.layout
         p = layout.n_features
         dim = p + p * (p + 1) // 2
         pad = 2.0 * float_sum_error_bound(n, max_term=1.0) * dim
@@ -437,11 +469,12 @@ class DPPCAPublisher(Publisher):
             sensitivity=joint_moment_sensitivity(layout.p1, layout.p2) + pad,
             dimension=dim,
             relation=_RELATION,
-            allow_large_epsilon=self.allow_large_epsilon,
+            allow_large_epsilon=c.allow_large_epsilon,
         )
 
     def _stage2_mechanism(self) -> LaplaceMechanism:
-        eps, k, layout = self._checked()
+        c = self._params()
+        eps, k, layout = c.epsilon, c.n_components, c.layout
         lemma2 = projection_sensitivity(layout.p1, layout.p2, k)
         # Rounding of the k dot products of a row with ‖x‖₂ ≤ R, for both neighbours.
         rounding = 2.0 * k * _gamma(layout.n_features) * layout.max_row_l2_norm
@@ -450,11 +483,12 @@ class DPPCAPublisher(Publisher):
             sensitivity=(lemma2 + rounding) * _NORM_SLACK,
             dimension=k,
             relation=_RELATION,
-            allow_large_epsilon=self.allow_large_epsilon,
+            allow_large_epsilon=c.allow_large_epsilon,
         )
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        eps, k, layout = self._checked()
+        c = self._params()
+        eps, k, layout = c.epsilon, c.n_components, c.layout
         p1, p2, p = layout.p1, layout.p2, layout.n_features
         half = PrivacyBudget(eps / 2.0)
         dim = p + p * (p + 1) // 2
@@ -510,7 +544,7 @@ class DPPCAPublisher(Publisher):
         return X, y
 
     def _warn_if_swamped(self, n: int) -> None:
-        _, _, layout = self._checked()
+        layout = self._params().layout
         p = layout.n_features
         b1 = self._stage1_mechanism(n).scale
         noise_norm = 2.0 * math.sqrt(2.0 * p) * b1 / n
@@ -534,7 +568,8 @@ class DPPCAPublisher(Publisher):
         source: RandomSource,
         charges: list[Charge],
     ) -> Release:
-        eps, k, layout = self._checked()
+        c = self._params()
+        eps, k, layout = c.epsilon, c.n_components, c.layout
         n = X.shape[0]
         mult = self._noise_factor()
         mech1 = self._stage1_mechanism(n)
@@ -545,7 +580,7 @@ class DPPCAPublisher(Publisher):
 
         # Stage 2 (ε/2): Ỹ = (X − 1μ̃ᵀ)Ū + Z, computed as (XŪ + Z) − 1(μ̃ᵀŪ).
         Y_tilde = _stage2_projections(X, U, mu, mech2, source, mult)
-        encoded = _reconstruct(Y_tilde, U, mu, self.schema, layout, clamp=self.clamp)
+        encoded = _reconstruct(Y_tilde, U, mu, self.schema, layout, clamp=c.clamp)
         data = self.schema.decode(encoded)
         return Release(
             data=data,
@@ -567,7 +602,8 @@ class DPPCAPublisher(Publisher):
 
         One Laplace draw for the whole packed vector ``(Σx, upper(Σxxᵀ))``, from ``source``.
         """
-        _, k, layout = self._checked()
+        c = self._params()
+        k, layout = c.n_components, c.layout
         mech1 = self._stage1_mechanism(n)
         mult = self._noise_factor()
         noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source, mult)
@@ -617,7 +653,8 @@ class DPPCAPublisher(Publisher):
             write_parquet_dataset,
         )
 
-        eps, k, layout = self._checked()
+        c = self._params()
+        eps, k, layout = c.epsilon, c.n_components, c.layout
         n = scan.n_rows
         mech1 = self._stage1_mechanism(n)
         mech2 = self._stage2_mechanism()
@@ -636,7 +673,7 @@ class DPPCAPublisher(Publisher):
                 mech2,
                 self.schema,
                 layout,
-                self.clamp,
+                c.clamp,
                 self._noise_factor(),
             )
             for i, part in enumerate(parts)

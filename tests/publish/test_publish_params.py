@@ -1,0 +1,96 @@
+"""The publishers' parameters: one constraint table, checked once per fit (issue 18)."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ppdp.publish._base as publish_base
+from ppdp.data import Schema
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
+from ppdp.publish import DPPCAPublisher
+from ppdp.publish._params import check_table, table_fields
+
+SCHEMA = Schema.from_dict(
+    {
+        "columns": [
+            {"name": "x", "type": "numeric", "lower": 10, "upper": 20},
+            {"name": "c", "type": "categorical", "categories": ["a", "b", "c"]},
+        ],
+        "label": {"name": "y", "classes": [0, 1]},
+    }
+)
+
+
+def _table(n: int = 200) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {"x": rng.uniform(10, 20, n), "c": rng.choice(list("abc"), n), "y": rng.integers(0, 2, n)}
+    )
+
+
+#: (publisher factory, a field of its parameters and its validated value)
+CASES = [
+    pytest.param(
+        lambda: DPPCAPublisher(2.0, 2, SCHEMA, random_state=1), "n_components", 2, id="pca"
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "field", "value"), CASES)
+def test_the_table_builds_a_frozen_typed_object(build, field, value) -> None:
+    pub = build()
+    table, declared = table_fields(pub._constraints, pub._params_type)
+    assert table == declared  # every field filled by exactly one rule, in declaration order
+    params = pub._params()
+    assert isinstance(params, pub._params_type)
+    assert getattr(params, field) == value
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(params, field, value)
+
+
+@pytest.mark.parametrize(("build", "field", "value"), CASES)
+def test_fit_checks_the_table_once(build, field, value, monkeypatch) -> None:
+    calls = []
+
+    def counting(obj, table, params_type):
+        calls.append(type(obj).__name__)
+        return check_table(obj, table, params_type)
+
+    monkeypatch.setattr(publish_base, "check_table", counting)
+    pub = build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        pub.fit(_table())
+    assert len(calls) == 1
+    assert "_fit_params" not in vars(pub)  # nothing cached after fit
+    pub.privacy_budget()
+    assert len(calls) == 2  # outside fit the current attributes are checked
+
+
+def test_outside_fit_the_current_attributes_are_checked() -> None:
+    pub = DPPCAPublisher(2.0, 2, SCHEMA)
+    assert pub._params().n_components == 2
+    pub.n_components = 1
+    assert pub._params().n_components == 1
+    pub.n_components = 9
+    with pytest.raises(ParameterError, match=r"^n_components \(9\) must be an integer in 1\.\.6"):
+        pub._params()
+
+
+def test_pca_first_error_follows_the_table_order() -> None:
+    # schema, allow_large_epsilon, epsilon, n_components, clamp: the first bad one is named
+    with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
+        DPPCAPublisher(-1.0, 0, {}, clamp=None).fit(_table())
+    with pytest.raises(ParameterTypeError, match=r"^allow_large_epsilon \(1\)"):
+        DPPCAPublisher(-1.0, 0, SCHEMA, clamp=None, allow_large_epsilon=1).privacy_budget()
+    with pytest.raises(ParameterError, match=r"^epsilon \(-1\.0\)"):
+        DPPCAPublisher(-1.0, 0, SCHEMA, clamp=None).privacy_budget()
+    with pytest.raises(ParameterError, match=r"^n_components \(0\)"):
+        DPPCAPublisher(1.0, 0, SCHEMA, clamp=None).privacy_budget()
+    with pytest.raises(ParameterTypeError, match=r"^clamp \(None\) must be True or False"):
+        DPPCAPublisher(1.0, 1, SCHEMA, clamp=None).privacy_budget()
