@@ -12,7 +12,7 @@ import pytest
 import ppdp.publish._base as publish_base
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
-from ppdp.publish import DPPCAPublisher
+from ppdp.publish import DPPCAPublisher, ExponentialPublisher, LaplacePublisher
 from ppdp.publish._params import check_table, table_fields
 
 SCHEMA = Schema.from_dict(
@@ -38,6 +38,8 @@ CASES = [
     pytest.param(
         lambda: DPPCAPublisher(2.0, 2, SCHEMA, random_state=1), "n_components", 2, id="pca"
     ),
+    pytest.param(lambda: LaplacePublisher(2.0, SCHEMA, random_state=1), "epsilon", 2.0, id="lap"),
+    pytest.param(lambda: ExponentialPublisher(3, SCHEMA, random_state=1), "epsilon", 3.0, id="exp"),
 ]
 
 
@@ -85,7 +87,7 @@ def test_outside_fit_the_current_attributes_are_checked() -> None:
 def test_pca_first_error_follows_the_table_order() -> None:
     # schema, allow_large_epsilon, epsilon, n_components, clamp: the first bad one is named
     with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
-        DPPCAPublisher(-1.0, 0, {}, clamp=None).fit(_table())
+        DPPCAPublisher(-1.0, 0, {}, clamp=None).privacy_budget()
     with pytest.raises(ParameterTypeError, match=r"^allow_large_epsilon \(1\)"):
         DPPCAPublisher(-1.0, 0, SCHEMA, clamp=None, allow_large_epsilon=1).privacy_budget()
     with pytest.raises(ParameterError, match=r"^epsilon \(-1\.0\)"):
@@ -94,3 +96,15 @@ def test_pca_first_error_follows_the_table_order() -> None:
         DPPCAPublisher(1.0, 0, SCHEMA, clamp=None).privacy_budget()
     with pytest.raises(ParameterTypeError, match=r"^clamp \(None\) must be True or False"):
         DPPCAPublisher(1.0, 1, SCHEMA, clamp=None).privacy_budget()
+
+
+@pytest.mark.parametrize("cls", [LaplacePublisher, ExponentialPublisher])
+def test_baselines_first_error_follows_the_table_order(cls) -> None:
+    # schema, allow_large_epsilon, epsilon
+    with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
+        cls(-1.0, {}, allow_large_epsilon=1).privacy_budget()
+    with pytest.raises(ParameterTypeError, match=r"^allow_large_epsilon \(1\)"):
+        cls(-1.0, SCHEMA, allow_large_epsilon=1).privacy_budget()
+    with pytest.raises(ParameterError, match=r"^epsilon \(11\.0\) must be in \(0, 10\]"):
+        cls(11.0, SCHEMA).privacy_budget()
+    assert cls(11.0, SCHEMA, allow_large_epsilon=True)._params().epsilon == 11.0

@@ -12,6 +12,7 @@ draws its rows' noise from ``PartitionStreams(source).stream(i)`` and is written
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +28,7 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._params import Rule
 from ppdp.publish.pca import (
     _add_laplace,
     _check_bool,
@@ -52,12 +54,34 @@ def record_l1_sensitivity(layout: Layout) -> float:
     return float(layout.p1 + 2 * layout.p2)
 
 
+@dataclass(frozen=True)
+class BaselineParams:
+    """The validated parameters of the per-record baselines (built once per ``fit``)."""
+
+    layout: Layout
+    allow_large_epsilon: bool
+    epsilon: float
+
+
+#: The baselines' constraint table, in the order the parameters are checked.
+BASELINE_CONSTRAINTS: tuple[Rule, ...] = (
+    Rule("layout", lambda v, _: _check_schema(v), attribute="schema"),
+    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
+    Rule(
+        "epsilon",
+        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+    ),
+)
+
+
 class _RowPublisher(Publisher):
     """Shared parameters, checks and encoding of the per-record baselines."""
 
     _NAME = ""
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
+    _params_type = BaselineParams
+    _constraints = BASELINE_CONSTRAINTS
 
     def __init__(
         self,
@@ -72,16 +96,15 @@ class _RowPublisher(Publisher):
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
-    def _checked(self) -> tuple[float, Layout]:
-        layout = _check_schema(self.schema)
-        large = _check_bool("allow_large_epsilon", self.allow_large_epsilon)
-        return check_epsilon("epsilon", self.epsilon, allow_large=large), layout
+    def _params(self) -> BaselineParams:
+        params: BaselineParams = super()._params()
+        return params
 
     def _mechanism(self) -> LaplaceMechanism:
         raise NotImplementedError
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        eps, _ = self._checked()
+        eps = self._params().epsilon
         mech = self._mechanism()
         details = {
             "query": "every encoded row, one release per record (parallel composition)",
@@ -120,13 +143,14 @@ class _RowPublisher(Publisher):
 
     def _randomise(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
         """Noisy rows, post-processed (arg-max blocks, clamped numerics), still encoded."""
-        _, layout = self._checked()
+        layout = self._params().layout
         return _postprocess(self._noisy(X, source), self.schema, layout, clamp=True)
 
     def _release(
         self, X: NDArray[np.float64], y: Any, source: RandomSource, charges: list[Charge]
     ) -> Release:
-        eps, layout = self._checked()
+        c = self._params()
+        eps, layout = c.epsilon, c.layout
         encoded = self._randomise(X, source)
         return Release(
             data=self.schema.decode(encoded),
@@ -165,7 +189,8 @@ class _RowPublisher(Publisher):
             write_parquet_dataset,
         )
 
-        eps, layout = self._checked()
+        c = self._params()
+        eps, layout = c.epsilon, c.layout
         streams = PartitionStreams(source)
         parts = encoded_partitions(
             frame, self.schema, include_label=self._distributed_include_label()
@@ -231,13 +256,14 @@ class LaplacePublisher(_RowPublisher):
     _NAME = "LAP (per-record Laplace, Jiang et al. 2013)"
 
     def _mechanism(self) -> LaplaceMechanism:
-        eps, layout = self._checked()
+        c = self._params()
+        eps, layout = c.epsilon, c.layout
         return LaplaceMechanism(
             epsilon=eps,
             sensitivity=record_l1_sensitivity(layout),
             dimension=layout.n_features,
             relation=_RELATION,
-            allow_large_epsilon=self.allow_large_epsilon,
+            allow_large_epsilon=c.allow_large_epsilon,
         )
 
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
@@ -304,13 +330,14 @@ class ExponentialPublisher(_RowPublisher):
 
     def _mechanism(self) -> LaplaceMechanism:
         # Laplace at ε/2 with Δ = Δu and dimension p: scale b = 2(Δu + pΛ)/ε and grid Λ.
-        eps, layout = self._checked()
+        c = self._params()
+        eps, layout = c.epsilon, c.layout
         return LaplaceMechanism(
             epsilon=eps / 2.0,
             sensitivity=record_l1_sensitivity(layout),
             dimension=layout.n_features,
             relation=_RELATION,
-            allow_large_epsilon=self.allow_large_epsilon,
+            allow_large_epsilon=c.allow_large_epsilon,
         )
 
     def _event(self, eps: float, mech: LaplaceMechanism) -> PrivacyEvent:
