@@ -12,7 +12,12 @@ import pytest
 import ppdp.publish._base as publish_base
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
-from ppdp.publish import DPPCAPublisher, ExponentialPublisher, LaplacePublisher
+from ppdp.publish import (
+    DPPCAPublisher,
+    ExponentialPublisher,
+    LaplacePublisher,
+    LDAProjectionPublisher,
+)
 from ppdp.publish._params import check_table, table_fields
 
 SCHEMA = Schema.from_dict(
@@ -33,12 +38,20 @@ def _table(n: int = 200) -> pd.DataFrame:
     )
 
 
+_COUNTS = [int(v) for v in np.bincount(_table()["y"], minlength=2)]
+
 #: (publisher factory, a field of its parameters and its validated value)
 CASES = [
     pytest.param(
         lambda: DPPCAPublisher(2.0, 2, SCHEMA, random_state=1), "n_components", 2, id="pca"
     ),
     pytest.param(lambda: LaplacePublisher(2.0, SCHEMA, random_state=1), "epsilon", 2.0, id="lap"),
+    pytest.param(
+        lambda: LDAProjectionPublisher(4.0, 1e-6, SCHEMA, class_counts=_COUNTS, random_state=1),
+        "r",
+        1,
+        id="lda-projection",
+    ),
     pytest.param(lambda: ExponentialPublisher(3, SCHEMA, random_state=1), "epsilon", 3.0, id="exp"),
 ]
 
@@ -108,3 +121,24 @@ def test_baselines_first_error_follows_the_table_order(cls) -> None:
     with pytest.raises(ParameterError, match=r"^epsilon \(11\.0\) must be in \(0, 10\]"):
         cls(11.0, SCHEMA).privacy_budget()
     assert cls(11.0, SCHEMA, allow_large_epsilon=True)._params().epsilon == 11.0
+
+
+def test_lda_projection_derived_fields_and_first_error() -> None:
+    pub = LDAProjectionPublisher(4.0, 1e-6, SCHEMA, class_counts=[100, 100], ridge=0.5)
+    c = pub._params()
+    assert c.e3 + c.e_dir == pytest.approx(4.0) and 0 < c.e3 < 4.0
+    assert c.plan.mean_budget.epsilon + c.plan.scatter_budget.epsilon == pytest.approx(c.e_dir)
+    assert (c.counts, c.p, c.ridge) == ((100, 100), 4, 0.5)
+    direction = LDAProjectionPublisher(
+        4.0, 1e-6, SCHEMA, class_counts=[100, 100], release="direction"
+    )
+    assert (direction._params().e3, direction._params().e_dir) == (0.0, 4.0)
+    # the order of the table: epsilon before delta before class_counts before ridge
+    with pytest.raises(ParameterError, match=r"^epsilon \(0\.0\)"):
+        LDAProjectionPublisher(0, 2.0, SCHEMA, class_counts=[0, 1], ridge=-1)._params()
+    with pytest.raises(ParameterError, match=r"^delta \(2\.0\) must be"):
+        LDAProjectionPublisher(1.0, 2.0, SCHEMA, class_counts=[0, 1], ridge=-1)._params()
+    with pytest.raises(ParameterError, match=r"^class_counts \(\[0, 1\]\) must all be >= 1"):
+        LDAProjectionPublisher(1.0, 1e-6, SCHEMA, class_counts=[0, 1], ridge=-1)._params()
+    with pytest.raises(ParameterError, match=r"^ridge \(-1\.0\) must be"):
+        LDAProjectionPublisher(1.0, 1e-6, SCHEMA, class_counts=[1, 1], ridge=-1)._params()

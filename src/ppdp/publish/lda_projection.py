@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -45,6 +46,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._params import Rule
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,
@@ -174,6 +176,158 @@ def _project_partition(
         assert streams is not None
         Y = _add_noise(mech, Y, streams.stream(index), multiplier)
     return pd.DataFrame(Y, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
+
+
+def _check_label_schema(schema: Any) -> Schema:
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(
+            f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
+            "load one with Schema.from_file(path)"
+        )
+    if schema.label is None:
+        raise SchemaError(
+            "LDAProjectionPublisher needs a schema with a label (its classes); "
+            "this schema declares none"
+        )
+    return schema
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
+    return value
+
+
+def _check_delta_below_one(value: Any, _: Mapping[str, Any]) -> float:
+    delta = check_delta("delta", value, allow_zero=False)
+    if delta >= 1.0:
+        raise ParameterError(f"delta ({value!r}) must be in (0, 1)")
+    return delta
+
+
+def _check_counts(declared: Any, checked: Mapping[str, Any]) -> tuple[int, ...]:
+    schema = checked["schema"]
+    K = schema.label.n_classes
+    if declared is None:
+        declared = schema.label.public_counts
+        if declared is None:
+            raise ParameterError(
+                f"class_counts (None): the label {schema.label.name!r} declares no "
+                "public_counts; LDA-DP treats the class sizes as public, so declare them "
+                "in the schema or pass class_counts=[...] (an assumption of the guarantee)"
+            )
+    if isinstance(declared, (str, bytes)) or not isinstance(declared, (Sequence, np.ndarray)):
+        raise ParameterTypeError(
+            f"class_counts ({declared!r}) must be a sequence of {K} non-negative integers"
+        )
+    counts = tuple(check_int("class_counts", c, minimum=0) for c in declared)
+    if len(counts) != K:
+        raise ParameterError(
+            f"class_counts ({list(counts)!r}) must give one size per class of "
+            f"{schema.label.name!r} ({K} classes)"
+        )
+    if min(counts) < 1:
+        raise ParameterError(
+            f"class_counts ({list(counts)!r}) must all be >= 1: a class without rows has no mean"
+        )
+    return counts
+
+
+def _check_components(value: Any, checked: Mapping[str, Any]) -> int:
+    K, p = len(checked["counts"]), checked["p"]
+    r_max = min(K - 1, p)
+    if value is None:
+        return r_max
+    r = check_int("n_components", value, minimum=1)
+    if r > r_max:
+        raise ParameterError(
+            f"n_components ({r}) must be an integer in 1..{r_max}: {K} classes give at "
+            f"most K - 1 = {K - 1} discriminant directions (p = {p} features)"
+        )
+    return r
+
+
+def _check_share(value: Any, _: Mapping[str, Any]) -> float:
+    share = check_real("projection_share", value)
+    if not (0.0 < share < 1.0):
+        raise ParameterError(f"projection_share ({value!r}) must be in (0, 1)")
+    return share
+
+
+def _split(checked: Mapping[str, Any]) -> tuple[float, float]:
+    """``(ε₃, ε_dir)``: the projections' share and the direction's."""
+    if checked["release"] == "noisy-projections":
+        return _split_epsilon(checked["eps"], checked["share"])
+    return 0.0, checked["eps"]
+
+
+def _plan(mean_share: Any, checked: Mapping[str, Any]) -> LDANoisePlan:
+    return lda_noise_plan(
+        epsilon=checked["e_dir"],
+        delta=checked["delta"],
+        n_features=checked["p"],
+        class_counts=checked["counts"],
+        calibration=checked["calibration"],
+        mean_share=mean_share,
+        allow_large_epsilon=True,  # a share of an ε already checked
+    )
+
+
+def _check_ridge(value: Any, checked: Mapping[str, Any]) -> float:
+    if isinstance(value, str):
+        if value != "auto":
+            raise ParameterError(f"ridge ({value!r}) must be 'auto' or a number >= 0")
+        return default_ridge(checked["plan"])
+    if isinstance(value, bool):
+        raise ParameterTypeError(f"ridge ({value!r}) must be 'auto' or a number >= 0")
+    return check_nonnegative("ridge", value)
+
+
+@dataclass(frozen=True)
+class LDAProjectionParams:
+    """The validated parameters of :class:`LDAProjectionPublisher`, the budget split and the
+    noise plan (built once per ``fit``)."""
+
+    schema: Schema
+    allow_large_epsilon: bool
+    eps: float
+    delta: float
+    release: str
+    calibration: str
+    counts: tuple[int, ...]
+    p: int
+    r: int
+    share: float
+    e3: float
+    e_dir: float
+    plan: LDANoisePlan
+    remove_constant: bool
+    ridge: float
+
+
+#: LDA-DP's constraint table, in the order the parameters are checked (``p``, ``e3``
+#: and ``e_dir`` are derived from the fields before them).
+LDA_PROJECTION_CONSTRAINTS: tuple[Rule, ...] = (
+    Rule("schema", lambda v, _: _check_label_schema(v)),
+    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
+    Rule(
+        "eps",
+        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+        attribute="epsilon",
+    ),
+    Rule("delta", _check_delta_below_one),
+    Rule("release", lambda v, _: check_option("release", v, RELEASES)),
+    Rule("calibration", lambda v, _: check_option("calibration", v, CALIBRATIONS)),
+    Rule("counts", _check_counts, attribute="class_counts"),
+    Rule("p", lambda v, _: v.n_features, attribute="schema"),
+    Rule("r", _check_components, attribute="n_components"),
+    Rule("share", _check_share, attribute="projection_share"),
+    Rule("e3", lambda _, c: _split(c)[0], attribute="projection_share"),
+    Rule("e_dir", lambda _, c: _split(c)[1], attribute="projection_share"),
+    Rule("plan", _plan, attribute="mean_share"),
+    Rule("remove_constant", lambda v, _: _check_bool("remove_constant", v)),
+    Rule("ridge", _check_ridge),
+)
 
 
 class LDAProjectionPublisher(Publisher):
@@ -320,6 +474,8 @@ class LDAProjectionPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    _params_type = LDAProjectionParams
+    _constraints = LDA_PROJECTION_CONSTRAINTS
 
     def __init__(
         self,
@@ -355,114 +511,21 @@ class LDAProjectionPublisher(Publisher):
     # -- parameters -----------------------------------------------------------------------
 
     def _schema(self) -> Schema:
-        schema = self.schema
-        if not isinstance(schema, Schema):
-            raise ParameterTypeError(
-                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
-                "load one with Schema.from_file(path)"
-            )
-        if schema.label is None:
-            raise SchemaError(
-                "LDAProjectionPublisher needs a schema with a label (its classes); "
-                "this schema declares none"
-            )
-        return schema
+        return _check_label_schema(self.schema)
 
     def _counts(self) -> tuple[int, ...]:
-        schema = self._schema()
-        assert schema.label is not None
-        K = schema.label.n_classes
-        declared = self.class_counts
-        if declared is None:
-            declared = schema.label.public_counts
-            if declared is None:
-                raise ParameterError(
-                    f"class_counts (None): the label {schema.label.name!r} declares no "
-                    "public_counts; LDA-DP treats the class sizes as public, so declare them "
-                    "in the schema or pass class_counts=[...] (an assumption of the guarantee)"
-                )
-        if isinstance(declared, (str, bytes)) or not isinstance(declared, (Sequence, np.ndarray)):
-            raise ParameterTypeError(
-                f"class_counts ({declared!r}) must be a sequence of {K} non-negative integers"
-            )
-        counts = tuple(check_int("class_counts", c, minimum=0) for c in declared)
-        if len(counts) != K:
-            raise ParameterError(
-                f"class_counts ({list(counts)!r}) must give one size per class of "
-                f"{schema.label.name!r} ({K} classes)"
-            )
-        if min(counts) < 1:
-            raise ParameterError(
-                f"class_counts ({list(counts)!r}) must all be >= 1: a class without rows has "
-                "no mean"
-            )
-        return counts
+        return self._params().counts
+
+    def _params(self) -> LDAProjectionParams:
+        params: LDAProjectionParams = super()._params()
+        return params
 
     def _checked(self) -> dict[str, Any]:
-        """Every parameter validated; the budget split and the noise plan."""
-        schema = self._schema()
-        if not isinstance(self.allow_large_epsilon, bool):
-            raise ParameterTypeError(
-                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
-            )
-        eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
-        delta = check_delta("delta", self.delta, allow_zero=False)
-        if delta >= 1.0:
-            raise ParameterError(f"delta ({self.delta!r}) must be in (0, 1)")
-        release = check_option("release", self.release, RELEASES)
-        calibration = check_option("calibration", self.calibration, CALIBRATIONS)
-        counts = self._counts()
-        K = len(counts)
-        p = schema.n_features
-        r_max = min(K - 1, p)
-        if self.n_components is None:
-            r = r_max
-        else:
-            r = check_int("n_components", self.n_components, minimum=1)
-            if r > r_max:
-                raise ParameterError(
-                    f"n_components ({r}) must be an integer in 1..{r_max}: {K} classes give at "
-                    f"most K - 1 = {K - 1} discriminant directions (p = {p} features)"
-                )
-        share = check_real("projection_share", self.projection_share)
-        if not (0.0 < share < 1.0):
-            raise ParameterError(f"projection_share ({self.projection_share!r}) must be in (0, 1)")
-        if release == "noisy-projections":
-            e3, e_dir = _split_epsilon(eps, share)
-        else:
-            e3, e_dir = 0.0, eps
-        plan = lda_noise_plan(
-            epsilon=e_dir,
-            delta=delta,
-            n_features=p,
-            class_counts=counts,
-            calibration=calibration,
-            mean_share=self.mean_share,
-            allow_large_epsilon=True,  # a share of an ε already checked
-        )
-        if not isinstance(self.remove_constant, bool):
-            raise ParameterTypeError(
-                f"remove_constant ({self.remove_constant!r}) must be True or False"
-            )
-        if isinstance(self.ridge, str):
-            if self.ridge != "auto":
-                raise ParameterError(f"ridge ({self.ridge!r}) must be 'auto' or a number >= 0")
-            ridge = default_ridge(plan)
-        elif isinstance(self.ridge, bool):
-            raise ParameterTypeError(f"ridge ({self.ridge!r}) must be 'auto' or a number >= 0")
-        else:
-            ridge = check_nonnegative("ridge", self.ridge)
-        return {
-            "eps": eps,
-            "delta": delta,
-            "release": release,
-            "counts": counts,
-            "r": r,
-            "p": p,
-            "e3": e3,
-            "plan": plan,
-            "ridge": ridge,
-        }
+        """The fields of :meth:`_params` as a dict: kept only for tests that still read it
+        (``tests/publish/test_lda_projection*.py``, two statistical audits); the library
+        reads :meth:`_params`. Remove once those tests do."""
+        params = self._params()
+        return {f.name: getattr(params, f.name) for f in fields(params)}
 
     def _projection_mechanism(self, e3: float, r: int, p: int) -> LaplaceMechanism:
         rounding = 2.0 * r * _gamma(p)
@@ -475,13 +538,13 @@ class LDAProjectionPublisher(Publisher):
         )
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        c = self._checked()
-        plan: LDANoisePlan = c["plan"]
+        c = self._params()
+        plan: LDANoisePlan = c.plan
         common = {
             "relation": _RELATION.value,
             "neighbours": "replace-one within a class; n and class counts public",
-            "class_counts": list(c["counts"]),
-            "n_features": c["p"],
+            "class_counts": list(c.counts),
+            "n_features": c.p,
             "calibration": plan.calibration,
         }
         mean_details: dict[str, Any] = {
@@ -511,26 +574,26 @@ class LDAProjectionPublisher(Publisher):
             Charge(mean_event, f"{_NAME}: Gaussian on the class sums", mean_details),
             Charge(scatter_event, f"{_NAME}: Gaussian on Σxxᵀ", scatter_details),
         ]
-        if c["release"] == "noisy-projections":
-            mech = self._projection_mechanism(c["e3"], c["r"], c["p"])
+        if c.release == "noisy-projections":
+            mech = self._projection_mechanism(c.e3, c.r, c.p)
             charges.append(
                 Charge(
                     mech.event,  # the same Laplace on disjoint rows: parallel composition
                     f"{_NAME}: Laplace on each row's projections",
                     {
-                        "query": f"per row, its projections on the {c['r']} released directions",
+                        "query": f"per row, its projections on the {c.r} released directions",
                         "sensitivity_formula": "2r per row (‖x‖₂ ≤ 1, unit directions), "
                         "padded for rounding; rows disjoint (parallel composition)",
-                        "n_components": c["r"],
+                        "n_components": c.r,
                         **mech.ledger_details(),
                     },
                 )
             )
-        if n_rows is not None and c["release"] == "noisy-projections":
+        if n_rows is not None and c.release == "noisy-projections":
             message = self.low_utility_message()  # public quantities only, before the spend
             if message:
                 warnings.warn(message, LowUtilityWarning, stacklevel=3)
-        if n_rows is not None and c["release"] == "raw-projections":
+        if n_rows is not None and c.release == "raw-projections":
             warnings.warn(
                 "release='raw-projections' publishes the exact projection of every record on "
                 "the direction: the direction is differentially private, the rows are NOT "
@@ -553,11 +616,11 @@ class LDAProjectionPublisher(Publisher):
         scale falls below the range. None for the other releases, or when the scale is
         below the range.
         """
-        c = self._checked()
-        if c["release"] != "noisy-projections":
+        c = self._params()
+        if c.release != "noisy-projections":
             return None
-        r, p = c["r"], c["p"]
-        mech = self._projection_mechanism(c["e3"], r, p)
+        r, p = c.r, c.p
+        mech = self._projection_mechanism(c.e3, r, p)
         value_range = 2.0
         if mech.scale < value_range:
             return None
@@ -611,12 +674,12 @@ class LDAProjectionPublisher(Publisher):
     def _encode(
         self, df: pd.DataFrame, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-        c = self._checked()
+        c = self._params()
         schema = self._schema()
         X, y = schema.encode(df, on_invalid=on_invalid)
         if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
             raise DataValidationError("the data must have the label column")
-        self._check_table(X.shape[0], np.bincount(y, minlength=len(c["counts"])), on_invalid)
+        self._check_table(X.shape[0], np.bincount(y, minlength=len(c.counts)), on_invalid)
         return X / self.scale_, y
 
     def _check_table(self, n: int, data_counts: NDArray[np.int64], on_invalid: str) -> None:
@@ -625,10 +688,10 @@ class LDAProjectionPublisher(Publisher):
         ``data_counts`` are the true class sizes (custodian only): compared with the
         declared counts, never released.
         """
-        c = self._checked()
+        c = self._params()
         if n < 2:
             raise DataValidationError(f"data has {n} row(s); LDA-DP needs n >= 2")
-        counts = c["counts"]
+        counts = c.counts
         wrong = not np.array_equal(data_counts, counts)
         if sum(counts) == n and wrong and on_invalid == "mask":
             # Total mode: comparing the declared counts with the data would be a free
@@ -642,15 +705,15 @@ class LDAProjectionPublisher(Publisher):
                 f"the declared class counts {list(counts)} (n = {sum(counts)}) are not this "
                 f"table's class sizes (n = {n}); declare the true, public class sizes"
             )
-        if c["delta"] >= 1.0 / n:
+        if c.delta >= 1.0 / n:
             warnings.warn(
                 f"delta ({self.delta!r}) >= 1/n (n={n}): such a delta allows releasing a "
                 "whole record; choose delta much smaller than 1/n",
                 PrivacyLeakWarning,
                 stacklevel=5,
             )
-        plan: LDANoisePlan = c["plan"]
-        worst = max(plan.mean_sigmas) * math.sqrt(c["p"])
+        plan: LDANoisePlan = c.plan
+        worst = max(plan.mean_sigmas) * math.sqrt(c.p)
         if worst >= 1.0:
             warnings.warn(
                 f"the class sizes are small for epsilon ({self.epsilon}): the noise on a class "
@@ -670,17 +733,17 @@ class LDAProjectionPublisher(Publisher):
         charges: list[Charge],
     ) -> Release:
         assert y is not None
-        c = self._checked()
-        r, p = c["r"], c["p"]
+        c = self._params()
+        r, p = c.r, c.p
         mult = self._noise_factor()
-        statistics = self._directions(class_moments(X, y, len(c["counts"])), source)
+        statistics = self._directions(class_moments(X, y, len(c.counts)), source)
         W = statistics["directions"]
         Y: NDArray[np.float64] | None = None
-        if c["release"] == "noisy-projections":
-            mech = self._projection_mechanism(c["e3"], r, p)
+        if c.release == "noisy-projections":
+            mech = self._projection_mechanism(c.e3, r, p)
             Y = _add_noise(mech, X @ W, source, mult)
             statistics["projections"] = Y
-        elif c["release"] == "raw-projections":
+        elif c.release == "raw-projections":
             Y = X @ W
             statistics["projections"] = Y
         data = None
@@ -696,17 +759,17 @@ class LDAProjectionPublisher(Publisher):
         One draw from ``source`` for each statistic, in this order, whether ``moments`` come
         from memory or from a distributed scan; the rest is post-processing.
         """
-        c = self._checked()
-        plan: LDANoisePlan = c["plan"]
-        counts = np.asarray(c["counts"])
-        p, r = c["p"], c["r"]
+        c = self._params()
+        plan: LDANoisePlan = c.plan
+        counts = np.asarray(c.counts)
+        p, r = c.p, c.r
         mult = self._noise_factor()
         second = upper(moments.second_moment)
         means, q = noisy_statistics(plan, moments.class_sums, second, source, multiplier=mult)
         Q = from_upper(q, p)
-        S = noisy_scatter(Q, means, c["counts"])
+        S = noisy_scatter(Q, means, c.counts)
         W = fisher_directions(
-            means, c["counts"], S, ridge=c["ridge"], n_components=r, constant=self._constant()
+            means, c.counts, S, ridge=c.ridge, n_components=r, constant=self._constant()
         )
         return {
             "directions": W,
@@ -714,7 +777,7 @@ class LDAProjectionPublisher(Publisher):
             "second_moment_sum": Q,
             "scatter": S,
             "class_counts": counts.astype(np.float64),
-            "ridge": np.array([c["ridge"]]),
+            "ridge": np.array([c.ridge]),
             "scale": np.array([self.scale_]),
         }
 
@@ -758,10 +821,10 @@ class LDAProjectionPublisher(Publisher):
         partition ``i`` draws its rows' Laplace noise from ``stream(i)``. The projections
         are written once to ``output``, in row order, and read back lazily.
         """
-        c = self._checked()
+        c = self._params()
         statistics = self._directions(scan.value, source)
         data = None
-        if c["release"] != "direction":
+        if c.release != "direction":
             from dask import delayed
 
             from ppdp.data.distributed import (
@@ -770,8 +833,8 @@ class LDAProjectionPublisher(Publisher):
                 write_parquet_dataset,
             )
 
-            noisy = c["release"] == "noisy-projections"
-            mech = self._projection_mechanism(c["e3"], c["r"], c["p"]) if noisy else None
+            noisy = c.release == "noisy-projections"
+            mech = self._projection_mechanism(c.e3, c.r, c.p) if noisy else None
             streams = PartitionStreams(source) if noisy else None
             parts = encoded_partitions(frame, self.schema, include_label=False)
             rows = [
@@ -789,49 +852,49 @@ class LDAProjectionPublisher(Publisher):
             data = read_parquet_dataset(write_parquet_dataset(rows, output, scheduler=scheduler))
         return Release(data=data, encoded=None, guarantee=self._guarantee(c), statistics=statistics)
 
-    def _guarantee(self, c: dict[str, Any]) -> Guarantee:
-        plan: LDANoisePlan = c["plan"]
+    def _guarantee(self, c: LDAProjectionParams) -> Guarantee:
+        plan: LDANoisePlan = c.plan
         e_dir = plan.mean_budget.epsilon + plan.scatter_budget.epsilon
         assumptions = [
             "neighbours replace one record by another of the same class; n and the class "
-            f"counts {list(c['counts'])} are public (declared, not protected)",
+            f"counts {list(c.counts)} are public (declared, not protected)",
             "numeric columns clamped to their declared bounds, categories declared; every "
             f"encoded row divided by the declared bound {self.scale_:.6g} so ‖x‖₂ ≤ 1",
             f"class sums: Gaussian, L2 sensitivity 2, (ε₁, δ₁) = ({plan.mean_budget.epsilon:g}, "
             f"{plan.mean_budget.delta:g}); upper(Σxxᵀ): Gaussian, L2 sensitivity √2, "
             f"(ε₂, δ₂) = ({plan.scatter_budget.epsilon:g}, {plan.scatter_budget.delta:g}); "
             f"calibration {plan.calibration!r}",
-            f"scatter Σxxᵀ − Σ n_c μ̃μ̃ᵀ, ridge λ = {c['ridge']:.6g} (data-independent), "
+            f"scatter Σxxᵀ − Σ n_c μ̃μ̃ᵀ, ridge λ = {c.ridge:.6g} (data-independent), "
             "eigenvalue floor and Fisher direction(s): post-processing",
         ]
         details = {
-            "release": c["release"],
-            "n_components": c["r"],
+            "release": c.release,
+            "n_components": c.r,
             "epsilon_direction": e_dir,
-            "epsilon_projections": c["e3"],
-            "ridge": c["ridge"],
+            "epsilon_projections": c.e3,
+            "ridge": c.ridge,
             "scale": self.scale_,
             "plan": plan.details,
         }
-        if c["release"] == "raw-projections":
+        if c.release == "raw-projections":
             return Guarantee.none(
                 "raw projections: the exact projection ŵᵀx of every record is released, so "
                 "the rows are NOT protected (ALGORITHMS-publishing B.5 item 1); only the "
-                f"direction alone is ({e_dir:g}, {c['delta']:g})-DP",
+                f"direction alone is ({e_dir:g}, {c.delta:g})-DP",
                 mechanism=_NAME,
                 assumptions=tuple(assumptions),
                 details=details,
             )
-        if c["release"] == "noisy-projections":
+        if c.release == "noisy-projections":
             assumptions.append(
                 f"projections: Laplace per entry, L1 sensitivity 2r = "
-                f"{projection_l1_sensitivity(c['r']):g} per row (padded for rounding), "
-                f"ε₃ = {c['e3']:g}, parallel composition over rows"
+                f"{projection_l1_sensitivity(c.r):g} per row (padded for rounding), "
+                f"ε₃ = {c.e3:g}, parallel composition over rows"
             )
         assumptions.append("basic composition of the parts")
         return Guarantee.approx(
-            c["eps"],
-            c["delta"],
+            c.eps,
+            c.delta,
             relation=_RELATION,
             mechanism=_NAME,
             assumptions=tuple(assumptions),
