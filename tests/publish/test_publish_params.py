@@ -13,6 +13,7 @@ import ppdp.publish._base as publish_base
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
 from ppdp.publish import (
+    DPLDASynthesizer,
     DPPCAPublisher,
     ExponentialPublisher,
     LaplacePublisher,
@@ -51,6 +52,12 @@ CASES = [
         "r",
         1,
         id="lda-projection",
+    ),
+    pytest.param(
+        lambda: DPLDASynthesizer(2.0, SCHEMA, count_share=0.25, random_state=1),
+        "eps_counts",
+        0.5,
+        id="lda-synth",
     ),
     pytest.param(lambda: ExponentialPublisher(3, SCHEMA, random_state=1), "epsilon", 3.0, id="exp"),
 ]
@@ -142,3 +149,16 @@ def test_lda_projection_derived_fields_and_first_error() -> None:
         LDAProjectionPublisher(1.0, 1e-6, SCHEMA, class_counts=[0, 1], ridge=-1)._params()
     with pytest.raises(ParameterError, match=r"^ridge \(-1\.0\) must be"):
         LDAProjectionPublisher(1.0, 1e-6, SCHEMA, class_counts=[1, 1], ridge=-1)._params()
+
+
+def test_lda_synth_split_and_first_error() -> None:
+    c = DPLDASynthesizer(2.0, SCHEMA, count_share=0.25)._params()
+    assert (c.eps_counts, c.eps_sums, c.class_sizes) == (0.5, 1.5, "noisy")
+    assert DPLDASynthesizer(2.0, SCHEMA, count_share=0.25)._budget_split() == (0.5, 1.5)
+    # the budget split is checked before the schema, as before the table
+    with pytest.raises(ParameterError, match=r"^count_share \(1\.5\) must be in \(0, 1\)"):
+        DPLDASynthesizer(2.0, {}, count_share=1.5)._params()
+    with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
+        DPLDASynthesizer(2.0, {})._params()
+    with pytest.raises(ParameterError, match=r"^class_sizes \('public'\) needs the label 'y'"):
+        DPLDASynthesizer(2.0, SCHEMA, class_sizes="public")._params()

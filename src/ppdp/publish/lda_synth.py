@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
@@ -37,6 +38,7 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
+from ppdp.publish._params import Rule
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]
@@ -70,6 +72,86 @@ def lda_l1_sensitivity(p1: int, p2: int) -> float:
     p1 = check_int("p1", p1, minimum=0)
     p2 = check_int("p2", p2, minimum=0)
     return float(2 * (p1 + p2) + p1 * (p1 + 1) / 2 + 2 * p1 * p2 + p2 * (p2 + 1))
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
+    return value
+
+
+def _check_share(value: Any, _: Mapping[str, Any]) -> float:
+    share = check_real("count_share", value)
+    if not (0.0 < share < 1.0):
+        raise ParameterError(f"count_share ({value!r}) must be in (0, 1)")
+    return share
+
+
+def _split(checked: Mapping[str, Any]) -> tuple[float, float]:
+    """(ε of the class histogram, ε of the sums); 0 for the histogram when public."""
+    eps = checked["epsilon"]
+    if checked["class_sizes"] == "public":
+        return 0.0, eps
+    eps_counts = eps * checked["count_share"]
+    eps_sums = eps - eps_counts
+    # The two charges must not add up to more than ε in the accountant's arithmetic
+    # (decimal sums of the shortest reprs, docs/proofs/ledger.md §5, with its half-ulp
+    # caveat), so that spending exactly ε in two parts is always accepted.
+    while Decimal(repr(eps_counts)) + Decimal(repr(eps_sums)) > Decimal(repr(eps)):
+        eps_sums = math.nextafter(eps_sums, 0.0)
+    return eps_counts, eps_sums
+
+
+def _check_label_schema(schema: Any, checked: Mapping[str, Any]) -> Schema:
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(
+            f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
+            "load one with Schema.from_file(path)"
+        )
+    if schema.label is None:
+        raise SchemaError(
+            "DPLDASynthesizer needs a schema with a label (its classes); "
+            "this schema declares none: add a 'label' block ({name, classes}) to it, "
+            "or draft one with `ppdp schema draft DATA --label COLUMN`"
+        )
+    if checked["class_sizes"] == "public" and schema.label.public_counts is None:
+        raise ParameterError(
+            f"class_sizes ('public') needs the label {schema.label.name!r} to declare "
+            "public_counts (the true class sizes, if they are public knowledge); declare "
+            "them in the schema, or use class_sizes='noisy' to spend part of epsilon on "
+            "noisy class sizes"
+        )
+    return schema
+
+
+@dataclass(frozen=True)
+class LDASynthParams:
+    """The validated parameters of :class:`DPLDASynthesizer` and its budget split (built
+    once per ``fit``)."""
+
+    allow_large_epsilon: bool
+    epsilon: float
+    class_sizes: str
+    count_share: float
+    eps_counts: float
+    eps_sums: float
+    schema: Schema
+
+
+#: The DP-LDA synthesizer's constraint table, in the order the parameters are checked
+#: (``eps_counts`` and ``eps_sums`` are derived from the fields before them).
+LDA_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
+    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
+    Rule(
+        "epsilon",
+        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+    ),
+    Rule("class_sizes", lambda v, _: check_option("class_sizes", v, _CLASS_SIZES)),
+    Rule("count_share", _check_share),
+    Rule("eps_counts", lambda _, c: _split(c)[0], attribute="count_share"),
+    Rule("eps_sums", lambda _, c: _split(c)[1], attribute="count_share"),
+    Rule("schema", _check_label_schema),
+)
 
 
 class DPLDASynthesizer(Publisher):
@@ -174,6 +256,8 @@ class DPLDASynthesizer(Publisher):
 
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
+    _params_type = LDASynthParams
+    _constraints = LDA_SYNTH_CONSTRAINTS
 
     def __init__(
         self,
@@ -194,53 +278,18 @@ class DPLDASynthesizer(Publisher):
 
     # -- parameters -----------------------------------------------------------------------
 
+    def _params(self) -> LDASynthParams:
+        params: LDASynthParams = super()._params()
+        return params
+
     def _budget_split(self) -> tuple[float, float]:
         """(ε of the class histogram, ε of the sums); 0 for the histogram when public."""
-        if not isinstance(self.allow_large_epsilon, bool):
-            raise ParameterTypeError(
-                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
-            )
-        eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
-        check_option("class_sizes", self.class_sizes, _CLASS_SIZES)
-        share = check_real("count_share", self.count_share)
-        if not (0.0 < share < 1.0):
-            raise ParameterError(f"count_share ({self.count_share!r}) must be in (0, 1)")
-        if self.class_sizes == "public":
-            return 0.0, eps
-        eps_counts = eps * share
-        eps_sums = eps - eps_counts
-        # The two charges must not add up to more than ε in the accountant's arithmetic
-        # (decimal sums of the shortest reprs, docs/proofs/ledger.md §5, with its half-ulp
-        # caveat), so that spending exactly ε in two parts is always accepted.
-        while Decimal(repr(eps_counts)) + Decimal(repr(eps_sums)) > Decimal(repr(eps)):
-            eps_sums = math.nextafter(eps_sums, 0.0)
-        return eps_counts, eps_sums
-
-    def _check_schema(self) -> Schema:
-        schema = self.schema
-        if not isinstance(schema, Schema):
-            raise ParameterTypeError(
-                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
-                "load one with Schema.from_file(path)"
-            )
-        if schema.label is None:
-            raise SchemaError(
-                "DPLDASynthesizer needs a schema with a label (its classes); "
-                "this schema declares none: add a 'label' block ({name, classes}) to it, "
-                "or draft one with `ppdp schema draft DATA --label COLUMN`"
-            )
-        if self.class_sizes == "public" and schema.label.public_counts is None:
-            raise ParameterError(
-                f"class_sizes ('public') needs the label {schema.label.name!r} to declare "
-                "public_counts (the true class sizes, if they are public knowledge); declare "
-                "them in the schema, or use class_sizes='noisy' to spend part of epsilon on "
-                "noisy class sizes"
-            )
-        return schema
+        c = self._params()
+        return c.eps_counts, c.eps_sums
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        eps_counts, eps_sums = self._budget_split()
-        schema = self._check_schema()
+        c = self._params()
+        eps_counts, eps_sums, schema = c.eps_counts, c.eps_sums, c.schema
         assert schema.label is not None
         K = schema.label.n_classes
         s = lda_l1_sensitivity(schema.p1, schema.p2)
@@ -299,7 +348,7 @@ class DPLDASynthesizer(Publisher):
     def _encode(
         self, df: pd.DataFrame, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-        schema = self._check_schema()
+        schema = self._params().schema
         assert schema.label is not None
         X, y = schema.encode(df, on_invalid=on_invalid)
         if y is None:  # pragma: no cover - the schema has a label, so encode returns codes
@@ -310,7 +359,7 @@ class DPLDASynthesizer(Publisher):
 
     def _check_table(self, n: int, class_counts: NDArray[np.int64], on_invalid: str) -> None:
         """The data checks on ``n`` and the true class counts (in memory and distributed)."""
-        schema = self._check_schema()
+        schema = self._params().schema
         assert schema.label is not None
         if n < 2:
             raise DataValidationError(f"data has {n} row(s); DPLDASynthesizer needs n >= 2")
