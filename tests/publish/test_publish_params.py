@@ -18,6 +18,7 @@ from ppdp.publish import (
     ExponentialPublisher,
     LaplacePublisher,
     LDAProjectionPublisher,
+    TableSynthesizer,
 )
 from ppdp.publish._params import check_table, table_fields
 
@@ -58,6 +59,12 @@ CASES = [
         "eps_counts",
         0.5,
         id="lda-synth",
+    ),
+    pytest.param(
+        lambda: TableSynthesizer(2.0, SCHEMA, method="tree", random_state=1),
+        "method",
+        "tree",
+        id="table-synth",
     ),
     pytest.param(lambda: ExponentialPublisher(3, SCHEMA, random_state=1), "epsilon", 3.0, id="exp"),
 ]
@@ -162,3 +169,19 @@ def test_lda_synth_split_and_first_error() -> None:
         DPLDASynthesizer(2.0, {})._params()
     with pytest.raises(ParameterError, match=r"^class_sizes \('public'\) needs the label 'y'"):
         DPLDASynthesizer(2.0, SCHEMA, class_sizes="public")._params()
+
+
+def test_table_synth_plan_is_the_params_plan_and_first_error() -> None:
+    synth = TableSynthesizer(2.0, SCHEMA, n_bins=4)
+    c = synth._params()
+    assert synth.plan() == c.plan and c.plan.method == "pairs"  # auto, small domain
+    assert c.bins.sizes == c.plan.bins.sizes
+    # epsilon, delta, method, n_bins, schema: the first bad one is named
+    with pytest.raises(ParameterError, match=r"^delta \(0\.0\)"):
+        TableSynthesizer(2.0, {}, delta=0.0, method="x", n_bins=1).plan()
+    with pytest.raises(ParameterError, match=r"^method \('x'\) must be one of"):
+        TableSynthesizer(2.0, {}, method="x", n_bins=1).plan()
+    with pytest.raises(ParameterError, match=r"^n_bins \(1\)"):
+        TableSynthesizer(2.0, {}, n_bins=1).plan()
+    with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
+        TableSynthesizer(2.0, {}).plan()

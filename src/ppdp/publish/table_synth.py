@@ -13,6 +13,7 @@ import itertools
 import logging
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -26,6 +27,7 @@ from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._params import Rule
 from ppdp.publish.table_synth_model import (
     Bins,
     JointModel,
@@ -121,6 +123,90 @@ class Plan:
         }
 
 
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
+    return value
+
+
+def _check_bins(schema: Any, checked: Mapping[str, Any]) -> Bins:
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(
+            f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
+            "load one with Schema.from_file(path)"
+        )
+    return Bins.from_schema(schema, checked["n_bins"])
+
+
+def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
+    """What ``fit`` will measure, from the fields checked before it (public)."""
+    bins: Bins = checked["bins"]
+    n_bins = checked["n_bins"]
+    d = len(bins.sizes)
+    label = d - 1 if bins.has_label else None
+    features = tuple(range(d - 1)) if bins.has_label else tuple(range(d))
+    if not features:
+        raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
+    rho = cdp_rho(checked["epsilon"], checked["delta"])
+    entries = math.prod(bins.sizes) * sum(bins.sizes)
+    if method == "auto":
+        method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
+    if method == "pairs":
+        if entries > MAX_JOINT_ENTRIES:
+            raise ParameterError(
+                f"method ('pairs') needs cells x levels of at most {MAX_JOINT_ENTRIES:,}; "
+                f"this schema's domain has {math.prod(bins.sizes):,} cells and "
+                f"{sum(bins.sizes)} levels (n_bins={n_bins}); use method='tree'"
+            )
+        cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
+        return Plan(
+            "pairs", rho, bins, features, label, cliques,
+            _round_sigma_up(rho / len(cliques)), 0, 0.0, 0, 0.0,
+        )  # fmt: skip
+    f = len(features)
+    first = tuple((label, a) if label is not None else (a,) for a in features)
+    if f == 1:
+        return Plan("tree", rho, bins, features, label, first, _round_sigma_up(rho), 0, 0.0, 0, 0.0)
+    s1, ss, s2 = TREE_SHARES
+    eps_sel = math.sqrt(8.0 * rho * ss / (f - 1))
+    eps_sel = math.nextafter(eps_sel, 0.0)
+    return Plan(
+        "tree", rho, bins, features, label, first,
+        _round_sigma_up(rho * s1 / f), f - 1, eps_sel, f - 1,
+        _round_sigma_up(rho * s2 / (f - 1)),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TableSynthParams:
+    """The validated parameters of :class:`TableSynthesizer` and its :class:`Plan` (built
+    once per ``fit``)."""
+
+    allow_large_epsilon: bool
+    epsilon: float
+    delta: float
+    method: str
+    n_bins: int
+    bins: Bins
+    plan: Plan
+
+
+#: TableSynthesizer's constraint table, in the order the parameters are checked (``bins``
+#: comes from the schema, ``plan`` from the fields before it and ``method``).
+TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
+    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
+    Rule(
+        "epsilon",
+        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+    ),
+    Rule("delta", lambda v, _: check_delta("delta", v, allow_zero=False)),
+    Rule("method", lambda v, _: check_option("method", v, _METHODS)),
+    Rule("n_bins", lambda v, _: check_int("n_bins", v, minimum=2)),
+    Rule("bins", _check_bins, attribute="schema"),
+    Rule("plan", _plan, attribute="method"),
+)
+
+
 class TableSynthesizer(Publisher):
     """Synthetic rows of the declared schema from noisy marginals (select–measure–generate).
 
@@ -206,6 +292,8 @@ class TableSynthesizer(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    _params_type = TableSynthParams
+    _constraints = TABLE_SYNTH_CONSTRAINTS
 
     def __init__(
         self,
@@ -230,56 +318,11 @@ class TableSynthesizer(Publisher):
 
     def plan(self) -> Plan:
         """Validate the parameters and return what ``fit`` will measure (public)."""
-        if not isinstance(self.allow_large_epsilon, bool):
-            raise ParameterTypeError(
-                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
-            )
-        eps = check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon)
-        delta = check_delta("delta", self.delta, allow_zero=False)
-        check_option("method", self.method, _METHODS)
-        n_bins = check_int("n_bins", self.n_bins, minimum=2)
-        if not isinstance(self.schema, Schema):
-            raise ParameterTypeError(
-                f"schema ({type(self.schema).__name__}) must be a ppdp.data.Schema; "
-                "load one with Schema.from_file(path)"
-            )
-        bins = Bins.from_schema(self.schema, n_bins)
-        d = len(bins.sizes)
-        label = d - 1 if bins.has_label else None
-        features = tuple(range(d - 1)) if bins.has_label else tuple(range(d))
-        if not features:
-            raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
-        rho = cdp_rho(eps, delta)
-        entries = math.prod(bins.sizes) * sum(bins.sizes)
-        method = self.method
-        if method == "auto":
-            method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
-        if method == "pairs":
-            if entries > MAX_JOINT_ENTRIES:
-                raise ParameterError(
-                    f"method ('pairs') needs cells x levels of at most {MAX_JOINT_ENTRIES:,}; "
-                    f"this schema's domain has {math.prod(bins.sizes):,} cells and "
-                    f"{sum(bins.sizes)} levels (n_bins={n_bins}); use method='tree'"
-                )
-            cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
-            return Plan(
-                "pairs", rho, bins, features, label, cliques,
-                _round_sigma_up(rho / len(cliques)), 0, 0.0, 0, 0.0,
-            )  # fmt: skip
-        f = len(features)
-        first = tuple((label, a) if label is not None else (a,) for a in features)
-        if f == 1:
-            return Plan(
-                "tree", rho, bins, features, label, first, _round_sigma_up(rho), 0, 0.0, 0, 0.0
-            )
-        s1, ss, s2 = TREE_SHARES
-        eps_sel = math.sqrt(8.0 * rho * ss / (f - 1))
-        eps_sel = math.nextafter(eps_sel, 0.0)
-        return Plan(
-            "tree", rho, bins, features, label, first,
-            _round_sigma_up(rho * s1 / f), f - 1, eps_sel, f - 1,
-            _round_sigma_up(rho * s2 / (f - 1)),
-        )  # fmt: skip
+        return self._params().plan
+
+    def _params(self) -> TableSynthParams:
+        params: TableSynthParams = super()._params()
+        return params
 
     def _charges(self, plan: Plan, n_rows: int | None) -> list[Charge]:
         """The ledger charge of one fit: (ε, δ) in one entry, the zCDP plan in its details."""
@@ -293,7 +336,7 @@ class TableSynthesizer(Publisher):
         ]
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        return self._charges(self.plan(), n_rows)
+        return self._charges(self._params().plan, n_rows)
 
     # -- data -----------------------------------------------------------------------------
 
@@ -317,7 +360,7 @@ class TableSynthesizer(Publisher):
         self, X: NDArray[np.float64], y: NDArray[np.int64] | None
     ) -> MarginalCounts:
         """Exact counts of every table the fit may read (:meth:`Plan.counted_cliques`)."""
-        plan = self.plan()
+        plan = self._params().plan
         codes = plan.bins.codes(self.schema, X, y)
         return MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
 
@@ -343,7 +386,7 @@ class TableSynthesizer(Publisher):
         scheduler: Any,
         output: Any,
     ) -> Release:
-        plan = self.plan()
+        plan = self._params().plan
         counts: MarginalCounts = scan.value
         release = self._fit_model(plan, counts, source)
         if output is None:
@@ -428,7 +471,7 @@ class TableSynthesizer(Publisher):
         source: RandomSource,
         charges: list[Charge],
     ) -> Release:
-        plan = self.plan()
+        plan = self._params().plan
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
