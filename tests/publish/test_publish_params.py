@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ppdp.publish
 import ppdp.publish._base as publish_base
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
@@ -185,3 +186,21 @@ def test_table_synth_plan_is_the_params_plan_and_first_error() -> None:
         TableSynthesizer(2.0, {}, n_bins=1).plan()
     with pytest.raises(ParameterTypeError, match=r"^schema \(dict\)"):
         TableSynthesizer(2.0, {}).plan()
+
+
+def test_every_publisher_declares_its_table() -> None:
+    classes = [
+        obj
+        for name in ppdp.publish.__all__
+        if isinstance(obj := getattr(ppdp.publish, name), type)
+        and issubclass(obj, publish_base.Publisher)
+        and obj is not publish_base.Publisher
+    ]
+    assert len(classes) == 6
+    for cls in classes:
+        assert cls._params_type is not None, cls
+        assert dataclasses.is_dataclass(cls._params_type)
+        assert cls._params_type.__dataclass_params__.frozen, cls
+        table, declared = table_fields(cls._constraints, cls._params_type)
+        assert table == declared, cls
+        assert not hasattr(cls, "_checked") or cls is LDAProjectionPublisher  # test shim only

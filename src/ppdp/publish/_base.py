@@ -8,7 +8,9 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
-   the replace-one relation these sources use) alone;
+   the replace-one relation these sources use) alone; a publisher's parameters are one
+   declarative constraint table (:mod:`ppdp.publish._params`), checked once per ``fit``
+   into a frozen parameter object (:meth:`Publisher._params`);
 2. :func:`ppdp.accounting.check_charges` (and refuse a seeded ``random_state`` unless
    ``allow_seeded=True``): refused here, the data are never read;
 3. encode and validate the data (:meth:`Publisher._encode`): an error costs nothing;
