@@ -93,9 +93,8 @@ def test_release_classes_have_no_noise_hook_but_the_constant(cls: type) -> None:
     assert not is_noise_variant(cls)
     # the hook is the base's, never overridden, and it returns the constant 1
     assert cls._noise_factor is _base_of(cls)._noise_factor
-    src = inspect.getsource(_base_of(cls)._noise_factor)
-    assert "return RELEASE_NOISE_FACTOR" in src
     assert inspect.getmodule(_base_of(cls)).RELEASE_NOISE_FACTOR == 1.0
+    assert _base_of(cls)._noise_factor(object()) == 1.0  # reads nothing of the instance
     # nothing passed to __init__ or fit names a noise factor or multiplier
     for method in (cls.__init__, cls.fit):
         params = inspect.signature(method).parameters
