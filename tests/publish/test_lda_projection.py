@@ -299,9 +299,9 @@ def test_three_classes_give_two_directions() -> None:
 
 
 def test_paper_calibration_is_noisier(df, schema) -> None:
-    g = LDAProjectionPublisher(1.0, 1e-6, schema, release="direction")._checked()["plan"]
+    g = LDAProjectionPublisher(1.0, 1e-6, schema, release="direction")._params().plan
     p = LDAProjectionPublisher(1.0, 1e-6, schema, release="direction", calibration="paper")
-    plan = p._checked()["plan"]
+    plan = p._params().plan
     assert plan.calibration == "paper"
     assert plan.scatter_sigma > 2 * g.scatter_sigma
     p.random_state = 6

@@ -119,8 +119,8 @@ def test_row_noise_is_the_per_row_laplace_law(table, tmp_path) -> None:
     X, _ = SCHEMA.encode(whole)
     exact = (X / pub.scale_) @ pub.directions_
     residuals = (pub.release_.data.compute().to_numpy() - exact).reshape(-1)
-    c = pub._checked()
-    b = pub._projection_mechanism(c["e3"], c["r"], c["p"]).scale
+    c = pub._params()
+    b = pub._projection_mechanism(c.e3, c.r, c.p).scale
     assert stats.kstest(residuals, stats.laplace(scale=b).cdf).pvalue > 1e-4
     assert stats.kstest(residuals, stats.laplace(scale=0.8 * b).cdf).pvalue < 1e-4
 

@@ -223,8 +223,7 @@ def _lda_projections() -> tuple[Sampler, Sampler, float]:
         }
     )
     pub = LDAProjectionPublisher(2.0, 1e-5, schema)
-    c = pub._checked()
-    mech = pub._projection_mechanism(c["e3"], 1, 2)
+    mech = pub._projection_mechanism(pub._params().e3, 1, 2)
     W = np.array([[0.6], [0.8]])  # a released unit direction (public, fixed)
     x_d, x_p = np.array([0.3, 0.4]), np.array([-0.2, 0.7])
     f_d, f_p = x_d @ W, x_p @ W

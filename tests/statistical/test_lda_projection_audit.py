@@ -195,8 +195,8 @@ def _projection_samplers(multiplier: float):
         }
     )
     pub = LDAProjectionPublisher(2 * EPS, DELTA, schema)
-    c = pub._checked()
-    mech = pub._projection_mechanism(c["e3"], 1, 2)
+    e3 = pub._params().e3
+    mech = pub._projection_mechanism(e3, 1, 2)
 
     def sampler(sign: float):
         def sample(m: int, src) -> np.ndarray:
@@ -204,7 +204,7 @@ def _projection_samplers(multiplier: float):
 
         return sample
 
-    return sampler(1.0), sampler(-1.0), c["e3"]
+    return sampler(1.0), sampler(-1.0), e3
 
 
 def test_noisy_projection_audit(seed: int) -> None:

@@ -16,7 +16,7 @@ import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -519,13 +519,6 @@ class LDAProjectionPublisher(Publisher):
     def _params(self) -> LDAProjectionParams:
         params: LDAProjectionParams = super()._params()
         return params
-
-    def _checked(self) -> dict[str, Any]:
-        """The fields of :meth:`_params` as a dict: kept only for tests that still read it
-        (``tests/publish/test_lda_projection*.py``, two statistical audits); the library
-        reads :meth:`_params`. Remove once those tests do."""
-        params = self._params()
-        return {f.name: getattr(params, f.name) for f in fields(params)}
 
     def _projection_mechanism(self, e3: float, r: int, p: int) -> LaplaceMechanism:
         rounding = 2.0 * r * _gamma(p)
