@@ -179,6 +179,7 @@ def dask_session(
             f"a distributed scheduler needs the dask extra: {_INSTALL_HINT}"
         ) from exc
     if is_address:
+        _refuse_closed_port(scheduler)
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
@@ -192,6 +193,36 @@ def dask_session(
     kwargs = {**_QUIET_CLUSTER, **(cluster_kwargs or {})}
     with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
         yield client
+
+
+def _refuse_closed_port(address: str) -> None:
+    """Refuse a ``tcp://host:port`` where nothing listens at once (a Client retries for 10 s).
+
+    Only a refused connection is decided here; a slow or filtered host is left to the
+    Client's own timeout. Other protocols (``tls://``, ``ucx://``) go to the Client as given.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address)
+    if parts.scheme != "tcp" or parts.hostname is None:
+        return
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        raise ParameterError(f"scheduler ({address!r}) must name a port, as in tcp://host:8786")
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=3.0):
+            return
+    except ConnectionRefusedError:
+        raise ParameterError(
+            f"scheduler ({address!r}) cannot be reached (connection refused); start one with "
+            "`dask scheduler`, or use 'local' for a cluster on this machine"
+        ) from None
+    except OSError:  # a timeout or an unknown host: the Client says it in its own words
+        return
 
 
 def _compute(*graphs: Any, scheduler: Any) -> tuple[Any, ...]:
