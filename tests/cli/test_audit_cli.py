@@ -78,7 +78,7 @@ def test_every_builtin_audit_is_a_choice() -> None:
     from ppdp.audit import MECHANISMS
     from ppdp.cli._audit import _CHOICES
 
-    assert _CHOICES == tuple(MECHANISMS)
+    assert tuple(MECHANISMS) == _CHOICES
 
 
 def test_audit_discrete_laplace(capsys: pytest.CaptureFixture[str]) -> None:
