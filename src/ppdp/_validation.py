@@ -51,6 +51,13 @@ def check_nonnegative(name: str, value: Any) -> float:
     return v
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A flag: exactly True or False (not 1, not "yes")."""
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
+    return value
+
+
 def check_epsilon(name: str, value: Any, *, allow_large: bool = False) -> float:
     """A privacy parameter epsilon of a mechanism: finite, > 0, and <= 10 unless allowed."""
     v = check_positive(name, value)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-__all__ = ["Rule", "check_table", "table_fields"]
+from ppdp._validation import check_bool, check_epsilon
+
+__all__ = ["Rule", "check_table", "epsilon_rules", "table_fields"]
 
 P = TypeVar("P")
 
@@ -42,6 +44,21 @@ class Rule:
     def source(self) -> str:
         """The attribute this rule reads."""
         return self.field if self.attribute is None else self.attribute
+
+
+def epsilon_rules(field: str = "epsilon") -> tuple[Rule, Rule]:
+    """The first two rows of every publisher's table: ``allow_large_epsilon``, then ε.
+
+    ``field`` names ε's field in the parameter object (it always reads ``epsilon``).
+    """
+    return (
+        Rule("allow_large_epsilon", lambda v, _: check_bool("allow_large_epsilon", v)),
+        Rule(
+            field,
+            lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+            attribute=None if field == "epsilon" else "epsilon",
+        ),
+    )
 
 
 def check_table(obj: Any, table: tuple[Rule, ...], params_type: type[P]) -> P:

@@ -20,7 +20,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp._validation import check_epsilon
 from ppdp.accounting.events import Exponential, PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
@@ -28,10 +27,9 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule
+from ppdp.publish._params import Rule, epsilon_rules
 from ppdp.publish.pca import (
     _add_laplace,
-    _check_bool,
     _check_schema,
     _encode_table,
     _postprocess,
@@ -66,11 +64,7 @@ class BaselineParams:
 #: The baselines' constraint table, in the order the parameters are checked.
 BASELINE_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("layout", lambda v, _: _check_schema(v), attribute="schema"),
-    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
-    Rule(
-        "epsilon",
-        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
-    ),
+    *epsilon_rules(),
 )
 
 

@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from ppdp import noise
 from ppdp._validation import (
+    check_bool,
     check_delta,
-    check_epsilon,
     check_int,
     check_nonnegative,
     check_option,
@@ -46,7 +46,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule
+from ppdp.publish._params import Rule, epsilon_rules
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,
@@ -192,12 +192,6 @@ def _check_label_schema(schema: Any) -> Schema:
     return schema
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
-    return value
-
-
 def _check_delta_below_one(value: Any, _: Mapping[str, Any]) -> float:
     delta = check_delta("delta", value, allow_zero=False)
     if delta >= 1.0:
@@ -309,12 +303,7 @@ class LDAProjectionParams:
 #: and ``e_dir`` are derived from the fields before them).
 LDA_PROJECTION_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("schema", lambda v, _: _check_label_schema(v)),
-    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
-    Rule(
-        "eps",
-        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
-        attribute="epsilon",
-    ),
+    *epsilon_rules("eps"),
     Rule("delta", _check_delta_below_one),
     Rule("release", lambda v, _: check_option("release", v, RELEASES)),
     Rule("calibration", lambda v, _: check_option("calibration", v, CALIBRATIONS)),
@@ -325,7 +314,7 @@ LDA_PROJECTION_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("e3", lambda _, c: _split(c)[0], attribute="projection_share"),
     Rule("e_dir", lambda _, c: _split(c)[1], attribute="projection_share"),
     Rule("plan", _plan, attribute="mean_share"),
-    Rule("remove_constant", lambda v, _: _check_bool("remove_constant", v)),
+    Rule("remove_constant", lambda v, _: check_bool("remove_constant", v)),
     Rule("ridge", _check_ridge),
 )
 

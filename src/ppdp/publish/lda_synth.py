@@ -24,7 +24,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp._validation import check_epsilon, check_int, check_option, check_real
+from ppdp._validation import check_int, check_option, check_real
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
@@ -38,7 +38,7 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
-from ppdp.publish._params import Rule
+from ppdp.publish._params import Rule, epsilon_rules
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]
@@ -72,12 +72,6 @@ def lda_l1_sensitivity(p1: int, p2: int) -> float:
     p1 = check_int("p1", p1, minimum=0)
     p2 = check_int("p2", p2, minimum=0)
     return float(2 * (p1 + p2) + p1 * (p1 + 1) / 2 + 2 * p1 * p2 + p2 * (p2 + 1))
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
-    return value
 
 
 def _check_share(value: Any, _: Mapping[str, Any]) -> float:
@@ -141,11 +135,7 @@ class LDASynthParams:
 #: The DP-LDA synthesizer's constraint table, in the order the parameters are checked
 #: (``eps_counts`` and ``eps_sums`` are derived from the fields before them).
 LDA_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
-    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
-    Rule(
-        "epsilon",
-        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
-    ),
+    *epsilon_rules(),
     Rule("class_sizes", lambda v, _: check_option("class_sizes", v, _CLASS_SIZES)),
     Rule("count_share", _check_share),
     Rule("eps_counts", lambda _, c: _split(c)[0], attribute="count_share"),

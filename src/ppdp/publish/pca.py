@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp._validation import check_epsilon, check_int
+from ppdp._validation import check_bool, check_int
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.data.schema import Layout
@@ -37,7 +37,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule
+from ppdp.publish._params import Rule, epsilon_rules
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
@@ -270,12 +270,6 @@ def _check_schema(schema: Any) -> Layout:
     return schema.layout(include_label=schema.label is not None)
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
-    return value
-
-
 @dataclass(frozen=True)
 class PCAParams:
     """The validated parameters of :class:`DPPCAPublisher` (built once per ``fit``)."""
@@ -301,13 +295,9 @@ def _check_components(value: Any, checked: Mapping[str, Any]) -> int:
 #: DP-PCA's constraint table, in the order the parameters are checked.
 PCA_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("layout", lambda v, _: _check_schema(v), attribute="schema"),
-    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
-    Rule(
-        "epsilon",
-        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
-    ),
+    *epsilon_rules(),
     Rule("n_components", _check_components),
-    Rule("clamp", lambda v, _: _check_bool("clamp", v)),
+    Rule("clamp", lambda v, _: check_bool("clamp", v)),
 )
 
 

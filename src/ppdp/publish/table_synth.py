@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp._validation import check_delta, check_epsilon, check_int, check_option
+from ppdp._validation import check_delta, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule
+from ppdp.publish._params import Rule, epsilon_rules
 from ppdp.publish.table_synth_model import (
     Bins,
     JointModel,
@@ -123,12 +123,6 @@ class Plan:
         }
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterTypeError(f"{name} ({value!r}) must be True or False")
-    return value
-
-
 def _check_bins(schema: Any, checked: Mapping[str, Any]) -> Bins:
     if not isinstance(schema, Schema):
         raise ParameterTypeError(
@@ -194,11 +188,7 @@ class TableSynthParams:
 #: TableSynthesizer's constraint table, in the order the parameters are checked (``bins``
 #: comes from the schema, ``plan`` from the fields before it and ``method``).
 TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
-    Rule("allow_large_epsilon", lambda v, _: _check_bool("allow_large_epsilon", v)),
-    Rule(
-        "epsilon",
-        lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
-    ),
+    *epsilon_rules(),
     Rule("delta", lambda v, _: check_delta("delta", v, allow_zero=False)),
     Rule("method", lambda v, _: check_option("method", v, _METHODS)),
     Rule("n_bins", lambda v, _: check_int("n_bins", v, minimum=2)),
