@@ -286,6 +286,72 @@ def _charged(ledger: Any, release: Any, cost: Any) -> str:
     return f"{cost} in {ledger}, entries {', '.join(map(str, release.ledger_indices))}"
 
 
+def prepare_publisher(
+    method: str,
+    *,
+    schema: Any,
+    epsilon: float,
+    random_state: Any,
+    allow_seeded: bool,
+    allow_large_epsilon: bool,
+    options: Mapping[str, Any] | None,
+    ledger: Any,
+    tell: Callable[[str], None],
+) -> tuple[Any, Any, Any, str | None]:
+    """Refuse a seeded ledger release, load the schema, build and validate the publisher.
+
+    Returns the schema (a :class:`~ppdp.data.Schema`), the publisher, its cost and its
+    low-utility message (already said as one line), all before the data are read or
+    anything is spent.
+    """
+    from ppdp.data import Schema
+    from ppdp.random import refuse_seeded
+
+    if ledger is not None:
+        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
+        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+    schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
+    publisher = build_publisher(
+        method,
+        epsilon=epsilon,
+        schema=schema,
+        random_state=random_state,
+        allow_large_epsilon=allow_large_epsilon,
+        options=options,
+    )
+    cost = publisher.privacy_budget()  # validates every parameter before the data are read
+    low = getattr(publisher, "low_utility_message", None)
+    message = low() if low is not None else None
+    if message:  # said before anything is spent, from public quantities
+        tell(f"warning: LowUtilityWarning: {message}")
+    return schema, publisher, cost, message
+
+
+def check_budget(
+    acct: Any,
+    publisher: Any,
+    cost: Any,
+    *,
+    out: Path,
+    idempotency_key: str | None,
+    tell: Callable[[str], None],
+) -> None:
+    """Refuse a retry of a written release and a spend the ledger cannot take (or say that
+    nothing will be recorded), before the data are read."""
+    from ppdp.accounting import check_charges, refuse_released_retry
+
+    refuse_released_retry(acct, idempotency_key, out)
+    if acct is not None:
+        check_charges(
+            acct,
+            publisher._validate_params(),
+            mechanism=type(publisher).__name__,
+            idempotency_key=idempotency_key,
+        )
+    else:
+        tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+
+
 def publish_table_file(
     method: str,
     data: str | os.PathLike[str],
@@ -357,12 +423,10 @@ def publish_table_file(
     PublishResult
     """
     from ppdp._io import atomic_paths, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant, check_charges, refuse_released_retry
-    from ppdp.data import Schema
+    from ppdp.accounting import Accountant
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish.parquet_files import distributed_input, publish_dataset
-    from ppdp.random import refuse_seeded
 
     if distributed_input(data, scheduler):
         return publish_dataset(  # type: ignore[no-any-return]
@@ -397,36 +461,21 @@ def publish_table_file(
         ],
         force=force,
     )
-    if ledger is not None:
-        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-    schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
-    publisher = build_publisher(
+    schema, publisher, cost, message = prepare_publisher(
         method,
-        epsilon=epsilon,
         schema=schema,
+        epsilon=epsilon,
         random_state=random_state,
+        allow_seeded=allow_seeded,
         allow_large_epsilon=allow_large_epsilon,
         options=options,
+        ledger=ledger,
+        tell=tell,
     )
-    cost = publisher.privacy_budget()  # validates every parameter before the data are read
-    low = getattr(publisher, "low_utility_message", None)
-    message = low() if low is not None else None
-    if message:  # said before anything is spent, from public quantities
-        tell(f"warning: LowUtilityWarning: {message}")
     acct = Accountant.open_existing(ledger) if ledger else None
     state: LedgerState | None = None
     try:
-        refuse_released_retry(acct, idempotency_key, out)
-        if acct is not None:
-            check_charges(
-                acct,
-                publisher._validate_params(),
-                mechanism=type(publisher).__name__,
-                idempotency_key=idempotency_key,
-            )
-        else:
-            tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+        check_budget(acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell)
         tell(f"reading {data}")
         df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"

@@ -350,12 +350,10 @@ def publish_dataset(
     import warnings
 
     from ppdp._io import ledger_files, write_error
-    from ppdp.accounting import Accountant, check_charges, refuse_released_retry
-    from ppdp.data import Schema
+    from ppdp.accounting import Accountant
     from ppdp.data.distributed import dask_session, open_table, scan_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish import files as pf
-    from ppdp.random import refuse_seeded
 
     tell = say if say is not None else (lambda _m: None)
     out = Path(os.fspath(output))
@@ -371,39 +369,24 @@ def publish_dataset(
         ],
         force=force,
     )
-    if ledger is not None:
-        seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-    schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
-    publisher = pf.build_publisher(
+    schema, publisher, cost, message = pf.prepare_publisher(
         method,
-        epsilon=epsilon,
         schema=schema,
+        epsilon=epsilon,
         random_state=random_state,
+        allow_seeded=allow_seeded,
         allow_large_epsilon=allow_large_epsilon,
         options=options,
+        ledger=ledger,
+        tell=tell,
     )
-    cost = publisher.privacy_budget()  # validates every parameter before the data are read
     table_of = pf._OUTPUTS.get(method, (None, None))[0]
     how = writes_rows(publisher, method, table_of is not None)
-    low = getattr(publisher, "low_utility_message", None)
-    message = low() if low is not None else None
-    if message:
-        tell(f"warning: LowUtilityWarning: {message}")
     acct = Accountant.open_existing(ledger) if ledger else None
     state: pf.LedgerState | None = None
     staged = staging_folder(out)
     try:
-        refuse_released_retry(acct, idempotency_key, out)
-        if acct is not None:
-            check_charges(
-                acct,
-                publisher._validate_params(),
-                mechanism=type(publisher).__name__,
-                idempotency_key=idempotency_key,
-            )
-        else:
-            tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+        pf.check_budget(acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         open_table(data, schema)  # the files' footers, before a cluster is started
         local_default = path_in is not None
