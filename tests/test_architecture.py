@@ -8,9 +8,9 @@ The rule (``docs/architecture.md``, "Layers"):
   from a public module (``from ppdp.publish.lda_projection import _add_noise``).
 * A module may import private names of its **own** package, at any depth
   (``ppdp.local.collector._service`` may import ``ppdp.local._protocol``).
-* The top-level helpers ``ppdp._io``, ``ppdp._validation``, ``ppdp._progress``,
-  ``ppdp._http_guard`` and ``ppdp._version`` are shared infrastructure that every package
-  may import (but not their own private names).
+* The top-level helpers ``ppdp._io``, ``ppdp._validation``, ``ppdp._params``,
+  ``ppdp._progress``, ``ppdp._http_guard`` and ``ppdp._version`` are shared infrastructure
+  that every package may import (but not their own private names).
 * Everything else another package needs is public: a public module (``ppdp.publish.fisher``,
   ``ppdp.mechanisms.grid``) or a re-export from the package's ``__init__``.
 
@@ -30,7 +30,14 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Shared infrastructure any package may import.
 SHARED = frozenset(
-    {"ppdp._io", "ppdp._validation", "ppdp._progress", "ppdp._http_guard", "ppdp._version"}
+    {
+        "ppdp._io",
+        "ppdp._validation",
+        "ppdp._params",
+        "ppdp._progress",
+        "ppdp._http_guard",
+        "ppdp._version",
+    }
 )
 
 

@@ -1,0 +1,107 @@
+"""Declarative parameter validation for the estimators (issue 18).
+
+Each estimator (a publisher or a private learner) declares one constraint table: a tuple of
+:class:`Rule`, in the order the parameters are checked (so the first error a user sees is
+fixed by the table). A rule reads one constructor attribute and returns its validated
+value; it may use the values validated before it (a publisher's ``n_components`` needs the
+schema's encoded width). :func:`check_table` runs the table once and builds the
+estimator's frozen parameter dataclass, which the estimator's methods read instead of
+re-validating (see :meth:`ppdp.publish.Publisher._params` and
+:meth:`ppdp.learn.PrivateClassifierBase._params`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from ppdp._validation import check_bool, check_epsilon
+
+__all__ = ["Rule", "check_table", "epsilon_rules", "table_fields"]
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of a constraint table.
+
+    Attributes
+    ----------
+    field : str
+        The field of the parameter object this rule fills.
+    check : callable
+        ``check(raw, checked) -> value``: ``raw`` is the attribute's value, ``checked`` the
+        fields validated so far (read-only). Raises the one-line error of a bad value.
+    attribute : str, optional
+        The constructor attribute read (default: ``field``).
+    """
+
+    field: str
+    check: Callable[[Any, Mapping[str, Any]], Any]
+    attribute: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The attribute this rule reads."""
+        return self.field if self.attribute is None else self.attribute
+
+
+def epsilon_rules(field: str = "epsilon") -> tuple[Rule, Rule]:
+    """The first two rows of most estimators' tables: ``allow_large_epsilon``, then ε.
+
+    ``field`` names ε's field in the parameter object (it always reads ``epsilon``).
+    """
+    return (
+        Rule("allow_large_epsilon", lambda v, _: check_bool("allow_large_epsilon", v)),
+        Rule(
+            field,
+            lambda v, c: check_epsilon("epsilon", v, allow_large=c["allow_large_epsilon"]),
+            attribute=None if field == "epsilon" else "epsilon",
+        ),
+    )
+
+
+def check_table(obj: Any, table: tuple[Rule, ...], params_type: type[P]) -> P:
+    """Run ``table`` on ``obj``'s attributes, in order; return the frozen ``params_type``.
+
+    Parameters
+    ----------
+    obj : object
+        The estimator whose constructor attributes are validated.
+    table : tuple of Rule
+        Its constraint table; its fields must be exactly those of ``params_type``.
+    params_type : type
+        A frozen dataclass.
+
+    Returns
+    -------
+    params_type
+        The validated parameters.
+    """
+    checked: dict[str, Any] = {}
+    for rule in table:
+        checked[rule.field] = rule.check(getattr(obj, rule.source), _ReadOnly(checked))
+    return params_type(**checked)
+
+
+def table_fields(table: tuple[Rule, ...], params_type: type) -> tuple[list[str], list[str]]:
+    """``(table fields, dataclass fields)``, for a test that they agree."""
+    return [r.field for r in table], [f.name for f in fields(params_type)]
+
+
+class _ReadOnly(Mapping[str, Any]):
+    """A read-only view of the fields validated so far."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
