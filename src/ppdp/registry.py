@@ -2,9 +2,11 @@
 
 One table per kind: :data:`PUBLISHERS` (``ppdp publish METHOD``), :data:`LEARNERS`
 (``ppdp train LEARNER``; model files name the class) and :data:`RANDOMIZERS` (the
-``"type"`` of a local randomizer's ``to_dict``). The command line's choices, model-file
+``"type"`` of a local randomizer's ``to_dict``). The command line's choices, its
+method-specific flags (with their help), which method takes which flag, model-file
 loading and :func:`ppdp.local.randomizer_from_dict` read these tables instead of string
-if-chains, so adding a mechanism means writing its class and adding one line here.
+if-chains, so adding a mechanism means writing its class and registering it here with
+the :class:`Option` of each flag it takes.
 
 An entry names its class as ``"module:Class"`` and is imported only when used, so
 reading the names (``ppdp --help``) imports no mechanism; a name read from a file is only
@@ -17,16 +19,83 @@ Examples
 ('pca', 'lda-synth')
 >>> LEARNERS.load("logreg").__name__
 'PrivateLogisticRegression'
+>>> LEARNERS.owners("--tune-grid")
+('logreg', 'svm')
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
-__all__ = ["LEARNERS", "PUBLISHERS", "RANDOMIZERS", "Entry", "Registry"]
+__all__ = [
+    "LEARNERS",
+    "PUBLISHERS",
+    "RANDOMIZERS",
+    "Entry",
+    "Option",
+    "Registry",
+    "option",
+    "switch",
+]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A method-specific command-line flag and the constructor parameter it sets.
+
+    Attributes
+    ----------
+    flag : str
+        The flag (``"--components"``).
+    param : str
+        The constructor parameter it sets (``"n_components"``).
+    help : str
+        What it does for this method (``ppdp METHOD --help`` prefixes the method names).
+    spec : mapping
+        ``argparse`` ``add_argument`` keywords (``type``, ``choices``, ``metavar``, ...).
+        A switch is ``{"action": "store_const", "const": VALUE}``: the parameter's value
+        when the flag is given.
+    parse : callable, optional
+        Turns the flag's text into the parameter's value; raises a one-line
+        :class:`~ppdp.exceptions.ParameterError` naming the flag.
+    """
+
+    flag: str
+    param: str
+    help: str
+    spec: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    parse: Callable[[str], Any] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute ``argparse`` stores the flag's value under."""
+        return str(self.spec.get("dest", self.flag.lstrip("-").replace("-", "_")))
+
+    @property
+    def is_switch(self) -> bool:
+        """Whether the flag takes no value."""
+        return self.spec.get("action") == "store_const"
+
+    def value(self, raw: Any) -> Any:
+        """The parameter's value of the flag's parsed ``raw`` value (None: not given)."""
+        return self.parse(raw) if self.parse is not None and isinstance(raw, str) else raw
+
+
+def option(flag: str, param: str, help: str, **spec: Any) -> Option:
+    """An :class:`Option` (``parse=`` is taken out of ``spec``); switches default to None."""
+    parse = spec.pop("parse", None)
+    spec.setdefault("default", None)
+    return Option(flag, param, help, MappingProxyType(spec), parse)
+
+
+def switch(flag: str, param: str, help: str, value: Any = False) -> Option:
+    """A flag without a value that sets ``param`` to ``value`` when given."""
+    return option(flag, param, help, action="store_const", const=value)
 
 
 @dataclass(frozen=True)
@@ -39,16 +108,21 @@ class Entry:
         Its command-line / file name (``"pca"``, ``"logreg"``, ``"additive"``).
     target : str
         ``"module:Class"``.
-    flags : mapping
-        Command-line flags the mechanism takes -> its constructor parameter (publishers).
+    options : tuple of Option
+        The method-specific command-line flags it takes.
     required : mapping
         Flags it cannot do without -> what to give, said when one is missing.
     """
 
     name: str
     target: str
-    flags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    options: tuple[Option, ...] = ()
     required: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def flags(self) -> Mapping[str, str]:
+        """Flag -> the constructor parameter it sets."""
+        return MappingProxyType({o.flag: o.param for o in self.options})
 
     @property
     def class_name(self) -> str:
@@ -71,24 +145,27 @@ class Registry:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        self._options: dict[str, Option] = {}
 
     def register(
         self,
         name: str,
         target: str,
-        *,
-        flags: Mapping[str, str] | None = None,
+        *options: Option,
         required: Mapping[str, str] | None = None,
     ) -> Entry:
-        """Add ``name`` -> ``"module:Class"``; a name registered twice is refused."""
+        """Add ``name`` -> ``"module:Class"`` taking ``options``.
+
+        A name registered twice is refused, as is a flag given another ``spec`` or
+        ``parse`` than an earlier entry gave it (one flag reads one way on the command line).
+        """
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is already registered")
-        entry = Entry(
-            name,
-            target,
-            MappingProxyType(dict(flags or {})),
-            MappingProxyType(dict(required or {})),
-        )
+        for opt in options:
+            known = self._options.setdefault(opt.flag, opt)
+            if (known.spec, known.parse) != (opt.spec, opt.parse):
+                raise ValueError(f"{opt.flag} of {name!r} reads differently from its earlier use")
+        entry = Entry(name, target, tuple(options), MappingProxyType(dict(required or {})))
         self._entries[name] = entry
         return entry
 
@@ -117,50 +194,205 @@ class Registry:
         """The names whose mechanism takes ``flag``."""
         return tuple(e.name for e in self._entries.values() if flag in e.flags)
 
+    def options(self) -> tuple[Option, ...]:
+        """Every method-specific flag, once each, in the order first registered."""
+        return tuple(self._options.values())
+
+    def help(self, flag: str) -> str:
+        """``flag``'s help: each owner's text, after the names of the owners that share it."""
+        texts: dict[str, list[str]] = {}
+        for entry in self._entries.values():
+            for opt in entry.options:
+                if opt.flag == flag:
+                    texts.setdefault(opt.help, []).append(entry.name)
+        return "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
+
+    def parameters(self, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The constructor parameters of ``name`` from flag -> value (None: not given).
+
+        A flag given to a method that does not take it is refused in one line naming who
+        takes it; the values of the flags it takes are parsed (:attr:`Option.parse`).
+
+        Examples
+        --------
+        >>> LEARNERS.parameters("logreg", {"--tune-grid": "0.1,1", "--gamma": None})
+        {'tuning': (0.1, 1.0)}
+        """
+        from ppdp.exceptions import ParameterError
+
+        entry = self.entry(name)
+        for flag, raw in given.items():
+            if raw is not None and flag not in entry.flags:
+                shown = "" if self._options[flag].is_switch else f" ({raw!r})"
+                owners = " and ".join(self.owners(flag))
+                raise ParameterError(
+                    f"{flag}{shown} does not apply to {name}; it applies to {owners} only"
+                )
+        taken = {o.flag: o for o in entry.options}
+        chosen = [(taken[f], v) for f, v in given.items() if v is not None and f in taken]
+        return {opt.param: opt.value(v) for opt, v in chosen}
+
+
+def _numbers(flag: str, example: str) -> Callable[[str], tuple[float, ...]]:
+    """A parser of ``flag``'s comma-separated numbers."""
+
+    def parse(text: str) -> tuple[float, ...]:
+        from ppdp.exceptions import ParameterError
+
+        try:
+            return tuple(float(v) for v in text.split(",") if v.strip())
+        except ValueError:
+            raise ParameterError(
+                f"{flag} ({text!r}) must be numbers separated by commas, e.g. {example}"
+            ) from None
+
+    return parse
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """``--param-grid``: a JSON object of candidate lists."""
+    from ppdp.exceptions import ParameterError
+
+    try:
+        grid = json.loads(text)
+    except ValueError:
+        raise ParameterError(
+            f"--param-grid ({text[:80]!r}) must be a JSON object of candidate lists, "
+            "e.g. '{\"C\": [1, 10]}'"
+        ) from None
+    if not isinstance(grid, dict):
+        raise ParameterError(f"--param-grid ({text[:80]!r}) must be a JSON object of lists")
+    return grid
+
+
+def _ridge(text: str) -> float | str:
+    """``--ridge``: ``auto`` or a number."""
+    from ppdp.exceptions import ParameterError
+
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"--ridge ({text!r}) must be 'auto' or a number >= 0") from None
+
 
 #: ``ppdp publish METHOD``: table publishers, with the method-specific flags each takes.
 PUBLISHERS = Registry("method")
+_COMPONENTS = {"type": int, "metavar": "K"}
+_DELTA = {"type": float}
 PUBLISHERS.register(
     "pca",
     "ppdp.publish.pca:DPPCAPublisher",
-    flags={"--components": "n_components", "--no-clamp": "clamp"},
+    option("--components", "n_components", "number of principal components (fix it in advance)",
+           **_COMPONENTS),
+    switch("--no-clamp", "clamp",
+           "leave the encoded release unclamped (the decoded table is clipped anyway)"),
     required={"--components": "choose k in advance"},
-)
+)  # fmt: skip
 PUBLISHERS.register(
     "lda-synth",
     "ppdp.publish.lda_synth:DPLDASynthesizer",
-    flags={"--class-sizes": "class_sizes", "--count-share": "count_share"},
-)
+    option("--class-sizes", "class_sizes",
+           "the schema's declared public class counts, or noisy ones from the budget",
+           choices=("public", "noisy"), default="noisy"),
+    option("--count-share", "count_share",
+           "share of ε for the noisy class histogram (--class-sizes noisy)", type=float),
+)  # fmt: skip
 PUBLISHERS.register(
     "lda-projection",
     "ppdp.publish.lda_projection:LDAProjectionPublisher",
-    flags={
-        "--delta": "delta",
-        "--components": "n_components",
-        "--release": "release",
-        "--calibration": "calibration",
-        "--class-counts": "class_counts",
-        "--mean-share": "mean_share",
-        "--projection-share": "projection_share",
-        "--ridge": "ridge",
-        "--keep-constant": "remove_constant",
-    },
+    option("--delta", "delta", "δ spent by this release (required)", **_DELTA),
+    option("--components", "n_components", "number of discriminant directions (default K - 1)",
+           **_COMPONENTS),
+    option("--release", "release",
+           "noisy projections of every row (default), the direction only, or the paper's exact "
+           "projections (NOT differentially private for the rows)",
+           choices=("noisy-projections", "direction", "raw-projections")),
+    option("--calibration", "calibration",
+           "analytic Gaussian noise (default) or the paper's MOD-SULQ template",
+           choices=("gaussian", "paper")),
+    option("--class-counts", "class_counts",
+           "the public class sizes in the label's class order (default: the schema's "
+           "public_counts); declaring them public is an assumption of the guarantee",
+           metavar="N1,N2,..."),
+    option("--mean-share", "mean_share", "share of the direction's (ε, δ) spent on the class sums",
+           type=float),
+    option("--projection-share", "projection_share",
+           "share of ε spent on the per-row noise of noisy projections", type=float),
+    option("--ridge", "ridge", "ridge added to the noisy scatter (auto: from ε, δ, p, counts)",
+           metavar="LAMBDA|auto", parse=_ridge),
+    switch("--keep-constant", "remove_constant",
+           "keep the one-hot blocks' constant directions (removed by default)"),
     required={"--delta": "a number in (0, 1), well below 1/n"},
-)
+)  # fmt: skip
 PUBLISHERS.register("laplace", "ppdp.publish.baselines:LaplacePublisher")
 PUBLISHERS.register("exponential", "ppdp.publish.baselines:ExponentialPublisher")
 PUBLISHERS.register(
     "synth",
     "ppdp.publish.table_synth:TableSynthesizer",
-    flags={"--delta": "delta", "--method": "method", "--bins": "n_bins"},
-)
+    option("--delta", "delta", "δ spent by this release (default 1e-9)", **_DELTA),
+    option("--method", "method",
+           "the model (auto: pairs for small domains such as 16 binary items, else tree)",
+           choices=("auto", "tree", "pairs"), dest="synth_method"),
+    option("--bins", "n_bins",
+           "equal-width bins per numeric column over its declared bounds (default 16)",
+           type=int, metavar="B"),
+)  # fmt: skip
 
 #: ``ppdp train LEARNER``: private classifiers (a model file stores the class name).
 LEARNERS = Registry("learner")
-LEARNERS.register("logreg", "ppdp.learn.linear:PrivateLogisticRegression")
-LEARNERS.register("svm", "ppdp.learn.linear:PrivateLinearSVM")
-LEARNERS.register("rbf-svm", "ppdp.learn.rbf_svm:PrivateRBFSVM")
-LEARNERS.register("hybrid-svm", "ppdp.learn.rbf_svm:HybridRBFSVM")
+_LINEAR = (
+    option("--regularization", "regularization",
+           "Λ > 0 (fix it in advance; the learner's default if omitted)", type=float,
+           metavar="LAMBDA"),
+    option("--perturbation", "perturbation", "objective or output perturbation",
+           choices=("objective", "output")),
+    option("--tune-grid", "tuning",
+           "choose Λ privately from this public grid (CMS11 Alg. 4: one model per disjoint part "
+           "of the data, chosen by the exponential mechanism; same ε in total)",
+           metavar="L1,L2,...", parse=_numbers("--tune-grid", "1e-4,1e-3,1e-2")),
+    switch("--no-intercept", "fit_intercept",
+           "no intercept (CMS11's model; the default fits one inside the norm bound)"),
+    option("--intercept-scaling", "intercept_scaling",
+           "value of the constant feature of the intercept", type=float, metavar="S"),
+    option("--tol", "tol", "certified bound on the solver's gradient norm (docs/proofs/erm.md)",
+           type=float),
+    option("--max-iter", "max_iter", "Newton iterations at most", type=int),
+)  # fmt: skip
+_HUBER = option("--huber-h", "huber_h", "Huber width h", type=float, metavar="H")
+_TUNING = {"choices": ("none", "private", "public")}
+
+
+def _kernel(tuning: str) -> tuple[Option, ...]:
+    """The flags of the RBF SVMs; ``tuning``: the modes the learner offers."""
+    return (
+        option("--C", "C", "SVM cost C (Rubinstein et al.'s C/n form)", type=float),
+        option("--C-form", "C_form", "the convention of --C (C/n or LIBSVM's C)",
+               choices=("rubinstein", "libsvm")),
+        option("--gamma", "gamma", "RBF kernel width γ", type=float),
+        option("--components", "n_components", "number of random features", type=int,
+               metavar="D"),
+        _HUBER,
+        option("--tuning", "tuning", f"tune over --param-grid: {tuning}", **_TUNING),
+        option("--param-grid", "param_grid",
+               'candidate lists, e.g. \'{"C": [1, 10], "gamma": [0.5, 1]}\'', metavar="JSON",
+               parse=_json_object),
+        option("--feature-seed", "feature_random_state",
+               "seed of the public random features ρ (public: not noise)", type=int),
+    )  # fmt: skip
+
+
+LEARNERS.register("logreg", "ppdp.learn.linear:PrivateLogisticRegression", *_LINEAR)
+LEARNERS.register("svm", "ppdp.learn.linear:PrivateLinearSVM", *_LINEAR, _HUBER)
+LEARNERS.register("rbf-svm", "ppdp.learn.rbf_svm:PrivateRBFSVM", *_kernel("none, private"))
+LEARNERS.register(
+    "hybrid-svm",
+    "ppdp.learn.rbf_svm:HybridRBFSVM",
+    *_kernel("none, private, public"),
+    option("--rho-max-iter", "rho_max_iter", "L-BFGS iterations for ρ", type=int),
+    switch("--no-overlap-check", "check_overlap", "no warning when public rows equal private ones"),
+)
 
 #: Local randomizers, by the ``"type"`` their ``to_dict`` writes.
 RANDOMIZERS = Registry("randomizer type")

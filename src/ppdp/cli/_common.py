@@ -72,6 +72,20 @@ def add_flags(parser: Any, *flags: Flag) -> None:
         parser.add_argument(*names.split(), help=text, **options)
 
 
+def add_registry_flags(parser: Any, registry: Any) -> None:
+    """The method-specific flags of ``registry`` (:class:`ppdp.registry.Registry`), in a
+    group of their own, each with its owners' help."""
+    kind = registry.kind
+    where = parser.add_argument_group(f"{kind}-specific flags (each names the {kind}s taking it)")
+    for opt in registry.options():
+        where.add_argument(opt.flag, help=registry.help(opt.flag), **opt.spec)
+
+
+def registry_values(args: argparse.Namespace, registry: Any) -> dict[str, Any]:
+    """Each method-specific flag of ``registry`` -> its parsed value (None: not given)."""
+    return {opt.flag: getattr(args, opt.dest) for opt in registry.options()}
+
+
 def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
     """``--allow-seeded`` and ``--force``, shared by the commands that write a release."""
     add_flags(parser, ALLOW_SEEDED, FORCE)

@@ -11,10 +11,6 @@ from ppdp.cli._common import print_dry_run  # noqa: F401 (importable from here, 
 from ppdp.registry import PUBLISHERS
 
 METHODS = PUBLISHERS.names()
-#: Models of ``synth`` (TableSynthesizer's ``method``).
-SYNTH_METHODS = ("auto", "tree", "pairs")
-#: Releases of ``lda-projection`` (LDAProjectionPublisher's ``release``).
-LDA_RELEASES = ("noisy-projections", "direction", "raw-projections")
 
 _DESCRIPTION = (
     "Release a differentially private version of a table declared by a schema. pca: DP-PCA "
@@ -36,38 +32,6 @@ _FLAGS: tuple[c.Flag, ...] = (
      "OUT.guarantee.json"),
     ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
     ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
-    ("--components", {"type": int, "default": None, "metavar": "K"},
-     "pca: number of principal components (fix it in advance); lda-projection: number of "
-     "discriminant directions (default K - 1)"),
-    ("--class-sizes", {"choices": ("public", "noisy"), "default": "noisy"},
-     "lda-synth: use the schema's declared public class counts, or release noisy ones from the "
-     "budget"),
-    ("--delta", {"type": float, "default": None},
-     "δ spent by this release (lda-projection: required; synth: default 1e-9)"),
-    ("--release", {"choices": LDA_RELEASES, "default": None},
-     "lda-projection: noisy projections of every row (default), the direction only, or the "
-     "paper's exact projections (NOT differentially private for the rows)"),
-    ("--calibration", {"choices": ("gaussian", "paper"), "default": None},
-     "lda-projection: analytic Gaussian noise (default) or the paper's MOD-SULQ template"),
-    ("--class-counts", {"default": None, "metavar": "N1,N2,..."},
-     "lda-projection: the public class sizes, in the label's class order (default: the schema's "
-     "declared public_counts); declaring them public is an assumption of the guarantee"),
-    ("--mean-share", {"type": float, "default": None},
-     "lda-projection: share of the direction's (ε, δ) spent on the class sums"),
-    ("--projection-share", {"type": float, "default": None},
-     "lda-projection: share of ε spent on the per-row noise of noisy projections"),
-    ("--ridge", {"default": None, "metavar": "LAMBDA|auto"},
-     "lda-projection: ridge added to the noisy scatter (auto: from ε, δ, p, counts)"),
-    ("--keep-constant", {"action": "store_true"},
-     "lda-projection: keep the one-hot blocks' constant directions (removed by default)"),
-    ("--count-share", {"type": float, "default": None},
-     "lda-synth: share of ε for the noisy class histogram (--class-sizes noisy)"),
-    ("--method", {"dest": "synth_method", "choices": SYNTH_METHODS, "default": None},
-     "synth: the model (auto: pairs for small domains such as 16 binary items, else tree)"),
-    ("--bins", {"type": int, "default": None, "metavar": "B"},
-     "synth: equal-width bins per numeric column over its declared bounds (default 16)"),
-    ("--no-clamp", {"action": "store_true"},
-     "pca: leave the encoded release unclamped (the decoded table is clipped anyway)"),
     ("--ledger", {"metavar": "L", "default": None},
      "the dataset's budget ledger (create one with 'ppdp budget init')"),
     c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING, c.SCHEDULER,
@@ -78,10 +42,6 @@ _FLAGS: tuple[c.Flag, ...] = (
      "values the bounds clip, then stop: nothing is spent or written"),
 )
 # fmt: on
-#: The method-specific flags, in the order ``publish_table_file`` checks them.
-_OPTIONS = ("--mean-share", "--projection-share", "--ridge", "--keep-constant", "--count-share")
-_OPTIONS += ("--no-clamp", "--method", "--bins", "--delta", "--release", "--calibration")
-_OPTIONS += ("--class-counts", "--components", "--class-sizes")
 #: Helpers that moved to the library, still importable from here.
 _MOVED = {"charge_lines": "ppdp.accounting.plan", "clipping_lines": "ppdp.data.schema_files"}
 _MOVED |= {"encode_report": "ppdp.publish.files"}
@@ -96,34 +56,8 @@ def __getattr__(name: str) -> Any:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``publish`` to the ``ppdp`` parser."""
     what = "release a private table (DP-PCA, DP-LDA synthetic data, LDA-DP, baselines)"
-    c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS, func=_run)
-
-
-def add_idempotency_flag(parser: argparse.ArgumentParser) -> None:
-    """``--idempotency-key``, shared by ``ppdp publish`` and ``ppdp train``."""
-    c.add_flags(parser, c.IDEMPOTENCY_KEY)
-
-
-def _ridge(text: str | None) -> float | str | None:
-    """``--ridge``: ``auto`` or a number."""
-    from ppdp.exceptions import ParameterError
-
-    if text is None or text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise ParameterError(f"--ridge ({text!r}) must be 'auto' or a number >= 0") from None
-
-
-def _option(args: argparse.Namespace, flag: str) -> Any:
-    """A method-specific flag's value as ``publish_table_file`` takes it (None: not given)."""
-    if flag in ("--keep-constant", "--no-clamp"):  # the flag turns a default off
-        return False if getattr(args, flag[2:].replace("-", "_")) else None
-    if flag == "--method":
-        return args.synth_method
-    value = getattr(args, flag[2:].replace("-", "_"))
-    return _ridge(value) if flag == "--ridge" else value
+    parser = c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS, func=_run)
+    c.add_registry_flags(parser, PUBLISHERS)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -133,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
     result = publish_table_file(
         args.method,
         args.input,
-        options={flag: _option(args, flag) for flag in _OPTIONS},
+        options={o.flag: o.value(getattr(args, o.dest)) for o in PUBLISHERS.options()},
         random_state=args.seed,
         say=c.say("ppdp publish"),
         **c.pick(args, "schema output epsilon ledger allow_seeded allow_large_epsilon force"),

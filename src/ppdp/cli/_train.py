@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import warnings
 from typing import Any
 
 from ppdp.cli import _common as c
-from ppdp.exceptions import ParameterError
 from ppdp.registry import LEARNERS as LEARNER_REGISTRY
 
 LEARNERS = LEARNER_REGISTRY.names()
@@ -39,39 +37,8 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
     ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
     ("--delta", {"type": float, "default": None}, "δ, for learners with an (ε, δ) guarantee"),
-    ("--regularization", {"type": float, "default": None, "metavar": "LAMBDA"},
-     "Λ > 0 (fix it in advance; the learner's default if omitted)"),
-    ("--perturbation", {"choices": ("objective", "output"), "default": None},
-     "logreg, svm: objective or output perturbation (the learner's default if omitted)"),
-    ("--tune-grid", {"default": None, "metavar": "L1,L2,..."},
-     "logreg, svm: choose Λ privately from this public grid (CMS11 Alg. 4: one model per "
-     "disjoint part of the data, chosen by the exponential mechanism; same ε in total)"),
-    ("--huber-h", {"type": float, "default": None, "metavar": "H"}, "svm, rbf-svm: Huber width h"),
     ("--allow-large-epsilon", {"action": "store_true"},
      "accept epsilon above 10 (a weak guarantee: say so to whoever reads the model)"),
-    ("--no-intercept", {"action": "store_true"},
-     "logreg, svm: no intercept (CMS11's model; the default fits one inside the norm bound)"),
-    ("--intercept-scaling", {"type": float, "default": None, "metavar": "S"},
-     "logreg, svm: value of the constant feature of the intercept"),
-    ("--tol", {"type": float, "default": None},
-     "logreg, svm: certified bound on the solver's gradient norm (docs/proofs/erm.md)"),
-    ("--max-iter", {"type": int, "default": None}, "logreg, svm: Newton iterations at most"),
-    ("--C-form", {"dest": "C_form", "choices": ("rubinstein", "libsvm"), "default": None},
-     "rbf-svm, hybrid-svm: the convention of --C (C/n or LIBSVM's C)"),
-    ("--tuning", {"choices": ("none", "private", "public"), "default": None},
-     "rbf-svm (none, private), hybrid-svm (none, private, public): tune over --param-grid"),
-    ("--param-grid", {"default": None, "metavar": "JSON"},
-     'rbf-svm, hybrid-svm: candidate lists, e.g. \'{"C": [1, 10], "gamma": [0.5, 1]}\''),
-    ("--feature-seed", {"type": int, "default": None},
-     "rbf-svm, hybrid-svm: seed of the public random features ρ (public: not noise)"),
-    ("--rho-max-iter", {"type": int, "default": None}, "hybrid-svm: L-BFGS iterations for ρ"),
-    ("--no-overlap-check", {"action": "store_true"},
-     "hybrid-svm: do not warn when public rows equal private rows"),
-    ("--C", {"dest": "C", "type": float, "default": None},
-     "rbf-svm, hybrid-svm: SVM cost C (Rubinstein et al.'s C/n form)"),
-    ("--components", {"type": int, "default": None, "metavar": "D"},
-     "rbf-svm, hybrid-svm: number of random features"),
-    ("--gamma", {"type": float, "default": None}, "rbf-svm, hybrid-svm: RBF kernel width γ"),
     ("--public", {"metavar": "P", "default": None},
      "hybrid-svm: a public table with the schema's feature columns"),
     ("--ledger --budget-ledger", {"dest": "ledger", "metavar": "L", "default": None},
@@ -92,69 +59,16 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``train`` and ``predict`` to the ``ppdp`` parser."""
     what = "train a differentially private classifier and write its model file"
-    c.command(subparsers, "train", what, _DESCRIPTION, *_FLAGS, func=_train)
+    parser = c.command(subparsers, "train", what, _DESCRIPTION, *_FLAGS, func=_train)
+    c.add_registry_flags(parser, LEARNER_REGISTRY)
     what = "predict a table with a model file (no privacy cost)"
     c.command(subparsers, "predict", what, _PREDICT, *_PREDICT_FLAGS, func=_predict)
 
 
-def _grid(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ParameterError(
-            f"--tune-grid ({text!r}) must be numbers separated by commas, e.g. 1e-4,1e-3,1e-2"
-        ) from None
-
-
-def _param_grid(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        grid = json.loads(text)
-    except ValueError:
-        raise ParameterError(
-            f"--param-grid ({text[:80]!r}) must be a JSON object of candidate lists, "
-            "e.g. '{\"C\": [1, 10]}'"
-        ) from None
-    if not isinstance(grid, dict):
-        raise ParameterError(f"--param-grid ({text[:80]!r}) must be a JSON object of lists")
-    return grid
-
-
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """The learner's options from its flags (the flags a learner does not take are refused)."""
-    linear = args.learner in ("logreg", "svm")
-    if args.tune_grid is not None and not linear:
-        raise ParameterError(
-            f"--tune-grid ({args.tune_grid!r}) applies to logreg and svm only, not {args.learner}"
-        )
-    if args.no_intercept and not linear:
-        raise ParameterError(
-            f"--no-intercept applies to logreg and svm only, not {args.learner} (no intercept)"
-        )
-    if args.tuning is not None and args.tune_grid is not None:
-        raise ParameterError(
-            "--tuning applies to rbf-svm and hybrid-svm, --tune-grid to logreg and svm: give one"
-        )
-    param_grid = _param_grid(args.param_grid)
-    opts = {
-        "fit_intercept": False if args.no_intercept else None,
-        "intercept_scaling": args.intercept_scaling,
-        "tol": args.tol,
-        "max_iter": args.max_iter,
-        "C_form": args.C_form,
-        "param_grid": param_grid,
-        "feature_random_state": args.feature_seed,
-        "rho_max_iter": args.rho_max_iter,
-        "check_overlap": False if args.no_overlap_check else None,
-        "allow_large_epsilon": True if args.allow_large_epsilon else None,
-        "huber_h": args.huber_h,
-        "n_components": args.components,
-        "gamma": args.gamma,
-        "C": args.C,
-        "tuning": args.tuning if args.tune_grid is None else _grid(args.tune_grid),
-    }
-    return {k: v for k, v in opts.items() if v is not None}
+    """The learner's parameters from its flags (one it does not take is refused)."""
+    options = LEARNER_REGISTRY.parameters(args.learner, c.registry_values(args, LEARNER_REGISTRY))
+    return options | ({"allow_large_epsilon": True} if args.allow_large_epsilon else {})
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -175,7 +89,7 @@ def _train(args: argparse.Namespace) -> int:
                 options=_options(args),
                 on_report=lambda schema, report: warn_clipping(schema, report, say),
                 say=say,
-                **c.pick(args, "schema output epsilon delta regularization perturbation public"),
+                **c.pick(args, "schema output epsilon delta public"),
                 **c.pick(args, "ledger allow_seeded force dry_run idempotency_key scheduler"),
                 **c.table_args(args),
             )
