@@ -11,7 +11,8 @@ import pytest
 from ppdp.budget import Guarantee
 from ppdp.cli import build_parser
 from ppdp.cli._common import print_guarantee
-from ppdp.cli._federate import _print_release_guarantee, _with_short_guarantee
+from ppdp.cli._federate import _print_release_guarantee
+from ppdp.federated.files import demo_summary
 
 PCA = Guarantee.pure(
     1.0,
@@ -92,12 +93,12 @@ def test_federate_demo_prints_the_summary(capsys):
         ),
         result={"guarantee": full, "guarantee_dict": PCA.to_dict()},
     )
-    assert _with_short_guarantee(result, verbose=0).splitlines() == [  # type: ignore[arg-type]
+    assert demo_summary(result, verbose=0).splitlines() == [  # type: ignore[arg-type]
         "Mul-LDA-DP round r1 with 3 owners (completed)",
         f"  guarantee: {PCA.summary()}",
         "  direction norm: 1",
     ]
-    lines = _with_short_guarantee(result, verbose=1).splitlines()  # type: ignore[arg-type]
+    lines = demo_summary(result, verbose=1).splitlines()  # type: ignore[arg-type]
     assert lines[1:3] == [f"  guarantee: {PCA.summary()}", f"    in full: {full}"]
 
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ppdp.accounting.files import format_budget_report as format_report
 from ppdp.cli import _common as c
-
-__all__ = ["format_report", "register"]
 
 _SHOW = (
     "Verify the ledger, then print its dataset, relation, composition, total, spent, remaining, "
@@ -70,10 +67,11 @@ def _init(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from ppdp.accounting import budget_report
+    from ppdp.accounting.files import format_budget_report
 
     report = budget_report(args.ledger, checkpoint=args.checkpoint, anchor=args.anchor)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print(format_report(report, verbose=bool(args.verbose)))
+        print(format_budget_report(report, verbose=bool(args.verbose)))
     return 0

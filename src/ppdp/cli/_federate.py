@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ppdp.cli import _common as c
 
@@ -170,22 +169,13 @@ def _print_release_guarantee(result_file: Path, *, verbose: int) -> None:
         c.print_guarantee(guarantee, verbose=verbose, full_in=result_file)
 
 
-def _with_short_guarantee(result: Any, *, verbose: int) -> str:
-    """The demo's summary with its guarantee on one line (and in full with ``-v``)."""
-    from ppdp.federated.files import demo_summary
-
-    return demo_summary(result, verbose=verbose)
-
-
 def _demo(args: argparse.Namespace) -> int:
+    from ppdp.federated.files import demo_summary
     from ppdp.federated.http import run_demo
 
     result = run_demo(**c.pick(args, "owners workdir epsilon delta dealer release timeout tls"))
-    print(
-        json.dumps(result.to_dict(), indent=2)
-        if args.json
-        else _with_short_guarantee(result, verbose=args.verbose)
-    )
+    json_text = json.dumps(result.to_dict(), indent=2) if args.json else None
+    print(json_text or demo_summary(result, verbose=args.verbose))
     if not result.ok:
         sys.stderr.write(f"ppdp: federate demo: round aborted: {result.reason}\n")
         return EXIT_ABORTED

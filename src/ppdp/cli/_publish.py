@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-from typing import Any
 
 from ppdp.cli import _common as c
-from ppdp.cli._common import print_dry_run  # noqa: F401 (importable from here, as before)
 from ppdp.registry import PUBLISHERS
 
 METHODS = PUBLISHERS.names()
@@ -42,15 +39,6 @@ _FLAGS: tuple[c.Flag, ...] = (
      "values the bounds clip, then stop: nothing is spent or written"),
 )
 # fmt: on
-#: Helpers that moved to the library, still importable from here.
-_MOVED = {"charge_lines": "ppdp.accounting.plan", "clipping_lines": "ppdp.data.schema_files"}
-_MOVED |= {"encode_report": "ppdp.publish.files"}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_MOVED[name]), name)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

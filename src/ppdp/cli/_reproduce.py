@@ -7,7 +7,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from ppdp import _progress
 from ppdp.cli import _common as c
@@ -61,23 +60,14 @@ def _reporter(args: argparse.Namespace) -> Iterator[Progress | None]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ppdp._io import check_output_folder
-    from ppdp.experiments import EXPERIMENTS, list_experiments, run_experiment
+    from ppdp.experiments import list_experiments, run_experiment
+    from ppdp.experiments.files import results_folder
 
     if args.list:
         for info in list_experiments():
             print(f"{info.id:18}  {info.title}")
         return 0
-    if args.experiment not in EXPERIMENTS:
-        what = "no experiment given" if args.experiment is None else "unknown experiment"
-        what += "" if args.experiment is None else f" {args.experiment!r}"
-        sys.stderr.write(f"ppdp: error: {what}; known: {', '.join(EXPERIMENTS)}\n")
-        return 2
-    out_dir = args.output
-    if out_dir is None:
-        out_dir = Path("experiments-results") / (args.experiment + ("-quick" if args.quick else ""))
-    # Checked before the run, not after it: the folder's own previous results are replaced.
-    check_output_folder(out_dir)
+    out_dir = results_folder(args.experiment, args.output, quick=args.quick)
     start = time.monotonic()
     with _reporter(args) as progress:
         result = run_experiment(
