@@ -6,7 +6,9 @@ budget, and returns ``self``; learned state ends in ``_``. ``fit`` always runs i
 (DESIGN.md contract 2, RELIABILITY.md (c)):
 
 1. validate the parameters (:meth:`PrivateClassifierBase._plan`): the budget and the
-   mechanism follow from the parameters alone;
+   mechanism follow from the parameters alone; a learner's parameters are one
+   declarative constraint table (:mod:`ppdp._params`), checked once per ``fit`` into a
+   frozen parameter object (:meth:`PrivateClassifierBase._params`);
 2. :func:`ppdp.accounting.check_charges`: refused here, the data are never read;
 3. validate the data (shape, finite values, exactly two classes, enough rows), then map
    the records into the unit ball (:meth:`PrivateClassifierBase._prepare`): an error
@@ -50,12 +52,13 @@ load with :meth:`PrivateClassifierBase.from_model_dict`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import operator
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -67,7 +70,7 @@ from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ppdp._validation import check_epsilon, check_positive
+from ppdp._params import Rule, check_table
 from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
@@ -91,7 +94,10 @@ __all__ = [
     "UnaccountedFitWarning",
     "check_binary_labels",
     "check_declared_classes",
+    "check_schema",
     "clip_to_unit_ball",
+    "declared_classes",
+    "encode_features",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,6 +110,9 @@ MODEL_FORMAT = "ppdp-model/1"
 
 #: The noise factor of every release: the calibrated noise, never less.
 RELEASE_NOISE_FACTOR = 1.0
+
+#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
+_FIT_PARAMS = "_fit_params"
 
 
 class UnaccountedFitWarning(PPDPWarning):
@@ -204,6 +213,45 @@ def check_declared_classes(classes: ArrayLike) -> NDArray[Any]:
     return declared
 
 
+def check_schema(schema: Any) -> Schema | None:
+    """The declared schema of a learner: a :class:`ppdp.data.Schema` or ``None``."""
+    if schema is None:
+        return None
+    if not isinstance(schema, Schema):
+        raise ParameterTypeError(
+            f"schema ({type(schema).__name__}) must be a ppdp.data.Schema or None"
+        )
+    return schema
+
+
+def declared_classes(schema: Schema | None, classes: Any, name: str) -> NDArray[Any] | None:
+    """``classes`` if given, else the schema label's classes; checked for the learner ``name``.
+
+    ``schema`` is already checked (:func:`check_schema`). The schema, when given, must
+    declare a two-class label, and ``classes``, when given too, must name the same classes.
+    """
+    from_schema = None
+    if schema is not None:
+        if schema.label is None or schema.label.n_classes != 2:
+            k = 0 if schema.label is None else schema.label.n_classes
+            raise ParameterError(
+                f"schema (label with {k} classes) must declare a label with exactly two "
+                f"classes for {name}"
+            )
+        from_schema = check_declared_classes(list(schema.label.classes))
+    if classes is None:
+        return from_schema
+    declared = check_declared_classes(classes)
+    if from_schema is not None and not (
+        [str(v) for v in declared] == [str(v) for v in from_schema]
+    ):
+        raise ParameterError(
+            f"classes ({list(declared)!r}) must match the schema label's classes "
+            f"({list(from_schema)!r}) or be left out"
+        )
+    return declared
+
+
 def clip_to_unit_ball(X: NDArray[np.float64], data_norm: float) -> tuple[NDArray[np.float64], int]:
     """Divide by the declared ``data_norm``; scale rows still longer than 1 onto the sphere.
 
@@ -249,10 +297,46 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     implement :meth:`_plan`, :meth:`_release`, :meth:`_decision` and
     :meth:`_released_state` / :meth:`_load_state`; :meth:`_prepare` maps validated records
     into the unit ball (default: :func:`clip_to_unit_ball` with ``data_norm``).
-    ``_min_rows`` is the smallest training set accepted.
+    ``_min_rows`` is the smallest training set accepted. A learner declares its constraint
+    table (``_constraints``) and the frozen dataclass it builds (``_params_type``), and its
+    methods read :meth:`_params`.
     """
 
     _min_rows: ClassVar[int] = 2
+
+    #: The declarative constraint table (:mod:`ppdp._params`) and the frozen dataclass it
+    #: builds; learners that declare one read :meth:`_params`.
+    _constraints: ClassVar[tuple[Rule, ...]] = ()
+    _params_type: ClassVar[type | None] = None
+
+    def _params(self) -> Any:
+        """The validated parameters: the constraint table run once per :meth:`fit`.
+
+        Inside ``fit`` (and ``privacy_budget`` / ``privacy_events``) the first call checks
+        the table and later calls return the same frozen object; outside them (a direct
+        call, or after ``set_params``) every call checks the current attributes.
+        """
+        cached = self.__dict__.get(_FIT_PARAMS)
+        if cached is not None:
+            return cached
+        if self._params_type is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
+        params = check_table(self, self._constraints, self._params_type)
+        if _FIT_PARAMS in self.__dict__:
+            self.__dict__[_FIT_PARAMS] = params
+        return params
+
+    @contextlib.contextmanager
+    def _params_once(self) -> Iterator[None]:
+        """Within the block, :meth:`_params` checks the table once (nested blocks share it)."""
+        outer = _FIT_PARAMS in self.__dict__
+        if not outer:
+            self.__dict__[_FIT_PARAMS] = None
+        try:
+            yield
+        finally:
+            if not outer:
+                self.__dict__.pop(_FIT_PARAMS, None)
 
     def _noise_factor(self) -> float:
         """The factor on every noise scale this learner draws: always 1 on release.
@@ -304,36 +388,11 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     # -- shared validation ------------------------------------------------------------------
 
-    def _check_common(self) -> tuple[float, float]:
-        """Validate ``epsilon`` and ``data_norm`` (which must be declared)."""
-        allow = getattr(self, "allow_large_epsilon", False)
-        if not isinstance(allow, bool):
-            raise ParameterTypeError(f"allow_large_epsilon ({allow!r}) must be True or False")
-        eps = check_epsilon("epsilon", self.epsilon, allow_large=allow)  # type: ignore[attr-defined]
-        norm = self._data_norm()
-        if norm is None:
-            raise ParameterError(
-                "data_norm (None) must be declared: a public bound on the Euclidean norm of "
-                "a record (it is never read from the data), or give schema= to take the "
-                "schema's declared max_row_l2_norm"
-            )
-        if isinstance(norm, bool):
-            raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
-        self._declared_classes()
-        return eps, check_positive("data_norm", norm)
-
     # -- schema= (raw tables) ----------------------------------------------------------------
 
     def _schema(self) -> Schema | None:
         """The declared schema, checked (``None`` without one)."""
-        schema = getattr(self, "schema", None)
-        if schema is None:
-            return None
-        if not isinstance(schema, Schema):
-            raise ParameterTypeError(
-                f"schema ({type(schema).__name__}) must be a ppdp.data.Schema or None"
-            )
-        return schema
+        return check_schema(getattr(self, "schema", None))
 
     def _data_norm(self) -> Any:
         """``data_norm`` if given, else the schema's declared ``max_row_l2_norm``."""
@@ -345,28 +404,8 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _declared_classes(self) -> NDArray[Any] | None:
         """``classes`` if given, else the schema label's classes; checked."""
-        classes = getattr(self, "classes", None)
         schema = self._schema()
-        from_schema = None
-        if schema is not None:
-            if schema.label is None or schema.label.n_classes != 2:
-                k = 0 if schema.label is None else schema.label.n_classes
-                raise ParameterError(
-                    f"schema (label with {k} classes) must declare a label with exactly two "
-                    f"classes for {type(self).__name__}"
-                )
-            from_schema = check_declared_classes(list(schema.label.classes))
-        if classes is None:
-            return from_schema
-        declared = check_declared_classes(classes)
-        if from_schema is not None and not (
-            [str(v) for v in declared] == [str(v) for v in from_schema]
-        ):
-            raise ParameterError(
-                f"classes ({list(declared)!r}) must match the schema label's classes "
-                f"({list(from_schema)!r}) or be left out"
-            )
-        return declared
+        return declared_classes(schema, getattr(self, "classes", None), type(self).__name__)
 
     def _n_model_features(self) -> int:
         """Width of the encoded records the model acts on."""
@@ -376,9 +415,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     def _encode_features(self, X: Any, on_invalid: str) -> NDArray[np.float64]:
         schema = self._schema()
         assert schema is not None
-        features = schema.without_label()
-        Xe, _ = features.encode(_as_table(features, X), on_invalid=on_invalid)
-        return Xe
+        return encode_features(schema, X, on_invalid)
 
     def _encode_training(
         self, X: Any, y: Any, on_invalid: str
@@ -409,11 +446,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def privacy_budget(self) -> PrivacyBudget:
         """What one :meth:`fit` costs, from the parameters alone."""
-        return self._plan(None).budget
+        with self._params_once():
+            return self._plan(None).budget
 
     def privacy_events(self) -> tuple[PrivacyEvent, ...]:
         """The typed events one :meth:`fit` charges, from the parameters alone."""
-        return self._plan(None).events
+        with self._params_once():
+            return self._plan(None).events
 
     # -- the shared flow ----------------------------------------------------------------
 
@@ -462,69 +501,70 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         -------
         self
         """
-        name = type(self).__name__
-        if accountant is not None and not isinstance(accountant, Accountant):
-            raise ParameterTypeError(
-                f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
-            )
-        from ppdp.data.distributed import is_distributed
+        with self._params_once():
+            name = type(self).__name__
+            if accountant is not None and not isinstance(accountant, Accountant):
+                raise ParameterTypeError(
+                    f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
+                )
+            from ppdp.data.distributed import is_distributed
 
-        if is_distributed(X):
-            return self._fit_distributed(
-                X,
-                y,
+            if is_distributed(X):
+                return self._fit_distributed(
+                    X,
+                    y,
+                    accountant,
+                    scheduler=scheduler,
+                    allow_seeded=allow_seeded,
+                    idempotency_key=idempotency_key,
+                )
+            if scheduler is not None:
+                raise ParameterError(
+                    f"scheduler ({scheduler!r}) is for a Dask DataFrame or a Parquet dataset; X is "
+                    f"a {type(X).__name__}, processed in memory"
+                )
+            if y is None and self._schema() is None:
+                raise DataValidationError(
+                    f"{name} requires y to be passed, but the target y is None "
+                    "(give the labels, or schema= and a table holding the label column)"
+                )
+            self._declared_classes()  # schema= and classes= checked before anything else
+            n_rows = _row_count(X)
+            plan = self._plan(n_rows)
+            source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
+            self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
+            mode = accountant.on_invalid if accountant is not None else "raise"
+            Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
+            Z = self._prepare(Xv)
+            plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
+            self._warn_low_utility(Xv.shape[0])
+            planned = Charge(
+                plan.events,
+                plan.mechanism,
+                {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
+            )
+            records = charge(
                 accountant,
-                scheduler=scheduler,
+                planned,
+                seeded=not source.is_secure,
                 allow_seeded=allow_seeded,
                 idempotency_key=idempotency_key,
             )
-        if scheduler is not None:
-            raise ParameterError(
-                f"scheduler ({scheduler!r}) is for a Dask DataFrame or a Parquet dataset; X is "
-                f"a {type(X).__name__}, processed in memory"
-            )
-        if y is None and self._schema() is None:
-            raise DataValidationError(
-                f"{name} requires y to be passed, but the target y is None "
-                "(give the labels, or schema= and a table holding the label column)"
-            )
-        self._declared_classes()  # schema= and classes= checked before anything else
-        n_rows = _row_count(X)
-        plan = self._plan(n_rows)
-        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
-        self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
-        Z = self._prepare(Xv)
-        plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
-        self._warn_low_utility(Xv.shape[0])
-        planned = Charge(
-            plan.events,
-            plan.mechanism,
-            {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
-        )
-        records = charge(
-            accountant,
-            planned,
-            seeded=not source.is_secure,
-            allow_seeded=allow_seeded,
-            idempotency_key=idempotency_key,
-        )
-        indices = [r.index for r in records]
-        if accountant is None:
-            logger.info("%s.fit without an accountant: nothing is recorded", name)
-            if source.is_secure:
-                _warn_unaccounted(name)
-        self.classes_ = classes
-        try:
-            self._release(Z, ypm, source, plan)
-        except BaseException:
-            del self.classes_  # never look fitted after a failed release
-            raise
-        self.ledger_indices_ = tuple(indices)
-        self.replayed_ = bool(records) and all(r.replayed for r in records)
-        self.seeded_ = not source.is_secure
-        return self
+            indices = [r.index for r in records]
+            if accountant is None:
+                logger.info("%s.fit without an accountant: nothing is recorded", name)
+                if source.is_secure:
+                    _warn_unaccounted(name)
+            self.classes_ = classes
+            try:
+                self._release(Z, ypm, source, plan)
+            except BaseException:
+                del self.classes_  # never look fitted after a failed release
+                raise
+            self.ledger_indices_ = tuple(indices)
+            self.replayed_ = bool(records) and all(r.replayed for r in records)
+            self.seeded_ = not source.is_secure
+            return self
 
     def _check_accountant(
         self,
@@ -824,6 +864,13 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
 def _one_line(exc: Exception) -> str:
     return " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+
+
+def encode_features(schema: Schema, X: Any, on_invalid: str) -> NDArray[np.float64]:
+    """The feature columns of a raw table (or 2-D array), encoded with ``schema``."""
+    features = schema.without_label()
+    Xe, _ = features.encode(_as_table(features, X), on_invalid=on_invalid)
+    return Xe
 
 
 def _as_table(schema: Schema, X: Any) -> pd.DataFrame:

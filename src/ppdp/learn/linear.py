@@ -26,13 +26,16 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from ppdp._validation import check_int, check_option, check_positive
+from ppdp._params import Rule, epsilon_rules
+from ppdp._validation import check_bool, check_int, check_option, check_positive
 from ppdp.accounting.events import (
     Composed,
     EpsilonDelta,
@@ -41,8 +44,15 @@ from ppdp.accounting.events import (
     PrivacyEvent,
 )
 from ppdp.budget import Guarantee, Neighbouring
+from ppdp.data.schema import Schema
 from ppdp.exceptions import ParameterError, ParameterTypeError
-from ppdp.learn._base import Plan, PrivateClassifierBase, clip_to_unit_ball
+from ppdp.learn._base import (
+    Plan,
+    PrivateClassifierBase,
+    check_schema,
+    clip_to_unit_ball,
+    declared_classes,
+)
 from ppdp.learn._erm import (
     DEFAULT_MAX_ITER,
     DEFAULT_RESIDUAL_SHARE,
@@ -62,7 +72,13 @@ from ppdp.learn.tuning import PrivateTuning, tune
 from ppdp.mechanisms import ExponentialMechanism
 from ppdp.random import RandomSource
 
-__all__ = ["DEFAULT_REGULARIZATION", "PrivateLinearSVM", "PrivateLogisticRegression"]
+__all__ = [
+    "DEFAULT_REGULARIZATION",
+    "LINEAR_CONSTRAINTS",
+    "LinearParams",
+    "PrivateLinearSVM",
+    "PrivateLogisticRegression",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -76,70 +92,140 @@ _MECHANISM = {
 }
 
 
+@dataclass(frozen=True, eq=False)
+class LinearParams:
+    """The validated parameters of a linear learner (its constraint table, run once per fit).
+
+    Attributes
+    ----------
+    estimator : str
+        The learner's class name (for messages).
+    allow_large_epsilon : bool
+    epsilon : float
+    schema : Schema or None
+    declared_norm : float or int
+        ``data_norm``, or the schema's ``max_row_l2_norm``, as declared: a number, checked
+        > 0 as ``data_norm`` once the classes are checked.
+    classes : ndarray or None
+        The declared classes (``classes=`` or the schema label's).
+    data_norm : float
+        The declared bound on ``‖x‖₂``, > 0.
+    perturbation : {"objective", "output"}
+    fit_intercept : bool
+    intercept_scaling : float
+    tuning : PrivateTuning or None
+    regularization : float or "auto"
+    tol : float
+    max_iter : int
+    loss : Loss
+    """
+
+    estimator: str
+    allow_large_epsilon: bool
+    epsilon: float
+    schema: Schema | None
+    declared_norm: Any
+    classes: NDArray[Any] | None
+    data_norm: float
+    perturbation: str
+    fit_intercept: bool
+    intercept_scaling: float
+    tuning: PrivateTuning | None
+    regularization: float | str
+    tol: float
+    max_iter: int
+    loss: Loss
+
+
+def _declared_norm(norm: Any, checked: Mapping[str, Any]) -> Any:
+    """``data_norm``, or the schema's declared bound, which must be a declared number."""
+    schema = checked["schema"]
+    if norm is None and schema is not None:
+        norm = schema.max_row_l2_norm
+    if norm is None:
+        raise ParameterError(
+            "data_norm (None) must be declared: a public bound on the Euclidean norm of "
+            "a record (it is never read from the data), or give schema= to take the "
+            "schema's declared max_row_l2_norm"
+        )
+    if isinstance(norm, bool):
+        raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
+    return norm
+
+
+def _regularization(value: Any, _: Mapping[str, Any]) -> float | str:
+    """Λ > 0, or ``"auto"``."""
+    if isinstance(value, str):
+        check_option("regularization", value, ("auto",))
+        return "auto"
+    return check_positive("regularization", value)
+
+
+#: The rows both linear learners share, in the order they are checked; each learner adds
+#: its ``loss`` row last (:data:`LINEAR_CONSTRAINTS`).
+_COMMON_ROWS: tuple[Rule, ...] = (
+    Rule("estimator", lambda cls, _: cls.__name__, attribute="__class__"),
+    *epsilon_rules(),
+    Rule("schema", lambda v, _: check_schema(v)),
+    Rule("declared_norm", _declared_norm, attribute="data_norm"),
+    Rule("classes", lambda v, c: declared_classes(c["schema"], v, c["estimator"])),
+    Rule("data_norm", lambda _, c: check_positive("data_norm", c["declared_norm"])),
+    Rule("perturbation", lambda v, _: check_option("perturbation", v, _PERTURBATIONS)),
+    Rule("fit_intercept", lambda v, _: check_bool("fit_intercept", v)),
+    Rule("intercept_scaling", lambda v, _: check_positive("intercept_scaling", v)),
+    Rule("tuning", lambda v, _: PrivateTuning.coerce(v)),
+    Rule("regularization", _regularization),
+    Rule("tol", lambda v, _: check_positive("tol", v)),
+    Rule("max_iter", lambda v, _: check_int("max_iter", v, minimum=1)),
+)
+
+#: The constraint table of each linear learner, by its loss.
+LINEAR_CONSTRAINTS: dict[str, tuple[Rule, ...]] = {
+    "logistic": (
+        *_COMMON_ROWS,
+        Rule("loss", lambda _, __: LogisticLoss(), attribute="_loss_label"),
+    ),
+    "huber": (*_COMMON_ROWS, Rule("loss", lambda h, _: HuberLoss(h), attribute="huber_h")),
+}
+
+
 class _PrivateLinearERM(PrivateClassifierBase):
     """Shared implementation of the two linear learners."""
 
     _loss_label: ClassVar[str] = ""
-
-    def _loss(self) -> Loss:
-        raise NotImplementedError
+    _params_type = LinearParams
 
     # -- parameters ---------------------------------------------------------------------
 
-    def _checked(self) -> dict[str, Any]:
-        eps, norm = self._check_common()
-        perturbation = check_option("perturbation", self.perturbation, _PERTURBATIONS)
-        if not isinstance(self.fit_intercept, bool):
-            raise ParameterTypeError(
-                f"fit_intercept ({self.fit_intercept!r}) must be True or False"
-            )
-        scaling = check_positive("intercept_scaling", self.intercept_scaling)
-        tuning = PrivateTuning.coerce(self.tuning)
-        if isinstance(self.regularization, str):
-            check_option("regularization", self.regularization, ("auto",))
-            lam: float | str = "auto"
-        else:
-            lam = check_positive("regularization", self.regularization)
-        tol = check_positive("tol", self.tol)
-        max_iter = check_int("max_iter", self.max_iter, minimum=1)
-        loss = self._loss()
-        return {
-            "epsilon": eps,
-            "data_norm": norm,
-            "perturbation": perturbation,
-            "scaling": scaling,
-            "tuning": tuning,
-            "regularization": lam,
-            "tol": tol,
-            "max_iter": max_iter,
-            "loss": loss,
-        }
+    def _params(self) -> LinearParams:
+        params: LinearParams = super()._params()
+        return params
 
     def _plan(self, n_rows: int | None) -> Plan:
-        p = self._checked()
+        p = self._params()
         details: dict[str, Any] = {
-            "loss": p["loss"].to_dict(),
-            "perturbation": p["perturbation"],
-            "data_norm": p["data_norm"],
-            "fit_intercept": self.fit_intercept,
+            "loss": p.loss.to_dict(),
+            "perturbation": p.perturbation,
+            "data_norm": p.data_norm,
+            "fit_intercept": p.fit_intercept,
         }
-        if p["tuning"] is not None:
-            details["tuning_grid"] = list(p["tuning"].regularization_grid)
+        if p.tuning is not None:
+            details["tuning_grid"] = list(p.tuning.regularization_grid)
             if n_rows is not None:
-                details["part_sizes"] = p["tuning"].part_sizes(n_rows)
-        elif n_rows and (p["regularization"] != "auto" or self._planned_dim is not None):
+                details["part_sizes"] = p.tuning.part_sizes(n_rows)
+        elif n_rows and (p.regularization != "auto" or self._planned_dim is not None):
             # 0 rows fail data validation later; "auto" needs the validated width too
             details["regularization"] = self._resolve_lambda(p, n_rows, self._planned_dim)
         else:
-            details["regularization"] = p["regularization"]
+            details["regularization"] = p.regularization
         if n_rows is not None:
             details["n"] = n_rows
-        mech = _MECHANISM[p["perturbation"]]
-        if p["tuning"] is not None:
+        mech = _MECHANISM[p.perturbation]
+        if p.tuning is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
         return Plan(self._events(p, n_rows), f"{type(self).__name__}: {mech}", details)
 
-    def _events(self, p: dict[str, Any], n_rows: int | None) -> tuple[PrivacyEvent, ...]:
+    def _events(self, p: LinearParams, n_rows: int | None) -> tuple[PrivacyEvent, ...]:
         """The typed events of one fit: the draws :func:`private_erm` makes.
 
         Output perturbation: one :class:`~ppdp.accounting.events.GammaNorm` (sensitivity
@@ -152,9 +238,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
         parallel event of each candidate's fit on its part and the exponential choice.
         """
         stated: PrivacyEvent = (
-            ObjectivePerturbation(epsilon=p["epsilon"])
-            if p["perturbation"] == "objective"
-            else EpsilonDelta(epsilon=p["epsilon"])
+            ObjectivePerturbation(epsilon=p.epsilon)
+            if p.perturbation == "objective"
+            else EpsilonDelta(epsilon=p.epsilon)
         )
         dim = self._planned_dim
         if not n_rows or dim is None or n_rows < self._min_rows:
@@ -164,15 +250,15 @@ class _PrivateLinearERM(PrivateClassifierBase):
             return release_constants(
                 n,
                 dim,
-                loss=p["loss"],
-                epsilon=p["epsilon"],
+                loss=p.loss,
+                epsilon=p.epsilon,
                 regularization=lam,
-                perturbation=p["perturbation"],
-                tol=p["tol"],
+                perturbation=p.perturbation,
+                tol=p.tol,
                 residual_share=DEFAULT_RESIDUAL_SHARE,
             ).events
 
-        tuning: PrivateTuning | None = p["tuning"]
+        tuning = p.tuning
         if tuning is None:
             return fit(n_rows, self._resolve_lambda(p, n_rows, dim))
         # CMS11 Alg. 4: candidate i's fit on part i, the exponential choice on the last part;
@@ -182,7 +268,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         for size, lam in zip(sizes, tuning.regularization_grid, strict=False):
             events = fit(size, float(lam))
             parts.append(events[0] if len(events) == 1 else Composed(events=events))
-        choice = ExponentialMechanism(epsilon=p["epsilon"], sensitivity=1.0).event
+        choice = ExponentialMechanism(epsilon=p.epsilon, sensitivity=1.0).event
         return (Parallel(events=(*parts, choice)),)
 
     #: Length of the released vector (features, plus one with an intercept), set when the
@@ -190,34 +276,34 @@ class _PrivateLinearERM(PrivateClassifierBase):
     _planned_dim: int | None = None
 
     @staticmethod
-    def _resolve_lambda(p: dict[str, Any], n: int, dim: int | None = None) -> float:
+    def _resolve_lambda(p: LinearParams, n: int, dim: int | None = None) -> float:
         """Λ for ``n`` rows of ``dim`` coordinates: the number given, or the public "auto".
 
         ``"auto"``: :func:`auto_regularization` for objective perturbation (raised to the
         float floor with ``dim``); the public constant :data:`DEFAULT_REGULARIZATION` for
         output perturbation (whose noise shrinks as Λ grows, so it has no least Λ of its own).
         """
-        if p["regularization"] == "auto" and p["perturbation"] == "output":
+        if p.regularization == "auto" and p.perturbation == "output":
             return DEFAULT_REGULARIZATION
-        if p["regularization"] == "auto":
+        if p.regularization == "auto":
             return auto_regularization(
-                p["epsilon"],
+                p.epsilon,
                 n,
-                p["loss"].smoothness,
+                p.loss.smoothness,
                 residual_share=DEFAULT_RESIDUAL_SHARE,
                 dim=dim,
-                tol=p["tol"],
+                tol=p.tol,
             )
-        return float(p["regularization"])
+        return float(p.regularization)
 
     def _validate_training_data(self, X: Any, y: Any, **kw: Any) -> Any:
         Xv, classes, ypm = super()._validate_training_data(X, y, **kw)
-        self._planned_dim = int(Xv.shape[1]) + int(bool(self.fit_intercept))
+        self._planned_dim = int(Xv.shape[1]) + int(self._params().fit_intercept)
         return Xv, classes, ypm
 
     @property
     def _min_rows(self) -> int:  # type: ignore[override]
-        tuning = PrivateTuning.coerce(self.tuning)
+        tuning = self._params().tuning
         return 2 if tuning is None else 2 * tuning.n_parts
 
     def _warn_low_utility(self, n: int) -> None:
@@ -229,14 +315,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
         purpose. Objective perturbation is not checked (its effect on ``w`` is damped by
         the data's curvature, which is private), nor is tuning.
         """
-        p = self._checked()
-        if p["tuning"] is not None or p["perturbation"] != "output":
+        p = self._params()
+        if p.tuning is not None or p.perturbation != "output":
             return
-        loss: Loss = p["loss"]
         lam = self._resolve_lambda(p, n)
-        d = self._n_model_features() + int(bool(self.fit_intercept))
-        bound = math.sqrt(2.0 * float(loss.value(np.zeros(1))[0]) / lam)
-        k_out = output_perturbation_constants(p["epsilon"], n, lam, d, tol=p["tol"])
+        d = self._n_model_features() + int(p.fit_intercept)
+        bound = math.sqrt(2.0 * float(p.loss.value(np.zeros(1))[0]) / lam)
+        k_out = output_perturbation_constants(p.epsilon, n, lam, d, tol=p.tol)
         expected = d * k_out.noise_scale
         if expected > bound:
             logger.warning(
@@ -246,7 +331,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
                 type(self).__name__,
                 expected,
                 bound,
-                p["epsilon"],
+                p.epsilon,
                 n,
                 lam,
             )
@@ -255,9 +340,10 @@ class _PrivateLinearERM(PrivateClassifierBase):
 
     def _augment(self, Z: NDArray[np.float64]) -> NDArray[np.float64]:
         """Append the constant feature (inside the unit ball) when fitting an intercept."""
-        if not self.fit_intercept:
+        p = self._params()
+        if not p.fit_intercept:
             return Z
-        return _augment_rows(Z, float(self.intercept_scaling))
+        return _augment_rows(Z, p.intercept_scaling)
 
     def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return self._augment(super()._prepare(X))
@@ -267,17 +353,17 @@ class _PrivateLinearERM(PrivateClassifierBase):
     def _fit_one(
         self, Z: NDArray[np.float64], y: NDArray[np.float64], lam: float, source: RandomSource
     ) -> ERMResult:
-        p = self._checked()
+        p = self._params()
         return private_erm(
             Z,
             y,
-            loss=p["loss"],
-            epsilon=p["epsilon"],
+            loss=p.loss,
+            epsilon=p.epsilon,
             regularization=lam,
-            perturbation=p["perturbation"],
+            perturbation=p.perturbation,
             random_state=source,
-            tol=p["tol"],
-            max_iter=p["max_iter"],
+            tol=p.tol,
+            max_iter=p.max_iter,
             noise_multiplier=self._noise_factor(),
         )
 
@@ -294,7 +380,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             )
 
     def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
-        self._planned_dim = int(width) + int(bool(self.fit_intercept))
+        self._planned_dim = int(width) + int(self._params().fit_intercept)
         super()._after_scan(value, n_rows, width)
 
     def _release_distributed(
@@ -306,23 +392,23 @@ class _PrivateLinearERM(PrivateClassifierBase):
         memory; the Newton passes, the certificate and the noise are those of
         :func:`~ppdp.learn._erm.private_erm_data`.
         """
-        p = self._checked()
-        dim = self._n_model_features() + int(bool(self.fit_intercept))
+        p = self._params()
+        dim = self._n_model_features() + int(p.fit_intercept)
         lam = self._resolve_lambda(p, n_rows, dim)
-        scaling = float(self.intercept_scaling) if self.fit_intercept else None
+        scaling = p.intercept_scaling if p.fit_intercept else None
         transform = functools.partial(
-            _unit_ball_rows, data_norm=float(p["data_norm"]), intercept_scaling=scaling
+            _unit_ball_rows, data_norm=p.data_norm, intercept_scaling=scaling
         )
         data = rows(transform, dim)
         result = private_erm_data(
             data,
-            loss=p["loss"],
-            epsilon=p["epsilon"],
+            loss=p.loss,
+            epsilon=p.epsilon,
             regularization=lam,
-            perturbation=p["perturbation"],
+            perturbation=p.perturbation,
             random_state=source,
-            tol=p["tol"],
-            max_iter=p["max_iter"],
+            tol=p.tol,
+            max_iter=p.max_iter,
             noise_multiplier=self._noise_factor(),
         )
         logger.info("%s: %d passes over the partitions", type(self).__name__, int(data.n_passes))
@@ -331,9 +417,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
     def _release(
         self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
     ) -> None:
-        p = self._checked()
+        p = self._params()
         n = Z.shape[0]
-        tuning: PrivateTuning | None = p["tuning"]
+        tuning = p.tuning
         if tuning is None:
             lam = self._resolve_lambda(p, n, Z.shape[1])
             result = self._fit_one(Z, y, lam, source)
@@ -343,7 +429,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
                 Z,
                 y,
                 tuning=tuning,
-                epsilon=p["epsilon"],
+                epsilon=p.epsilon,
                 fit_one=lambda Zi, yi, lam_i: self._fit_one(Zi, yi, lam_i, source),
                 mistakes=lambda res, Zv, yv: int(np.count_nonzero((Zv @ res.coef) * yv <= 0)),
                 source=source,
@@ -353,9 +439,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             n_train = tuning.part_sizes(n)[outcome.index]
         self._store(p, result, lam, n, n_train)
 
-    def _store(
-        self, p: dict[str, Any], result: ERMResult, lam: float, n: int, n_train: int
-    ) -> None:
+    def _store(self, p: LinearParams, result: ERMResult, lam: float, n: int, n_train: int) -> None:
         """Set the fitted state from one private fit."""
         w = result.coef
         self._set_coef(w)
@@ -366,50 +450,49 @@ class _PrivateLinearERM(PrivateClassifierBase):
         self.guarantee_ = self._guarantee(p, result, lam, n, n_train)
 
     def _guarantee(
-        self, p: dict[str, Any], result: ERMResult, lam: float, n: int, n_train: int
+        self, p: LinearParams, result: ERMResult, lam: float, n: int, n_train: int
     ) -> Guarantee:
         k = result.constants
-        loss: Loss = p["loss"]
+        loss = p.loss
         assumptions = [
-            f"records scaled by the declared data_norm={p['data_norm']:g} and clipped to norm 1",
+            f"records scaled by the declared data_norm={p.data_norm:g} and clipped to norm 1",
             "n is public (replace-one neighbours)",
             "the two class labels are public"
-            if self._declared_classes() is None
+            if p.classes is None
             else "the two class labels are declared",
             f"{loss.name} loss: |ℓ'| ≤ 1, ℓ'' ≤ c = {loss.smoothness:g}",
             f"Λ = {lam:g} chosen without looking at the data"
-            + (" (privately tuned: CMS11 Alg. 4)" if p["tuning"] is not None else ""),
+            + (" (privately tuned: CMS11 Alg. 4)" if p.tuning is not None else ""),
             "solver gradient norm certified ≤ tol, float rounding included (covered by "
             + (
                 "the residual output step"
-                if p["perturbation"] == "objective"
+                if p.perturbation == "objective"
                 else "the sensitivity's 2·tol/Λ"
             )
             + "; see docs/proofs/erm.md)",
         ]
-        if self.fit_intercept:
+        if p.fit_intercept:
             assumptions.append(
-                f"intercept: constant feature {float(self.intercept_scaling):g} "
-                "inside the norm bound"
+                f"intercept: constant feature {p.intercept_scaling:g} inside the norm bound"
             )
         details: dict[str, Any] = {
             "loss": loss.to_dict(),
-            "perturbation": p["perturbation"],
+            "perturbation": p.perturbation,
             "regularization": lam,
             "n": n,
             "n_train": n_train,
             "dim": int(result.coef.size),
-            "solver_tol": p["tol"],
+            "solver_tol": p.tol,
             **k.to_dict(),
         }
-        if p["tuning"] is not None:
-            details["tuning_grid"] = list(p["tuning"].regularization_grid)
+        if p.tuning is not None:
+            details["tuning_grid"] = list(p.tuning.regularization_grid)
         if isinstance(k, ObjectiveConstants) and k.fallback:
             assumptions.append("Δ fallback: ε' = ε/2 and ridge Δ added (2 log(1 + c/(nΛ)) ≥ ε)")
         return Guarantee.pure(
-            p["epsilon"],
+            p.epsilon,
             relation=Neighbouring.REPLACE_ONE,
-            mechanism=f"{type(self).__name__}: {_MECHANISM[p['perturbation']]}",
+            mechanism=f"{type(self).__name__}: {_MECHANISM[p.perturbation]}",
             assumptions=tuple(assumptions),
             details=details,
         )
@@ -417,9 +500,10 @@ class _PrivateLinearERM(PrivateClassifierBase):
     # -- released state ----------------------------------------------------------------------
 
     def _set_coef(self, w: NDArray[np.float64]) -> None:
-        norm = float(self._data_norm())
-        if self.fit_intercept:
-            s = float(self.intercept_scaling)
+        p = self._params()
+        norm = p.data_norm
+        if p.fit_intercept:
+            s = p.intercept_scaling
             r = math.sqrt(1.0 + s * s)
             self.coef_ = (w[:-1] / (r * norm)).reshape(1, -1)
             self.intercept_ = np.array([w[-1] * s / r])
@@ -571,6 +655,7 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     """
 
     _loss_label = "logistic"
+    _constraints = LINEAR_CONSTRAINTS["logistic"]
 
     def __init__(
         self,
@@ -602,9 +687,6 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         self.tol = tol
         self.max_iter = max_iter
         self.allow_large_epsilon = allow_large_epsilon
-
-    def _loss(self) -> Loss:
-        return LogisticLoss()
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``[P(classes_[0]), P(classes_[1])]`` from the logistic model. Free post-processing."""
@@ -643,6 +725,7 @@ class PrivateLinearSVM(_PrivateLinearERM):
     """
 
     _loss_label = "huber"
+    _constraints = LINEAR_CONSTRAINTS["huber"]
 
     def __init__(
         self,
@@ -676,6 +759,3 @@ class PrivateLinearSVM(_PrivateLinearERM):
         self.tol = tol
         self.max_iter = max_iter
         self.allow_large_epsilon = allow_large_epsilon
-
-    def _loss(self) -> Loss:
-        return HuberLoss(self.huber_h)

@@ -36,6 +36,8 @@ import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -43,17 +45,24 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp import _progress
-from ppdp._validation import check_epsilon, check_int, check_option, check_positive
+from ppdp._params import Rule, epsilon_rules
+from ppdp._validation import check_bool, check_int, check_option, check_positive
 from ppdp.accounting.events import EpsilonDelta, Parallel
 from ppdp.budget import Guarantee, Neighbouring
+from ppdp.data.schema import Schema
 from ppdp.exceptions import (
     ConvergenceError,
     DataValidationError,
     ParameterError,
-    ParameterTypeError,
     PrivacyLeakWarning,
 )
-from ppdp.learn._base import Plan, PrivateClassifierBase, check_binary_labels
+from ppdp.learn._base import (
+    Plan,
+    PrivateClassifierBase,
+    check_binary_labels,
+    check_schema,
+    encode_features,
+)
 from ppdp.learn._erm import ERMData, HuberLoss, InMemoryERMData
 from ppdp.learn.rff import draw_frequencies, feature_map, fit_frequencies
 from ppdp.learn.tuning import split_parts
@@ -61,8 +70,12 @@ from ppdp.mechanisms import ExponentialMechanism, LaplaceMechanism
 from ppdp.random import RandomSource
 
 __all__ = [
+    "HYBRID_CONSTRAINTS",
+    "RBF_CONSTRAINTS",
+    "HybridParams",
     "HybridRBFSVM",
     "PrivateRBFSVM",
+    "RBFParams",
     "libsvm_to_rubinstein_c",
     "rubinstein_noise_scale",
     "rubinstein_sensitivity",
@@ -240,6 +253,158 @@ def overlap_count(public: NDArray[np.float64], private: NDArray[np.float64]) -> 
     return sum(h in seen for h in _row_digests(public))
 
 
+# --------------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class RBFParams:
+    """The validated parameters of :class:`PrivateRBFSVM` (its table, run once per fit).
+
+    Attributes
+    ----------
+    allow_large_epsilon : bool
+    epsilon : float
+    C, gamma : float
+    n_components : int
+    huber_h : float
+    C_form : {"rubinstein", "libsvm"}
+    tuning : str
+        One of the learner's tuning options.
+    grid : tuple of mapping
+        The candidates (read-only mappings over ``C``, ``gamma``, ``n_components``,
+        ``huber_h``) when tuning; empty with ``tuning="none"``.
+    """
+
+    allow_large_epsilon: bool
+    epsilon: float
+    C: float
+    gamma: float
+    n_components: int
+    huber_h: float
+    C_form: str
+    tuning: str
+    grid: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class HybridParams(RBFParams):
+    """The validated parameters of :class:`HybridRBFSVM`: :class:`RBFParams` and its own.
+
+    Attributes
+    ----------
+    rho_max_iter : int
+    check_overlap : bool
+    public_sample : object
+        ``public_X`` as given (not None).
+    schema : Schema or None
+    public : ndarray of shape (n_public, d)
+        The public rows, encoded like the private rows (at least 2).
+    public_y : object
+        ``public_y`` as given (required with ``tuning="public"``).
+    """
+
+    rho_max_iter: int
+    check_overlap: bool
+    public_sample: Any
+    schema: Schema | None
+    public: NDArray[np.float64]
+    public_y: Any
+
+
+def _candidates(param_grid: Any, c: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """The tuning candidates: ``param_grid``'s combinations over the validated parameters."""
+    if c["tuning"] == "none":
+        return ()
+    if not isinstance(param_grid, Mapping) or not param_grid:
+        raise ParameterError(
+            f"param_grid ({param_grid!r}) must be a non-empty dict of candidate "
+            f"lists over {list(_TUNABLE)} when tuning={c['tuning']!r}"
+        )
+    keys = sorted(param_grid)
+    for k in keys:
+        if k not in _TUNABLE:
+            raise ParameterError(f"param_grid key ({k!r}) must be one of {list(_TUNABLE)}")
+        vals = param_grid[k]
+        if isinstance(vals, str) or not isinstance(vals, Sequence) or len(vals) == 0:
+            raise ParameterError(f"param_grid[{k!r}] ({vals!r}) must be a non-empty list")
+    base = {k: c[k] for k in _TUNABLE}
+    cands = []
+    for combo in itertools.product(*(param_grid[k] for k in keys)):
+        cand = {**base, **dict(zip(keys, combo, strict=True))}
+        for k, v in cand.items():
+            cand[k] = check_int(k, v, minimum=1) if k == "n_components" else check_positive(k, v)
+        cands.append(MappingProxyType(cand))
+    if c["tuning"] == "private" and len(cands) < 2:
+        raise ParameterError(
+            f"param_grid ({param_grid!r}) gives {len(cands)} candidate; private "
+            "tuning needs at least 2 (with one, set the parameters and tuning='none')"
+        )
+    return tuple(cands)
+
+
+def _rbf_rules(tuning_options: tuple[str, ...]) -> tuple[Rule, ...]:
+    """The RBF SVMs' rows, in the order they are checked, for these tuning options."""
+    return (
+        *epsilon_rules(),
+        Rule("C", lambda v, _: check_positive("C", v)),
+        Rule("gamma", lambda v, _: check_positive("gamma", v)),
+        Rule("n_components", lambda v, _: check_int("n_components", v, minimum=1)),
+        Rule("huber_h", lambda v, _: check_positive("huber_h", v)),
+        Rule("C_form", lambda v, _: check_option("C_form", v, ("rubinstein", "libsvm"))),
+        Rule("tuning", lambda v, _: check_option("tuning", v, tuning_options)),
+        Rule("grid", _candidates, attribute="param_grid"),
+    )
+
+
+def _chosen(p: RBFParams) -> dict[str, Any]:
+    """The hyperparameters as set (the model's, without tuning)."""
+    return {k: getattr(p, k) for k in _TUNABLE}
+
+
+def _require_public(public_X: Any, _: Mapping[str, Any]) -> Any:
+    if public_X is None:
+        raise ParameterError(
+            "public_X (None) is required: HybridRBFSVM fits its frequencies on a public "
+            "sample (at least 2 rows, encoded like the private rows)"
+        )
+    return public_X
+
+
+def _public_rows(public_X: Any, c: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The public rows encoded like the private rows (a DataFrame with the schema)."""
+    schema = c["schema"]
+    if schema is not None and isinstance(public_X, pd.DataFrame):
+        pub = encode_features(schema, public_X, "raise")
+    else:
+        pub = _as_matrix(public_X, "public_X")
+    if pub.shape[0] < 2:
+        raise ParameterError(
+            f"public_X has {pub.shape[0]} row(s); fitting ρ needs at least 2 public rows"
+        )
+    return pub
+
+
+def _public_labels(public_y: Any, c: Mapping[str, Any]) -> Any:
+    if c["tuning"] == "public" and public_y is None:
+        raise ParameterError("tuning ('public') needs public_y, the public rows' labels")
+    return public_y
+
+
+#: :class:`PrivateRBFSVM`'s constraint table, in the order the parameters are checked.
+RBF_CONSTRAINTS: tuple[Rule, ...] = _rbf_rules(("none", "private"))
+
+#: :class:`HybridRBFSVM`'s table: the RBF SVM's (with public tuning), then its own rows.
+HYBRID_CONSTRAINTS: tuple[Rule, ...] = (
+    *_rbf_rules(("none", "private", "public")),
+    Rule("rho_max_iter", lambda v, _: check_int("rho_max_iter", v, minimum=1)),
+    Rule("check_overlap", lambda v, _: check_bool("check_overlap", v)),
+    Rule("public_sample", _require_public, attribute="public_X"),
+    Rule("schema", lambda v, _: check_schema(v)),
+    Rule("public", _public_rows, attribute="public_X"),
+    Rule("public_y", _public_labels),
+)
+
+
 # --------------------------------------------------------------------------- estimators
 
 
@@ -256,7 +421,7 @@ class _RBFSVMBase(PrivateClassifierBase):
     def _assumptions(self) -> tuple[str, ...]:
         return ()
 
-    def _public_tuning(self, p: dict[str, Any], n_private: int) -> dict[str, Any]:
+    def _public_tuning(self, p: RBFParams, n_private: int) -> dict[str, Any]:
         raise ParameterError(
             f"tuning ('public') needs public labelled data; {type(self).__name__} has none: "
             "use tuning='private' or HybridRBFSVM(public_X, public_y=...)"
@@ -264,56 +429,12 @@ class _RBFSVMBase(PrivateClassifierBase):
 
     # -- parameters ----------------------------------------------------------------------------
 
-    def _checked(self) -> dict[str, Any]:
-        if not isinstance(self.allow_large_epsilon, bool):
-            raise ParameterTypeError(
-                f"allow_large_epsilon ({self.allow_large_epsilon!r}) must be True or False"
-            )
-        p: dict[str, Any] = {
-            "epsilon": check_epsilon("epsilon", self.epsilon, allow_large=self.allow_large_epsilon),
-            "C": check_positive("C", self.C),
-            "gamma": check_positive("gamma", self.gamma),
-            "n_components": check_int("n_components", self.n_components, minimum=1),
-            "huber_h": check_positive("huber_h", self.huber_h),
-            "C_form": check_option("C_form", self.C_form, ("rubinstein", "libsvm")),
-            "tuning": check_option("tuning", self.tuning, self._tuning_options),
-        }
-        p["grid"] = self._candidates() if p["tuning"] != "none" else []
-        return p
+    _params_type: ClassVar[type | None] = RBFParams
+    _constraints: ClassVar[tuple[Rule, ...]] = RBF_CONSTRAINTS
 
-    _tuning_options: tuple[str, ...] = ("none", "private")
-
-    def _candidates(self) -> list[dict[str, Any]]:
-        if not isinstance(self.param_grid, Mapping) or not self.param_grid:
-            raise ParameterError(
-                f"param_grid ({self.param_grid!r}) must be a non-empty dict of candidate "
-                f"lists over {list(_TUNABLE)} when tuning={self.tuning!r}"
-            )
-        keys = sorted(self.param_grid)
-        for k in keys:
-            if k not in _TUNABLE:
-                raise ParameterError(f"param_grid key ({k!r}) must be one of {list(_TUNABLE)}")
-            vals = self.param_grid[k]
-            if isinstance(vals, str) or not isinstance(vals, Sequence) or len(vals) == 0:
-                raise ParameterError(f"param_grid[{k!r}] ({vals!r}) must be a non-empty list")
-        base = {
-            "C": self.C,
-            "gamma": self.gamma,
-            "n_components": self.n_components,
-            "huber_h": self.huber_h,
-        }
-        cands = []
-        for combo in itertools.product(*(self.param_grid[k] for k in keys)):
-            c = {**base, **dict(zip(keys, combo, strict=True))}
-            for k, v in c.items():
-                c[k] = check_int(k, v, minimum=1) if k == "n_components" else check_positive(k, v)
-            cands.append(c)
-        if self.tuning == "private" and len(cands) < 2:
-            raise ParameterError(
-                f"param_grid ({self.param_grid!r}) gives {len(cands)} candidate; private "
-                "tuning needs at least 2 (with one, set the parameters and tuning='none')"
-            )
-        return cands
+    def _params(self) -> RBFParams:
+        params: RBFParams = super()._params()
+        return params
 
     @staticmethod
     def _c_rubinstein(C: float, form: str, n: int) -> float:
@@ -324,25 +445,25 @@ class _RBFSVMBase(PrivateClassifierBase):
         return [n // k + (1 if i < n % k else 0) for i in range(k)]
 
     def _plan(self, n_rows: int | None) -> Plan:
-        p = self._checked()
+        p = self._params()
         details: dict[str, Any] = {
-            "C_form": p["C_form"],
-            "tuning": p["tuning"],
-            "loss": {"name": "huber", "h": p["huber_h"]},
+            "C_form": p.C_form,
+            "tuning": p.tuning,
+            "loss": {"name": "huber", "h": p.huber_h},
         }
-        m = len(p["grid"]) if p["tuning"] == "private" else 0
+        m = len(p.grid) if p.tuning == "private" else 0
         if m:
             details["candidates"] = m
         # The stated ε until the public n fixes the noise (and with public tuning, whose
         # candidate, hence sensitivity, is only chosen in the release): costs as much under
         # basic composition and no less under PLD or RDP.
-        event: Any = EpsilonDelta(epsilon=p["epsilon"])
-        if n_rows is not None and n_rows >= self._rows_needed(p) and p["tuning"] == "none":
-            mech = self._mechanism(p, {k: p[k] for k in _TUNABLE}, n_rows)
+        event: Any = EpsilonDelta(epsilon=p.epsilon)
+        if n_rows is not None and n_rows >= self._rows_needed(p) and p.tuning == "none":
+            mech = self._mechanism(p, _chosen(p), n_rows)
             event = mech.event  # Laplace on the 2D weights, with its grid slack
             details.update(
-                n_components=p["n_components"],
-                C=self._c_rubinstein(p["C"], p["C_form"], n_rows),
+                n_components=p.n_components,
+                C=self._c_rubinstein(p.C, p.C_form, n_rows),
                 noise_scale=mech.scale,
                 sensitivity=mech.sensitivity,
             )
@@ -350,31 +471,31 @@ class _RBFSVMBase(PrivateClassifierBase):
             # CMS11 Alg. 4: candidate i's Laplace release on part i, the exponential choice
             # on the last part; disjoint parts, so parallel composition.
             sizes = self._part_sizes(n_rows, m)
-            parts = [self._mechanism(p, c, sizes[i]).event for i, c in enumerate(p["grid"])]
+            parts = [self._mechanism(p, c, sizes[i]).event for i, c in enumerate(p.grid)]
             choice = ExponentialMechanism(
-                epsilon=p["epsilon"], sensitivity=1.0, allow_large_epsilon=self.allow_large_epsilon
+                epsilon=p.epsilon, sensitivity=1.0, allow_large_epsilon=p.allow_large_epsilon
             ).event
             event = Parallel(events=(*parts, choice))
         return Plan(event, type(self).__name__, details)
 
-    def _rows_needed(self, p: dict[str, Any]) -> int:
-        m = len(p["grid"]) if p["tuning"] == "private" else 0
+    def _rows_needed(self, p: RBFParams) -> int:
+        m = len(p.grid) if p.tuning == "private" else 0
         return 2 * (m + 1) if m else 2
 
-    def _mechanism(self, p: dict[str, Any], c: Mapping[str, Any], n: int) -> LaplaceMechanism:
+    def _mechanism(self, p: RBFParams, c: Mapping[str, Any], n: int) -> LaplaceMechanism:
         return output_mechanism(
-            epsilon=p["epsilon"],
-            C=self._c_rubinstein(c["C"], p["C_form"], n),
+            epsilon=p.epsilon,
+            C=self._c_rubinstein(c["C"], p.C_form, n),
             n_components=c["n_components"],
             n=n,
-            allow_large_epsilon=self.allow_large_epsilon,
+            allow_large_epsilon=p.allow_large_epsilon,
         )
 
     def _validate_training_data(
         self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
         Xv, classes, ypm = super()._validate_training_data(X, y, on_invalid=on_invalid)
-        need = self._rows_needed(self._checked())
+        need = self._rows_needed(self._params())
         if Xv.shape[0] < need:
             raise DataValidationError(
                 f"X has {Xv.shape[0]} rows; {type(self).__name__} with these settings needs "
@@ -391,18 +512,18 @@ class _RBFSVMBase(PrivateClassifierBase):
     def _release(
         self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
     ) -> None:
-        p = self._checked()
+        p = self._params()
         X = Z  # raw validated records; the map is applied per candidate
         n = X.shape[0]
-        chosen = {k: p[k] for k in _TUNABLE}
-        if p["tuning"] == "public":
+        chosen = _chosen(p)
+        if p.tuning == "public":
             chosen = self._public_tuning(p, n)
-        m = len(p["grid"]) if p["tuning"] == "private" else 0
+        m = len(p.grid) if p.tuning == "private" else 0
         if m:
             rho, coef, mech, used, n_used = self._private_tuning(X, y, p, source)
         else:
             mech = self._mechanism(p, chosen, n)
-            rho, coef = self._fit_one(X, y, chosen, p["C_form"], mech, source)
+            rho, coef = self._fit_one(X, y, chosen, p.C_form, mech, source)
             used, n_used = chosen, n
         self.rho_ = rho
         self.coef_ = coef
@@ -489,7 +610,7 @@ class _RBFSVMBase(PrivateClassifierBase):
 
     def _check_row_count(self, n_rows: int) -> None:
         super()._check_row_count(n_rows)
-        need = self._rows_needed(self._checked())
+        need = self._rows_needed(self._params())
         if n_rows < need:
             raise DataValidationError(
                 f"X has {n_rows} rows; {type(self).__name__} with these settings needs "
@@ -501,9 +622,9 @@ class _RBFSVMBase(PrivateClassifierBase):
     ) -> None:
         """:meth:`_release` on partitions: ρ in the driver, the map computed per partition
         inside each Newton pass, the Laplace noise drawn once in the driver."""
-        p = self._checked()
-        chosen = {k: p[k] for k in _TUNABLE}
-        if p["tuning"] == "public":
+        p = self._params()
+        chosen = _chosen(p)
+        if p.tuning == "public":
             chosen = self._public_tuning(p, n_rows)
         mech = self._mechanism(p, chosen, n_rows)
         rho, coef = self._fit_mapped(
@@ -513,7 +634,7 @@ class _RBFSVMBase(PrivateClassifierBase):
             self._n_model_features(),
             n_rows,
             chosen,
-            p["C_form"],
+            p.C_form,
             mech,
             source,
         )
@@ -528,11 +649,11 @@ class _RBFSVMBase(PrivateClassifierBase):
         self,
         X: NDArray[np.float64],
         y: NDArray[np.float64],
-        p: dict[str, Any],
+        p: RBFParams,
         source: RandomSource,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], LaplaceMechanism, dict[str, Any], int]:
         """CMS11 Algorithm 4: one ε-DP model per disjoint part, exponential choice on the last."""
-        grid = p["grid"]
+        grid = p.grid
         m = len(grid)
         parts = split_parts(X.shape[0], self._part_sizes(X.shape[0], m), source)
         hold = parts[m]
@@ -542,13 +663,13 @@ class _RBFSVMBase(PrivateClassifierBase):
         for i, c in _progress.track(enumerate(grid), "private tuning", total=m, unit="candidate"):
             idx = parts[i]
             mech = self._mechanism(p, c, idx.size)
-            rho, coef = self._fit_one(X[idx], y[idx], c, p["C_form"], mech, source)
+            rho, coef = self._fit_one(X[idx], y[idx], c, p.C_form, mech, source)
             scores = feature_map(X[hold], rho) @ coef
             mistakes[i] = float(np.sum(np.where(scores > 0, 1.0, -1.0) != y[hold]))
             models.append((rho, coef, mech, dict(c), int(idx.size)))
             fits.append(getattr(self, "rho_fit_", None))
         k = ExponentialMechanism(
-            epsilon=p["epsilon"], sensitivity=1.0, allow_large_epsilon=self.allow_large_epsilon
+            epsilon=p.epsilon, sensitivity=1.0, allow_large_epsilon=p.allow_large_epsilon
         ).randomise(-mistakes, random_state=source)
         custodian.info(
             "%s private tuning: validation mistakes %s on %d rows (private: not released)",
@@ -561,9 +682,9 @@ class _RBFSVMBase(PrivateClassifierBase):
         return models[k]
 
     def _guarantee(
-        self, p: dict[str, Any], c: Mapping[str, Any], mech: LaplaceMechanism, n: int, m: int
+        self, p: RBFParams, c: Mapping[str, Any], mech: LaplaceMechanism, n: int, m: int
     ) -> Guarantee:
-        C = self._c_rubinstein(c["C"], p["C_form"], n)
+        C = self._c_rubinstein(c["C"], p.C_form, n)
         sens = rubinstein_sensitivity(C, c["n_components"], n)
         assumptions = [
             "replace-one neighbours; the number of training rows n is public",
@@ -581,7 +702,7 @@ class _RBFSVMBase(PrivateClassifierBase):
                 "chosen by the exponential mechanism on a held-out part (mistakes, sensitivity 1)"
             )
         return Guarantee.pure(
-            p["epsilon"],
+            p.epsilon,
             relation=Neighbouring.REPLACE_ONE,
             mechanism=f"{type(self).__name__} (Laplace output perturbation, Rubinstein et al.)",
             assumptions=tuple(assumptions),
@@ -810,7 +931,8 @@ class HybridRBFSVM(_RBFSVMBase):
     .. [LXOJ14] Li, Xiong, Ohno-Machado, Jiang, BioMed Research International, 2014.
     """
 
-    _tuning_options = ("none", "private", "public")
+    _params_type = HybridParams
+    _constraints = HYBRID_CONSTRAINTS
 
     def __init__(
         self,
@@ -849,42 +971,22 @@ class HybridRBFSVM(_RBFSVMBase):
         self.check_overlap = check_overlap
         self.allow_large_epsilon = allow_large_epsilon
 
-    def _public(self) -> NDArray[np.float64]:
-        if self.public_X is None:
-            raise ParameterError(
-                "public_X (None) is required: HybridRBFSVM fits its frequencies on a public "
-                "sample (at least 2 rows, encoded like the private rows)"
-            )
-        schema = self._schema()
-        if schema is not None and isinstance(self.public_X, pd.DataFrame):
-            pub = self._encode_features(self.public_X, "raise")
-        else:
-            pub = _as_matrix(self.public_X, "public_X")
-        if pub.shape[0] < 2:
-            raise ParameterError(
-                f"public_X has {pub.shape[0]} row(s); fitting ρ needs at least 2 public rows"
-            )
-        return pub
+    def _params(self) -> HybridParams:
+        params: HybridParams = super()._params()
+        return params
 
-    def _checked(self) -> dict[str, Any]:
-        p = super()._checked()
-        check_int("rho_max_iter", self.rho_max_iter, minimum=1)
-        if not isinstance(self.check_overlap, bool):
-            raise ParameterTypeError(
-                f"check_overlap ({self.check_overlap!r}) must be True or False"
-            )
-        self._public()
-        if p["tuning"] == "public" and self.public_y is None:
-            raise ParameterError("tuning ('public') needs public_y, the public rows' labels")
-        return p
+    def _public(self) -> NDArray[np.float64]:
+        """The public rows, encoded like the private rows (validated with the parameters)."""
+        return self._params().public
 
     def _prepare(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        pub = self._public()
+        p = self._params()
+        pub = p.public
         if pub.shape[1] != X.shape[1]:
             raise DataValidationError(
                 f"public_X has {pub.shape[1]} columns but X has {X.shape[1]}; encode both alike"
             )
-        if self.check_overlap:
+        if p.check_overlap:
             k = overlap_count(pub, X)
             if k:
                 warnings.warn(
@@ -898,9 +1000,10 @@ class HybridRBFSVM(_RBFSVMBase):
         return X
 
     def _scan_function(self) -> Any:
-        if not self.check_overlap:
+        p = self._params()
+        if not p.check_overlap:
             return None
-        pub = self._public()
+        pub = p.public
         return functools.partial(_public_rows_seen, public=tuple(_row_digests(pub)))
 
     def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
@@ -923,17 +1026,18 @@ class HybridRBFSVM(_RBFSVMBase):
     def _frequencies(
         self, params: Mapping[str, Any], n_features: int, seed: Any
     ) -> NDArray[np.float64]:
+        p = self._params()
         fit = fit_frequencies(
-            self._public(),
+            p.public,
             n_components=params["n_components"],
             gamma=params["gamma"],
             random_state=seed,
-            max_iter=self.rho_max_iter,
+            max_iter=p.rho_max_iter,
         )
         self.rho_fit_ = fit
         return fit.rho
 
-    def _public_tuning(self, p: dict[str, Any], n_private: int) -> dict[str, Any]:
+    def _public_tuning(self, p: RBFParams, n_private: int) -> dict[str, Any]:
         """The candidate with the fewest 3-fold CV mistakes on the public rows, noise included.
 
         Free: it reads public rows and public quantities only. Each fold's model is solved on
@@ -943,9 +1047,10 @@ class HybridRBFSVM(_RBFSVMBase):
         generator (a simulation, not a release) — so the choice accounts for the noise
         (a smaller D or C wins at small ε).
         """
-        pub = self._public()
+        hp = self._params()
+        pub = hp.public
         _, y_pub = check_binary_labels(
-            np.asarray(self.public_y).reshape(-1), self._declared_classes()
+            np.asarray(hp.public_y).reshape(-1), self._declared_classes()
         )
         if y_pub.shape[0] != pub.shape[0] or pub.shape[0] < 6:
             raise DataValidationError(
@@ -955,10 +1060,10 @@ class HybridRBFSVM(_RBFSVMBase):
         rng = np.random.default_rng(self.feature_random_state)
         perm = rng.permutation(len(pub))
         folds = np.array_split(perm, 3)
-        best, best_err = p["grid"][0], math.inf
-        for c in _progress.track(p["grid"], "public tuning", unit="candidate"):
-            C = self._c_rubinstein(c["C"], p["C_form"], n_private)
-            lam = rubinstein_noise_scale(C, c["n_components"], n_private, p["epsilon"])
+        best, best_err = hp.grid[0], math.inf
+        for c in _progress.track(hp.grid, "public tuning", unit="candidate"):
+            C = self._c_rubinstein(c["C"], hp.C_form, n_private)
+            lam = rubinstein_noise_scale(C, c["n_components"], n_private, hp.epsilon)
             err = 0.0
             for f in folds:
                 tr = np.setdiff1d(perm, f)
@@ -967,7 +1072,7 @@ class HybridRBFSVM(_RBFSVMBase):
                     n_components=c["n_components"],
                     gamma=c["gamma"],
                     random_state=self.feature_random_state,
-                    max_iter=self.rho_max_iter,
+                    max_iter=hp.rho_max_iter,
                 ).rho
                 w, _, _ = solve_svm(feature_map(pub[tr], rho), y_pub[tr], C=C, huber_h=c["huber_h"])
                 W = w + rng.laplace(0.0, lam, size=(PUBLIC_TUNING_DRAWS, w.size))
