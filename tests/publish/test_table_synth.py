@@ -120,7 +120,13 @@ def _intercept(monkeypatch) -> dict[str, list[float]]:
 
 @pytest.mark.parametrize(
     ("method", "label", "classes"),
-    [("tree", True, 2), ("tree", False, 2), ("pairs", True, 3), ("pairs", False, 2)],
+    [
+        ("tree", True, 2),
+        ("tree", False, 2),
+        ("chow-liu", True, 3),
+        ("pairs", True, 3),
+        ("pairs", False, 2),
+    ],
 )
 def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     monkeypatch, method, label, classes
@@ -143,6 +149,8 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     f = len(schema.columns)
     if method == "pairs":
         assert len(seen["sigma"]) == d * (d - 1) // 2 and not seen["eps"]
+    elif method == "chow-liu":  # the label is one more node of the tree
+        assert len(seen["sigma"]) == d + (d - 1) and len(seen["eps"]) == d - 1
     else:
         assert len(seen["sigma"]) == f + (f - 1) and len(seen["eps"]) == f - 1
     # The sampling that follows uses uniforms only: no further noise was drawn.
@@ -309,7 +317,13 @@ def _broken(data: pd.DataFrame, seed: int) -> pd.DataFrame:
 
 @pytest.mark.parametrize(
     ("method", "label", "classes"),
-    [("auto", True, 2), ("tree", True, 3), ("tree", False, 2), ("pairs", False, 2)],
+    [
+        ("auto", True, 2),
+        ("tree", True, 3),
+        ("tree", False, 2),
+        ("chow-liu", True, 2),
+        ("pairs", False, 2),
+    ],
 )
 def test_planted_pairs_are_kept_and_the_broken_variant_loses_them(
     seed, method, label, classes
@@ -377,3 +391,39 @@ def test_values_at_a_declared_bound_keep_their_mass(seed) -> None:
     share = float((data["score"] == -1.0).mean())
     assert abs(share - 0.6) < 0.08, share
     assert abs(data["score"].mean() - df["score"].mean()) < 0.1
+
+
+# -- the Chow-Liu tree's compressed levels ---------------------------------------------------
+
+
+def test_codes_below_three_sigma_share_one_level_and_a_lone_one_keeps_its_own() -> None:
+    sigma = 10.0  # over 2 classes a code needs a noisy total of 3·10·√2 ≈ 42.4
+    first = np.array([[100.0, 20.0, 30.0, 5.0, 60.0], [100.0, 20.0, 15.0, 5.0, -3.0]])
+    assert model.compress_levels(first, sigma).tolist() == [0, 3, 1, 3, 2]
+    lone = np.array([100.0, 20.0, 60.0])  # one unsupported code: nothing to merge
+    assert model.compress_levels(lone, sigma / math.sqrt(2)).tolist() == [0, 1, 2]
+
+
+def test_grouped_tables_keep_every_count_in_its_level() -> None:
+    rng = np.random.default_rng(0)
+    exact = rng.integers(0, 50, size=(2, 5, 4)).astype(float)
+    maps = (None, np.array([0, 2, 1, 2, 2]), np.array([0, 1, 1, 0]))
+    out = model.group_table(exact, maps)
+    assert out.shape == (2, 3, 2) and out.sum() == exact.sum()
+    assert out[1, 2, 0] == exact[1][np.ix_([1, 3, 4], [0, 3])].sum()
+    assert np.array_equal(model.group_table(exact, (None, None, None)), exact)
+
+
+def test_chow_liu_releases_its_levels_and_decodes_the_label() -> None:
+    df = make_df(2000, label=True, classes=2, seed=5)
+    synth = TableSynthesizer(1.0, make_schema(True, 2), method="chow-liu", random_state=2)
+    rel = synth.fit(df).release_
+    levels = {k: v for k, v in rel.statistics.items() if k.startswith("levels:")}
+    assert set(levels) == {"levels:" + c for c in [*make_schema(True, 2).column_names]}
+    assert rel.guarantee.details["method"] == "chow-liu"
+    assert set(rel.data["cls"]) <= set(df["cls"]) and len(rel.data) == len(df)
+    # each edge table is measured over its attributes' levels
+    for i, j in rel.guarantee.details["edges"]:
+        table = rel.statistics[f"noisy:{i}|{j}"]
+        sizes = (int(levels["levels:" + i].max()) + 1, int(levels["levels:" + j].max()) + 1)
+        assert table.shape == sizes

@@ -92,7 +92,9 @@ def assert_same_measurements(a: TableSynthesizer, b: TableSynthesizer) -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "label"), [("tree", True), ("tree", False), ("pairs", True)], ids=str
+    ("method", "label"),
+    [("tree", True), ("tree", False), ("chow-liu", True), ("pairs", True)],
+    ids=str,
 )
 def test_measurements_equal_the_in_memory_ones_for_one_seed(dataset, method, label) -> None:
     path, whole = dataset

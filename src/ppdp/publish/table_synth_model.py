@@ -309,6 +309,48 @@ def sigma_for(rho: float) -> float:
     return math.sqrt(TABLE_L2_SENSITIVITY**2 / (2.0 * rho))
 
 
+#: A code is kept as its own level in the edge tables when its noisy count is at least
+#: this many standard deviations of that count's noise; the others share one level.
+SUPPORT_SIGMAS = 3.0
+
+
+def compress_levels(
+    first: NDArray[np.float64], sigma: float, factor: float = SUPPORT_SIGMAS
+) -> NDArray[np.int64]:
+    """Which edge-table level each code of one attribute maps to (post-processing).
+
+    ``first`` is the attribute's noisy first-round table, (K, k) or (k,), measured at
+    ``sigma`` per cell. A code whose noisy total over the classes is below
+    ``factor·σ·√K`` (indistinguishable from noise) is merged with the other such codes into
+    one last level, as MST compresses its domain ([MSM21]); the supported codes keep a level
+    each, in code order. One lone unsupported code keeps its own level (merging gains
+    nothing). The map is a function of the noisy table only, so the edge tables measured
+    over it are adaptive choices, which zCDP composes as usual.
+    """
+    table = first.reshape(-1, first.shape[-1])
+    total = table.sum(axis=0)
+    supported = total >= factor * sigma * math.sqrt(table.shape[0])
+    if int((~supported).sum()) < 2:
+        return np.arange(total.size, dtype=np.int64)
+    levels = np.cumsum(supported) - 1
+    return np.where(supported, levels, int(supported.sum())).astype(np.int64)
+
+
+def group_table(
+    exact: NDArray[np.float64], maps: Sequence[NDArray[np.int64] | None]
+) -> NDArray[np.float64]:
+    """``exact`` with each axis's codes summed into the levels of its map (``None``: as is)."""
+    out = exact
+    for axis, m in enumerate(maps):
+        if m is None:
+            continue
+        size = int(m.max()) + 1
+        onehot = np.zeros((m.size, size))
+        onehot[np.arange(m.size), m] = 1.0
+        out = np.moveaxis(np.tensordot(np.moveaxis(out, axis, -1), onehot, axes=1), -1, axis)
+    return out
+
+
 def measure(
     codes: NDArray[np.int64],
     sizes: Sequence[int],
@@ -374,6 +416,7 @@ def select_tree(
     epsilon_step: float,
     sigma_edge: float,
     source: RandomSource,
+    levels: dict[int, NDArray[np.int64]] | None = None,
 ) -> list[tuple[int, int]]:
     """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
 
@@ -394,6 +437,7 @@ def select_tree(
     feats = list(features)
     if len(feats) < 2:
         return []
+    lv = levels or {}
     clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
     if label is None:
         m_c = np.array([float(counts.n)])
@@ -401,12 +445,14 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
+    marg = {a: group_table(marg[a], (None, lv.get(a))) for a in feats}
     cand: list[tuple[int, int]] = []
     util: list[float] = []
     for x, i in enumerate(feats):
         for j in feats[x + 1 :]:
             clique = (i, j) if label is None else (label, i, j)
             exact = counts.table(clique).reshape(m_c.size, sizes[i], sizes[j])
+            exact = group_table(exact, (None, lv.get(i), lv.get(j)))
             est = _independent(marg[i], marg[j], m_c)
             err = float(np.abs(exact - est).sum())
             cand.append((i, j))
@@ -456,6 +502,17 @@ def _project_rows(v: NDArray[np.float64], totals: NDArray[np.float64]) -> NDArra
     return out
 
 
+def _within(table: NDArray[np.float64], level: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Each code's share of its level's count, per class (uniform in an empty level)."""
+    k = int(level.max()) + 1
+    totals = np.zeros((table.shape[0], k))
+    np.add.at(totals, (slice(None), level), table)
+    per_level = totals[:, level]
+    uniform = 1.0 / np.bincount(level, minlength=k)[level]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(per_level > 0, table / per_level, uniform[None, :])
+
+
 @dataclass(frozen=True)
 class Model:
     """The fitted tree model: class counts, (C, x) tables and (C, parent, child) tables."""
@@ -479,6 +536,7 @@ def estimate(
     edges: list[tuple[int, int]],
     second: dict[tuple[int, int], Measurement],
     *,
+    levels: dict[int, NDArray[np.int64]] | None = None,
     ipf_iterations: int = 20,
 ) -> Model:
     """Consistent non-negative tables from the noisy ones (post-processing only).
@@ -499,6 +557,10 @@ def estimate(
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
 
+    lv = {a: np.arange(sizes[a], dtype=np.int64) for a in feats} | dict(levels or {})
+    # Codes alone in their edge-table level: an edge table's margin measures them directly.
+    alone = {a: np.bincount(lv[a])[lv[a]] == 1 for a in feats}
+
     # 1. (C, x) tables
     acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
@@ -506,10 +568,10 @@ def estimate(
         m = second[(i, j)]
         t = as3(m)
         var = m.sigma**2
-        acc[i] = acc[i] + t.sum(axis=2) / (var * sizes[j])
-        wts[i] = wts[i] + 1.0 / (var * sizes[j])
-        acc[j] = acc[j] + t.sum(axis=1) / (var * sizes[i])
-        wts[j] = wts[j] + 1.0 / (var * sizes[i])
+        for a, margin, other in ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1])):
+            keep = alone[a]
+            acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[a][keep]] / (var * other)
+            wts[a][keep] = wts[a][keep] + 1.0 / (var * other)
     avg = {a: acc[a] / wts[a][None, :] for a in feats}
     if label is None:
         counts = np.array([float(n)])
@@ -547,11 +609,14 @@ def estimate(
     triples: dict[int, NDArray[np.float64]] = {}
     for child, par in parent.items():
         key = (par, child) if (par, child) in second else (child, par)
+        row, col = pairs[par], pairs[child]
         t = as3(second[key])
         if key[0] != par:
             t = t.transpose(0, 2, 1)
+        # Back from the edge table's levels to codes, each code its share of its level.
         t = np.maximum(t, 0.0) + 1e-3
-        row, col = pairs[par], pairs[child]
+        t = t[:, lv[par]][:, :, lv[child]] * _within(row, lv[par])[:, :, None]
+        t = t * _within(col, lv[child])[:, None, :]
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
