@@ -21,7 +21,7 @@ from ppdp.publish import (
     LDAProjectionPublisher,
     TableSynthesizer,
 )
-from ppdp.publish._params import check_table, table_fields
+from ppdp._params import check_table, table_fields
 
 SCHEMA = Schema.from_dict(
     {

@@ -9,7 +9,7 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
    the replace-one relation these sources use) alone; a publisher's parameters are one
-   declarative constraint table (:mod:`ppdp.publish._params`), checked once per ``fit``
+   declarative constraint table (:mod:`ppdp._params`), checked once per ``fit``
    into a frozen parameter object (:meth:`Publisher._params`);
 2. :func:`ppdp.accounting.check_charges` (and refuse a seeded ``random_state`` unless
    ``allow_seeded=True``): refused here, the data are never read;
@@ -49,7 +49,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
-from ppdp.publish._params import Rule, check_table
+from ppdp._params import Rule, check_table
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
@@ -124,7 +124,7 @@ class Publisher:
     #: ``output`` folder, written inside :meth:`fit`.
     row_level_output: ClassVar[bool] = False
 
-    #: The declarative constraint table (:mod:`ppdp.publish._params`) and the frozen
+    #: The declarative constraint table (:mod:`ppdp._params`) and the frozen
     #: dataclass it builds; publishers that declare one read :meth:`_params`.
     _constraints: ClassVar[tuple[Rule, ...]] = ()
     _params_type: ClassVar[type | None] = None

@@ -27,7 +27,7 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule, epsilon_rules
+from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.pca import (
     _add_laplace,
     _check_schema,

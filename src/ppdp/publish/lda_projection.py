@@ -46,7 +46,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule, epsilon_rules
+from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,

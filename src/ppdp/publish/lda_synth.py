@@ -38,7 +38,7 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
-from ppdp.publish._params import Rule, epsilon_rules
+from ppdp._params import Rule, epsilon_rules
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]

@@ -37,7 +37,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule, epsilon_rules
+from ppdp._params import Rule, epsilon_rules
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]

@@ -27,7 +27,7 @@ from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._params import Rule, epsilon_rules
+from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.table_synth_model import (
     Bins,
     JointModel,
