@@ -1,24 +1,9 @@
 """The ``ppdp`` command: a thin layer over library functions.
 
-Each sub-command lives in its own module exposing ``register(subparsers)``; the module
-adds its parser and sets ``func`` to a callable taking the parsed namespace and returning
-an exit code.
-
-Exit statuses: 0 on success; 1 only for integrity failures (a ledger that fails
-verification; ``ppdp audit`` also uses it for a mechanism that fails its audit); 2 for
-every user-caused failure (any :class:`~ppdp.exceptions.PPDPError`,
-``ValueError``, ``TypeError``, any ``OSError`` such as a missing file, a folder given for a
-file, a full disk, and input nested too deeply to parse), printed as one line on stderr
-without a traceback; 130 on Ctrl-C. When the reader of stdout goes away (``ppdp budget show
-L | head -1``) the command stops quietly with status 141, as a process killed by SIGPIPE.
-
-``-v`` (before or after the sub-command, at any level) prints every release's guarantee in
-full beneath its one-line summary (:meth:`~ppdp.budget.Guarantee.summary`), and more log
-output; ``-vv`` more still.
-
-Progress bars (reading a large table, the DP-LDA sampler, the hybrid SVM, private tuning,
-``reproduce``) are drawn on stderr when it is a terminal; ``-q``/``--quiet`` (at any level,
-as ``-v``) turns them off, and ``reproduce``'s progress lines with them.
+Each sub-command lives in its own module exposing ``register(subparsers)``, which adds its
+parser and sets ``func``: a callable taking the parsed namespace and returning an exit code.
+A user-caused failure is one line on stderr and exit 2; exit statuses, ``-v`` and ``-q``
+are described in docs/guide.md (sections 11 and 12).
 """
 
 from __future__ import annotations
@@ -32,6 +17,7 @@ from collections.abc import Sequence
 
 from ppdp import _progress
 from ppdp._version import __version__
+from ppdp.cli._common import LEVEL_FLAGS
 from ppdp.exceptions import LedgerIntegrityError, PPDPError
 
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
@@ -63,8 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ppdp {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
-    parser.add_argument("-q", "--quiet", action="store_true", default=False, help=_QUIET_HELP)
+    for (flag, options, text), default in zip(LEVEL_FLAGS, (0, False), strict=True):
+        parser.add_argument(*flag.split(), default=default, help=text, **options)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in _COMMAND_MODULES:
@@ -75,38 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
-    _add_verbose_to_subcommands(parser)
     return parser
-
-
-_VERBOSE_HELP = "print every guarantee in full (not only its one-line summary), and more log output"
-_QUIET_HELP = "no progress bars or progress lines on stderr (bars are drawn only on a terminal)"
-_LEVEL_FLAGS = (
-    ("-v --verbose", {"action": "count"}, _VERBOSE_HELP),
-    ("-q --quiet", {"action": "store_true"}, _QUIET_HELP),
-)
-
-
-def _add_verbose_to_subcommands(parser: argparse.ArgumentParser) -> None:
-    """Accept ``-v`` and ``-q`` after the sub-command too (``ppdp publish pca ... -v``), at
-    every level. They have no default there, so one before the sub-command stands when none
-    follows it."""
-    seen: set[int] = set()
-    todo = [parser]
-    while todo:
-        current = todo.pop()
-        for action in current._actions:
-            children = action.choices if isinstance(action, argparse._SubParsersAction) else {}
-            for child in children.values():  # type: ignore[union-attr]
-                if id(child) in seen:  # an alias of a parser already done
-                    continue
-                seen.add(id(child))
-                for flag, options, text in _LEVEL_FLAGS:
-                    if flag.split()[0] not in child._option_string_actions:
-                        child.add_argument(
-                            *flag.split(), default=argparse.SUPPRESS, help=text, **options
-                        )
-                todo.append(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

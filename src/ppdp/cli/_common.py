@@ -20,41 +20,51 @@ Flag = tuple[str, dict[str, Any], str]
 
 # fmt: off
 ALLOW_SEEDED: Flag = ("--allow-seeded", {"action": "store_true"},
-    "accept --seed with --ledger (an experiment: the same seed on neighbouring tables cancels "
-    "the noise exactly); the ledger records it")
-FORCE: Flag = ("--force", {"action": "store_true"},
-               "replace an existing output file (never one of the inputs)")
+                      "accept --seed with --ledger, for an experiment (the ledger records it)")
+FORCE: Flag = ("--force", {"action": "store_true"}, "replace an existing output (never an input)")
 SEP: Flag = ("--sep", {"default": None, "metavar": "CHAR"},
-    "column separator of a text table; default: detected from the header line among , ; tab | "
-    "(said on stderr when not the extension's default)")
-ENCODING: Flag = ("--encoding", {"default": "utf-8"},
-                  "text encoding of a text table (e.g. latin-1)")
+             "column separator of a text table (default: detected from the header line)")
+ENCODING: Flag = ("--encoding", {"default": "utf-8"}, "text encoding of a text table")
 SEED: Flag = ("--seed", {"type": int, "default": None},
-    "reproducible noise for experiments (NOT for real releases); refused with --ledger unless "
-    "--allow-seeded")
+              "reproducible noise for experiments (NOT for real releases)")
 IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},
-    "a key unique to this release request: a retried run with the same key is not charged "
-    "again (its output was never written: the write is atomic). Use a fresh key for every new "
-    "release")
+                         "a key unique to this release: a retry with the same key is not charged")
 SCHEDULER: Flag = ("--scheduler", {"default": None, "metavar": "ADDR"},
-    "for a Parquet dataset (a folder, a glob, or a .parquet file): where Dask runs the work: "
-    "'local' (a cluster on this machine, the default for a folder or a glob), an address such "
-    "as tcp://HOST:8786, or 'threads' / 'processes' / 'sync'")
+                   "where Dask reads a Parquet dataset: local, tcp://HOST:PORT, threads, ...")
 JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
 CHECKPOINT: Flag = ("--checkpoint", {"metavar": "FILE", "default": None},
                     "a checkpoint kept elsewhere that the ledger must extend")
+INPUT: Flag = ("input", {"metavar": "IN"}, "the private table (CSV, Parquet file or dataset)")
+SCHEMA: Flag = ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)")
+EPSILON: Flag = ("--epsilon", {"type": float, "required": True}, "ε spent by this release")
+LEDGER: Flag = ("--ledger", {"metavar": "L", "default": None},
+                "the dataset's budget ledger ('ppdp budget init' makes one)")
+DRY_RUN: Flag = ("--dry-run", {"action": "store_true"},
+                 "validate, print the planned charge and the clipped share, then stop (free)")
+#: ``-v`` and ``-q``, taken before and after every sub-command.
+LEVEL_FLAGS: tuple[Flag, ...] = (
+    ("-v --verbose", {"action": "count"}, "print every guarantee in full, and more log output"),
+    ("-q --quiet", {"action": "store_true"}, "no progress bars or progress lines on stderr"),
+)
+#: The flags of every release that reads a table: seeding, retries, text tables, Dask.
+RELEASE: tuple[Flag, ...] = (SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, ENCODING, SCHEDULER)
 # fmt: on
 
 
 def command(
     subparsers: Any, name: str, help: str, description: str, *flags: Flag, **defaults: Any
 ) -> argparse.ArgumentParser:
-    """Add the sub-command ``name`` with its ``flags`` (and ``func=...`` as ``defaults``)."""
+    """Add the sub-command ``name`` with its ``flags`` (and ``func=...`` as ``defaults``).
+
+    ``-v`` and ``-q`` have no default there: one given before the sub-command stands when
+    none follows it."""
     formatter = argparse.ArgumentDefaultsHelpFormatter
     parser = subparsers.add_parser(
         name, help=help, description=description, formatter_class=formatter
     )
     add_flags(parser, *flags)
+    for names, options, text in LEVEL_FLAGS:
+        parser.add_argument(*names.split(), default=argparse.SUPPRESS, help=text, **options)
     parser.set_defaults(**defaults)
     return parser  # type: ignore[no-any-return]
 
@@ -84,16 +94,6 @@ def add_registry_flags(parser: Any, registry: Any) -> None:
 def registry_values(args: argparse.Namespace, registry: Any) -> dict[str, Any]:
     """Each method-specific flag of ``registry`` -> its parsed value (None: not given)."""
     return {opt.flag: getattr(args, opt.dest) for opt in registry.options()}
-
-
-def add_seed_and_force_flags(parser: argparse.ArgumentParser) -> None:
-    """``--allow-seeded`` and ``--force``, shared by the commands that write a release."""
-    add_flags(parser, ALLOW_SEEDED, FORCE)
-
-
-def add_table_flags(parser: argparse.ArgumentParser) -> None:
-    """``--sep`` and ``--encoding``, for every command that reads a table."""
-    add_flags(parser, SEP, ENCODING)
 
 
 def pick(args: argparse.Namespace, names: str) -> dict[str, Any]:

@@ -10,33 +10,19 @@ from ppdp.registry import PUBLISHERS
 METHODS = PUBLISHERS.names()
 
 _DESCRIPTION = (
-    "Release a differentially private version of a table declared by a schema. pca: DP-PCA "
-    "(one row per input row, order kept; Jiang et al. 2013); lda-synth: synthetic labelled rows "
-    "from noisy class statistics (DP-LDA); lda-projection: a noisy Fisher discriminant and (by "
-    "default) noisy projections of every row on it (LDA-DP, Gu et al. 2022; needs --delta and "
-    "public class counts); laplace, exponential: the per-record baselines; synth: synthetic rows "
-    "from noisy marginals under zCDP (TableSynthesizer, (ε, δ)-DP). The spend is checked against "
-    "and recorded in --ledger before anything is released; invalid input writes nothing and "
-    "spends nothing."
+    "Release a differentially private version of a table declared by a schema (methods: "
+    "docs/guide.md). The spend is checked against and recorded in --ledger before anything is "
+    "released; invalid input writes nothing and spends nothing."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
-    ("method", {"choices": METHODS}, "the publishing method"),
-    ("input", {"metavar": "IN"},
-     "the private table (.csv, .csv.gz, .parquet, or a Parquet dataset: a folder or a glob)"),
+    ("method", {"choices": METHODS}, "the publishing method"), c.INPUT,
     ("-o --output", {"required": True, "metavar": "OUT"},
-     "the release (.csv or .parquet; a folder for a Parquet dataset); its guarantee goes to "
-     "OUT.guarantee.json"),
-    ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
-    ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
-    ("--ledger", {"metavar": "L", "default": None},
-     "the dataset's budget ledger (create one with 'ppdp budget init')"),
-    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING, c.SCHEDULER,
+     "the release (.csv, .parquet, or a folder); its guarantee goes to OUT.guarantee.json"),
+    c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE,
     ("--allow-large-epsilon", {"action": "store_true"},
      "accept epsilon above 10 (a weak guarantee: say so to whoever reads the release)"),
-    ("--dry-run", {"action": "store_true"},
-     "read and validate everything, print the planned charges, noise scales and the share of "
-     "values the bounds clip, then stop: nothing is spent or written"),
+    c.DRY_RUN,
 )
 # fmt: on
 

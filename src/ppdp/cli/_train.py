@@ -13,49 +13,36 @@ from ppdp.registry import LEARNERS as LEARNER_REGISTRY
 LEARNERS = LEARNER_REGISTRY.names()
 
 _DESCRIPTION = (
-    "Train a private binary classifier on a table declared by a schema with a two-class label. "
-    "logreg, svm: logistic regression and Huber SVM by objective or output perturbation "
-    "(Chaudhuri et al. 2011); rbf-svm: RBF-kernel SVM by random Fourier features (Rubinstein et "
-    "al.); hybrid-svm: the same with features fitted on a public sample (Li et al. 2014; needs "
-    "--public). Records are scaled by the schema's declared row-norm bound. The spend is checked "
-    "against and recorded in --ledger before anything is released; invalid input writes nothing "
-    "and spends nothing. The model file holds the released parameters, the guarantee and the "
-    "schema, nothing private."
+    "Train a private binary classifier on a table whose schema declares a two-class label "
+    "(learners: docs/learn.md). The spend is checked against and recorded in --ledger before "
+    "anything is released; invalid input writes nothing and spends nothing."
 )
 _PREDICT = (
-    "Predict each row of IN with the model in MODEL.json, encoding it with the schema stored in "
-    "the model file (a label column, if present, is ignored). Writes prediction (the class name), "
-    "score (the decision function) and, for logreg, probability. Post-processing of a released "
-    "model: nothing is spent."
+    "Predict each row of IN with a model file, encoded with the schema it stores: prediction, "
+    "score and, for logreg, probability. Post-processing: nothing is spent."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
-    ("learner", {"choices": LEARNERS}, "the learner"),
-    ("input", {"metavar": "IN"},
-     "the private table (.csv, .csv.gz, .parquet, or a Parquet dataset: a folder or a glob)"),
+    ("learner", {"choices": LEARNERS}, "the learner"), c.INPUT,
     ("-o --output", {"required": True, "metavar": "MODEL.json"}, "model file"),
-    ("--schema", {"required": True, "metavar": "S"}, "the schema (.json, .yaml)"),
-    ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
+    c.SCHEMA, c.EPSILON,
     ("--delta", {"type": float, "default": None}, "δ, for learners with an (ε, δ) guarantee"),
     ("--allow-large-epsilon", {"action": "store_true"},
      "accept epsilon above 10 (a weak guarantee: say so to whoever reads the model)"),
     ("--public", {"metavar": "P", "default": None},
      "hybrid-svm: a public table with the schema's feature columns"),
-    ("--ledger --budget-ledger", {"dest": "ledger", "metavar": "L", "default": None},
-     "the dataset's budget ledger (create one with 'ppdp budget init')"),
-    c.SEED, c.ALLOW_SEEDED, c.FORCE, c.IDEMPOTENCY_KEY, c.SEP, c.ENCODING, c.SCHEDULER,
-    ("--dry-run", {"action": "store_true"},
-     "read and validate everything, print the planned charge, its noise and the share of values "
-     "the bounds clip, then stop: nothing is spent or written"),
+    ("--ledger --budget-ledger", {"dest": "ledger", "metavar": "L", "default": None}, c.LEDGER[2]),
+    *c.RELEASE, c.DRY_RUN,
 )
 _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("model", {"metavar": "MODEL.json"}, "a model file from 'ppdp train'"),
-    ("input", {"metavar": "IN"}, "the table (.csv, .csv.gz, .parquet, or a Parquet dataset)"),
+    ("input", {"metavar": "IN"}, "the table (CSV, Parquet file or dataset)"),
     c.SEP, c.ENCODING, c.SCHEDULER,
-    ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"),
-    ("--force", {"action": "store_true"}, "replace an existing output file (never an input)"),
+    ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
 )
 # fmt: on
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``train`` and ``predict`` to the ``ppdp`` parser."""
     what = "train a differentially private classifier and write its model file"
