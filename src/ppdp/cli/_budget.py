@@ -8,23 +8,20 @@ import json
 from ppdp.cli import _common as c
 
 _SHOW = (
-    "Verify the ledger, then print its dataset, relation, composition, total, spent, remaining, "
-    "a table of spends with each one's event and the running composed (ε, δ), and how many more "
-    "releases like the last one still fit (with -v, every fact recorded with each spend). Exit 1 "
-    "if the ledger fails verification."
+    "Verify the ledger, then print its totals, what remains, every spend with the running "
+    "composed (ε, δ), and how many more releases like the last one fit. Exit 1 if the ledger "
+    "fails verification."
 )
 _INIT = (
-    "Create a privacy-budget ledger for one dataset, with its total budget and neighbouring "
-    "relation pinned in the signed genesis entry (a signing key is written beside it as "
-    "LEDGER.key, mode 0600). Refuses to touch an existing ledger, and to create one for a "
-    "dataset id that has an anchor on record ('ppdp ledger anchor')."
+    "Create a dataset's privacy-budget ledger, its total budget and neighbouring relation pinned "
+    "in the signed genesis entry (key written as LEDGER.key, mode 0600); never over an existing "
+    "ledger or an anchored dataset id."
 )
 # fmt: off
 _SHOW_FLAGS: tuple[c.Flag, ...] = (
     ("ledger", {"metavar": "LEDGER"}, "the budget ledger file"), c.CHECKPOINT,
     ("--anchor", {"metavar": "ANCHOR", "default": None},
-     "an anchor line printed by 'ppdp ledger anchor' (or a file holding it) that the ledger "
-     "must extend"),
+     "an anchor line from 'ppdp ledger anchor' (or its file) that the ledger must extend"),
     c.JSON,
 )
 _INIT_FLAGS: tuple[c.Flag, ...] = (
@@ -35,13 +32,10 @@ _INIT_FLAGS: tuple[c.Flag, ...] = (
     ("--relation", {"default": "replace-one", "choices": ("replace-one", "add/remove")},
      "neighbouring relation every release must be charged under"),
     ("--composition", {"default": "basic", "choices": ("basic", "pld", "rdp")},
-     "how spends compose: basic adds ε and δ; pld (privacy loss distributions) and rdp (Rényi "
-     "DP) compose the recorded events tightly (needs pip install 'ppdp[tight]', and --delta > "
-     "0: the total is then an (ε, δ) target). Pinned for good"),
+     "how spends compose, pinned for good: basic adds ε and δ; pld and rdp are tight (need "
+     "ppdp[tight] and --delta > 0)"),
     ("--anchor", {"metavar": "ANCHOR", "default": None},
-     "an anchor of this dataset's ledger: if given, init refuses (the anchored ledger must be "
-     "restored, not replaced); an anchor on record for the dataset id in the anchor registry "
-     "refuses it too"),
+     "an anchor of this dataset's ledger: init then refuses (restore that ledger instead)"),
 )
 # fmt: on
 

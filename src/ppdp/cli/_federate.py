@@ -14,7 +14,7 @@ from ppdp.cli import _common as c
 
 EXIT_ABORTED = 3
 _RELEASES = ("direction", "noisy-projections", "raw-projections")
-_ROUND = "Exit 0 when the round completed, 3 when it was aborted"
+_DOCS = "See docs/federated-deployment.md."
 # fmt: off
 _PARTY: tuple[c.Flag, ...] = (
     ("--config", {"required": True, "metavar": "FILE"}, "YAML or JSON config"),
@@ -26,36 +26,31 @@ _ROUND_BUDGET: tuple[c.Flag, ...] = (
     ("--epsilon", {"type": float, "default": 1.0}, "total epsilon of the round"),
     ("--delta", {"type": float, "default": 1e-5}, "total delta of the round"),
 )
+_RELEASE_HELP = "what the round releases (raw projections are not DP)"
 _DEMO: tuple[c.Flag, ...] = (
     ("--owners", {"type": int, "default": 3}, "number of data owners"),
     ("--workdir", {"default": "."}, "where the ledger, replicas, keys go"), *_ROUND_BUDGET,
     ("--dealer", {"choices": ("trusted", "none"), "default": "trusted"},
-     "zero-sum noise from a trusted dealer, or from pairwise X25519 masks"),
-    ("--release", {"choices": _RELEASES, "default": "noisy-projections"},
-     "what the round releases (raw projections are not DP)"),
+     "zero-sum noise from a trusted dealer, or pairwise X25519 masks"),
+    ("--release", {"choices": _RELEASES, "default": "noisy-projections"}, _RELEASE_HELP),
     ("--timeout", {"type": float, "default": 120.0}, "seconds for the whole demo"),
-    ("--tls", {"action": "store_true"},
-     "HTTPS with mutual TLS (throw-away local CA) instead of plain HTTP"),
+    ("--tls", {"action": "store_true"}, "HTTPS with mutual TLS (throw-away local CA)"),
     ("--json", {"action": "store_true"}, "print the summary as JSON"),
 )
 _INIT: tuple[c.Flag, ...] = (
     ("--owners", {"required": True, "action": "append", "metavar": "NAME=URL[,NAME=URL...]"},
-     "the data owners and the URL each is reached at (repeatable); the order fixes the mask "
-     "pairs"),
+     "the data owners and their URLs (repeatable; the order fixes the mask pairs)"),
     ("--publisher", {"required": True, "metavar": "URL"}, "the publisher's URL"),
     ("--dealer", {"required": True, "metavar": "URL|none"},
-     "the noise dealer's URL, or 'none' for pairwise X25519 masks (no dealer)"),
+     "the noise dealer's URL, or 'none' for pairwise X25519 masks"),
     ("--schema", {"required": True, "metavar": "FILE"}, "the declared schema"),
     ("--class-counts", {"required": True, "metavar": "N,N,..."},
-     "global count of each class in the schema's class order (public: the protocol publishes "
-     "them)"),
+     "global count of each class, in the schema's class order (public)"),
     ("--data", {"action": "append", "default": [], "metavar": "NAME=PATH"},
-     "an owner's data file (CSV) on its machine (repeatable; default <owner>/data.csv; editable "
-     "afterwards as data.file)"),
+     "an owner's CSV on its machine (repeatable; default <owner>/data.csv)"),
     ("-o --output", {"required": True, "metavar": "DIR"}, "output folder"),
     ("--force", {"action": "store_true"}, "write into a non-empty folder"), *_ROUND_BUDGET,
-    ("--release", {"choices": _RELEASES, "default": "direction"},
-     "what the round releases (raw projections are not DP)"),
+    ("--release", {"choices": _RELEASES, "default": "direction"}, _RELEASE_HELP),
     ("--projection-share", {"type": float, "default": 0.5},
      "share of epsilon for the noisy projections"),
     ("--calibration", {"choices": ("gaussian", "paper"), "default": "gaussian"},
@@ -63,7 +58,7 @@ _INIT: tuple[c.Flag, ...] = (
     ("--n-components", {"type": int, "default": None}, "at most this many directions"),
     ("--session-id", {"default": None}, "default: a fresh random one"),
     ("--norm-bound", {"type": float, "default": None},
-     "declared bound on an encoded row's L2 norm (default: the schema's)"),
+     "bound on an encoded row's L2 norm (default: the schema's)"),
     ("--dataset-id", {"default": "federated"}, "the publisher ledger's dataset id"),
     ("--budget-epsilon", {"type": float, "default": None},
      "the publisher ledger's total epsilon (default: the round's)"),
@@ -76,28 +71,15 @@ _ROLES = (
     ("dealer", "run the noise dealer: sends zero-sum noise shares to the owners"),
 )
 _TEXTS = {
-    "federate": (
-        "run a party of the multi-party LDA protocol over HTTP, or a local demo",
-        "Run one party (publisher, owner or dealer) of a Mul-LDA-DP round as its own process, "
-        f"or start a whole round on loopback with 'demo'. {_ROUND} (nothing released), 2 on a "
-        "usage error."),
-    "init": (
-        "write every party's config and keys for a round across machines",
-        "Write, under OUT, one folder per party (publisher, dealer, each owner) with its config "
-        "and its private keys (mode 0600), to be copied to that party's machine and started "
-        "there with 'ppdp federate run --config'; plus public-keys.json and session.json "
-        "(public). n_features, the classes and the constant one-hot blocks come from the "
-        "schema. See docs/federated-deployment.md."),
-    "run": (
-        "run one party (publisher, dealer or owner) from its config",
-        "Run the party a config names (its role is read from the file), e.g. a folder written "
-        f"by 'ppdp federate init'. {_ROUND}, 2 on a usage error."),
-    "demo": (
-        "run a whole round on loopback: publisher, dealer and owners as processes",
-        "Split Adult across OWNERS data owners, start the publisher, the dealer and the owners "
-        "as separate processes on free loopback ports, run one round, print the result and "
-        "leave the publisher's ledger and each owner's replica under WORKDIR (plain HTTP on "
-        "loopback unless --tls; see docs/federated-deployment.md)."),
+    "federate": ("run a party of the multi-party LDA protocol over HTTP, or a local demo",
+                 "Run one party of a Mul-LDA-DP round as its own process, or a whole round on "
+                 "loopback ('demo'). Exit 0 when the round completed, 3 when it was aborted."),
+    "init": ("write every party's config and keys for a round across machines",
+             f"Write one folder per party (config and private keys) under OUT. {_DOCS}"),
+    "run": ("run one party (publisher, dealer or owner) from its config",
+            f"Run the party a config names (its role is read from the file). {_DOCS}"),
+    "demo": ("run a whole round on loopback: publisher, dealer and owners as processes",
+             f"Split Adult across OWNERS data owners and run one round on loopback. {_DOCS}"),
 }
 # fmt: on
 
@@ -106,8 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``federate`` and its actions to the ``ppdp`` parser."""
     actions = c.group(subparsers, "federate", *_TEXTS["federate"], "federate_action")
     for role, text in _ROLES:
-        what = f"{text[0].upper()}{text[1:]}. The configuration file is described in "
-        what += "docs/federated-deployment.md."
+        what = f"{text[0].upper()}{text[1:]}. {_DOCS}"
         c.command(actions, role, text, what, *_PARTY, func=_party, federate_role=role)
     c.command(actions, "init", *_TEXTS["init"], *_INIT, func=_init)
     c.command(actions, "run", *_TEXTS["run"], *_PARTY, func=_party, federate_role=None)

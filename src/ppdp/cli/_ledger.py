@@ -10,36 +10,26 @@ import sys
 from ppdp.cli import _common as c
 
 _VERIFY = (
-    "Verify every entry (index, hash chain, canonical form, Ed25519 signature by a pinned "
-    "unrevoked signer) and the ledger's checkpoints. Exit 0 if it is intact, 1 with the first "
-    "bad index if not, 2 on a usage error."
+    "Verify every entry (hash chain, canonical form, signature by a pinned signer) and the "
+    "checkpoints. Exit 0 if intact, 1 with the first bad index if not."
 )
 _ANCHOR = (
-    "Verify the ledger, then print one line, 'ppdp-anchor-v1:DATASET:LEDGER_ID:LENGTH:HEAD_HASH:"
-    "SIGNER:SIGNATURE', signed with the ledger's key, and record it as the dataset's latest "
-    "anchor in the anchor registry ($PPDP_ANCHOR_DIR, default ~/.config/ppdp/anchors). Keep the "
-    "line somewhere the ledger's writers cannot change it; 'ppdp ledger verify --anchor LINE' "
-    "then catches a ledger that was truncated, rolled back with its checkpoint, or replaced. "
-    "Exit 1 if the ledger fails verification."
+    "Verify the ledger, print a signed one-line digest of its head and record it in the anchor "
+    "registry; keep the line where the ledger's writers cannot change it (docs/guide.md)."
 )
+_ANCHOR_HELP = "an anchor line from 'ppdp ledger anchor' (or its file) that the ledger must extend"
 # fmt: off
 _VERIFY_FLAGS: tuple[c.Flag, ...] = (
     ("ledger", {"metavar": "LEDGER"}, "the ledger file"), c.CHECKPOINT,
     ("--trusted-key", {"metavar": "ID=FILE", "action": "append", "default": None},
-     "pin a signer's public key (PEM or base64); repeat for each signer; the genesis entry must "
-     "pin exactly these"),
-    ("--anchor", {"metavar": "ANCHOR", "default": None},
-     "an anchor line printed by 'ppdp ledger anchor' (or a file holding it) that the ledger "
-     "must extend; the anchor on record for its dataset id is checked as well"),
-    c.JSON,
+     "pin a signer's public key (PEM or base64), once per signer the genesis entry pins"),
+    ("--anchor", {"metavar": "ANCHOR", "default": None}, _ANCHOR_HELP), c.JSON,
 )
 _ANCHOR_FLAGS: tuple[c.Flag, ...] = (
     ("ledger", {"metavar": "LEDGER"}, "the ledger file"),
     ("--key", {"metavar": "FILE", "default": None},
      "the signing key (PEM) of a signer the ledger pins (default: LEDGER.key)"),
-    c.CHECKPOINT,
-    ("--anchor", {"metavar": "ANCHOR", "default": None},
-     "an earlier anchor (line or file) that the ledger must extend"),
+    c.CHECKPOINT, ("--anchor", {"metavar": "ANCHOR", "default": None}, _ANCHOR_HELP),
     ("--no-record", {"action": "store_true"}, "do not record the anchor in the registry"),
 )
 # fmt: on
@@ -47,10 +37,7 @@ _ANCHOR_FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``ledger`` and its actions to the ``ppdp`` parser."""
-    what = (
-        "Work with ppdp's signed, hash-chained ledgers (budget ledgers and multi-party "
-        "publishing ledgers alike)."
-    )
+    what = "Work with ppdp's signed, hash-chained ledgers (budget and multi-party ledgers)."
     short = "verify a tamper-evident ledger, or anchor it"
     actions = c.group(subparsers, "ledger", short, what, "ledger_action")
     short = "verify hashes, signatures and checkpoints"

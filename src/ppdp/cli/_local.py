@@ -29,12 +29,9 @@ def _harmonics(text: str) -> int | str:
     return value
 
 
-_CONFIG: c.Flag = (
-    "--config",
-    {"required": True, "metavar": "FILE"},
-    "collector config (YAML/JSON)",
-)
+_DOCS = "See docs/local-collector.md."
 # fmt: off
+_CONFIG: c.Flag = ("--config", {"required": True, "metavar": "FILE"}, "the collector's config")
 _SERVE: tuple[c.Flag, ...] = (
     _CONFIG,
     ("--host", {"default": "127.0.0.1"}, "address to bind"),
@@ -52,16 +49,12 @@ _REPORT: tuple[c.Flag, ...] = (
     ("--batch-size", {"type": int, "default": 5000}, "reports per batch"),
     ("--seed", {"type": int, "default": None}, "reproducible noise (NOT for real respondents)"),
     ("--journal", {"metavar": "PATH", "default": None},
-     "the client-side journal of perturbed reports and acknowledged batches, written before "
-     "anything is sent; rerunning with it resends exactly what was not acknowledged, never "
-     "perturbing again (default: VALUES.csv.report-journal, or VALUES.csv.COLUMN.report-journal "
-     "with --column)"),
+     "journal of the perturbed reports: a rerun resends what was not acknowledged "
+     "(default: VALUES.csv[.COLUMN].report-journal)"),
     ("--again", {"action": "store_true"},
-     "make a new report of a survey column this client has already reported (refused "
-     "otherwise): each report spends the local guarantee again, the guarantees compose"),
+     "report a column this client has already reported (spends the guarantee again)"),
     ("--state", {"metavar": "PATH", "default": None},
-     "this client's report marker, which records the surveys and columns it has reported (no "
-     "values; docs/local-collector.md) (default: the client key's path + .reports.json)"),
+     "this client's report marker (default: the client key's path + .reports.json)"),
 )
 _ESTIMATE: tuple[c.Flag, ...] = (
     ("--method", {"choices": _METHODS, "default": None},
@@ -69,41 +62,29 @@ _ESTIMATE: tuple[c.Flag, ...] = (
      "(default), mean, threshold"),
     ("--bins", {"type": int, "default": 50}, "bins over the domain (additive)"),
     ("--harmonics", {"type": _harmonics, "default": "auto"},
-     "Fourier harmonics: a positive integer, or 'auto' (chosen from n and the published noise "
-     "law only; docs/local.md)"),
+     "Fourier harmonics: a positive integer, or 'auto' (from n and the noise law only)"),
     ("--delta", {"type": float, "default": None},
      "δ of the stated guarantee (default: pure ε if any, else δ = 1e-6)"),
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "the estimate"),
-    ("--force", {"action": "store_true"},
-     "replace an existing OUT.csv and OUT.json (never an input)"),
+    ("--force", {"action": "store_true"}, "replace an existing OUT.csv and OUT.json"),
 )
 _TEXTS = {
-    "local": (
-        "local perturbation: collector service, respondent client, estimates",
-        "Respondents perturb their own values; the collector keeps only running totals and "
-        "counts; estimates state the randomizer's local-DP guarantee."),
-    "serve": (
-        "run the collector (FastAPI + uvicorn)",
-        "Accept signed batches of reports, validate them against the config's randomizer and "
-        "keep only running totals in the config's SQLite store. On start it prints (stderr) "
-        "where it listens, what it accepts, whether TLS is on and how to stop it."),
-    "report": (
-        "perturb values on this machine and send them",
-        "Read VALUES.csv (a header line, one value per row; the first column or --column), "
-        "perturb each value once here with the survey's randomizer, and post the reports in "
-        "signed batches. Values outside the declared domain stop everything before any noise is "
-        "drawn. The perturbed reports are journaled (--journal) before the first is sent: if "
-        "the collector fails, the error says how many were delivered, and rerunning the same "
-        "command sends exactly the rest."),
-    "estimate": (
-        "reconstruct the distribution from the collector's totals",
-        "Fetch the running totals from a collector (--server) or read its store (--store), "
-        "reconstruct the distribution, write OUT.csv and OUT.json (the guarantee), and print "
-        "the guarantee."),
-    "keygen": (
-        "make a client's Ed25519 key",
-        "Write a new private key (mode 0600, never overwriting) and print the public key to "
-        "list under 'clients' in the collector's config."),
+    "local": ("local perturbation: collector service, respondent client, estimates",
+              "Respondents perturb their own values; the collector keeps only running totals "
+              f"and counts; estimates state the randomizer's local-DP guarantee. {_DOCS}"),
+    "serve": ("run the collector (FastAPI + uvicorn)",
+              "Accept signed batches of reports and keep only running totals in the config's "
+              f"SQLite store. {_DOCS}"),
+    "report": ("perturb values on this machine and send them",
+               "Perturb each value of VALUES.csv once here with the survey's randomizer and post "
+               "the reports in signed batches, journaled first: rerunning the same command after "
+               f"a failure sends exactly the rest. {_DOCS}"),
+    "estimate": ("reconstruct the distribution from the collector's totals",
+                 "Reconstruct the distribution from a collector's totals (--server or --store), "
+                 "write OUT.csv and OUT.json (the guarantee), and print the guarantee."),
+    "keygen": ("make a client's Ed25519 key",
+               "Write a new private key (mode 0600, never overwriting) and print the public key "
+               "to list under 'clients' in the collector's config."),
 }
 # fmt: on
 
