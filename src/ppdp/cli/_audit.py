@@ -12,9 +12,9 @@ from ppdp.cli import _common as c
 # keeps the two equal).
 _CHOICES = ("laplace", "gaussian", "exponential", "permute-and-flip", "discrete-laplace")
 _DESCRIPTION = (
-    "Run the black-box privacy audit (event selection, then a Clopper-Pearson lower bound on "
-    "epsilon at alpha=1e-6) on a mechanism and on its positive control, the same mechanism with "
-    "half the noise. Exit 0 iff the mechanism passes and the control fails; exit 1 otherwise."
+    "Audit a mechanism (Clopper-Pearson lower bound on epsilon, alpha=1e-6) and its positive "
+    "control with half the noise (docs/audit.md). Exit 0 iff the mechanism passes and the "
+    "control fails; 1 otherwise."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
@@ -22,8 +22,8 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--epsilon", {"type": float, "default": 1.0}, "the claimed epsilon"),
     ("--delta", {"type": float, "default": 1e-5}, "delta (gaussian only)"),
     ("--draws", {"type": int, "default": None},
-     "measurement draws per side (selection uses a tenth); default: 1,000,000 for laplace and "
-     "gaussian, 200,000 for the exponential mechanism"),
+     "measurement draws per side, a tenth as many for selection (default: 10^6 for laplace and "
+     "gaussian, 2x10^5 for exponential)"),
     ("--seed", {"type": int, "default": None}, "reproducible audit (default: OS entropy)"),
     ("--json", {"action": "store_true"}, "print the results as JSON"),
 )

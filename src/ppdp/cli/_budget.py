@@ -42,9 +42,8 @@ _INIT_FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``budget`` and its actions to the ``ppdp`` parser."""
-    what = "Inspect a privacy-budget ledger (verified before anything is read)."
-    short = "show a dataset's privacy budget ledger"
-    actions = c.group(subparsers, "budget", short, what, "budget_action")
+    short = "create or show a dataset's privacy-budget ledger"
+    actions = c.group(subparsers, "budget", short, None, "budget_action")
     short = "totals, what remains, and every spend"
     c.command(actions, "show", short, _SHOW, *_SHOW_FLAGS, func=_show)
     short = "create a dataset's budget ledger"

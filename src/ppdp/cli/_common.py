@@ -52,15 +52,16 @@ RELEASE: tuple[Flag, ...] = (SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, EN
 
 
 def command(
-    subparsers: Any, name: str, help: str, description: str, *flags: Flag, **defaults: Any
+    subparsers: Any, name: str, help: str, description: str | None, *flags: Flag, **defaults: Any
 ) -> argparse.ArgumentParser:
-    """Add the sub-command ``name`` with its ``flags`` (and ``func=...`` as ``defaults``).
+    """Add the sub-command ``name`` with its ``flags`` (and ``func=...`` as ``defaults``);
+    ``description`` None repeats ``help``.
 
     ``-v`` and ``-q`` have no default there: one given before the sub-command stands when
     none follows it."""
     formatter = argparse.ArgumentDefaultsHelpFormatter
     parser = subparsers.add_parser(
-        name, help=help, description=description, formatter_class=formatter
+        name, help=help, description=description or help, formatter_class=formatter
     )
     add_flags(parser, *flags)
     for names, options, text in LEVEL_FLAGS:
@@ -143,49 +144,20 @@ def seeded_quietly() -> Iterator[None]:
         yield
 
 
-def print_guarantee(
-    guarantee: Any, *, verbose: int, label: str = "guarantee", full_in: Any = None
-) -> None:
-    """Print a release's guarantee: its one-line summary, and the full statement with ``-v``.
+def print_guarantee(guarantee: Any, **how: Any) -> None:
+    """Print :func:`ppdp.accounting.receipt.guarantee_lines` (``verbose``, ``label``,
+    ``full_in``)."""
+    from ppdp.accounting.receipt import guarantee_lines
 
-    A release with no formal guarantee (kind ``none``) always gets its full statement: the
-    reason is the message. ``full_in`` names the file that holds the full statement (a
-    release's sidecar), said on a second line when the full text is not printed.
-    """
-    print(f"{label}: {guarantee.summary()}")
-    if verbose or not guarantee.is_private:
-        print(f"  in full: {guarantee}")
-    elif full_in is not None:
-        print(f"  in full in {full_in} (or add -v)")
+    print(*guarantee_lines(guarantee, **how), sep="\n")
 
 
-def ledger_entries(indices: Sequence[int]) -> str:
-    """``entry 3`` or ``entries 3, 4``: where a release was charged, for its closing line."""
-    word = "entry" if len(indices) == 1 else "entries"
-    return f"{word} {', '.join(map(str, indices))}"
+def print_release_end(ledger: Any, indices: Sequence[int], **how: Any) -> None:
+    """Print :func:`ppdp.accounting.receipt.receipt_lines` (``seeded``, ``state``)."""
+    from ppdp.accounting.receipt import receipt_lines
 
-
-def ledger_total(acct: Any) -> str:
-    """``ledger total ε=2, δ=1e-09 (basic composition)``: everything charged so far, composed
-    under the ledger's own composition (read before the accountant is closed)."""
-    g = acct.guarantee
-    delta = f", δ={g.delta:g}" if g.delta > 0 else ""
-    return f"ledger total ε={g.epsilon:.6g}{delta} ({acct.composition} composition)"
-
-
-def print_release_end(
-    ledger: str | None, indices: Sequence[int], *, seeded: bool, state: Any = None
-) -> None:
-    """A release's closing lines: where it was charged (with the ledger's total from its
-    ``state``), and a note when it was seeded."""
-    if ledger is not None and indices:
-        total = "" if state is None else f"; {ledger_total(state)}"
-        print(f"charged in {ledger} ({ledger_entries(indices)}){total}")
-    if seeded:
-        print(
-            "note: --seed was given, so the noise is reproducible and NOT fit for a real release"
-            + (" (--allow-seeded is recorded in the ledger)" if ledger else "")
-        )
+    for line in receipt_lines(ledger, indices, **how):
+        print(line)
 
 
 def print_dry_run(*, state: Any = None, **plan: Any) -> None:

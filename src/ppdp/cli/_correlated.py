@@ -9,33 +9,26 @@ import sys
 from ppdp.cli import _common as c
 
 _DESCRIPTION = (
-    "Release the relative-frequency histogram of TRACE.csv (one column with a header line, one "
-    "state per line) with the Markov Quilt Mechanism for the class of chains in THETA.json "
-    "({'states': [...], 'transitions': [P, ...], 'initials': null | [q or null, ...]}). The "
-    "guarantee is ε-Pufferfish and holds only if the true chain is in THETA. Invalid input "
-    "writes nothing and spends nothing."
+    "Release the relative-frequency histogram of TRACE.csv (one state per line) with the Markov "
+    "Quilt Mechanism for the class of chains in THETA.json. The guarantee is ε-Pufferfish and "
+    "holds only if the true chain is in THETA (docs/proofs/pufferfish-mqm.md)."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("trace", {"metavar": "TRACE.csv"}, "the private trace"),
-    ("--theta", {"required": True, "metavar": "THETA.json"}, "the class Θ"),
-    ("--epsilon", {"type": float, "required": True}, "ε spent by this release"),
+    ("--theta", {"required": True, "metavar": "THETA.json"}, "the class Θ"), c.EPSILON,
     ("--query", {"choices": ("histogram",), "default": "histogram"}, "the query"),
     ("--method", {"choices": ("exact", "approx"), "default": "exact"}, "max-influence"),
     ("-o --output", {"required": True, "metavar": "OUT.json"}, "the release"),
-    ("--ledger", {"metavar": "L", "default": None}, "the dataset's budget ledger"),
-    ("--seed", {"type": int, "default": None},
-     "reproducible noise (NOT for real releases); refused with --ledger unless --allow-seeded"),
-    c.ALLOW_SEEDED, c.FORCE,
+    c.LEDGER, c.SEED, c.ALLOW_SEEDED, c.FORCE,
 )
 # fmt: on
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``correlated`` to the ``ppdp`` parser."""
-    what = "Releases of correlated data under Pufferfish privacy."
     short = "Pufferfish releases of correlated data (Markov Quilt Mechanism)"
-    sub = c.group(subparsers, "correlated", short, what, "correlated_command")
+    sub = c.group(subparsers, "correlated", short, None, "correlated_command")
     short = "release the state histogram of a Markov-chain trace with MQM"
     c.command(sub, "release", short, _DESCRIPTION, *_FLAGS, func=_run)
 

@@ -8,19 +8,15 @@ from pathlib import Path
 from ppdp.cli import _common as c
 
 _DESCRIPTION = (
-    "Release private statistics, private tables (DP-PCA, DP-LDA synthetic data, and the "
-    "per-record baselines) and private models of the shipped Adult data (45,222 rows) through a "
-    "fresh budget ledger; print one screen per part, each release with its one-line guarantee "
-    "and a utility table, and the commands to run next on your own data. The run folder holds "
-    "the ledger, the released tables and demo.log (every guarantee in full, every table); -v "
-    "prints that full text instead."
+    "Release private statistics, tables and models of the shipped Adult data through a fresh "
+    "budget ledger, one screen per part; the run folder holds the ledger, the releases and "
+    "demo.log (every guarantee and table in full, which -v prints instead)."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("--output-dir", {"type": Path, "default": Path("ppdp-demo")},
      "folder in which the run folder (ledger, releases, demo.log) is made"),
-    ("--seed", {"type": int, "default": None},
-     "reproducible noise for experiments (not for real releases)"),
+    ("--seed", {"type": int, "default": None}, "reproducible noise (not for real releases)"),
 )
 # fmt: on
 

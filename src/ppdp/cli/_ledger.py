@@ -37,9 +37,8 @@ _ANCHOR_FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``ledger`` and its actions to the ``ppdp`` parser."""
-    what = "Work with ppdp's signed, hash-chained ledgers (budget and multi-party ledgers)."
-    short = "verify a tamper-evident ledger, or anchor it"
-    actions = c.group(subparsers, "ledger", short, what, "ledger_action")
+    short = "verify a tamper-evident ledger (budget or multi-party), or anchor it"
+    actions = c.group(subparsers, "ledger", short, None, "ledger_action")
     short = "verify hashes, signatures and checkpoints"
     c.command(actions, "verify", short, _VERIFY, *_VERIFY_FLAGS, func=_verify)
     short = "print a short signed digest of the ledger's head, to keep elsewhere"

@@ -7,37 +7,27 @@ import argparse
 from ppdp.cli import _common as c
 
 _DESCRIPTION = (
-    "Compare a released table (written by 'ppdp publish', with its RELEASE.guarantee.json beside "
-    "it) with the private table it came from: a verdict (useful / weak / no better than the "
-    "trivial baseline), the guarantee in words, per column the real and released marginals, the "
-    "share of values at the declared bounds, the correlations, and with --target the accuracy "
-    "of a classifier trained on the release. The report reads the private data: it is for the "
-    "custodian only, is not differentially private, and costs no budget. Needs matplotlib (pip "
-    "install 'ppdp[plots]') and scikit-learn for --target."
+    "Compare a released table (with its RELEASE.guarantee.json) or a model file with the private "
+    "data: a verdict, the guarantee in words, marginals, clipping, correlations and, with "
+    "--target, a classifier's accuracy (docs/report.md). For the custodian only: not private, "
+    "costs no budget."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("release", {"metavar": "RELEASE"},
-     "the released table (.csv/.parquet; an LDA projection release is recognised by its "
-     "guarantee file), or a model file from 'ppdp train' (.json: then --holdout is required and "
-     "--original optional)"),
-    ("--original", {"metavar": "ORIG", "default": None},
-     "the private table it came from (required for a table)"),
+     "the released table (.csv/.parquet), or a model file from 'ppdp train' (needs --holdout)"),
+    ("--original", {"metavar": "ORIG", "default": None}, "the private table (needed for a table)"),
     ("--schema", {"metavar": "S", "default": None},
-     "the declared schema (required for a table; a model file carries its own)"),
+     "the declared schema (needed for a table; a model file carries its own)"),
     ("--holdout", {"metavar": "TEST", "default": None},
-     "original rows that took no part in the release, to test the classifier on (needs "
-     "--target, but for an LDA projection release); None holds out a random 30%% of ORIG "
-     "(optimistic)"),
+     "original rows that took no part in the release (default: 30%% of ORIG, optimistic)"),
     ("--target", {"metavar": "COL", "default": None},
-     "a categorical column (or the label) to predict; the verdict then rests on the classifier; "
-     "None means on the column marginals (an LDA projection release: always the label)"),
+     "a categorical column to predict (default: judge by the marginals)"),
     ("-o --output", {"required": True, "metavar": "REPORT.html"}, "the HTML report"),
     ("--json", {"default": None, "metavar": "REPORT.json"}, "also write the numbers as JSON"),
     ("--force", {"action": "store_true"}, "replace existing output files (never an input)"),
     ("--no-guarantee", {"action": "store_true"},
-     "report a table that has no RELEASE.guarantee.json (one ppdp did not release, or whose "
-     "guarantee file was lost); the report then says its guarantee is unknown"),
+     "report a table without RELEASE.guarantee.json (its guarantee is then unknown)"),
     c.SEP, c.ENCODING, c.SCHEDULER,
 )
 # fmt: on

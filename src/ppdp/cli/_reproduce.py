@@ -14,10 +14,8 @@ from ppdp.cli import _common as c
 Progress = Callable[[int, int, str], None]
 
 _DESCRIPTION = (
-    "Run a registered experiment on the shipped data and write its raw results (CSV), the "
-    "config it ran (JSON), PNG plots and a markdown summary that puts the paper's numbers beside "
-    "ours. Runs are seeded (reproducible, not for real releases). Progress goes to stderr: a bar "
-    "on a terminal, one line per unit of work otherwise, nothing with --quiet."
+    "Run a registered experiment on the shipped data, seeded, and write its results (CSV), "
+    "config (JSON), PNG plots and a summary beside the paper's numbers (docs/experiments.md)."
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (

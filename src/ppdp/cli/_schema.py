@@ -8,6 +8,11 @@ from pathlib import Path
 
 from ppdp.cli import _common as c
 
+_DRAFT_TEXT = (
+    "Propose a schema from the data: bounds from the minimum and maximum, categories from the "
+    "observed values. These leak the data unless they are public knowledge: edit the draft "
+    "before any release."
+)
 # fmt: off
 _DRAFT: tuple[c.Flag, ...] = (
     ("data", {"type": Path}, "CSV (optionally compressed) or Parquet file"),
@@ -22,14 +27,13 @@ _DRAFT: tuple[c.Flag, ...] = (
     ("--exclude", {"action": "append", "default": [], "metavar": "COL"},
      "leave this column out (an ID, free text); repeat for several"),
     ("--max-integer-codes", {"type": int, "default": 12},
-     "draft integer columns with at most this many distinct values as categorical (0: never)"),
+     "integer columns with at most this many values are categorical (0: never)"),
     c.SEP, c.ENCODING,
 )
 _CHECK: tuple[c.Flag, ...] = (
     ("schema", {"type": Path}, "schema file (.json, .yaml or .yml)"),
     ("--data", {"default": None, "metavar": "D"},
-     "also read this table (yours) and print the share of values the declared bounds clip per "
-     "column and the undeclared values per column (for the custodian's eyes only)"),
+     "also print the share of D's values the bounds clip and its undeclared values (yours only)"),
     ("--max-values", {"type": int, "default": 10, "metavar": "N"},
      "with --data: list at most N undeclared values per column (most frequent first)"),
     c.SEP, c.ENCODING,
@@ -38,20 +42,14 @@ _CHECK: tuple[c.Flag, ...] = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``schema`` and its actions to the ``ppdp`` parser."""
     what = "Declared schemas: the public bounds, categories and classes every mechanism relies on."
-    actions = c.group(
-        subparsers, "schema", "draft or check a declared schema", what, "schema_action"
-    )
-    what = (
-        "Propose a schema from the data: bounds from the minimum and maximum, categories from "
-        "the observed values. Bounds and categories read from private data leak it unless they "
-        "are public knowledge: edit the draft before any release."
-    )
+    short = "draft or check a declared schema"
+    actions = c.group(subparsers, "schema", short, what, "schema_action")
     short = "propose a schema from a CSV or Parquet file (leaks unless the bounds are public)"
-    c.command(actions, "draft", short, what, *_DRAFT, func=_draft)
-    what = "Validate a schema file and print the encoding it defines."
+    c.command(actions, "draft", short, _DRAFT_TEXT, *_DRAFT, func=_draft)
     short = "validate a schema file and print its encoding"
-    c.command(actions, "check", short, what, *_CHECK, func=_check)
+    c.command(actions, "check", short, None, *_CHECK, func=_check)
 
 
 def _draft(args: argparse.Namespace) -> int:
