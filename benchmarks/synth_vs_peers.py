@@ -70,6 +70,8 @@ NLTCS_TARGETS = {
     "bathing": "bathing",
 }
 BINS = 16
+#: TableSynthesizer with ``method="chow-liu"`` (MST's model), beside the default.
+CHOW_LIU = "TableSynthesizer (chow-liu)"
 
 #: Issue 13's peer numbers (misclassification; None where the issue has none).
 PEERS_ADULT = {
@@ -152,6 +154,8 @@ def fit_sample(method: str, eps: float, schema: Schema, df: pd.DataFrame, seed: 
     t = time.perf_counter()
     if method == "TableSynthesizer":
         synth = TableSynthesizer(eps, schema, random_state=seed).fit(df)
+    elif method == CHOW_LIU:
+        synth = TableSynthesizer(eps, schema, method="chow-liu", random_state=seed).fit(df)
     else:
         synth = DPLDASynthesizer(eps, schema, random_state=seed, class_sizes="noisy").fit(df)
     data = synth.release_.data
@@ -259,7 +263,7 @@ def run_nltcs(methods, seeds, rows):
             }
         )
     for method, eps, seed in itertools.product(methods, NLTCS_EPS, range(seeds)):
-        if method == "TableSynthesizer":
+        if method in ("TableSynthesizer", CHOW_LIU):
             data, secs = fit_sample(method, eps, schema, train, seed)
             t1, t2 = mean_tvd(real, binned(data, schema))
             for short, target in NLTCS_TARGETS.items():
@@ -525,7 +529,6 @@ def device_report(res: pd.DataFrame) -> list[str]:
         "",
     ]
     dev = res[res.method.isin(DEVICE_PEERS)]
-    ours = res[res.method == "TableSynthesizer"]
     for task in ("adult", "nltcs"):
         t = dev[dev.task == task]
         if not len(t):
@@ -574,14 +577,16 @@ def device_report(res: pd.DataFrame) -> list[str]:
                     + _statuses(sub)
                     + " |"
                 )
-            o = ours[(ours.task == task) & (ours.epsilon == eps)]
-            if len(o):
+            for name in ("TableSynthesizer", CHOW_LIU):
+                o = res[(res.method == name) & (res.task == task) & (res.epsilon == eps)]
+                if not len(o):
+                    continue
                 cells = [
                     _ms(o[o.target == tg].error) if len(o[o.target == tg]) else "—"
                     for tg in targets
                 ]
                 lines.append(
-                    f"| **TableSynthesizer** | {eps:g} | {o.seed.nunique()} | "
+                    f"| **{name}** | {eps:g} | {o.seed.nunique()} | "
                     + " | ".join(cells)
                     + f" | {o.tvd1.mean():.4f} | {o.tvd2.mean():.4f} | {o.seconds.median():.2f} | |"
                 )
@@ -674,7 +679,13 @@ def main() -> None:
         action="store_true",
         help="keep the rows of results.csv for the (task, method) pairs this run does not redo",
     )
-    parser.add_argument("--methods", choices=("all", "table"), default="all")
+    parser.add_argument(
+        "--methods",
+        choices=("all", "table", "chow-liu"),
+        default="all",
+        help="all: TableSynthesizer and DPLDASynthesizer; table: TableSynthesizer; "
+        "chow-liu: TableSynthesizer(method='chow-liu') only (use with --merge)",
+    )
     parser.add_argument("--tasks", default="adult,nltcs,extra")
     parser.add_argument(
         "--peers", action="store_true", help="also run MST (smartnoise-synth) in its peer venv"
@@ -697,6 +708,8 @@ def main() -> None:
         print(report(res))
         return
     methods = ["TableSynthesizer"] + (["DPLDASynthesizer"] if args.methods == "all" else [])
+    if args.methods == "chow-liu":
+        methods = [CHOW_LIU]
     rows: list[dict] = []
     tasks = args.tasks.split(",")
     if "adult" in tasks:
