@@ -39,6 +39,8 @@ SCHEMA: Flag = ("--schema", {"required": True, "metavar": "S"}, "the schema (.js
 EPSILON: Flag = ("--epsilon", {"type": float, "required": True}, "ε spent by this release")
 LEDGER: Flag = ("--ledger", {"metavar": "L", "default": None},
                 "the dataset's budget ledger ('ppdp budget init' makes one)")
+ALLOW_LARGE_EPSILON: Flag = ("--allow-large-epsilon", {"action": "store_true"},
+                            "accept epsilon above 10 (a weak guarantee: tell whoever reads it)")
 DRY_RUN: Flag = ("--dry-run", {"action": "store_true"},
                  "validate, print the planned charge and the clipped share, then stop (free)")
 #: ``-v`` and ``-q``, taken before and after every sub-command.
@@ -90,11 +92,6 @@ def add_registry_flags(parser: Any, registry: Any) -> None:
     where = parser.add_argument_group(f"{kind}-specific flags (each names the {kind}s taking it)")
     for opt in registry.options():
         where.add_argument(opt.flag, help=registry.help(opt.flag), **opt.spec)
-
-
-def registry_values(args: argparse.Namespace, registry: Any) -> dict[str, Any]:
-    """Each method-specific flag of ``registry`` -> its parsed value (None: not given)."""
-    return {opt.flag: getattr(args, opt.dest) for opt in registry.options()}
 
 
 def pick(args: argparse.Namespace, names: str) -> dict[str, Any]:

@@ -1,7 +1,5 @@
 """``ppdp federate init|run|publisher|owner|dealer|demo``: thin layers over
-:mod:`ppdp.federated.files`. Exit status 3 when a round was aborted (one line on stderr says
-why; nothing was released). The protocol's log goes to ``<workdir>/<party>.log``; ``-v``
-copies it to stderr."""
+:mod:`ppdp.federated.files`; exit status 3 when a round was aborted (nothing released)."""
 
 from __future__ import annotations
 

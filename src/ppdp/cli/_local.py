@@ -1,8 +1,5 @@
-"""``ppdp local serve | report | estimate | keygen``: the local-perturbation collector.
-
-Thin wrappers over :mod:`ppdp.local.collector` and :mod:`ppdp.local.files` (see
-``docs/local-collector.md``).
-"""
+"""``ppdp local serve | report | estimate | keygen``: thin layers over
+:mod:`ppdp.local.collector` and :mod:`ppdp.local.files`."""
 
 from __future__ import annotations
 

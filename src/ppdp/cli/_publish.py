@@ -19,10 +19,7 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("method", {"choices": METHODS}, "the publishing method"), c.INPUT,
     ("-o --output", {"required": True, "metavar": "OUT"},
      "the release (.csv, .parquet, or a folder); its guarantee goes to OUT.guarantee.json"),
-    c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE,
-    ("--allow-large-epsilon", {"action": "store_true"},
-     "accept epsilon above 10 (a weak guarantee: say so to whoever reads the release)"),
-    c.DRY_RUN,
+    c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE, c.ALLOW_LARGE_EPSILON, c.DRY_RUN,
 )
 # fmt: on
 

@@ -27,8 +27,7 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("-o --output", {"required": True, "metavar": "MODEL.json"}, "model file"),
     c.SCHEMA, c.EPSILON,
     ("--delta", {"type": float, "default": None}, "δ, for learners with an (ε, δ) guarantee"),
-    ("--allow-large-epsilon", {"action": "store_true"},
-     "accept epsilon above 10 (a weak guarantee: say so to whoever reads the model)"),
+    c.ALLOW_LARGE_EPSILON,
     ("--public", {"metavar": "P", "default": None},
      "hybrid-svm: a public table with the schema's feature columns"),
     ("--ledger --budget-ledger", {"dest": "ledger", "metavar": "L", "default": None}, c.LEDGER[2]),
@@ -54,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The learner's parameters from its flags (one it does not take is refused)."""
-    options = LEARNER_REGISTRY.parameters(args.learner, c.registry_values(args, LEARNER_REGISTRY))
+    given = {o.flag: getattr(args, o.dest) for o in LEARNER_REGISTRY.options()}
+    options = LEARNER_REGISTRY.parameters(args.learner, given)
     return options | ({"allow_large_epsilon": True} if args.allow_large_epsilon else {})
 
 
