@@ -11,6 +11,7 @@ import pytest
 
 import ppdp.publish
 import ppdp.publish._base as publish_base
+from ppdp._params import check_table, table_fields
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
 from ppdp.publish import (
@@ -21,7 +22,6 @@ from ppdp.publish import (
     LDAProjectionPublisher,
     TableSynthesizer,
 )
-from ppdp._params import check_table, table_fields
 
 SCHEMA = Schema.from_dict(
     {

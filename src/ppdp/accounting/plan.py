@@ -43,7 +43,7 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
         f"     Laplace noise, scale b = {d['noise_scale']:.4g} per released value "
         "(expected absolute error b, in encoded units)"
     ]
-    if per_value and schema is not None:
+    if (per_value or d.get("noise_per_value")) and schema is not None:
         for col in schema.numeric_columns:
             r = col.upper - col.lower
             lines.append(
@@ -59,10 +59,10 @@ def charge_lines(
     """The planned ledger entries and the noise each one adds, in words.
 
     ``charges`` hold ``budget``, ``mechanism`` and ``details`` (a publisher's
-    :class:`~ppdp.publish.Charge` or a learner's ``Plan``). ``per_value``: the Laplace
-    noise is added to each encoded value of the table (the ``laplace`` baseline), so its
-    scale times a numeric column's declared range is that column's expected absolute error
-    before clipping.
+    :class:`~ppdp.publish.Charge` or a learner's ``Plan``). ``per_value``, or a charge
+    whose details say ``noise_per_value`` (the ``laplace`` baseline): the Laplace noise is
+    added to each encoded value of the table, so its scale times a numeric column's
+    declared range is that column's expected absolute error before clipping.
     """
     lines: list[str] = []
     for i, charge in enumerate(charges, 1):

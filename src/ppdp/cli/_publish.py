@@ -46,10 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         **c.table_args(args),
     )
     if result.dry_run:
-        what, per_value = f"publish {args.method}", args.method == "laplace"
-        c.print_dry_run(what=what, per_value=per_value, state=result.ledger, after=result.after,
-                        charges=result.charges, schema=result.publisher.schema,
-                        report=result.report)  # fmt: skip
+        c.print_dry_run(what=f"publish {args.method}", per_value=False, state=result.ledger,
+                        after=result.after, charges=result.charges,
+                        schema=result.publisher.schema, report=result.report)  # fmt: skip
         return 0
     rel = result.release
     rows = result.rows_written if result.rows_written is not None else len(result.table)

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ppdp._params import Rule, check_table
 from ppdp.accounting import Accountant, Charge, charge, check_charges
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
@@ -49,7 +50,6 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
-from ppdp._params import Rule, check_table
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]

@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
+from ppdp._params import Rule, epsilon_rules
 from ppdp.accounting.events import Exponential, PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
@@ -27,7 +28,6 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.pca import (
     _add_laplace,
     _check_schema,
@@ -72,6 +72,9 @@ class _RowPublisher(Publisher):
     """Shared parameters, checks and encoding of the per-record baselines."""
 
     _NAME = ""
+    #: Whether the noise is added to each encoded value (its scale times a numeric
+    #: column's declared range is then that column's error; the dry run says so).
+    _NOISE_PER_VALUE = False
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
     _params_type = BaselineParams
@@ -104,6 +107,8 @@ class _RowPublisher(Publisher):
             "query": "every encoded row, one release per record (parallel composition)",
             **mech.ledger_details(),
         }
+        if self._NOISE_PER_VALUE:
+            details["noise_per_value"] = True
         # The same mechanism on every (disjoint) row: parallel composition, one row's event.
         return [Charge(self._event(eps, mech), self._NAME, details)]
 
@@ -248,6 +253,7 @@ class LaplacePublisher(_RowPublisher):
     """
 
     _NAME = "LAP (per-record Laplace, Jiang et al. 2013)"
+    _NOISE_PER_VALUE = True
 
     def _mechanism(self) -> LaplaceMechanism:
         c = self._params()

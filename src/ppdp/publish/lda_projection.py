@@ -25,6 +25,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
+from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import (
     check_bool,
     check_delta,
@@ -46,7 +47,6 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,

@@ -24,6 +24,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
+from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_int, check_option, check_real
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
@@ -38,7 +39,6 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
-from ppdp._params import Rule, epsilon_rules
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]

@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_delta, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp._params import Rule, epsilon_rules
 from ppdp.publish.table_synth_model import (
     Bins,
     JointModel,
