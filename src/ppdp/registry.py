@@ -333,8 +333,9 @@ PUBLISHERS.register(
     "ppdp.publish.table_synth:TableSynthesizer",
     option("--delta", "delta", "δ spent by this release (default 1e-9)", **_DELTA),
     option("--method", "method",
-           "the model (auto: pairs for small domains such as 16 binary items, else tree)",
-           choices=("auto", "tree", "pairs"), dest="synth_method"),
+           "the model (auto: pairs for small domains such as 16 binary items, else tree; "
+           "chow-liu: MST's tree with the label as a node)",
+           choices=("auto", "tree", "chow-liu", "pairs"), dest="synth_method"),
     option("--bins", "n_bins",
            "equal-width bins per numeric column over its declared bounds (default 16)",
            type=int, metavar="B"),

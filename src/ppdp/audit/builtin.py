@@ -241,11 +241,17 @@ def audit_with_control(
     n_measure: int | None = None,
     alpha: float = 1e-6,
     random_state: RandomState = None,
+    draws: int | None = None,
 ) -> ControlledAudit:
     """Run :func:`audit_mechanism` on ``name`` and on its half-noise positive control.
 
     Both draw from one source (resolved once), so a seed makes the pair reproducible.
+    ``draws`` (``ppdp audit --draws``) sets ``n_measure`` and, unless given, ``n_select`` to
+    a tenth of it (at least 100): a selection mechanism's draws cost more each.
     """
+    if draws is not None:
+        n_measure = draws if n_measure is None else n_measure
+        n_select = max(100, draws // 10) if n_select is None else n_select
     source = resolve_random_state(random_state)
     kwargs: dict[str, Any] = {
         "epsilon": epsilon,

@@ -39,14 +39,9 @@ def _run(args: argparse.Namespace) -> int:
     from ppdp.audit import audit_with_control
     from ppdp.audit.summary import audit_failure, audit_lines
 
-    n_select = None if args.draws is None else max(100, args.draws // 10)
     with c.seeded_quietly():  # an audit is not a release: a seed only makes it reproducible
         outcome = audit_with_control(
-            args.mechanism,
-            n_select=n_select,
-            n_measure=args.draws,
-            random_state=args.seed,
-            **c.pick(args, "epsilon delta"),
+            args.mechanism, random_state=args.seed, **c.pick(args, "epsilon delta draws")
         )
     print(json.dumps(outcome.to_dict(), indent=2) if args.json else "\n".join(audit_lines(outcome)))
     failure = audit_failure(outcome, epsilon=args.epsilon)
