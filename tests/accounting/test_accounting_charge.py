@@ -58,30 +58,64 @@ def adult():
     return df.iloc[:400].reset_index(drop=True), schema
 
 
+def _died_after_the_charge(acct, planned, key):
+    """What a run killed between its charge and its release leaves: the spend, no release."""
+    charge(acct, planned, seeded=False, idempotency_key=key)
+
+
 def test_a_publisher_retried_with_the_same_key_does_not_pay_twice(adult):
     df, schema = adult
     acct = Accountant.in_memory(total=PrivacyBudget(3.0))
     pub = LaplacePublisher(epsilon=1.0, schema=schema)
     assert pub.privacy_events()[0].budget() == PrivacyBudget(1.0)
-    pub.fit(df, accountant=acct, idempotency_key="req-1")
-    assert not pub.release_.replayed
+    # A run that died between the charge and the release released nothing: the retry
+    # releases, charged nothing again.
+    _died_after_the_charge(acct, pub._validate_params(len(df)), "req-1")
     pub.fit(df, accountant=acct, idempotency_key="req-1")
     assert pub.release_.replayed
     assert acct.spent == PrivacyBudget(1.0) and len(acct.history()) == 1
     pub.fit(df, accountant=acct, idempotency_key="req-2")
-    assert acct.spent == PrivacyBudget(2.0)
+    assert not pub.release_.replayed and acct.spent == PrivacyBudget(2.0)
 
 
-def test_a_learner_retried_with_the_same_key_does_not_pay_twice(adult):
+@pytest.mark.parametrize("key", ["req-1", "req-2"])
+def test_a_released_key_is_never_released_again_with_fresh_noise(adult, key):
+    """The replay hazard: a key whose release left (recorded before ``fit`` returns) is
+    refused, nothing charged, nothing released; under the old rule the retry drew fresh
+    noise under the one charge (two releases for the price of one)."""
+    df, schema = adult
+    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
+    pub = LaplacePublisher(epsilon=1.0, schema=schema)
+    if key == "req-2":  # died after the charge once, then released on the retry
+        _died_after_the_charge(acct, pub._validate_params(len(df)), key)
+    pub.fit(df, accountant=acct, idempotency_key=key)
+    first = pub.release_.data.copy()
+    with pytest.raises(ParameterError, match="its release is recorded") as err:
+        pub.fit(df, accountant=acct, idempotency_key=key)
+    assert "\n" not in str(err.value)
+    assert pub.release_.data.equals(first)  # the refused retry left the release as it was
+    assert acct.spent == PrivacyBudget(1.0) and len(acct.history()) == 1
+    assert len(acct.events("release")) == 1
+
+
+def test_a_learner_retried_with_the_same_key_does_not_pay_twice(adult, monkeypatch):
     from ppdp.learn import PrivateLogisticRegression
 
     df, schema = adult
     acct = Accountant.in_memory(total=PrivacyBudget(3.0))
     est = PrivateLogisticRegression(epsilon=1.0, schema=schema)
     assert est.privacy_events()[0].kind == "objective-perturbation"
-    est.fit(df, accountant=acct, idempotency_key="t-1")
+    with monkeypatch.context() as m:  # the run dies between its charge and its release
+        m.setattr(est, "_release", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+        with pytest.raises(KeyboardInterrupt):
+            est.fit(df, accountant=acct, idempotency_key="t-1")
+    assert acct.spent == PrivacyBudget(1.0) and not acct.events("release")
     est.fit(df, accountant=acct, idempotency_key="t-1")
     assert est.replayed_
+    coef = est.coef_.copy()
+    with pytest.raises(ParameterError, match="its release is recorded"):
+        est.fit(df, accountant=acct, idempotency_key="t-1")
+    assert (est.coef_ == coef).all()
     assert acct.spent == PrivacyBudget(1.0)
     # the charged event: the objective noise and the residual step's Gamma-norm noise
     kinds = [e.kind for e in acct.history()[0].event.leaves()]
@@ -121,21 +155,23 @@ def test_cli_retry_with_the_same_idempotency_key_does_not_pay_twice(files, capsy
     ]
     assert main(argv) == 0
     assert budget_report(ledger).spent == PrivacyBudget(1.0)
-    # The write failed (say): the output is gone, the charge stands; a retry releases
-    # without paying again.
-    out.unlink()
-    side = out.with_name(out.name + ".guarantee.json")
-    if side.exists():
-        side.unlink()
-    assert main(argv) == 0 and out.exists()
-    report = budget_report(ledger)
-    assert report.spent == PrivacyBudget(1.0) and len(report.spends) == 1
     # The release happened (its output exists): a forced retry is refused, nothing charged.
     capsys.readouterr()
     assert main([*argv, "--force"]) == 2
     err = capsys.readouterr().err
     assert "already happened" in err and len(err.strip().splitlines()) == 1
     assert len(budget_report(ledger).spends) == 1
+    # Moving the output away (or naming another one) does not make it unhappen: the
+    # release is recorded, so the retry is refused instead of drawing fresh noise.
+    out.rename(root / "moved")
+    side = out.with_name(out.name + ".guarantee.json")
+    if side.exists():
+        side.unlink()
+    assert main(argv) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    errors = [ln for ln in err.splitlines() if ln.startswith("ppdp: error")]
+    assert len(errors) == 1 and "its release is recorded" in errors[0], err
+    assert "Traceback" not in err and len(budget_report(ledger).spends) == 1
     # A fresh key is a new release.
     assert main([*argv[:-1], "job-8", "--force"]) == 0
     assert budget_report(ledger).spent == PrivacyBudget(2.0)

@@ -16,7 +16,14 @@ idempotency check the CLI runs before a retried release).
 
 from ppdp.accounting import events
 from ppdp.accounting._accountant import Accountant, key_path_for
-from ppdp.accounting._charge import Charge, charge, check_charges, refuse_released_retry
+from ppdp.accounting._charge import (
+    Charge,
+    charge,
+    check_charges,
+    record_keyed_release,
+    refuse_recorded_release,
+    refuse_released_retry,
+)
 from ppdp.accounting._report import BudgetReport, budget_report, last_release_records
 from ppdp.accounting._tally import SpendRecord, Tally, accountant_metadata, tally_for
 
@@ -33,6 +40,8 @@ __all__ = [
     "events",
     "key_path_for",
     "last_release_records",
+    "record_keyed_release",
+    "refuse_recorded_release",
     "refuse_released_retry",
     "tally_for",
 ]

@@ -16,10 +16,18 @@ from typing import Any
 from ppdp.accounting._accountant import Accountant
 from ppdp.accounting._tally import SpendRecord
 from ppdp.accounting.events import Composed, PrivacyEvent, as_event
-from ppdp.budget import PrivacyBudget
+from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
 
-__all__ = ["Charge", "charge", "charge_keys", "check_charges", "refuse_released_retry"]
+__all__ = [
+    "Charge",
+    "charge",
+    "charge_keys",
+    "check_charges",
+    "record_keyed_release",
+    "refuse_recorded_release",
+    "refuse_released_retry",
+]
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,43 @@ def refuse_released_retry(
         )
 
 
+def refuse_recorded_release(accountant: Accountant | None, idempotency_key: str | None) -> None:
+    """Refuse a retry whose earlier attempt's release is recorded (one line).
+
+    A keyed release records itself (:func:`record_keyed_release`) before it leaves the
+    process, so a recorded release happened: releasing again with fresh noise under the
+    one recorded charge would cost twice what the ledger says (``docs/proofs/ledger.md``,
+    the replay hazard). A charged key whose release is not recorded died between the
+    charge and the release: nothing left, so the retry may release, charged nothing again.
+    """
+    if accountant is None or idempotency_key is None:
+        return
+    record = accountant.charged(idempotency_key) or accountant.charged(f"{idempotency_key}#1")
+    if record is not None and accountant.release_recorded(record):
+        raise ParameterError(
+            f"idempotency_key ({idempotency_key!r}) was charged at ledger entry {record.index} "
+            "and its release is recorded: that release already happened; nothing charged, "
+            "nothing released (use a fresh key for a new release)"
+        )
+
+
+def record_keyed_release(
+    accountant: Accountant | None,
+    records: Sequence[SpendRecord],
+    guarantee: Guarantee,
+    idempotency_key: str | None,
+) -> None:
+    """Record a keyed release in the ledger before it leaves the process.
+
+    Linked to its first spend entry, so that a later retry with the same key is refused by
+    :func:`refuse_recorded_release` instead of releasing fresh noise under one charge. A
+    release without a key needs no record: it can never be retried as the same charge.
+    """
+    if accountant is None or idempotency_key is None or not records:
+        return
+    accountant.record_release(guarantee, spend=records[0], idempotency_key=idempotency_key)
+
+
 def check_charges(
     accountant: Accountant | None,
     charges: Charge | Iterable[Charge],
@@ -130,7 +175,8 @@ def check_charges(
     """Refuse now (:class:`~ppdp.exceptions.BudgetExceededError`) if the charges do not fit.
 
     Charges whose idempotency key is already in the ledger are not counted: a retry of a
-    charged request needs no new budget. Nothing is charged.
+    charged request needs no new budget, unless its release is recorded (then the retry is
+    refused: :func:`refuse_recorded_release`). Nothing is charged.
     """
     if accountant is None:
         return
@@ -175,6 +221,7 @@ def charge(
     """
     if accountant is None:
         return ()
+    refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
     keys = charge_keys(len(planned), idempotency_key)
     n = len(planned)

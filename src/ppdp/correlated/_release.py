@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
 from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
@@ -196,4 +196,5 @@ def release_sequence(
     else:
         logger.info("%s.release without an accountant: nothing is recorded", name)
     value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))
+    record_keyed_release(accountant, records, guarantee, idempotency_key)
     return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)

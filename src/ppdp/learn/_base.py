@@ -71,7 +71,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ppdp._params import Rule, check_table
-from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.schema import Schema
@@ -561,6 +561,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             except BaseException:
                 del self.classes_  # never look fitted after a failed release
                 raise
+            record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
             self.ledger_indices_ = tuple(indices)
             self.replayed_ = bool(records) and all(r.replayed for r in records)
             self.seeded_ = not source.is_secure
@@ -722,6 +723,7 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
             except BaseException:
                 del self.classes_  # never look fitted after a failed release
                 raise
+        record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
         self.ledger_indices_ = tuple(r.index for r in records)
         self.replayed_ = bool(records) and all(r.replayed for r in records)
         self.seeded_ = not source.is_secure

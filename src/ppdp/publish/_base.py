@@ -40,7 +40,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp._params import Rule, check_table
-from ppdp.accounting import Accountant, Charge, charge, check_charges
+from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
@@ -381,6 +381,7 @@ class Publisher:
         if accountant is None:
             logger.info("%s.fit without an accountant: nothing is recorded", name)
         release = self._release(X, y, source, charges)
+        record_keyed_release(accountant, records, release.guarantee, idempotency_key)
         self._finish(release, records, seeded)
         return self
 
@@ -436,6 +437,7 @@ class Publisher:
             release = self._release_distributed(
                 frame, scan, source, charges, scheduler=sched, output=output_path
             )
+        record_keyed_release(accountant, records, release.guarantee, idempotency_key)
         self._finish(release, records, seeded)
         return self
 
