@@ -129,7 +129,9 @@ class NumericColumn:
         if self.integer:
             d["integer"] = True
         if self.impute is not None:
-            d["impute"] = self.impute
+            d["impute"] = (
+                int(self.impute) if self.integer and self.impute.is_integer() else self.impute
+            )
         return d
 
 

@@ -282,11 +282,7 @@ class ValidationProblems:
         hints = {**other.hints, **self.hints}
         return ValidationProblems(counts, hints)
 
-    def first_error(self) -> DataValidationError | None:
-        """The error :func:`encode` raises on the whole table (None when there is none)."""
-        if not self.counts:
-            return None
-        key = min(self.counts)
+    def _error(self, key: tuple[int, int, str, str, str]) -> DataValidationError:
         _, _, kind, what, name = key
         count = self.counts[key]
         if kind == "not_numbers":
@@ -294,6 +290,17 @@ class ValidationProblems:
         if kind == "undeclared":
             return _undeclared_error(what, name, count, self.hints.get(name, ""))
         return _missing_error(name, count, what)
+
+    def first_error(self) -> DataValidationError | None:
+        """The error :func:`encode` raises on the whole table (None when there is none)."""
+        return self._error(min(self.counts)) if self.counts else None
+
+    def errors(self) -> list[DataValidationError]:
+        """Every problem as the error :func:`encode` would raise for it, in check order.
+
+        The first is :meth:`first_error`; ``ppdp schema check --data`` lists them all.
+        """
+        return [self._error(key) for key in sorted(self.counts)]
 
     def raise_first(self) -> None:
         """Raise :meth:`first_error` when there is one."""
@@ -325,10 +332,15 @@ class _Collector:
 
 
 def _missing_error(name: str, count: int, what: str = "column") -> DataValidationError:
+    if what == "label":  # whatever the nan_policy: a class is never made up
+        return DataValidationError(
+            f"label {name!r}: {count} missing value(s) (empty, NaN or a missing-value token); "
+            "a missing label cannot be imputed: drop those rows from the data"
+        )
     return DataValidationError(
         f"{what} {name!r}: {count} missing or non-finite value(s) (NaN, inf or a missing-value "
         "token); nan_policy is 'error': clean the data, or declare nan_policy 'impute' with an "
-        "'impute' constant for this column"
+        "'impute' constant for every column"
     )
 
 

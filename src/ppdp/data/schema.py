@@ -30,7 +30,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -193,12 +193,14 @@ class Schema:
         if self.nan_policy not in _NAN_POLICIES:
             raise SchemaError(f"nan_policy ({self.nan_policy!r}) must be one of 'error', 'impute'")
         if self.nan_policy == "impute":
-            for c in cols:
-                if c.impute is None:
-                    raise SchemaError(
-                        f"column {c.name!r}: nan_policy is 'impute' but the column declares "
-                        "no 'impute' constant"
-                    )
+            lacking = [c.name for c in cols if c.impute is None]
+            if lacking:
+                names = ", ".join(repr(n) for n in lacking)
+                raise SchemaError(
+                    f"nan_policy is 'impute' but {len(lacking)} column(s) declare no 'impute' "
+                    f"constant: {names}; give each one (a public value within the bounds, or "
+                    "one of the categories)"
+                )
         for c in cols:
             if isinstance(c, CategoricalColumn):
                 clash = [t for t in tokens if t in c.categories]
@@ -416,6 +418,7 @@ class Schema:
         """
         if not isinstance(data, Mapping):
             raise SchemaError(f"a schema must be a mapping, not {type(data).__name__}")
+        _refuse_boolean_categories(data)
         _check_keys(
             "schema",
             data,
@@ -472,7 +475,9 @@ class Schema:
 
         too_deep = f"schema file ({str(p)!r}) is nested too deeply to be a schema"
         try:
-            data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+            # YAML booleans keep their spelling until the categories are checked
+            loader = _yaml_loader()  # a yaml.SafeLoader
+            data = json.loads(text) if suffix == ".json" else yaml.load(text, Loader=loader)
         except (ValueError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SchemaError(
@@ -481,9 +486,96 @@ class Schema:
         except RecursionError:
             raise SchemaError(too_deep) from None
         try:
+            if suffix != ".json":
+                _refuse_boolean_categories(data)
+                data = _plain_booleans(data)
             return cls.from_dict(data)
         except RecursionError:
             raise SchemaError(too_deep) from None
+
+
+class _YamlBool:
+    """A YAML boolean with its spelling (``no``, ``yes``, ``on``...): said in the error."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, value: bool, text: str) -> None:
+        self.value = value
+        self.text = text
+
+
+def _yaml_loader() -> type:
+    """A ``yaml.SafeLoader`` whose booleans are :class:`_YamlBool` (spelling kept)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _YamlBool:
+        return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
+
+    _Loader.add_constructor("tag:yaml.org,2002:bool", _bool)
+    return _Loader
+
+
+def _plain_booleans(data: Any) -> Any:
+    """``data`` with every :class:`_YamlBool` replaced by its ``bool``."""
+    if isinstance(data, _YamlBool):
+        return data.value
+    if isinstance(data, Mapping):
+        return {_plain_booleans(k): _plain_booleans(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_plain_booleans(v) for v in data]
+    return data
+
+
+def _declared_value_lists(data: Mapping[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """``(what, values)`` for each place of a raw schema that declares category values."""
+    raw_cols = data.get("columns")
+    if isinstance(raw_cols, list):
+        for raw in raw_cols:
+            if not isinstance(raw, Mapping) or raw.get("type") != "categorical":
+                continue
+            name = raw.get("name")
+            where = repr(name) if isinstance(name, str) else "a column"
+            for key in ("categories", "other", "impute"):
+                value = raw.get(key)
+                if value is not None:
+                    yield f"{key} of {where}", value if isinstance(value, list) else [value]
+    label = data.get("label")
+    if isinstance(label, Mapping) and isinstance(label.get("classes"), list):
+        name = label.get("name")
+        where = repr(name) if isinstance(name, str) else "the label"
+        yield f"classes of label {where}", label["classes"]
+    if isinstance(data.get("missing_values"), list):
+        yield "missing_values", data["missing_values"]
+
+
+def _refuse_boolean_categories(data: Any) -> None:
+    """Refuse booleans among declared categories, classes and missing-value tokens.
+
+    YAML reads ``no``/``yes`` (and ``on``/``off``, ``true``/``false``) as booleans, which
+    then never match the words in the data. One line names the place and the fix.
+    """
+    if not isinstance(data, Mapping):
+        return
+    for what, values in _declared_value_lists(data):
+        flags = [v for v in values if isinstance(v, bool | _YamlBool)]
+        if not flags:
+            continue
+        shown = ", ".join(str(_plain_booleans(v)).lower() for v in flags)
+        spelled = [v.text for v in flags if isinstance(v, _YamlBool)]
+        if spelled and any(t.lower() not in ("true", "false") for t in spelled):
+            quoted = [v.text if isinstance(v, _YamlBool) else v for v in values]
+            raise SchemaError(
+                f"{what} contain booleans ({shown}): YAML reads {'/'.join(spelled)} as "
+                f"booleans; quote them: {quoted!r}"
+            )
+        raise SchemaError(
+            f"{what} contain booleans ({shown}); declared values must be strings or "
+            "integers: declare 0 and 1 for a True/False column (True matches 1), or quote "
+            "the words the data holds, e.g. ['false', 'true']"
+        )
 
 
 def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str]) -> None:

@@ -1,10 +1,12 @@
 """Schema files: what ``ppdp schema draft`` and ``ppdp schema check`` do, for a Python caller.
 
 :func:`draft_schema_file` drafts a schema from a table and writes it (or returns it as JSON);
-:func:`describe_schema` says what a schema declares; :func:`check_table_lines` reads a table
-against a schema and says, for the custodian only, which values the schema does not declare
-and what share of each numeric column its bounds clip. :func:`clipping_lines` is that
-clipping table, also printed by a dry run of ``ppdp publish`` and ``ppdp train``.
+:func:`describe_schema` says what a schema declares; :func:`check_table` reads a table
+against a schema and says, for the custodian only, which values the schema does not declare,
+what share of each numeric column its bounds clip, which declared features look like
+identifiers, and why a release would refuse the data. :func:`clipping_lines` is that
+clipping table and :func:`identifier_warnings` that identifier check, also run by a dry run
+of ``ppdp publish`` and ``ppdp train``.
 
 Examples
 --------
@@ -18,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -25,15 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ppdp.exceptions import ParameterError, PPDPError
+from ppdp.exceptions import ParameterError, PPDPWarning
 
 __all__ = [
     "SCHEMA_SUFFIXES",
     "DraftResult",
+    "TableCheck",
+    "check_table",
     "check_table_lines",
     "clipping_lines",
     "describe_schema",
     "draft_schema_file",
+    "identifier_warnings",
+    "review_draft",
 ]
 
 #: The file names a schema may have.
@@ -65,6 +72,42 @@ class DraftResult:
         return f"wrote {self.path} ({len(self.schema.columns)} columns{tail})"
 
 
+@dataclass(frozen=True)
+class TableCheck:
+    """What :func:`check_table` found in a table (for the custodian's eyes only).
+
+    Attributes
+    ----------
+    lines : list of str
+        The report: rows read, undeclared values per column, the clipping table.
+    warnings : list of str
+        One line each: declared features that look like identifiers.
+    refusals : list of str
+        One line each: why a release would refuse the data (missing values under
+        ``nan_policy: error``, a missing label, undeclared categories without an ``other``
+        bucket, undeclared classes, non-numbers in a numeric column). Empty when a release
+        would accept it.
+    """
+
+    lines: list[str]
+    warnings: list[str]
+    refusals: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        """``2`` when a release would refuse the data, else ``0`` (``ppdp schema check``)."""
+        return 2 if self.refusals else 0
+
+    def all_lines(self) -> list[str]:
+        """The report, then the warnings and the refusals under a heading each."""
+        out = list(self.lines)
+        if self.warnings:
+            out += ["warnings:", *(f"  {w}" for w in self.warnings)]
+        if self.refusals:
+            out += ["a release would refuse this data:", *(f"  {r}" for r in self.refusals)]
+        return out
+
+
 def draft_schema_file(
     data: str | os.PathLike[str],
     *,
@@ -77,17 +120,20 @@ def draft_schema_file(
     max_integer_codes: int = 12,
     sep: str | None = None,
     encoding: str = "utf-8",
+    **read_options: Any,
 ) -> DraftResult:
     """Draft a schema from the table ``data`` and write it to ``output`` (if given).
 
     The output is checked before the data are read (a ``.json``, ``.yaml`` or ``.yml``
     file, not the data, not an existing file unless ``force``; a missing folder is
-    created). The other parameters are those of
-    :func:`ppdp.data.draft.draft_schema_from_file`. Warnings (the leak warning among them)
-    are returned as lines rather than raised.
+    created). The table is read by :func:`ppdp.data.read_table` (``sep``, ``encoding`` and
+    any other ``read_options`` go to it), drafted by :func:`ppdp.data.draft_schema` (the
+    other parameters are its own) and reviewed by :func:`review_draft` (missing values,
+    integer columns drafted as numeric). Warnings (the leak warning among them) are
+    returned as lines rather than raised.
     """
     from ppdp._io import check_output
-    from ppdp.data.draft import draft_schema_from_file
+    from ppdp.data.draft import draft_schema, read_table
 
     out = None if output is None else Path(output)
     if out is not None and out.suffix.lower() not in SCHEMA_SUFFIXES:
@@ -96,20 +142,176 @@ def draft_schema_file(
         check_output(out, inputs=[("data", data)], force=force)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        schema = draft_schema_from_file(
-            data,
+        df = read_table(data, sep=sep, encoding=encoding, **read_options)
+        schema = draft_schema(
+            df,
             label=label,
             max_categories=max_categories,
             missing_values=tuple(missing_values),
             exclude=tuple(exclude),
             max_integer_codes=max_integer_codes,
-            sep=sep,
-            encoding=encoding,
         )
+        schema = review_draft(schema, df, max_categories=max_categories)
     lines = [f"{w.category.__name__}: {' '.join(str(w.message).split())}" for w in caught]
     if out is not None:
         schema.to_file(out)
     return DraftResult(schema, out, lines)
+
+
+def _missing_mask(s: Any, tokens: Sequence[object], numeric: bool) -> Any:
+    """Where ``s`` is missing: NaN/None, a missing-value token, or (numeric) not finite."""
+    import numpy as np
+    import pandas as pd
+
+    miss = s.isna()
+    if tokens:
+        miss = miss | s.isin(list(tokens))
+    if numeric:
+        values = pd.to_numeric(s.mask(miss), errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
+        miss = miss | ~np.isfinite(values)
+    return np.asarray(miss, dtype=bool)
+
+
+def _declared_impute(col: Any) -> Any:
+    """An ``impute`` constant read from the declaration alone, never from the data.
+
+    The middle of the bounds (rounded down for an integer column), or the first category.
+    """
+    from ppdp.data.schema import CategoricalColumn
+
+    if isinstance(col, CategoricalColumn):
+        return col.categories[0]
+    mid = (col.lower + col.upper) / 2.0
+    if col.integer:
+        return math.floor(mid)
+    short = float(f"{mid:.6g}")  # 305183.205 rather than 305183.20499999996
+    return short if col.lower <= short <= col.upper else mid
+
+
+def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
+    """Review a drafted ``schema`` against the table ``df`` it was drafted from.
+
+    Issues a :class:`~ppdp.exceptions.PPDPWarning` for each of these, and returns the
+    schema to write:
+
+    * Feature columns with missing values (NaN, a missing-value token, a non-finite number)
+      are named with their counts, and the draft declares ``nan_policy: impute`` with an
+      ``impute`` constant for every feature column (a schema under ``impute`` needs one for
+      each): the middle of the declared bounds (rounded down for an integer column), or
+      the first declared category. These come from the declaration, never from the data's
+      statistics: a mean or a mode would leak, and no budget pays for them.
+    * A label with missing values is named: a class cannot be imputed; drop those rows.
+    * Integer columns drafted as numeric with between 3 and ``max_categories`` distinct
+      values, each seen twice on average, are named: if their integers are codes (a
+      diagnosis, a region), declare them categorical.
+    * Boolean classes (a True/False label) become ``0``/``1``, which match them, so that
+      the schema file can be read back (files refuse booleans among declared values).
+    """
+    import pandas as pd
+
+    from ppdp.data.schema import CategoricalColumn, LabelSpec, NumericColumn, Schema
+
+    tokens = schema.missing_values
+    missing = {}
+    for col in schema.columns:
+        n = int(_missing_mask(df[col.name], tokens, isinstance(col, NumericColumn)).sum())
+        if n:
+            missing[col.name] = n
+    codes: list[str] = []
+    for col in schema.numeric_columns:
+        if not col.integer:
+            continue
+        keep = ~_missing_mask(df[col.name], tokens, numeric=True)
+        k = int(pd.to_numeric(df[col.name][keep], errors="coerce").nunique())
+        if 3 <= k <= max_categories and int(keep.sum()) >= 2 * k:  # values repeat
+            codes.append(f"{col.name!r} ({k} values)")
+    if codes:
+        warnings.warn(
+            PPDPWarning(
+                f"integer column(s) drafted as numeric: {', '.join(codes)}; if a column's "
+                "integers are codes (a diagnosis, a region), declare it categorical with its "
+                "full code list"
+            ),
+            stacklevel=2,
+        )
+    label = schema.label
+    if label is not None:
+        n = int(_missing_mask(df[label.name], tokens, numeric=False).sum())
+        if n:
+            warnings.warn(
+                PPDPWarning(
+                    f"label {label.name!r} has {n:,} missing value(s): a missing class cannot "
+                    "be imputed; drop those rows before any release"
+                ),
+                stacklevel=2,
+            )
+        if any(isinstance(v, bool) for v in label.classes):
+            label = LabelSpec(label.name, tuple(int(v) for v in label.classes))
+    columns = schema.columns
+    policy = schema.nan_policy
+    if missing:
+        names = ", ".join(f"{name!r} ({n:,})" for name, n in missing.items())
+        warnings.warn(
+            PPDPWarning(
+                f"missing values in {names}: a release under nan_policy 'error' would refuse "
+                "them, so the draft declares nan_policy 'impute' with an 'impute' constant for "
+                "every column, read from its declaration (the middle of the bounds, the first "
+                "category), never from the data (a mean or a mode would leak); edit them with "
+                "the bounds, or clean the data and declare nan_policy 'error'"
+            ),
+            stacklevel=2,
+        )
+        policy = "impute"
+        columns = tuple(
+            CategoricalColumn(c.name, c.categories, other=c.other, impute=_declared_impute(c))
+            if isinstance(c, CategoricalColumn)
+            else NumericColumn(
+                c.name, c.lower, c.upper, integer=c.integer, impute=_declared_impute(c)
+            )
+            for c in columns
+        )
+    return Schema(
+        columns=columns,
+        label=label,
+        row_norm_bound=schema.row_norm_bound,
+        missing_values=tokens,
+        nan_policy=policy,
+    )
+
+
+def identifier_warnings(schema: Any, df: Any, *, min_rows: int = 20) -> list[str]:
+    """One line per declared feature whose values are unique in (nearly) every row.
+
+    An identifier (a visit number, a patient code) is no feature: declared numeric its
+    bounds are arbitrary, declared categorical every row is its own category, and either way
+    each record is singled out. Flagged: at least ``min_rows`` values, distinct in at least
+    99% of them, integers or text (a continuous measurement is distinct in every row too
+    and is not flagged).
+    """
+    import numpy as np
+    import pandas as pd
+
+    from ppdp.data.schema import NumericColumn
+
+    lines = []
+    for col in schema.columns:
+        numeric = isinstance(col, NumericColumn)
+        s = df[col.name][~_missing_mask(df[col.name], schema.missing_values, numeric)]
+        if len(s) < min_rows:
+            continue
+        if numeric:
+            values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
+            if not np.all(values == np.round(values)):
+                continue
+        k = int(s.nunique())
+        if k >= 0.99 * len(s):
+            lines.append(
+                f"column {col.name!r}: {k:,} distinct values in {len(s):,} rows; it looks like "
+                "an identifier: drop it from the schema"
+            )
+    return lines
 
 
 def describe_schema(schema: Any) -> list[str]:
@@ -174,13 +376,50 @@ def _undeclared_lines(schema: Any, df: Any, max_values: int) -> list[str]:
     return lines if len(lines) > 1 else [*lines, "  none"]
 
 
-def _declared_stand_ins(schema: Any) -> dict[str, object]:
-    """Categorical and label columns replaced by a declared value, so that undeclared
-    values (already listed) do not stop the clipping count of the numeric columns."""
-    out: dict[str, object] = {c.name: c.categories[0] for c in schema.categorical_columns}
-    if schema.label is not None:
-        out[schema.label.name] = schema.label.classes[0]
-    return out
+def check_table(
+    schema: Any,
+    data: str | os.PathLike[str],
+    *,
+    max_values: int = 10,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    **read_options: Any,
+) -> TableCheck:
+    """Read ``data`` against ``schema``: what a release would make of it, and refuse.
+
+    For the custodian's eyes only (the lines show values of the data). The table is
+    encoded in total mode (:func:`~ppdp.data.encoding.encode_collecting`): nothing stops the
+    report, and every problem that :func:`~ppdp.data.encoding.encode` would raise, hence
+    every reason a release would refuse the data, is collected.
+
+    Parameters
+    ----------
+    schema : Schema
+        The declared schema.
+    data : path
+        CSV or Parquet file, read by :func:`ppdp.data.read_table` (``sep``, ``encoding``
+        and any other ``read_options`` go to it); only the schema's columns are read.
+    max_values : int, default 10
+        At most this many undeclared values listed per column, most frequent first.
+
+    Returns
+    -------
+    TableCheck
+        The report lines, the warnings (identifier-like features) and the refusals.
+    """
+    from ppdp.data.draft import read_table
+    from ppdp.data.encoding import encode_collecting
+
+    if isinstance(max_values, bool) or not isinstance(max_values, int) or max_values < 1:
+        raise ParameterError(f"--max-values ({max_values!r}) must be an integer >= 1")
+    df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding, **read_options)
+    lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
+    lines += _undeclared_lines(schema, df, max_values)
+    report, problems = encode_collecting(schema, df)[2:]
+    if schema.numeric_columns:
+        lines += ["values clipped to the declared bounds:", *clipping_lines(schema, report)]
+    refusals = [str(error) for error in problems.errors()]
+    return TableCheck(lines, identifier_warnings(schema, df), refusals)
 
 
 def check_table_lines(
@@ -190,24 +429,9 @@ def check_table_lines(
     max_values: int = 10,
     sep: str | None = None,
     encoding: str = "utf-8",
+    **read_options: Any,
 ) -> list[str]:
-    """Read ``data`` against ``schema``: the undeclared values and the clipping per column.
-
-    For the custodian's eyes only (the lines show values of the data). ``max_values``:
-    at most this many undeclared values listed per column, most frequent first.
-    """
-    from ppdp.data.draft import read_table
-    from ppdp.data.encoding import encode
-
-    if max_values < 1:
-        raise ParameterError(f"--max-values ({max_values}) must be an integer >= 1")
-    df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
-    lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
-    lines += _undeclared_lines(schema, df, max_values)
-    if not schema.numeric_columns:
-        return lines
-    try:
-        report = encode(schema, df.assign(**_declared_stand_ins(schema)), log=False)[2]
-    except PPDPError as exc:  # a problem a release would refuse: said in one line
-        return [*lines, f"values clipped to the declared bounds: not computed ({exc})"]
-    return [*lines, "values clipped to the declared bounds:", *clipping_lines(schema, report)]
+    """:func:`check_table` as lines: the report, then its warnings and refusals, if any."""
+    return check_table(
+        schema, data, max_values=max_values, sep=sep, encoding=encoding, **read_options
+    ).all_lines()
