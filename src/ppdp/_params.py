@@ -12,13 +12,14 @@ re-validating (see :meth:`ppdp.publish.Publisher._params` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ppdp._validation import check_bool, check_epsilon
 
-__all__ = ["Rule", "check_table", "epsilon_rules", "table_fields"]
+__all__ = ["Rule", "ValidatedParams", "check_table", "epsilon_rules", "table_fields"]
 
 P = TypeVar("P")
 
@@ -105,3 +106,50 @@ class _ReadOnly(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
+_FIT_PARAMS = "_fit_params"
+
+
+class ValidatedParams:
+    """Mixin of the publishers' and learners' base classes: a constraint table run once.
+
+    A subclass declares ``_constraints`` (a tuple of :class:`Rule`) and ``_params_type``
+    (the frozen dataclass the table builds); its methods read :meth:`_params`, and ``fit``
+    (and the budget queries) wrap their work in :meth:`_params_once`.
+    """
+
+    _constraints: ClassVar[tuple[Rule, ...]] = ()
+    _params_type: ClassVar[type | None] = None
+
+    def _params(self) -> Any:
+        """The validated parameters: the constraint table run once per ``fit``.
+
+        Inside :meth:`_params_once` (``fit``, ``privacy_budget``, ``privacy_events``) the
+        first call checks the table and later calls return the same frozen object; outside
+        it (a direct call, or after ``set_params``) every call checks the current
+        attributes.
+        """
+        cached = self.__dict__.get(_FIT_PARAMS)
+        if cached is not None:
+            return cached
+        if self._params_type is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
+        params = check_table(self, self._constraints, self._params_type)
+        if _FIT_PARAMS in self.__dict__:
+            self.__dict__[_FIT_PARAMS] = params
+        return params
+
+    @contextlib.contextmanager
+    def _params_once(self) -> Iterator[None]:
+        """Within the block, :meth:`_params` checks the table once (nested blocks share it);
+        nothing stays cached after it, even when it raised."""
+        outer = _FIT_PARAMS in self.__dict__
+        if not outer:
+            self.__dict__[_FIT_PARAMS] = None
+        try:
+            yield
+        finally:
+            if not outer:
+                self.__dict__.pop(_FIT_PARAMS, None)

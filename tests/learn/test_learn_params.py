@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ppdp.learn._base as learn_base
+import ppdp._params
 from ppdp._params import check_table, table_fields
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
@@ -130,7 +130,7 @@ def test_fit_checks_the_table_once(build, params_type, field, value, monkeypatch
         calls.append(type(obj).__name__)
         return check_table(obj, table, ptype)
 
-    monkeypatch.setattr(learn_base, "check_table", counting)
+    monkeypatch.setattr(ppdp._params, "check_table", counting)
     est = build()
     X, y = _data()
     _fit(est, X, y)
@@ -151,7 +151,7 @@ def test_a_distributed_fit_checks_the_table_once(tmp_path, monkeypatch) -> None:
 
     X, y = _data()
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_parquet(tmp_path / "t.parquet")
-    monkeypatch.setattr(learn_base, "check_table", counting)
+    monkeypatch.setattr(ppdp._params, "check_table", counting)
     est = PrivateLogisticRegression(schema=SCHEMA, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureRandomnessWarning)

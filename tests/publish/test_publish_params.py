@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ppdp._params
 import ppdp.publish
 import ppdp.publish._base as publish_base
 from ppdp._params import check_table, table_fields
@@ -91,7 +92,7 @@ def test_fit_checks_the_table_once(build, field, value, monkeypatch) -> None:
         calls.append(type(obj).__name__)
         return check_table(obj, table, params_type)
 
-    monkeypatch.setattr(publish_base, "check_table", counting)
+    monkeypatch.setattr(ppdp._params, "check_table", counting)
     pub = build()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureRandomnessWarning)

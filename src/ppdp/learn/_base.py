@@ -52,13 +52,12 @@ load with :meth:`PrivateClassifierBase.from_model_dict`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import math
 import operator
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -70,7 +69,7 @@ from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ppdp._params import Rule, check_table
+from ppdp._params import ValidatedParams
 from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
@@ -110,9 +109,6 @@ MODEL_FORMAT = "ppdp-model/1"
 
 #: The noise factor of every release: the calibrated noise, never less.
 RELEASE_NOISE_FACTOR = 1.0
-
-#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
-_FIT_PARAMS = "_fit_params"
 
 
 class UnaccountedFitWarning(PPDPWarning):
@@ -290,7 +286,7 @@ class LearnerNotFittedError(NotFittedError, _SklearnNotFittedError):
     """ppdp's :class:`~ppdp.exceptions.NotFittedError` that is also scikit-learn's."""
 
 
-class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Base class of ppdp's private binary classifiers (see the module docstring).
 
     Subclasses store ``epsilon``, ``data_norm`` and ``random_state`` as attributes and
@@ -303,40 +299,6 @@ class PrivateClassifierBase(ClassifierMixin, BaseEstimator):  # type: ignore[mis
     """
 
     _min_rows: ClassVar[int] = 2
-
-    #: The declarative constraint table (:mod:`ppdp._params`) and the frozen dataclass it
-    #: builds; learners that declare one read :meth:`_params`.
-    _constraints: ClassVar[tuple[Rule, ...]] = ()
-    _params_type: ClassVar[type | None] = None
-
-    def _params(self) -> Any:
-        """The validated parameters: the constraint table run once per :meth:`fit`.
-
-        Inside ``fit`` (and ``privacy_budget`` / ``privacy_events``) the first call checks
-        the table and later calls return the same frozen object; outside them (a direct
-        call, or after ``set_params``) every call checks the current attributes.
-        """
-        cached = self.__dict__.get(_FIT_PARAMS)
-        if cached is not None:
-            return cached
-        if self._params_type is None:
-            raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
-        params = check_table(self, self._constraints, self._params_type)
-        if _FIT_PARAMS in self.__dict__:
-            self.__dict__[_FIT_PARAMS] = params
-        return params
-
-    @contextlib.contextmanager
-    def _params_once(self) -> Iterator[None]:
-        """Within the block, :meth:`_params` checks the table once (nested blocks share it)."""
-        outer = _FIT_PARAMS in self.__dict__
-        if not outer:
-            self.__dict__[_FIT_PARAMS] = None
-        try:
-            yield
-        finally:
-            if not outer:
-                self.__dict__.pop(_FIT_PARAMS, None)
 
     def _noise_factor(self) -> float:
         """The factor on every noise scale this learner draws: always 1 on release.

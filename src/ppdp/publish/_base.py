@@ -28,10 +28,8 @@ written to ``output`` as partitioned Parquet inside ``fit``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -39,7 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp._params import Rule, check_table
+from ppdp._params import ValidatedParams
 from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
@@ -58,9 +56,6 @@ logger = logging.getLogger(__name__)
 
 #: The noise factor of every release: the calibrated noise, never less.
 RELEASE_NOISE_FACTOR = 1.0
-
-#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
-_FIT_PARAMS = "_fit_params"
 
 
 @dataclass(frozen=True)
@@ -107,7 +102,7 @@ def _public_row_count(df: Any) -> int | None:
     return None
 
 
-class Publisher:
+class Publisher(ValidatedParams):
     """Base class of the publishers; see the module docstring for the flow of :meth:`fit`.
 
     Subclasses implement :meth:`_validate_params` (returning the planned charges),
@@ -123,40 +118,6 @@ class Publisher:
     #: True when the release has one row per input row: distributed input then needs an
     #: ``output`` folder, written inside :meth:`fit`.
     row_level_output: ClassVar[bool] = False
-
-    #: The declarative constraint table (:mod:`ppdp._params`) and the frozen
-    #: dataclass it builds; publishers that declare one read :meth:`_params`.
-    _constraints: ClassVar[tuple[Rule, ...]] = ()
-    _params_type: ClassVar[type | None] = None
-
-    def _params(self) -> Any:
-        """The validated parameters: the constraint table run once per :meth:`fit`.
-
-        Inside ``fit`` (and ``privacy_budget`` / ``privacy_events``) the first call checks
-        the table and later calls return the same frozen object; outside them (a direct
-        call) every call checks the current attributes.
-        """
-        cached = self.__dict__.get(_FIT_PARAMS)
-        if cached is not None:
-            return cached
-        if self._params_type is None:
-            raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
-        params = check_table(self, self._constraints, self._params_type)
-        if _FIT_PARAMS in self.__dict__:
-            self.__dict__[_FIT_PARAMS] = params
-        return params
-
-    @contextlib.contextmanager
-    def _params_once(self) -> Iterator[None]:
-        """Within the block, :meth:`_params` checks the table once (nested blocks share it)."""
-        outer = _FIT_PARAMS in self.__dict__
-        if not outer:
-            self.__dict__[_FIT_PARAMS] = None
-        try:
-            yield
-        finally:
-            if not outer:
-                self.__dict__.pop(_FIT_PARAMS, None)
 
     # -- to implement ---------------------------------------------------------------------
 
