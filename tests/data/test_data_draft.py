@@ -90,7 +90,7 @@ def test_identifiers_codes_exclusions_and_natural_order() -> None:
 def test_separator_is_detected_from_the_header_and_can_be_given(tmp_path, caplog) -> None:
     path = tmp_path / "bank.csv"
     path.write_text('"id";"age";"job"\n1;30;"admin.; clerk"\n2;41;"blue-collar"\n')
-    with caplog.at_level("WARNING", logger="ppdp.data"):
+    with caplog.at_level("INFO", logger="ppdp.data"):
         df = read_table(path)
     assert list(df.columns) == ["id", "age", "job"] and df["job"][0] == "admin.; clerk"
     assert "';'-separated" in caplog.text

@@ -84,6 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         _progress.set_progress(previous)
 
 
+def _with_decimal(args: argparse.Namespace) -> int:
+    """Run the command with ``--decimal`` in effect for every table it reads."""
+    decimal = getattr(args, "decimal", None)
+    if decimal is None:
+        return int(args.func(args) or EXIT_OK)
+    from ppdp.data.draft import decimal_mark
+
+    with decimal_mark(decimal):
+        return int(args.func(args) or EXIT_OK)
+
+
 class _LogFormatter(logging.Formatter):
     """Warnings read like every other CLI warning (``ppdp: warning: ...``); ``-v`` detail
     keeps the logger's name, which says where it came from."""
@@ -101,7 +112,7 @@ class _LogFormatter(logging.Formatter):
 
 def _dispatch(args: argparse.Namespace) -> int:
     try:
-        status = int(args.func(args) or EXIT_OK)
+        status = _with_decimal(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except BrokenPipeError:

@@ -25,6 +25,9 @@ FORCE: Flag = ("--force", {"action": "store_true"}, "replace an existing output 
 SEP: Flag = ("--sep", {"default": None, "metavar": "CHAR"},
              "column separator of a text table (default: detected from the header line)")
 ENCODING: Flag = ("--encoding", {"default": "utf-8"}, "text encoding of a text table")
+DECIMAL: Flag = ("--decimal", {"default": None, "choices": (",", "."), "metavar": "MARK"},
+                 "decimal mark of a text table's numbers, ',' or '.' (default: '.', and ',' "
+                 "where every value of a column of a file not separated by ',' is like '12,5')")
 SEED: Flag = ("--seed", {"type": int, "default": None},
               "reproducible noise for experiments (NOT for real releases)")
 IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},
@@ -49,7 +52,9 @@ LEVEL_FLAGS: tuple[Flag, ...] = (
     ("-q --quiet", {"action": "store_true"}, "no progress bars or progress lines on stderr"),
 )
 #: The flags of every release that reads a table: seeding, retries, text tables, Dask.
-RELEASE: tuple[Flag, ...] = (SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, ENCODING, SCHEDULER)
+RELEASE: tuple[Flag, ...] = (
+    SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, ENCODING, DECIMAL, SCHEDULER
+)
 # fmt: on
 
 
@@ -100,7 +105,11 @@ def pick(args: argparse.Namespace, names: str) -> dict[str, Any]:
 
 
 def table_args(args: argparse.Namespace) -> dict[str, Any]:
-    """``sep`` and ``encoding`` of a command that reads a table, as keyword arguments."""
+    """``sep`` and ``encoding`` of a command that reads a table, as keyword arguments.
+
+    ``--decimal`` reaches the table reader through
+    :func:`ppdp.data.draft.decimal_mark`, which :func:`ppdp.cli.main` sets around the
+    whole command."""
     return {"sep": table_separator(args.sep), "encoding": args.encoding}
 
 

@@ -10,8 +10,11 @@ _DESCRIPTION = (
     "Compare a released table (with its RELEASE.guarantee.json) or a model file with the private "
     "data: a verdict, the guarantee in words, marginals, clipping, correlations and, with "
     "--target, a classifier's accuracy (docs/report.md). For the custodian only: not private, "
-    "costs no budget."
+    "costs no budget. --sep, --encoding and --decimal describe the original's (and the "
+    "holdout's) format; the release is read as ppdp wrote it (UTF-8, comma-separated, '.' "
+    "decimals). A read that leaves many values undeclared gives no verdict and says why."
 )
+_TEXT_TABLE = (c.SEP, c.ENCODING, c.DECIMAL)
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("release", {"metavar": "RELEASE"},
@@ -28,7 +31,8 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--force", {"action": "store_true"}, "replace existing output files (never an input)"),
     ("--no-guarantee", {"action": "store_true"},
      "report a table without RELEASE.guarantee.json (its guarantee is then unknown)"),
-    c.SEP, c.ENCODING, c.SCHEDULER,
+    *((f, o, f"{t}: the original's and the holdout's") for f, o, t in _TEXT_TABLE),
+    c.SCHEDULER,
 )
 # fmt: on
 

@@ -28,7 +28,7 @@ _DRAFT: tuple[c.Flag, ...] = (
      "leave this column out (an ID, free text); repeat for several"),
     ("--max-integer-codes", {"type": int, "default": 12},
      "integer columns with at most this many values are categorical (0: never)"),
-    c.SEP, c.ENCODING,
+    c.SEP, c.ENCODING, c.DECIMAL,
 )
 _CHECK: tuple[c.Flag, ...] = (
     ("schema", {"type": Path}, "schema file (.json, .yaml or .yml)"),
@@ -36,7 +36,7 @@ _CHECK: tuple[c.Flag, ...] = (
      "also print the share of D's values the bounds clip and its undeclared values (yours only)"),
     ("--max-values", {"type": int, "default": 10, "metavar": "N"},
      "with --data: list at most N undeclared values per column (most frequent first)"),
-    c.SEP, c.ENCODING,
+    c.SEP, c.ENCODING, c.DECIMAL,
 )
 # fmt: on
 

@@ -36,7 +36,7 @@ _FLAGS: tuple[c.Flag, ...] = (
 _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("model", {"metavar": "MODEL.json"}, "a model file from 'ppdp train'"),
     ("input", {"metavar": "IN"}, "the table (CSV, Parquet file or dataset)"),
-    c.SEP, c.ENCODING, c.SCHEDULER,
+    c.SEP, c.ENCODING, c.DECIMAL, c.SCHEDULER,
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
 )
 # fmt: on

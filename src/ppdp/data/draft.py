@@ -10,12 +10,15 @@ issues a :class:`~ppdp.exceptions.PrivacyLeakWarning` saying so.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import logging
 import math
 import os
+import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ from ppdp.exceptions import (
 __all__ = [
     "LEAK_MESSAGE",
     "SEPARATORS",
+    "decimal_mark",
     "detect_separator",
     "draft_schema",
     "draft_schema_from_file",
@@ -92,19 +96,29 @@ def _csv_header(p: Path, sep: str, encoding: str = "utf-8") -> list[str] | None:
     """The header line of a CSV file, read alone (None if it cannot be read that way)."""
     import csv
 
-    opener = _text_opener(p)
-    if opener is None:
+    line = _header_line(p, encoding)
+    if line is None:
         return None
-    enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
-        with opener(p, "rt", encoding=enc, newline="") as fh:
-            return next(csv.reader(fh, delimiter=sep))
-    except (OSError, EOFError, UnicodeDecodeError, StopIteration, csv.Error, ValueError):
+        return next(csv.reader([line], delimiter=sep))
+    except (StopIteration, csv.Error):
         return None
 
 
 #: Separators :func:`detect_separator` chooses among.
 SEPARATORS = (",", ";", "\t", "|")
+
+
+def _separator_counts(line: str) -> dict[str, int]:
+    """How often each of :data:`SEPARATORS` occurs in ``line``, outside double quotes."""
+    counts = dict.fromkeys(SEPARATORS, 0)
+    quoted = False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    return counts
 
 
 def detect_separator(path: str | os.PathLike[str], *, encoding: str = "utf-8") -> str | None:
@@ -114,24 +128,100 @@ def detect_separator(path: str | os.PathLike[str], *, encoding: str = "utf-8") -
     outside double quotes; ``None`` when none occurs (one column) or the line cannot be
     read. Only the header is read: column names are public, the rows are not looked at.
     """
-    opener = _text_opener(Path(path))
-    if opener is None:
-        return None
-    enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
-        with opener(Path(path), "rt", encoding=enc, newline="") as fh:
-            line = fh.readline(1 << 24)
-    except (OSError, EOFError, UnicodeDecodeError, ValueError, LookupError):
+        line = _header_line(Path(path), encoding)
+    except (DataValidationError, LookupError):
         return None
-    counts = dict.fromkeys(SEPARATORS, 0)
-    quoted = False
-    for ch in line:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in counts:
-            counts[ch] += 1
+    if line is None:
+        return None
+    counts = _separator_counts(line)
     best = max(SEPARATORS, key=lambda c: counts[c])
     return best if counts[best] > 0 else None
+
+
+def _sep_name(sep: str) -> str:
+    return "tab" if sep == "\t" else repr(sep)
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether a newline is the byte ``\\n`` in ``encoding`` (not UTF-16 or UTF-32)."""
+    try:
+        return "\n".encode(encoding) == b"\n"
+    except (LookupError, UnicodeError):
+        return False
+
+
+def _utf8(encoding: str) -> bool:
+    return encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig")
+
+
+def _header_line(p: Path, encoding: str) -> str | None:
+    """The first line of a text file, decoded; None when it cannot be read this way.
+
+    Only the line's own bytes are decoded (a bad byte further down is not its concern).
+
+    Raises
+    ------
+    DataValidationError
+        The first line is not valid in ``encoding``.
+    LookupError
+        ``encoding`` is unknown.
+    """
+    import codecs
+
+    codecs.lookup(encoding)
+    opener = _text_opener(p)
+    if opener is None:
+        return None
+    enc = "utf-8-sig" if _utf8(encoding) else encoding
+    try:
+        if not _ascii_compatible(encoding):
+            with opener(p, "rt", encoding=enc, newline="") as fh:
+                return str(fh.readline(1 << 24))
+        with opener(p, "rb") as fh:
+            raw = fh.readline(1 << 24)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(p, encoding, exc) from None
+    except (OSError, EOFError, ValueError):
+        return None
+    try:
+        return raw.decode(enc)
+    except UnicodeDecodeError as exc:
+        raise _not_valid(p, encoding, raw[exc.start], 1) from None
+
+
+def _not_valid(p: Path, encoding: str, byte: int | None, line: int | None) -> DataValidationError:
+    """``IN is not valid UTF-8 (byte 0x.. at line N); pass --encoding (e.g. latin-1)``."""
+    name = "UTF-8" if _utf8(encoding) else encoding
+    where = []
+    if byte is not None:
+        where.append(f"byte 0x{byte:02x}")
+    if line is not None:
+        where.append(f"at line {line:,}")
+    detail = f" ({' '.join(where)})" if where else ""
+    hint = "(e.g. latin-1)" if _utf8(encoding) else "(the one it was written in)"
+    return DataValidationError(
+        f"data ({str(p)!r}) is not valid {name}{detail}; pass --encoding {hint}"
+    )
+
+
+def _decode_error(p: Path, encoding: str, exc: UnicodeDecodeError) -> DataValidationError:
+    """Where the first byte that ``encoding`` cannot decode is: its value and line."""
+    opener = _text_opener(p)
+    if opener is None or not _ascii_compatible(encoding):
+        bad = exc.object[exc.start] if exc.start < len(exc.object) else None
+        return _not_valid(p, encoding, bad, None)
+    enc = "utf-8-sig" if _utf8(encoding) else encoding
+    try:
+        with opener(p, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode(enc if number == 1 else encoding)
+                except UnicodeDecodeError as e:
+                    return _not_valid(p, encoding, raw[e.start], number)
+    except (OSError, EOFError, ValueError):
+        pass
+    return _not_valid(p, encoding, None, None)
 
 
 def _parquet_columns(p: Path) -> list[str] | None:
@@ -161,12 +251,102 @@ def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[st
     return found
 
 
+#: The decimal mark :func:`read_table` uses when it is given none (None: detect it); the
+#: command line sets it from ``--decimal`` for everything one command reads
+#: (:func:`decimal_mark`).
+_DECIMAL: contextvars.ContextVar[str | None] = contextvars.ContextVar("decimal", default=None)
+_DECIMAL_COMMA = re.compile(r"[+-]?(?:\d+(?:,\d*)?|,\d+)")
+
+
+@contextlib.contextmanager
+def decimal_mark(decimal: str | None) -> Iterator[None]:
+    """Within the block, :func:`read_table` reads text tables with this decimal mark
+    (``","`` or ``"."``) when its caller gives none; ``None`` keeps the detection."""
+    token = _DECIMAL.set(_check_decimal(decimal))
+    try:
+        yield
+    finally:
+        _DECIMAL.reset(token)
+
+
+def _check_decimal(decimal: str | None) -> str | None:
+    if decimal is not None and decimal not in (",", "."):
+        raise ParameterError(f"--decimal ({decimal!r}) must be ',' or '.'")
+    return decimal
+
+
+def _one_column_header(p: Path, sep: str, header: list[str] | None, encoding: str) -> None:
+    """A header read as one column although another separator splits it: say which works."""
+    if header is None or len(header) != 1:
+        return
+    line = _header_line(p, encoding) or ""
+    counts = _separator_counts(line)
+    best = max(SEPARATORS, key=lambda c: counts[c])
+    if best == sep or counts[best] == 0:
+        return
+    shown = header[0] if len(header[0]) <= 60 else header[0][:57] + "..."
+    raise DataValidationError(
+        f"data ({str(p)!r}): with --sep {_sep_name(sep)} the header is one column "
+        f"({shown!r}); it has {counts[best] + 1} columns with --sep {_sep_name(best)}: pass "
+        "that, or leave --sep out to detect it"
+    )
+
+
+def _decimal_comma_columns(df: pd.DataFrame) -> dict[str, str]:
+    """Text columns whose every value is a number written with a decimal comma ('12,5'),
+    at least one with the comma: each with an example value."""
+    found: dict[str, str] = {}
+    for name in df.columns:
+        s = df[name]
+        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        values = s.dropna()
+        if values.empty or not all(isinstance(v, str) for v in values.head(100)):
+            continue
+        text = values.astype(str).str.strip()
+        head = text.head(100)
+        if not head.str.fullmatch(_DECIMAL_COMMA).all():
+            continue
+        if not text.str.fullmatch(_DECIMAL_COMMA).all():
+            continue
+        commas = text[text.str.contains(",", regex=False)]
+        if not commas.empty:
+            found[str(name)] = str(commas.iloc[0])
+    return found
+
+
+def _read_decimal_commas(p: Path, df: pd.DataFrame, decimal: str | None) -> pd.DataFrame:
+    """Columns of numbers with decimal commas read as numbers (said in a warning), unless
+    the caller gave the decimal mark."""
+    if decimal is not None:
+        return df
+    found = _decimal_comma_columns(df)
+    if not found:
+        return df
+    out = df.copy()
+    for name in found:
+        out[name] = pd.to_numeric(
+            out[name].astype(str).str.strip().str.replace(",", ".", regex=False)
+        )
+    names = ", ".join(repr(n) for n in found)
+    example = next(iter(found.values()))
+    _logger.warning(
+        "read %s with ',' as the decimal mark: column(s) %s hold values such as %r "
+        "(--decimal , to say so; --decimal . to read them as text)",
+        p.name,
+        names,
+        example,
+    )
+    return out
+
+
 def read_table(
     path: str | os.PathLike[str],
     *,
     columns: Sequence[str] | None = None,
     sep: str | None = None,
     encoding: str = "utf-8",
+    decimal: str | None = None,
 ) -> pd.DataFrame:
     """Read a CSV (optionally compressed) or Parquet file into a DataFrame.
 
@@ -180,24 +360,38 @@ def read_table(
         are never materialised.
     sep : str, optional
         The column separator of a text file. ``None`` detects it from the header line
-        among ``,`` ``;`` tab ``|`` (:func:`detect_separator`) and says so on the
-        ``ppdp.data`` logger (WARNING, so the command line shows it) when it is not the
-        extension's default (``,`` for .csv, tab for .tsv).
+        among ``,`` ``;`` tab ``|`` (:func:`detect_separator`). A separator other than the
+        extension's default (``,`` for .csv, tab for .tsv) is said on the ``ppdp.data``
+        logger: at INFO (``ppdp -v``) when it is the only candidate in the header, at
+        WARNING (always shown) when the header holds several candidates. A given ``sep``
+        that reads the header as one column, where another candidate splits it, is
+        refused in one line naming the separator that works.
     encoding : str, default "utf-8"
-        The text encoding (a byte-order mark is skipped for UTF-8).
+        The text encoding (a byte-order mark is skipped for UTF-8). A file that is not
+        valid in it is refused in one line naming the first bad byte and its line.
+    decimal : {None, ",", "."}
+        The decimal mark of a text file's numbers. ``None`` (default; the command line's
+        ``--decimal`` when :func:`decimal_mark` is in effect) reads ``.``, except in a file
+        not separated by ``,``: there a text column whose every value is a number written
+        with a comma (``12,5``) is read as numbers, with a WARNING on the ``ppdp.data``
+        logger naming the columns. ``","``: pandas reads with ``decimal=","``. ``"."``:
+        no detection.
 
     Raises
     ------
     FileNotFoundError
         ``path`` does not exist.
     DataValidationError
-        The suffix is not a supported format, a wanted column is missing, or the file cannot
-        be parsed (one line).
+        The suffix is not a supported format, a wanted column is missing, the text is not
+        valid in ``encoding``, or the file cannot be parsed (one line).
+    ParameterError
+        ``sep``, ``encoding`` or ``decimal`` is not a valid value.
     OptionalDependencyError
         Parquet without ``pyarrow`` installed.
     """
     p = Path(path)
     suffix = _suffix(p)
+    decimal = _check_decimal(decimal) if decimal is not None else _DECIMAL.get()
     if suffix not in _CSV_SUFFIXES + _PARQUET_SUFFIXES:
         raise DataValidationError(
             f"data ({str(p)!r}) must be a .csv (optionally compressed), .tsv or .parquet file"
@@ -219,35 +413,65 @@ def read_table(
             names = _parquet_columns(p)
             use = list(columns) if names is None else _check_header(p, names, columns)
             return pd.read_parquet(p, columns=use)
-        default = "\t" if suffix.startswith(".tsv") else ","
-        if sep is None:
-            sep = detect_separator(p, encoding=encoding) or default
-            if sep != default:
-                _logger.warning(
-                    "read %s as %s-separated (detected from its header; --sep to override)",
-                    p.name,
-                    "tab" if sep == "\t" else repr(sep),
-                )
-        elif not isinstance(sep, str) or len(sep) != 1:
-            raise ParameterError(f"sep ({sep!r}) must be a single character, e.g. ';'")
-        if columns is None:
-            return _read_csv(p, suffix, sep=sep, encoding=encoding)
+        sep = _separator(p, suffix, sep, encoding)
+        if decimal == sep:
+            raise ParameterError(f"--decimal ({decimal!r}) cannot also be the separator --sep")
+        options: dict[str, Any] = {"sep": sep, "encoding": encoding}
+        if decimal is not None:
+            options["decimal"] = decimal
         header = _csv_header(p, sep, encoding)
-        if header is None:  # let pandas read (and report) it whole
-            return _read_csv(p, suffix, sep=sep, encoding=encoding)
-        use = _check_header(p, header, columns)
-        return _read_csv(p, suffix, sep=sep, usecols=use, encoding=encoding)[use]
+        _one_column_header(p, sep, header, encoding)
+        if columns is None or header is None:  # let pandas read (and report) it whole
+            df = _read_csv(p, suffix, **options)
+        else:
+            use = _check_header(p, header, columns)
+            df = _read_csv(p, suffix, usecols=use, **options)[use]
+        return df if sep == "," else _read_decimal_commas(p, df, decimal)
     except (OptionalDependencyError, FileNotFoundError, DataValidationError, ParameterError):
         raise
     except LookupError:
         raise ParameterError(f"encoding ({encoding!r}) is not a known text encoding") from None
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _decode_error(p, encoding, exc) from None
+    except (ValueError, OSError) as exc:
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__
         kind = "Parquet" if suffix in _PARQUET_SUFFIXES else "CSV"
         raise DataValidationError(
             f"data ({str(p)!r}) could not be read as {kind}: {first}"
         ) from exc
+
+
+def _separator(p: Path, suffix: str, sep: str | None, encoding: str) -> str:
+    """``sep`` checked, or detected from the header (said on the ``ppdp.data`` logger)."""
+    if sep is not None:
+        if not isinstance(sep, str) or len(sep) != 1:
+            raise ParameterError(f"sep ({sep!r}) must be a single character, e.g. ';'")
+        return sep
+    default = "\t" if suffix.startswith(".tsv") else ","
+    line = _header_line(p, encoding)
+    counts = _separator_counts(line or "")
+    best = max(SEPARATORS, key=lambda c: counts[c])
+    if counts[best] == 0:
+        return default
+    others = [c for c in SEPARATORS if c != best and counts[c] > 0]
+    if others:
+        also = ", ".join(f"{counts[c]} {_sep_name(c)}" for c in others)
+        _logger.warning(
+            "read %s as %s-separated: its header holds %d %s but also %s (--sep to choose another)",
+            p.name,
+            _sep_name(best),
+            counts[best],
+            _sep_name(best),
+            also,
+        )
+    elif best != default:
+        _logger.info(
+            "read %s as %s-separated (detected from its header; --sep to override)",
+            p.name,
+            _sep_name(best),
+        )
+    return best
 
 
 #: Files at least this large are read with a progress bar (when bars are on).
@@ -535,12 +759,14 @@ def draft_schema_from_file(
     max_integer_codes: int = 12,
     sep: str | None = None,
     encoding: str = "utf-8",
+    decimal: str | None = None,
 ) -> Schema:
     """Read a CSV or Parquet file and :func:`draft_schema` it (same warning, same caveats).
 
-    ``sep`` and ``encoding`` as :func:`read_table` (the separator is detected when not given).
+    ``sep``, ``encoding`` and ``decimal`` as :func:`read_table` (the separator and a
+    decimal comma are detected when not given).
     """
-    df = read_table(path, sep=sep, encoding=encoding)
+    df = read_table(path, sep=sep, encoding=encoding, decimal=decimal)
     return draft_schema(
         df,
         label=label,

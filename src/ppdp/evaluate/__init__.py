@@ -33,6 +33,7 @@ from ppdp.evaluate.information import (
 )
 from ppdp.evaluate.matrix import frobenius_error, mse
 from ppdp.evaluate.report import (
+    NOT_JUDGED,
     THRESHOLDS,
     VERDICTS,
     QualityReport,
@@ -45,6 +46,7 @@ __all__ = [
     "CLASSIFIERS",
     "DEFAULT_BINS",
     "DEFAULT_MIN_SAMPLES_LEAF",
+    "NOT_JUDGED",
     "THRESHOLDS",
     "VERDICTS",
     "QualityReport",

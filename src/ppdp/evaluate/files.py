@@ -121,13 +121,19 @@ def report_file(
     original, schema : path, optional
         The private table and the declared schema (both required for a table).
     holdout : path, optional
-        Original rows that took no part in the release, to test a classifier on.
+        Original rows that took no part in the release, to test a classifier on (read like
+        ``original``).
     target : str, optional
         A categorical column (or the label) to predict.
     json_output : path, optional
         Also write the report's numbers here (``.json``).
     no_guarantee : bool, default False
         Report a table that has no guarantee file (its guarantee is then unknown).
+    sep, encoding : optional
+        The original's (and the holdout's) separator and text encoding, as
+        :func:`ppdp.data.draft.read_table`. A released table is always read as ppdp writes
+        it (UTF-8, ``.`` decimals, its separator detected from its header), whatever these
+        say.
     scheduler : optional
         Where tables larger than memory are read (``ppdp report --scheduler``): a release
         folder, or an original (or holdout) that is a Parquet dataset (a folder or a glob),
@@ -144,6 +150,7 @@ def report_file(
 
     import_matplotlib()  # before anything is read: one line naming the extra
     read = _reader(sep, encoding)
+    read_release = _release_reader()
     if str(release).lower().endswith(".json"):
         if holdout is None:
             raise ParameterError(
@@ -167,23 +174,33 @@ def report_file(
 
     if uses_datasets(release, original, holdout, scheduler):
         report = _report_dataset(
-            release, original, schema, holdout, target, side, sidecar, no_guarantee, read,
-            scheduler,
+            release, original, schema, holdout, target, side, sidecar, no_guarantee,
+            (read, read_release), scheduler,
         )  # fmt: skip
     else:
         report = _report_table(
-            release, original, schema, holdout, target, side, sidecar, no_guarantee, read
-        )
+            release, original, schema, holdout, target, side, sidecar, no_guarantee,
+            (read, read_release),
+        )  # fmt: skip
     _write(report, paths)
     note = f"note: no guarantee file ({side}); the report says so" if sidecar is None else None
     return ReportFileResult(report, paths, note)
 
 
 def _reader(sep: str | None, encoding: str) -> Any:
-    """Read a table file (None stays None) with the given separator and encoding."""
+    """Read a private table file (the original, a holdout; None stays None) with the given
+    separator and encoding (``--sep``, ``--encoding``; ``--decimal`` when the CLI sets it)."""
     from ppdp.data.draft import read_table
 
     return lambda path: None if path is None else read_table(path, sep=sep, encoding=encoding)
+
+
+def _release_reader() -> Any:
+    """Read a released table as ppdp writes it: UTF-8, ``.`` decimals, the separator
+    detected from its header (``,`` for a ppdp release), whatever the original's format."""
+    from ppdp.data.draft import read_table
+
+    return lambda path: read_table(path, encoding="utf-8", decimal=".")
 
 
 def _report_table(
@@ -195,13 +212,14 @@ def _report_table(
     side: Path,
     sidecar: dict[str, Any] | None,
     no_guarantee: bool,
-    read: Any,
+    readers: tuple[Any, Any],
 ) -> Any:
     from ppdp.data import Schema
     from ppdp.evaluate.report import lda_projection_report, quality_report
 
+    read, read_release = readers
     schema = Schema.from_file(schema)
-    released, orig, test = read(release), read(original), read(holdout)
+    released, orig, test = read_release(release), read(original), read(holdout)
     if sidecar is not None and sidecar.get("method") == "lda-projection":
         return lda_projection_report(orig, released, schema, sidecar, holdout=test, target=target)
     head = [str(c) for c in released.columns][:2]
@@ -228,7 +246,7 @@ def _report_dataset(
     side: Path,
     sidecar: dict[str, Any] | None,
     no_guarantee: bool,
-    read: Any,
+    readers: tuple[Any, Any],
     scheduler: Any,
 ) -> Any:
     """:func:`_report_table` when a table is a partitioned release or a Parquet dataset."""
@@ -261,7 +279,8 @@ def _report_dataset(
         target=target,
         guarantee=sidecar,
         scheduler=scheduler,
-        read=read,
+        read=readers[0],
+        read_release=readers[1],
     )
 
 

@@ -144,6 +144,7 @@ def dataset_report(
     guarantee: Any = None,
     scheduler: Any = None,
     read: Any = None,
+    read_release: Any = None,
 ) -> Any:
     """:func:`~ppdp.evaluate.report.quality_report` on tables read partition by partition.
 
@@ -164,6 +165,8 @@ def dataset_report(
         table is a path).
     read : callable, optional
         Reads a table file into memory (CSV); default :func:`ppdp.data.draft.read_table`.
+    read_release : callable, optional
+        Reads a release file into memory; default ``read``.
 
     Returns
     -------
@@ -180,6 +183,8 @@ def dataset_report(
         from ppdp.data.draft import read_table
 
         read = read_table
+    if read_release is None:
+        read_release = read
     rp._guarantee(guarantee)
     cols, target_col = rp.report_columns(schema, target)
     if holdout is not None and target is None:
@@ -190,7 +195,7 @@ def dataset_report(
     if is_dataset(release):
         rel = read_release_folder(release, schema)
     else:
-        rel = _as_frame(release, schema, "release", read, exact=True)
+        rel = _as_frame(release, schema, "release", read_release, exact=True)
     orig = _as_frame(original, schema, "original", read, exact=False)
     frames = [("original", orig), ("release", rel)]
     if holdout is not None:

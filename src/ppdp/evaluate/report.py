@@ -26,6 +26,7 @@ import contextlib
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,9 @@ from ppdp.exceptions import (
 )
 
 __all__ = [
+    "NOT_JUDGED",
     "THRESHOLDS",
+    "UNDECLARED_LIMITS",
     "VERDICTS",
     "QualityReport",
     "import_matplotlib",
@@ -57,6 +60,14 @@ __all__ = [
 
 #: The three verdicts, best first.
 VERDICTS: tuple[str, ...] = ("useful", "weak", "no better than the trivial baseline")
+#: What a table report says instead of a verdict when a categorical column of either table
+#: holds more undeclared values than :data:`UNDECLARED_LIMITS` allows: a table read with
+#: the wrong encoding or separator, or a schema that is not the release's.
+NOT_JUDGED = "not judged"
+#: The share of a categorical column's values that may be undeclared before the report
+#: gives no verdict: a ppdp release holds declared values only; an original may hold some
+#: undeclared values that a release imputed or dropped.
+UNDECLARED_LIMITS: dict[str, float] = {"release": 0.01, "original": 0.20}
 
 #: Where the verdicts change (stated in every report).
 #:
@@ -155,6 +166,11 @@ def _numeric(name: str, col: NumericColumn, s: pd.Series) -> NDArray[np.float64]
     return v
 
 
+def _codes(values: Any, cells: Sequence[str]) -> NDArray[np.intp]:
+    """Each value's position among ``cells`` (as text), -1 for a value not among them."""
+    return pd.Index(list(cells)).get_indexer(pd.Series(values).astype(str))  # type: ignore[no-any-return]
+
+
 def _uniform(col: NumericColumn | CategoricalColumn) -> NDArray[np.float64]:
     n = N_BINS if isinstance(col, NumericColumn) else len(col.categories)
     return np.full(n, 1.0 / n)
@@ -184,7 +200,7 @@ def _encode(
             names.append(col.name)
         else:
             cats = [str(c) for c in col.categories]
-            codes = pd.Categorical(df[col.name].astype(str), categories=cats).codes
+            codes = _codes(df[col.name], cats)
             onehot = np.zeros((len(df), len(cats)))
             ok = codes >= 0
             onehot[np.flatnonzero(ok), codes[ok]] = 1.0
@@ -213,7 +229,7 @@ def _cramers_v(df: pd.DataFrame, cats: list[CategoricalColumn]) -> NDArray[np.fl
     codes = []
     for col in cats:
         cells = [str(c) for c in col.categories]
-        codes.append(pd.Categorical(df[col.name].astype(str), categories=cells).codes)
+        codes.append(_codes(df[col.name], cells))
     k = len(cats)
     V = np.zeros((k, k))
     for i in range(k):
@@ -304,7 +320,7 @@ def _encode_trees(
             if len(col.categories) > _MAX_TREE_CATEGORIES:
                 return None
             cats = [str(c) for c in col.categories]
-            codes = pd.Categorical(df[col.name].astype(str), categories=cats).codes
+            codes = _codes(df[col.name], cats)
             blocks.append(np.where(codes >= 0, codes, np.nan).astype(np.float64))
             mask.append(True)
     return np.column_stack(blocks), np.asarray(mask)
@@ -450,7 +466,7 @@ def _ml_utility(
     classes = [str(c) for c in target.categories]
 
     def xy(df: pd.DataFrame, name: str) -> tuple[NDArray[np.float64], Any, NDArray[np.int64]]:
-        codes = pd.Categorical(df[target.name].astype(str), categories=classes).codes
+        codes = _codes(df[target.name], classes)
         keep = codes >= 0
         X, _ = _encode(df.loc[keep], features, name)
         return X, _encode_trees(df.loc[keep], features, name), codes[keep].astype(np.int64)
@@ -535,6 +551,33 @@ def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
     if tv >= t["trivial_tv_share"] * base:
         return VERDICTS[2], numbers
     return VERDICTS[1], numbers
+
+
+def undeclared_alarm(
+    cols: list[NumericColumn | CategoricalColumn],
+    counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
+) -> str | None:
+    """Why the report gives no verdict (the worst column's undeclared share), or None."""
+    worst: tuple[float, str, str] | None = None
+    for name, table in zip(("original", "release"), counts, strict=True):
+        for col in cols:
+            if not isinstance(col, CategoricalColumn):
+                continue
+            c = table[col.name]
+            total = int(c.sum())
+            share = float(c[-1] / total) if total else 0.0
+            if share > UNDECLARED_LIMITS[name] and (worst is None or share > worst[0]):
+                worst = (share, name, col.name)
+    if worst is None:
+        return None
+    share, name, column = worst
+    flags = "--encoding, --sep or --decimal" if name == "original" else "the release file"
+    return (
+        f"{share:.0%} of the {name}'s values in column {column!r} are not declared in the "
+        f"schema: the {name} was probably read with the wrong encoding or separator, or the "
+        f"schema is not the release's; check {flags} and the schema (the numbers below "
+        "are not reliable)"
+    )
 
 
 # ---------------------------------------------------------------------------- report
@@ -883,6 +926,9 @@ def _assemble(
             basis = f"{marginals}; {basis}"
     else:
         verdict, basis = _verdict_tv(columns)
+    alarm = undeclared_alarm(cols, counts)
+    if alarm is not None:
+        verdict, basis = NOT_JUDGED, alarm
     notes = []
     if guarantee is None:
         notes.append(
@@ -957,7 +1003,7 @@ def model_report(
     if original is not None:
         original = _check_table("original", original, schema, exact=False)
     classes = [str(c) for c in schema.label.classes]
-    codes = pd.Categorical(holdout[target].astype(str), categories=classes).codes
+    codes = _codes(holdout[target], classes)
     keep = codes >= 0
     holdout = holdout.loc[keep]
     y = codes[keep].astype(np.int64)
@@ -982,7 +1028,7 @@ def model_report(
     feats = [c for c in cols if c.name != target]
     Xh, _ = _encode(holdout, feats, "holdout")
     if original is not None:
-        oc = pd.Categorical(original[target].astype(str), categories=classes).codes
+        oc = _codes(original[target], classes)
         ok = oc >= 0
         Xo, _ = _encode(original.loc[ok], feats, "original")
         yo = oc[ok].astype(np.int64)
@@ -1177,7 +1223,7 @@ def lda_projection_report(
     released_rows = None
     if rows is not None:  # before the split: the released rows are judged among themselves
         pick = _sample(len(rows), rng)
-        codes = pd.Categorical(original[label].iloc[pick].astype(str), categories=classes).codes
+        codes = _codes(original[label].iloc[pick], classes)
         ok = codes >= 0
         rows = rows[pick][ok]
         released_rows = _crossfit(rows, codes[ok].astype(np.int64), k, rng)
@@ -1191,7 +1237,7 @@ def lda_projection_report(
 
     def project(df: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.float64], Any]:
         X, _ = features.encode(df[list(features.column_names)])
-        codes = pd.Categorical(df[label].astype(str), categories=classes).codes
+        codes = _codes(df[label], classes)
         return (X / scale) @ W, X, codes
 
     z_tr, _, y_tr = project(train_df)
