@@ -142,6 +142,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 _CLI_ADVICE = (
     ("pass allow_large_epsilon=True", "add --allow-large-epsilon"),
     ("pass class_counts=[...]", "pass --class-counts N1,N2,..."),
+    ("class_counts (None)", "--class-counts (not given)"),
+    ("class_counts (", "--class-counts ("),
+    ("public (None) is required for", "--public FILE (not given) is required for"),
     ("pass allow_seeded=True", "add --allow-seeded"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (

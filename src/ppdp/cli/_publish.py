@@ -26,9 +26,16 @@ _FLAGS: tuple[c.Flag, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``publish`` to the ``ppdp`` parser."""
-    what = "release a private table (DP-PCA, DP-LDA synthetic data, LDA-DP, baselines)"
+    what = _summary()
     parser = c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS, func=_run)
     c.add_registry_flags(parser, PUBLISHERS)
+
+
+def _summary() -> str:
+    """``ppdp --help``'s line: every method, the general-purpose one first."""
+    first = "synth (synthetic table, the general-purpose method)"
+    rest = [m for m in METHODS if m != "synth"]
+    return f"release a private table: {first}, {', '.join(rest)}"
 
 
 def _run(args: argparse.Namespace) -> int:
