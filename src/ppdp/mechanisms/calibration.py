@@ -40,6 +40,11 @@ def _log_delta(ratio: float, epsilon: float) -> float:
     log_t1 = float(log_ndtr(a - b))
     log_t2 = epsilon + float(log_ndtr(-a - b))
     x = log_t2 - log_t1
+    if a < 1.0 and b < 1.0 and x > -(2.0**-30):
+        # Both Φ arguments are near 0, where log Φ ≈ −0.69 is only known to ~1e-16
+        # absolutely: x cannot be resolved. Use the ε = 0 profile, δ(σ) ≤ 2Φ(a) − 1 =
+        # erf(a/√2), which only overstates δ (so σ is never too small).
+        return math.log(math.erf(a / math.sqrt(2.0)))
     if x >= 0.0:  # mathematically x < 0; equality only by rounding when δ(σ) ≪ Φ(a − b)
         return -math.inf
     return log_t1 + math.log(-math.expm1(x))
@@ -81,8 +86,11 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     def f(log_ratio: float) -> float:
         return _log_delta(math.exp(log_ratio), epsilon) - target
 
-    # Start from the classic formula's ratio (valid or not, it is the right order).
-    hi = math.log(math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
+    # Start from the classic formula's ratio (valid or not, it is the right order), or,
+    # for tiny ε, from the ratio at which even ε = 0 holds: δ(σ) ≤ 2Φ(Δ/2σ) − 1 ≤
+    # Δ/(σ√(2π)), so σ/Δ = 1/(δ√(2π)) suffices (else the brackets never reach the root).
+    classic = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    hi = math.log(min(classic, 1.0 / (delta * math.sqrt(2.0 * math.pi))))
     lo = hi
     for _ in range(200):
         if f(hi) <= 0.0:

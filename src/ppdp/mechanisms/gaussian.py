@@ -18,6 +18,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarni
 from ppdp.mechanisms._base import AdditiveGridMechanism
 from ppdp.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma
 from ppdp.mechanisms.grid import (
+    check_drawable,
     check_scale,
     effective_sensitivity,
 )
@@ -91,7 +92,9 @@ class GaussianMechanism(AdditiveGridMechanism):
     ------
     ParameterError, ParameterTypeError
         For invalid ε, δ (including δ = 0), Δ, calibration or relation; ``"classic"`` with
-        ε ≥ 1; a noise scale that would underflow or overflow.
+        ε ≥ 1; a noise scale that would underflow or overflow; and (as
+        ``UndrawableNoiseError``) a σ above ``2**40·Λ``, which the sampler cannot draw
+        exactly (ε so small that ``√d·Λ`` dominates Δ).
 
     Notes
     -----
@@ -161,7 +164,15 @@ class GaussianMechanism(AdditiveGridMechanism):
         lam = noise.granularity(ideal)
         sigma = _sigma_for(unit, effective_sensitivity(delta_f, lam, dimension=dim, norm="l2"))
         object.__setattr__(self, "_granularity", lam)
-        object.__setattr__(self, "_scale", check_scale("noise scale", sigma, what=what))
+        sigma = check_scale("noise scale", sigma, what=what)
+        check_drawable(
+            "σ",
+            sigma,
+            lam,
+            what=f"the Gaussian mechanism at epsilon {eps!r} (sensitivity {delta_f!r}, "
+            f"dimension {dim})",
+        )
+        object.__setattr__(self, "_scale", sigma)
 
     # -- derived quantities ---------------------------------------------------------------
 

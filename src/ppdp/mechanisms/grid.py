@@ -15,6 +15,7 @@ The mechanisms (:mod:`ppdp.mechanisms`) and the correlated-data releases
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Literal
 
@@ -27,14 +28,19 @@ from ppdp.random import RandomSource
 
 __all__ = [
     "MAX_SCALE",
+    "MAX_SCALE_TO_GRID",
     "MIN_SCALE",
     "NoiseLaw",
+    "UndrawableNoiseError",
     "as_query_value",
     "check_dimension",
+    "check_drawable",
     "check_scale",
     "effective_sensitivity",
     "laplace_scale_for",
+    "smallest_epsilon",
     "snap_and_add_noise",
+    "too_small_epsilon",
 ]
 
 #: The noise laws :func:`snap_and_add_noise` draws from (:func:`ppdp.noise.laplace`,
@@ -45,6 +51,44 @@ NoiseLaw = Literal["laplace", "gaussian"]
 #: would come near subnormal numbers; above, a noise draw could overflow to inf.
 MIN_SCALE = 2.0**-960
 MAX_SCALE = 2.0**960
+#: The largest noise scale a sampler draws on a grid Λ is ``2**MAX_GRID_BITS · Λ``
+#: (:data:`ppdp.noise.MAX_GRID_BITS`): float64 noise cannot resolve a finer grid.
+MAX_SCALE_TO_GRID = 2.0**noise.MAX_GRID_BITS
+
+
+class UndrawableNoiseError(ParameterError):
+    """The noise a choice of parameters calls for is more than the samplers draw exactly.
+
+    Raised while a mechanism (or a publisher's plan) is built, from its parameters alone,
+    so before anything is spent. ``symbol`` names the scale (``"b"``, ``"σ"``), ``scale``
+    is its value and ``limit`` the largest the sampler allows at that grid.
+    """
+
+    def __init__(self, message: str, *, symbol: str, scale: float, limit: float) -> None:
+        super().__init__(message)
+        self.symbol = symbol
+        self.scale = scale
+        self.limit = limit
+
+
+def check_drawable(symbol: str, scale: float, granularity: float, *, what: str) -> float:
+    """Refuse a noise scale above ``2**MAX_GRID_BITS`` times its grid Λ.
+
+    This happens when ε is so small that the grid's share of the effective sensitivity
+    (``d·Λ`` in L1, ``√d·Λ`` in L2, with ``Λ ≈ 2⁻³²·Δ/ε``) dominates Δ: the scale then
+    grows like ``d/ε`` grid steps. The samplers would refuse the draw after the spend.
+    """
+    limit = MAX_SCALE_TO_GRID * granularity
+    if not scale <= limit:
+        raise UndrawableNoiseError(
+            f"{what}: its noise ({symbol} = {scale:.3g}) exceeds what the sampler can draw "
+            f"exactly on its grid ({symbol} <= 2**{noise.MAX_GRID_BITS} grid steps = "
+            f"{limit:.3g}); use a larger epsilon",
+            symbol=symbol,
+            scale=scale,
+            limit=limit,
+        )
+    return scale
 
 
 def effective_sensitivity(
@@ -69,19 +113,86 @@ def effective_sensitivity(
 def laplace_scale_for(effective: float, epsilon: float) -> float:
     """The smallest float ``b`` with ``effective / b <= epsilon`` in exact arithmetic."""
     scale = effective / epsilon
+    if not math.isfinite(scale):  # overflow: check_scale refuses it
+        return scale
     while Fraction(effective) > Fraction(epsilon) * Fraction(scale):
         scale = math.nextafter(scale, math.inf)
     return scale
 
 
 def check_scale(name: str, scale: float, *, what: str) -> float:
-    """Refuse a noise scale that underflows or overflows (RELIABILITY.md (c))."""
+    """Refuse a noise scale that underflows or overflows (RELIABILITY.md (c)).
+
+    An overflowing scale (too small an ε) raises :class:`UndrawableNoiseError`.
+    """
+    if not scale <= MAX_SCALE:  # also NaN and inf
+        raise UndrawableNoiseError(
+            f"{name} ({scale!r}) computed from {what} exceeds 2**960, the largest noise "
+            "scale the samplers draw; use a larger epsilon",
+            symbol="scale",
+            scale=scale,
+            limit=MAX_SCALE,
+        )
     if not (math.isfinite(scale) and MIN_SCALE <= scale <= MAX_SCALE):
         raise ParameterError(
             f"{name} ({scale!r}) computed from {what} must lie in [2**-960, 2**960]; "
             "the noise would underflow or overflow: rescale the query"
         )
     return scale
+
+
+def smallest_epsilon(
+    feasible: Callable[[float], bool], epsilon: float, *, largest: float = 1e6
+) -> float | None:
+    """The smallest ε above ``epsilon`` with ``feasible(ε)``, rounded up to 3 digits.
+
+    ``feasible`` must be monotone (false below a threshold, true above it), as "the noise
+    at ε can be drawn" is: every noise scale decreases with ε. The answer is checked:
+    ``feasible`` holds at the returned value. None if it fails up to ``largest``.
+    """
+    lo = max(float(epsilon), 1e-320)
+    hi = lo
+    while True:
+        hi = min(hi * 10.0, largest)
+        if feasible(hi):
+            break
+        if hi >= largest:
+            return None
+        lo = hi
+    for _ in range(200):  # bisection in log space, to a relative 1e-4
+        if hi <= lo * (1.0 + 1e-4):
+            break
+        mid = math.sqrt(lo * hi)
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid
+    exponent = math.floor(math.log10(hi)) - 2
+    answer = math.ceil(hi / 10.0**exponent) * 10.0**exponent
+    answer = float(f"{answer:.3g}")
+    while not feasible(answer):  # float rounding of the decimal: step up
+        answer = float(f"{answer + 10.0**exponent:.3g}")
+    return answer
+
+
+def too_small_epsilon(
+    owner: str,
+    epsilon: float,
+    error: UndrawableNoiseError,
+    feasible: Callable[[float], bool],
+) -> ParameterError:
+    """The one-line refusal of an ε whose noise the samplers cannot draw (``error``).
+
+    Names ``owner`` (the publisher or learner), the noise scale and the sampler's limit at
+    this ε, and the smallest ε (3 digits, rounded up) for which ``feasible`` holds.
+    """
+    least = smallest_epsilon(feasible, epsilon)
+    advice = f"use epsilon >= {least:.3g}" if least is not None else "no epsilon works"
+    return ParameterError(
+        f"epsilon ({epsilon!r}) is too small for {owner}: its noise ({error.symbol} = "
+        f"{error.scale:.3g}) exceeds what the sampler can draw exactly ({error.symbol} <= "
+        f"{error.limit:.3g}); {advice}"
+    )
 
 
 def check_dimension(arr_size: int, dimension: int) -> None:

@@ -15,6 +15,7 @@ from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import ParameterTypeError
 from ppdp.mechanisms._base import AdditiveGridMechanism
 from ppdp.mechanisms.grid import (
+    check_drawable,
     check_scale,
     effective_sensitivity,
     laplace_scale_for,
@@ -59,6 +60,9 @@ class LaplaceMechanism(AdditiveGridMechanism):
     ------
     ParameterError, ParameterTypeError
         For an invalid ε or Δ, or when the noise scale would underflow or overflow.
+    UndrawableNoiseError
+        (a ParameterError) When ε is so small that ``b`` exceeds ``2**40·Λ``, which the
+        sampler cannot draw exactly: about ``ε < d·2⁻⁴⁰``.
 
     Notes
     -----
@@ -113,11 +117,15 @@ class LaplaceMechanism(AdditiveGridMechanism):
         lam = noise.granularity(ideal)
         eff = effective_sensitivity(delta_f, lam, dimension=dim, norm="l1")
         object.__setattr__(self, "_granularity", lam)
-        object.__setattr__(
-            self,
-            "_scale",
-            check_scale("noise scale", laplace_scale_for(eff, eps), what="(Δ + d·Λ)/ε"),
+        scale = check_scale("noise scale", laplace_scale_for(eff, eps), what="(Δ + d·Λ)/ε")
+        check_drawable(
+            "b",
+            scale,
+            lam,
+            what=f"the Laplace mechanism at epsilon {eps!r} (sensitivity {delta_f!r}, "
+            f"dimension {dim})",
         )
+        object.__setattr__(self, "_scale", scale)
 
     # -- derived quantities ---------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import planned_charges
 from ppdp.publish.pca import (
     _add_laplace,
     _check_schema,
@@ -101,6 +102,9 @@ class _RowPublisher(Publisher):
         raise NotImplementedError
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        return planned_charges(self, n_rows, type(self)._planned_charges)
+
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         eps = self._params().epsilon
         mech = self._mechanism()
         details = {

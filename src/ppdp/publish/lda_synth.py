@@ -39,6 +39,7 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
+from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]
@@ -278,6 +279,9 @@ class DPLDASynthesizer(Publisher):
         return c.eps_counts, c.eps_sums
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        return planned_charges(self, n_rows, type(self)._planned_charges)
+
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()
         eps_counts, eps_sums, schema = c.eps_counts, c.eps_sums, c.schema
         assert schema.label is not None

@@ -38,6 +38,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
@@ -477,6 +478,9 @@ class DPPCAPublisher(Publisher):
         )
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        return planned_charges(self, n_rows, type(self)._planned_charges)
+
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()
         eps, k, layout = c.epsilon, c.n_components, c.layout
         p1, p2, p = layout.p1, layout.p2, layout.n_features
@@ -494,6 +498,7 @@ class DPPCAPublisher(Publisher):
             stage1.update(self._stage1_mechanism(n).ledger_details())
             stage1["n"] = n
         else:
+            self._stage1_mechanism(2)  # its noise must be drawable (UndrawableNoiseError)
             stage1.update(
                 {
                     "sensitivity_before_padding": joint_moment_sensitivity(p1, p2),

@@ -9,6 +9,7 @@ samples ``n`` rows from it. The privacy argument is in ``docs/proofs/table-synth
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -27,8 +28,10 @@ from ppdp._validation import check_delta, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.table_synth_model import (
+    MAX_TABLE_SIGMA,
     Bins,
     JointModel,
     MarginalCounts,
@@ -58,6 +61,15 @@ _METHODS = ("auto", "tree", "chow-liu", "pairs")
 #: ``method="pairs"`` fits an explicit table over the whole domain; its one-hot design
 #: (cells × total levels) may hold at most this many entries (32 MiB in float32).
 MAX_JOINT_ENTRIES = 2**23
+#: The most bins per numeric column.
+MAX_BINS = 4096
+#: The most cells of one table a fit counts (:meth:`Plan.counted_cliques`): 32 MiB per
+#: float64 copy; the selection and the sampler hold a few copies of the largest at once.
+MAX_TABLE_CELLS = 2**22
+#: The most cells of all the tables a fit counts together (256 MiB of int64 counts; the
+#: fitted model holds at most as many floats again). With :data:`MAX_TABLE_CELLS` this
+#: keeps a fit's memory to a few hundred MB, whatever the number of rows.
+MAX_COUNTED_CELLS = 2**25
 #: Shares of ρ in the tree models: first-round tables, edge selection, edge tables.
 TREE_SHARES = (0.3, 0.1, 0.6)
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
@@ -68,6 +80,10 @@ SAMPLE_PARTITION_BYTES = 64 << 20
 def _round_sigma_up(rho: float) -> float:
     # One ulp up, so that the cost 1/σ² never exceeds the planned ρ in exact arithmetic.
     return math.nextafter(sigma_for(rho), math.inf)
+
+
+def _cells(sizes: tuple[int, ...], clique: tuple[int, ...]) -> int:
+    return math.prod(sizes[a] for a in clique)
 
 
 @dataclass(frozen=True)
@@ -140,16 +156,112 @@ def _check_bins(schema: Any, checked: Mapping[str, Any]) -> Bins:
     return Bins.from_schema(schema, checked["n_bins"])
 
 
+def _check_n_bins(value: Any) -> int:
+    n_bins = check_int("n_bins", value, minimum=2)
+    if n_bins > MAX_BINS:
+        raise ParameterError(
+            f"n_bins ({n_bins}) must be an integer in 2..{MAX_BINS}: each numeric column's "
+            "tables grow with it (and the noise per bin stays the same)"
+        )
+    return n_bins
+
+
 def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
-    """What ``fit`` will measure, from the fields checked before it (public)."""
+    """What ``fit`` will measure, from the fields checked before it (public).
+
+    Refuses, before anything is spent, a plan whose count tables would not fit in memory
+    (:data:`MAX_TABLE_CELLS`, :data:`MAX_COUNTED_CELLS`) and an ε whose table noise the
+    sampler cannot draw exactly (σ above :data:`MAX_TABLE_SIGMA`).
+    """
+    epsilon, delta = checked["epsilon"], checked["delta"]
     bins: Bins = checked["bins"]
     n_bins = checked["n_bins"]
+    try:
+        plan = _build_plan(method, epsilon, delta, bins, n_bins)
+    except UndrawableNoiseError as exc:
+
+        def feasible(eps: float) -> bool:
+            try:
+                _build_plan(method, eps, delta, bins, n_bins)
+            except UndrawableNoiseError:
+                return False
+            return True
+
+        raise too_small_epsilon("TableSynthesizer", epsilon, exc, feasible) from None
+    _check_cells(plan, n_bins)
+    return plan
+
+
+def _counted_cells(plan: Plan) -> tuple[int, int]:
+    """(the largest table's cells, all the counted tables' cells) of ``plan``."""
+    sizes = plan.bins.sizes
+    cells = [_cells(sizes, c) for c in plan.counted_cliques()]
+    return max(cells), sum(cells)
+
+
+def _check_cells(plan: Plan, n_bins: int) -> None:
+    """Refuse a plan whose count tables exceed the memory ceilings (from the schema)."""
+    largest, total = _counted_cells(plan)
+    if largest <= MAX_TABLE_CELLS and total <= MAX_COUNTED_CELLS:
+        return
+
+    def fits(nb: int) -> bool:
+        sized = _with_bins(plan, nb)
+        big, tot = _counted_cells(sized)
+        return big <= MAX_TABLE_CELLS and tot <= MAX_COUNTED_CELLS
+
+    lo, hi = 1, n_bins  # fits(lo) is assumed, then checked; not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    advice = (
+        f"use n_bins <= {lo}"
+        if lo >= 2 and fits(lo)
+        else "no n_bins fits: the categorical columns alone are too large"
+    )
+    if plan.method == "tree":
+        advice += " (or method='chow-liu', whose tables have no label axis)"
+    raise ParameterError(
+        f"n_bins ({n_bins}): TableSynthesizer (method {plan.method!r}) would count "
+        f"{total:,} table cells, the largest table {largest:,}; at most "
+        f"{MAX_TABLE_CELLS:,} per table and {MAX_COUNTED_CELLS:,} in all are allowed (a few "
+        f"hundred MB of memory); {advice}"
+    )
+
+
+def _with_bins(plan: Plan, n_bins: int) -> Plan:
+    """``plan`` with the numeric columns cut into ``n_bins`` bins (sizes only)."""
+    sizes = tuple(
+        size if kind == "categorical" else n_bins + 1 if kind == "binned" else min(size, n_bins + 1)
+        for size, kind in zip(plan.bins.sizes, plan.bins.kinds, strict=True)
+    )
+    return dataclasses.replace(plan, bins=dataclasses.replace(plan.bins, sizes=sizes))
+
+
+def _check_sigmas(plan: Plan) -> Plan:
+    """Refuse table noise the sampler cannot draw exactly (ε too small)."""
+    sigma = max(plan.sigma_first, plan.sigma_second)
+    if not sigma <= MAX_TABLE_SIGMA:
+        raise UndrawableNoiseError(
+            f"TableSynthesizer's table noise (σ = {sigma:.3g}) exceeds {MAX_TABLE_SIGMA:.3g}",
+            symbol="σ",
+            scale=sigma,
+            limit=MAX_TABLE_SIGMA,
+        )
+    return plan
+
+
+def _build_plan(method: Any, epsilon: float, delta: float, bins: Bins, n_bins: int) -> Plan:
+    """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε)."""
     d = len(bins.sizes)
     label = d - 1 if bins.has_label else None
     features = tuple(range(d - 1)) if bins.has_label else tuple(range(d))
     if not features:
         raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
-    rho = cdp_rho(checked["epsilon"], checked["delta"])
+    rho = cdp_rho(epsilon, delta)
     entries = math.prod(bins.sizes) * sum(bins.sizes)
     if method == "auto":
         method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
@@ -161,13 +273,13 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
                 f"{sum(bins.sizes)} levels (n_bins={n_bins}); use method='tree' or 'chow-liu'"
             )
         cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
-        return Plan(
+        return _check_sigmas(Plan(
             "pairs", rho, bins, features, label, cliques,
             _round_sigma_up(rho / len(cliques)), 0, 0.0, 0, 0.0,
-        )  # fmt: skip
+        ))  # fmt: skip
     if method == "chow-liu":  # the label (if any) is one more node of the tree
-        return _tree_plan("chow-liu", rho, bins, tuple(range(d)), None)
-    return _tree_plan("tree", rho, bins, features, label)
+        return _check_sigmas(_tree_plan("chow-liu", rho, bins, tuple(range(d)), None))
+    return _check_sigmas(_tree_plan("tree", rho, bins, features, label))
 
 
 def _tree_plan(
@@ -213,7 +325,7 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     *epsilon_rules(),
     Rule("delta", lambda v, _: check_delta("delta", v, allow_zero=False)),
     Rule("method", lambda v, _: check_option("method", v, _METHODS)),
-    Rule("n_bins", lambda v, _: check_int("n_bins", v, minimum=2)),
+    Rule("n_bins", lambda v, _: _check_n_bins(v)),
     Rule("bins", _check_bins, attribute="schema"),
     Rule("plan", _plan, attribute="method"),
 )
@@ -256,14 +368,21 @@ class TableSynthesizer(Publisher):
     Parameters
     ----------
     epsilon : float
-        ε > 0 of one ``fit`` (at most 10 unless ``allow_large_epsilon``).
+        ε > 0 of one ``fit`` (at most 10 unless ``allow_large_epsilon``). An ε so small
+        that a table's noise σ would exceed 2³² (about ε < 1e-9 at δ = 1e-9; its grid would
+        be coarser than the integer counts) is refused before anything is spent, with the
+        smallest ε that works.
     schema : Schema
         Declared schema; the label, if declared, is synthesised too (any number of classes).
     delta : float, default 1e-9
         δ in (0, 1); keep it far below 1/n.
     method : {"auto", "tree", "chow-liu", "pairs"}, default "auto"
     n_bins : int, default 16
-        Bins per numeric column (≥ 2).
+        Bins per numeric column, in ``2..4096``. The tables a fit counts
+        (:meth:`Plan.counted_cliques`) may hold at most 2²² cells each and 2²⁵ in all
+        (:data:`MAX_TABLE_CELLS`, :data:`MAX_COUNTED_CELLS`: a few hundred MB of memory);
+        a larger plan is refused before anything is spent, with the largest ``n_bins`` that
+        fits.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.

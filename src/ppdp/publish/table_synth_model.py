@@ -305,8 +305,16 @@ class MarginalCounts:
 
 
 def sigma_for(rho: float) -> float:
-    """σ of a Gaussian count table costing ``rho`` (L2 sensitivity √2: ρ = 1/σ²)."""
+    """σ of a Gaussian count table costing ``rho`` (L2 sensitivity √2: ρ = 1/σ²); inf for
+    ``rho = 0`` (an ε too small to plan: refused before anything is spent)."""
+    if not rho > 0.0:
+        return math.inf
     return math.sqrt(TABLE_L2_SENSITIVITY**2 / (2.0 * rho))
+
+
+#: The largest σ of a noisy count table: its noise grid ``noise.granularity(σ)`` must be
+#: at most 1, so that integer counts are on it exactly (snapping changes nothing).
+MAX_TABLE_SIGMA = 2.0**32
 
 
 #: A code is kept as its own level in the edge tables when its noisy count is at least
@@ -388,7 +396,7 @@ def draw_tables(
     is the audit's broken control and is never used by ``fit``.
     """
     s = sigma * noise_multiplier
-    if noise.granularity(s) > 1.0:  # pragma: no cover - needs σ > 2**31
+    if not s <= MAX_TABLE_SIGMA:  # pragma: no cover - TableSynthesizer's plan refuses it
         raise ValueError(f"sigma ({sigma}) too large for exact integer snapping")
     flat = exact.reshape(1, -1)
     draw = np.asarray(noise.gaussian(s, (n_draws, flat.shape[1]), random_state=source))

@@ -1,0 +1,51 @@
+"""Refuse, before the spend, an ε whose noise the samplers cannot draw (RELIABILITY.md (c)).
+
+A publisher builds its mechanisms in ``_validate_params``, from its parameters alone; a
+mechanism whose noise scale exceeds what :mod:`ppdp.noise` draws exactly raises
+:class:`~ppdp.mechanisms.grid.UndrawableNoiseError`. :func:`planned_charges` turns that into
+one line naming the publisher, the noise, the sampler's limit and the smallest ε that
+works (found by re-planning a copy of the publisher at other ε; nothing is drawn).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
+
+__all__ = ["planned_charges"]
+
+T = TypeVar("T")
+
+#: Where ``Publisher.fit`` caches the validated parameters (``ppdp.publish._base``).
+_FIT_PARAMS = "_fit_params"
+
+
+def planned_charges(publisher: Any, n_rows: int | None, plan: Callable[[Any, int | None], T]) -> T:
+    """``plan(publisher, n_rows)``, with an undrawable noise refused in one line.
+
+    ``plan`` is the publisher's own planning function (unbound), so that the smallest
+    workable ε is found by running it on copies of the publisher at other ε.
+    """
+    try:
+        return plan(publisher, n_rows)
+    except UndrawableNoiseError as exc:
+        error = exc
+
+    def feasible(epsilon: float) -> bool:
+        trial = copy.copy(publisher)
+        trial.__dict__.pop(_FIT_PARAMS, None)
+        trial.epsilon = epsilon
+        trial.allow_large_epsilon = True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                plan(trial, n_rows)
+            except UndrawableNoiseError:
+                return False
+        return True
+
+    raise too_small_epsilon(type(publisher).__name__, publisher.epsilon, error, feasible) from None
