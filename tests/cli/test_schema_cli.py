@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -130,3 +131,62 @@ def test_check_rejects_an_invalid_schema(tmp_path, capsys) -> None:
     assert main(["schema", "check", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "column 'a': lower (3.0) must be < upper (1.0)" in err[0]
+
+
+def test_check_refuses_yaml_booleans_in_one_line(tmp_path, capsys) -> None:
+    path = tmp_path / "yn.yaml"
+    path.write_text(
+        "columns:\n"
+        "  - {name: age, type: numeric, lower: 0, upper: 110, integer: true}\n"
+        "  - {name: smoker, type: categorical, categories: [no, yes]}\n"
+    )
+    assert main(["schema", "check", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        "ppdp: error: categories of 'smoker' contain booleans (false, true): YAML reads no/yes "
+        "as booleans; quote them: ['no', 'yes']"
+    ]
+
+
+@pytest.fixture
+def clinic(tmp_path):
+    """An ID, a bmi with gaps, and a schema declaring both under nan_policy 'error'."""
+    n = 40
+    bmi = [20.0 + i % 7 for i in range(n)]
+    bmi[:3] = [float("nan")] * 3
+    data = tmp_path / "clinic.csv"
+    pd.DataFrame({"visit_id": range(5000, 5000 + n), "bmi": bmi}).to_csv(data, index=False)
+    schema = tmp_path / "s.json"
+    cols = [
+        {"name": "visit_id", "type": "numeric", "lower": 0, "upper": 10000, "integer": True},
+        {"name": "bmi", "type": "numeric", "lower": 10, "upper": 60},
+    ]
+    schema.write_text(json.dumps({"columns": cols}))
+    return schema, data
+
+
+def test_check_data_names_an_identifier_and_the_refusal(clinic, capsys) -> None:
+    schema, data = clinic
+    main(["schema", "check", str(schema), "--data", str(data)])
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    assert "column 'visit_id': 40 distinct values in 40 rows; it looks like an identifier" in said
+    assert "column 'bmi': 3 missing or non-finite value(s)" in said
+    assert re.search(r"^  bmi +\[10, 60\] +0 +0\.0%$", captured.out, re.M)  # report kept
+
+
+@pytest.mark.xfail(
+    strict=True, reason="cli/_schema.py must return check_table(...).exit_code (lead)"
+)
+def test_check_data_exits_2_when_a_release_would_refuse_the_data(clinic, capsys) -> None:
+    schema, data = clinic
+    assert main(["schema", "check", str(schema), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "ppdp: error: column 'bmi': 3 missing or non-finite value(s)" in err
+    fixed = json.loads(schema.read_text())
+    fixed["columns"] = fixed["columns"][1:]
+    fixed["columns"][0]["impute"] = 25
+    fixed["nan_policy"] = "impute"
+    schema.write_text(json.dumps(fixed))
+    assert main(["schema", "check", str(schema), "--data", str(data)]) == 0

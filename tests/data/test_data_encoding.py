@@ -394,3 +394,38 @@ def test_total_mode_still_refuses_structural_problems_and_bad_options() -> None:
         schema.encode(_dirty().drop(columns="score"), on_invalid="mask")
     with pytest.raises(ParameterError, match="on_invalid"):
         schema.encode(_dirty(), on_invalid="ignore")
+
+
+def test_a_missing_label_is_never_imputed_and_the_error_says_drop_the_rows() -> None:
+    # the trial: nan_policy 'impute' declared, yet the error said "nan_policy is 'error'"
+    # and suggested an 'impute' constant the label does not accept
+    schema = Schema.from_dict(
+        {
+            "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "impute": 2}],
+            "label": {"name": "y", "classes": [0, 1]},
+            "nan_policy": "impute",
+        }
+    )
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [0, np.nan, 1]})
+    with pytest.raises(DataValidationError) as exc:
+        schema.encode(df)
+    message = str(exc.value)
+    assert message.startswith("label 'y': 1 missing value(s)")
+    assert "cannot be imputed: drop those rows" in message
+    assert "nan_policy is 'error'" not in message and "'impute' constant" not in message
+
+
+def test_validation_problems_list_every_error_in_check_order() -> None:
+    from ppdp.data.encoding import encode_collecting
+
+    df = _frame(8, np.random.default_rng(5))
+    df.loc[0, "age"] = np.nan
+    df.loc[[1, 2], "colour"] = "mauve"
+    df.loc[3, "y"] = None
+    problems = encode_collecting(_schema(), df)[3]
+    messages = [str(e) for e in problems.errors()]
+    assert len(messages) == 3
+    assert messages[0] == str(problems.first_error())
+    assert messages[0].startswith("column 'age': 1 missing")
+    assert messages[1].startswith("column 'colour': 2 value(s) are not among")
+    assert messages[2].startswith("label 'y': 1 missing")

@@ -213,3 +213,68 @@ def test_without_label() -> None:
     assert t.label is None and t.columns == s.columns
     with pytest.raises(SchemaError, match="include_label"):
         t.layout(include_label=True)
+
+
+def test_impute_policy_names_every_column_without_a_constant() -> None:
+    # the trial fixed 'sex', then 'region', ... one run each
+    cols = [
+        {"name": "a", "type": "numeric", "lower": 0, "upper": 1, "impute": 0},
+        {"name": "b", "type": "numeric", "lower": 0, "upper": 1},
+        {"name": "c", "type": "categorical", "categories": ["x", "y"]},
+    ]
+    with pytest.raises(SchemaError) as exc:
+        Schema.from_dict({"columns": cols, "nan_policy": "impute"})
+    assert "2 column(s) declare no 'impute' constant: 'b', 'c';" in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_yaml_no_yes_categories_are_refused_with_the_quotes_to_write(tmp_path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "columns:\n"
+        "  - {name: age, type: numeric, lower: 0, upper: 110, integer: yes}\n"
+        "  - {name: smoker, type: categorical, categories: [no, yes]}\n"
+        "label: {name: y, classes: [0, 1]}\n"
+    )
+    with pytest.raises(SchemaError) as exc:
+        Schema.from_file(path)
+    assert str(exc.value) == (
+        "categories of 'smoker' contain booleans (false, true): YAML reads no/yes as "
+        "booleans; quote them: ['no', 'yes']"
+    )
+    # quoted, the same file is read, and a boolean elsewhere (integer: yes) still is one
+    path.write_text(path.read_text().replace("[no, yes]", "['no', 'yes']"))
+    schema = Schema.from_file(path)
+    assert schema.column("smoker").categories == ("no", "yes")  # type: ignore[union-attr]
+    assert schema.column("age").integer is True  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        (
+            "label: {name: y, classes: [off, on]}",
+            r"^classes of label 'y' contain booleans \(false, true\): YAML reads off/on as",
+        ),
+        (
+            "  - {name: c, type: categorical, categories: ['a', 'on'], impute: on}",
+            r"^impute of 'c' contain booleans \(true\): YAML reads on as booleans; quote",
+        ),
+        ("missing_values: [NO]", r"^missing_values contain booleans \(false\): YAML reads NO"),
+    ],
+)
+def test_yaml_booleans_are_refused_wherever_values_are_declared(tmp_path, text, pattern) -> None:
+    path = tmp_path / "s.yml"
+    path.write_text(f"columns:\n  - {{name: n, type: numeric, lower: 0, upper: 1}}\n{text}\n")
+    with pytest.raises(SchemaError, match=pattern):
+        Schema.from_file(path)
+
+
+def test_json_booleans_in_categories_are_refused() -> None:
+    raw = {"columns": [{"name": "flag", "type": "categorical", "categories": [True, False]}]}
+    with pytest.raises(
+        SchemaError, match=r"^categories of 'flag' contain booleans \(true, false\);"
+    ):
+        Schema.from_dict(raw)
+    # declared in Python, a boolean category stays allowed (it matches a bool column)
+    assert CategoricalColumn("flag", (True, False)).categories == (True, False)

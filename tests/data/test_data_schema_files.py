@@ -9,10 +9,12 @@ import pytest
 
 from ppdp.data import Schema
 from ppdp.data.schema_files import (
+    check_table,
     check_table_lines,
     clipping_lines,
     describe_schema,
     draft_schema_file,
+    identifier_warnings,
 )
 from ppdp.exceptions import ParameterError
 
@@ -95,3 +97,154 @@ def test_clipping_lines_give_count_and_share_per_numeric_column() -> None:
     lines = clipping_lines(SCHEMA, report)
     assert lines[0].split() == ["column", "declared", "bounds", "clipped", "share"]
     assert lines[1].split() == ["age", "[0,", "50]", "2", "25.0%"]
+
+
+def _clinic(n: int = 130, seed: int = 0) -> pd.DataFrame:
+    """A small clinic table: an ID, 13 diagnosis codes, a skewed bmi with gaps, a region."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    bmi = np.round(rng.gamma(2.0, 3.0, n) + 15.0, 1)
+    bmi[:7] = np.nan
+    region = rng.choice(["north", "south", "east"], n).astype(object)
+    region[7:9] = None
+    return pd.DataFrame(
+        {
+            "visit_id": np.arange(100_000, 100_000 + n),
+            "dx_code": np.arange(n) % 13,
+            "bmi": bmi,
+            "region": region,
+            "readmit": rng.integers(0, 2, n),
+        }
+    )
+
+
+def test_draft_names_missing_values_and_imputes_declared_values_only(tmp_path) -> None:
+    path = tmp_path / "clinic.csv"
+    df = _clinic()
+    df.to_csv(path, sep=";", index=False)
+    out = tmp_path / "s.json"
+    result = draft_schema_file(path, output=out, label="readmit", max_integer_codes=12)
+    (line,) = [w for w in result.warnings if "missing values in" in w]
+    assert line.startswith("PPDPWarning: missing values in 'bmi' (7), 'region' (2):")
+    assert "never from the data" in line
+    schema = Schema.from_file(out)
+    assert schema.nan_policy == "impute"
+    bmi = schema.column("bmi")
+    # the middle of the (drafted) bounds, not the data's mean: a mean would leak
+    assert bmi.impute == pytest.approx((bmi.lower + bmi.upper) / 2, abs=1e-6)
+    assert bmi.impute != pytest.approx(df["bmi"].mean(), abs=0.05)
+    assert schema.column("region").impute == schema.column("region").categories[0]
+    assert schema.column("dx_code").impute == 6  # integer column: rounded down, written as int
+    assert '"impute": 6\n' in out.read_text()
+    # the draft is accepted by the release path it was made for
+    X, y = schema.encode(df)
+    assert X.shape[0] == len(df) and y is not None
+
+
+def test_draft_names_integer_columns_drafted_as_numeric(tmp_path) -> None:
+    path = tmp_path / "c.csv"
+    _clinic().to_csv(path, index=False)
+    result = draft_schema_file(path, max_integer_codes=12)
+    (line,) = [w for w in result.warnings if "drafted as numeric" in w]
+    assert "'dx_code' (13 values)" in line and "declare it categorical" in line
+    assert "bmi" not in line and "visit_id" not in line  # not integers / left out as an ID
+    # at 13 codes it is categorical, and not named again
+    result = draft_schema_file(path, max_integer_codes=13)
+    assert not [w for w in result.warnings if "drafted as numeric" in w]
+
+
+def test_draft_says_a_missing_label_cannot_be_imputed(tmp_path) -> None:
+    path = tmp_path / "c.csv"
+    df = _clinic()
+    df["readmit"] = df["readmit"].astype(float)
+    df.loc[[3, 4, 5], "readmit"] = float("nan")
+    df.to_csv(path, index=False)
+    warned = draft_schema_file(path, label="readmit").warnings
+    assert (
+        "PPDPWarning: label 'readmit' has 3 missing value(s): a missing class cannot be "
+        "imputed; drop those rows before any release"
+    ) in warned
+
+
+def test_draft_of_a_true_false_label_reads_back(tmp_path) -> None:
+    path = tmp_path / "b.csv"
+    pd.DataFrame({"x": [0.5, 1.5, 2.5, 3.5], "flag": [True, False, True, False]}).to_csv(
+        path, index=False
+    )
+    out = tmp_path / "s.yaml"
+    draft_schema_file(path, output=out, label="flag")
+    schema = Schema.from_file(out)  # files refuse booleans among classes: 0/1 match them
+    assert schema.classes == (0, 1)
+    assert list(schema.encode(pd.read_csv(path))[1]) == [1, 0, 1, 0]
+
+
+def test_check_table_collects_every_refusal(tmp_path) -> None:
+    path = tmp_path / "c.csv"
+    df = _clinic()
+    df.to_csv(path, index=False)
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "bmi", "type": "numeric", "lower": 10, "upper": 60},
+                {"name": "region", "type": "categorical", "categories": ["north", "south"]},
+            ],
+            "label": {"name": "readmit", "classes": [0, 1]},
+        }
+    )
+    result = check_table(schema, path)
+    assert result.exit_code == 2
+    n_east = int((df["region"] == "east").sum())
+    assert [r.split(";")[0] for r in result.refusals] == [
+        "column 'bmi': 7 missing or non-finite value(s) (NaN, inf or a missing-value token)",
+        f"column 'region': {n_east} value(s) are not among the declared categories",
+        "column 'region': 2 missing or non-finite value(s) (NaN, inf or a missing-value token)",
+    ]
+    lines = check_table_lines(schema, path)
+    at = lines.index("a release would refuse this data:")
+    assert lines[at + 1 :] == [f"  {r}" for r in result.refusals]
+    # the report is kept: the clipping table is computed despite the refusals
+    assert "values clipped to the declared bounds:" in result.lines
+    assert any(line.split()[:1] == ["bmi"] for line in result.lines)
+    # declared as a release would accept it: nothing refused, exit 0
+    fine = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "bmi", "type": "numeric", "lower": 10, "upper": 60, "impute": 25},
+                {
+                    "name": "region",
+                    "type": "categorical",
+                    "categories": ["north", "south", "east"],
+                    "impute": "north",
+                },
+            ],
+            "label": {"name": "readmit", "classes": [0, 1]},
+            "nan_policy": "impute",
+        }
+    )
+    result = check_table(fine, path)
+    assert (result.refusals, result.exit_code) == ([], 0)
+
+
+def test_identifier_warnings_flag_unique_integer_or_text_features_only() -> None:
+    df = _clinic()
+    df["code"] = [f"P{i:05d}" for i in range(len(df))]
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "visit_id", "type": "numeric", "lower": 1e5, "upper": 2e5},
+                {"name": "bmi", "type": "numeric", "lower": 10, "upper": 60},
+                {"name": "dx_code", "type": "numeric", "lower": 0, "upper": 12},
+                {"name": "code", "type": "categorical", "categories": list(df["code"])},
+            ],
+            "nan_policy": "error",
+        }
+    )
+    lines = identifier_warnings(schema, df)
+    assert lines == [
+        f"column 'visit_id': {len(df)} distinct values in {len(df)} rows; it looks like an "
+        "identifier: drop it from the schema",
+        f"column 'code': {len(df)} distinct values in {len(df)} rows; it looks like an "
+        "identifier: drop it from the schema",
+    ]
+    assert identifier_warnings(schema, df.head(19)) == []  # too few rows to tell

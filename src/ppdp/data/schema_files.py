@@ -120,14 +120,14 @@ def draft_schema_file(
     max_integer_codes: int = 12,
     sep: str | None = None,
     encoding: str = "utf-8",
-    **read_options: Any,
+    decimal: str | None = None,
 ) -> DraftResult:
     """Draft a schema from the table ``data`` and write it to ``output`` (if given).
 
     The output is checked before the data are read (a ``.json``, ``.yaml`` or ``.yml``
     file, not the data, not an existing file unless ``force``; a missing folder is
     created). The table is read by :func:`ppdp.data.read_table` (``sep``, ``encoding`` and
-    any other ``read_options`` go to it), drafted by :func:`ppdp.data.draft_schema` (the
+    ``decimal`` go to it), drafted by :func:`ppdp.data.draft_schema` (the
     other parameters are its own) and reviewed by :func:`review_draft` (missing values,
     integer columns drafted as numeric). Warnings (the leak warning among them) are
     returned as lines rather than raised.
@@ -142,7 +142,7 @@ def draft_schema_file(
         check_output(out, inputs=[("data", data)], force=force)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        df = read_table(data, sep=sep, encoding=encoding, **read_options)
+        df = read_table(data, sep=sep, encoding=encoding, decimal=decimal)
         schema = draft_schema(
             df,
             label=label,
@@ -383,7 +383,7 @@ def check_table(
     max_values: int = 10,
     sep: str | None = None,
     encoding: str = "utf-8",
-    **read_options: Any,
+    decimal: str | None = None,
 ) -> TableCheck:
     """Read ``data`` against ``schema``: what a release would make of it, and refuse.
 
@@ -398,7 +398,7 @@ def check_table(
         The declared schema.
     data : path
         CSV or Parquet file, read by :func:`ppdp.data.read_table` (``sep``, ``encoding``
-        and any other ``read_options`` go to it); only the schema's columns are read.
+        and ``decimal`` go to it); only the schema's columns are read.
     max_values : int, default 10
         At most this many undeclared values listed per column, most frequent first.
 
@@ -412,7 +412,7 @@ def check_table(
 
     if isinstance(max_values, bool) or not isinstance(max_values, int) or max_values < 1:
         raise ParameterError(f"--max-values ({max_values!r}) must be an integer >= 1")
-    df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding, **read_options)
+    df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding, decimal=decimal)
     lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
     lines += _undeclared_lines(schema, df, max_values)
     report, problems = encode_collecting(schema, df)[2:]
@@ -429,9 +429,9 @@ def check_table_lines(
     max_values: int = 10,
     sep: str | None = None,
     encoding: str = "utf-8",
-    **read_options: Any,
+    decimal: str | None = None,
 ) -> list[str]:
     """:func:`check_table` as lines: the report, then its warnings and refusals, if any."""
     return check_table(
-        schema, data, max_values=max_values, sep=sep, encoding=encoding, **read_options
+        schema, data, max_values=max_values, sep=sep, encoding=encoding, decimal=decimal
     ).all_lines()
