@@ -278,3 +278,14 @@ def test_json_booleans_in_categories_are_refused() -> None:
         Schema.from_dict(raw)
     # declared in Python, a boolean category stays allowed (it matches a bool column)
     assert CategoricalColumn("flag", (True, False)).categories == (True, False)
+
+
+def test_a_yaml_date_among_categories_is_refused_with_the_quotes_to_write(tmp_path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("columns:\n  - {name: d, type: categorical, categories: [2023-01-10, x]}\n")
+    with pytest.raises(SchemaError) as exc:
+        Schema.from_file(path)
+    assert str(exc.value) == (
+        "column 'd': category datetime.date(2023, 1, 10) must be a string or an integer "
+        "(not date); in a schema file, quote it: '2023-01-10'"
+    )

@@ -49,7 +49,8 @@ def check_category(where: str, value: Any) -> Category:
     ):
         return value if isinstance(value, str | bool) else int(value)
     raise SchemaError(
-        f"{where}: category {value!r} must be a string or an integer (not {type(value).__name__})"
+        f"{where}: category {value!r} must be a string or an integer (not "
+        f"{type(value).__name__}); in a schema file, quote it: '{value}'"
     )
 
 
