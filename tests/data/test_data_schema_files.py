@@ -248,3 +248,19 @@ def test_identifier_warnings_flag_unique_integer_or_text_features_only() -> None
         "identifier: drop it from the schema",
     ]
     assert identifier_warnings(schema, df.head(19)) == []  # too few rows to tell
+
+
+def test_a_yaml_draft_starts_with_a_comment_on_the_leak_and_the_impute_constants(tmp_path) -> None:
+    path = tmp_path / "c.csv"
+    _clinic().to_csv(path, index=False)
+    out = tmp_path / "s.yaml"
+    draft_schema_file(path, output=out)
+    text = out.read_text()
+    assert text.startswith("# DRAFT read from the data: its bounds and categories leak")
+    assert "# is read from the declaration (the middle of the bounds, the first category)" in text
+    assert Schema.from_file(out).nan_policy == "impute"
+    # without missing values, the comment says the leak only
+    _clinic().dropna().to_csv(path, index=False)
+    draft_schema_file(path, output=out, force=True)
+    text = out.read_text()
+    assert text.startswith("# DRAFT") and "impute" not in text

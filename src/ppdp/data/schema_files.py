@@ -151,11 +151,33 @@ def draft_schema_file(
             exclude=tuple(exclude),
             max_integer_codes=max_integer_codes,
         )
+        imputed = schema.nan_policy != "impute"
         schema = review_draft(schema, df, max_categories=max_categories)
+        imputed = imputed and schema.nan_policy == "impute"
     lines = [f"{w.category.__name__}: {' '.join(str(w.message).split())}" for w in caught]
-    if out is not None:
-        schema.to_file(out)
+    if out is not None and out.suffix.lower() == ".json":
+        schema.to_file(out)  # JSON has no comments: the warnings say it
+    elif out is not None:
+        from ppdp._io import atomic_path
+
+        with atomic_path(out) as tmp:
+            tmp.write_text(_draft_header(imputed) + schema.to_yaml(), encoding="utf-8")
     return DraftResult(schema, out, lines)
+
+
+def _draft_header(imputed: bool) -> str:
+    """The comment a YAML draft starts with: what to replace before any release."""
+    lines = [
+        "DRAFT read from the data: its bounds and categories leak the data unless they are",
+        "public knowledge. Replace them by public bounds and full domains before any release.",
+    ]
+    if imputed:
+        lines += [
+            "Some columns have missing values: nan_policy is 'impute', and each 'impute' constant",
+            "is read from the declaration (the middle of the bounds, the first category), never",
+            "from the data: a mean or a mode would leak. Edit them together with the bounds.",
+        ]
+    return "".join(f"# {line}\n" for line in lines)
 
 
 def _missing_mask(s: Any, tokens: Sequence[object], numeric: bool) -> Any:
