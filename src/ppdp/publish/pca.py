@@ -386,10 +386,11 @@ class DPPCAPublisher(Publisher):
     noise adds a standard deviation ``√(2k/p)·b₂`` of at least 2 to each reconstructed
     encoded value (range [0, 1]), so that the released rows are mostly noise; ``ppdp
     publish`` prints it before the spend. The covariance estimate ``D̄`` may be indefinite;
-    its eigenvectors are ranked by algebraic eigenvalue and the noise is never redrawn. Numerical caveats: the Laplace
-    noise is on a power-of-two grid (``docs/proofs/noise.md``); the sums are float sums,
-    covered by the padding; the projection's rounding (``2k·γ_p·‖x‖₂`` per row) and
-    ``‖Ū‖₂ ≤ 1 + 2⁻²²`` are covered by padding stage 2 (``docs/proofs/dp-pca.md``).
+    its eigenvectors are ranked by algebraic eigenvalue and the noise is never redrawn.
+    Numerical caveats: the Laplace noise is on a power-of-two grid
+    (``docs/proofs/noise.md``); the sums are float sums, covered by the padding; the
+    projection's rounding (``2k·γ_p·‖x‖₂`` per row) and ``‖Ū‖₂ ≤ 1 + 2⁻²²`` are covered
+    by padding stage 2 (``docs/proofs/dp-pca.md``).
 
     Distributed input: ``fit`` also takes a Dask DataFrame or a Parquet dataset (``scheduler=``,
     and ``output=``, a new folder, required): one scan validates the table (errors carry the
