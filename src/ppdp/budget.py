@@ -19,7 +19,14 @@ from typing import Any
 from ppdp._validation import check_delta, check_nonnegative
 from ppdp.exceptions import ParameterError
 
-__all__ = ["Guarantee", "GuaranteeKind", "Neighbouring", "PrivacyBudget", "mechanism_label"]
+__all__ = [
+    "Guarantee",
+    "GuaranteeKind",
+    "Neighbouring",
+    "PrivacyBudget",
+    "budget_number",
+    "mechanism_label",
+]
 
 
 class Neighbouring(StrEnum):
@@ -52,6 +59,12 @@ class Neighbouring(StrEnum):
         if key not in aliases:
             raise ParameterError(f"relation ({value!r}) must be one of 'add/remove', 'replace-one'")
         return aliases[key]
+
+
+def budget_number(value: float) -> str:
+    """An ε or δ for people: 10 significant digits (``16.999999998994998`` reads ``17``,
+    ``1e-09`` stays ``1e-09``), as the CLI prints every budget."""
+    return f"{value:.10g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +143,8 @@ class PrivacyBudget:
 
     def __str__(self) -> str:
         if self.is_pure:
-            return f"ε={self.epsilon:g}"
-        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+            return f"ε={budget_number(self.epsilon)}"
+        return f"ε={budget_number(self.epsilon)}, δ={budget_number(self.delta)}"
 
     def to_dict(self) -> dict[str, float]:
         """JSON-safe form."""

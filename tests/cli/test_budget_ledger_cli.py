@@ -29,12 +29,12 @@ def test_budget_show(ledger, capsys):
     out, err = capsys.readouterr()
     assert err == ""
     assert "dataset:   adult" in out and "relation:  replace-one" in out
-    assert "total:     ε=1.0, δ=1e-06" in out
+    assert "total:     ε=1, δ=1e-06" in out
     assert "spent:     ε=0.75, δ=1e-07" in out
     assert "remaining: ε=0.25, δ=9e-07" in out
     rows = [r for r in map(str.split, out.splitlines()) if len(r) == 6 and r[0].isdigit()]
     assert [(r[0], r[2], r[3], r[4], r[5]) for r in rows] == [
-        ("1", "LaplaceMechanism", "0.25", "0.0", "no"),
+        ("1", "LaplaceMechanism", "0.25", "0", "no"),
         ("2", "GaussianMechanism", "0.5", "1e-07", "yes"),
     ]
     assert "sensitivity: 1" not in out

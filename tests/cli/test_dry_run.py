@@ -51,7 +51,7 @@ def files(tmp_path):
     df.drop(columns="cls").head(40).to_csv(tmp_path / "public.csv", index=False)
     (tmp_path / "schema.json").write_text(json.dumps(_schema()))
     argv = ["budget", "init", str(tmp_path / "b.db"), "--dataset-id", "t", "--epsilon", "100"]
-    argv += ["--delta", "1e-4"]
+    argv += ["--delta", "1e-4", "--allow-large-epsilon"]
     assert main(argv) == 0
     return tmp_path
 

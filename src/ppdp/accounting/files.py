@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ppdp.budget import PrivacyBudget
+from ppdp.budget import PrivacyBudget, budget_number
 from ppdp.exceptions import ParameterError
 
 __all__ = ["anchor_ledger", "format_budget_report", "init_budget_ledger"]
@@ -32,17 +32,28 @@ def init_budget_ledger(
     relation: str = "replace-one",
     composition: str = "basic",
     anchor: str | None = None,
+    allow_large_epsilon: bool = False,
 ) -> str:
     """Create the budget ledger of ``dataset_id`` at ``path``; return the line that says so.
 
-    Refuses an existing ``path`` (a budget is never re-initialised); the other checks are
+    Refuses an existing ``path`` (a budget is never re-initialised) and a total ``epsilon``
+    above 10 unless ``allow_large_epsilon`` (the limit every release has: a larger total
+    is a weak guarantee for the dataset); the other checks are
     :meth:`ppdp.accounting.Accountant.open`'s.
     """
+    from ppdp._validation import MAX_DEFAULT_EPSILON, check_bool
     from ppdp.accounting import Accountant
 
     path = Path(path)
     if path.exists():
         raise ParameterError(f"ledger ({path}) already exists; a budget is never re-initialised")
+    large = isinstance(epsilon, int | float) and epsilon > MAX_DEFAULT_EPSILON
+    if large and not check_bool("allow_large_epsilon", allow_large_epsilon):
+        raise ParameterError(
+            f"epsilon ({budget_number(epsilon)}) of the dataset's total budget must be at most "
+            f"{MAX_DEFAULT_EPSILON:g}, the limit of every release: a larger total is a weak "
+            "guarantee; pass allow_large_epsilon=True to accept it"
+        )
     with Accountant.open(
         path,
         dataset_id=dataset_id,
@@ -99,7 +110,7 @@ def anchor_ledger(
 
 
 def _budget(b: PrivacyBudget) -> str:
-    return f"ε={b.epsilon!r}, δ={b.delta!r}"
+    return f"ε={budget_number(b.epsilon)}, δ={budget_number(b.delta)}"
 
 
 def _fact(value: object) -> str:
@@ -125,12 +136,13 @@ def _head_lines(report: Any) -> list[str]:
             f"remaining: {_budget(report.remaining)}",
         ]
     # a composed ε at the target δ: not a sum, so the headroom is not additive either
+    target = budget_number(report.total.delta)
     return [
         *lines,
-        f"spent:     ε={report.spent.epsilon:.6g} at δ={report.total.delta!r} "
+        f"spent:     ε={budget_number(report.spent.epsilon)} at δ={target} "
         f"(every spend composed, {report.composition})",
-        f"remaining: ε={report.remaining.epsilon:.6g} of headroom at δ="
-        f"{report.total.delta!r} (whether a release fits is decided by composing it)",
+        f"remaining: ε={budget_number(report.remaining.epsilon)} of headroom at δ="
+        f"{target} (whether a release fits is decided by composing it)",
     ]
 
 
@@ -168,8 +180,8 @@ def format_budget_report(report: Any, *, verbose: bool = False) -> str:
             str(s.index),
             s.time,
             s.mechanism,
-            repr(s.epsilon),
-            repr(s.delta),
+            budget_number(s.epsilon),
+            budget_number(s.delta),
             "yes" if s.seeded else "no",
         )
         for s in report.spends
@@ -190,7 +202,8 @@ def format_budget_report(report: Any, *, verbose: bool = False) -> str:
             t = running[i - 1]
             lines.append(
                 f"{pad}event: {spend.event.describe()}; total so far "
-                f"({report.composition}): ε={t.epsilon:.6g}, δ={t.delta:.3g}"
+                f"({report.composition}): ε={budget_number(t.epsilon)}, "
+                f"δ={budget_number(t.delta)}"
             )
     lines.append(f"{len(report.spends)} spends")
     if report.could_still_release is not None:

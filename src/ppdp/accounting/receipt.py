@@ -61,9 +61,11 @@ def ledger_total(state: Any) -> str:
     -------
     str
     """
+    from ppdp.budget import budget_number
+
     g = state.guarantee
-    delta = f", δ={g.delta:g}" if g.delta > 0 else ""
-    return f"ledger total ε={g.epsilon:.6g}{delta} ({state.composition} composition)"
+    delta = f", δ={budget_number(g.delta)}" if g.delta > 0 else ""
+    return f"ledger total ε={budget_number(g.epsilon)}{delta} ({state.composition} composition)"
 
 
 def receipt_lines(

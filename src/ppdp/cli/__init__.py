@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ppdp import _progress
 from ppdp._version import __version__
@@ -67,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ppdp`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the sub-command's parser: its --help lists what it takes
+        _deepest(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     level = logging.WARNING - 10 * min(args.verbose, 2)
     handler = logging.StreamHandler()
     handler.setFormatter(_LogFormatter())
@@ -93,6 +96,16 @@ def _with_decimal(args: argparse.Namespace) -> int:
 
     with decimal_mark(decimal):
         return int(args.func(args) or EXIT_OK)
+
+
+def _deepest(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The parser of the (sub-)sub-command that ``args`` ran (``ppdp budget init``)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if chosen is None or chosen not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[chosen]
 
 
 class _LogFormatter(logging.Formatter):
@@ -146,6 +159,7 @@ _CLI_ADVICE = (
     ("class_counts (", "--class-counts ("),
     ("public (None) is required for", "--public FILE (not given) is required for"),
     ("pass allow_seeded=True", "add --allow-seeded"),
+    ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (
         "Accountant.open(path, dataset_id=..., total=...)",
