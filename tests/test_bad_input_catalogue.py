@@ -621,7 +621,7 @@ CLI_CASES = [
     ([*_TRAIN[:4], "{root}/three.json", *_TRAIN[5:]], "two"),
     ([*_RBF, "--components", "0"], "n_components (0)"),
     ([*_RBF, "--gamma", "0"], "gamma (0.0)"),
-    (["train", "hybrid-svm", *_TRAIN[2:]], "public (None) is required"),
+    (["train", "hybrid-svm", *_TRAIN[2:]], "--public FILE (not given) is required"),
     (["predict", "{root}/absent.json", "{root}/tiny.csv"], "does not exist"),
     (["predict", "{root}/tampered.json", "{root}/tiny.csv"], "edited or damaged"),
     # ppdp federate (issue 4)

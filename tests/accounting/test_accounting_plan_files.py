@@ -69,7 +69,7 @@ def test_format_budget_report_lists_spends(tmp_path) -> None:
     with Accountant.open(path, dataset_id="d", total=PrivacyBudget(1.0)) as acct:
         acct.spend(PrivacyBudget(0.25), mechanism="LaplaceMechanism", sensitivity=1.0)
     text = format_budget_report(budget_report(path), verbose=True)
-    assert "spent:     ε=0.25, δ=0.0" in text and "sensitivity: 1" in text
+    assert "spent:     ε=0.25, δ=0" in text and "sensitivity: 1" in text
     assert "1 spends" in text and "3 more like the last release" in text
 
 
