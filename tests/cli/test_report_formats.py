@@ -66,8 +66,9 @@ def test_sep_and_encoding_apply_to_the_original_only(files, tmp_path, capsys):
 def test_a_misread_original_gives_no_verdict_and_says_why(files, tmp_path, capsys):
     code, data = _report(files, "orig.csv", tmp_path, "--encoding", "latin-1")
     assert code == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert out.startswith(f"verdict: {NOT_JUDGED} (")
+    assert err.startswith("ppdp report: warning: no verdict: ")
     assert "of the original's values in column 'doctor' are not declared" in out
     assert "--encoding" in out
     assert data["verdict"] == NOT_JUDGED

@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ppdp.evaluate.files import report_file
+    from ppdp.evaluate.report import NOT_JUDGED
 
     done = report_file(
         args.release,
@@ -52,6 +53,8 @@ def _run(args: argparse.Namespace) -> int:
         **c.table_args(args),
     )
     print(done.report.summary())
+    if getattr(done.report, "verdict", None) == NOT_JUDGED:  # stdout may go to a file
+        c.say("ppdp report: warning")(f"no verdict: {done.report.verdict_basis}")
     print(f"wrote {done.paths[0]}" + (f" and {args.json}" if args.json else ""))
     print("the report reads the private data: keep it with the custodian, do not publish it")
     if done.note is not None:
