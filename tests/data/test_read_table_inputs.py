@@ -39,7 +39,7 @@ def test_decimal_commas_are_detected_and_said(tmp_path, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="ppdp.data"):
         df = read_table(path)
     assert df["income"].tolist() == [29469.27, 21056.5, 100.0]
-    assert "'income'" in caplog.text and "'29469,27'" in caplog.text
+    assert "'income'" in caplog.text and "29469" not in caplog.text  # names, not values
     assert "--decimal" in caplog.text
     assert df["city"].tolist() == ["Oslo", "Tromsø", "Bergen"]  # text stays text
     # given: no detection, no warning

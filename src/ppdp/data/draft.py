@@ -292,10 +292,10 @@ def _one_column_header(p: Path, sep: str, header: list[str] | None, encoding: st
     )
 
 
-def _decimal_comma_columns(df: pd.DataFrame) -> dict[str, str]:
+def _decimal_comma_columns(df: pd.DataFrame) -> list[str]:
     """Text columns whose every value is a number written with a decimal comma ('12,5'),
-    at least one with the comma: each with an example value."""
-    found: dict[str, str] = {}
+    at least one of them with the comma."""
+    found: list[str] = []
     for name in df.columns:
         s = df[name]
         if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
@@ -304,20 +304,16 @@ def _decimal_comma_columns(df: pd.DataFrame) -> dict[str, str]:
         if values.empty or not all(isinstance(v, str) for v in values.head(100)):
             continue
         text = values.astype(str).str.strip()
-        head = text.head(100)
-        if not head.str.fullmatch(_DECIMAL_COMMA).all():
-            continue
-        if not text.str.fullmatch(_DECIMAL_COMMA).all():
-            continue
-        commas = text[text.str.contains(",", regex=False)]
-        if not commas.empty:
-            found[str(name)] = str(commas.iloc[0])
+        if not text.head(100).str.fullmatch(_DECIMAL_COMMA).all():
+            continue  # cheap: most text columns fail on their first rows
+        if text.str.fullmatch(_DECIMAL_COMMA).all() and text.str.contains(",").any():
+            found.append(str(name))
     return found
 
 
 def _read_decimal_commas(p: Path, df: pd.DataFrame, decimal: str | None) -> pd.DataFrame:
-    """Columns of numbers with decimal commas read as numbers (said in a warning), unless
-    the caller gave the decimal mark."""
+    """Columns of numbers with decimal commas read as numbers (said in a warning that
+    names the columns, never a value), unless the caller gave the decimal mark."""
     if decimal is not None:
         return df
     found = _decimal_comma_columns(df)
@@ -328,14 +324,11 @@ def _read_decimal_commas(p: Path, df: pd.DataFrame, decimal: str | None) -> pd.D
         out[name] = pd.to_numeric(
             out[name].astype(str).str.strip().str.replace(",", ".", regex=False)
         )
-    names = ", ".join(repr(n) for n in found)
-    example = next(iter(found.values()))
     _logger.warning(
-        "read %s with ',' as the decimal mark: column(s) %s hold values such as %r "
-        "(--decimal , to say so; --decimal . to read them as text)",
+        "read %s with ',' as the decimal mark: every value of column(s) %s is a number "
+        "written like '12,5' (--decimal , to say so; --decimal . to read them as text)",
         p.name,
-        names,
-        example,
+        ", ".join(repr(n) for n in found),
     )
     return out
 
