@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 
 __all__ = ["planned_charges"]
@@ -44,7 +45,7 @@ def planned_charges(publisher: Any, n_rows: int | None, plan: Callable[[Any, int
             warnings.simplefilter("ignore")
             try:
                 plan(trial, n_rows)
-            except UndrawableNoiseError:
+            except ParameterError:  # undrawable, or refused otherwise at this ε
                 return False
         return True
 

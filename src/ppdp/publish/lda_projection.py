@@ -47,6 +47,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import planned_charges
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,
@@ -520,6 +521,9 @@ class LDAProjectionPublisher(Publisher):
         )
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+        return planned_charges(self, n_rows, type(self)._planned_charges)
+
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()
         plan: LDANoisePlan = c.plan
         common = {
@@ -574,14 +578,14 @@ class LDAProjectionPublisher(Publisher):
         if n_rows is not None and c.release == "noisy-projections":
             message = self.low_utility_message()  # public quantities only, before the spend
             if message:
-                warnings.warn(message, LowUtilityWarning, stacklevel=3)
+                warnings.warn(message, LowUtilityWarning, stacklevel=5)
         if n_rows is not None and c.release == "raw-projections":
             warnings.warn(
                 "release='raw-projections' publishes the exact projection of every record on "
                 "the direction: the direction is differentially private, the rows are NOT "
                 "(ALGORITHMS-publishing B.5 item 1); use 'noisy-projections' or 'direction'",
                 NotDifferentiallyPrivateWarning,
-                stacklevel=4,
+                stacklevel=6,
             )
         return charges
 
