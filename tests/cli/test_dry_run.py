@@ -213,13 +213,16 @@ def test_schema_check_lists_clipping_and_undeclared_values(files, capsys):
     df.loc[:2, "colour"] = "green"
     df.loc[3, "colour"] = "mauve"
     df.to_csv(files / "data.csv", index=False)
+    # the report is printed, and exit 2: a release would refuse the undeclared colours
     assert (
         main(["schema", "check", str(files / "schema.json"), "--data", str(files / "data.csv")])
-        == 0
+        == 2
     )
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert re.search(r"^  x1 +\[0, 10\] +10 +5\.0%$", out, re.M)
     assert "colour" in out and "'green' (3)" in out and "'mauve' (1)" in out
+    assert "ppdp: error: column 'colour': 4 value(s) are not among" in captured.err
 
 
 def test_schema_check_caps_the_list_of_undeclared_values(files, capsys):
@@ -227,7 +230,7 @@ def test_schema_check_caps_the_list_of_undeclared_values(files, capsys):
     df.loc[:11, "colour"] = [f"shade{i}" for i in range(12)]
     df.to_csv(files / "data.csv", index=False)
     argv = ["schema", "check", str(files / "schema.json"), "--data", str(files / "data.csv")]
-    assert main([*argv, "--max-values", "3"]) == 0
+    assert main([*argv, "--max-values", "3"]) == 2  # undeclared: a release would refuse
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  colour:"))
     assert "12 distinct" in line and line.count("shade") == 3 and "and 9 more" in line
     assert main([*argv, "--max-values", "0"]) == 2

@@ -176,9 +176,6 @@ def test_check_data_names_an_identifier_and_the_refusal(clinic, capsys) -> None:
     assert re.search(r"^  bmi +\[10, 60\] +0 +0\.0%$", captured.out, re.M)  # report kept
 
 
-@pytest.mark.xfail(
-    strict=True, reason="cli/_schema.py must return check_table(...).exit_code (lead)"
-)
 def test_check_data_exits_2_when_a_release_would_refuse_the_data(clinic, capsys) -> None:
     schema, data = clinic
     assert main(["schema", "check", str(schema), "--data", str(data)]) == 2

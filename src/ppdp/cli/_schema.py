@@ -33,7 +33,8 @@ _DRAFT: tuple[c.Flag, ...] = (
 _CHECK: tuple[c.Flag, ...] = (
     ("schema", {"type": Path}, "schema file (.json, .yaml or .yml)"),
     ("--data", {"default": None, "metavar": "D"},
-     "also print the share of D's values the bounds clip and its undeclared values (yours only)"),
+     "also read D: undeclared values, share clipped, identifier-like columns (yours only); "
+     "exit 2 if a release would refuse D"),
     ("--max-values", {"type": int, "default": 10, "metavar": "N"},
      "with --data: list at most N undeclared values per column (most frequent first)"),
     c.SEP, c.ENCODING, c.DECIMAL,
@@ -72,13 +73,16 @@ def _draft(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ppdp.data.schema import Schema
-    from ppdp.data.schema_files import check_table_lines, describe_schema
+    from ppdp.data.schema_files import check_table, describe_schema
 
     schema = Schema.from_file(args.schema)
     print(f"{args.schema}: valid schema", *describe_schema(schema), sep="\n")
-    if args.data is not None:
-        lines = check_table_lines(
-            schema, args.data, max_values=args.max_values, **c.table_args(args)
-        )
-        print(*lines, sep="\n")
-    return 0
+    if args.data is None:
+        return 0
+    result = check_table(schema, args.data, max_values=args.max_values, **c.table_args(args))
+    print(*result.lines, sep="\n")
+    for line in result.warnings:
+        sys.stderr.write(f"ppdp: warning: {line}\n")
+    for line in result.refusals:  # what a release would refuse: exit 2
+        sys.stderr.write(f"ppdp: error: {line}\n")
+    return result.exit_code

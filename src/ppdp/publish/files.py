@@ -128,6 +128,14 @@ def warn_clipping(schema: Any, report: Any, say: Any) -> None:
             )
 
 
+def warn_identifiers(schema: Any, df: Any, say: Any) -> None:
+    """One warning line per declared feature that looks like an identifier (custodian-side)."""
+    from ppdp.data.schema_files import identifier_warnings
+
+    for line in identifier_warnings(schema, df):
+        say(f"warning: {line}")
+
+
 def planned_remaining(acct: Any, charges: list[Any]) -> Any:
     """What the accountant would have left once ``charges`` are spent (None: refused)."""
     if acct is None:
@@ -490,6 +498,7 @@ def publish_table_file(
         if dry_run:
             report = encode_report(schema, df, on_invalid=on_invalid)
             warn_clipping(schema, report, tell)
+            warn_identifiers(schema, df, tell)
             return PublishResult(
                 path=out,
                 sidecar=side,
@@ -508,6 +517,7 @@ def publish_table_file(
                 after=planned_remaining(acct, charges),
             )
         warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), tell)
+        warn_identifiers(schema, df, tell)
         tell(f"{len(df):,} rows; checking the data and releasing ({method}, {cost})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
