@@ -175,3 +175,20 @@ def test_cli_retry_with_the_same_idempotency_key_does_not_pay_twice(files, capsy
     # A fresh key is a new release.
     assert main([*argv[:-1], "job-8", "--force"]) == 0
     assert budget_report(ledger).spent == PrivacyBudget(2.0)
+
+
+def test_cli_retry_of_a_run_that_died_before_releasing_says_nothing_was_charged(files, capsys):
+    root, ledger = files
+    df, schema = load_adult()
+    df = df.iloc[:400].reset_index(drop=True)
+    planned = LaplacePublisher(epsilon=1.0, schema=schema)._validate_params(len(df))
+    with Accountant.open_existing(ledger) as acct:  # the run died after this charge
+        _died_after_the_charge(acct, planned, "job-9")
+    out = root / "release.csv"
+    argv = ["publish", "laplace", str(root / "adult.csv"), "--schema", str(root / "adult.json")]
+    argv += ["--epsilon", "1", "-o", str(out), "--ledger", str(ledger)]
+    capsys.readouterr()
+    assert main([*argv, "--idempotency-key", "job-9"]) == 0 and out.exists()
+    printed = capsys.readouterr().out
+    assert "NOT charged again" in printed and "entry 1" in printed
+    assert budget_report(ledger).spent == PrivacyBudget(1.0)

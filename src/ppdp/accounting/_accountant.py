@@ -27,7 +27,7 @@ from ppdp.accounting._tally import (
     read_composition,
 )
 from ppdp.accounting.events import PrivacyEvent, as_event
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget, budget_number
 from ppdp.exceptions import (
     BudgetExceededError,
     LedgerIntegrityError,
@@ -684,16 +684,17 @@ class Accountant:
             except Exception:
                 requested = PrivacyBudget(t.composed_with(event), t.total.delta)
             detail = (
-                f"composed ε at δ={t.total.delta!r} ({t.composition}) would be "
-                f"{_above(t.composed_with(event), t.total.epsilon)} > {t.total.epsilon!r}; "
+                f"composed ε at δ={budget_number(t.total.delta)} ({t.composition}) would be "
+                f"{_above(t.composed_with(event), t.total.epsilon)} > "
+                f"{budget_number(t.total.epsilon)}; "
                 f"spent {t.spent} of {t.total}"
             )
         else:
             requested = event.budget()
             cost = str(requested)
             detail = (
-                f"spent {t.spent} of {t.total}, remaining ε={remaining.epsilon!r}, "
-                f"δ={remaining.delta!r}"
+                f"spent {t.spent} of {t.total}, remaining ε={budget_number(remaining.epsilon)}, "
+                f"δ={budget_number(remaining.delta)}"
             )
             if requested.epsilon <= remaining.epsilon and requested.delta > remaining.delta:
                 detail += "; the ε fits, the δ does not" + (

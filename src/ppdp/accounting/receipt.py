@@ -69,7 +69,12 @@ def ledger_total(state: Any) -> str:
 
 
 def receipt_lines(
-    ledger: Any, indices: Sequence[int], *, seeded: bool, state: Any = None
+    ledger: Any,
+    indices: Sequence[int],
+    *,
+    seeded: bool,
+    state: Any = None,
+    replayed: bool = False,
 ) -> list[str]:
     """A release's closing lines: where it was charged, and a note when it was seeded.
 
@@ -83,6 +88,9 @@ def receipt_lines(
         Whether the noise came from a given seed.
     state : Accountant, optional
         The ledger's state, for its total (:func:`ledger_total`).
+    replayed : bool, default False
+        Whether the release retried a charge made under its idempotency key by a run that
+        died before releasing: nothing was charged this time.
 
     Returns
     -------
@@ -92,7 +100,14 @@ def receipt_lines(
     if ledger is not None and indices:
         word = "entry" if len(indices) == 1 else "entries"
         total = "" if state is None else f"; {ledger_total(state)}"
-        lines.append(f"charged in {ledger} ({word} {', '.join(map(str, indices))}){total}")
+        where = f"{ledger} ({word} {', '.join(map(str, indices))})"
+        if replayed:
+            lines.append(
+                f"NOT charged again: a retry of the charge in {where} under its idempotency "
+                f"key (that run died before releasing){total}"
+            )
+        else:
+            lines.append(f"charged in {where}{total}")
     if seeded:
         lines.append(
             "note: --seed was given, so the noise is reproducible and NOT fit for a real release"

@@ -61,5 +61,6 @@ def _run(args: argparse.Namespace) -> int:
     rows = result.rows_written if result.rows_written is not None else len(result.table)
     print(f"released {rows:,} rows to {result.path}")
     c.print_guarantee(rel.guarantee, verbose=args.verbose, full_in=result.sidecar)
-    c.print_release_end(args.ledger, rel.ledger_indices, seeded=rel.seeded, state=result.ledger)
+    c.print_release_end(args.ledger, rel.ledger_indices, seeded=rel.seeded, state=result.ledger,
+                        replayed=rel.replayed)  # fmt: skip
     return 0

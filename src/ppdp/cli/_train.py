@@ -91,7 +91,8 @@ def _train(args: argparse.Namespace) -> int:
         return 0
     print(f"trained {type(result.estimator).__name__}; model written to {result.path}")
     c.print_guarantee(result.guarantee, verbose=args.verbose, full_in=result.path)
-    c.print_release_end(args.ledger, result.ledger_indices, seeded=result.seeded, state=state)
+    c.print_release_end(args.ledger, result.ledger_indices, seeded=result.seeded, state=state,
+                        replayed=getattr(result.estimator, "replayed_", False))  # fmt: skip
     return 0
 
 
