@@ -8,7 +8,7 @@ import pytest
 from ppdp.accounting import Accountant, budget_report
 from ppdp.cli import main
 from ppdp.datasets import load_adult
-from ppdp.exceptions import ParameterError
+from ppdp.exceptions import InsecureRandomnessWarning, ParameterError
 from ppdp.learn import UnaccountedFitWarning, _base, predict_file, train_model_file
 
 
@@ -101,3 +101,28 @@ def test_public_data_are_refused_by_a_learner_that_takes_none(files, tmp_path):
             epsilon=1.0,
             public=files / "new.csv",
         )
+
+
+def test_predict_keeps_the_id_columns_asked_for_in_front(files, tmp_path):
+    """New-user trial: predictions could only be joined back by row order."""
+    with pytest.warns(InsecureRandomnessWarning):
+        model = train_model_file(
+            "logreg", files / "adult.csv", schema=files / "adult.json",
+            output=tmp_path / "m.json", epsilon=1.0, random_state=0,
+        )  # fmt: skip
+    new = pd.read_csv(files / "new.csv").assign(visit_id=lambda t: range(900, 900 + len(t)))
+    new.iloc[::-1].to_csv(tmp_path / "ids.csv", index=False)  # reversed: order is no key
+    out = predict_file(model.path, tmp_path / "ids.csv", output=tmp_path / "p.csv",
+                       keep=["visit_id", "age"])  # fmt: skip
+    got = pd.read_csv(out.path)
+    assert list(got.columns[:3]) == ["visit_id", "age", "prediction"]
+    assert got.visit_id.tolist() == list(range(999, 899, -1))
+    plain = pd.read_csv(predict_file(model.path, files / "new.csv", output=tmp_path / "q.csv").path)
+    assert got.score.tolist() == plain.score.iloc[::-1].tolist()
+    with pytest.raises(ParameterError, match="visit"):
+        predict_file(model.path, files / "new.csv", output=tmp_path / "r.csv", keep=["visit"])
+    assert not (tmp_path / "r.csv").exists()
+    with pytest.raises(ParameterError, match="overwrite the prediction columns"):
+        renamed = new.rename(columns={"visit_id": "score"})
+        renamed.to_csv(tmp_path / "clash.csv", index=False)
+        predict_file(model.path, tmp_path / "clash.csv", output=tmp_path / "s.csv", keep="score")

@@ -38,6 +38,8 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("input", {"metavar": "IN"}, "the table (CSV, Parquet file or dataset)"),
     c.SEP, c.ENCODING, c.DECIMAL, c.SCHEDULER,
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
+    ("--keep", {"action": "append", "default": [], "metavar": "COL"},
+     "copy this input column (an ID) in front of the predictions; repeatable"),
 )
 # fmt: on
 
@@ -100,7 +102,7 @@ def _predict(args: argparse.Namespace) -> int:
     from ppdp.learn.files import predict_file
 
     result = predict_file(
-        args.model, args.input, **c.pick(args, "output force scheduler"), **c.table_args(args)
+        args.model, args.input, **c.pick(args, "output force scheduler keep"), **c.table_args(args)
     )
     print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
     return 0

@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,19 @@ def _as_frame(
             encoding=encoding,
         )
     raise ParameterTypeError(f"{what} ({type(data).__name__}) must be a DataFrame or a file path")
+
+
+def _check_keep(keep: Any) -> tuple[str, ...]:
+    """``keep``: column names (a single name is one column)."""
+    if isinstance(keep, str):
+        keep = (keep,)
+    try:
+        names = tuple(keep)
+    except TypeError:
+        raise ParameterTypeError(f"keep ({keep!r}) must be a list of column names") from None
+    if not all(isinstance(c, str) and c for c in names) or len(set(names)) != len(names):
+        raise ParameterError(f"keep ({list(names)!r}) must be distinct, non-empty column names")
+    return names
 
 
 def _file(value: Any) -> Any:
@@ -545,15 +558,17 @@ def predict_file(
     sep: str | None = None,
     encoding: str = "utf-8",
     scheduler: Any = None,
+    keep: Sequence[str] = (),
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
     The table is encoded with the schema stored in the model file (its label column, if
     present, is ignored). The output has one row per input row: ``prediction`` (the class
     name), ``score`` (``decision_function``; positive means the second class) and, for
-    logistic regression, ``probability`` (of the second class). The output is checked
-    like a release's (not an input, not an existing file unless ``force``) before anything
-    is read.
+    logistic regression, ``probability`` (of the second class), after the input's ``keep``
+    columns (an ID, say, to join the predictions back; they are the caller's own data and
+    are copied as they are). The output is checked like a release's (not an input, not an
+    existing file unless ``force``) before anything is read.
 
     A Parquet dataset (a folder or a glob) or a Dask DataFrame (a single ``.parquet`` file
     with ``scheduler``) is predicted partition by partition: ``output`` is then a folder,
@@ -563,7 +578,13 @@ def predict_file(
     from ppdp.learn.parquet_files import model_input, predict_dataset, predictions_frame
     from ppdp.publish.parquet_files import check_folder_output, distributed_input
 
+    keep = _check_keep(keep)
     if distributed_input(data, scheduler):
+        if keep:
+            raise ParameterError(
+                f"keep ({list(keep)!r}) is for a CSV input; a Parquet dataset's predictions "
+                "keep the input's row order: join them by position"
+            )
         folder = check_folder_output(
             Path(os.fspath(output)),
             param="output",
@@ -583,8 +604,27 @@ def predict_file(
     name = dest.name.lower()
     mf = _model_with_schema(model)
     features = mf.schema.without_label()
-    frame = _as_frame(data, "data", features.column_names, sep=sep, encoding=encoding)
+    # With keep, the whole header is read, so a kept column that is not there is named as
+    # such (read_table would call it a declared column).
+    wanted = None if keep else features.column_names
+    frame = _as_frame(data, "data", wanted, sep=sep, encoding=encoding)
+    missing = [c for c in keep if c not in frame.columns]
+    if missing:
+        raise ParameterError(
+            f"keep ({missing!r}) names column(s) the data does not have; its columns: "
+            f"{list(frame.columns)[:20]!r}"
+        )
     out = predictions_frame(mf.estimator, model_input(mf.estimator, features, frame), mf.classes)
+    if keep:
+        clash = [c for c in keep if c in out.columns]
+        if clash:
+            raise ParameterError(
+                f"keep ({clash!r}) would overwrite the prediction columns "
+                f"{list(out.columns)!r}; rename them in the data first"
+            )
+        import pandas as pd
+
+        out = pd.concat([frame[list(keep)].reset_index(drop=True), out], axis=1)
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
         out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
