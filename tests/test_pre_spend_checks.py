@@ -174,6 +174,36 @@ def test_analytic_gaussian_at_tiny_epsilon_meets_delta_exactly(epsilon, delta) -
             GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=1.0)
 
 
+def _learners() -> list:
+    from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression, PrivateRBFSVM
+
+    return [
+        PrivateLogisticRegression(epsilon=1e-12, data_norm=1.0),
+        PrivateLogisticRegression(epsilon=1e-12, data_norm=1.0, perturbation="output"),
+        PrivateLinearSVM(epsilon=1e-12, data_norm=1.0),
+        PrivateRBFSVM(epsilon=1e-12),
+        PrivateRBFSVM(epsilon=1e-12, tuning="private", param_grid={"C": [1.0, 2.0]}),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_learners_refuse_an_undrawable_epsilon_before_the_spend(index) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    est = _learners()[index]
+    acct = _ledger()
+    with pytest.raises(ParameterError) as info:
+        est.fit(X, y, accountant=acct)
+    message = str(info.value)
+    assert message.startswith(f"epsilon (1e-12) is too small for {type(est).__name__}")
+    least = float(SMALLEST.search(message).group(1))
+    assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
+    est.set_params(epsilon=least)
+    est.fit(X, y, accountant=acct)  # the ε named works
+    assert acct.spent.epsilon == pytest.approx(least)
+
+
 # -- 1. TableSynthesizer's tables must fit in memory ---------------------------------------
 
 

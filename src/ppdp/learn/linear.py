@@ -23,6 +23,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -70,6 +71,7 @@ from ppdp.learn._erm import (
 )
 from ppdp.learn.tuning import PrivateTuning, tune
 from ppdp.mechanisms import ExponentialMechanism
+from ppdp.mechanisms.grid import UndrawableNoiseError, check_drawable, too_small_epsilon
 from ppdp.random import RandomSource
 
 __all__ = [
@@ -223,7 +225,52 @@ class _PrivateLinearERM(PrivateClassifierBase):
         mech = _MECHANISM[p.perturbation]
         if p.tuning is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
+        self._check_drawable(p, n_rows)
         return Plan(self._events(p, n_rows), f"{type(self).__name__}: {mech}", details)
+
+    def _check_drawable(self, p: LinearParams, n_rows: int | None) -> None:
+        """Refuse, before the spend, an ε whose grid-rounded noise cannot be drawn exactly.
+
+        The released noise (output perturbation's, or the residual step's) has scale
+        ``(Δ + √d·Λ)/ε`` on the grid ``Λ ≈ 2⁻³²·Δ/ε``: about ``2³² + √d/ε`` grid steps,
+        beyond the sampler's ``2**40`` once ε is below about ``√d·2⁻⁴⁰``. Known once the
+        public ``n`` and width are (the second plan of ``fit``, before the charge).
+        """
+        dim = self._planned_dim
+        if not n_rows or dim is None or n_rows < self._min_rows:
+            return
+
+        def check(q: LinearParams) -> None:
+            if q.tuning is None:
+                n, lam = n_rows, self._resolve_lambda(q, n_rows, dim)
+            else:  # the first candidate: the ratio to the grid does not depend on n or Λ
+                n, lam = q.tuning.part_sizes(n_rows)[0], float(q.tuning.regularization_grid[0])
+            k = release_constants(
+                n,
+                dim,
+                loss=q.loss,
+                epsilon=q.epsilon,
+                regularization=lam,
+                perturbation=q.perturbation,
+                tol=q.tol,
+                residual_share=DEFAULT_RESIDUAL_SHARE,
+            )
+            released = k.residual if isinstance(k, ObjectiveConstants) else k
+            if released is not None:
+                check_drawable("b", released.noise_scale, released.granularity, what="noise")
+
+        try:
+            check(p)
+        except UndrawableNoiseError as exc:
+
+            def feasible(eps: float) -> bool:
+                try:
+                    check(dataclasses.replace(p, epsilon=eps))
+                except ParameterError:
+                    return False
+                return True
+
+            raise too_small_epsilon(type(self).__name__, p.epsilon, exc, feasible) from None
 
     def _events(self, p: LinearParams, n_rows: int | None) -> tuple[PrivacyEvent, ...]:
         """The typed events of one fit: the draws :func:`private_erm` makes.

@@ -29,6 +29,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -67,6 +68,7 @@ from ppdp.learn._erm import ERMData, HuberLoss, InMemoryERMData
 from ppdp.learn.rff import draw_frequencies, feature_map, fit_frequencies
 from ppdp.learn.tuning import split_parts
 from ppdp.mechanisms import ExponentialMechanism, LaplaceMechanism
+from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.random import RandomSource
 
 __all__ = [
@@ -444,8 +446,42 @@ class _RBFSVMBase(PrivateClassifierBase):
         k = m + 1
         return [n // k + (1 if i < n % k else 0) for i in range(k)]
 
+    def _check_drawable(self, p: RBFParams, n_rows: int | None) -> None:
+        """Refuse, before the spend, an ε whose Laplace noise cannot be drawn exactly.
+
+        Every candidate's mechanism is built at the public ``n`` (public tuning only picks
+        one in the release, after the spend); its scale on the grid is about
+        ``2³² + 2D/ε`` grid steps, beyond the sampler's ``2**40`` once ε < ``2D·2⁻⁴⁰``.
+        """
+        if n_rows is None or n_rows < self._rows_needed(p):
+            return
+        m = len(p.grid) if p.tuning == "private" else 0
+        sizes = self._part_sizes(n_rows, m) if m else [n_rows] * len(p.grid)
+        cands = list(zip(p.grid, sizes, strict=False)) or [(_chosen(p), n_rows)]
+        if p.tuning == "none":
+            cands = [(_chosen(p), n_rows)]
+
+        def check(eps: float) -> None:
+            q = dataclasses.replace(p, epsilon=eps, allow_large_epsilon=True)
+            for c, n in cands:
+                self._mechanism(q, c, n)
+
+        try:
+            check(p.epsilon)
+        except UndrawableNoiseError as exc:
+
+            def feasible(eps: float) -> bool:
+                try:
+                    check(eps)
+                except ParameterError:
+                    return False
+                return True
+
+            raise too_small_epsilon(type(self).__name__, p.epsilon, exc, feasible) from None
+
     def _plan(self, n_rows: int | None) -> Plan:
         p = self._params()
+        self._check_drawable(p, n_rows)
         details: dict[str, Any] = {
             "C_form": p.C_form,
             "tuning": p.tuning,
