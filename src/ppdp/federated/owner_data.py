@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp.data import Schema
@@ -190,7 +189,9 @@ def load_owner_statistics(
             f"data is a {type(data).__name__}, processed in memory"
         )
     if isinstance(data, str | os.PathLike):
-        data = pd.read_csv(data)
+        from ppdp.data.draft import read_table
+
+        data = read_table(data)  # one-line errors: encoding, separator, missing file
     X, y = schema.encode(data, include_label=False)
     assert y is not None
     return stats_fn(X, y).check()

@@ -21,7 +21,6 @@ import logging
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ppdp._io import atomic_path
 from ppdp.budget import PrivacyBudget
@@ -68,7 +67,9 @@ def load_owner_data(config: PartyConfig) -> tuple[np.ndarray, np.ndarray]:
     schema = Schema.from_file(config.data.schema)
     if schema.label is None:
         raise ParameterError(f"schema {config.data.schema} declares no label; LDA needs classes")
-    df = pd.read_csv(config.data.file)
+    from ppdp.data.draft import read_table
+
+    df = read_table(config.data.file)  # one-line errors: encoding, separator
     X, y = schema.encode(df, include_label=False)
     bound = config.data.norm_bound or schema.max_row_l2_norm
     return X / float(bound), np.asarray(y)
