@@ -134,3 +134,25 @@ def test_a_name_registered_twice_is_refused():
     reg.register("a", "ppdp.publish.pca:DPPCAPublisher")
     with pytest.raises(ValueError, match="already registered"):
         reg.register("a", "ppdp.publish.pca:DPPCAPublisher")
+
+
+def test_a_warning_of_the_fit_is_one_cli_line_and_a_python_warning(adult_files, tmp_path, capsys):
+    """New-user trial: DP-PCA's stage-1 warning reached the CLI as a raw two-line Python
+    warning (the source line under it)."""
+    from ppdp.exceptions import LowUtilityWarning
+
+    schema = adult_files / "adult.json"
+    small = tmp_path / "small.csv"
+    pd.read_csv(adult_files / "adult.csv").iloc[:30].to_csv(small, index=False)
+    argv = ["publish", "pca", str(small), "--schema", str(schema), "--epsilon", "1"]
+    argv += ["--components", "2", "-o", str(tmp_path / "out.csv")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "n (30) is too small" in ln]
+    assert len(lines) == 1 and lines[0].startswith("ppdp publish: warning: LowUtilityWarning:")
+    assert "warnings.warn" not in err and "stacklevel" not in err
+    with pytest.warns(LowUtilityWarning, match=r"n \(30\) is too small"):  # Python: a warning
+        publish_table_file(
+            "pca", small, schema=schema, output=tmp_path / "py.csv", epsilon=1.0,
+            options={"n_components": 2},
+        )  # fmt: skip

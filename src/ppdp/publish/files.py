@@ -519,13 +519,23 @@ def publish_table_file(
         warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), tell)
         warn_identifiers(schema, df, tell)
         tell(f"{len(df):,} rows; checking the data and releasing ({method}, {cost})")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            if message:  # already said above as one line
-                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            publisher.fit(
-                df, accountant=acct, allow_seeded=allow_seeded, idempotency_key=idempotency_key
-            )
+        caught: list[warnings.WarningMessage] = []
+        try:
+            # With ``say`` (the CLI) a warning of the fit is one ``say`` line, also when the
+            # fit failed; without it, warnings reach the caller as warnings.
+            with warnings.catch_warnings(record=say is not None) as recorded:
+                if recorded is not None:
+                    caught = recorded
+                    warnings.simplefilter("always")
+                warnings.simplefilter("ignore", InsecureRandomnessWarning)
+                if message:  # already said above as one line
+                    warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+                publisher.fit(
+                    df, accountant=acct, allow_seeded=allow_seeded, idempotency_key=idempotency_key
+                )
+        finally:
+            for w in caught:
+                tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:
