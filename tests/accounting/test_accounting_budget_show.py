@@ -60,7 +60,7 @@ def test_init_refuses_a_tight_composition_without_delta_in_one_line(tmp_path, ca
     argv = ["budget", "init", str(path), "--dataset-id", "d", "--epsilon", "4"]
     assert main([*argv, "--composition", "pld"]) == 2
     err = capsys.readouterr().err
-    assert "has no δ" in err and len(err.strip().splitlines()) == 1
+    assert "--delta" in err and "--composition pld" in err and len(err.strip().splitlines()) == 1
     assert not path.exists()
 
 

@@ -74,14 +74,16 @@ def test_noisy_projections_through_the_ledger(files, tmp_path, capsys) -> None:
     assert "same class" in side["guarantee"]["statement"]  # the full statement, in the sidecar
 
 
-def test_direction_release_writes_the_direction(files, tmp_path) -> None:
+def test_direction_release_writes_the_direction(files, tmp_path, capsys) -> None:
     root, counts = files
     ledger = _init(tmp_path)
     out = tmp_path / "dir.csv"
     extra = ["--delta", "1e-6", "--release", "direction", "--calibration", "paper"]
     extra += ["--class-counts", f"{counts[0]},{counts[1]}", "--seed", "2", "--allow-seeded"]
-    with pytest.warns(LowUtilityWarning, match="mostly noise"):  # the template at n = 1500
-        assert main(_argv(root, out, ledger, *extra)) == 0
+    assert main(_argv(root, out, ledger, *extra)) == 0
+    # the template at n = 1500: the fit's warning is one CLI line, not a Python warning
+    err = capsys.readouterr().err
+    assert "warning: LowUtilityWarning:" in err and "mostly noise" in err
     table = pd.read_csv(out)
     assert list(table.columns) == ["feature", "lda_1"] and len(table) == 33
     assert table["lda_1"].pow(2).sum() == pytest.approx(1.0)
@@ -94,11 +96,13 @@ def test_raw_projections_say_the_rows_are_not_protected(files, tmp_path, capsys)
     out = tmp_path / "raw.csv"
     extra = ["--delta", "1e-6", "--release", "raw-projections", "--seed", "3", "--allow-seeded"]
     extra += ["--class-counts", f"{counts[0]},{counts[1]}"]
-    with pytest.warns(Warning, match="NOT"):
-        assert main(_argv(root, out, ledger, *extra)) == 0
+    assert main(_argv(root, out, ledger, *extra)) == 0
     side = json.loads((tmp_path / "raw.csv.guarantee.json").read_text())
     assert side["guarantee"]["kind"] == "none"
-    assert "NOT protected" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "NOT protected" in printed.out
+    warned = [ln for ln in printed.err.splitlines() if "NotDifferentiallyPrivateWarning" in ln]
+    assert len(warned) == 1 and "NOT" in warned[0]
 
 
 @pytest.mark.parametrize(
@@ -109,7 +113,7 @@ def test_raw_projections_say_the_rows_are_not_protected(files, tmp_path, capsys)
         ("adult.csv", ["--delta", "1e-6"], "public_counts"),
         ("adult.csv", ["--delta", "1e-6", "--class-counts", "a,b"], "--class-counts ('a,b')"),
         ("adult.csv", ["--delta", "1e-6", "--class-counts", "1000,500"], "class counts"),
-        ("adult.csv", ["--delta", "1e-6", "--class-counts", "{c0}"], "class_counts"),
+        ("adult.csv", ["--delta", "1e-6", "--class-counts", "{c0}"], "--class-counts ("),
         ("nan.csv", ["--delta", "1e-6", "--class-counts", "{c0},{c1}"], "column 'age'"),
         (
             "adult.csv",

@@ -686,10 +686,15 @@ class LDAProjectionPublisher(Publisher):
                 "LDAProjectionPublisher: the declared class counts are not this table's class "
                 "sizes; they were used as declared (on_invalid='mask')"
             )
-        elif sum(counts) != n or wrong:
+        elif sum(counts) != n:
             raise DataValidationError(
-                f"the declared class counts {list(counts)} (n = {sum(counts)}) are not this "
-                f"table's class sizes (n = {n}); declare the true, public class sizes"
+                f"the declared class counts {list(counts)} sum to {sum(counts)} but the table "
+                f"has {n} rows; declare the true, public class sizes"
+            )
+        elif wrong:
+            raise DataValidationError(
+                f"the declared class counts {list(counts)} sum to the table's {n} rows but "
+                "split them differently from its labels; declare the true, public class sizes"
             )
         if c.delta >= 1.0 / n:
             warnings.warn(
