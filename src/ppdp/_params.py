@@ -19,7 +19,14 @@ from typing import Any, ClassVar, TypeVar
 
 from ppdp._validation import check_bool, check_epsilon
 
-__all__ = ["Rule", "ValidatedParams", "check_table", "epsilon_rules", "table_fields"]
+__all__ = [
+    "FIT_PARAMS_KEY",
+    "Rule",
+    "ValidatedParams",
+    "check_table",
+    "epsilon_rules",
+    "table_fields",
+]
 
 P = TypeVar("P")
 
@@ -108,8 +115,9 @@ class _ReadOnly(Mapping[str, Any]):
         return len(self._data)
 
 
-#: Where ``fit`` keeps the parameters it validated (absent outside ``fit``).
-_FIT_PARAMS = "_fit_params"
+#: The instance attribute where ``fit`` keeps the parameters it validated (absent outside
+#: ``fit``); a copy made inside ``fit`` drops it to be validated afresh.
+FIT_PARAMS_KEY = "_fit_params"
 
 
 class ValidatedParams:
@@ -131,25 +139,25 @@ class ValidatedParams:
         it (a direct call, or after ``set_params``) every call checks the current
         attributes.
         """
-        cached = self.__dict__.get(_FIT_PARAMS)
+        cached = self.__dict__.get(FIT_PARAMS_KEY)
         if cached is not None:
             return cached
         if self._params_type is None:
             raise NotImplementedError(f"{type(self).__name__} declares no constraint table")
         params = check_table(self, self._constraints, self._params_type)
-        if _FIT_PARAMS in self.__dict__:
-            self.__dict__[_FIT_PARAMS] = params
+        if FIT_PARAMS_KEY in self.__dict__:
+            self.__dict__[FIT_PARAMS_KEY] = params
         return params
 
     @contextlib.contextmanager
     def _params_once(self) -> Iterator[None]:
         """Within the block, :meth:`_params` checks the table once (nested blocks share it);
         nothing stays cached after it, even when it raised."""
-        outer = _FIT_PARAMS in self.__dict__
+        outer = FIT_PARAMS_KEY in self.__dict__
         if not outer:
-            self.__dict__[_FIT_PARAMS] = None
+            self.__dict__[FIT_PARAMS_KEY] = None
         try:
             yield
         finally:
             if not outer:
-                self.__dict__.pop(_FIT_PARAMS, None)
+                self.__dict__.pop(FIT_PARAMS_KEY, None)

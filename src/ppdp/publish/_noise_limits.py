@@ -14,15 +14,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ppdp._params import FIT_PARAMS_KEY
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 
 __all__ = ["planned_charges"]
 
 T = TypeVar("T")
-
-#: Where ``Publisher.fit`` caches the validated parameters (``ppdp.publish._base``).
-_FIT_PARAMS = "_fit_params"
 
 
 def planned_charges(publisher: Any, n_rows: int | None, plan: Callable[[Any, int | None], T]) -> T:
@@ -38,7 +36,7 @@ def planned_charges(publisher: Any, n_rows: int | None, plan: Callable[[Any, int
 
     def feasible(epsilon: float) -> bool:
         trial = copy.copy(publisher)
-        trial.__dict__.pop(_FIT_PARAMS, None)
+        trial.__dict__.pop(FIT_PARAMS_KEY, None)
         trial.epsilon = epsilon
         trial.allow_large_epsilon = True
         with warnings.catch_warnings():
