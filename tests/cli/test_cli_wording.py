@@ -77,3 +77,13 @@ def test_hybrid_svm_without_public_names_the_flag(labelled, capsys):
     err = _error(capsys)
     assert "--public FILE (not given) is required for hybrid-svm" in err
     assert "public (None)" not in err
+
+
+@pytest.mark.parametrize("command", [["publish"], ["train"], ["budget", "init"], ["report"]])
+def test_help_states_only_defaults_that_say_something(command, capsys):
+    """New-user trial: entries read '(default 16) (default: None)'."""
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert "(default: None)" not in out and "(default: False)" not in out
+    assert "(default: utf-8)" in out or command == ["budget", "init"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ppdp import _progress
 from ppdp._version import __version__
-from ppdp.cli._common import LEVEL_FLAGS
+from ppdp.cli._common import LEVEL_FLAGS, HelpFormatter
 from ppdp.exceptions import LedgerIntegrityError, PPDPError
 
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ppdp",
         description="Privacy-preserving data publishing: releases with a stated guarantee, "
         "secure noise and a tamper-evident budget ledger.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ppdp {__version__}")
     for (flag, options, text), default in zip(LEVEL_FLAGS, (0, False), strict=True):

@@ -31,7 +31,8 @@ DECIMAL: Flag = ("--decimal", {"default": None, "choices": (",", "."), "metavar"
 SEED: Flag = ("--seed", {"type": int, "default": None},
               "reproducible noise for experiments (NOT for real releases)")
 IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},
-                         "a key unique to this release: a retry with the same key is not charged")
+                         "a key unique to this release: a retry after a run that died before "
+                         "releasing is not charged again; a key already released is refused")
 SCHEDULER: Flag = ("--scheduler", {"default": None, "metavar": "ADDR"},
                    "where Dask reads a Parquet dataset: local, tcp://HOST:PORT, threads, ...")
 JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
@@ -58,6 +59,17 @@ RELEASE: tuple[Flag, ...] = (
 # fmt: on
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's ``(default: X)`` only where it says something: not for None, False or an
+    empty list, and not when the help already states its default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
 def command(
     subparsers: Any, name: str, help: str, description: str | None, *flags: Flag, **defaults: Any
 ) -> argparse.ArgumentParser:
@@ -66,7 +78,7 @@ def command(
 
     ``-v`` and ``-q`` have no default there: one given before the sub-command stands when
     none follows it."""
-    formatter = argparse.ArgumentDefaultsHelpFormatter
+    formatter = HelpFormatter
     parser = subparsers.add_parser(
         name, help=help, description=description or help, formatter_class=formatter
     )
