@@ -90,3 +90,13 @@ def test_a_clear_detection_is_info_an_ambiguous_one_a_warning(tmp_path, caplog) 
         assert list(read_table(mixed).columns) == ["a", "b", "c,d"]
     (record,) = [r for r in caplog.records if "separated" in r.getMessage()]
     assert record.levelno == logging.WARNING and "1 ','" in record.getMessage()
+
+
+def test_a_txt_export_is_read_like_a_csv(tmp_path):
+    """New-user trial: a .txt export was refused for its extension."""
+    from ppdp.data.draft import read_table
+
+    path = tmp_path / "export.txt"
+    path.write_text("id;age;sex\n1;30;a\n2;40;b\n", encoding="utf-8")
+    df = read_table(path)
+    assert list(df.columns) == ["id", "age", "sex"] and df.age.tolist() == [30, 40]

@@ -61,7 +61,7 @@ LEAK_MESSAGE = (
     "before any release"
 )
 
-_CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".tsv", ".tsv.gz")
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".tsv", ".tsv.gz", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -387,7 +387,7 @@ def read_table(
     decimal = _check_decimal(decimal) if decimal is not None else _DECIMAL.get()
     if suffix not in _CSV_SUFFIXES + _PARQUET_SUFFIXES:
         raise DataValidationError(
-            f"data ({str(p)!r}) must be a .csv (optionally compressed), .tsv or .parquet file"
+            f"data ({str(p)!r}) must be a .csv (optionally compressed), .tsv, .txt or .parquet file"
         )
     if p.is_dir() and suffix not in _PARQUET_SUFFIXES:
         raise DataValidationError(f"data ({str(p)!r}) is a folder, not a file")
