@@ -48,6 +48,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
 )
+from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
 
 __all__ = ["Charge", "Publisher", "Release"]
@@ -105,7 +106,7 @@ def _public_row_count(df: Any) -> int | None:
 class Publisher(ValidatedParams):
     """Base class of the publishers; see the module docstring for the flow of :meth:`fit`.
 
-    Subclasses implement :meth:`_validate_params` (returning the planned charges),
+    Subclasses implement :meth:`_planned_charges` (returning the planned charges),
     :meth:`_encode` (optional) and :meth:`_release`. They store ``schema`` and
     ``random_state`` as attributes of the same name.
     """
@@ -126,8 +127,14 @@ class Publisher(ValidatedParams):
 
         ``n_rows`` is the public number of rows when known (in ``fit``), so the ledger
         details can record the exact noise scales; ``None`` when only the cost is asked.
-        The budgets of the charges must not depend on it.
+        The budgets of the charges must not depend on it. An ε whose noise the samplers
+        cannot draw is refused here, in one line naming the smallest ε that works
+        (:func:`ppdp.publish._noise_limits.planned_charges`).
         """
+        return planned_charges(self, n_rows, type(self)._planned_charges)
+
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
+        """The charges of one ``fit`` from the parameters (see :meth:`_validate_params`)."""
         raise NotImplementedError
 
     def _encode(
@@ -186,8 +193,8 @@ class Publisher(ValidatedParams):
         """What one :meth:`fit` costs, from the parameters alone (basic composition)."""
         total = PrivacyBudget(0.0)
         with self._params_once():
-            planned_charges = self._validate_params()
-        for planned in planned_charges:
+            charges = self._validate_params()
+        for planned in charges:
             total = total + planned.budget
         return total
 
@@ -198,8 +205,8 @@ class Publisher(ValidatedParams):
         number of rows; their cost is the same.
         """
         with self._params_once():
-            planned_charges = self._validate_params()
-        return tuple(e for planned in planned_charges for e in planned.events)
+            charges = self._validate_params()
+        return tuple(e for planned in charges for e in planned.events)
 
     def fit(
         self,

@@ -28,7 +28,6 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._noise_limits import planned_charges
 from ppdp.publish.pca import (
     _add_laplace,
     _check_schema,
@@ -100,9 +99,6 @@ class _RowPublisher(Publisher):
 
     def _mechanism(self) -> LaplaceMechanism:
         raise NotImplementedError
-
-    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        return planned_charges(self, n_rows, type(self)._planned_charges)
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         eps = self._params().epsilon

@@ -47,7 +47,6 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._noise_limits import planned_charges
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,
@@ -519,9 +518,6 @@ class LDAProjectionPublisher(Publisher):
             relation=_RELATION,
             allow_large_epsilon=True,
         )
-
-    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        return planned_charges(self, n_rows, type(self)._planned_charges)
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()

@@ -39,7 +39,6 @@ from ppdp.exceptions import (
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish._l1_sampler import SamplerLayout, greedy_l1_sample
-from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
 __all__ = ["DPLDASynthesizer", "lda_l1_sensitivity", "part_class_counts", "part_sizes"]
@@ -277,9 +276,6 @@ class DPLDASynthesizer(Publisher):
         """(ε of the class histogram, ε of the sums); 0 for the histogram when public."""
         c = self._params()
         return c.eps_counts, c.eps_sums
-
-    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        return planned_charges(self, n_rows, type(self)._planned_charges)
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()

@@ -38,7 +38,6 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
-from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
@@ -483,9 +482,6 @@ class DPPCAPublisher(Publisher):
             relation=_RELATION,
             allow_large_epsilon=c.allow_large_epsilon,
         )
-
-    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
-        return planned_charges(self, n_rows, type(self)._planned_charges)
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         c = self._params()

@@ -472,7 +472,7 @@ class TableSynthesizer(Publisher):
             )
         ]
 
-    def _validate_params(self, n_rows: int | None = None) -> list[Charge]:
+    def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         return self._charges(self._params().plan, n_rows)
 
     # -- data -----------------------------------------------------------------------------
