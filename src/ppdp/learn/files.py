@@ -462,21 +462,7 @@ def _train_model_file(
             schema=sch,
         )
     est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
-    try:
-        path = save_model(est, dest, schema=sch)
-    except OSError as exc:
-        indices = ", ".join(map(str, getattr(est, "ledger_indices_", ())))
-        charged = f"{cost} in {ledger}, entries {indices}" if ledger else f"{cost}, unrecorded"
-        raise write_error(exc, dest, charged=charged) from exc
-    return TrainResult(
-        path=path,
-        estimator=est,
-        guarantee=est.guarantee_,
-        ledger_indices=tuple(getattr(est, "ledger_indices_", ())),
-        seeded=bool(getattr(est, "seeded_", False)),
-        report=report,
-        schema=sch,
-    )
+    return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
 
 
 def _train_dataset(
@@ -532,6 +518,13 @@ def _train_dataset(
     if report is not None and on_report is not None:
         on_report(sch, report)
     ledger = getattr(accountant, "path", None)
+    return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
+
+
+def _saved(
+    est: Any, dest: Path, sch: Schema, *, cost: Any, ledger: Any, report: Any
+) -> TrainResult:
+    """Write the fitted model file; a failed write says what was charged (one line)."""
     try:
         path = save_model(est, dest, schema=sch)
     except OSError as exc:
