@@ -171,6 +171,8 @@ def test_cli_retry_with_the_same_idempotency_key_does_not_pay_twice(files, capsy
     err = capsys.readouterr().err
     errors = [ln for ln in err.splitlines() if ln.startswith("ppdp: error")]
     assert len(errors) == 1 and "its release is recorded" in errors[0], err
+    assert "--idempotency-key ('job-7')" in errors[0]
+    assert "reading" not in err  # refused before the data are read
     assert "Traceback" not in err and len(budget_report(ledger).spends) == 1
     # A fresh key is a new release.
     assert main([*argv[:-1], "job-8", "--force"]) == 0

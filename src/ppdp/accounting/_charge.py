@@ -180,6 +180,7 @@ def check_charges(
     """
     if accountant is None:
         return
+    refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
     keys = charge_keys(len(planned), idempotency_key)
     new = [c for c, k in zip(planned, keys, strict=True) if k is None or not accountant.charged(k)]
@@ -221,7 +222,6 @@ def charge(
     """
     if accountant is None:
         return ()
-    refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
     keys = charge_keys(len(planned), idempotency_key)
     n = len(planned)

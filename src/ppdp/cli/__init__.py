@@ -159,6 +159,7 @@ _CLI_ADVICE = (
     ("class_counts (", "--class-counts ("),
     ("public (None) is required for", "--public FILE (not given) is required for"),
     ("pass allow_seeded=True", "add --allow-seeded"),
+    ("idempotency_key (", "--idempotency-key ("),
     ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (
