@@ -304,8 +304,8 @@ def _files(tmp_path, n: int = N) -> tuple[str, str, str]:
     [
         ("synth", ["--epsilon", "1e-12"], "is too small for TableSynthesizer"),
         ("synth", ["--epsilon", "1e-300"], "is too small for TableSynthesizer"),
-        ("synth", ["--epsilon", "1", "--bins", "100000"], r"n_bins \(100000\)"),
-        ("synth", ["--epsilon", "1", "--bins", "2000"], r"use n_bins <= 1447"),
+        ("synth", ["--epsilon", "1", "--bins", "100000"], r"--bins \(100000\)"),
+        ("synth", ["--epsilon", "1", "--bins", "2000"], r"use --bins <= 1447"),
         ("laplace", ["--epsilon", "1e-12"], "is too small for LaplacePublisher"),
         ("lda-synth", ["--epsilon", "1e-30"], "is too small for DPLDASynthesizer"),
         ("pca", ["--epsilon", "1e-12", "--components", "5"], "too small for DPPCAPublisher"),

@@ -160,6 +160,10 @@ _CLI_ADVICE = (
     ("public (None) is required for", "--public FILE (not given) is required for"),
     ("pass allow_seeded=True", "add --allow-seeded"),
     ("idempotency_key (", "--idempotency-key ("),
+    ("n_bins (", "--bins ("),
+    ("use n_bins <=", "use --bins <="),
+    ("use method='tree' or 'chow-liu'", "use --method tree or chow-liu"),
+    ("method='chow-liu'", "--method chow-liu"),
     ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (
