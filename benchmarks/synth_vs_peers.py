@@ -72,6 +72,16 @@ NLTCS_TARGETS = {
 BINS = 16
 #: TableSynthesizer with ``method="chow-liu"`` (MST's model), beside the default.
 CHOW_LIU = "TableSynthesizer (chow-liu)"
+#: The default and chow-liu under the peers' guarantee (``relation="add/remove"``).
+ADD_REMOVE = "TableSynthesizer (add/remove)"
+CHOW_LIU_AR = "TableSynthesizer (chow-liu, add/remove)"
+#: Every TableSynthesizer variant: one synthetic table per fit, whatever the task.
+TABLE_METHODS = {
+    "TableSynthesizer": {},
+    CHOW_LIU: {"method": "chow-liu"},
+    ADD_REMOVE: {"relation": "add/remove"},
+    CHOW_LIU_AR: {"method": "chow-liu", "relation": "add/remove"},
+}
 
 #: Issue 13's peer numbers (misclassification; None where the issue has none).
 PEERS_ADULT = {
@@ -152,10 +162,9 @@ def svm_error(train: pd.DataFrame, test: pd.DataFrame, sizes, features, target) 
 
 def fit_sample(method: str, eps: float, schema: Schema, df: pd.DataFrame, seed: int):
     t = time.perf_counter()
-    if method == "TableSynthesizer":
-        synth = TableSynthesizer(eps, schema, random_state=seed).fit(df)
-    elif method == CHOW_LIU:
-        synth = TableSynthesizer(eps, schema, method="chow-liu", random_state=seed).fit(df)
+    if method in TABLE_METHODS:
+        kw = TABLE_METHODS[method]
+        synth = TableSynthesizer(eps, schema, random_state=seed, **kw).fit(df)
     else:
         synth = DPLDASynthesizer(eps, schema, random_state=seed, class_sizes="noisy").fit(df)
     data = synth.release_.data
@@ -263,7 +272,7 @@ def run_nltcs(methods, seeds, rows):
             }
         )
     for method, eps, seed in itertools.product(methods, NLTCS_EPS, range(seeds)):
-        if method in ("TableSynthesizer", CHOW_LIU):
+        if method in TABLE_METHODS:
             data, secs = fit_sample(method, eps, schema, train, seed)
             t1, t2 = mean_tvd(real, binned(data, schema))
             for short, target in NLTCS_TARGETS.items():
@@ -485,7 +494,63 @@ def report(res: pd.DataFrame) -> str:
         lines += ["", f"DPLDASynthesizer fit + sample: median {d.seconds.median():.1f} s."]
     if "status" in res.columns and res.method.isin(DEVICE_PEERS).any():
         lines += device_report(res)
+        if res.method.isin([ADD_REMOVE, CHOW_LIU_AR]).any():
+            lines += equal_guarantee_report(res)
     return "\n".join(lines) + "\n"
+
+
+def equal_guarantee_report(res: pd.DataFrame) -> list[str]:
+    """Markdown: TableSynthesizer under add/remove (the peers' relation) against the best peer.
+
+    Per task, ε and target: the best peer (lowest mean error over the peers' rows), each
+    add/remove variant's mean ± standard error, and Welch's two-sided p against the best
+    peer's seeds; the 2-way TVD against MST's (fixed sampler).
+    """
+    from scipy.stats import ttest_ind
+
+    lines = [
+        "",
+        '## At the peers\' guarantee: TableSynthesizer with `relation="add/remove"`',
+        "",
+        "Same ε, same δ = 1e-9, same neighbouring relation as MST and AIM. p: Welch's",
+        "two-sided test of the difference in mean error against the best peer's seeds.",
+        "",
+        "| task | target | ε | best peer | ours (default) | p | ours (chow-liu) | p | "
+        "TVD 2-way default / chow-liu / MST-fixed |",
+        "|---|---|---:|---|---:|---:|---:|---:|---|",
+    ]
+    num = pd.to_numeric
+    for task in ("adult", "nltcs"):
+        t = res[res.task == task]
+        ours = t[t.method == ADD_REMOVE]
+        for eps in sorted(ours.epsilon.dropna().unique()):
+            for tg in [x for x in [*NLTCS_TARGETS, "income"] if x in set(ours.target)]:
+                at = t[(t.epsilon == eps) & (t.target == tg)]
+                peers = at[at.method.isin(DEVICE_PEERS)]
+                peers = peers[num(peers.error, errors="coerce").notna()]
+                if not len(peers):
+                    continue
+                means = peers.groupby("method").error.apply(lambda e: num(e).mean())
+                best = means.idxmin()
+                best_err = num(peers[peers.method == best].error)
+                cells = [f"{best} {best_err.mean():.4f}"]
+                for m in (ADD_REMOVE, CHOW_LIU_AR):
+                    e = num(at[at.method == m].error)
+                    if len(e) < 2:
+                        cells += ["—", "—"]
+                        continue
+                    se = e.std(ddof=1) / np.sqrt(len(e))
+                    p = np.nan
+                    if len(best_err) > 1:
+                        p = ttest_ind(e, best_err, equal_var=False).pvalue
+                    cells += [f"{e.mean():.4f} ± {se:.4f} ({len(e)})", f"{p:.2f}"]
+                tv = [
+                    num(t[(t.method == m) & (t.epsilon == eps)].drop_duplicates("seed").tvd2)
+                    for m in (ADD_REMOVE, CHOW_LIU_AR, "MST (fixed sampler)")
+                ]
+                cells.append(" / ".join(f"{v.mean():.4f}" if len(v) else "—" for v in tv))
+                lines.append(f"| {task} | {tg} | {eps:g} | " + " | ".join(cells) + " |")
+    return lines
 
 
 #: The methods of ``benchmarks/synth/peers_device.py``'s CSV (``--device-results``).
@@ -577,7 +642,7 @@ def device_report(res: pd.DataFrame) -> list[str]:
                     + _statuses(sub)
                     + " |"
                 )
-            for name in ("TableSynthesizer", CHOW_LIU):
+            for name in TABLE_METHODS:
                 o = res[(res.method == name) & (res.task == task) & (res.epsilon == eps)]
                 if not len(o):
                     continue
@@ -681,10 +746,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--methods",
-        choices=("all", "table", "chow-liu"),
+        choices=("all", "table", "chow-liu", "add-remove"),
         default="all",
         help="all: TableSynthesizer and DPLDASynthesizer; table: TableSynthesizer; "
-        "chow-liu: TableSynthesizer(method='chow-liu') only (use with --merge)",
+        "chow-liu: TableSynthesizer(method='chow-liu') only; add-remove: the default and "
+        "chow-liu with relation='add/remove', the peers' guarantee (use the last two with "
+        "--merge)",
     )
     parser.add_argument("--tasks", default="adult,nltcs,extra")
     parser.add_argument(
@@ -710,6 +777,8 @@ def main() -> None:
     methods = ["TableSynthesizer"] + (["DPLDASynthesizer"] if args.methods == "all" else [])
     if args.methods == "chow-liu":
         methods = [CHOW_LIU]
+    if args.methods == "add-remove":
+        methods = [ADD_REMOVE, CHOW_LIU_AR]
     rows: list[dict] = []
     tasks = args.tasks.split(",")
     if "adult" in tasks:

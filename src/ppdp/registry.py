@@ -339,6 +339,10 @@ PUBLISHERS.register(
     option("--bins", "n_bins",
            "equal-width bins per numeric column over its declared bounds (default 16)",
            type=int, metavar="B"),
+    option("--relation", "relation",
+           "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
+           "add/remove keeps n private and halves the noise variance)",
+           choices=("replace-one", "add/remove")),
 )  # fmt: skip
 
 #: ``ppdp train LEARNER``: private classifiers (a model file stores the class name).

@@ -37,6 +37,7 @@ PUBLISH = {
     "count_share": "--count-share",
     "method": "--method",
     "n_bins": "--bins",
+    "relation": "--relation",
 }
 TRAIN = {
     "epsilon": "--epsilon",

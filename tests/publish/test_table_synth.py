@@ -98,7 +98,7 @@ def test_rho_converts_back_within_delta_and_beats_the_classic_bound(eps, delta) 
 # -- the budget: every draw intercepted ------------------------------------------------------
 
 
-def _intercept(monkeypatch) -> dict[str, list[float]]:
+def _intercept(monkeypatch, utility_sensitivity: float = 2.0) -> dict[str, list[float]]:
     seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
     real_gaussian = noise.gaussian
     real_select = ExponentialMechanism.randomise
@@ -109,7 +109,7 @@ def _intercept(monkeypatch) -> dict[str, list[float]]:
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
-        assert self.sensitivity == 2.0
+        assert self.sensitivity == utility_sensitivity
         seen["eps"].append(float(self.epsilon))
         return real_select(self, utilities, random_state=random_state)
 
@@ -159,6 +159,97 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     assert len(seen["sigma"]) == n_draws
 
 
+@pytest.mark.parametrize(
+    ("method", "label", "classes"),
+    [("tree", True, 2), ("tree", False, 2), ("chow-liu", True, 3), ("pairs", True, 2)],
+)
+def test_add_remove_draws_sum_to_rho_at_sensitivity_one_and_never_read_n(
+    monkeypatch, method, label, classes
+) -> None:
+    """Under add/remove each table has L2 sensitivity 1 (Σ 1/(2σ²)), each selection utility
+    sensitivity 1, and ``n`` is private: the exact row count is never read (the counts'
+    ``n`` raises), the model stands for the noisy estimate, and the ledger omits ``n``."""
+    eps, delta = 0.7, 1e-6
+    schema = make_schema(label, classes)
+    kw = {"delta": delta, "method": method, "n_bins": 5, "random_state": 3}
+    synth = TableSynthesizer(eps, schema, relation="add/remove", **kw)
+    seen = _intercept(monkeypatch, utility_sensitivity=1.0)
+    real_of = model.MarginalCounts.of.__func__
+
+    class PrivateN(model.MarginalCounts):
+        def __getattribute__(self, name):
+            if name == "n":  # the exact size: private under add/remove
+                raise AssertionError("the exact n was read")
+            return super().__getattribute__(name)
+
+    def of(cls, codes, sizes, cliques):
+        counts = real_of(model.MarginalCounts, codes, sizes, cliques)
+        return PrivateN(counts.n, counts.sizes, counts.cliques, counts.tables)
+
+    monkeypatch.setattr(model.MarginalCounts, "of", classmethod(of))
+    a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation="add/remove")
+    df = make_df(500, label=label, classes=classes)
+    synth.fit(df, accountant=a, allow_seeded=True)
+    rho = sum(0.5 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    stated = synth.release_.guarantee.details["rho"]
+    assert stated * (1 - 1e-9) <= rho <= stated * (1 + 1e-12)
+    assert model.cdp_delta(rho, eps) <= delta and a.spent == PrivacyBudget(eps, delta)
+    # the same ρ buys σ smaller by √2 than under replace-one
+    plan = synth.plan()
+    replace = TableSynthesizer(eps, schema, **kw).plan()
+    assert plan.sigma_first == pytest.approx(replace.sigma_first / math.sqrt(2.0), rel=1e-12)
+    assert synth.release_.guarantee.relation.value == "add/remove"
+    assert "n" not in a.history()[0].details and synth.release_.guarantee.details["relation"] == (
+        "add/remove"
+    )
+    # the rows released are the noisy estimate of n from the first-round tables
+    names = plan.bins.names
+    first = [
+        model.Measurement(
+            c, synth.release_.statistics["noisy:" + "|".join(names[x] for x in c)],
+            plan.sigma_first,
+        )
+        for c in plan.first
+    ]  # fmt: skip
+    n_hat = max(1, round(model.noisy_total(first)))
+    assert len(synth.release_.data) == n_hat == synth._model.n != len(df)
+    assert len(synth.sample()) == n_hat
+
+
+def test_a_relation_other_than_the_ledgers_is_refused_before_the_data_are_read(
+    monkeypatch,
+) -> None:
+    def encode(*args, **kwargs):
+        raise AssertionError("the data were read")
+
+    monkeypatch.setattr(TableSynthesizer, "_encode", encode)
+    for ledger, relation in (("add/remove", "replace-one"), ("replace-one", "add/remove")):
+        a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=ledger)
+        synth = TableSynthesizer(1.0, make_schema(), relation=relation)
+        with pytest.raises(ParameterError, match="differs from this ledger's relation"):
+            synth.fit(make_df(100), accountant=a)
+        assert a.spent.is_zero
+
+
+def test_cli_add_remove_release_states_its_relation(tmp_path, capsys) -> None:
+    make_df(400).to_csv(tmp_path / "d.csv", index=False)
+    make_schema().to_file(tmp_path / "s.json")
+    ledger = str(tmp_path / "b.db")
+    init = ["budget", "init", ledger, "--dataset-id", "d", "--epsilon", "3", "--delta", "1e-6"]
+    assert main([*init, "--relation", "add/remove"]) == 0
+    out = tmp_path / "out.csv"
+    args = ["publish", "synth", "--schema", str(tmp_path / "s.json"), "--epsilon", "1"]
+    args += ["--ledger", ledger, str(tmp_path / "d.csv"), "-o", str(out)]
+    capsys.readouterr()
+    assert main(args) == 2 and not out.exists()  # the ledger's relation is not the default
+    err = capsys.readouterr().err
+    assert "--relation" in err and len(err.strip().splitlines()) == 1
+    assert main([*args, "--relation", "add/remove"]) == 0
+    side = json.loads(out.with_name("out.csv.guarantee.json").read_text())
+    assert side["guarantee"]["relation"] == "add/remove"
+    assert 300 < len(pd.read_csv(out)) < 500
+
+
 def test_budget_refused_before_the_data_are_read() -> None:
     a = acct(0.5)
     with pytest.raises(BudgetExceededError):
@@ -182,6 +273,7 @@ def test_budget_refused_before_the_data_are_read() -> None:
         ({"n_bins": 1}, ParameterError, "n_bins"),
         ({"n_bins": 2.5}, ParameterTypeError, "n_bins"),
         ({"allow_large_epsilon": 1}, ParameterTypeError, "allow_large_epsilon"),
+        ({"relation": "both"}, ParameterError, r"relation \('both'\) must be one of"),
     ],
 )
 def test_bad_parameters_cost_nothing(kwargs, error, match) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ppdp.accounting._accountant import Accountant
-from ppdp.accounting._tally import SpendRecord
+from ppdp.accounting._tally import SpendRecord, check_relation
 from ppdp.accounting.events import Composed, PrivacyEvent, as_event
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
@@ -182,6 +182,9 @@ def check_charges(
         return
     refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
+    for planned_charge in planned:  # the relation too, before the data are read
+        if "relation" in planned_charge.details:
+            check_relation(planned_charge.details["relation"], accountant.relation)
     keys = charge_keys(len(planned), idempotency_key)
     new = [c for c, k in zip(planned, keys, strict=True) if k is None or not accountant.charged(k)]
     if new:

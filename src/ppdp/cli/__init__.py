@@ -164,6 +164,10 @@ _CLI_ADVICE = (
     ("use n_bins <=", "use --bins <="),
     ("use method='tree' or 'chow-liu'", "use --method tree or chow-liu"),
     ("method='chow-liu'", "--method chow-liu"),
+    (
+        "convert the mechanism's guarantee, or use a ledger for that relation",
+        "use a ledger for that relation, or (publish synth) pass --relation with the ledger's",
+    ),
     ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (

@@ -31,7 +31,10 @@ from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeEr
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.table_synth_model import (
+    ADD_REMOVE_SENSITIVITY,
     MAX_TABLE_SIGMA,
+    TABLE_L2_SENSITIVITY,
+    UTILITY_SENSITIVITY,
     Bins,
     JointModel,
     MarginalCounts,
@@ -44,6 +47,7 @@ from ppdp.publish.table_synth_model import (
     fit_joint,
     group_table,
     measure_table,
+    noisy_total,
     sample_codes,
     sample_codes_given_classes,
     sample_joint,
@@ -77,9 +81,9 @@ TREE_SHARES = (0.3, 0.1, 0.6)
 SAMPLE_PARTITION_BYTES = 64 << 20
 
 
-def _round_sigma_up(rho: float) -> float:
-    # One ulp up, so that the cost 1/σ² never exceeds the planned ρ in exact arithmetic.
-    return math.nextafter(sigma_for(rho), math.inf)
+def _round_sigma_up(rho: float, sensitivity: float) -> float:
+    # One ulp up, so that the cost Δ²/(2σ²) never exceeds the planned ρ in exact arithmetic.
+    return math.nextafter(sigma_for(rho, sensitivity), math.inf)
 
 
 def _cells(sizes: tuple[int, ...], clique: tuple[int, ...]) -> int:
@@ -101,6 +105,26 @@ class Plan:
     epsilon_select: float
     n_second: int  # edge tables (tree only)
     sigma_second: float
+    relation: Neighbouring = Neighbouring.REPLACE_ONE
+
+    @property
+    def table_sensitivity(self) -> float:
+        """L2 sensitivity of one count table: √2 under replace-one, 1 under add/remove."""
+        if self.relation is Neighbouring.ADD_REMOVE:
+            return ADD_REMOVE_SENSITIVITY
+        return TABLE_L2_SENSITIVITY
+
+    @property
+    def utility_sensitivity(self) -> float:
+        """Sensitivity of the selection's L1 utility: 2 under replace-one, 1 under add/remove."""
+        if self.relation is Neighbouring.ADD_REMOVE:
+            return ADD_REMOVE_SENSITIVITY
+        return UTILITY_SENSITIVITY
+
+    @property
+    def n_public(self) -> bool:
+        """Whether the number of rows is public (replace-one) or must be estimated."""
+        return self.relation is Neighbouring.REPLACE_ONE
 
     @property
     def compresses(self) -> bool:
@@ -108,10 +132,11 @@ class Plan:
         return self.method == "chow-liu"
 
     def spent_rho(self) -> float:
-        """ρ of every draw of the plan (Gaussian tables ``1/σ²``, selections ``ε²/8``)."""
-        total = len(self.first) / self.sigma_first**2
+        """ρ of every draw of the plan (Gaussian tables ``Δ²/(2σ²)``, selections ``ε²/8``)."""
+        half_sq = self.table_sensitivity**2 / 2.0
+        total = len(self.first) * half_sq / self.sigma_first**2
         if self.n_second:
-            total += self.n_second / self.sigma_second**2
+            total += self.n_second * half_sq / self.sigma_second**2
         if self.n_select:
             total += self.n_select * self.epsilon_select**2 / 8.0
         return total
@@ -132,7 +157,7 @@ class Plan:
         return {
             "method": self.method,
             "rho": self.rho,
-            "relation": Neighbouring.REPLACE_ONE.value,
+            "relation": self.relation.value,
             "norm": "l2",
             "noise_scale": self.sigma_first,
             "units": "counts of a contingency table",
@@ -142,7 +167,8 @@ class Plan:
             "edge_tables": self.n_second,
             "edge_levels": "rare codes merged (< 3σ in round 1)" if self.compresses else "codes",
             "sigma_edge_tables": self.sigma_second,
-            "table_sensitivity_l2": math.sqrt(2.0),
+            "table_sensitivity_l2": self.table_sensitivity,
+            "utility_sensitivity": self.utility_sensitivity,
             "bins": dict(zip(self.bins.names, self.bins.sizes, strict=True)),
         }
 
@@ -176,13 +202,14 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     epsilon, delta = checked["epsilon"], checked["delta"]
     bins: Bins = checked["bins"]
     n_bins = checked["n_bins"]
+    relation: Neighbouring = checked["relation"]
     try:
-        plan = _build_plan(method, epsilon, delta, bins, n_bins)
+        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation)
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
-                _build_plan(method, eps, delta, bins, n_bins)
+                _build_plan(method, eps, delta, bins, n_bins, relation)
             except UndrawableNoiseError:
                 return False
             return True
@@ -254,7 +281,14 @@ def _check_sigmas(plan: Plan) -> Plan:
     return plan
 
 
-def _build_plan(method: Any, epsilon: float, delta: float, bins: Bins, n_bins: int) -> Plan:
+def _build_plan(
+    method: Any,
+    epsilon: float,
+    delta: float,
+    bins: Bins,
+    n_bins: int,
+    relation: Neighbouring = Neighbouring.REPLACE_ONE,
+) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε)."""
     d = len(bins.sizes)
     label = d - 1 if bins.has_label else None
@@ -262,6 +296,7 @@ def _build_plan(method: Any, epsilon: float, delta: float, bins: Bins, n_bins: i
     if not features:
         raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
     rho = cdp_rho(epsilon, delta)
+    sens = ADD_REMOVE_SENSITIVITY if relation is Neighbouring.ADD_REMOVE else TABLE_L2_SENSITIVITY
     entries = math.prod(bins.sizes) * sum(bins.sizes)
     if method == "auto":
         method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
@@ -275,11 +310,11 @@ def _build_plan(method: Any, epsilon: float, delta: float, bins: Bins, n_bins: i
         cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
         return _check_sigmas(Plan(
             "pairs", rho, bins, features, label, cliques,
-            _round_sigma_up(rho / len(cliques)), 0, 0.0, 0, 0.0,
+            _round_sigma_up(rho / len(cliques), sens), 0, 0.0, 0, 0.0, relation,
         ))  # fmt: skip
     if method == "chow-liu":  # the label (if any) is one more node of the tree
-        return _check_sigmas(_tree_plan("chow-liu", rho, bins, tuple(range(d)), None))
-    return _check_sigmas(_tree_plan("tree", rho, bins, features, label))
+        return _check_sigmas(_tree_plan("chow-liu", rho, bins, tuple(range(d)), None, relation))
+    return _check_sigmas(_tree_plan("tree", rho, bins, features, label, relation))
 
 
 def _tree_plan(
@@ -288,20 +323,23 @@ def _tree_plan(
     bins: Bins,
     features: tuple[int, ...],
     label: int | None,
+    relation: Neighbouring,
 ) -> Plan:
     """A tree model's plan: ``features`` are the tree's nodes, ``label`` the class column
     every node also depends on (``None`` for the Chow–Liu tree)."""
     f = len(features)
     first = tuple((label, a) if label is not None else (a,) for a in features)
+    sens = ADD_REMOVE_SENSITIVITY if relation is Neighbouring.ADD_REMOVE else TABLE_L2_SENSITIVITY
     if f == 1:
-        return Plan(method, rho, bins, features, label, first, _round_sigma_up(rho), 0, 0.0, 0, 0.0)
+        sigma = _round_sigma_up(rho, sens)
+        return Plan(method, rho, bins, features, label, first, sigma, 0, 0.0, 0, 0.0, relation)
     s1, ss, s2 = TREE_SHARES
     eps_sel = math.sqrt(8.0 * rho * ss / (f - 1))
     eps_sel = math.nextafter(eps_sel, 0.0)
     return Plan(
         method, rho, bins, features, label, first,
-        _round_sigma_up(rho * s1 / f), f - 1, eps_sel, f - 1,
-        _round_sigma_up(rho * s2 / (f - 1)),
+        _round_sigma_up(rho * s1 / f, sens), f - 1, eps_sel, f - 1,
+        _round_sigma_up(rho * s2 / (f - 1), sens), relation,
     )  # fmt: skip
 
 
@@ -316,6 +354,7 @@ class TableSynthParams:
     method: str
     n_bins: int
     bins: Bins
+    relation: Neighbouring
     plan: Plan
 
 
@@ -327,6 +366,7 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("method", lambda v, _: check_option("method", v, _METHODS)),
     Rule("n_bins", lambda v, _: _check_n_bins(v)),
     Rule("bins", _check_bins, attribute="schema"),
+    Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("plan", _plan, attribute="method"),
 )
 
@@ -362,7 +402,8 @@ class TableSynthesizer(Publisher):
       most 2²³, e.g. 16 binary columns).
     - ``"auto"`` (default): ``"pairs"`` when the domain is that small, else ``"tree"``.
 
-    Guarantee: (ε, δ)-differential privacy under replace-one neighbours (``n`` public),
+    Guarantee: (ε, δ)-differential privacy under replace-one neighbours (``n`` public) by
+    default, or under add/remove neighbours (``relation="add/remove"``, ``n`` private),
     through ρ-zCDP of the whole fit; see ``docs/proofs/table-synth.md``.
 
     Parameters
@@ -383,6 +424,14 @@ class TableSynthesizer(Publisher):
         (:data:`MAX_TABLE_CELLS`, :data:`MAX_COUNTED_CELLS`: a few hundred MB of memory);
         a larger plan is refused before anything is spent, with the largest ``n_bins`` that
         fits.
+    relation : {"replace-one", "add/remove"}, default "replace-one"
+        The neighbouring relation of the guarantee (it must be the budget ledger's).
+        Replace-one keeps ``n`` public and gives each table L2 sensitivity √2. Add/remove
+        (the relation of MST, AIM and PrivBayes, whose ε is worth about twice as much as a
+        replace-one ε) gives sensitivity 1, so half the noise variance at the same ρ, and
+        keeps ``n`` private: every step that needs ``n`` uses its estimate from the noisy
+        tables, which is also the number of rows released, and the ledger does not
+        record ``n``.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -440,6 +489,7 @@ class TableSynthesizer(Publisher):
         delta: float = 1e-9,
         method: Literal["auto", "tree", "chow-liu", "pairs"] = "auto",
         n_bins: int = 16,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -448,6 +498,7 @@ class TableSynthesizer(Publisher):
         self.delta = delta
         self.method = method
         self.n_bins = n_bins
+        self.relation = relation
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -464,7 +515,7 @@ class TableSynthesizer(Publisher):
     def _charges(self, plan: Plan, n_rows: int | None) -> list[Charge]:
         """The ledger charge of one fit: (ε, δ) in one entry, the zCDP plan in its details."""
         details = plan.details()
-        if n_rows is not None:
+        if n_rows is not None and plan.n_public:  # under add/remove n is private
             details["n"] = n_rows
         return [
             Charge(
@@ -529,7 +580,7 @@ class TableSynthesizer(Publisher):
             return release
         from ppdp.data.distributed import read_parquet_dataset
 
-        self._write_samples(counts.n, Path(output), source, scheduler=scheduler)
+        self._write_samples(self._model.n, Path(output), source, scheduler=scheduler)
         return Release(
             data=read_parquet_dataset(output),
             encoded=None,
@@ -554,6 +605,7 @@ class TableSynthesizer(Publisher):
         first = [measure_table(counts.table(c), c, plan.sigma_first, source) for c in plan.first]
         if plan.method == "pairs" or plan.n_select == 0:
             return first, [], [], {}
+        total = _row_count(plan, counts, first)
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
         levels = (
             {a: compress_levels(v, plan.sigma_first) for a, v in by_attr.items()}
@@ -570,6 +622,8 @@ class TableSynthesizer(Publisher):
             plan.sigma_second,
             source,
             levels,
+            total=total,
+            utility_sensitivity=plan.utility_sensitivity,
         )
         pre = (plan.label,) if plan.label is not None else ()
         lead = (None,) * len(pre)
@@ -586,8 +640,8 @@ class TableSynthesizer(Publisher):
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
         """Measure, select and estimate; keep the model; the release without rows."""
-        n = counts.n
         first, edges, second, levels = self._measure_all(plan, counts, source)
+        n = _row_count(plan, counts, first)
         sizes = plan.bins.sizes
         model: Model | JointModel
         if plan.method == "pairs":
@@ -631,7 +685,7 @@ class TableSynthesizer(Publisher):
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
         release = self._fit_model(plan, counts, source)
-        Z, yy = self._decode(self._draw(counts.n, source), source)
+        Z, yy = self._decode(self._draw(self._model.n, source), source)
         return Release(
             data=self.schema.decode(Z, yy),
             encoded=Z,
@@ -644,15 +698,19 @@ class TableSynthesizer(Publisher):
         return Guarantee.approx(
             float(self.epsilon),
             float(self.delta),
-            relation=Neighbouring.REPLACE_ONE,
+            relation=plan.relation,
             mechanism=_MECHANISM,
             assumptions=(
-                f"n = {n} public (replace-one neighbours)",
+                f"n = {n} public (replace-one neighbours)"
+                if plan.n_public
+                else f"n private (add/remove neighbours); {n} rows, the number estimated "
+                "from the noisy tables",
                 f"ρ-zCDP with ρ = {plan.rho:.6g}, converted to (ε, δ) [CKS20]",
                 "columns discretised on the declared bounds and categories (from the schema "
                 "alone); numeric values clamped to their declared bounds",
-                "each contingency table has L2 sensitivity √2 (Gaussian noise); each tree "
-                "edge is chosen by the exponential mechanism with utility sensitivity 2",
+                f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
+                "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
+                f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
                 "the synthetic rows are post-processing of the noisy tables",
             ),
             details={
@@ -680,7 +738,8 @@ class TableSynthesizer(Publisher):
         Parameters
         ----------
         n : int, optional
-            Number of rows (default: the number of rows ``fit`` saw).
+            Number of rows (default: the number of rows ``fit`` saw, or under add/remove
+            its estimate from the noisy tables).
         random_state : None, int, SeedSequence, Generator or RandomSource, optional
             ``None`` uses the OS CSPRNG.
 
@@ -720,7 +779,7 @@ class TableSynthesizer(Publisher):
         Parameters
         ----------
         n : int or None
-            Number of rows (None: the number of rows ``fit`` saw).
+            Number of rows (None: as in :meth:`sample`).
         output : path
             A folder that does not exist yet; its parent must exist.
         random_state : None, int, SeedSequence, Generator or RandomSource, optional
@@ -784,6 +843,18 @@ class TableSynthesizer(Publisher):
             for i, share in enumerate(shares)
         ]
         return write_parquet_dataset(parts, path, scheduler=scheduler)
+
+
+def _sens(value: float) -> str:
+    return "√2" if value == TABLE_L2_SENSITIVITY else f"{value:g}"
+
+
+def _row_count(plan: Plan, counts: MarginalCounts, first: list[Measurement]) -> int:
+    """The rows the model stands for: ``n`` where it is public (replace-one), else its
+    estimate from the first-round tables (post-processing; at least 1)."""
+    if plan.n_public:
+        return counts.n
+    return max(1, round(noisy_total(first)))
 
 
 def _split_classes(

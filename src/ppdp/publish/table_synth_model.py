@@ -35,6 +35,7 @@ __all__ = [
     "estimate",
     "measure",
     "measure_table",
+    "noisy_total",
     "sample_codes",
     "select_tree",
 ]
@@ -43,6 +44,8 @@ __all__ = [
 TABLE_L2_SENSITIVITY = math.sqrt(2.0)
 #: Sensitivity of an L1-error utility under replace-one (two cells move by one).
 UTILITY_SENSITIVITY = 2.0
+#: Under add/remove one cell moves by one: L2 sensitivity 1 and L1-utility sensitivity 1.
+ADD_REMOVE_SENSITIVITY = 1.0
 
 
 # -- zCDP ↔ (ε, δ) ------------------------------------------------------------------------
@@ -304,12 +307,26 @@ class MarginalCounts:
         return int(sum(t.nbytes for t in self.tables))
 
 
-def sigma_for(rho: float) -> float:
-    """σ of a Gaussian count table costing ``rho`` (L2 sensitivity √2: ρ = 1/σ²); inf for
-    ``rho = 0`` (an ε too small to plan: refused before anything is spent)."""
+def sigma_for(rho: float, sensitivity: float = TABLE_L2_SENSITIVITY) -> float:
+    """σ of a Gaussian count table costing ``rho`` at L2 ``sensitivity`` (ρ = Δ²/(2σ²):
+    1/σ² under replace-one, 1/(2σ²) under add/remove); inf for ``rho = 0`` (an ε too small
+    to plan: refused before anything is spent)."""
     if not rho > 0.0:
         return math.inf
-    return math.sqrt(TABLE_L2_SENSITIVITY**2 / (2.0 * rho))
+    return math.sqrt(sensitivity**2 / (2.0 * rho))
+
+
+def noisy_total(measurements: Sequence[Measurement]) -> float:
+    """The number of rows estimated from noisy tables (post-processing).
+
+    Each table's sum is ``n`` plus Gaussian noise of variance ``cells·σ²``; the estimate is
+    their inverse-variance average. Under add/remove neighbours ``n`` is private and every
+    step that needs it (the independence tables of the selection, the projection of the
+    class counts, the number of rows drawn) uses this instead.
+    """
+    weights = [1.0 / (m.values.size * m.sigma**2) for m in measurements]
+    sums = [float(m.values.sum()) for m in measurements]
+    return float(np.dot(weights, sums) / np.sum(weights))
 
 
 #: The largest σ of a noisy count table: its noise grid ``noise.granularity(σ)`` must be
@@ -425,6 +442,9 @@ def select_tree(
     sigma_edge: float,
     source: RandomSource,
     levels: dict[int, NDArray[np.int64]] | None = None,
+    *,
+    total: float,
+    utility_sensitivity: float = UTILITY_SENSITIVITY,
 ) -> list[tuple[int, int]]:
     """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
 
@@ -432,8 +452,11 @@ def select_tree(
     the (C, i, j) table (the (i, j) table without a label), ``T̂`` the table the first-round
     measurements ``first`` imply if ``i ⊥ j | C``, and the last term the expected L1 error of
     measuring ``T`` at ``sigma_edge`` (public). ``T̂`` and the correction are public, so the
-    utility moves by at most 2 under replace-one. Each of the ``len(features) − 1`` choices
-    is ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]).
+    utility moves by at most 2 under replace-one and 1 under add/remove
+    (``utility_sensitivity``). Each of the ``len(features) − 1`` choices is
+    ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]). ``total`` is the number of
+    rows used in ``T̂`` without a label: ``n`` where it is public (replace-one), else a
+    noisy estimate (:func:`noisy_total`), so that ``T̂`` stays public.
 
     ``counts`` holds the exact tables: :class:`MarginalCounts` with every candidate's
     table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
@@ -448,7 +471,7 @@ def select_tree(
     lv = levels or {}
     clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
     if label is None:
-        m_c = np.array([float(counts.n)])
+        m_c = np.array([float(total)])
         marg = {a: clean[a][None, :] for a in feats}
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
@@ -466,7 +489,7 @@ def select_tree(
             cand.append((i, j))
             util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * exact.size)
     mech = ExponentialMechanism(
-        epsilon=epsilon_step, sensitivity=UTILITY_SENSITIVITY, allow_large_epsilon=True
+        epsilon=epsilon_step, sensitivity=utility_sensitivity, allow_large_epsilon=True
     )
     parent = {a: a for a in feats}
 
@@ -552,7 +575,8 @@ def estimate(
     1. Each (C, x) table is the inverse-variance average of its own measurement and the
        margins of the edge tables containing x; the class counts are the inverse-variance
        average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
-       (``n`` is public); each (C, x) table is then projected row by row onto those counts.
+       (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
+       projected row by row onto those counts.
     2. Each edge table is clipped at 0 and fitted to its two (C, x) margins by iterative
        proportional fitting (a small floor keeps every cell reachable).
     """
