@@ -40,6 +40,8 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
     ("--keep", {"action": "append", "default": [], "metavar": "COL"},
      "copy this input column (an ID) in front of the predictions; repeatable"),
+    ("--on-invalid", {"choices": ("raise", "mask"), "default": "raise"}, "a value the schema "
+     "refuses: refuse the table, or predict every row and name the masked columns in 'masked'"),
 )
 # fmt: on
 
@@ -99,10 +101,16 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    from ppdp.exceptions import DataValidationError
     from ppdp.learn.files import predict_file
 
-    result = predict_file(
-        args.model, args.input, **c.pick(args, "output force scheduler keep"), **c.table_args(args)
-    )
+    try:
+        result = predict_file(args.model, args.input, **c.pick(args, "output force scheduler keep"),
+                              on_invalid=args.on_invalid, **c.table_args(args))  # fmt: skip
+    except DataValidationError as exc:  # the CLI's words for the Python advice
+        raise type(exc)(str(exc).replace('on_invalid="mask"', "--on-invalid mask")) from None
     print(f"predicted {result.n_rows:,} rows to {result.path} ({', '.join(result.columns)})")
+    if args.on_invalid == "mask":
+        counts = ", ".join(f"{k!r}: {v:,}" for k, v in result.masked.items()) or "none"
+        c.say("ppdp predict")(f"masked {result.n_masked:,} row(s), per column: {counts}")
     return 0

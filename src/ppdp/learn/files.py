@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +74,17 @@ class TrainResult:
 
 @dataclass(frozen=True)
 class PredictResult:
-    """What :func:`predict_file` wrote: the output path and the number of rows."""
+    """What :func:`predict_file` wrote: the output path and the number of rows.
+
+    ``masked`` (``on_invalid="mask"`` only): per column, the rows whose value was masked
+    (columns with none are left out); ``n_masked`` the rows with any masked value.
+    """
 
     path: Path
     n_rows: int
     columns: tuple[str, ...]
+    masked: Mapping[str, int] = field(default_factory=dict)
+    n_masked: int = 0
 
 
 def _learner_class(kind: str) -> type:
@@ -552,6 +558,7 @@ def predict_file(
     encoding: str = "utf-8",
     scheduler: Any = None,
     keep: Sequence[str] = (),
+    on_invalid: str = "raise",
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
@@ -567,11 +574,28 @@ def predict_file(
     with ``scheduler``) is predicted partition by partition: ``output`` is then a folder,
     written as partitioned Parquet in the input's row order (``part-00000.parquet``, ...,
     ``_SUCCESS``), atomically; ``scheduler`` is as for :func:`train_model_file`.
+
+    ``on_invalid`` says what a value the stored schema refuses does (an undeclared category,
+    a non-number in a numeric column, a missing value under ``nan_policy="error"``):
+    ``"raise"`` (default) refuses the table in one line (column, sample values, rows
+    affected) and writes nothing; ``"mask"`` predicts every row, the refused value replaced
+    as the schema's total mode does (:mod:`ppdp.data.encoding`: the column's ``impute``,
+    else the bounds' midpoint or the first declared category), and adds a ``masked``
+    column naming, per row, the columns masked (empty when none): such a row's prediction
+    is the one for that substitute, not for the row as it was.
     """
-    from ppdp.learn.parquet_files import model_input, predict_dataset, predictions_frame
+    from ppdp.learn.parquet_files import (
+        MASKED,
+        check_on_invalid,
+        masked_counts,
+        masked_summary,
+        predict_dataset,
+        predict_rows,
+    )
     from ppdp.publish.parquet_files import check_folder_output, distributed_input
 
     keep = _check_keep(keep)
+    on_invalid = check_on_invalid(on_invalid)
     if distributed_input(data, scheduler):
         if keep:
             raise ParameterError(
@@ -585,8 +609,13 @@ def predict_file(
             force=force,
         )
         mf = _model_with_schema(model)
-        path, n_rows, columns = predict_dataset(mf, data, folder, force=force, scheduler=scheduler)
-        return PredictResult(path=path, n_rows=n_rows, columns=columns)
+        path, n_rows, columns = predict_dataset(
+            mf, data, folder, force=force, scheduler=scheduler, on_invalid=on_invalid
+        )
+        if on_invalid == "raise":
+            return PredictResult(path=path, n_rows=n_rows, columns=columns)
+        counts, n_masked = masked_counts(path)
+        return PredictResult(path, n_rows, columns, _in_order(counts, mf.schema), n_masked)
     dest = check_output(
         output,
         param="output",
@@ -607,7 +636,7 @@ def predict_file(
             f"keep ({missing!r}) names column(s) the data does not have; its columns: "
             f"{list(frame.columns)[:20]!r}"
         )
-    out = predictions_frame(mf.estimator, model_input(mf.estimator, features, frame), mf.classes)
+    out = predict_rows(mf.estimator, features, frame, mf.classes, on_invalid=on_invalid)
     if keep:
         clash = [c for c in keep if c in out.columns]
         if clash:
@@ -621,4 +650,12 @@ def predict_file(
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
         out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
-    return PredictResult(path=dest, n_rows=len(out), columns=tuple(out.columns))
+    if on_invalid == "raise":
+        return PredictResult(path=dest, n_rows=len(out), columns=tuple(out.columns))
+    counts, n_masked = masked_summary(out[MASKED])
+    return PredictResult(dest, len(out), tuple(out.columns), _in_order(counts, features), n_masked)
+
+
+def _in_order(counts: Mapping[str, int], schema: Schema) -> dict[str, int]:
+    """``counts`` in the schema's column order."""
+    return {n: counts[n] for n in schema.column_names if n in counts}

@@ -18,9 +18,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp.exceptions import ParameterError
+from ppdp.exceptions import DataValidationError, ParameterError
 
-__all__ = ["learner_takes_datasets", "predict_dataset", "predictions_frame"]
+__all__ = [
+    "ON_INVALID",
+    "learner_takes_datasets",
+    "predict_dataset",
+    "predict_rows",
+    "predictions_frame",
+    "refused_cells",
+]
+
+#: What :func:`ppdp.learn.files.predict_file` does with a value the model's schema refuses:
+#: ``"raise"`` refuses the table, ``"mask"`` predicts every row and flags the masked ones.
+ON_INVALID = ("raise", "mask")
+
+#: The output column naming, per row, the columns whose value was masked (``"mask"`` only).
+MASKED = "masked"
 
 
 def learner_takes_datasets(cls: type) -> bool:
@@ -48,17 +62,137 @@ def refuse_unsupported(kind: str, cls: type) -> None:
         )
 
 
-def predictions_frame(est: Any, X: Any, classes: Any) -> pd.DataFrame:
-    """``prediction`` (class names), ``score`` and, when available, ``probability``."""
-    scores = np.asarray(est.decision_function(X), dtype=np.float64)
-    predicted = np.asarray(est.predict(X))
+def check_on_invalid(on_invalid: Any) -> str:
+    """``on_invalid`` of a prediction, refused in one line when it is not one of ON_INVALID."""
+    if not isinstance(on_invalid, str) or on_invalid not in ON_INVALID:
+        raise ParameterError(
+            f"on_invalid ({on_invalid!r}) must be 'raise' (refuse a table holding a value the "
+            "model's schema does not accept) or 'mask' (predict every row, flag the masked ones)"
+        )
+    return on_invalid
+
+
+def refused_cells(features: Any, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per feature column, the rows whose value the schema's encoding refuses (``"raise"``).
+
+    The encoder's own rules (:mod:`ppdp.data.encoding`), row by row: a non-number in a
+    numeric column; a missing value (NaN, empty, a ``missing_values`` token) unless
+    ``nan_policy`` is ``"impute"`` (with the column's ``impute`` for a category); a category
+    not declared, unless the column declares ``other``. Only columns with such a row are
+    returned. These are the values the total mode (``on_invalid="mask"``) replaces.
+    """
+    from ppdp.data.encoding import _token_mask
+    from ppdp.data.schema import NumericColumn
+
+    out: dict[str, np.ndarray] = {}
+    for col in features.columns:
+        s = frame[col.name]
+        tokens = _token_mask(s, features.missing_values)
+        if isinstance(col, NumericColumn):
+            if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+                values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+                bad = np.zeros(len(s), dtype=bool)
+            else:
+                s = s.mask(tokens) if tokens is not None else s
+                num = pd.to_numeric(s, errors="coerce")
+                bad = num.isna().to_numpy() & s.notna().to_numpy()
+                values = num.to_numpy(dtype=np.float64, na_value=np.nan)
+            missing = ~np.isfinite(values)
+            if tokens is not None:
+                missing |= tokens
+            imputed = features.nan_policy == "impute"
+        else:
+            missing = s.isna().to_numpy(dtype=bool, copy=True)
+            if tokens is not None:
+                missing |= tokens
+            declared_str = all(isinstance(c, str) for c in col.categories)
+            if declared_str and pd.api.types.is_integer_dtype(s.dtype):
+                s = s.astype(str)
+            codes = pd.Index(list(col.categories), dtype=object).get_indexer(s)
+            bad = (codes < 0) & ~missing if col.other is None else np.zeros(len(s), dtype=bool)
+            imputed = features.nan_policy == "impute" and col.impute is not None
+        if not imputed:
+            bad = bad | missing
+        if bad.any():
+            out[col.name] = bad
+    return out
+
+
+def refuse_invalid(frame: pd.DataFrame, refused: dict[str, np.ndarray]) -> None:
+    """One line naming a refused column, a sample of its values and the rows affected."""
+    if not refused:
+        return
+    name, bad = next(iter(refused.items()))
+    values = frame[name][bad]
+    sample = ["missing" if pd.isna(v) else repr(v) for v in pd.unique(values.astype(object))]
+    shown = ", ".join(sample[:5]) + (", ..." if len(sample) > 5 else "")
+    n_rows = int(np.count_nonzero(np.logical_or.reduce(list(refused.values()))))
+    also = [n for n in refused if n != name]
+    more = f"; also column(s) {', '.join(map(repr, also))}" if also else ""
+    raise DataValidationError(
+        f"data: column {name!r} holds {int(bad.sum())} value(s) the model's schema does not "
+        f'accept ({shown}){more}; {n_rows} row(s) affected: pass on_invalid="mask" to '
+        f"predict every row anyway (those rows named in a {MASKED!r} column)"
+    )
+
+
+def masked_names(refused: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """Per row, the masked columns joined by ``,`` (empty when none)."""
+    names = np.full(n, "", dtype=object)
+    for name, bad in refused.items():
+        names[bad] = [f"{v},{name}" if v else name for v in names[bad]]
+    return names
+
+
+def predict_rows(
+    est: Any, features: Any, frame: pd.DataFrame, classes: Any, *, on_invalid: str = "raise"
+) -> pd.DataFrame:
+    """Predictions of every row of ``frame`` (:func:`predictions_frame`).
+
+    ``"raise"`` refuses a value the schema refuses (:func:`refuse_invalid`). ``"mask"``
+    encodes with the schema's total mode (a refused value becomes the declared value that
+    mode maps it to) and adds the :data:`MASKED` column naming, per row, the masked columns.
+    """
+    refused = refused_cells(features, frame)
+    if on_invalid == "raise":
+        refuse_invalid(frame, refused)
+        return predictions_frame(est, model_input(est, features, frame), classes)
+    X, _, report = features.encode(frame, on_invalid="mask", return_report=True)
+    short = {k: v for k, v in report.masked.items() if v > refused.get(k, np.zeros(0)).sum()}
+    if short:  # the encoder masked a value these rules missed: no row may go unflagged
+        raise RuntimeError(f"ppdp internal error: masked values not flagged in {short!r}")
+    out = predictions_frame(est, X, classes, encoded=True)
+    out[MASKED] = masked_names(refused, len(frame))
+    return out
+
+
+def predictions_frame(est: Any, X: Any, classes: Any, *, encoded: bool = False) -> pd.DataFrame:
+    """``prediction`` (class names), ``score`` and, when available, ``probability``.
+
+    ``encoded``: ``X`` is encoded even when the learner encodes raw tables itself (trained
+    with ``schema=``); its scores are then computed from the encoded rows, the same way.
+    """
+    probability = None
+    if encoded and getattr(est, "schema", None) is not None:
+        from scipy.special import expit
+
+        est._check_fitted()
+        scores = np.asarray(est._decision(np.asarray(X, dtype=np.float64)), dtype=np.float64)
+        predicted = np.asarray(est.classes_)[(scores > 0).astype(int)]  # as est.predict
+        if hasattr(est, "predict_proba"):  # the logistic model's P(classes_[1])
+            probability = expit(scores)
+    else:
+        scores = np.asarray(est.decision_function(X), dtype=np.float64)
+        predicted = np.asarray(est.predict(X))
+        if hasattr(est, "predict_proba"):
+            probability = np.asarray(est.predict_proba(X))[:, 1]
     if classes is not None and np.issubdtype(predicted.dtype, np.integer):
         labels: Any = np.asarray(classes, dtype=object)[predicted]  # class codes -> names
     else:
         labels = predicted
     out = pd.DataFrame({"prediction": labels, "score": scores})
-    if hasattr(est, "predict_proba"):
-        out["probability"] = np.asarray(est.predict_proba(X))[:, 1]
+    if probability is not None:
+        out["probability"] = probability
     return out
 
 
@@ -71,7 +205,9 @@ def model_input(est: Any, features: Any, frame: pd.DataFrame, *, on_invalid: str
     return X
 
 
-def _predict_part(part: pd.DataFrame, est: Any, features: Any, classes: Any) -> pd.DataFrame:
+def _predict_part(
+    part: pd.DataFrame, est: Any, features: Any, classes: Any, on_invalid: str = "raise"
+) -> pd.DataFrame:
     if len(part) == 0:
         return pd.DataFrame(
             {
@@ -82,10 +218,38 @@ def _predict_part(part: pd.DataFrame, est: Any, features: Any, classes: Any) -> 
                     if hasattr(est, "predict_proba")
                     else {}
                 ),
+                **({MASKED: pd.Series([], dtype=object)} if on_invalid == "mask" else {}),
             }
         )
+    if on_invalid == "mask":
+        return predict_rows(est, features, part, classes, on_invalid="mask")
     # The scan has refused what "raise" refuses; "mask" cannot raise on values here.
     return predictions_frame(est, model_input(est, features, part, on_invalid="mask"), classes)
+
+
+def masked_summary(names: pd.Series, counts: dict[str, int] | None = None) -> tuple[dict, int]:
+    """``(rows masked per column, rows with any masked value)`` from a :data:`MASKED` column.
+
+    ``counts`` (a dict) is added to and returned.
+    """
+    counts = {} if counts is None else counts
+    flagged = names[names.notna() & (names != "")]
+    for joined, n in flagged.value_counts().items():
+        for name in str(joined).split(","):
+            counts[name] = counts.get(name, 0) + int(n)
+    return counts, len(flagged)
+
+
+def masked_counts(dest: Path) -> tuple[dict[str, int], int]:
+    """:func:`masked_summary` of a written prediction folder, one part file at a time."""
+    import pyarrow.parquet as pq
+
+    counts: dict[str, int] = {}
+    rows = 0
+    for part in sorted(dest.glob("part-*.parquet")):
+        _, n = masked_summary(pq.read_table(part, columns=[MASKED]).column(0).to_pandas(), counts)
+        rows += n
+    return counts, rows
 
 
 def predict_dataset(
@@ -95,12 +259,15 @@ def predict_dataset(
     *,
     force: bool = False,
     scheduler: Any = None,
+    on_invalid: str = "raise",
 ) -> tuple[Path, int, tuple[str, ...]]:
     """Predict every partition of ``data`` with the model file's estimator into ``dest``.
 
-    One validating scan first (an undeclared category or a missing value anywhere is
-    refused with the whole table's count, before anything is written), then one pass that
-    encodes, predicts and writes each partition. Returns ``(folder, rows, columns)``.
+    ``"raise"``: one validating scan first (an undeclared category or a missing value
+    anywhere is refused with the whole table's count, before anything is written), then
+    one pass that encodes, predicts and writes each partition. ``"mask"``: that pass alone,
+    each partition as :func:`predict_rows` does (with the :data:`MASKED` column). Returns
+    ``(folder, rows, columns)``.
     """
     from dask import delayed
 
@@ -112,11 +279,19 @@ def predict_dataset(
     local_default = isinstance(data, str | os.PathLike)
     frame = open_table(data, features)  # the files' footers, before a cluster is started
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
-        scan_table(frame, features, include_label=False, on_invalid="raise", scheduler=sched)
+        if on_invalid == "raise":
+            try:
+                scan_table(frame, features, include_label=False, scheduler=sched)
+            except DataValidationError as exc:
+                raise DataValidationError(
+                    f'{exc}; or pass on_invalid="mask" to predict every row anyway (those '
+                    f"rows named in a {MASKED!r} column)"
+                ) from None
         parts = [
-            delayed(_predict_part, pure=True)(p, est, features, mf.classes)
+            delayed(_predict_part, pure=True)(p, est, features, mf.classes, on_invalid)
             for p in frame.to_delayed()
         ]
         write_parquet_dataset(parts, dest, scheduler=sched, overwrite=force)
     columns = ("prediction", "score") + (("probability",) if hasattr(est, "predict_proba") else ())
+    columns += (MASKED,) if on_invalid == "mask" else ()
     return dest, int(folder_rows(dest) or 0), columns
