@@ -209,3 +209,44 @@ def test_mask_with_a_model_trained_on_a_dataset(files, tmp_path):
     np.testing.assert_allclose(b.loc[ok, "score"], a.loc[ok, "score"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(b.loc[ok, "probability"], a.loc[ok, "probability"], rtol=1e-12)
     assert list(b.loc[ok, "prediction"]) == list(a.loc[ok, "prediction"])
+
+
+@pytest.mark.parametrize("nan_policy", ["error", "impute"])
+def test_flagged_rows_are_those_the_encoder_refuses(nan_policy):
+    # The flags follow the encoder's own rules: a row is flagged exactly when encoding it
+    # alone with "raise" fails, and the columns named are those where mask changed a value.
+    from ppdp.learn.parquet_files import refused_cells
+
+    d = {**SCHEMA, "missing_values": ["?"], "nan_policy": nan_policy}
+    if nan_policy == "impute":
+        d["columns"] = [
+            {**SCHEMA["columns"][0], "impute": 40},
+            {**SCHEMA["columns"][1], "impute": "B"},
+            {**SCHEMA["columns"][2], "impute": 1},
+        ]
+    features = Schema.from_dict(d).without_label()
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "age": rng.choice(np.array([20, 35.5, 99, 150, -3, "x", "?", None, "inf"], object), n),
+            "dx": rng.choice(np.array(["A", "B", "C", "Z", "?", None, "a"], object), n),
+            "sex": rng.choice(np.array([1, 2, 3, None, "?", 0], object), n),
+        }
+    )
+    refused = refused_cells(features, frame)
+    flagged = np.logical_or.reduce(list(refused.values()))
+    for i in range(n):
+        row = frame.iloc[[i]]
+        try:
+            features.encode(row)
+            raised = False
+        except DataValidationError:
+            raised = True
+        assert raised == flagged[i], (i, row.to_dict("records"))
+        _, _, rep = features.encode(row, on_invalid="mask", return_report=True)
+        for col in features.column_names:
+            flag = int(col in refused and refused[col][i])
+            # Under "impute" a non-number is imputed by mask, not counted as masked.
+            assert rep.masked.get(col, 0) == flag or (nan_policy == "impute" and col == "age")
+    assert 0 < flagged.sum() < n

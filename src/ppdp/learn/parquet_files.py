@@ -72,6 +72,16 @@ def check_on_invalid(on_invalid: Any) -> str:
     return on_invalid
 
 
+def _token_mask(s: pd.Series, tokens: tuple[Any, ...]) -> np.ndarray | None:
+    """Rows holding a declared missing-value token (as the encoder reads them), or None."""
+    if pd.api.types.is_numeric_dtype(s.dtype):  # only integer tokens can match numbers
+        tokens = tuple(t for t in tokens if isinstance(t, int) and not isinstance(t, bool))
+    if not tokens:
+        return None
+    mask = s.isin(list(tokens)).to_numpy(dtype=bool)
+    return mask if mask.any() else None
+
+
 def refused_cells(features: Any, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """Per feature column, the rows whose value the schema's encoding refuses (``"raise"``).
 
@@ -81,7 +91,6 @@ def refused_cells(features: Any, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     not declared, unless the column declares ``other``. Only columns with such a row are
     returned. These are the values the total mode (``on_invalid="mask"``) replaces.
     """
-    from ppdp.data.encoding import _token_mask
     from ppdp.data.schema import NumericColumn
 
     out: dict[str, np.ndarray] = {}
