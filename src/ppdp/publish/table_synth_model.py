@@ -337,6 +337,10 @@ MAX_TABLE_SIGMA = 2.0**32
 #: A code is kept as its own level in the edge tables when its noisy count is at least
 #: this many standard deviations of that count's noise; the others share one level.
 SUPPORT_SIGMAS = 3.0
+#: The tree model pulls each code's class split toward the overall one with a weight of
+#: this many noise standard deviations (pseudo-rows) of the code's cells: a code whose
+#: count is a few σ is mostly noise, and its noisy split would read as a strong signal.
+PRIOR_SIGMAS = 3.0
 
 
 def compress_levels(
@@ -576,7 +580,8 @@ def estimate(
        margins of the edge tables containing x; the class counts are the inverse-variance
        average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
        (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
-       projected row by row onto those counts.
+       projected row by row onto those counts, and each code's class split is smoothed
+       toward the overall one (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table is clipped at 0 and fitted to its two (C, x) margins by iterative
        proportional fitting (a small floor keeps every cell reachable).
     """
@@ -616,6 +621,11 @@ def estimate(
             den += 1.0 / var
         counts = _project_rows((num / den)[None, :], np.array([float(n)]))[0]
     pairs = {a: _project_rows(avg[a], counts) for a in feats}
+    if label is not None:
+        pairs = {
+            a: _smooth_class_splits(pairs[a], counts, PRIOR_SIGMAS * np.sqrt(1.0 / wts[a]))
+            for a in feats
+        }
 
     # 2. edge tables, oriented from the root outwards
     adj: dict[int, list[int]] = {a: [] for a in feats}
@@ -664,6 +674,36 @@ def estimate(
         parent=parent,
         triples=triples,
     )
+
+
+def _smooth_class_splits(
+    table: NDArray[np.float64],
+    class_counts: NDArray[np.float64],
+    weight: NDArray[np.float64],
+    iterations: int = 10,
+) -> NDArray[np.float64]:
+    """A (K, k) table whose columns' class splits are pulled toward the overall split.
+
+    Column ``x`` (total ``t_x``) becomes ``t_x · (T[:, x] + w_x π) / (t_x + w_x)``, with ``π``
+    the class shares of ``class_counts``: the posterior mean of the class split under a
+    Dirichlet prior of ``w_x`` pseudo-rows centred on ``π``. ``weight`` is a few noise
+    standard deviations of the column's cells, so a column whose count is within noise
+    keeps about the overall split, and a well-measured one is nearly unchanged. Iterative
+    proportional fitting then restores the class counts and the column totals.
+    Post-processing of noisy tables.
+    """
+    total = float(class_counts.sum())
+    if total <= 0.0:
+        return table
+    prior = class_counts / total
+    col = table.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(col + weight > 0.0, col / (col + weight), 0.0)
+        out = (table + weight[None, :] * prior[:, None]) * scale[None, :]
+        for _ in range(iterations):
+            out = out * np.nan_to_num(class_counts / out.sum(axis=1))[:, None]
+            out = out * np.nan_to_num(col / out.sum(axis=0))[None, :]
+    return out
 
 
 def _largest_remainder(v: NDArray[np.float64], n: int) -> NDArray[np.int64]:
