@@ -488,6 +488,23 @@ def test_values_at_a_declared_bound_keep_their_mass(seed) -> None:
 # -- the Chow-Liu tree's compressed levels ---------------------------------------------------
 
 
+def test_class_splits_of_codes_within_noise_are_pulled_to_the_overall_split() -> None:
+    """A code counted within a few σ keeps about the overall class split; a well-measured
+    code keeps its own; class counts and code totals are unchanged. Without the weight
+    (the broken variant) the noisy code's split stays 100 % one class."""
+    table = np.array([[4000.0, 1000.0, 40.0], [1000.0, 4000.0, 0.0]])
+    classes = table.sum(axis=1)
+    weight = np.full(3, 3.0 * 30.0)  # 3σ pseudo-rows, σ = 30 per cell
+    out = model._smooth_class_splits(table, classes, weight)
+    np.testing.assert_allclose(out.sum(axis=1), classes, rtol=1e-6)
+    np.testing.assert_allclose(out.sum(axis=0), table.sum(axis=0), rtol=1e-6)
+    share = out[0] / out.sum(axis=0)
+    assert abs(share[0] - 0.8) < 0.01 and abs(share[1] - 0.2) < 0.01
+    assert 0.5 < share[2] < 0.7  # the overall split is about 0.5; the raw one was 1.0
+    raw = model._smooth_class_splits(table, classes, np.zeros(3))
+    assert raw[0, 2] / raw[:, 2].sum() == pytest.approx(1.0)
+
+
 def test_codes_below_three_sigma_share_one_level_and_a_lone_one_keeps_its_own() -> None:
     sigma = 10.0  # over 2 classes a code needs a noisy total of 3·10·√2 ≈ 42.4
     first = np.array([[100.0, 20.0, 30.0, 5.0, 60.0], [100.0, 20.0, 15.0, 5.0, -3.0]])
