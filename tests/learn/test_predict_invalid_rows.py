@@ -215,7 +215,7 @@ def test_mask_with_a_model_trained_on_a_dataset(files, tmp_path):
 def test_flagged_rows_are_those_the_encoder_refuses(nan_policy):
     # The flags follow the encoder's own rules: a row is flagged exactly when encoding it
     # alone with "raise" fails, and the columns named are those where mask changed a value.
-    from ppdp.learn.parquet_files import refused_cells
+    from ppdp.data.encoding import encode_flagging_rows
 
     d = {**SCHEMA, "missing_values": ["?"], "nan_policy": nan_policy}
     if nan_policy == "impute":
@@ -234,7 +234,7 @@ def test_flagged_rows_are_those_the_encoder_refuses(nan_policy):
             "sex": rng.choice(np.array([1, 2, 3, None, "?", 0], object), n),
         }
     )
-    refused = refused_cells(features, frame)
+    *_, refused = encode_flagging_rows(features, frame)
     flagged = np.logical_or.reduce(list(refused.values()))
     for i in range(n):
         row = frame.iloc[[i]]

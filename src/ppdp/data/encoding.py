@@ -54,6 +54,7 @@ __all__ = [
     "decode",
     "encode",
     "encode_collecting",
+    "encode_flagging_rows",
 ]
 
 #: ``"raise"`` (the custodian's default: a data-dependent problem is an error naming the
@@ -319,13 +320,25 @@ class _Collector:
         self._position = {n: i for i, n in enumerate(names)}
         self.counts: dict[tuple[int, int, str, str, str], int] = {}
         self.hints: dict[str, str] = {}
+        self.rows: dict[str, NDArray[np.bool_]] = {}
 
-    def add(self, kind: str, what: str, name: str, count: int, hint: str = "") -> None:
+    def add(
+        self,
+        kind: str,
+        what: str,
+        name: str,
+        count: int,
+        hint: str = "",
+        *,
+        rows: NDArray[np.bool_],
+    ) -> None:
         if count:
             key = (self._position[name], _CHECK_ORDER[kind], kind, what, name)
             self.counts[key] = self.counts.get(key, 0) + int(count)
             if hint:
                 self.hints.setdefault(name, hint)
+            seen = self.rows.get(name)
+            self.rows[name] = rows.copy() if seen is None else seen | rows
 
     def problems(self) -> ValidationProblems:
         return ValidationProblems(dict(self.counts), dict(self.hints))
@@ -367,11 +380,12 @@ def _numeric_values(
         if tokens is not None:
             s = s.mask(tokens)
         num = pd.to_numeric(s, errors="coerce")
-        bad = int(np.count_nonzero(num.isna().to_numpy() & s.notna().to_numpy()))
+        not_numbers = num.isna().to_numpy() & s.notna().to_numpy()
+        bad = int(np.count_nonzero(not_numbers))
         if bad and masked is None:
             raise _not_numbers_error(col.name, bad)
         if bad and collect is not None:
-            collect.add("not_numbers", "column", col.name, bad)
+            collect.add("not_numbers", "column", col.name, bad, rows=not_numbers)
         values = num.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isfinite(values).all():
         return values
@@ -384,7 +398,7 @@ def _numeric_values(
         raise _missing_error(col.name, n_bad)
     masked[col.name] = n_bad
     if collect is not None:
-        collect.add("missing", "column", col.name, n_bad)
+        collect.add("missing", "column", col.name, n_bad, rows=nonfinite)
     fill = col.impute if col.impute is not None else (col.lower + col.upper) / 2.0
     return np.where(nonfinite, fill, values)
 
@@ -429,7 +443,7 @@ def _codes(
             codes[undeclared] = categories.index(fallback)
             counts_masked[name] = counts_masked.get(name, 0) + n_undeclared
             if collect is not None:
-                collect.add("undeclared", what, name, n_undeclared, hint)
+                collect.add("undeclared", what, name, n_undeclared, hint, rows=undeclared)
         elif other is None:
             raise _undeclared_error(what, name, n_undeclared, hint)
         else:
@@ -444,7 +458,7 @@ def _codes(
             codes[missing] = categories.index(fallback)
             counts_masked[name] = counts_masked.get(name, 0) + n_missing
             if collect is not None:
-                collect.add("missing", what, name, n_missing)
+                collect.add("missing", what, name, n_missing, rows=missing)
         else:
             raise _missing_error(name, n_missing, what)
     return codes
@@ -543,6 +557,40 @@ def encode_collecting(
         collect=collect,
     )
     return X, y, report, collect.problems()
+
+
+def encode_flagging_rows(
+    schema: Schema,
+    data: pd.DataFrame | Mapping[str, ArrayLike] | NDArray[Any],
+    *,
+    include_label: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, EncodeReport, dict[str, Any]]:
+    """Encode in total mode and say, row by row, what ``on_invalid="raise"`` would refuse.
+
+    For scoring rows with a released model (post-processing of the user's own rows, never
+    a release): every row is encoded, each refused value mapped as the total mode maps it.
+
+    Returns
+    -------
+    X, y, report
+        As :func:`encode` with ``on_invalid="mask"``.
+    refused : dict of str to ndarray of bool
+        Per column with at least one refused value (schema order), the rows holding one:
+        exactly the rows for which :func:`encode` with ``on_invalid="raise"`` would raise
+        on that column.
+    """
+    collect = _Collector(schema)
+    X, y, report = _encode(
+        schema,
+        data,
+        include_label=include_label,
+        log=False,
+        order="C",
+        on_invalid="mask",
+        collect=collect,
+    )
+    names = [c.name for c in schema.columns] + ([schema.label.name] if schema.label else [])
+    return X, y, report, {n: collect.rows[n] for n in names if n in collect.rows}
 
 
 def _encode(

@@ -26,7 +26,6 @@ __all__ = [
     "predict_dataset",
     "predict_rows",
     "predictions_frame",
-    "refused_cells",
 ]
 
 #: What :func:`ppdp.learn.files.predict_file` does with a value the model's schema refuses:
@@ -72,61 +71,6 @@ def check_on_invalid(on_invalid: Any) -> str:
     return on_invalid
 
 
-def _token_mask(s: pd.Series, tokens: tuple[Any, ...]) -> np.ndarray | None:
-    """Rows holding a declared missing-value token (as the encoder reads them), or None."""
-    if pd.api.types.is_numeric_dtype(s.dtype):  # only integer tokens can match numbers
-        tokens = tuple(t for t in tokens if isinstance(t, int) and not isinstance(t, bool))
-    if not tokens:
-        return None
-    mask = s.isin(list(tokens)).to_numpy(dtype=bool)
-    return mask if mask.any() else None
-
-
-def refused_cells(features: Any, frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Per feature column, the rows whose value the schema's encoding refuses (``"raise"``).
-
-    The encoder's own rules (:mod:`ppdp.data.encoding`), row by row: a non-number in a
-    numeric column; a missing value (NaN, empty, a ``missing_values`` token) unless
-    ``nan_policy`` is ``"impute"`` (with the column's ``impute`` for a category); a category
-    not declared, unless the column declares ``other``. Only columns with such a row are
-    returned. These are the values the total mode (``on_invalid="mask"``) replaces.
-    """
-    from ppdp.data.schema import NumericColumn
-
-    out: dict[str, np.ndarray] = {}
-    for col in features.columns:
-        s = frame[col.name]
-        tokens = _token_mask(s, features.missing_values)
-        if isinstance(col, NumericColumn):
-            if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
-                values = s.to_numpy(dtype=np.float64, na_value=np.nan)
-                bad = np.zeros(len(s), dtype=bool)
-            else:
-                s = s.mask(tokens) if tokens is not None else s
-                num = pd.to_numeric(s, errors="coerce")
-                bad = num.isna().to_numpy() & s.notna().to_numpy()
-                values = num.to_numpy(dtype=np.float64, na_value=np.nan)
-            missing = ~np.isfinite(values)
-            if tokens is not None:
-                missing |= tokens
-            imputed = features.nan_policy == "impute"
-        else:
-            missing = s.isna().to_numpy(dtype=bool, copy=True)
-            if tokens is not None:
-                missing |= tokens
-            declared_str = all(isinstance(c, str) for c in col.categories)
-            if declared_str and pd.api.types.is_integer_dtype(s.dtype):
-                s = s.astype(str)
-            codes = pd.Index(list(col.categories), dtype=object).get_indexer(s)
-            bad = (codes < 0) & ~missing if col.other is None else np.zeros(len(s), dtype=bool)
-            imputed = features.nan_policy == "impute" and col.impute is not None
-        if not imputed:
-            bad = bad | missing
-        if bad.any():
-            out[col.name] = bad
-    return out
-
-
 def refuse_invalid(frame: pd.DataFrame, refused: dict[str, np.ndarray]) -> None:
     """One line naming a refused column, a sample of its values and the rows affected."""
     if not refused:
@@ -158,18 +102,19 @@ def predict_rows(
 ) -> pd.DataFrame:
     """Predictions of every row of ``frame`` (:func:`predictions_frame`).
 
-    ``"raise"`` refuses a value the schema refuses (:func:`refuse_invalid`). ``"mask"``
-    encodes with the schema's total mode (a refused value becomes the declared value that
-    mode maps it to) and adds the :data:`MASKED` column naming, per row, the masked columns.
+    The rows are encoded in the schema's total mode, which also says which rows hold a
+    value ``"raise"`` refuses (:func:`ppdp.data.encoding.encode_flagging_rows`: the
+    encoder's own rules). ``"raise"`` refuses such a table (:func:`refuse_invalid`).
+    ``"mask"`` predicts every row from that encoding (a refused value becomes the declared
+    value the total mode maps it to) and adds the :data:`MASKED` column naming, per row,
+    the masked columns.
     """
-    refused = refused_cells(features, frame)
+    from ppdp.data.encoding import encode_flagging_rows
+
+    X, _, _, refused = encode_flagging_rows(features, frame)
     if on_invalid == "raise":
         refuse_invalid(frame, refused)
         return predictions_frame(est, model_input(est, features, frame), classes)
-    X, _, report = features.encode(frame, on_invalid="mask", return_report=True)
-    short = {k: v for k, v in report.masked.items() if v > refused.get(k, np.zeros(0)).sum()}
-    if short:  # the encoder masked a value these rules missed: no row may go unflagged
-        raise RuntimeError(f"ppdp internal error: masked values not flagged in {short!r}")
     out = predictions_frame(est, X, classes, encoded=True)
     out[MASKED] = masked_names(refused, len(frame))
     return out
