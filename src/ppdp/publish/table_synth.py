@@ -388,14 +388,16 @@ class TableSynthesizer(Publisher):
       table is from what the first round implies, as in MST), then the tree's
       (label, x, x') tables. The model is a tree-augmented network: the label, then each
       feature given the label and its tree parent, made consistent (inverse-variance
-      averaging, projection, iterative proportional fitting) and sampled ancestrally.
+      averaging, projection, each code's class split smoothed toward the overall split
+      with 3σ pseudo-rows, iterative proportional fitting) and sampled ancestrally.
       Shares of ρ: 0.3, 0.1, 0.6.
     - ``"chow-liu"``: MST's model, with the label (if any) one more node: 1-way tables of
       every column, a spanning tree over all columns chosen as above, and the tree's 2-way
       tables, in which the codes whose noisy 1-way count is below 3σ share one level (as MST
-      compresses its domain). Smaller tables than ``"tree"``: on Adult it predicts the label
-      better at ε ≤ 1 (misclassification 0.167 / 0.164 against 0.169 / 0.166) and worse at
-      ε = 2, with a larger 2-way TVD everywhere (``benchmarks/synth/results.md``).
+      compresses its domain). Smaller tables than ``"tree"``, but on Adult it predicts the
+      label no better (misclassification 0.167 / 0.164 / 0.162 at ε = 0.5 / 1 / 2 against
+      0.166 / 0.164 / 0.159) with a larger 2-way TVD everywhere
+      (``benchmarks/synth/results.md``).
     - ``"pairs"``: Gaussian tables of every pair of columns (label included), and the table
       over the whole domain that best fits them in least squares (mirror descent from the
       uniform table, as Private-PGM estimates). Only for small domains (cells × levels at
