@@ -86,6 +86,13 @@ def _round_sigma_up(rho: float, sensitivity: float) -> float:
     return math.nextafter(sigma_for(rho, sensitivity), math.inf)
 
 
+def _table_sensitivity(relation: Neighbouring) -> float:
+    """L2 sensitivity of one count table: √2 under replace-one, 1 under add/remove."""
+    if relation is Neighbouring.ADD_REMOVE:
+        return ADD_REMOVE_SENSITIVITY
+    return TABLE_L2_SENSITIVITY
+
+
 def _cells(sizes: tuple[int, ...], clique: tuple[int, ...]) -> int:
     return math.prod(sizes[a] for a in clique)
 
@@ -110,9 +117,7 @@ class Plan:
     @property
     def table_sensitivity(self) -> float:
         """L2 sensitivity of one count table: √2 under replace-one, 1 under add/remove."""
-        if self.relation is Neighbouring.ADD_REMOVE:
-            return ADD_REMOVE_SENSITIVITY
-        return TABLE_L2_SENSITIVITY
+        return _table_sensitivity(self.relation)
 
     @property
     def utility_sensitivity(self) -> float:
@@ -296,7 +301,7 @@ def _build_plan(
     if not features:
         raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
     rho = cdp_rho(epsilon, delta)
-    sens = ADD_REMOVE_SENSITIVITY if relation is Neighbouring.ADD_REMOVE else TABLE_L2_SENSITIVITY
+    sens = _table_sensitivity(relation)
     entries = math.prod(bins.sizes) * sum(bins.sizes)
     if method == "auto":
         method = "pairs" if entries <= MAX_JOINT_ENTRIES else "tree"
@@ -329,7 +334,7 @@ def _tree_plan(
     every node also depends on (``None`` for the Chow–Liu tree)."""
     f = len(features)
     first = tuple((label, a) if label is not None else (a,) for a in features)
-    sens = ADD_REMOVE_SENSITIVITY if relation is Neighbouring.ADD_REMOVE else TABLE_L2_SENSITIVITY
+    sens = _table_sensitivity(relation)
     if f == 1:
         sigma = _round_sigma_up(rho, sens)
         return Plan(method, rho, bins, features, label, first, sigma, 0, 0.0, 0, 0.0, relation)
