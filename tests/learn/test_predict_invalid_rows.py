@@ -250,3 +250,36 @@ def test_flagged_rows_are_those_the_encoder_refuses(nan_policy):
             # Under "impute" a non-number is imputed by mask, not counted as masked.
             assert rep.masked.get(col, 0) == flag or (nan_policy == "impute" and col == "age")
     assert 0 < flagged.sum() < n
+
+
+def test_imputed_values_are_counted_and_predicted_for_the_constant(tmp_path, capsys):
+    # nan_policy "impute" fills a missing age with its declared constant: not a masked
+    # value (the schema declares it), but counted, said on stderr, and predicted as if the
+    # constant had been written there.
+    d = {**SCHEMA, "nan_policy": "impute"}
+    d["columns"] = [
+        {**SCHEMA["columns"][0], "impute": 40},
+        {**SCHEMA["columns"][1], "impute": "B"},
+        {**SCHEMA["columns"][2], "impute": 1},
+    ]
+    Schema.from_dict(d).to_file(tmp_path / "s.json")
+    _table(400, 0).to_csv(tmp_path / "train.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a seeded fit without a ledger: warned, expected
+        train_model_file("logreg", tmp_path / "train.csv", schema=tmp_path / "s.json",
+                         output=tmp_path / "m.json", epsilon=2.0, random_state=0)  # fmt: skip
+    new = _table(20, 1).astype({"age": object})
+    filled = new.copy()
+    new.loc[[2, 5], "age"] = None
+    filled.loc[[2, 5], "age"] = 40
+    new.to_csv(tmp_path / "new.csv", index=False)
+    filled.to_csv(tmp_path / "filled.csv", index=False)
+    got = predict_file(tmp_path / "m.json", tmp_path / "new.csv", output=tmp_path / "p.csv")
+    ref = predict_file(tmp_path / "m.json", tmp_path / "filled.csv", output=tmp_path / "r.csv")
+    assert dict(got.imputed) == {"age": 2} and dict(ref.imputed) == {}
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "p.csv"), pd.read_csv(tmp_path / "r.csv"))
+    argv = ["predict", str(tmp_path / "m.json"), str(tmp_path / "new.csv")]
+    assert main([*argv, "-o", str(tmp_path / "q.csv")]) == 0
+    assert "filled missing values with the schema's impute constants: 'age': 2" in (
+        capsys.readouterr().err
+    )

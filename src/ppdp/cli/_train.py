@@ -113,4 +113,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.on_invalid == "mask":
         counts = ", ".join(f"{k!r}: {v:,}" for k, v in result.masked.items()) or "none"
         c.say("ppdp predict")(f"masked {result.n_masked:,} row(s), per column: {counts}")
+    if result.imputed:
+        filled = ", ".join(f"{k!r}: {v:,}" for k, v in result.imputed.items())
+        c.say("ppdp predict")(f"filled missing values with the schema's impute constants: {filled}")
     return 0

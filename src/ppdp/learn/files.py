@@ -78,6 +78,9 @@ class PredictResult:
 
     ``masked`` (``on_invalid="mask"`` only): per column, the rows whose value was masked
     (columns with none are left out); ``n_masked`` the rows with any masked value.
+    ``imputed`` (a CSV input): per column, the missing values filled with the schema's
+    ``impute`` constant (``nan_policy: impute``; declared, so not masked): those rows are
+    predicted for the constant.
     """
 
     path: Path
@@ -85,6 +88,7 @@ class PredictResult:
     columns: tuple[str, ...]
     masked: Mapping[str, int] = field(default_factory=dict)
     n_masked: int = 0
+    imputed: Mapping[str, int] = field(default_factory=dict)
 
 
 def _learner_class(kind: str) -> type:
@@ -636,7 +640,7 @@ def predict_file(
             f"keep ({missing!r}) names column(s) the data does not have; its columns: "
             f"{list(frame.columns)[:20]!r}"
         )
-    out = predict_rows(mf.estimator, features, frame, mf.classes, on_invalid=on_invalid)
+    out, imputed = predict_rows(mf.estimator, features, frame, mf.classes, on_invalid=on_invalid)
     if keep:
         clash = [c for c in keep if c in out.columns]
         if clash:
@@ -650,10 +654,13 @@ def predict_file(
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
         out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
+    imputed = _in_order(imputed, features)
     if on_invalid == "raise":
-        return PredictResult(path=dest, n_rows=len(out), columns=tuple(out.columns))
+        return PredictResult(dest, len(out), tuple(out.columns), imputed=imputed)
     counts, n_masked = masked_summary(out[MASKED])
-    return PredictResult(dest, len(out), tuple(out.columns), _in_order(counts, features), n_masked)
+    return PredictResult(
+        dest, len(out), tuple(out.columns), _in_order(counts, features), n_masked, imputed
+    )
 
 
 def _in_order(counts: Mapping[str, int], schema: Schema) -> dict[str, int]:

@@ -99,8 +99,9 @@ def masked_names(refused: dict[str, np.ndarray], n: int) -> np.ndarray:
 
 def predict_rows(
     est: Any, features: Any, frame: pd.DataFrame, classes: Any, *, on_invalid: str = "raise"
-) -> pd.DataFrame:
-    """Predictions of every row of ``frame`` (:func:`predictions_frame`).
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Predictions of every row of ``frame`` (:func:`predictions_frame`), and per column the
+    missing values filled with the schema's ``impute`` constants (``nan_policy: impute``).
 
     The rows are encoded in the schema's total mode, which also says which rows hold a
     value ``"raise"`` refuses (:func:`ppdp.data.encoding.encode_flagging_rows`: the
@@ -111,13 +112,14 @@ def predict_rows(
     """
     from ppdp.data.encoding import encode_flagging_rows
 
-    X, _, _, refused = encode_flagging_rows(features, frame)
+    X, _, report, refused = encode_flagging_rows(features, frame)
+    imputed = dict(report.imputed)
     if on_invalid == "raise":
         refuse_invalid(frame, refused)
-        return predictions_frame(est, model_input(est, features, frame), classes)
+        return predictions_frame(est, model_input(est, features, frame), classes), imputed
     out = predictions_frame(est, X, classes, encoded=True)
     out[MASKED] = masked_names(refused, len(frame))
-    return out
+    return out, imputed
 
 
 def predictions_frame(est: Any, X: Any, classes: Any, *, encoded: bool = False) -> pd.DataFrame:
@@ -176,7 +178,7 @@ def _predict_part(
             }
         )
     if on_invalid == "mask":
-        return predict_rows(est, features, part, classes, on_invalid="mask")
+        return predict_rows(est, features, part, classes, on_invalid="mask")[0]
     # The scan has refused what "raise" refuses; "mask" cannot raise on values here.
     return predictions_frame(est, model_input(est, features, part, on_invalid="mask"), classes)
 
