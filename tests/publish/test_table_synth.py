@@ -245,6 +245,7 @@ def test_cli_add_remove_release_states_its_relation(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "--relation" in err and len(err.strip().splitlines()) == 1
     assert main([*args, "--relation", "add/remove"]) == 0
+    assert "400 rows (custodian only: n is private under add/remove)" in capsys.readouterr().err
     side = json.loads(out.with_name("out.csv.guarantee.json").read_text())
     assert side["guarantee"]["relation"] == "add/remove"
     assert 300 < len(pd.read_csv(out)) < 500

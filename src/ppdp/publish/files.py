@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ppdp.budget import Neighbouring
 from ppdp.exceptions import ParameterError
 
 __all__ = [
@@ -492,7 +493,7 @@ def publish_table_file(
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
             if dry_run:
-                tell(f"{len(df):,} rows; checking the data (dry run: nothing is spent)")
+                tell(f"{_rows(df, publisher)}; checking the data (dry run: nothing is spent)")
                 charges = publisher._validate_params(len(df))
                 publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
         if dry_run:
@@ -518,7 +519,7 @@ def publish_table_file(
             )
         warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), tell)
         warn_identifiers(schema, df, tell)
-        tell(f"{len(df):,} rows; checking the data and releasing ({method}, {cost})")
+        tell(f"{_rows(df, publisher)}; checking the data and releasing ({method}, {cost})")
         caught: list[warnings.WarningMessage] = []
         try:
             # With ``say`` (the CLI) a warning of the fit is one ``say`` line, also when the
@@ -564,3 +565,11 @@ def publish_table_file(
         n_rows=len(df),
         rows_written=len(table),
     )
+
+
+def _rows(df: Any, publisher: Any) -> str:
+    """The row count of a progress line (the custodian's), marked when ``n`` is private."""
+    relation = getattr(publisher, "relation", Neighbouring.REPLACE_ONE)
+    private = Neighbouring.parse(relation) is Neighbouring.ADD_REMOVE  # checked already
+    note = " (custodian only: n is private under add/remove)" if private else ""
+    return f"{len(df):,} rows{note}"
