@@ -7,7 +7,10 @@ value; it may use the values validated before it (a publisher's ``n_components``
 schema's encoded width). :func:`check_table` runs the table once and builds the
 estimator's frozen parameter dataclass, which the estimator's methods read instead of
 re-validating (see :meth:`ppdp.publish.Publisher._params` and
-:meth:`ppdp.learn.PrivateClassifierBase._params`).
+:meth:`ppdp.learn.PrivateClassifierBase._params`). Before the table, it refuses an
+estimator whose ``schema`` is an unreviewed draft (:meth:`ppdp.data.Schema.check_reviewed`):
+the one check every publisher and learner shares, run before any data are read or budget
+spent.
 """
 
 from __future__ import annotations
@@ -87,11 +90,26 @@ def check_table(obj: Any, table: tuple[Rule, ...], params_type: type[P]) -> P:
     -------
     params_type
         The validated parameters.
+
+    Raises
+    ------
+    SchemaError
+        First of all, when ``obj.schema`` is a draft read from the data
+        (:meth:`ppdp.data.Schema.check_reviewed`): its bounds and categories would leak.
     """
+    _refuse_draft_schema(getattr(obj, "schema", None))
     checked: dict[str, Any] = {}
     for rule in table:
         checked[rule.field] = rule.check(getattr(obj, rule.source), _ReadOnly(checked))
     return params_type(**checked)
+
+
+def _refuse_draft_schema(schema: Any) -> None:
+    """Refuse a drafted, unreviewed schema in one line (any other value is the table's)."""
+    from ppdp.data.schema import Schema
+
+    if isinstance(schema, Schema):
+        schema.check_reviewed()
 
 
 def table_fields(table: tuple[Rule, ...], params_type: type) -> tuple[list[str], list[str]]:

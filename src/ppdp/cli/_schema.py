@@ -77,12 +77,13 @@ def _check(args: argparse.Namespace) -> int:
 
     schema = Schema.from_file(args.schema)
     print(f"{args.schema}: valid schema", *describe_schema(schema), sep="\n")
-    if args.data is None:
-        return 0
-    result = check_table(schema, args.data, max_values=args.max_values, **c.table_args(args))
-    print(*result.lines, sep="\n")
-    for line in result.warnings:
-        sys.stderr.write(f"ppdp: warning: {line}\n")
-    for line in result.refusals:  # what a release would refuse: exit 2
+    draft = [schema.draft_refusal()] if schema.draft else []  # every release refuses it
+    result = None
+    if args.data is not None:
+        result = check_table(schema, args.data, max_values=args.max_values, **c.table_args(args))
+        print(*result.lines, sep="\n")
+        for line in result.warnings:
+            sys.stderr.write(f"ppdp: warning: {line}\n")
+    for line in [*draft, *(result.refusals if result else [])]:  # a release refuses: exit 2
         sys.stderr.write(f"ppdp: error: {line}\n")
-    return result.exit_code
+    return 2 if draft else result.exit_code if result else 0

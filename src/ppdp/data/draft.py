@@ -5,7 +5,9 @@ private data, the draft *leaks*: the minimum and maximum of a column are the val
 individuals, and a rare category reveals that someone holds it. Use a draft only as a
 starting point, and replace every bound and domain by public knowledge (a questionnaire's
 answer range, a code list, a regulation) before any release. :func:`draft_schema` always
-issues a :class:`~ppdp.exceptions.PrivacyLeakWarning` saying so.
+issues a :class:`~ppdp.exceptions.PrivacyLeakWarning` saying so, and marks the schema
+``draft=True`` (``draft: true`` in its file), which every release refuses until it is
+reviewed.
 """
 
 from __future__ import annotations
@@ -620,7 +622,9 @@ def draft_schema(
     Returns
     -------
     Schema
-        A draft, with ``nan_policy="error"``.
+        A draft, with ``nan_policy="error"`` and ``draft=True``: every release refuses it
+        until it is reviewed (:meth:`~ppdp.data.Schema.reviewed`, or deleting
+        ``draft: true`` from the file it is written to).
     """
     if not isinstance(df, pd.DataFrame):
         raise DataValidationError(f"df must be a pandas DataFrame, not {type(df).__name__}")
@@ -739,7 +743,7 @@ def draft_schema(
                 f"2 and max_categories={max_categories}"
             )
         label_spec = LabelSpec(label, tuple(classes))
-    return Schema(columns=tuple(columns), label=label_spec, missing_values=tokens)
+    return Schema(columns=tuple(columns), label=label_spec, missing_values=tokens, draft=True)
 
 
 def draft_schema_from_file(

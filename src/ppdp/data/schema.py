@@ -21,17 +21,23 @@ The file format (JSON shown; YAML has the same keys)::
       "row_norm_bound": null
     }
 
+A schema written by ``ppdp schema draft`` (:func:`ppdp.data.draft_schema`) also holds
+``"draft": true``: its bounds and categories were read from the data, and every release
+refuses it (:meth:`Schema.check_reviewed`) until a person has reviewed them against public
+knowledge and deleted that key.
+
 See ``docs/schema.md`` for the full reference.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -56,6 +62,7 @@ if TYPE_CHECKING:
     from ppdp.data.encoding import EncodeReport
 
 __all__ = [
+    "DRAFT_COMMENT",
     "SCHEMA_VERSION",
     "CategoricalColumn",
     "Category",
@@ -67,6 +74,12 @@ __all__ = [
 
 #: Version of the file format written by :meth:`Schema.to_dict`.
 SCHEMA_VERSION = 1
+
+#: The comment above ``draft: true`` in a YAML draft: what to do before any release.
+DRAFT_COMMENT = (
+    "# DRAFT: review every bound and category against public knowledge (a code list, a\n"
+    "# questionnaire's range, a regulation), then delete the next line; releases refuse a draft.\n"
+)
 
 NanPolicy = Literal["error", "impute"]
 _NAN_POLICIES = ("error", "impute")
@@ -129,6 +142,14 @@ class Schema:
         :class:`~ppdp.exceptions.DataValidationError` naming the column.
         ``"impute"``: it is replaced by the column's declared ``impute`` constant (every
         feature column must declare one). A missing label is always an error.
+    draft : bool, default False
+        True for a schema drafted from the data (:func:`ppdp.data.draft_schema`): its bounds
+        and categories are the data's own, and every release refuses it
+        (:meth:`check_reviewed`) until it is reviewed (:meth:`reviewed`, or deleting
+        ``draft: true`` from its file).
+    source : str, optional
+        The file it was read from (set by :meth:`from_file`; named in errors, never
+        written, not compared).
 
     Notes
     -----
@@ -152,6 +173,8 @@ class Schema:
     row_norm_bound: float | None = None
     missing_values: tuple[Category, ...] = ()
     nan_policy: NanPolicy = "error"
+    draft: bool = field(default=False, kw_only=True)
+    source: str | None = field(default=None, kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.columns, str | bytes) or not isinstance(self.columns, Iterable):
@@ -190,6 +213,11 @@ class Schema:
             raise SchemaError(f"missing_values ({mv!r}) must be a list of tokens")
         tokens = tuple(check_category("missing_values", t) for t in mv)
         object.__setattr__(self, "missing_values", tokens)
+        if not isinstance(self.draft, bool):
+            raise SchemaError(
+                f"draft ({self.draft!r}) must be true or false (true: drafted from the data, "
+                "not yet reviewed)"
+            )
         if self.nan_policy not in _NAN_POLICIES:
             raise SchemaError(f"nan_policy ({self.nan_policy!r}) must be one of 'error', 'impute'")
         if self.nan_policy == "impute":
@@ -208,6 +236,38 @@ class Schema:
                     raise SchemaError(
                         f"column {c.name!r}: category {clash[0]!r} is also a missing-value token"
                     )
+
+    # ------------------------------------------------------------------ draft
+    def draft_refusal(self) -> str | None:
+        """The one line every release says of a draft (``None`` for a reviewed schema)."""
+        if not self.draft:
+            return None
+        where = f"schema {self.source!r}" if self.source else "schema (draft=True)"
+        fix = (
+            "delete 'draft: true'"
+            if self.source
+            else "use schema.reviewed(), or delete 'draft: true' from its file"
+        )
+        return (
+            f"{where} is a draft read from the data (its bounds and categories are the "
+            f"data's own, which a release would leak): review it and {fix}"
+        )
+
+    def check_reviewed(self) -> None:
+        """Refuse a draft: raise :class:`~ppdp.exceptions.SchemaError` in one line.
+
+        Every publisher and learner runs it first when its parameters are validated
+        (:func:`ppdp._params.check_table`), before any data are read or budget spent.
+        """
+        refusal = self.draft_refusal()
+        if refusal is not None:
+            raise SchemaError(refusal)
+
+    def reviewed(self) -> Schema:
+        """The same schema with ``draft=False``: call it once you have reviewed every
+        bound and category against public knowledge (the Python way of deleting
+        ``draft: true``)."""
+        return dataclasses.replace(self, draft=False)
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -328,6 +388,8 @@ class Schema:
             row_norm_bound=self.row_norm_bound,
             missing_values=self.missing_values,
             nan_policy=self.nan_policy,
+            draft=self.draft,
+            source=self.source,
         )
 
     # ------------------------------------------------------------------ encoding
@@ -369,10 +431,9 @@ class Schema:
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict[str, Any]:
         """The schema as plain JSON/YAML-compatible data."""
-        d: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "columns": [c.to_dict() for c in self.columns],
-        }
+        d: dict[str, Any] = {"draft": True} if self.draft else {}
+        d["schema_version"] = SCHEMA_VERSION
+        d["columns"] = [c.to_dict() for c in self.columns]
         if self.label is not None:
             d["label"] = self.label.to_dict()
         if self.missing_values:
@@ -387,12 +448,14 @@ class Schema:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
     def to_yaml(self) -> str:
-        """The schema as YAML text."""
+        """The schema as YAML text (a draft's first line, ``draft: true``, under
+        :data:`DRAFT_COMMENT`)."""
         import yaml
 
-        return yaml.safe_dump(
+        text = yaml.safe_dump(
             self.to_dict(), sort_keys=False, allow_unicode=True, default_flow_style=None, width=100
         )
+        return DRAFT_COMMENT + text if self.draft else text
 
     def to_file(self, path: str | os.PathLike[str]) -> Path:
         """Write the schema to ``path`` (``.json``, ``.yaml`` or ``.yml``), atomically."""
@@ -411,10 +474,11 @@ class Schema:
         raise SchemaError(f"schema path ({str(path)!r}) must end in .json, .yaml or .yml")
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Schema:
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> Schema:
         """Build and validate a schema from parsed JSON/YAML data.
 
         Unknown keys are errors (a typo such as ``"lowr"`` must not silently drop a bound).
+        ``source`` names where the data came from, in errors (:meth:`from_file` sets it).
         """
         if not isinstance(data, Mapping):
             raise SchemaError(f"a schema must be a mapping, not {type(data).__name__}")
@@ -423,6 +487,7 @@ class Schema:
             "schema",
             data,
             {
+                "draft",
                 "schema_version",
                 "columns",
                 "label",
@@ -457,6 +522,8 @@ class Schema:
             row_norm_bound=data.get("row_norm_bound"),
             missing_values=data.get("missing_values") or (),
             nan_policy=data.get("nan_policy", "error"),
+            draft=data.get("draft", False),
+            source=source,
         )
 
     @classmethod
@@ -489,7 +556,7 @@ class Schema:
             if suffix != ".json":
                 _refuse_boolean_categories(data)
                 data = _plain_booleans(data)
-            return cls.from_dict(data)
+            return cls.from_dict(data, source=str(p))
         except RecursionError:
             raise SchemaError(too_deep) from None
 
@@ -555,27 +622,42 @@ def _refuse_boolean_categories(data: Any) -> None:
     """Refuse booleans among declared categories, classes and missing-value tokens.
 
     YAML reads ``no``/``yes`` (and ``on``/``off``, ``true``/``false``) as booleans, which
-    then never match the words in the data. One line names the place and the fix.
+    then never match the words in the data. One line names every place and the fix.
     """
     if not isinstance(data, Mapping):
         return
-    for what, values in _declared_value_lists(data):
-        flags = [v for v in values if isinstance(v, bool | _YamlBool)]
-        if not flags:
-            continue
-        shown = ", ".join(str(_plain_booleans(v)).lower() for v in flags)
-        spelled = [v.text for v in flags if isinstance(v, _YamlBool)]
-        if spelled and any(t.lower() not in ("true", "false") for t in spelled):
-            quoted = [v.text if isinstance(v, _YamlBool) else v for v in values]
-            raise SchemaError(
-                f"{what} contain booleans ({shown}): YAML reads {'/'.join(spelled)} as "
-                f"booleans; quote them: {quoted!r}"
-            )
+    found = [p for what, values in _declared_value_lists(data) if (p := _booleans(what, values))]
+    if len(found) == 1:
+        raise SchemaError(found[0][0])
+    if found:
+        places = "; ".join(fragment for _, fragment in found)
         raise SchemaError(
-            f"{what} contain booleans ({shown}); declared values must be strings or "
-            "integers: declare 0 and 1 for a True/False column (True matches 1), or quote "
-            "the words the data holds, e.g. ['false', 'true']"
+            f"{len(found)} declarations contain booleans (YAML reads no/yes, off/on, "
+            f"true/false as booleans): {places}"
         )
+
+
+def _booleans(what: str, values: list[Any]) -> tuple[str, str] | None:
+    """``(message, fragment)`` when ``values`` hold booleans: the one-line error of this
+    place alone, and its part of an error naming several places."""
+    flags = [v for v in values if isinstance(v, bool | _YamlBool)]
+    if not flags:
+        return None
+    shown = ", ".join(str(_plain_booleans(v)).lower() for v in flags)
+    spelled = [v.text for v in flags if isinstance(v, _YamlBool)]
+    if spelled and any(t.lower() not in ("true", "false") for t in spelled):
+        quoted = [v.text if isinstance(v, _YamlBool) else v for v in values]
+        return (
+            f"{what} contain booleans ({shown}): YAML reads {'/'.join(spelled)} as "
+            f"booleans; quote them: {quoted!r}",
+            f"{what} ({shown}): quote them: {quoted!r}",
+        )
+    return (
+        f"{what} contain booleans ({shown}); declared values must be strings or "
+        "integers: declare 0 and 1 for a True/False column (True matches 1), or quote "
+        "the words the data holds, e.g. ['false', 'true']",
+        f"{what} ({shown}): declare 0 and 1, or quote the words the data holds",
+    )
 
 
 def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str]) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ppdp.exceptions import ParameterError, PPDPWarning
+from ppdp.exceptions import DataValidationError, ParameterError, PPDPWarning
 
 __all__ = [
     "SCHEMA_SUFFIXES",
@@ -300,6 +300,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
         row_norm_bound=schema.row_norm_bound,
         missing_values=tokens,
         nan_policy=policy,
+        draft=schema.draft,
     )
 
 
@@ -420,7 +421,9 @@ def check_table(
         The declared schema.
     data : path
         CSV or Parquet file, read by :func:`ppdp.data.read_table` (``sep``, ``encoding``
-        and ``decimal`` go to it); only the schema's columns are read.
+        and ``decimal`` go to it); only the schema's columns are read. A file without the
+        label's column (a table to score) has its features checked, and a line says the
+        label was not.
     max_values : int, default 10
         At most this many undeclared values listed per column, most frequent first.
 
@@ -434,8 +437,22 @@ def check_table(
 
     if isinstance(max_values, bool) or not isinstance(max_values, int) or max_values < 1:
         raise ParameterError(f"--max-values ({max_values!r}) must be an integer >= 1")
-    df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding, decimal=decimal)
+
+    def read(columns: Sequence[str]) -> Any:
+        return read_table(data, columns=columns, sep=sep, encoding=encoding, decimal=decimal)
+
+    unchecked = []
+    try:
+        df = read(schema.column_names)
+    except DataValidationError as exc:
+        label = schema.label
+        if label is None or f"missing column(s) {label.name!r} declared" not in str(exc):
+            raise
+        schema = schema.without_label()  # a table to score: its features alone
+        df = read(schema.column_names)
+        unchecked = [f"label {label.name!r} is not a column of {data}: not checked (features only)"]
     lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
+    lines += unchecked
     lines += _undeclared_lines(schema, df, max_values)
     report, problems = encode_collecting(schema, df)[2:]
     if schema.numeric_columns:
