@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,16 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
             f"     Gaussian noise, standard deviation sigma = {d['noise_scale']:.4g} per "
             f"released value (expected absolute error sigma*sqrt(2/pi) = "
             f"{d['noise_scale'] * 0.7978845608:.4g}, in {d.get('units', 'encoded units')})"
+        ]
+    if d.get("noise") == "exponential-mechanism":
+        b = d["noise_scale"]
+        # The largest expected error is at a bound: an exponential of mean b cut at 1.
+        worst = b - 1.0 / math.expm1(1.0 / b) if b > 0.01 else b
+        return [
+            f"     exponential mechanism per record, utility -L1 distance (sensitivity "
+            f"{d['sensitivity']:.4g}): each encoded value drawn from a Laplace density of "
+            f"scale b = {b:.4g} around it, truncated to [0, 1] (expected absolute error at "
+            f"most {worst:.4g}, in encoded units)"
         ]
     lines = [
         f"     Laplace noise, scale b = {d['noise_scale']:.4g} per released value "

@@ -15,7 +15,54 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["guarantee_lines", "ledger_total", "receipt_lines"]
+__all__ = ["guarantee_lines", "ledger_total", "receipt_lines", "replace_one_equivalent"]
+
+
+def replace_one_equivalent(guarantee: Any) -> str | None:
+    """What an add/remove guarantee is worth under replace-one, in words (None otherwise).
+
+    Replacing a record is removing it and adding another: two add/remove steps. By group
+    privacy of size 2, an (ε, δ)-DP add/remove mechanism is (2ε, (1 + e^ε)·δ)-DP under
+    replace-one, an ε-DP one 2ε-DP, and a ρ-zCDP one 4ρ-zCDP. These are bounds: a
+    mechanism may do better under replace-one, never worse. So an add/remove ε is worth
+    about twice a replace-one ε when comparing releases.
+
+    Parameters
+    ----------
+    guarantee : Guarantee
+        A release's :class:`~ppdp.budget.Guarantee`.
+
+    Returns
+    -------
+    str or None
+        ``"≈ (2ε, (1+e^ε)δ) = (2, 3.718e-09) under replace-one"`` and the like; None
+        unless the guarantee is a DP or zCDP guarantee under add/remove.
+
+    Examples
+    --------
+    >>> from ppdp.budget import Guarantee
+    >>> replace_one_equivalent(Guarantee.approx(1, 1e-9, relation="add/remove"))
+    '≈ (2ε, (1+e^ε)δ) = (2, 3.718e-09) under replace-one'
+    >>> replace_one_equivalent(Guarantee.pure(0.5, relation="add/remove"))
+    '≈ 2ε = 1 under replace-one'
+    >>> replace_one_equivalent(Guarantee.pure(0.5, relation="replace-one")) is None
+    True
+    """
+    import math
+
+    from ppdp.budget import GuaranteeKind, Neighbouring
+
+    if guarantee.relation is not Neighbouring.ADD_REMOVE:
+        return None
+    kind, eps, delta = guarantee.kind, guarantee.epsilon, guarantee.delta
+    if kind is GuaranteeKind.ZCDP and guarantee.rho is not None:
+        return f"≈ 4ρ = {4 * guarantee.rho:.4g} (ρ-zCDP) under replace-one"
+    if kind not in (GuaranteeKind.PURE, GuaranteeKind.APPROX) or eps is None:
+        return None
+    if not delta:
+        return f"≈ 2ε = {2 * eps:.4g} under replace-one"
+    grown = (1.0 + math.exp(eps)) * delta if eps < 700 else math.inf
+    return f"≈ (2ε, (1+e^ε)δ) = ({2 * eps:.4g}, {grown:.4g}) under replace-one"
 
 
 def guarantee_lines(
@@ -40,7 +87,8 @@ def guarantee_lines(
     -------
     list of str
     """
-    lines = [f"{label}: {guarantee.summary()}"]
+    also = replace_one_equivalent(guarantee)
+    lines = [f"{label}: {guarantee.summary()}" + (f"; {also}" if also else "")]
     if verbose or not guarantee.is_private:
         lines.append(f"  in full: {guarantee}")
     elif full_in is not None:

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from ppdp import _progress
 from ppdp._version import __version__
 from ppdp.cli._common import LEVEL_FLAGS, HelpFormatter
-from ppdp.exceptions import LedgerIntegrityError, PPDPError
+from ppdp.exceptions import LedgerIntegrityError, ParameterError, PPDPError
 
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
 _COMMANDS = ("demo", "schema", "budget", "ledger", "audit", "publish", "report", "reproduce")
@@ -34,7 +35,13 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for a process ki
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse prints usage on error; we print one line and exit 2 like every other user error."""
+    """argparse prints usage on error; we print one line and exit 2 like every other user error.
+
+    No abbreviated long flags (``--eps`` for ``--epsilon``): a typo must not run. Every
+    sub-command's parser is this class too (``add_subparsers`` passes it on)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"ppdp: error: {message} (see '{self.prog} --help')\n")
@@ -132,6 +139,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except LedgerIntegrityError as exc:
+        if isinstance(exc, ParameterError):  # NotALedgerError: a wrong path, not a failure
+            _error(f"ppdp: error: {exc}")
+            return EXIT_USAGE
         _error(f"ppdp: ledger integrity failure: {exc}")
         return EXIT_INTEGRITY
     except (PPDPError, ValueError, TypeError) as exc:
@@ -177,11 +187,24 @@ _CLI_ADVICE = (
 )
 
 
+#: A learner refusing a parameter it does not take, with its Python parameter list
+#: (``delta (0.5) does not apply to logreg (PrivateLogisticRegression takes ...)``).
+_NOT_TAKEN = re.compile(r"\b(\w+) \(([^()]*)\) does not apply to ([\w-]+) \(\w+ takes [^()]*\)")
+_FLAG_OF = {"random_state": "--seed", "public_X": "--public"}
+
+
+def _not_taken(match: re.Match[str]) -> str:
+    key, value, kind = match.groups()
+    flag = _FLAG_OF.get(key, "--" + key.replace("_", "-"))
+    why = " (it takes no δ: its guarantee is ε-DP)" if key == "delta" else ""
+    return f"{flag} ({value}) does not apply to {kind}{why}; drop {flag}"
+
+
 def _cli_words(text: str) -> str:
     """Replace Python advice (``pass allow_large_epsilon=True``) by the CLI flag that does it."""
     for python, cli in _CLI_ADVICE:
         text = text.replace(python, cli)
-    return text
+    return _NOT_TAKEN.sub(_not_taken, text)
 
 
 def _error(line: str) -> None:

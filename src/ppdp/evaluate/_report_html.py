@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ppdp.accounting.receipt import replace_one_equivalent
 from ppdp.evaluate.report import BANNER, N_BINS, THRESHOLDS, VERDICTS, import_matplotlib
 
 if TYPE_CHECKING:
@@ -241,6 +242,13 @@ def _guarantee_html(r: QualityReport) -> str:
         if g.delta:
             words += f", except with probability at most δ = {g.delta:g}"
         words += ". Smaller ε means stronger protection and more noise."
+        also = replace_one_equivalent(g)
+        if also:  # an add/remove ε is worth about twice a replace-one ε
+            words += (
+                " Replacing a record is removing it and adding another, so this add/remove "
+                f"guarantee is {escape(also)} (group privacy of two): compare "
+                "it with replace-one releases at that budget."
+            )
         parts.append(f"<p>{words}</p>")
     else:
         parts.append("<p><strong>This release carries no privacy guarantee.</strong></p>")

@@ -616,8 +616,20 @@ class QualityReport:
         return float(d[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
 
     def summary(self) -> str:
-        """One line: the verdict and the numbers behind it."""
-        return f"verdict: {self.verdict} ({self.verdict_basis})"
+        """One line: the verdict and the numbers behind it.
+
+        The verdict judges utility only. For an add/remove release the line adds its
+        replace-one equivalent (:func:`ppdp.accounting.receipt.replace_one_equivalent`): its
+        utility was bought with about twice the replace-one ε, and is fairly compared with
+        replace-one releases at that budget, not at the same ε."""
+        line = f"verdict: {self.verdict} ({self.verdict_basis})"
+        also = _replace_one(self.guarantee)
+        if also:
+            line += (
+                f"; the release is add/remove, {also}: compare it with replace-one releases "
+                "at that budget, not at the same ε"
+            )
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe numbers (NaN becomes ``null``)."""
@@ -630,6 +642,7 @@ class QualityReport:
             "n_release": self.n_release,
             "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
             "guarantee_summary": None if self.guarantee is None else self.guarantee.summary(),
+            "guarantee_replace_one": _replace_one(self.guarantee),
             "release_info": self.release_info,
             "notes": list(self.notes),
             "columns": [
@@ -689,6 +702,13 @@ def _json_safe(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return _json_safe(x.tolist())
     return x
+
+
+def _replace_one(g: Guarantee | None) -> str | None:
+    """An add/remove guarantee's replace-one equivalent in words (None otherwise)."""
+    from ppdp.accounting.receipt import replace_one_equivalent
+
+    return None if g is None else replace_one_equivalent(g)
 
 
 def _guarantee(g: Any) -> tuple[Guarantee | None, dict[str, Any]]:

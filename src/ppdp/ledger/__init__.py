@@ -55,6 +55,7 @@ from ppdp.ledger._ledger import (
     Ledger,
     LedgerExistsError,
     LedgerTransaction,
+    NotALedgerError,
     checkpoint_path_for,
 )
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
@@ -74,6 +75,7 @@ __all__ = [
     "LedgerExistsError",
     "LedgerIOError",
     "LedgerTransaction",
+    "NotALedgerError",
     "PublicKeyLike",
     "Signer",
     "VerificationReport",

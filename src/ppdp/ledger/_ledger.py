@@ -48,7 +48,9 @@ __all__ = [
     "Ledger",
     "LedgerExistsError",
     "LedgerTransaction",
+    "NotALedgerError",
     "checkpoint_path_for",
+    "refuse_non_ledger",
 ]
 
 logger = logging.getLogger(__name__)
@@ -61,6 +63,55 @@ def checkpoint_path_for(path: str | os.PathLike[str]) -> Path:
     """Where a ledger's own checkpoint lives: ``<ledger>.checkpoint``."""
     p = Path(path)
     return p.with_name(p.name + ".checkpoint")
+
+
+class NotALedgerError(LedgerIntegrityError, ParameterError):
+    """The file is plainly not a ppdp ledger (a CSV, an empty file, someone else's SQLite
+    database) and has no ``<path>.checkpoint`` beside it: a wrong path, not tampering.
+
+    A :class:`~ppdp.exceptions.LedgerIntegrityError` (``index`` None), so code that treats
+    any unverifiable ledger as a failure still does, and a
+    :class:`~ppdp.exceptions.ParameterError`: the command line reports it as a user error.
+    """
+
+
+#: The first 16 bytes of every SQLite 3 database file.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def refuse_non_ledger(path: Path, *, explicit: bool = False) -> None:
+    """Raise :class:`NotALedgerError` if ``path`` is plainly not a ppdp ledger.
+
+    Plainly: no ``<path>.checkpoint`` beside it (every ledger file is created after its
+    checkpoint), no checkpoint or anchor given (``explicit``), and the file is empty, is
+    not an SQLite database, or is a database holding neither of the ledger's tables. A file
+    with a checkpoint beside it is a ledger, whatever its state: verification judges it.
+    Reads the file only (never opens it for writing: someone else's database is left as
+    it was).
+    """
+    if explicit or checkpoint_path_for(path).exists():
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError:
+        return  # unreadable: the open that follows says why
+    if head != _SQLITE_MAGIC:
+        why = "an empty file" if not head else "not an SQLite database"
+    else:
+        try:
+            with contextlib.closing(_store.connect(path, busy_timeout=1.0, read_only=True)) as c:
+                tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
+        except (sqlite3.Error, OSError, LedgerIntegrityError):  # damaged: verification says
+            return
+        if tables & {"entries", "meta"}:
+            return
+        why = "an SQLite database without the ledger's tables"
+    raise NotALedgerError(
+        f"{path} is not a ppdp ledger ({why}, and no {checkpoint_path_for(path).name} beside "
+        "it): check the path",
+        index=None,
+    )
 
 
 #: Seconds ``Ledger.open`` waits for a missing first checkpoint that a writer is about to write.
@@ -352,6 +403,7 @@ class Ledger:
             raise FileNotFoundError(f"ledger file {path} does not exist")
         if path.is_dir():
             raise ParameterError(f"ledger ({path}) is a folder, not a ledger file")
+        refuse_non_ledger(path, explicit=checkpoint is not None or anchor is not None or _fresh)
         conn = _store.connect(path, busy_timeout=timeout)
         try:
             # Another process may sit between committing an entry and writing the first
@@ -838,7 +890,10 @@ def _install(path: Path, genesis: Entry, state: ChainState, signer: Signer | Non
         _store.write_new_file(tmp, genesis, state)
         if signer is not None:
             data = Checkpoint.sign(state, signer).to_bytes()
-            fd = os.open(cp_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0))
+            # 0o644 like the ledger file (less the umask): a checkpoint is public (hashes
+            # and a signature, meant to be copied elsewhere) and not a program.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            fd = os.open(cp_tmp, flags, 0o644)
             try:
                 os.write(fd, data)
                 os.fsync(fd)

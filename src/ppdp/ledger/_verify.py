@@ -15,7 +15,12 @@ from ppdp.ledger import _store
 from ppdp.ledger._anchor import AnchorLike, AnchorRegistry
 from ppdp.ledger._chain import ChainState, Entry
 from ppdp.ledger._keys import PublicKeyLike
-from ppdp.ledger._ledger import CheckpointLike, check_checkpoints, load_checkpoints
+from ppdp.ledger._ledger import (
+    CheckpointLike,
+    check_checkpoints,
+    load_checkpoints,
+    refuse_non_ledger,
+)
 
 __all__ = ["VerificationReport", "verify", "verify_entries"]
 
@@ -93,6 +98,7 @@ def verify_entries(
         raise FileNotFoundError(f"ledger file {p} does not exist")
     if p.is_dir():
         raise ParameterError(f"ledger ({p}) is a folder, not a ledger file")
+    refuse_non_ledger(p, explicit=checkpoint is not None or anchor is not None)
     conn = _store.connect(p, busy_timeout=timeout, read_only=True)
     try:
         checkpoints, local_missing = load_checkpoints(p, checkpoint, anchor, anchor_registry, conn)

@@ -75,6 +75,8 @@ class _RowPublisher(Publisher):
     #: Whether the noise is added to each encoded value (its scale times a numeric
     #: column's declared range is then that column's error; the dry run says so).
     _NOISE_PER_VALUE = False
+    #: The ledger details' ``noise`` (what the dry run describes), when not plain Laplace.
+    _NOISE: str | None = None
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
     _params_type = BaselineParams
@@ -109,6 +111,8 @@ class _RowPublisher(Publisher):
         }
         if self._NOISE_PER_VALUE:
             details["noise_per_value"] = True
+        if self._NOISE is not None:
+            details["noise"] = self._NOISE
         # The same mechanism on every (disjoint) row: parallel composition, one row's event.
         return [Charge(self._event(eps, mech), self._NAME, details)]
 
@@ -327,6 +331,8 @@ class ExponentialPublisher(_RowPublisher):
     """
 
     _NAME = "EXP (per-record reading of Jiang et al. 2013's EXP baseline)"
+    # Its Laplace (at ε/2) is the sampler of the exponential mechanism, truncated to [0, 1].
+    _NOISE = "exponential-mechanism"
 
     def _mechanism(self) -> LaplaceMechanism:
         # Laplace at ε/2 with Δ = Δu and dimension p: scale b = 2(Δu + pΛ)/ε and grid Λ.
