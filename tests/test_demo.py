@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import shlex
 from functools import partial
@@ -180,6 +181,10 @@ def test_demo_next_commands_run_on_a_table(tmp_path, monkeypatch, capsys):
     for argv in commands:
         argv = ["income" if a == "LABEL" else a for a in argv]  # the user's label column
         assert main(argv) == 0, argv
+        if argv[:2] == ["schema", "draft"]:  # the user reviews it and deletes 'draft: true'
+            raw = json.loads((tmp_path / "schema.json").read_text())
+            assert raw.pop("draft") is True
+            (tmp_path / "schema.json").write_text(json.dumps(raw))
     assert (tmp_path / "synthetic.csv").exists() and (tmp_path / "report.html").exists()
     out = capsys.readouterr().out
     assert "replace-one — TableSynthesizer (Gaussian marginals, zCDP)" in out

@@ -34,6 +34,13 @@ def bank(tmp_path):
     return path
 
 
+def _review(schema) -> None:
+    """What the user does after reviewing the draft: delete its 'draft: true'."""
+    raw = json.loads(schema.read_text())
+    assert raw.pop("draft") is True
+    schema.write_text(json.dumps(raw))
+
+
 def test_draft_detects_the_separator_leaves_the_id_out_and_codes_categories(
     bank, tmp_path, capsys, caplog
 ):
@@ -53,7 +60,9 @@ def test_draft_detects_the_separator_leaves_the_id_out_and_codes_categories(
     assert cols["month"]["categories"] == ["jan", "may", "jun", "dec"]
     assert cols["LIMIT"]["type"] == "numeric"
 
-    # the drafted schema publishes the same file with no --sep and no editing by hand
+    # reviewed ('draft: true' deleted), it publishes the same file with no --sep and no
+    # other editing by hand
+    _review(schema)
     ledger = tmp_path / "b.db"
     assert main(["budget", "init", str(ledger), "--dataset-id", "bank", "--epsilon", "3"]) == 0
     out = tmp_path / "release.csv"
@@ -81,6 +90,7 @@ def test_exclude_and_bad_table_options_are_one_line(bank, tmp_path, capsys):
 def test_cli_errors_name_the_cli_flag_not_the_python_keyword(bank, tmp_path, capsys):
     schema = tmp_path / "schema.json"
     assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    _review(schema)
     capsys.readouterr()
     out = tmp_path / "r.csv"
     argv = ["publish", "laplace", str(bank), "--schema", str(schema), "--epsilon", "20"]
@@ -98,6 +108,7 @@ def test_cli_errors_name_the_cli_flag_not_the_python_keyword(bank, tmp_path, cap
 def test_train_no_intercept_flag(bank, tmp_path, capsys):
     schema = tmp_path / "schema.json"
     assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    _review(schema)
     base = ["train", "logreg", str(bank), "--schema", str(schema), "--epsilon", "1"]
     with_b, without = tmp_path / "a.json", tmp_path / "b.json"
     assert main([*base, "-o", str(with_b)]) == 0
@@ -112,6 +123,7 @@ def test_train_no_intercept_flag(bank, tmp_path, capsys):
 def test_train_large_epsilon_error_names_a_flag_that_exists(bank, tmp_path, capsys):
     schema = tmp_path / "schema.json"
     assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    _review(schema)
     capsys.readouterr()
     base = ["train", "logreg", str(bank), "--schema", str(schema), "--epsilon", "20"]
     assert main([*base, "-o", str(tmp_path / "m.json")]) == 2
@@ -122,6 +134,7 @@ def test_train_large_epsilon_error_names_a_flag_that_exists(bank, tmp_path, caps
 def test_method_specific_flags_reach_the_library_or_are_refused(bank, tmp_path, capsys):
     schema = tmp_path / "schema.json"
     assert main(["schema", "draft", str(bank), "--label", "default", "-o", str(schema)]) == 0
+    _review(schema)
     capsys.readouterr()
     pub = ["publish", "pca", str(bank), "--schema", str(schema), "--epsilon", "1"]
     assert (

@@ -10,8 +10,8 @@ from ppdp.cli import _common as c
 
 _DRAFT_TEXT = (
     "Propose a schema from the data: bounds from the minimum and maximum, categories from the "
-    "observed values. These leak the data unless they are public knowledge: edit the draft "
-    "before any release."
+    "observed values. These leak the data unless they are public knowledge: it is marked "
+    "'draft: true', which releases refuse; review it, then delete that line."
 )
 # fmt: off
 _DRAFT: tuple[c.Flag, ...] = (
