@@ -98,3 +98,32 @@ def test_what_still_fits_counts_the_whole_last_release(tmp_path, capsys, composi
     assert main(["budget", "show", str(path)]) == 0
     out = capsys.readouterr().out
     assert f"{whole} more like the last release (entries 3-4)" in out
+
+
+def test_show_names_the_entry_recording_a_keyed_release(tmp_path, capsys):
+    # A keyed release records a ``release`` entry, so the spend indices skip it: show says
+    # which spend it belongs to instead of leaving a silent gap (new-user trial).
+    import numpy as np
+    import pandas as pd
+
+    from ppdp.data import Schema
+    from ppdp.publish import TableSynthesizer
+
+    path = tmp_path / "b.db"
+    total = PrivacyBudget(4.0, 1e-5)
+    schema = Schema.from_dict(
+        {"columns": [{"name": "a", "type": "categorical", "categories": ["x", "y"]}]}
+    )
+    df = pd.DataFrame({"a": np.array(["x", "y"] * 20)})
+    lap = LaplaceMechanism(epsilon=0.5, sensitivity=1.0).event
+    with Accountant.open(path, dataset_id="d", total=total) as acct:
+        acct.spend(lap, mechanism="hist")
+        TableSynthesizer(1.0, schema).fit(df, accountant=acct, idempotency_key="k1")
+        acct.spend(lap, mechanism="hist")
+    report = budget_report(path)
+    assert [s.index for s in report.spends] == [1, 2, 4] and dict(report.releases) == {2: 3}
+    capsys.readouterr()
+    assert main(["budget", "show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "released: entry 3 records this release (idempotency key 'k1')" in out
+    assert out.count("released:") == 1 and "3 spends" in out

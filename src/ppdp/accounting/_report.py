@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,9 @@ class BudgetReport:
     could_still_release : int or None
         How many more releases like the last one fit now (None: no spends yet; counted up
         to 100 000).
+    releases : mapping of int to int
+        The spend entries whose release is recorded (a keyed release records one before it
+        leaves the process), each with the index of its ``release`` entry.
     """
 
     path: Path
@@ -62,6 +65,7 @@ class BudgetReport:
     verification: VerificationReport
     running: tuple[PrivacyBudget, ...] = ()
     could_still_release: int | None = None
+    releases: Mapping[int, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -78,6 +82,7 @@ class BudgetReport:
                 for s, r in zip(self.spends, self.running, strict=False)
             ],
             "could_still_release": self.could_still_release,
+            "releases": {str(k): v for k, v in self.releases.items()},
             "ledger": self.verification.to_dict(),
         }
 
@@ -130,10 +135,13 @@ def budget_report(
     )
     tally = tally_for(entries[0].payload["metadata"])
     running: list[PrivacyBudget] = []
+    releases: dict[int, int] = {}
     for entry in entries:
         tally.fold([entry])
         if entry.kind == "spend":
             running.append(tally.spent)
+        elif entry.kind == "release" and entry.payload.get("spend_index") is not None:
+            releases.setdefault(int(entry.payload["spend_index"]), entry.index)
     could = None
     last_release = last_release_records(tally.records)
     if last_release:
@@ -154,4 +162,5 @@ def budget_report(
         verification=report,
         running=tuple(running),
         could_still_release=could,
+        releases=releases,
     )

@@ -205,6 +205,10 @@ def format_budget_report(report: Any, *, verbose: bool = False) -> str:
                 f"({report.composition}): ε={budget_number(t.epsilon)}, "
                 f"δ={budget_number(t.delta)}"
             )
+        released = getattr(report, "releases", {}).get(spend.index)
+        if released is not None:  # its own entry, so the spend indices skip it
+            key = f" (idempotency key {spend.idempotency_key!r})" if spend.idempotency_key else ""
+            lines.append(f"{pad}released: entry {released} records this release{key}")
     lines.append(f"{len(report.spends)} spends")
     if report.could_still_release is not None:
         lines.append(_could_still_line(report))
