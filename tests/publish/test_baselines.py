@@ -177,3 +177,21 @@ def test_truncated_laplace_stays_in_the_box_and_on_the_grid(seed: int) -> None:
     # Small scale: mass concentrates at the centre (the law is the centre's, not uniform).
     r = _truncated_laplace_unit(centre, 0.05, lam, src)
     assert np.abs(np.median(r, axis=0) - [0.0 + 0.035, 1 - 0.035, 0.3, 0.965]).max() < 0.02
+
+
+@pytest.mark.parametrize("cls", PUBLISHERS)
+def test_low_utility_message_names_the_epsilon_that_clears_it(cls: type, schema: Schema) -> None:
+    # p1 + 2p2 = 5: LAP's scale is about 5/ε, so √2·b < 2 needs ε above about 3.54 (EXP,
+    # at ε/2, twice that). The named ε clears the criterion and 1 % below it does not.
+    from ppdp.publish.pca import SWAMPED_NOISE_SD
+
+    msg = cls(1.0, schema).low_utility_message()
+    assert msg is not None and "mostly noise" in msg
+    needed = float(msg.split("needs epsilon above ")[1].split()[0])
+    assert needed == pytest.approx(3.54 if cls is LaplacePublisher else 7.08, rel=0.01)
+
+    def sd(eps: float) -> float:
+        return np.sqrt(2.0) * cls(eps, schema)._mechanism().scale
+
+    assert sd(needed) < SWAMPED_NOISE_SD <= sd(needed * 0.99)
+    assert cls(needed, schema).low_utility_message() is None

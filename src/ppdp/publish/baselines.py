@@ -11,6 +11,7 @@ draws its rows' noise from ``PartitionStreams(source).stream(i)`` and is written
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -77,6 +78,8 @@ class _RowPublisher(Publisher):
     _NOISE_PER_VALUE = False
     #: The ledger details' ``noise`` (what the dry run describes), when not plain Laplace.
     _NOISE: str | None = None
+    #: What swamping noise does to a numeric column (:meth:`low_utility_message`).
+    _SWAMPED = "numeric values piled at their declared bounds"
     supports_distributed: ClassVar[bool] = True
     row_level_output: ClassVar[bool] = True
     _params_type = BaselineParams
@@ -119,6 +122,41 @@ class _RowPublisher(Publisher):
     def _event(self, eps: float, mech: LaplaceMechanism) -> PrivacyEvent:
         """The typed event of one row's release (rows are disjoint: it is the table's)."""
         return mech.event
+
+    def low_utility_message(self) -> str | None:
+        """Why the released rows would be mostly noise, or None; spends nothing.
+
+        From public quantities only (ε and the schema's encoded widths), so ``ppdp publish``
+        says it before the spend (``warning: LowUtilityWarning: ...``). Each encoded value,
+        in ``[0, 1]``, gets noise of scale ``b`` (Laplace; truncated to ``[0, 1]`` for EXP),
+        standard deviation ``√2·b`` before any truncation. When that is at least
+        :data:`~ppdp.publish.pca.SWAMPED_NOISE_SD` (twice the range, DP-PCA's criterion)
+        the noise dominates whatever the data are: numeric values pile at their bounds (or
+        spread uniformly, EXP) and categories are drawn almost uniformly. The message names
+        the smallest ε (3 significant digits, rounded up) below the criterion.
+        """
+        from ppdp.publish.pca import SWAMPED_NOISE_SD
+
+        c = self._params()
+        scale = self._mechanism().scale
+        sd = math.sqrt(2.0) * scale
+        if sd < SWAMPED_NOISE_SD:
+            return None
+        needed = float(c.epsilon) * sd / SWAMPED_NOISE_SD
+        while True:  # past the grid allowance, which shrinks as ε grows
+            trial = type(self)(needed, self.schema, allow_large_epsilon=True)
+            if math.sqrt(2.0) * trial._mechanism().scale < SWAMPED_NOISE_SD:
+                break
+            needed *= 1.001
+        digits = 2 - math.floor(math.log10(needed))
+        needed = math.ceil(needed * 10**digits) / 10**digits
+        return (
+            f"{self._NAME} at epsilon {c.epsilon:g}: each encoded value, whose range is "
+            f"[0, 1], gets noise of scale {scale:.3g} (standard deviation {sd:.3g}), so the "
+            f"released rows will be mostly noise ({self._SWAMPED}, categories drawn almost "
+            f"uniformly); it needs epsilon above {needed:g} "
+            "(this per-record baseline is for comparisons, not for publishing rows)"
+        )
 
     def _encode(
         self, df: pd.DataFrame, on_invalid: str = "raise"
@@ -333,6 +371,7 @@ class ExponentialPublisher(_RowPublisher):
     _NAME = "EXP (per-record reading of Jiang et al. 2013's EXP baseline)"
     # Its Laplace (at ε/2) is the sampler of the exponential mechanism, truncated to [0, 1].
     _NOISE = "exponential-mechanism"
+    _SWAMPED = "numeric values spread almost uniformly over their declared bounds"
 
     def _mechanism(self) -> LaplaceMechanism:
         # Laplace at ε/2 with Δ = Δu and dimension p: scale b = 2(Δu + pΛ)/ε and grid Λ.
