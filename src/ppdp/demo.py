@@ -392,8 +392,8 @@ def _closing_lines(report: DemoReport, full: bool) -> list[str]:
         f"  see the spends:   ppdp budget show {ledger}",
         "",
         "Next, on your own table data.csv:",
-        "  ppdp schema draft data.csv --label LABEL -o schema.json   # then edit it: bounds "
-        "read from the data leak",
+        "  ppdp schema draft data.csv --label LABEL -o schema.json   # then review it (bounds "
+        "read from the data leak) and delete 'draft: true'",
         "  ppdp budget init budget.db --dataset-id mydata --epsilon 1 --delta 1e-6",
         "  ppdp publish synth data.csv --schema schema.json --epsilon 1 --ledger budget.db \\",
         "      -o synthetic.csv",

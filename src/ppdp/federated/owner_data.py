@@ -160,6 +160,7 @@ def load_owner_statistics(
             f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
             "load one with Schema.from_file(path)"
         )
+    schema.check_reviewed()  # a draft's bounds are the data's own
     if schema.label is None:
         raise ParameterError("schema declares no label; an LDA owner needs classes")
     bound = schema.max_row_l2_norm if norm_bound is None else norm_bound

@@ -157,6 +157,7 @@ def _model_with_schema(model: Any) -> Any:
 
 
 def _binary_schema(schema: Schema) -> Schema:
+    schema.check_reviewed()  # a draft's bounds are the data's own: refused before reading
     if schema.label is None:
         raise ParameterError(
             "schema declares no label: training a classifier needs a label with two classes"

@@ -178,6 +178,7 @@ def init_round(
         if not Path(schema).is_file():
             raise ParameterError(f"schema file ({schema}) does not exist")
         schema_obj = Schema.from_file(schema)
+    schema_obj.check_reviewed()  # the round's sensitivity rests on the declared bounds
     if schema_obj.label is None:
         raise ParameterError("schema declares no label; a Fisher-LDA round needs the classes")
     epsilon = check_epsilon("epsilon", epsilon)

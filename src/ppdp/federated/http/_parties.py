@@ -65,6 +65,7 @@ def load_owner_data(config: PartyConfig) -> tuple[np.ndarray, np.ndarray]:
     if config.data is None:
         raise ParameterError(f"config {config.source}: an owner needs data")
     schema = Schema.from_file(config.data.schema)
+    schema.check_reviewed()  # a draft's bounds are the data's own: refused before reading
     if schema.label is None:
         raise ParameterError(f"schema {config.data.schema} declares no label; LDA needs classes")
     from ppdp.data.draft import read_table
@@ -90,6 +91,7 @@ def load_owner_records(config: PartyConfig) -> dict[str, Any]:
     from ppdp.federated.owner_data import load_owner_statistics
 
     schema = Schema.from_file(config.data.schema)
+    schema.check_reviewed()  # a draft's bounds are the data's own: refused before reading
     if schema.label is None:
         raise ParameterError(f"schema {config.data.schema} declares no label; LDA needs classes")
     stats = load_owner_statistics(config.data.file, schema, norm_bound=config.data.norm_bound)
