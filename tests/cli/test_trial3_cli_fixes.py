@@ -204,6 +204,17 @@ def test_train_delta_is_refused_in_flags(table, tmp_path, capsys):
     assert not (tmp_path / "m.json").exists()
 
 
+def test_train_without_a_ledger_warns_once_in_cli_words(table, tmp_path, capsys):
+    # The library's UnaccountedFitWarning gives Python advice (fit(..., accountant=acct));
+    # the CLI says the same in its own words once.
+    data, schema = table
+    argv = ["train", "logreg", str(data), "--schema", str(schema), "--epsilon", "1"]
+    assert main([*argv, "-o", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no --ledger given; the spend is not recorded anywhere" in err
+    assert "UnaccountedFitWarning" not in err and "accountant=acct" not in err
+
+
 # -- 6. what an add/remove ε is worth -------------------------------------------------------
 
 

@@ -64,6 +64,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _train(args: argparse.Namespace) -> int:
     from ppdp.exceptions import InsecureRandomnessWarning
+    from ppdp.learn import UnaccountedFitWarning
     from ppdp.learn.files import train_model_file
     from ppdp.publish.files import warn_clipping
 
@@ -73,6 +74,9 @@ def _train(args: argparse.Namespace) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            # said in CLI words by train_model_file ("no --ledger given"); the warning's
+            # advice is for Python callers
+            warnings.simplefilter("ignore", UnaccountedFitWarning)
             result = train_model_file(
                 args.learner,
                 args.input,
