@@ -654,7 +654,7 @@ def predict_file(
         out = pd.concat([frame[list(keep)].reset_index(drop=True), out], axis=1)
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
-        out.to_csv(tmp, index=False, float_format="%.17g", compression=compression)
+        out.to_csv(tmp, index=False, compression=compression)  # shortest exact repr
     imputed = _in_order(imputed, features)
     if on_invalid == "raise":
         return PredictResult(dest, len(out), tuple(out.columns), imputed=imputed)
