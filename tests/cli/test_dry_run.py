@@ -254,3 +254,21 @@ def test_clipping_warning_comes_before_the_spend(files, command, capsys, monkeyp
     first = "laplace" if command == "publish" else "logreg"
     assert main(build(files, first, "--seed", "1", "--allow-seeded")) == 0
     assert seen == [True]
+
+
+def test_synth_dry_run_states_both_sigmas_of_its_plan(files, capsys):
+    # The tree model draws two kinds of tables: the dry run names both σ, as planned.
+    from ppdp.data import Schema
+    from ppdp.publish import TableSynthesizer
+
+    argv = _publish(files, "synth", "--method", "tree")
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    schema = Schema.from_file(files / "schema.json")
+    plan = TableSynthesizer(2.0, schema, delta=1e-6, method="tree").plan()
+    first = re.search(r"sigma = (\S+) per cell of the (\d+) first-round tables", out)
+    edges = re.search(r"and sigma = (\S+) per cell of the (\d+) edge tables", out)
+    assert float(first.group(1)) == pytest.approx(plan.sigma_first, rel=1e-3)
+    assert int(first.group(2)) == len(plan.first)
+    assert float(edges.group(1)) == pytest.approx(plan.sigma_second, rel=1e-3)
+    assert int(edges.group(2)) == plan.n_second

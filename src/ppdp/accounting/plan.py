@@ -35,11 +35,20 @@ _OTHER_SCALES = {
 def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
     """The per-value noise of one charge (``noise_scale``), in words."""
     if d.get("norm") == "l2":
-        return [
+        lines = [
             f"     Gaussian noise, standard deviation sigma = {d['noise_scale']:.4g} per "
             f"released value (expected absolute error sigma*sqrt(2/pi) = "
             f"{d['noise_scale'] * 0.7978845608:.4g}, in {d.get('units', 'encoded units')})"
         ]
+        if d.get("edge_tables"):  # TableSynthesizer's second round: its own sigma
+            first = f"per cell of the {d['first_round_tables']} first-round tables"
+            lines[0] = lines[0].replace("per released value", first)
+            lines.append(
+                f"     and sigma = {d['sigma_edge_tables']:.4g} per cell of the "
+                f"{d['edge_tables']} edge tables (chosen by {d['edge_selections']} "
+                f"exponential-mechanism selections at epsilon {d['epsilon_per_selection']:.4g})"
+            )
+        return lines
     if d.get("noise") == "exponential-mechanism":
         b = d["noise_scale"]
         # The largest expected error is at a bound: an exponential of mean b cut at 1.
