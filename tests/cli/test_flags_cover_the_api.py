@@ -41,7 +41,6 @@ PUBLISH = {
 }
 TRAIN = {
     "epsilon": "--epsilon",
-    "delta": "--delta",
     "schema": "--schema",
     "random_state": "--seed",
     "allow_large_epsilon": "--allow-large-epsilon",

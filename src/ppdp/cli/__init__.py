@@ -12,7 +12,6 @@ import argparse
 import importlib
 import logging
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -187,24 +186,11 @@ _CLI_ADVICE = (
 )
 
 
-#: A learner refusing a parameter it does not take, with its Python parameter list
-#: (``delta (0.5) does not apply to logreg (PrivateLogisticRegression takes ...)``).
-_NOT_TAKEN = re.compile(r"\b(\w+) \(([^()]*)\) does not apply to ([\w-]+) \(\w+ takes [^()]*\)")
-_FLAG_OF = {"random_state": "--seed", "public_X": "--public"}
-
-
-def _not_taken(match: re.Match[str]) -> str:
-    key, value, kind = match.groups()
-    flag = _FLAG_OF.get(key, "--" + key.replace("_", "-"))
-    why = " (it takes no δ: its guarantee is ε-DP)" if key == "delta" else ""
-    return f"{flag} ({value}) does not apply to {kind}{why}; drop {flag}"
-
-
 def _cli_words(text: str) -> str:
     """Replace Python advice (``pass allow_large_epsilon=True``) by the CLI flag that does it."""
     for python, cli in _CLI_ADVICE:
         text = text.replace(python, cli)
-    return _NOT_TAKEN.sub(_not_taken, text)
+    return text
 
 
 def _error(line: str) -> None:

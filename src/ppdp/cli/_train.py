@@ -26,7 +26,6 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("learner", {"choices": LEARNERS}, "the learner"), c.INPUT,
     ("-o --output", {"required": True, "metavar": "MODEL.json"}, "model file"),
     c.SCHEMA, c.EPSILON,
-    ("--delta", {"type": float, "default": None}, "δ, for learners with an (ε, δ) guarantee"),
     c.ALLOW_LARGE_EPSILON,
     ("--public", {"metavar": "P", "default": None},
      "hybrid-svm: a public table with the schema's feature columns"),
@@ -84,7 +83,7 @@ def _train(args: argparse.Namespace) -> int:
                 options=_options(args),
                 on_report=lambda schema, report: warn_clipping(schema, report, say),
                 say=say,
-                **c.pick(args, "schema output epsilon delta public"),
+                **c.pick(args, "schema output epsilon public"),
                 **c.pick(args, "ledger allow_seeded force dry_run idempotency_key scheduler"),
                 **c.table_args(args),
             )

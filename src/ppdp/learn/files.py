@@ -175,7 +175,6 @@ def build_learner(
     *,
     schema: Schema,
     epsilon: float,
-    delta: float | None = None,
     regularization: float | None = None,
     perturbation: str | None = None,
     public_X: Any = None,
@@ -193,7 +192,6 @@ def build_learner(
     accepted = set(cls._get_param_names())  # type: ignore[attr-defined]
     wanted: dict[str, Any] = {
         "epsilon": epsilon,
-        "delta": delta,
         "regularization": regularization,
         "perturbation": perturbation,
         "random_state": random_state,
@@ -232,7 +230,6 @@ def train_model_file(
     schema: Any,
     output: str | os.PathLike[str],
     epsilon: float,
-    delta: float | None = None,
     regularization: float | None = None,
     perturbation: str | None = None,
     public: Any = None,
@@ -274,7 +271,7 @@ def train_model_file(
         The declared schema; ``data_norm`` is its encoded row-norm bound.
     output : path
         The model file (``.json``).
-    epsilon, delta, regularization, perturbation : optional
+    epsilon, regularization, perturbation : optional
         Passed to the learner (``None`` keeps its default).
     public : DataFrame or path, optional
         Public rows with the schema's feature columns (``hybrid-svm`` only; required there).
@@ -330,7 +327,6 @@ def train_model_file(
             schema=schema,
             output=output,
             epsilon=epsilon,
-            delta=delta,
             regularization=regularization,
             perturbation=perturbation,
             public=public,
@@ -365,7 +361,6 @@ def _train_model_file(
     schema: Any,
     output: str | os.PathLike[str],
     epsilon: float,
-    delta: float | None = None,
     regularization: float | None = None,
     perturbation: str | None = None,
     public: Any = None,
@@ -417,7 +412,6 @@ def _train_model_file(
         kind,
         schema=sch,
         epsilon=epsilon,
-        delta=delta,
         regularization=regularization,
         perturbation=perturbation,
         public_X=public_X,
