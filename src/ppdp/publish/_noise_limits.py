@@ -10,6 +10,7 @@ works (found by re-planning a copy of the publisher at other ε; nothing is draw
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from ppdp._params import FIT_PARAMS_KEY
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 
-__all__ = ["planned_charges"]
+__all__ = ["epsilon_that_clears", "planned_charges"]
 
 T = TypeVar("T")
 
@@ -48,3 +49,15 @@ def planned_charges(publisher: Any, n_rows: int | None, plan: Callable[[Any, int
         return True
 
     raise too_small_epsilon(type(publisher).__name__, publisher.epsilon, error, feasible) from None
+
+
+def epsilon_that_clears(start: float, too_noisy: Callable[[float], bool]) -> float:
+    """The ε a low-utility message names: from ``start`` (the estimate that ignores the
+    samplers' rounding pad), up in steps of 0.1 % until ``too_noisy(ε)`` is false, then
+    rounded up to 3 significant digits (noise only shrinks as ε grows, so it still clears).
+    """
+    needed = start
+    while too_noisy(needed):  # past the rounding pad
+        needed *= 1.001
+    digits = 2 - math.floor(math.log10(needed))
+    return math.ceil(needed * 10**digits) / 10**digits

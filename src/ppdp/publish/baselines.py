@@ -29,6 +29,7 @@ from ppdp.data.schema import Layout
 from ppdp.exceptions import DataValidationError
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import epsilon_that_clears
 from ppdp.publish.pca import (
     _add_laplace,
     _check_schema,
@@ -142,14 +143,12 @@ class _RowPublisher(Publisher):
         sd = math.sqrt(2.0) * scale
         if sd < SWAMPED_NOISE_SD:
             return None
-        needed = float(c.epsilon) * sd / SWAMPED_NOISE_SD
-        while True:  # past the grid allowance, which shrinks as ε grows
-            trial = type(self)(needed, self.schema, allow_large_epsilon=True)
-            if math.sqrt(2.0) * trial._mechanism().scale < SWAMPED_NOISE_SD:
-                break
-            needed *= 1.001
-        digits = 2 - math.floor(math.log10(needed))
-        needed = math.ceil(needed * 10**digits) / 10**digits
+
+        def too_noisy(eps: float) -> bool:
+            trial = type(self)(eps, self.schema, allow_large_epsilon=True)
+            return math.sqrt(2.0) * trial._mechanism().scale >= SWAMPED_NOISE_SD
+
+        needed = epsilon_that_clears(float(c.epsilon) * sd / SWAMPED_NOISE_SD, too_noisy)
         return (
             f"{self._NAME} at epsilon {c.epsilon:g}: each encoded value, whose range is "
             f"[0, 1], gets noise of scale {scale:.3g} (standard deviation {sd:.3g}), so the "

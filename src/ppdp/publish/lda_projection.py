@@ -47,6 +47,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import epsilon_that_clears
 from ppdp.publish.fisher import (
     CALIBRATIONS,
     ClassMoments,
@@ -611,11 +612,9 @@ class LDAProjectionPublisher(Publisher):
         def scale_at(eps: float) -> float:
             return self._projection_mechanism(_split_epsilon(eps, share)[0], r, p).scale
 
-        needed = mech.sensitivity / (value_range * share)
-        while scale_at(needed) >= value_range:  # past the rounding pad
-            needed *= 1.001
-        digits = 2 - math.floor(math.log10(needed))
-        needed = math.ceil(needed * 10**digits) / 10**digits
+        needed = epsilon_that_clears(
+            mech.sensitivity / (value_range * share), lambda eps: scale_at(eps) >= value_range
+        )
         return (
             f"noisy projections at epsilon {self.epsilon}: the Laplace noise on each row's "
             f"projection has scale {mech.scale:.3g}, at least the projection's whole range "

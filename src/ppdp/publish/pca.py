@@ -38,6 +38,7 @@ from ppdp.exceptions import (
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._noise_limits import epsilon_that_clears
 from ppdp.random import PartitionStreams, RandomSource, RandomState
 
 __all__ = ["DPPCAPublisher", "joint_moment_sensitivity", "projection_sensitivity"]
@@ -556,11 +557,9 @@ class DPPCAPublisher(Publisher):
             trial = DPPCAPublisher(eps, k, self.schema, clamp=c.clamp, allow_large_epsilon=True)
             return math.sqrt(2.0 * k / p) * trial._stage2_mechanism().scale
 
-        needed = float(c.epsilon) * sd / SWAMPED_NOISE_SD
-        while sd_at(needed) >= SWAMPED_NOISE_SD:  # past the rounding pad
-            needed *= 1.001
-        digits = 2 - math.floor(math.log10(needed))
-        needed = math.ceil(needed * 10**digits) / 10**digits
+        needed = epsilon_that_clears(
+            float(c.epsilon) * sd / SWAMPED_NOISE_SD, lambda eps: sd_at(eps) >= SWAMPED_NOISE_SD
+        )
         return (
             f"DP-PCA at epsilon {c.epsilon:g} with {k} component(s): the stage-2 Laplace "
             f"noise (scale {b2:.3g} per projection) adds about {sd:.3g} (standard "
