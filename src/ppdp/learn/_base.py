@@ -512,7 +512,6 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 allow_seeded=allow_seeded,
                 idempotency_key=idempotency_key,
             )
-            indices = [r.index for r in records]
             if accountant is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
                 if source.is_secure:
@@ -523,11 +522,22 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             except BaseException:
                 del self.classes_  # never look fitted after a failed release
                 raise
-            record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
-            self.ledger_indices_ = tuple(indices)
-            self.replayed_ = bool(records) and all(r.replayed for r in records)
-            self.seeded_ = not source.is_secure
-            return self
+            return self._released(accountant, records, source, idempotency_key)
+
+    def _released(
+        self,
+        accountant: Accountant | None,
+        records: Any,
+        source: RandomSource,
+        idempotency_key: str | None,
+    ) -> Any:
+        """After a release (both paths): a keyed release recorded before it leaves ``fit``,
+        then the ledger entries, replay and seeding state."""
+        record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
+        self.ledger_indices_ = tuple(r.index for r in records)
+        self.replayed_ = bool(records) and all(r.replayed for r in records)
+        self.seeded_ = not source.is_secure
+        return self
 
     def _check_accountant(
         self,
@@ -685,11 +695,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             except BaseException:
                 del self.classes_  # never look fitted after a failed release
                 raise
-        record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
-        self.ledger_indices_ = tuple(r.index for r in records)
-        self.replayed_ = bool(records) and all(r.replayed for r in records)
-        self.seeded_ = not source.is_secure
-        return self
+        return self._released(accountant, records, source, idempotency_key)
 
     def _validate_training_data(
         self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
