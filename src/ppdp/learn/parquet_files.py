@@ -103,9 +103,10 @@ def predict_rows(
     """Predictions of every row of ``frame`` (:func:`predictions_frame`), and per column the
     missing values filled with the schema's ``impute`` constants (``nan_policy: impute``).
 
-    The rows are encoded in the schema's total mode, which also says which rows hold a
-    value ``"raise"`` refuses (:func:`ppdp.data.encoding.encode_flagging_rows`: the
-    encoder's own rules). ``"raise"`` refuses such a table (:func:`refuse_invalid`).
+    The rows are encoded once, in the schema's total mode, which also says which rows hold
+    a value ``"raise"`` refuses (:func:`ppdp.data.encoding.encode_flagging_rows`: the
+    encoder's own rules). ``"raise"`` refuses such a table (:func:`refuse_invalid`), and
+    otherwise predicts from that encoding (with nothing refused it is the raise-mode one).
     ``"mask"`` predicts every row from that encoding (a refused value becomes the declared
     value the total mode maps it to) and adds the :data:`MASKED` column naming, per row,
     the masked columns.
@@ -115,10 +116,10 @@ def predict_rows(
     X, _, report, refused = encode_flagging_rows(features, frame)
     imputed = dict(report.imputed)
     if on_invalid == "raise":
-        refuse_invalid(frame, refused)
-        return predictions_frame(est, model_input(est, features, frame), classes), imputed
+        refuse_invalid(frame, refused)  # nothing refused: X is the raise-mode encoding
     out = predictions_frame(est, X, classes, encoded=True)
-    out[MASKED] = masked_names(refused, len(frame))
+    if on_invalid == "mask":
+        out[MASKED] = masked_names(refused, len(frame))
     return out, imputed
 
 
