@@ -55,7 +55,7 @@ class Option:
     param : str
         The constructor parameter it sets (``"n_components"``).
     help : str
-        What it does for this method (``ppdp METHOD --help`` prefixes the method names).
+        What it does for this method (``ppdp publish METHOD --help`` lists it).
     spec : mapping
         ``argparse`` ``add_argument`` keywords (``type``, ``choices``, ``metavar``, ...).
         A switch is ``{"action": "store_const", "const": VALUE}``: the parameter's value
@@ -112,12 +112,15 @@ class Entry:
         The method-specific command-line flags it takes.
     required : mapping
         Flags it cannot do without -> what to give, said when one is missing.
+    summary : str
+        One line saying what it does (``ppdp publish METHOD --help`` and the method list).
     """
 
     name: str
     target: str
     options: tuple[Option, ...] = ()
     required: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    summary: str = ""
 
     @property
     def flags(self) -> Mapping[str, str]:
@@ -153,6 +156,7 @@ class Registry:
         target: str,
         *options: Option,
         required: Mapping[str, str] | None = None,
+        summary: str = "",
     ) -> Entry:
         """Add ``name`` -> ``"module:Class"`` taking ``options``.
 
@@ -165,7 +169,8 @@ class Registry:
             known = self._options.setdefault(opt.flag, opt)
             if (known.spec, known.parse) != (opt.spec, opt.parse):
                 raise ValueError(f"{opt.flag} of {name!r} reads differently from its earlier use")
-        entry = Entry(name, target, tuple(options), MappingProxyType(dict(required or {})))
+        required_flags = MappingProxyType(dict(required or {}))
+        entry = Entry(name, target, tuple(options), required_flags, summary)
         self._entries[name] = entry
         return entry
 
@@ -197,15 +202,6 @@ class Registry:
     def options(self) -> tuple[Option, ...]:
         """Every method-specific flag, once each, in the order first registered."""
         return tuple(self._options.values())
-
-    def help(self, flag: str) -> str:
-        """``flag``'s help: each owner's text, after the names of the owners that share it."""
-        texts: dict[str, list[str]] = {}
-        for entry in self._entries.values():
-            for opt in entry.options:
-                if opt.flag == flag:
-                    texts.setdefault(opt.help, []).append(entry.name)
-        return "; ".join(f"{', '.join(names)}: {text}" for text, names in texts.items())
 
     def parameters(self, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
         """The constructor parameters of ``name`` from flag -> value (None: not given).
@@ -289,6 +285,7 @@ PUBLISHERS.register(
     switch("--no-clamp", "clamp",
            "leave the encoded release unclamped (the decoded table is clipped anyway)"),
     required={"--components": "choose k in advance"},
+    summary="the table through its noisy principal components (DP-PCA), one row per input row",
 )  # fmt: skip
 PUBLISHERS.register(
     "lda-synth",
@@ -298,6 +295,8 @@ PUBLISHERS.register(
            choices=("public", "noisy"), default="noisy"),
     option("--count-share", "count_share",
            "share of ε for the noisy class histogram (--class-sizes noisy)", type=float),
+    summary="labelled synthetic rows from noisy class means and a noisy second moment "
+            "(DP-LDA, Jiang et al.)",
 )  # fmt: skip
 PUBLISHERS.register(
     "lda-projection",
@@ -325,9 +324,12 @@ PUBLISHERS.register(
     switch("--keep-constant", "remove_constant",
            "keep the one-hot blocks' constant directions (removed by default)"),
     required={"--delta": "a number in (0, 1), well below 1/n"},
+    summary="a noisy Fisher discriminant (LDA-DP) and, by default, noisy projections on it",
 )  # fmt: skip
-PUBLISHERS.register("laplace", "ppdp.publish.baselines:LaplacePublisher")
-PUBLISHERS.register("exponential", "ppdp.publish.baselines:ExponentialPublisher")
+PUBLISHERS.register("laplace", "ppdp.publish.baselines:LaplacePublisher",
+                    summary="baseline: every encoded value plus Laplace noise (LAP)")  # fmt: skip
+PUBLISHERS.register("exponential", "ppdp.publish.baselines:ExponentialPublisher",
+                    summary="baseline: each row with truncated Laplace noise (EXP)")  # fmt: skip
 PUBLISHERS.register(
     "synth",
     "ppdp.publish.table_synth:TableSynthesizer",
@@ -343,6 +345,7 @@ PUBLISHERS.register(
            "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
            "add/remove keeps n private and halves the noise variance)",
            choices=("replace-one", "add/remove")),
+    summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 
 #: ``ppdp train LEARNER``: private classifiers (a model file stores the class name).
@@ -388,15 +391,19 @@ def _kernel(tuning: str) -> tuple[Option, ...]:
     )  # fmt: skip
 
 
-LEARNERS.register("logreg", "ppdp.learn.linear:PrivateLogisticRegression", *_LINEAR)
-LEARNERS.register("svm", "ppdp.learn.linear:PrivateLinearSVM", *_LINEAR, _HUBER)
-LEARNERS.register("rbf-svm", "ppdp.learn.rbf_svm:PrivateRBFSVM", *_kernel("none, private"))
+LEARNERS.register("logreg", "ppdp.learn.linear:PrivateLogisticRegression", *_LINEAR,
+                  summary="logistic regression by objective or output perturbation")  # fmt: skip
+LEARNERS.register("svm", "ppdp.learn.linear:PrivateLinearSVM", *_LINEAR, _HUBER,
+                  summary="linear SVM (Huber loss), objective or output perturbation")  # fmt: skip
+LEARNERS.register("rbf-svm", "ppdp.learn.rbf_svm:PrivateRBFSVM", *_kernel("none, private"),
+                  summary="RBF-kernel SVM on random Fourier features")  # fmt: skip
 LEARNERS.register(
     "hybrid-svm",
     "ppdp.learn.rbf_svm:HybridRBFSVM",
     *_kernel("none, private, public"),
     option("--rho-max-iter", "rho_max_iter", "L-BFGS iterations for ρ", type=int),
     switch("--no-overlap-check", "check_overlap", "no warning when public rows equal private ones"),
+    summary="RBF-kernel SVM whose random features are fitted to public rows (--public)",
 )
 
 #: Local randomizers, by the ``"type"`` their ``to_dict`` writes.

@@ -79,7 +79,9 @@ def test_hybrid_svm_without_public_names_the_flag(labelled, capsys):
     assert "public (None)" not in err
 
 
-@pytest.mark.parametrize("command", [["publish"], ["train"], ["budget", "init"], ["report"]])
+@pytest.mark.parametrize(
+    "command", [["publish", "synth"], ["train", "svm"], ["budget", "init"], ["report"]]
+)
 def test_help_states_only_defaults_that_say_something(command, capsys):
     """New-user trial: entries read '(default 16) (default: None)'."""
     with pytest.raises(SystemExit):

@@ -7,6 +7,7 @@ without a row fails here, so the CLI cannot fall behind the library silently.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 
 import pytest
@@ -16,6 +17,7 @@ from ppdp.learn import HybridRBFSVM, PrivateLinearSVM, PrivateLogisticRegression
 from ppdp.publish import DPPCAPublisher, LDAProjectionPublisher, TableSynthesizer
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
+from ppdp.registry import LEARNERS, PUBLISHERS
 
 # parameter -> the flag that sets it, or (None, what supplies it)
 PUBLISH = {
@@ -67,10 +69,19 @@ TRAIN = {
 }
 
 
-def _flags(command: str) -> set[str]:
+def _entry(command: str, cls: type):
+    registry = {"publish": PUBLISHERS, "train": LEARNERS}[command]
+    return next(e for e in registry.entries() if e.class_name == cls.__name__)
+
+
+def _flags(command: str, cls: type) -> set[str]:
+    """The flags ``ppdp COMMAND NAME --help`` lists, NAME being where ``cls`` registered."""
+    name = _entry(command, cls).name
     parser = build_parser()
     sub = next(a for a in parser._actions if a.choices and command in a.choices)
-    return set(sub.choices[command]._option_string_actions)
+    methods = next(a for a in sub.choices[command]._actions if a.choices and name in a.choices)
+    actions = methods.choices[name]._option_string_actions
+    return {flag for flag, action in actions.items() if action.help != argparse.SUPPRESS}
 
 
 @pytest.mark.parametrize(
@@ -96,11 +107,13 @@ def _flags(command: str) -> set[str]:
     ],
 )
 def test_every_api_parameter_has_a_cli_flag(command, classes, table) -> None:
-    flags = _flags(command)
     for cls in classes:
+        flags = _flags(command, cls)
+        own = {param: flag for flag, param in _entry(command, cls).flags.items()}
         for name in list(inspect.signature(cls.__init__).parameters)[1:]:
             assert name in table, f"{cls.__name__}({name}=...) has no row: add a flag for it"
-            flag = table[name]
+            flag = own.get(name, table[name])  # --tuning sets the kernel SVMs' tuning
             if isinstance(flag, str):
                 assert flag in flags, f"ppdp {command} lacks {flag} for {cls.__name__}.{name}"
-    assert "--tuning" in _flags("train")  # the kernel SVMs' tuning mode
+    assert "--tuning" in _flags("train", PrivateRBFSVM)  # the kernel SVMs' tuning mode
+    assert "--tuning" not in _flags("train", PrivateLogisticRegression)  # hidden there

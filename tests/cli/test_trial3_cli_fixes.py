@@ -201,7 +201,7 @@ def test_train_has_no_delta_flag(table, tmp_path, capsys):
         main([*argv, "--delta", "1e-5", "-o", str(tmp_path / "m.json")])
     assert info.value.code == 2
     line = one_error_line(capsys)
-    assert "unrecognized arguments: --delta 1e-5" in line and "ppdp train --help" in line
+    assert "unrecognized arguments: --delta 1e-5" in line and "ppdp train logreg --help" in line
     assert not (tmp_path / "m.json").exists()
     from ppdp.registry import LEARNERS
 

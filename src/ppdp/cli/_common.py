@@ -102,13 +102,30 @@ def add_flags(parser: Any, *flags: Flag) -> None:
         parser.add_argument(*names.split(), help=text, **options)
 
 
-def add_registry_flags(parser: Any, registry: Any) -> None:
-    """The method-specific flags of ``registry`` (:class:`ppdp.registry.Registry`), in a
-    group of their own, each with its owners' help."""
-    kind = registry.kind
-    where = parser.add_argument_group(f"{kind}-specific flags (each names the {kind}s taking it)")
-    for opt in registry.options():
-        where.add_argument(opt.flag, help=registry.help(opt.flag), **opt.spec)
+def registry_commands(
+    parent: argparse.ArgumentParser,
+    registry: Any,
+    description: str,
+    *flags: Flag,
+    dest: str,
+    **defaults: Any,
+) -> None:
+    """One sub-command of ``parent`` per mechanism of ``registry``
+    (:class:`ppdp.registry.Registry`), its name stored as ``dest``: the shared ``flags``, then
+    the mechanism's own flags in a group of their own, so ``ppdp publish synth --help`` lists
+    what synth takes. The other mechanisms' flags are accepted but hidden: one given is
+    refused in the registry's words, which name the mechanisms that take it."""
+    actions = parent.add_subparsers(dest=dest, metavar=registry.kind.upper(), required=True)
+    for entry in registry.entries():
+        summary = entry.summary
+        what = f"{summary[:1].upper()}{summary[1:]}. {description}"
+        parser = command(actions, entry.name, summary, what, *flags, **defaults)
+        own = {o.flag: o for o in entry.options}
+        group = parser.add_argument_group(f"{entry.name} flags") if own else parser
+        for opt in registry.options():
+            mine = own.get(opt.flag)
+            where, text = (group, mine.help) if mine else (parser, argparse.SUPPRESS)
+            where.add_argument(opt.flag, help=text, **(mine or opt).spec)
 
 
 def pick(args: argparse.Namespace, names: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ _DESCRIPTION = (
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
-    ("method", {"choices": METHODS}, "the publishing method"), c.INPUT,
+    c.INPUT,
     ("-o --output", {"required": True, "metavar": "OUT"},
      "the release (.csv, .parquet, or a folder); its guarantee goes to OUT.guarantee.json"),
     c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE, c.ALLOW_LARGE_EPSILON, c.DRY_RUN,
@@ -27,8 +27,9 @@ _FLAGS: tuple[c.Flag, ...] = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``publish`` to the ``ppdp`` parser."""
     what = _summary()
-    parser = c.command(subparsers, "publish", what, _DESCRIPTION, *_FLAGS, func=_run)
-    c.add_registry_flags(parser, PUBLISHERS)
+    parser = c.command(subparsers, "publish", what, f"{_DESCRIPTION} 'ppdp publish METHOD --help' "
+                       "lists a method's flags.")  # fmt: skip
+    c.registry_commands(parser, PUBLISHERS, _DESCRIPTION, *_FLAGS, dest="method", func=_run)
 
 
 def _summary() -> str:

@@ -23,7 +23,7 @@ _PREDICT = (
 )
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
-    ("learner", {"choices": LEARNERS}, "the learner"), c.INPUT,
+    c.INPUT,
     ("-o --output", {"required": True, "metavar": "MODEL.json"}, "model file"),
     c.SCHEMA, c.EPSILON,
     c.ALLOW_LARGE_EPSILON,
@@ -48,8 +48,10 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``train`` and ``predict`` to the ``ppdp`` parser."""
     what = "train a differentially private classifier and write its model file"
-    parser = c.command(subparsers, "train", what, _DESCRIPTION, *_FLAGS, func=_train)
-    c.add_registry_flags(parser, LEARNER_REGISTRY)
+    parser = c.command(subparsers, "train", what, f"{_DESCRIPTION} 'ppdp train LEARNER --help' "
+                       "lists a learner's flags.")  # fmt: skip
+    c.registry_commands(parser, LEARNER_REGISTRY, _DESCRIPTION, *_FLAGS, dest="learner",
+                        func=_train)  # fmt: skip
     what = "predict a table with a model file (no privacy cost)"
     c.command(subparsers, "predict", what, _PREDICT, *_PREDICT_FLAGS, func=_predict)
 
