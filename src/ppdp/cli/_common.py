@@ -159,10 +159,13 @@ def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: 
         )
 
 
-def say(prefix: str) -> Callable[[str], None]:
-    """A function writing ``PREFIX: message`` lines on stderr (``say("ppdp train")``)."""
+def say(prefix: str, *, quiet: bool = False) -> Callable[[str], None]:
+    """A function writing ``PREFIX: message`` lines on stderr (``say("ppdp train")``);
+    ``quiet`` (``-q``) keeps only the warnings (progress lines are dropped)."""
 
     def line(message: str) -> None:
+        if quiet and not message.startswith("warning"):
+            return
         sys.stderr.write(f"{prefix}: {message}\n")
         sys.stderr.flush()
 

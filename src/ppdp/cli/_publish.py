@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
         args.input,
         options={o.flag: o.value(getattr(args, o.dest)) for o in PUBLISHERS.options()},
         random_state=args.seed,
-        say=c.say("ppdp publish"),
+        say=c.say("ppdp publish", quiet=args.quiet),
         **c.pick(args, "schema output epsilon ledger allow_seeded allow_large_epsilon force"),
         **c.pick(args, "idempotency_key dry_run scheduler"),
         **c.table_args(args),

@@ -70,7 +70,7 @@ def _train(args: argparse.Namespace) -> int:
     from ppdp.publish.files import warn_clipping
 
     c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
-    say, caught = c.say("ppdp train"), []
+    say, caught = c.say("ppdp train", quiet=args.quiet), []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

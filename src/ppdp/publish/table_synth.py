@@ -14,6 +14,7 @@ import itertools
 import logging
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,12 @@ from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_delta, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
+from ppdp.exceptions import (
+    DataValidationError,
+    LowUtilityWarning,
+    ParameterError,
+    ParameterTypeError,
+)
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.table_synth_model import (
@@ -43,6 +49,7 @@ from ppdp.publish.table_synth_model import (
     cdp_rho,
     class_counts_for,
     compress_levels,
+    crowded_end_bins,
     estimate,
     fit_joint,
     group_table,
@@ -666,6 +673,7 @@ class TableSynthesizer(Publisher):
             )
         self._model = model
         self._plan = plan
+        _warn_crowded_bins(model, plan.bins, self.schema)
         names = plan.bins.names
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values for m in first + second
@@ -850,6 +858,27 @@ class TableSynthesizer(Publisher):
             for i, share in enumerate(shares)
         ]
         return write_parquet_dataset(parts, path, scheduler=scheduler)
+
+
+def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) -> None:
+    """A :class:`LowUtilityWarning` per skewed numeric column (:func:`crowded_end_bins`).
+
+    Read from the fitted model, that is from the noisy tables: it costs no privacy."""
+    for a, code, share in crowded_end_bins(model, bins):
+        col = schema.column(bins.names[a])
+        inner = bins.sizes[a] - 1
+        width = (col.upper - col.lower) / inner
+        lo = col.lower + (code - 1) * width
+        which = "first" if code == 1 else "last"
+        warnings.warn(
+            f"column {col.name!r}: about {share:.0%} of the released values fall in its {which} "
+            f"bin [{lo:.6g}, {lo + width:.6g}) of {inner}, so the release keeps little of how "
+            "they spread; declare bounds closer to where the values lie (values beyond are "
+            f"clipped) or more bins (n_bins, --bins) (read from the noisy tables: no privacy "
+            "cost)",
+            LowUtilityWarning,
+            stacklevel=4,
+        )
 
 
 def _sens(value: float) -> str:

@@ -900,6 +900,45 @@ def fit_joint(
     return JointModel(n, shape, p.reshape(shape) * n)
 
 
+def attribute_counts(model: Model | JointModel, a: int) -> NDArray[np.float64]:
+    """The model's 1-way table of attribute ``a`` (post-processing of the noisy tables)."""
+    if isinstance(model, JointModel):
+        axes = tuple(i for i in range(len(model.sizes)) if i != a)
+        return np.asarray(model.counts.sum(axis=axes), dtype=np.float64)
+    if a == model.label:
+        return np.asarray(model.class_counts, dtype=np.float64)
+    return np.asarray(model.pairs[a].sum(axis=0), dtype=np.float64)
+
+
+#: :func:`crowded_end_bins` reports an end bin holding at least this share of a column.
+CROWDED_SHARE = 0.5
+
+
+def crowded_end_bins(model: Model | JointModel, bins: Bins) -> list[tuple[int, int, float]]:
+    """``(attribute, code, share)`` for each binned numeric column whose first or last bin
+    holds at least :data:`CROWDED_SHARE` of the model's rows.
+
+    Such a column's values lie in a small part of its declared range (a skewed column such
+    as an income, or bounds far wider than the values), so the release keeps almost nothing
+    of how they spread. A crowded middle bin (Adult's 40 hours a week) is a real spike and
+    is not reported; the lower bound's own code (zero-heavy columns) is not a bin.
+    Post-processing of the model, so it can be said without further privacy cost.
+    """
+    out = []
+    for a, kind in enumerate(bins.kinds):
+        if kind != "binned":
+            continue
+        counts = np.maximum(attribute_counts(model, a), 0.0)
+        total = counts.sum()
+        if not total > 0:
+            continue
+        for code in (1, bins.sizes[a] - 1):
+            share = float(counts[code] / total)
+            if share >= CROWDED_SHARE:
+                out.append((a, code, share))
+    return out
+
+
 def sample_joint(model: JointModel, n: int, source: RandomSource) -> NDArray[np.int64]:
     """``n`` coded rows drawn from the fitted table (post-processing).
 
