@@ -43,6 +43,22 @@ def _check_bound(col: str, key: str, value: Any) -> float:
     return v
 
 
+#: Most decimals a numeric column may declare (float64 holds about 15-17 significant digits).
+MAX_DECIMALS = 12
+
+
+def _check_decimals(col: str, value: Any) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or not 0 <= value <= MAX_DECIMALS
+    ):
+        raise SchemaError(
+            f"column {col!r}: decimals ({value!r}) must be an integer from 0 to {MAX_DECIMALS}"
+        )
+    return int(value)
+
+
 def check_category(where: str, value: Any) -> Category:
     if isinstance(value, str | bool) or (
         isinstance(value, numbers.Integral) and not isinstance(value, float)
@@ -87,6 +103,13 @@ class NumericColumn:
     impute : float or None
         Constant that replaces a missing value when the schema's ``nan_policy`` is
         ``"impute"``; must lie within the bounds.
+    decimals : int or None
+        Public precision of the column's values: the number of decimals, 0 to 12. Decoded
+        values are rounded to it (then kept within the bounds), so a synthetic release
+        prints ``27.9`` rather than ``27.889309762269264``. Like the bounds it is a
+        declaration, never read from the private data in a release; not together with
+        ``integer`` (which already rounds to whole numbers). ``None`` (default): no
+        rounding.
     """
 
     name: str
@@ -94,6 +117,7 @@ class NumericColumn:
     upper: float
     integer: bool = False
     impute: float | None = None
+    decimals: int | None = None
 
     def __post_init__(self) -> None:
         _check_name("numeric column", self.name)
@@ -121,6 +145,13 @@ class NumericColumn:
                     f"column {self.name!r}: impute ({v!r}) must lie within [{lo!r}, {hi!r}]"
                 )
             object.__setattr__(self, "impute", v)
+        if self.decimals is not None:
+            object.__setattr__(self, "decimals", _check_decimals(self.name, self.decimals))
+            if self.integer:
+                raise SchemaError(
+                    f"column {self.name!r}: decimals ({self.decimals!r}) cannot go with "
+                    "integer: true (integer already rounds to whole numbers); drop one"
+                )
 
     def to_dict(self) -> dict[str, Any]:
         """The column as it appears in a schema file."""
@@ -133,6 +164,8 @@ class NumericColumn:
             d["impute"] = (
                 int(self.impute) if self.integer and self.impute.is_integer() else self.impute
             )
+        if self.decimals is not None:
+            d["decimals"] = self.decimals
         return d
 
 

@@ -580,6 +580,24 @@ def _category_order(values: Sequence[object]) -> tuple[Category, ...]:
     return tuple(seen)
 
 
+#: Most decimals a draft proposes; values finer than this get no ``decimals``.
+_MAX_DRAFT_DECIMALS = 6
+
+
+def _decimals(vals: np.ndarray, dtype: Any) -> int | None:
+    """The fewest decimals ``d`` in 0..6 that every value is a multiple of ``10**-d`` at.
+
+    "A multiple" within a few units of the values' floating precision (``30007.09`` is not
+    exactly a multiple of 0.01 in binary); ``None`` when no ``d`` up to 6 fits.
+    """
+    eps = np.finfo(np.float32 if str(dtype).lower() == "float32" else np.float64).eps
+    tol = 4.0 * float(eps) * np.maximum(np.abs(vals), 1.0)
+    for d in range(_MAX_DRAFT_DECIMALS + 1):
+        if np.all(np.abs(np.round(vals, d) - vals) <= tol):
+            return d
+    return None
+
+
 def draft_schema(
     df: pd.DataFrame,
     *,
@@ -592,13 +610,15 @@ def draft_schema(
     """Propose a schema from ``df``. ALWAYS warns :class:`~ppdp.exceptions.PrivacyLeakWarning`.
 
     Numeric columns get their observed minimum and maximum as bounds (integer columns are
-    marked ``integer``; a constant column gets ``upper = lower + 1``); boolean columns become
-    integer columns on ``[0, 1]``; other columns become categorical with their observed
-    values: numbers ascending, month and weekday names in calendar order, anything else in
-    the order first seen. Integer columns with at most ``max_integer_codes`` distinct values,
-    each seen five times on average (codes such as SEX 1/2 or EDUCATION 1–6), are drafted as
-    categorical, with a warning naming them. A column with a distinct value in every row (an
-    identifier) is left out, with a warning. The label's classes are its observed values.
+    marked ``integer``, other numeric columns get ``decimals``: the fewest decimals, up to 6,
+    their values are written with; a constant column gets ``upper = lower + 1``); boolean
+    columns become integer columns on ``[0, 1]``; other columns become categorical with
+    their observed values: numbers ascending, month and weekday names in calendar order,
+    anything else in the order first seen. Integer columns with at most
+    ``max_integer_codes`` distinct values, each seen five times on average (codes such as
+    SEX 1/2 or EDUCATION 1–6), are drafted as categorical, with a warning naming them. A
+    column with a distinct value in every row (an identifier) is left out, with a warning.
+    The label's classes are its observed values.
 
     Parameters
     ----------
@@ -698,7 +718,11 @@ def draft_schema(
                 hi = lo + 1
             columns.append(
                 NumericColumn(
-                    name, int(lo) if integer else lo, int(hi) if integer else hi, integer=integer
+                    name,
+                    int(lo) if integer else lo,
+                    int(hi) if integer else hi,
+                    integer=integer,
+                    decimals=None if integer else _decimals(vals, s.dtype),
                 )
             )
             continue

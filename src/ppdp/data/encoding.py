@@ -709,8 +709,10 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
     DataFrame
         One column per schema column (and the label when ``y`` or a label block is given).
         Numeric columns: ``lower + clip(x, 0, 1) * (upper - lower)``, rounded for integer
-        columns. Categorical columns: the category of the arg-max dummy of the block (the
-        first one on ties). An encode→decode round trip is exact for in-bound data.
+        columns; with ``decimals`` declared, rounded to that many decimals and clipped back
+        into ``[lower, upper]`` (a bound off the decimal grid stays the bound). Categorical
+        columns: the category of the arg-max dummy of the block (the first one on ties). An
+        encode→decode round trip is exact for in-bound data (on the declared decimal grid).
     """
     arr = np.asarray(X)
     if arr.ndim != 2 or arr.dtype.kind not in "biuf":
@@ -738,6 +740,9 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
         if isinstance(col, NumericColumn):
             x = np.clip(arr[:, block.start], 0.0, 1.0)
             v = np.clip(col.lower + x * (col.upper - col.lower), col.lower, col.upper)
+            if col.decimals is not None:
+                # A bound off the decimal grid stays the bound.
+                v = np.clip(np.round(v, col.decimals), col.lower, col.upper)
             out[col.name] = np.rint(v).astype(np.int64) if col.integer else v
         else:
             assert isinstance(col, CategoricalColumn)

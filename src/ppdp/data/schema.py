@@ -675,7 +675,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
     where = f"column {name!r}" if isinstance(name, str) else f"columns[{index}]"
     kind = raw.get("type")
     if kind == "numeric":
-        _check_keys(where, raw, {"name", "type", "lower", "upper", "integer", "impute"})
+        _check_keys(where, raw, {"name", "type", "lower", "upper", "integer", "impute", "decimals"})
         for key in ("lower", "upper"):
             if raw.get(key) is None:
                 raise SchemaError(
@@ -688,6 +688,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             upper=raw["upper"],
             integer=raw.get("integer", False),
             impute=raw.get("impute"),
+            decimals=raw.get("decimals"),
         )
     if kind == "categorical":
         _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})
