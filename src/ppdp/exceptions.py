@@ -18,6 +18,7 @@ __all__ = [
     "LedgerIOError",
     "LedgerIntegrityError",
     "LowUtilityWarning",
+    "MissingColumnsError",
     "NotDifferentiallyPrivateWarning",
     "NotFittedError",
     "OptionalDependencyError",
@@ -53,6 +54,17 @@ class DataValidationError(PPDPError, ValueError):
 
     The message names the column or parameter, never a private value.
     """
+
+
+class MissingColumnsError(DataValidationError):
+    """A table lacks columns its schema declares (``missing``: their names, in schema order).
+
+    Raised from the header alone, before any row is read.
+    """
+
+    def __init__(self, message: str, missing: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 class BudgetExceededError(PPDPError, ValueError):

@@ -264,3 +264,23 @@ def test_a_yaml_draft_starts_with_a_comment_on_the_leak_and_the_impute_constants
     draft_schema_file(path, output=out, force=True)
     text = out.read_text()
     assert text.startswith("# DRAFT") and "impute" not in text
+
+
+def test_draft_with_missing_values_keeps_each_columns_decimals(tmp_path) -> None:
+    # The impute rebuild for missing values used to drop the proposed ``decimals``.
+    path = tmp_path / "m.csv"
+    pd.DataFrame({"bmi": [21.7, None, 28.0, 30.1] * 5, "w": [1.25, 2.5, 3.75, None] * 5}).to_csv(
+        path, index=False
+    )
+    schema = draft_schema_file(path).schema
+    assert schema.nan_policy == "impute"
+    assert {c.name: c.decimals for c in schema.columns} == {"bmi": 1, "w": 2}
+
+
+def test_a_missing_column_names_itself_structurally(tmp_path, table) -> None:
+    from ppdp.data.draft import read_table
+    from ppdp.exceptions import DataValidationError, MissingColumnsError
+
+    with pytest.raises(MissingColumnsError) as info:
+        read_table(table, columns=["age", "zip", "y", "tax"])
+    assert info.value.missing == ("zip", "tax") and isinstance(info.value, DataValidationError)

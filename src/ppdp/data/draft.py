@@ -38,6 +38,7 @@ from ppdp.data.schema import (
 )
 from ppdp.exceptions import (
     DataValidationError,
+    MissingColumnsError,
     OptionalDependencyError,
     ParameterError,
     PPDPWarning,
@@ -242,9 +243,10 @@ def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[st
     if missing:
         names = ", ".join(repr(m) for m in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        raise DataValidationError(
+        raise MissingColumnsError(
             f"data ({str(p)!r}): missing column(s) {names}{more} declared in the schema "
-            "(read from the header; no row was read)"
+            "(read from the header; no row was read)",
+            tuple(missing),
         )
     found = [h for h in header if h in wanted]
     if len(found) != len(wanted):

@@ -20,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import warnings
@@ -28,7 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ppdp.exceptions import DataValidationError, ParameterError, PPDPWarning
+from ppdp.exceptions import (
+    MissingColumnsError,
+    ParameterError,
+    PPDPWarning,
+)
 
 __all__ = [
     "SCHEMA_SUFFIXES",
@@ -233,7 +238,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
     """
     import pandas as pd
 
-    from ppdp.data.schema import CategoricalColumn, LabelSpec, NumericColumn, Schema
+    from ppdp.data.schema import LabelSpec, NumericColumn, Schema
 
     tokens = schema.missing_values
     missing = {}
@@ -286,14 +291,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
             stacklevel=2,
         )
         policy = "impute"
-        columns = tuple(
-            CategoricalColumn(c.name, c.categories, other=c.other, impute=_declared_impute(c))
-            if isinstance(c, CategoricalColumn)
-            else NumericColumn(
-                c.name, c.lower, c.upper, integer=c.integer, impute=_declared_impute(c)
-            )
-            for c in columns
-        )
+        columns = tuple(dataclasses.replace(c, impute=_declared_impute(c)) for c in columns)
     return Schema(
         columns=columns,
         label=label,
@@ -444,9 +442,9 @@ def check_table(
     unchecked = []
     try:
         df = read(schema.column_names)
-    except DataValidationError as exc:
+    except MissingColumnsError as exc:
         label = schema.label
-        if label is None or f"missing column(s) {label.name!r} declared" not in str(exc):
+        if label is None or exc.missing != (label.name,):
             raise
         schema = schema.without_label()  # a table to score: its features alone
         df = read(schema.column_names)
