@@ -164,6 +164,39 @@ def test_non_numbers_in_numeric_column() -> None:
     assert "three" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    ("ages", "said"),
+    [
+        (["1", "7.654,5", "2.000.000", "4"], "thousands separator"),
+        (["1", "7,654.5", "98 765", "4"], "thousands separator"),
+        (["1", "n.a.", "n.a.", "4"], "all the same text"),
+        (["1", "n.a.", "three", "4"], None),
+    ],
+)
+def test_non_numbers_are_described_by_their_shape_only(ages, said) -> None:
+    df = _frame(4, np.random.default_rng(3))
+    df["age"] = ages
+    with pytest.raises(DataValidationError, match=r"'age': 2 value\(s\) are not numbers") as exc:
+        _schema().encode(df)
+    message = str(exc.value)
+    assert (said is None and message.endswith("(declared numeric)")) or said in message
+    assert not any(v in message for v in ages[1:3])  # no value is shown
+    from ppdp.data.encoding import encode_collecting
+
+    problems = encode_collecting(_schema(), df)[3]  # the total mode says the same
+    assert str(problems.first_error()) == message
+
+
+def test_partitions_whose_hints_disagree_keep_none() -> None:
+    from ppdp.data.encoding import ValidationProblems
+
+    key = (0, 0, "not_numbers", "column", "age")
+    a = ValidationProblems({key: 1}, {"age": "; hint a"})
+    assert str((a + a).first_error()).endswith("; hint a")
+    merged = a + ValidationProblems({key: 1}, {"age": "; hint b"})
+    assert str(merged.first_error()).endswith("(declared numeric)")
+
+
 def test_impute_policy() -> None:
     s = Schema.from_dict(
         {

@@ -32,6 +32,7 @@ type of table) do not depend on the values and still raise.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -226,10 +227,30 @@ def _token_mask(s: pd.Series, tokens: tuple[Category, ...]) -> NDArray[np.bool_]
     return mask if mask.any() else None
 
 
-def _not_numbers_error(name: str, count: int) -> DataValidationError:
+def _not_numbers_error(name: str, count: int, hint: str = "") -> DataValidationError:
     return DataValidationError(
-        f"column {name!r}: {count} value(s) are not numbers (declared numeric)"
+        f"column {name!r}: {count} value(s) are not numbers (declared numeric){hint}"
     )
+
+
+#: A number written with a thousands separator: ``1.234,5``, ``1,234.5``, ``1 234``, ``1'234``.
+_THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(?:([.,' \u00a0\u202f])\d{3})+(?:[.,]\d+)?\s*$")
+
+
+def _not_numbers_hint(text: pd.Series) -> str:
+    """What the refused values look like, said by their shape only (no value is shown)."""
+    values = text.astype(str)
+    if values.map(lambda v: _THOUSANDS.match(v) is not None).all():
+        return (
+            "; they are written with a thousands separator (like 1.234,5 or 1,234.5): write "
+            "the numbers without it"
+        )
+    if values.nunique() == 1:
+        return (
+            "; they are all the same text: if it means 'missing', list it in the schema's "
+            "missing_values"
+        )
+    return ""
 
 
 def _undeclared_error(what: str, name: str, count: int, hint: str) -> DataValidationError:
@@ -281,13 +302,16 @@ class ValidationProblems:
         for k, v in other.counts.items():
             counts[k] = counts.get(k, 0) + v
         hints = {**other.hints, **self.hints}
+        for name in self.hints.keys() & other.hints.keys():  # partitions that disagree
+            if self.hints[name] != other.hints[name]:
+                hints.pop(name)
         return ValidationProblems(counts, hints)
 
     def _error(self, key: tuple[int, int, str, str, str]) -> DataValidationError:
         _, _, kind, what, name = key
         count = self.counts[key]
         if kind == "not_numbers":
-            return _not_numbers_error(name, count)
+            return _not_numbers_error(name, count, self.hints.get(name, ""))
         if kind == "undeclared":
             return _undeclared_error(what, name, count, self.hints.get(name, ""))
         return _missing_error(name, count, what)
@@ -383,9 +407,10 @@ def _numeric_values(
         not_numbers = num.isna().to_numpy() & s.notna().to_numpy()
         bad = int(np.count_nonzero(not_numbers))
         if bad and masked is None:
-            raise _not_numbers_error(col.name, bad)
+            raise _not_numbers_error(col.name, bad, _not_numbers_hint(s[not_numbers]))
         if bad and collect is not None:
-            collect.add("not_numbers", "column", col.name, bad, rows=not_numbers)
+            hint = _not_numbers_hint(s[not_numbers])
+            collect.add("not_numbers", "column", col.name, bad, hint, rows=not_numbers)
         values = num.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isfinite(values).all():
         return values
