@@ -6,6 +6,7 @@ Each declaration is a frozen value object validated on construction; a problem r
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Iterable, Iterator, Mapping
@@ -41,6 +42,28 @@ def _check_bound(col: str, key: str, value: Any) -> float:
     if not math.isfinite(v):
         raise SchemaError(f"column {col!r}: {key} ({v!r}) must be a finite number")
     return v
+
+
+#: Most cut points a numeric column may declare (each adds a code to every table it is in).
+MAX_CUTS = 255
+
+
+def _check_cuts(col: str, value: Any, lower: float, upper: float) -> tuple[float, ...]:
+    where = f"column {col!r}: cuts"
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise SchemaError(f"{where} ({value!r}) must be a list of numbers")
+    cuts = tuple(_check_bound(col, "cuts", v) for v in value)
+    if not 1 <= len(cuts) <= MAX_CUTS:
+        raise SchemaError(f"{where} has {len(cuts)} values; declare 1 to {MAX_CUTS}")
+    for a, b in itertools.pairwise(cuts):
+        if not a < b:
+            raise SchemaError(f"{where} must increase strictly ({a!r} then {b!r})")
+    if not lower < cuts[0] or not cuts[-1] < upper:
+        raise SchemaError(
+            f"{where} ({cuts[0]!r} … {cuts[-1]!r}) must lie strictly inside the bounds "
+            f"({lower!r}, {upper!r})"
+        )
+    return cuts
 
 
 #: Most decimals a numeric column may declare (float64 holds about 15-17 significant digits).
@@ -110,6 +133,12 @@ class NumericColumn:
         declaration, never read from the private data in a release; not together with
         ``integer`` (which already rounds to whole numbers). ``None`` (default): no
         rounding.
+    cuts : sequence of float or None
+        Public cut points strictly inside ``(lower, upper)``, increasing: where
+        :class:`~ppdp.publish.TableSynthesizer` cuts the column into bins instead of its
+        equal-width ones, e.g. income brackets ``[5000, 10000, 20000, 50000, 100000]`` for
+        a skewed income on ``[0, 1e6]``. A declaration like the bounds (a public code list,
+        tax brackets), never read from the private data. ``None`` (default): equal widths.
     """
 
     name: str
@@ -118,6 +147,7 @@ class NumericColumn:
     integer: bool = False
     impute: float | None = None
     decimals: int | None = None
+    cuts: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_name("numeric column", self.name)
@@ -152,6 +182,8 @@ class NumericColumn:
                     f"column {self.name!r}: decimals ({self.decimals!r}) cannot go with "
                     "integer: true (integer already rounds to whole numbers); drop one"
                 )
+        if self.cuts is not None:
+            object.__setattr__(self, "cuts", _check_cuts(self.name, self.cuts, lo, hi))
 
     def to_dict(self) -> dict[str, Any]:
         """The column as it appears in a schema file."""
@@ -166,6 +198,8 @@ class NumericColumn:
             )
         if self.decimals is not None:
             d["decimals"] = self.decimals
+        if self.cuts is not None:
+            d["cuts"] = [int(c) if c.is_integer() else c for c in self.cuts]
         return d
 
 

@@ -675,7 +675,8 @@ def _column_from_dict(index: int, raw: Any) -> Column:
     where = f"column {name!r}" if isinstance(name, str) else f"columns[{index}]"
     kind = raw.get("type")
     if kind == "numeric":
-        _check_keys(where, raw, {"name", "type", "lower", "upper", "integer", "impute", "decimals"})
+        keys = {"name", "type", "lower", "upper", "integer", "impute", "decimals", "cuts"}
+        _check_keys(where, raw, keys)
         for key in ("lower", "upper"):
             if raw.get(key) is None:
                 raise SchemaError(
@@ -689,6 +690,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             integer=raw.get("integer", False),
             impute=raw.get("impute"),
             decimals=raw.get("decimals"),
+            cuts=raw.get("cuts"),
         )
     if kind == "categorical":
         _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})

@@ -274,7 +274,11 @@ def _check_cells(plan: Plan, n_bins: int) -> None:
 def _with_bins(plan: Plan, n_bins: int) -> Plan:
     """``plan`` with the numeric columns cut into ``n_bins`` bins (sizes only)."""
     sizes = tuple(
-        size if kind == "categorical" else n_bins + 1 if kind == "binned" else min(size, n_bins + 1)
+        size
+        if kind in ("categorical", "cut")  # declared: n_bins does not apply
+        else n_bins + 1
+        if kind == "binned"
+        else min(size, n_bins + 1)
         for size, kind in zip(plan.bins.sizes, plan.bins.kinds, strict=True)
     )
     return dataclasses.replace(plan, bins=dataclasses.replace(plan.bins, sizes=sizes))
@@ -721,8 +725,8 @@ class TableSynthesizer(Publisher):
                 else f"n private (add/remove neighbours); {n} rows, the number estimated "
                 "from the noisy tables",
                 f"ρ-zCDP with ρ = {plan.rho:.6g}, converted to (ε, δ) [CKS20]",
-                "columns discretised on the declared bounds and categories (from the schema "
-                "alone); numeric values clamped to their declared bounds",
+                "columns discretised on the declared bounds, cut points and categories (from "
+                "the schema alone); numeric values clamped to their declared bounds",
                 f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
                 "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
                 f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
@@ -873,9 +877,9 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
         warnings.warn(
             f"column {col.name!r}: about {share:.0%} of the released values fall in its {which} "
             f"bin [{lo:.6g}, {lo + width:.6g}) of {inner}, so the release keeps little of how "
-            "they spread; declare bounds closer to where the values lie (values beyond are "
-            f"clipped) or more bins (n_bins, --bins) (read from the noisy tables: no privacy "
-            "cost)",
+            "they spread; declare cut points that follow the values (the column's 'cuts' in the "
+            "schema, e.g. brackets), bounds closer to them (values beyond are clipped) or "
+            "more bins (n_bins, --bins) (read from the noisy tables: no privacy cost)",
             LowUtilityWarning,
             stacklevel=4,
         )

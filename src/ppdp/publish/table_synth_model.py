@@ -106,15 +106,18 @@ class Bins:
     Categorical columns keep their declared categories; a numeric column whose declared
     domain holds at most ``n_bins`` integers gets one code per integer; any other numeric
     column gets ``n_bins + 1`` codes: code 0 for a value exactly at its declared lower
-    bound, then ``n_bins`` equal-width bins over ``(lower, upper]``. The bound's own code
-    keeps the mass of zero-heavy columns (capital gains: mostly 0) and of values clamped to
-    the lower bound at the bound, instead of spreading it over the first bin. The label,
-    when declared, is the last attribute.
+    bound, then ``n_bins`` equal-width bins over ``(lower, upper]``; a column that declares
+    ``cuts`` gets code 0 for its lower bound, then one bin per interval between its bounds and
+    cut points (``n_bins`` does not apply). The bound's own code keeps the mass of zero-heavy
+    columns (capital gains: mostly 0) and of values clamped to the lower bound at the bound,
+    instead of spreading it over the first bin. The label, when declared, is the last
+    attribute.
     """
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
-    kinds: tuple[str, ...]  # "categorical", "integer" (one code per value), "binned"
+    # "categorical", "integer" (one code per value), "binned" (equal widths), "cut" (declared)
+    kinds: tuple[str, ...]
     has_label: bool
 
     @classmethod
@@ -128,7 +131,10 @@ class Bins:
             else:
                 assert isinstance(col, NumericColumn)
                 values = math.floor(col.upper) - math.ceil(col.lower) + 1
-                if col.integer and values <= n_bins:
+                if col.cuts is not None:
+                    sizes.append(len(col.cuts) + 2)  # the lower bound, then the intervals
+                    kinds.append("cut")
+                elif col.integer and values <= n_bins:
                     sizes.append(max(values, 1))
                     kinds.append("integer")
                 else:
@@ -155,6 +161,11 @@ class Bins:
                 assert isinstance(col, NumericColumn)
                 v = col.lower + block[:, 0] * (col.upper - col.lower)
                 out[:, j] = np.clip(np.rint(v - math.ceil(col.lower)), 0, size - 1)
+            elif kind == "cut":
+                assert isinstance(col, NumericColumn)
+                b = block[:, 0]
+                inside = 1 + np.searchsorted(_cut_positions(col), b, side="right")
+                out[:, j] = np.where(b <= 0.0, 0, inside)
             else:
                 b = block[:, 0]
                 inside = 1 + np.clip(np.floor(b * (size - 1)), 0, size - 2)
@@ -181,6 +192,8 @@ class Bins:
             span = col.upper - col.lower
             if kind == "integer":
                 v = math.ceil(col.lower) + c.astype(np.float64)
+            elif kind == "cut":
+                v = _within_cuts(col, c, np.asarray(noise.uniform(n, random_state=source)))
             else:
                 inner = size - 1
                 k = np.maximum(c - 1, 0)  # the bin, for codes 1 … inner
@@ -201,6 +214,32 @@ class Bins:
             X[:, sl.start] = np.clip((v - col.lower) / span if span > 0 else 0.0, 0.0, 1.0)
         y = codes[:, -1].copy() if self.has_label else None
         return X, y
+
+
+def _cut_positions(col: NumericColumn) -> NDArray[np.float64]:
+    """The cut points where the encoding puts them: ``(cut − lower) / (upper − lower)``,
+    computed as the encoder computes a value's, so a value equal to a cut lands on it."""
+    assert col.cuts is not None
+    return (np.asarray(col.cuts, dtype=np.float64) - col.lower) / (col.upper - col.lower)
+
+
+def _within_cuts(
+    col: NumericColumn, codes: NDArray[np.int64], u: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Values of a column with declared cuts: code 0 is the lower bound; code ``k ≥ 1`` is
+    uniform on ``[e_{k−1}, e_k)`` of the edges ``lower, cuts…, upper`` (an integer column:
+    uniform over the integers of that interval above the lower bound)."""
+    assert col.cuts is not None
+    edges = np.array([col.lower, *col.cuts, col.upper])
+    k = np.clip(codes - 1, 0, len(edges) - 2)
+    lo_edge, hi_edge = edges[k], edges[k + 1]
+    v = lo_edge + u * (hi_edge - lo_edge)
+    if col.integer:
+        lo = np.maximum(np.ceil(lo_edge), math.ceil(col.lower) + 1)
+        last = k == len(edges) - 2
+        hi = np.maximum(np.where(last, math.floor(col.upper), np.ceil(hi_edge) - 1), lo)
+        v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+    return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
 
 
 # -- measurement ----------------------------------------------------------------------------
