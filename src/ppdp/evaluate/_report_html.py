@@ -103,7 +103,10 @@ def _marginal_svg(col: dict[str, Any]) -> str:
     n = max(p.size, q.size)
     p = np.pad(p, (0, n - p.size))
     q = np.pad(q, (0, n - q.size))
-    rotated = col["type"] != "numeric" and n > 4
+    # A column with declared cuts (skewed brackets) gets one equal slot per bin, labelled
+    # with its interval, like the categories; the value axis would squeeze the narrow bins.
+    slots = col["type"] != "numeric" or "edges" in col
+    rotated = slots and n > 4
     W, H = 500.0, 250.0 + (60.0 if rotated else 0.0)
     left, right, top, bottom = 52.0, 12.0, 12.0, (90.0 if rotated else 34.0)
     pw, ph = W - left - right, H - top - bottom
@@ -124,7 +127,7 @@ def _marginal_svg(col: dict[str, Any]) -> str:
             'stroke="#e6e6e6"/>'
             f'<text x="{left - 5:g}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>'
         )
-    if col["type"] == "numeric":
+    if not slots:
         lo, hi = float(col["lower"]), float(col["upper"])
         edges = np.linspace(lo, hi, n + 1)
 
@@ -459,9 +462,10 @@ def render(r: QualityReport) -> str:
 {ml}
 <h2>Columns</h2>
 <p class="note">Real (blue) and released (red) shares of rows per declared category, or per
-one of {N_BINS} equal bins over a numeric column's declared bounds (released values outside
-the bounds are counted in the end bins). The total-variation (TV) distance is half the sum of
-the absolute differences of the shares: 0 for the same distribution, 1 for disjoint ones.
+one of {N_BINS} equal bins over a numeric column's declared bounds, or of the intervals between
+its declared cut points (released values outside the bounds are counted in the end bins). The
+total-variation (TV) distance is half the sum of the absolute differences of the shares: 0 for
+the same distribution, 1 for disjoint ones.
 "TV of uniform" is the distance of the trivial release that draws values uniformly within
 the declared bounds. A large share of released values exactly at a bound is the mark of
 noise that was clipped.</p>

@@ -52,6 +52,7 @@ __all__ = [
     "UNDECLARED_LIMITS",
     "VERDICTS",
     "QualityReport",
+    "histogram_edges",
     "import_matplotlib",
     "lda_projection_report",
     "model_report",
@@ -93,7 +94,8 @@ THRESHOLDS: dict[str, float] = {
     "trivial_tv_share": 0.80,
 }
 
-#: Bins of a numeric column's histogram (equal widths over the declared bounds).
+#: Bins of a numeric column's histogram (equal widths over the declared bounds) when the
+#: column declares no ``cuts``; a column with cuts has one bin per interval between them.
 N_BINS = 20
 #: Rows of each table the classifiers and the association maps use at most (a seeded sample
 #: beyond that, stated in the report); the marginals and bound shares use every row.
@@ -171,7 +173,33 @@ def _codes(values: Any, cells: Sequence[str]) -> NDArray[np.intp]:
     return pd.Index(list(cells)).get_indexer(pd.Series(values).astype(str))  # type: ignore[no-any-return]
 
 
+def histogram_edges(col: NumericColumn) -> NDArray[np.float64]:
+    """The bin edges of a numeric column's histogram in the report.
+
+    ``[lower, *cuts, upper]`` (one bin per interval) when the column declares public cut
+    points, else ``N_BINS`` equal widths over the declared bounds. As in
+    :func:`numpy.histogram`, a value equal to an interior edge falls in the bin above it
+    and the upper bound in the last bin (the synthesizer bins cut columns the same way).
+
+    Parameters
+    ----------
+    col : NumericColumn
+        The declared column.
+
+    Returns
+    -------
+    ndarray of float
+        Increasing edges, from ``col.lower`` to ``col.upper``.
+    """
+    if col.cuts is None:
+        return np.linspace(col.lower, col.upper, N_BINS + 1)
+    return np.array([col.lower, *col.cuts, col.upper], dtype=np.float64)
+
+
 def _uniform(col: NumericColumn | CategoricalColumn) -> NDArray[np.float64]:
+    """Shares of the trivial release: values uniform within the bounds or the categories."""
+    if isinstance(col, NumericColumn) and col.cuts is not None:
+        return np.diff(histogram_edges(col)) / (col.upper - col.lower)
     n = N_BINS if isinstance(col, NumericColumn) else len(col.categories)
     return np.full(n, 1.0 / n)
 
@@ -821,8 +849,9 @@ def column_counts(
 ) -> dict[str, NDArray[np.int64]]:
     """What the marginals and bound shares need of ``df``, as counts that add up over parts.
 
-    Per numeric column: the ``N_BINS`` histogram counts over the declared bounds, then the
-    values at the lower bound, at the upper bound, and the finite values. Per categorical
+    Per numeric column: the histogram counts on :func:`histogram_edges` (values outside
+    the bounds in the end bins), then the values at the lower bound, at the upper bound,
+    and the finite values: ``len(histogram_edges(col)) + 2`` numbers. Per categorical
     column: the count of each declared category, then of every other value. A table split
     into partitions gives the whole table's counts as the sum of its partitions' counts.
     """
@@ -832,7 +861,7 @@ def column_counts(
         if isinstance(col, NumericColumn):
             v = _numeric(name, col, s)
             v = v[np.isfinite(v)]
-            edges = np.linspace(col.lower, col.upper, N_BINS + 1)
+            edges = histogram_edges(col)
             hist, _ = np.histogram(np.clip(v, col.lower, col.upper), bins=edges)
             tol = 1e-9 * (col.upper - col.lower)
             ends = [int(np.sum(v <= col.lower + tol)), int(np.sum(v >= col.upper - tol)), v.size]
@@ -858,9 +887,10 @@ def _marginal_of(
 ) -> tuple[NDArray[np.float64], list[str]]:
     """Shares over fixed public cells (histogram bins or declared categories) from counts."""
     if isinstance(col, NumericColumn):
-        counts = c[:N_BINS]
-        edges = np.linspace(col.lower, col.upper, N_BINS + 1)
-        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(N_BINS)]
+        edges = histogram_edges(col)
+        bins = edges.size - 1
+        counts = c[:bins]
+        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(bins)]
     else:
         labels = [str(x) for x in col.categories]
         counts = c if c[-1] else c[:-1]
@@ -870,12 +900,13 @@ def _marginal_of(
     return (counts / total if total else counts.astype(float)), labels
 
 
-def _bounds_of(c: NDArray[np.int64]) -> tuple[float, float]:
+def _bounds_of(col: NumericColumn, c: NDArray[np.int64]) -> tuple[float, float]:
     """Shares of the finite values at the lower and at the upper bound, from counts."""
-    finite = int(c[N_BINS + 2])
+    bins = histogram_edges(col).size - 1
+    finite = int(c[bins + 2])
     if finite == 0:
         return 0.0, 0.0
-    return float(c[N_BINS] / finite), float(c[N_BINS + 1] / finite)
+    return float(c[bins] / finite), float(c[bins + 1] / finite)
 
 
 def _column_entries(
@@ -900,8 +931,10 @@ def _column_entries(
         }
         if isinstance(col, NumericColumn):
             entry["lower"], entry["upper"] = float(col.lower), float(col.upper)
-            lo, hi = _bounds_of(c1)
-            lo0, hi0 = _bounds_of(c0)
+            if col.cuts is not None:
+                entry["edges"] = histogram_edges(col).tolist()
+            lo, hi = _bounds_of(col, c1)
+            lo0, hi0 = _bounds_of(col, c0)
             entry.update(
                 release_at_lower=lo,
                 release_at_upper=hi,
