@@ -62,7 +62,7 @@ class MissingColumnsError(DataValidationError):
     Raised from the header alone, before any row is read.
     """
 
-    def __init__(self, message: str, missing: tuple[str, ...]) -> None:
+    def __init__(self, message: str, missing: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.missing = missing
 
