@@ -284,3 +284,29 @@ def test_a_missing_column_names_itself_structurally(tmp_path, table) -> None:
     with pytest.raises(MissingColumnsError) as info:
         read_table(table, columns=["age", "zip", "y", "tax"])
     assert info.value.missing == ("zip", "tax") and isinstance(info.value, DataValidationError)
+
+
+def test_draft_names_skewed_columns_and_points_to_cuts() -> None:
+    import warnings
+
+    import numpy as np
+
+    from ppdp.data import draft_schema
+    from ppdp.exceptions import PPDPWarning
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "income": np.round(rng.lognormal(10.0, 1.0, 2000), 2),  # most in [0, max/16)
+            "age": rng.uniform(18, 90, 2000).round(1),
+            "gain": np.where(rng.random(2000) < 0.9, 0.0, rng.uniform(1, 9e4, 2000)),  # zeros
+            "hours": np.where(rng.random(2000) < 0.6, 40.0, rng.uniform(1, 99, 2000)),  # spike
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draft_schema(df)
+    said = [str(w.message) for w in caught if w.category is PPDPWarning]
+    skew = [m for m in said if "skewed" in m]
+    assert len(skew) == 1 and skew[0].startswith("numeric column(s) 'income' have most")
+    assert "'cuts'" in skew[0]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ppdp import _progress
 from ppdp._validation import check_int
@@ -663,6 +664,7 @@ def draft_schema(
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=2)
     columns: list[NumericColumn | CategoricalColumn] = []
     coded: list[str] = []
+    skewed: list[str] = []
     n_rows = len(df)
     for name in df.columns:
         if name == label or name in exclude:
@@ -718,6 +720,8 @@ def draft_schema(
                 lo, hi = math.floor(lo), math.ceil(hi)
             if not lo < hi:
                 hi = lo + 1
+            if _crowded(vals, lo, hi):
+                skewed.append(name)
             columns.append(
                 NumericColumn(
                     name,
@@ -755,6 +759,17 @@ def draft_schema(
             ),
             stacklevel=2,
         )
+    if skewed:
+        names = ", ".join(repr(c) for c in skewed)
+        warnings.warn(
+            PPDPWarning(
+                f"numeric column(s) {names} have most values in one end sixteenth of their "
+                "range (skewed): equal-width bins would lose their distribution in a synthetic "
+                "table; declare public cut points for them ('cuts', e.g. brackets: "
+                "docs/schema.md)"
+            ),
+            stacklevel=2,
+        )
     if not columns:
         raise DataValidationError("the data has no column that could be drafted")
     label_spec = None
@@ -770,6 +785,19 @@ def draft_schema(
             )
         label_spec = LabelSpec(label, tuple(classes))
     return Schema(columns=tuple(columns), label=label_spec, missing_values=tokens, draft=True)
+
+
+def _crowded(values: NDArray[np.float64], lower: float, upper: float) -> bool:
+    """Whether at least half of 50 or more ``values`` lie strictly inside the first or the
+    last sixteenth of ``[lower, upper]`` (TableSynthesizer's default bin); values at a bound
+    do not count (a zero-heavy column's zeros get a code of their own)."""
+    if values.size < 50:  # too few values to tell a shape
+        return False
+    width = (upper - lower) / 16
+    inside = values[(values > lower) & (values < upper)]  # the bounds are the extremes here
+    first = np.count_nonzero(inside < lower + width) / values.size
+    last = np.count_nonzero(inside >= upper - width) / values.size
+    return bool(max(first, last) >= 0.5)
 
 
 def draft_schema_from_file(
