@@ -794,6 +794,10 @@ def sample_codes_given_classes(
     return out[perm]
 
 
+_RANDOM_BITS = 40
+_GROUP_BITS = 62 - _RANDOM_BITS
+
+
 def balanced_uniforms(group: NDArray[np.int64], source: RandomSource) -> NDArray[np.float64]:
     """One uniform per row, balanced within each group of rows (stratified sampling).
 
@@ -810,7 +814,12 @@ def balanced_uniforms(group: NDArray[np.int64], source: RandomSource) -> NDArray
     n = g.size
     key = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
     jitter = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
-    order = np.lexsort((key, g))  # by group, random within a group
+    # By group, random within a group: one int64 sort key (group, 40 random bits) sorts
+    # 3-4x faster than lexsort; more groups than the high bits hold take lexsort.
+    if n and int(g.max()) < 1 << _GROUP_BITS:
+        order = np.argsort((g << _RANDOM_BITS) | (key * (1 << _RANDOM_BITS)).astype(np.int64))
+    else:
+        order = np.lexsort((key, g))
     sorted_groups = g[order]
     rank = np.arange(n) - np.searchsorted(sorted_groups, sorted_groups, side="left")
     size = np.bincount(sorted_groups)[sorted_groups] if n else sorted_groups
