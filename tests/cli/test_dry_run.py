@@ -272,3 +272,18 @@ def test_synth_dry_run_states_both_sigmas_of_its_plan(files, capsys):
     assert int(first.group(2)) == len(plan.first)
     assert float(edges.group(1)) == pytest.approx(plan.sigma_second, rel=1e-3)
     assert int(edges.group(2)) == plan.n_second
+
+
+@pytest.mark.parametrize("command", ["publish", "train"])
+def test_dry_run_without_a_ledger_says_so_once_in_its_summary(files, command, capsys):
+    # New-user trial: the run-time warning "the spend ... is not recorded anywhere" came
+    # before a dry run that spends nothing; its summary already says what a real run does.
+    argv = _publish(files, "laplace") if command == "publish" else _train(files, "logreg")
+    at = argv.index("--ledger")
+    argv = argv[:at] + argv[at + 2 :]
+    assert main([*argv, "--dry-run"]) == 0
+    printed = capsys.readouterr()
+    assert "no --ledger given: the real run would record the spend nowhere" in printed.out
+    assert "not recorded anywhere" not in printed.err
+    assert main(argv) == 0  # the real run still warns
+    assert "no --ledger given; the spend" in capsys.readouterr().err

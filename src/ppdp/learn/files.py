@@ -317,7 +317,7 @@ def train_model_file(
         raise ParameterError("ledger and accountant: give one of them, not both")
     own = Accountant.open_existing(ledger) if ledger is not None else None
     acct = own if own is not None else accountant
-    if acct is None and say is not None:
+    if acct is None and say is not None and not dry_run:  # a dry run's summary says it
         say("warning: no --ledger given; the spend is not recorded anywhere")
     try:
         refuse_released_retry(acct, idempotency_key, output)

@@ -344,9 +344,11 @@ def check_budget(
     out: Path,
     idempotency_key: str | None,
     tell: Callable[[str], None],
+    dry_run: bool = False,
 ) -> None:
     """Refuse a retry of a written release and a spend the ledger cannot take (or say that
-    nothing will be recorded), before the data are read."""
+    nothing will be recorded: a dry run's summary says it instead), before the data are
+    read."""
     from ppdp.accounting import check_charges, refuse_released_retry
 
     refuse_released_retry(acct, idempotency_key, out)
@@ -357,7 +359,7 @@ def check_budget(
             mechanism=type(publisher).__name__,
             idempotency_key=idempotency_key,
         )
-    else:
+    elif not dry_run:
         tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
 
 
@@ -484,7 +486,10 @@ def publish_table_file(
     acct = Accountant.open_existing(ledger) if ledger else None
     state: LedgerState | None = None
     try:
-        check_budget(acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell)
+        check_budget(
+            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
+            dry_run=dry_run,
+        )  # fmt: skip
         tell(f"reading {data}")
         df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"

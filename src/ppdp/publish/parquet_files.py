@@ -386,7 +386,10 @@ def publish_dataset(
     state: pf.LedgerState | None = None
     staged = staging_folder(out)
     try:
-        pf.check_budget(acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell)
+        pf.check_budget(
+            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
+            dry_run=dry_run,
+        )  # fmt: skip
         on_invalid = acct.on_invalid if acct is not None else "raise"
         open_table(data, schema)  # the files' footers, before a cluster is started
         local_default = path_in is not None
