@@ -345,6 +345,11 @@ PUBLISHERS.register(
            "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
            "add/remove keeps n private and halves the noise variance)",
            choices=("replace-one", "add/remove")),
+    option("--binning", "binning",
+           "numeric columns without declared cuts: equal-width bins (default) or cut near "
+           "their quantiles, measured with a tenth of the budget (skewed columns such as "
+           "incomes; in-memory input only)",
+           choices=("equal-width", "private-quantiles")),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

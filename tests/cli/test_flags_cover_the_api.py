@@ -40,6 +40,7 @@ PUBLISH = {
     "method": "--method",
     "n_bins": "--bins",
     "relation": "--relation",
+    "binning": "--binning",
 }
 TRAIN = {
     "epsilon": "--epsilon",

@@ -48,6 +48,12 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 f"{d['edge_tables']} edge tables (chosen by {d['edge_selections']} "
                 f"exponential-mechanism selections at epsilon {d['epsilon_per_selection']:.4g})"
             )
+        if d.get("quantile_histograms"):  # TableSynthesizer's private-quantile binning
+            lines.append(
+                f"     and sigma = {d['sigma_quantile_histograms']:.4g} per cell of the "
+                f"{d['quantile_histograms']} histograms ({d['quantile_bins']}) that place "
+                "the numeric columns' cut points (binning private-quantiles)"
+            )
         return lines
     if d.get("noise") == "exponential-mechanism":
         b = d["noise_scale"]

@@ -28,6 +28,7 @@ from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_delta, check_int, check_option
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
+from ppdp.data.columns import NumericColumn
 from ppdp.exceptions import (
     DataValidationError,
     LowUtilityWarning,
@@ -38,7 +39,9 @@ from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.table_synth_model import (
     ADD_REMOVE_SENSITIVITY,
+    FINE_BINS,
     MAX_TABLE_SIGMA,
+    SUB_BINS,
     TABLE_L2_SENSITIVITY,
     UTILITY_SENSITIVITY,
     Bins,
@@ -48,18 +51,23 @@ from ppdp.publish.table_synth_model import (
     Model,
     cdp_rho,
     class_counts_for,
+    coarse_table,
     compress_levels,
     crowded_end_bins,
     estimate,
+    fine_codes,
     fit_joint,
     group_table,
     measure_table,
     noisy_total,
+    occupied_bins,
+    quantile_cuts,
     sample_codes,
     sample_codes_given_classes,
     sample_joint,
     select_tree,
     sigma_for,
+    sub_table,
 )
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
@@ -83,6 +91,11 @@ MAX_TABLE_CELLS = 2**22
 MAX_COUNTED_CELLS = 2**25
 #: Shares of ρ in the tree models: first-round tables, edge selection, edge tables.
 TREE_SHARES = (0.3, 0.1, 0.6)
+#: How numeric columns without declared cuts are binned: ``n_bins`` equal widths over the
+#: declared bounds, or at cut points near their quantiles, measured with part of ρ.
+BINNINGS = ("equal-width", "private-quantiles")
+#: Share of ρ that ``binning="private-quantiles"`` spends on the fine histograms.
+QUANTILE_SHARE = 0.1
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
 #: working memory (codes, encoded rows and the decoded frame).
 SAMPLE_PARTITION_BYTES = 64 << 20
@@ -120,6 +133,11 @@ class Plan:
     n_second: int  # edge tables (tree only)
     sigma_second: float
     relation: Neighbouring = Neighbouring.REPLACE_ONE
+    #: Columns whose cut points a fit measures first (``binning="private-quantiles"``: a
+    #: coarse histogram, then the sub-bins of its occupied bins), and the σ of each of
+    #: those two histograms per column.
+    quantile_columns: tuple[int, ...] = ()
+    sigma_quantiles: float = 0.0
 
     @property
     def table_sensitivity(self) -> float:
@@ -151,6 +169,8 @@ class Plan:
             total += self.n_second * half_sq / self.sigma_second**2
         if self.n_select:
             total += self.n_select * self.epsilon_select**2 / 8.0
+        if self.quantile_columns:
+            total += 2 * len(self.quantile_columns) * half_sq / self.sigma_quantiles**2
         return total
 
     def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
@@ -182,6 +202,16 @@ class Plan:
             "table_sensitivity_l2": self.table_sensitivity,
             "utility_sensitivity": self.utility_sensitivity,
             "bins": dict(zip(self.bins.names, self.bins.sizes, strict=True)),
+            **(
+                {
+                    "quantile_histograms": 2 * len(self.quantile_columns),
+                    "sigma_quantile_histograms": self.sigma_quantiles,
+                    "quantile_bins": f"{FINE_BINS // SUB_BINS} bins, then {SUB_BINS} sub-bins "
+                    "of each occupied bin",
+                }
+                if self.quantile_columns
+                else {}
+            ),
         }
 
 
@@ -215,13 +245,14 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     bins: Bins = checked["bins"]
     n_bins = checked["n_bins"]
     relation: Neighbouring = checked["relation"]
+    binning: str = checked["binning"]
     try:
-        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation)
+        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation, binning)
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
-                _build_plan(method, eps, delta, bins, n_bins, relation)
+                _build_plan(method, eps, delta, bins, n_bins, relation, binning)
             except UndrawableNoiseError:
                 return False
             return True
@@ -286,7 +317,7 @@ def _with_bins(plan: Plan, n_bins: int) -> Plan:
 
 def _check_sigmas(plan: Plan) -> Plan:
     """Refuse table noise the sampler cannot draw exactly (ε too small)."""
-    sigma = max(plan.sigma_first, plan.sigma_second)
+    sigma = max(plan.sigma_first, plan.sigma_second, plan.sigma_quantiles)
     if not sigma <= MAX_TABLE_SIGMA:
         raise UndrawableNoiseError(
             f"TableSynthesizer's table noise (σ = {sigma:.3g}) exceeds {MAX_TABLE_SIGMA:.3g}",
@@ -304,14 +335,35 @@ def _build_plan(
     bins: Bins,
     n_bins: int,
     relation: Neighbouring = Neighbouring.REPLACE_ONE,
+    binning: str = "equal-width",
 ) -> Plan:
-    """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε)."""
+    """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
+
+    With ``binning="private-quantiles"`` and numeric columns binned at equal widths, a
+    :data:`QUANTILE_SHARE` of ρ goes to one fine histogram per such column and the rest to
+    the plan as without it.
+    """
+    rho = cdp_rho(epsilon, delta)
+    quantiled = tuple(a for a, k in enumerate(bins.kinds) if k == "binned")
+    if binning != "private-quantiles" or not quantiled:
+        return _measured_plan(method, rho, bins, n_bins, relation)
+    share = rho * QUANTILE_SHARE
+    plan = _measured_plan(method, rho - share, bins, n_bins, relation)
+    sigma = _round_sigma_up(share / (2 * len(quantiled)), _table_sensitivity(relation))
+    return _check_sigmas(
+        dataclasses.replace(plan, rho=rho, quantile_columns=quantiled, sigma_quantiles=sigma)
+    )
+
+
+def _measured_plan(
+    method: Any, rho: float, bins: Bins, n_bins: int, relation: Neighbouring
+) -> Plan:
+    """The tables, selections and their noise that spend ``rho``."""
     d = len(bins.sizes)
     label = d - 1 if bins.has_label else None
     features = tuple(range(d - 1)) if bins.has_label else tuple(range(d))
     if not features:
         raise ParameterError("schema declares no feature column; TableSynthesizer needs one")
-    rho = cdp_rho(epsilon, delta)
     sens = _table_sensitivity(relation)
     entries = math.prod(bins.sizes) * sum(bins.sizes)
     if method == "auto":
@@ -371,6 +423,7 @@ class TableSynthParams:
     n_bins: int
     bins: Bins
     relation: Neighbouring
+    binning: str
     plan: Plan
 
 
@@ -383,6 +436,7 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("n_bins", lambda v, _: _check_n_bins(v)),
     Rule("bins", _check_bins, attribute="schema"),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
+    Rule("binning", lambda v, _: check_option("binning", v, BINNINGS)),
     Rule("plan", _plan, attribute="method"),
 )
 
@@ -450,6 +504,16 @@ class TableSynthesizer(Publisher):
         keeps ``n`` private: every step that needs ``n`` uses its estimate from the noisy
         tables, which is also the number of rows released, and the ledger does not
         record ``n``.
+    binning : {"equal-width", "private-quantiles"}, default "equal-width"
+        How a numeric column that declares no ``cuts`` (and is not one code per integer) is
+        binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
+        two Gaussian histograms per such column (16 equal-width bins of its bounds, then 16
+        sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
+        ``k / n_bins`` quantiles: a skewed column
+        (an income on ``[0, 1e6]``) gets narrow bins where its values are instead of one
+        bin holding most rows. The cut points are part of the release
+        (``guarantee.details["cuts"]``). In-memory input only; for a Parquet dataset
+        declare the cut points in the schema (``cuts``).
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -508,6 +572,7 @@ class TableSynthesizer(Publisher):
         method: Literal["auto", "tree", "chow-liu", "pairs"] = "auto",
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        binning: Literal["equal-width", "private-quantiles"] = "equal-width",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -517,6 +582,7 @@ class TableSynthesizer(Publisher):
         self.method = method
         self.n_bins = n_bins
         self.relation = relation
+        self.binning = binning
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -577,7 +643,17 @@ class TableSynthesizer(Publisher):
             )
 
     def _check_output(self, output: Any, name: str) -> Path | None:
-        """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``."""
+        """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``.
+
+        First of the distributed checks: private quantile binning is refused here, before
+        anything is read or spent."""
+        if self._params().plan.quantile_columns:
+            raise ParameterError(
+                "binning ('private-quantiles') needs the table in memory (a pandas "
+                "DataFrame): its cut points are measured before the tables are counted; for a "
+                "Parquet dataset or a Dask frame declare the columns' cut points in the schema "
+                "('cuts') or use binning='equal-width'"
+            )
         if output is None:
             return None
         return _new_folder(output, "output")
@@ -699,7 +775,8 @@ class TableSynthesizer(Publisher):
         source: RandomSource,
         charges: list[Charge],
     ) -> Release:
-        plan = self._params().plan
+        params = self._params()
+        plan, fine = self._place_cuts(params.plan, params.n_bins, X, source)
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
@@ -709,8 +786,41 @@ class TableSynthesizer(Publisher):
             data=self.schema.decode(Z, yy),
             encoded=Z,
             guarantee=release.guarantee,
-            statistics=release.statistics,
+            statistics={**fine, **release.statistics},
         )
+
+    def _place_cuts(
+        self, plan: Plan, n_bins: int, X: NDArray[np.float64], source: RandomSource
+    ) -> tuple[Plan, dict[str, NDArray[np.float64]]]:
+        """``binning="private-quantiles"``: for each of :attr:`Plan.quantile_columns`, a
+        Gaussian histogram of its coarse bins, then one of the sub-bins of the coarse bins
+        whose noisy count shows rows (:func:`occupied_bins`, chosen from the first: adaptive
+        composition), and the plan with the column cut near its noisy quantiles
+        (:func:`quantile_cuts`, post-processing). Drawn before every other table, so the
+        cut points fix the codes the tables count. The plan as it is otherwise."""
+        if not plan.quantile_columns:
+            return plan, {}
+        sigma = plan.sigma_quantiles
+        cuts: dict[int, tuple[float, ...]] = {}
+        released: dict[str, NDArray[np.float64]] = {}
+        for a in plan.quantile_columns:
+            col = self.schema.column(plan.bins.names[a])
+            assert isinstance(col, NumericColumn)
+            fine = fine_codes(col, X[:, self.schema.blocks[col.name].start])
+            coarse = measure_table(coarse_table(fine), (a,), sigma, source).values
+            occupied = occupied_bins(coarse, sigma)
+            sub = (
+                measure_table(sub_table(fine, occupied), (a,), sigma, source).values
+                if occupied.size
+                else np.zeros(0)
+            )
+            released |= {
+                f"noisy-coarse:{col.name}": coarse,
+                f"noisy-sub-bins:{col.name}": sub,
+                f"occupied-bins:{col.name}": occupied.astype(np.float64),
+            }
+            cuts[a] = quantile_cuts(sub, occupied, col, n_bins)
+        return dataclasses.replace(plan, bins=plan.bins.with_cuts(cuts)), released
 
     def _guarantee(self, plan: Plan, n: int, edges: list[tuple[int, int]]) -> Guarantee:
         names = plan.bins.names
@@ -725,8 +835,7 @@ class TableSynthesizer(Publisher):
                 else f"n private (add/remove neighbours); {n} rows, the number estimated "
                 "from the noisy tables",
                 f"ρ-zCDP with ρ = {plan.rho:.6g}, converted to (ε, δ) [CKS20]",
-                "columns discretised on the declared bounds, cut points and categories (from "
-                "the schema alone); numeric values clamped to their declared bounds",
+                _binning_assumption(plan),
                 f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
                 "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
                 f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
@@ -735,6 +844,11 @@ class TableSynthesizer(Publisher):
             details={
                 **plan.details(),
                 "edges": [[names[i], names[j]] for i, j in edges],
+                **(
+                    {"cuts": {names[a]: list(c) for a, c in plan.bins.cuts.items()}}
+                    if plan.bins.cuts
+                    else {}
+                ),
             },
         )
 
@@ -864,6 +978,21 @@ class TableSynthesizer(Publisher):
         return write_parquet_dataset(parts, path, scheduler=scheduler)
 
 
+def _binning_assumption(plan: Plan) -> str:
+    """How the columns were discretised, for the guarantee."""
+    declared = "columns discretised on the declared bounds, cut points and categories"
+    clamped = "numeric values clamped to their declared bounds"
+    if not plan.quantile_columns:
+        return f"{declared} (from the schema alone); {clamped}"
+    names = ", ".join(repr(plan.bins.names[a]) for a in plan.quantile_columns)
+    return (
+        f"{declared}, except {names}: each cut near its quantiles, read from two Gaussian "
+        f"histograms (its {FINE_BINS // SUB_BINS} equal-width bins, then {SUB_BINS} "
+        f"sub-bins of each bin whose noisy count shows rows; σ = "
+        f"{plan.sigma_quantiles:.6g}, part of ρ), measured before every other table; {clamped}"
+    )
+
+
 def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) -> None:
     """A :class:`LowUtilityWarning` per skewed numeric column (:func:`crowded_end_bins`).
 
@@ -878,8 +1007,9 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
             f"column {col.name!r}: about {share:.0%} of the released values fall in its {which} "
             f"bin [{lo:.6g}, {lo + width:.6g}) of {inner}, so the release keeps little of how "
             "they spread; declare cut points that follow the values (the column's 'cuts' in the "
-            "schema, e.g. brackets), bounds closer to them (values beyond are clipped) or "
-            "more bins (n_bins, --bins) (read from the noisy tables: no privacy cost)",
+            "schema, e.g. brackets), let the release place them (binning='private-"
+            "quantiles', --binning private-quantiles), declare bounds closer to the values "
+            "or more bins (n_bins, --bins) (read from the noisy tables: no privacy cost)",
             LowUtilityWarning,
             stacklevel=4,
         )

@@ -13,9 +13,10 @@ Chow–Liu tree, as in MST.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -116,9 +117,28 @@ class Bins:
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
-    # "categorical", "integer" (one code per value), "binned" (equal widths), "cut" (declared)
+    # "categorical", "integer" (one code per value), "binned" (equal widths), "cut" (at cuts)
     kinds: tuple[str, ...]
     has_label: bool
+    #: Cut points of "cut" columns that the schema does not declare (measured privately:
+    #: :func:`quantile_cuts`), by attribute.
+    cuts: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
+
+    def cuts_of(self, j: int, col: NumericColumn) -> tuple[float, ...]:
+        """The cut points of the "cut" attribute ``j``: measured ones, else the declared."""
+        found = self.cuts.get(j, col.cuts)
+        assert found is not None
+        return found
+
+    def with_cuts(self, cuts: Mapping[int, tuple[float, ...]]) -> Bins:
+        """These bins with the attributes of ``cuts`` cut there (one code per interval,
+        after the lower bound's own code)."""
+        sizes, kinds = list(self.sizes), list(self.kinds)
+        for j, points in cuts.items():
+            sizes[j], kinds[j] = len(points) + 2, "cut"
+        return dataclasses.replace(
+            self, sizes=tuple(sizes), kinds=tuple(kinds), cuts={**self.cuts, **cuts}
+        )
 
     @classmethod
     def from_schema(cls, schema: Schema, n_bins: int) -> Bins:
@@ -164,7 +184,8 @@ class Bins:
             elif kind == "cut":
                 assert isinstance(col, NumericColumn)
                 b = block[:, 0]
-                inside = 1 + np.searchsorted(_cut_positions(col), b, side="right")
+                positions = _cut_positions(col, self.cuts_of(j, col))
+                inside = 1 + np.searchsorted(positions, b, side="right")
                 out[:, j] = np.where(b <= 0.0, 0, inside)
             else:
                 b = block[:, 0]
@@ -193,7 +214,8 @@ class Bins:
             if kind == "integer":
                 v = math.ceil(col.lower) + c.astype(np.float64)
             elif kind == "cut":
-                v = _within_cuts(col, c, np.asarray(noise.uniform(n, random_state=source)))
+                u = np.asarray(noise.uniform(n, random_state=source))
+                v = _within_cuts(col, self.cuts_of(j, col), c, u)
             else:
                 inner = size - 1
                 k = np.maximum(c - 1, 0)  # the bin, for codes 1 … inner
@@ -216,21 +238,19 @@ class Bins:
         return X, y
 
 
-def _cut_positions(col: NumericColumn) -> NDArray[np.float64]:
+def _cut_positions(col: NumericColumn, cuts: Sequence[float]) -> NDArray[np.float64]:
     """The cut points where the encoding puts them: ``(cut − lower) / (upper − lower)``,
     computed as the encoder computes a value's, so a value equal to a cut lands on it."""
-    assert col.cuts is not None
-    return (np.asarray(col.cuts, dtype=np.float64) - col.lower) / (col.upper - col.lower)
+    return (np.asarray(cuts, dtype=np.float64) - col.lower) / (col.upper - col.lower)
 
 
 def _within_cuts(
-    col: NumericColumn, codes: NDArray[np.int64], u: NDArray[np.float64]
+    col: NumericColumn, cuts: Sequence[float], codes: NDArray[np.int64], u: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """Values of a column with declared cuts: code 0 is the lower bound; code ``k ≥ 1`` is
+    """Values of a column cut at ``cuts``: code 0 is the lower bound; code ``k ≥ 1`` is
     uniform on ``[e_{k−1}, e_k)`` of the edges ``lower, cuts…, upper`` (an integer column:
     uniform over the integers of that interval above the lower bound)."""
-    assert col.cuts is not None
-    edges = np.array([col.lower, *col.cuts, col.upper])
+    edges = np.array([col.lower, *cuts, col.upper])
     k = np.clip(codes - 1, 0, len(edges) - 2)
     lo_edge, hi_edge = edges[k], edges[k + 1]
     v = lo_edge + u * (hi_edge - lo_edge)
@@ -240,6 +260,83 @@ def _within_cuts(
         hi = np.maximum(np.where(last, math.floor(col.upper), np.ceil(hi_edge) - 1), lo)
         v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
     return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
+
+
+#: Private-quantile binning (``binning="private-quantiles"``) measures a column in two
+#: levels: :data:`COARSE_BINS` equal-width bins of its bounds, then :data:`SUB_BINS` equal
+#: sub-bins of each coarse bin that holds rows; cut points fall on the sub-bins' edges.
+COARSE_BINS = 16
+SUB_BINS = 16
+FINE_BINS = COARSE_BINS * SUB_BINS
+#: A coarse bin is refined when its noisy count reaches this many σ (a bin with no rows
+#: does so with probability 0.13 %).
+OCCUPIED_SIGMAS = 3.0
+
+
+def fine_codes(col: NumericColumn, encoded: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Codes of a numeric column's encoded values on :data:`FINE_BINS` equal-width bins:
+    ``-1`` for the lower bound itself (it keeps a code of its own, outside these
+    histograms), else ``floor(b · FINE_BINS)``; the coarse bin is ``code // SUB_BINS``."""
+    b = np.asarray(encoded, dtype=np.float64)
+    inside = np.clip(np.floor(b * FINE_BINS), 0, FINE_BINS - 1)
+    return np.where(b <= 0.0, -1, inside).astype(np.int64)
+
+
+def coarse_table(fine: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Counts of the :data:`COARSE_BINS` coarse bins (values at the lower bound left out)."""
+    inside = fine[fine >= 0]
+    return np.bincount(inside // SUB_BINS, minlength=COARSE_BINS).astype(np.float64)
+
+
+def occupied_bins(noisy_coarse: NDArray[np.float64], sigma: float) -> NDArray[np.int64]:
+    """The coarse bins to refine: noisy count at least :data:`OCCUPIED_SIGMAS` σ."""
+    return np.flatnonzero(np.asarray(noisy_coarse) >= OCCUPIED_SIGMAS * sigma).astype(np.int64)
+
+
+def sub_table(fine: NDArray[np.int64], occupied: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Counts of the :data:`SUB_BINS` sub-bins of each ``occupied`` coarse bin, in order;
+    a row elsewhere (or at the lower bound) is in no cell, so one row still moves at most
+    one cell (the L2 sensitivity of a count table)."""
+    slot = np.full(COARSE_BINS, -1, dtype=np.int64)
+    slot[occupied] = np.arange(occupied.size)
+    inside = fine[fine >= 0]
+    where = slot[inside // SUB_BINS]
+    keep = where >= 0
+    cells = where[keep] * SUB_BINS + inside[keep] % SUB_BINS
+    return np.bincount(cells, minlength=occupied.size * SUB_BINS).astype(np.float64)
+
+
+def quantile_cuts(
+    noisy_sub: NDArray[np.float64], occupied: NDArray[np.int64], col: NumericColumn, n_bins: int
+) -> tuple[float, ...]:
+    """Cut points near the ``k / n_bins`` quantiles of a column (post-processing) from the
+    noisy sub-bin counts of its ``occupied`` coarse bins (:func:`sub_table` layout).
+
+    The other coarse bins count as empty: their noise is left out, so a skewed column's
+    long empty range adds none (its noise, summed over hundreds of empty fine bins, would
+    be worth hundreds of rows). The running sums of the sub-bin counts are not clipped
+    (unbiased), and each quantile is placed on the sub-bin edge where their share of the
+    total first reaches it (first crossings rise with the quantile). Equal edges merge, so
+    a column whose mass sits in few sub-bins gets fewer, narrower bins there. One more cut
+    closes the last occupied coarse bin, so the top bin does not spread its rows over the
+    empty range above them. With no occupied bin or no positive total, the cuts are the
+    equal-width ones.
+    """
+    leaves = np.zeros(FINE_BINS)
+    for k, c in enumerate(np.asarray(occupied, dtype=np.int64)):
+        leaves[c * SUB_BINS : (c + 1) * SUB_BINS] = noisy_sub[k * SUB_BINS : (k + 1) * SUB_BINS]
+    running = np.cumsum(leaves)
+    total = running[-1]
+    width = (col.upper - col.lower) / FINE_BINS
+    if not total > 0:
+        steps = np.arange(1, n_bins) * (FINE_BINS // n_bins or 1)
+    else:
+        reached = running[None, :] / total >= (np.arange(1, n_bins) / n_bins)[:, None]
+        steps = np.argmax(reached, axis=1) + 1  # each row reaches it: the share ends at 1
+    if np.size(occupied):  # where the occupied bins end: the top bin holds no empty range
+        steps = np.append(steps, (int(np.max(occupied)) + 1) * SUB_BINS)
+    steps = np.unique(steps[(steps > 0) & (steps < FINE_BINS)])
+    return tuple(float(col.lower + k * width) for k in steps)
 
 
 # -- measurement ----------------------------------------------------------------------------
