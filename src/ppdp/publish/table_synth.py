@@ -340,8 +340,8 @@ def _build_plan(
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
     With ``binning="private-quantiles"`` and numeric columns binned at equal widths, a
-    :data:`QUANTILE_SHARE` of ρ goes to one fine histogram per such column and the rest to
-    the plan as without it.
+    :data:`QUANTILE_SHARE` of ρ goes to two histograms per such column (coarse bins, then
+    the sub-bins of the occupied ones) and the rest to the plan as without it.
     """
     rho = cdp_rho(epsilon, delta)
     quantiled = tuple(a for a, k in enumerate(bins.kinds) if k == "binned")
@@ -509,11 +509,10 @@ class TableSynthesizer(Publisher):
         binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
         two Gaussian histograms per such column (16 equal-width bins of its bounds, then 16
         sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
-        ``k / n_bins`` quantiles: a skewed column
-        (an income on ``[0, 1e6]``) gets narrow bins where its values are instead of one
-        bin holding most rows. The cut points are part of the release
-        (``guarantee.details["cuts"]``). In-memory input only; for a Parquet dataset
-        declare the cut points in the schema (``cuts``).
+        ``k / n_bins`` quantiles: a skewed column (an income on ``[0, 1e6]``) gets narrow
+        bins where its values are instead of one bin holding most rows. The cut points are
+        part of the release (``guarantee.details["cuts"]``). In-memory input only; for a
+        Parquet dataset declare the cut points in the schema (``cuts``).
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -776,7 +775,7 @@ class TableSynthesizer(Publisher):
         charges: list[Charge],
     ) -> Release:
         params = self._params()
-        plan, fine = self._place_cuts(params.plan, params.n_bins, X, source)
+        plan, histograms = self._place_cuts(params.plan, params.n_bins, X, source)
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
@@ -786,7 +785,7 @@ class TableSynthesizer(Publisher):
             data=self.schema.decode(Z, yy),
             encoded=Z,
             guarantee=release.guarantee,
-            statistics={**fine, **release.statistics},
+            statistics={**histograms, **release.statistics},
         )
 
     def _place_cuts(
