@@ -102,8 +102,14 @@ def connect(
 
 
 def write_new_file(path: Path, genesis: Entry, state: ChainState) -> None:
-    """Write a complete one-entry ledger file at ``path`` (which must not exist yet)."""
+    """Write a complete one-entry ledger file at ``path`` (which must not exist yet).
+
+    The file is born in WAL mode (the mode is stored in the file): processes that open it
+    the moment it appears then find ``PRAGMA journal_mode = WAL`` a no-op, instead of each
+    needing the exclusive lock that switching modes takes, which SQLite refuses at once
+    (without waiting) to all but one of several readers racing for it."""
     with closing(sqlite3.connect(os.fspath(path), isolation_level=None)) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
         init_schema(conn, genesis, state)
     fd = os.open(path, os.O_RDONLY)
     try:
