@@ -243,3 +243,39 @@ def test_the_histogram_passes_its_audit_and_half_noise_fails(multiplier, seed):
     draws = {"n_select": 100_000, "n_measure": 1_000_000, "random_state": seed}
     result = audit(on(f_d), on(f_d2), claimed_epsilon=eps, delta=delta, **draws)
     assert result.passed == (multiplier == 1.0), str(result)
+
+
+def test_values_decode_by_the_sub_bin_weights_within_their_bin():
+    """Within a bin, values fall in its fine bins in proportion to the released (clipped)
+    sub-bin counts; a bin with no weight decodes uniformly. χ² over 20,000 draws (seeded,
+    false-positive rate 1e-6); the uniform decoding (the control) fails it."""
+    from scipy import stats
+
+    col = NumericColumn("x", 0.0, 256.0)  # fine bin k is [k, k + 1)
+    occupied = np.array([1])  # fine bins 16..31
+    sub = np.zeros(model.SUB_BINS)
+    sub[[2, 3, 9]] = [100.0, 300.0, 600.0]  # fine bins 18, 19, 25
+    sub[5] = -40.0  # negative noise: no weight
+    weights = model.decoding_weights(sub, occupied)
+    assert weights.sum() == 1000.0 and weights[21] == 0.0
+    cuts = (16.0, 32.0)  # codes: 1 = [0, 16), 2 = [16, 32), 3 = [32, 256)
+    n = 20_000
+    rng = np.random.default_rng(0)
+    codes = np.full(n, 2)
+    v = model._within_weighted(col, cuts, weights, codes, rng.random(n), rng.random(n))
+    assert np.all((v >= 16.0) & (v < 32.0))
+    seen = np.bincount(np.floor(v).astype(int) - 16, minlength=16)
+    assert seen[[0, 1, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15]].sum() == 0
+    expected = np.array([100.0, 300.0, 600.0]) / 1000.0 * n
+    assert stats.chisquare(seen[[2, 3, 9]], expected).pvalue > 1e-6
+    uniform = model._within_cuts(col, cuts, codes, rng.random(n))
+    control = np.bincount(np.floor(uniform).astype(int) - 16, minlength=16)
+    assert (
+        stats.chisquare(control[[2, 3, 9]], control[[2, 3, 9]].sum() * expected / n).pvalue < 1e-6
+    )
+    # a bin without weight (code 3) and the lower bound's code (0)
+    other = model._within_weighted(
+        col, cuts, weights, np.array([3] * 500 + [0]), rng.random(501), rng.random(501)
+    )
+    assert np.all((other[:500] >= 32.0) & (other[:500] <= 256.0)) and other[500] == 0.0
+    assert other[:500].std() > 50  # spread over [32, 256), not piled in one fine bin

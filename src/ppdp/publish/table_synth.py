@@ -54,6 +54,7 @@ from ppdp.publish.table_synth_model import (
     coarse_table,
     compress_levels,
     crowded_end_bins,
+    decoding_weights,
     estimate,
     fine_codes,
     fit_joint,
@@ -801,6 +802,7 @@ class TableSynthesizer(Publisher):
             return plan, {}
         sigma = plan.sigma_quantiles
         cuts: dict[int, tuple[float, ...]] = {}
+        weights: dict[int, NDArray[np.float64]] = {}
         released: dict[str, NDArray[np.float64]] = {}
         for a in plan.quantile_columns:
             col = self.schema.column(plan.bins.names[a])
@@ -819,7 +821,9 @@ class TableSynthesizer(Publisher):
                 f"occupied-bins:{col.name}": occupied.astype(np.float64),
             }
             cuts[a] = quantile_cuts(sub, occupied, col, n_bins)
-        return dataclasses.replace(plan, bins=plan.bins.with_cuts(cuts)), released
+            weights[a] = decoding_weights(sub, occupied)
+        bins = plan.bins.with_cuts(cuts, weights)
+        return dataclasses.replace(plan, bins=bins), released
 
     def _guarantee(self, plan: Plan, n: int, edges: list[tuple[int, int]]) -> Guarantee:
         names = plan.bins.names

@@ -123,6 +123,9 @@ class Bins:
     #: Cut points of "cut" columns that the schema does not declare (measured privately:
     #: :func:`quantile_cuts`), by attribute.
     cuts: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
+    #: Weights of the :data:`FINE_BINS` fine bins that values of those columns decode by
+    #: within their bin (:func:`decoding_weights`), by attribute.
+    weights: Mapping[int, NDArray[np.float64]] = field(default_factory=dict)
 
     def cuts_of(self, j: int, col: NumericColumn) -> tuple[float, ...]:
         """The cut points of the "cut" attribute ``j``: measured ones, else the declared."""
@@ -130,14 +133,22 @@ class Bins:
         assert found is not None
         return found
 
-    def with_cuts(self, cuts: Mapping[int, tuple[float, ...]]) -> Bins:
+    def with_cuts(
+        self,
+        cuts: Mapping[int, tuple[float, ...]],
+        weights: Mapping[int, NDArray[np.float64]] | None = None,
+    ) -> Bins:
         """These bins with the attributes of ``cuts`` cut there (one code per interval,
-        after the lower bound's own code)."""
+        after the lower bound's own code), decoding by ``weights`` where given."""
         sizes, kinds = list(self.sizes), list(self.kinds)
         for j, points in cuts.items():
             sizes[j], kinds[j] = len(points) + 2, "cut"
         return dataclasses.replace(
-            self, sizes=tuple(sizes), kinds=tuple(kinds), cuts={**self.cuts, **cuts}
+            self,
+            sizes=tuple(sizes),
+            kinds=tuple(kinds),
+            cuts={**self.cuts, **cuts},
+            weights={**self.weights, **(weights or {})},
         )
 
     @classmethod
@@ -215,7 +226,12 @@ class Bins:
                 v = math.ceil(col.lower) + c.astype(np.float64)
             elif kind == "cut":
                 u = np.asarray(noise.uniform(n, random_state=source))
-                v = _within_cuts(col, self.cuts_of(j, col), c, u)
+                cuts = self.cuts_of(j, col)
+                if j in self.weights and not col.integer:
+                    second = np.asarray(noise.uniform(n, random_state=source))
+                    v = _within_weighted(col, cuts, self.weights[j], c, u, second)
+                else:
+                    v = _within_cuts(col, cuts, c, u)
             else:
                 inner = size - 1
                 k = np.maximum(c - 1, 0)  # the bin, for codes 1 … inner
@@ -236,6 +252,46 @@ class Bins:
             X[:, sl.start] = np.clip((v - col.lower) / span if span > 0 else 0.0, 0.0, 1.0)
         y = codes[:, -1].copy() if self.has_label else None
         return X, y
+
+
+def _within_weighted(
+    col: NumericColumn,
+    cuts: Sequence[float],
+    weights: NDArray[np.float64],
+    codes: NDArray[np.int64],
+    u: NDArray[np.float64],
+    second: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Values of a column cut on fine edges (:func:`quantile_cuts`): code 0 is the lower
+    bound; code ``k ≥ 1`` picks a fine bin of its interval with probability proportional
+    to ``weights`` (uniformly when they are all 0 there) using ``u``, then a value uniform
+    within that fine bin using ``second``. Post-processing of released counts."""
+    width = (col.upper - col.lower) / FINE_BINS
+    steps = np.rint((np.asarray(cuts, dtype=np.float64) - col.lower) / width).astype(np.int64)
+    starts = np.concatenate([[0], steps])  # fine bin where each interval starts
+    ends = np.concatenate([steps, [FINE_BINS]])
+    k = np.clip(codes - 1, 0, len(starts) - 1)
+    lo, hi = starts[k], ends[k]
+    cum = np.concatenate([[0.0], np.cumsum(np.maximum(weights, 0.0))])
+    mass = cum[hi] - cum[lo]
+    target = cum[lo] + u * mass
+    weighted = np.searchsorted(cum, target, side="right") - 1
+    flat = lo + np.floor(u * (hi - lo)).astype(np.int64)
+    fine = np.clip(np.where(mass > 0, weighted, flat), lo, hi - 1)
+    v = col.lower + (fine + second) * width
+    return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
+
+
+def decoding_weights(
+    noisy_sub: NDArray[np.float64], occupied: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """Fine-bin weights to decode by: the occupied bins' noisy sub-bin counts clipped at 0,
+    zero elsewhere (post-processing)."""
+    weights = np.zeros(FINE_BINS)
+    for k, c in enumerate(np.asarray(occupied, dtype=np.int64)):
+        part = noisy_sub[k * SUB_BINS : (k + 1) * SUB_BINS]
+        weights[c * SUB_BINS : (c + 1) * SUB_BINS] = np.maximum(part, 0.0)
+    return weights
 
 
 def _cut_positions(col: NumericColumn, cuts: Sequence[float]) -> NDArray[np.float64]:
