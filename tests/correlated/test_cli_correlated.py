@@ -137,3 +137,43 @@ def test_bad_input_one_line_nothing_written_nothing_spent(
     assert not out.exists()
     with Accountant.open_existing(led) as acct:
         assert acct.spent == PrivacyBudget(0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("state\nactive\n\nstill\n", "has 1 empty entry (line 3): a trace needs the state"),
+        ("state\nactive\n  \nstill\n\nactive\n", "has 2 empty entries (lines 3, 5)"),
+        ("day;state\n1;active\n2;still\n", "header 'day;state' looks like several columns"),
+    ],
+)
+def test_a_gap_in_the_trace_is_refused_not_skipped(tmp_path, files, capsys, text, said) -> None:
+    # New-user trial: blank lines were dropped, joining steps that are not adjacent and
+    # shortening T (which sets the noise); the release said nothing.
+    th, _ = files
+    tr = tmp_path / "gaps.csv"
+    tr.write_text(text)
+    led = _ledger(tmp_path)
+    argv = ["correlated", "release", "--theta", str(th), "--epsilon", "1", str(tr)]
+    assert main([*argv, "-o", str(tmp_path / "o.json"), "--ledger", str(led)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0], err
+    assert not (tmp_path / "o.json").exists()
+    assert Accountant.open_existing(led).spent == PrivacyBudget(0.0)
+
+
+def test_missing_files_are_named_and_no_ledger_warning_comes_first(tmp_path, files, capsys):
+    th, tr = files
+    out = str(tmp_path / "o.json")
+    base = ["correlated", "release", "--epsilon", "1", "-o", out]
+    assert main([*base, "--theta", str(tmp_path / "nope.json"), str(tr)]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("theta file ('" + str(tmp_path / "nope.json") + "') does not exist")
+    )
+    assert main([*base, "--theta", str(th), str(tmp_path / "nope.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"ppdp: error: trace file ('{tmp_path / 'nope.csv'}') does not exist"]
+    assert main([*base, "--theta", str(th), str(tr)]) == 0  # the warning follows the release
+    assert "this spend was not recorded" in capsys.readouterr().err

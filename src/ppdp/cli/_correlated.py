@@ -37,11 +37,12 @@ def _run(args: argparse.Namespace) -> int:
     from ppdp.correlated.files import release_trace_file
 
     c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
-    if args.ledger is None:
-        sys.stderr.write("ppdp correlated: warning: no --ledger given; the spend is not recorded\n")
     with c.seeded_quietly():
         names = "theta trace output epsilon method query ledger seed allow_seeded force"
         rel = release_trace_file(**c.pick(args, names))
+    if args.ledger is None:  # said once it happened: a refused input spent nothing
+        sys.stderr.write("ppdp correlated: warning: no --ledger given; this spend was not "
+                         "recorded anywhere\n")  # fmt: skip
     print(f"released the histogram to {args.output} (noise scale {rel.noise_scale:.6g})")
     c.print_guarantee(rel.guarantee, verbose=args.verbose, full_in=args.output)
     indices = [] if rel.ledger_index is None else [rel.ledger_index]

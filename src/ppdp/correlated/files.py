@@ -38,6 +38,8 @@ def load_theta(path: str | Path) -> MarkovChainClass:
     p = Path(path)
     if p.is_dir():
         raise ParameterError(f"theta file ({str(p)!r}) is a folder, not a file")
+    if not p.exists():
+        raise ParameterError(f"theta file ({str(p)!r}) does not exist")
     try:
         obj = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -48,18 +50,42 @@ def load_theta(path: str | Path) -> MarkovChainClass:
 
 
 def read_trace(path: str | Path, theta: MarkovChainClass) -> np.ndarray:
-    """Read TRACE.csv (one column, header line) as declared states (unknown ones kept as None)."""
+    """Read TRACE.csv (one column, header line) as declared states (unknown ones kept as None).
+
+    Every line after the header is one time step: an empty or blank line is refused, not
+    skipped (skipping it would join two steps that are not adjacent, so the trace would no
+    longer follow a chain of Θ, and its length T sets the noise)."""
     p = Path(path)
+    if not p.exists() and not p.is_dir():
+        raise ParameterError(f"trace file ({str(p)!r}) does not exist")
     try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        df = pd.read_csv(p, dtype=str, keep_default_na=False, skip_blank_lines=False)
     except pd.errors.EmptyDataError as exc:
         raise DataValidationError(f"trace file ({str(p)!r}) is empty") from exc
     if df.shape[1] != 1:
         raise DataValidationError(
             f"trace file ({str(p)!r}) must have exactly one column, not {df.shape[1]}"
         )
+    header = str(df.columns[0])
+    for sep in (";", "\t", "|"):
+        if sep in header:
+            shown = "a tab" if sep == "\t" else repr(sep)
+            raise DataValidationError(
+                f"trace file ({str(p)!r}): its header {header!r} looks like several columns "
+                f"separated by {shown}; a trace file has exactly one column, the state of "
+                "each time step, one per line"
+            )
     by_text = {str(s): s for s in theta.states}
     col = df.iloc[:, 0].str.strip()
+    blank = np.flatnonzero(col.to_numpy() == "")
+    if blank.size:
+        lines = ", ".join(str(i + 2) for i in blank[:5]) + (" …" if blank.size > 5 else "")
+        many = blank.size > 1
+        raise DataValidationError(
+            f"trace file ({str(p)!r}) has {blank.size} empty entr{'ies' if many else 'y'} "
+            f"(line{'s' if many else ''} {lines}): a trace needs the state of every time "
+            "step; skipping one would join steps that are not adjacent"
+        )
     out = np.empty(len(col), dtype=object)
     out[:] = [by_text.get(v) for v in col]
     return out
