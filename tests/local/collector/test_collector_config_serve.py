@@ -141,3 +141,30 @@ def test_serve_on_a_bad_yaml_config_is_one_line_exit_2(tmp_path, monkeypatch, ca
     assert main(["local", "serve", "--config", str(tmp_path / "c.yaml")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not valid YAML" in err and "line 3" in err, err
+
+
+@pytest.mark.parametrize("port", ["70000", "-3", "0"])
+def test_serve_on_a_bad_port_is_one_line_exit_2(tmp_path, keys, monkeypatch, capsys, port):
+    # New-user trial: uvicorn printed a traceback (OverflowError) after the start-up lines.
+    monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not serve"))
+    cfg = _as_yaml(write_config(tmp_path, keys, CV))
+    assert main(["local", "serve", "--config", str(cfg), "--port", port]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"ppdp: error: port ({port}) must be an integer in 1..65535"]
+
+
+def test_serve_on_a_port_in_use_is_one_line_before_the_start_up_lines(
+    tmp_path, keys, monkeypatch, capsys
+):
+    import socket
+
+    monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not serve"))
+    cfg = _as_yaml(write_config(tmp_path, keys, CV))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["local", "serve", "--config", str(cfg), "--port", str(port)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"ppdp: error: port ({port}) on 127.0.0.1 is already in use; stop the other "
+                   "process or choose another port"]  # fmt: skip

@@ -114,6 +114,8 @@ def serve(
     from ppdp.local.collector._app import create_app
     from ppdp.local.collector._guard import check_plain_http_bind
 
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ParameterError(f"port ({port!r}) must be an integer in 1..65535")
     if (tls_cert is None) != (tls_key is None):
         raise ParameterError("tls_cert and tls_key go together: give both PEM files or neither")
     for name, value in (("tls_cert", tls_cert), ("tls_key", tls_key)):
@@ -129,11 +131,36 @@ def serve(
     tls: dict[str, Any] = {}
     if tls_cert is not None:
         tls = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key)}
+    _check_port_free(host, port)  # before the start-up lines claim it is listening
     out = sys.stderr if stream is None else stream
     for line in startup_lines(cfg, host=host, port=port, tls_cert=tls_cert):
         out.write(f"ppdp local serve: {line}\n")
     out.flush()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **tls)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse, in one line, an address another process already listens on (uvicorn would
+    print the start-up lines, then fail with a logged error)."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ParameterError(f"host ({host!r}) cannot be resolved: {exc.strerror or exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ParameterError(
+                    f"port ({port}) on {host} is already in use; stop the other process or "
+                    "choose another port"
+                ) from None
+            raise ParameterError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
@@ -144,7 +171,9 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
     if not p.exists():
         raise FileNotFoundError(f"values file ({p}) does not exist")
     try:
-        df = pd.read_csv(p)
+        # A blank line is an empty value (refused below), not a line to skip: a one-column
+        # file's missing answers would otherwise vanish without a word.
+        df = pd.read_csv(p, skip_blank_lines=False)
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataValidationError(f"values file ({p}) is not a readable CSV: {exc}") from None
     if df.shape[1] == 0 or df.shape[0] == 0:
@@ -156,10 +185,25 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
         )
     values = df[name]
     if values.isna().any():
+        lines = _lines(np.flatnonzero(values.isna().to_numpy()))
         raise DataValidationError(
-            f"column {name!r} of {p} has {int(values.isna().sum())} empty values"
+            f"column {name!r} of {p} has {int(values.isna().sum())} empty value(s) ({lines})"
         )
+    if not pd.api.types.is_numeric_dtype(values.dtype):  # numbers mixed with text: say where
+        numbers = pd.to_numeric(values, errors="coerce")
+        text = np.flatnonzero(numbers.isna().to_numpy())
+        if 0 < text.size < len(values):
+            raise DataValidationError(
+                f"column {name!r} of {p} has {text.size} value(s) that are not numbers among "
+                f"numbers ({_lines(text)})"
+            )
     return values.to_numpy()
+
+
+def _lines(rows: np.ndarray) -> str:
+    """``line 3`` / ``lines 3, 7, …``: file lines of data rows (the header is line 1)."""
+    shown = ", ".join(str(int(i) + 2) for i in rows[:5]) + (", …" if rows.size > 5 else "")
+    return f"line{'s' if rows.size > 1 else ''} {shown}"
 
 
 def value_column(path: str | Path, *, column: str | None = None) -> str:

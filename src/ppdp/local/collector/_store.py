@@ -212,6 +212,14 @@ class CollectorStore:
                 cls._initialise(conn, survey, dict(spec), checked)
                 meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise ParameterError(
+                    f"store ({p}) is not a collector store (an SQLite file the collector "
+                    "writes); give the store path from the collector's config"
+                ) from None
+            raise
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
