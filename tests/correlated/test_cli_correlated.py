@@ -177,3 +177,19 @@ def test_missing_files_are_named_and_no_ledger_warning_comes_first(tmp_path, fil
     assert err == [f"ppdp: error: trace file ('{tmp_path / 'nope.csv'}') does not exist"]
     assert main([*base, "--theta", str(th), str(tr)]) == 0  # the warning follows the release
     assert "this spend was not recorded" in capsys.readouterr().err
+
+
+def test_theta_errors_read_plainly(tmp_path, capsys) -> None:
+    # New-user trial: "sums to np.float64(1.0999999999999999)"; unknown keys without the
+    # allowed ones.
+    tr = tmp_path / "t.csv"
+    tr.write_text("state\nactive\nstill\n")
+    bad = {**THETA, "transitions": [[[0.9, 0.2], [0.2, 0.8]]]}
+    typo = {**THETA, "transitons": THETA["transitions"]}
+    for theta in (bad, typo):
+        (tmp_path / "th.json").write_text(json.dumps(theta))
+        argv = ["correlated", "release", "--theta", str(tmp_path / "th.json"), str(tr)]
+        assert main([*argv, "--epsilon", "1", "-o", str(tmp_path / "o.json")]) == 2
+        err = capsys.readouterr().err
+        assert "np.float64" not in err and err.count("\n") == 1, err
+    assert "allowed: 'states', 'transitions', 'initials', 'notes'" in err

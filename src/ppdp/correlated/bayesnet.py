@@ -202,7 +202,7 @@ class BayesianNetworkClass:
                 idx = tuple(int(x) for x in np.argwhere(np.atleast_1d(bad))[0])
                 s = float(np.atleast_1d(sums)[idx] if arr.ndim > 1 else sums)
                 raise ParameterError(
-                    f"cpts[{j}][{v!r}] row {idx} sums to {s!r}; each CPT row must sum to 1 "
+                    f"cpts[{j}][{v!r}] row {idx} sums to {float(s)!r}; each CPT row must sum to 1 "
                     f"(within {ROW_SUM_TOL:g})"
                 )
             arr.setflags(write=False)

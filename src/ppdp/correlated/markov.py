@@ -53,7 +53,8 @@ def _as_stochastic(name: str, value: Any, k: int | None) -> NDArray[np.float64]:
     if bad.size:
         r = int(bad[0])
         raise ParameterError(
-            f"{name} row {r} sums to {sums[r]!r}; every row must sum to 1 within {ROW_TOLERANCE:g}"
+            f"{name} row {r} sums to {float(sums[r])!r}; every row must sum to 1 within "
+            f"{ROW_TOLERANCE:g}"
         )
     return arr
 
@@ -69,7 +70,7 @@ def _as_distribution(name: str, value: Any, k: int) -> NDArray[np.float64]:
         raise ParameterError(f"{name} must hold finite probabilities >= 0")
     if abs(arr.sum() - 1.0) > ROW_TOLERANCE:
         raise ParameterError(
-            f"{name} sums to {arr.sum()!r}; it must sum to 1 within {ROW_TOLERANCE:g}"
+            f"{name} sums to {float(arr.sum())!r}; it must sum to 1 within {ROW_TOLERANCE:g}"
         )
     return arr
 
@@ -356,7 +357,10 @@ class MarkovChainClass:
             raise ParameterError("theta must be a JSON object with 'transitions'")
         unknown = set(obj) - {"states", "transitions", "initials", "notes"}
         if unknown:
-            raise ParameterError(f"theta has unknown keys {sorted(unknown)!r}")
+            raise ParameterError(
+                f"theta has unknown keys {sorted(unknown)!r}; allowed: 'states', "
+                "'transitions', 'initials', 'notes'"
+            )
         if "transitions" not in obj:
             raise ParameterError("theta needs 'transitions': a list of k×k matrices")
         return cls(
