@@ -193,3 +193,13 @@ def test_theta_errors_read_plainly(tmp_path, capsys) -> None:
         err = capsys.readouterr().err
         assert "np.float64" not in err and err.count("\n") == 1, err
     assert "allowed: 'states', 'transitions', 'initials', 'notes'" in err
+
+
+def test_notes_may_be_one_string(tmp_path) -> None:
+    # The guide's example: "notes" as one string was split into characters and refused.
+    from ppdp.correlated.files import load_theta
+
+    (tmp_path / "th.json").write_text(json.dumps({**THETA, "notes": "from a 2025 survey"}))
+    assert load_theta(tmp_path / "th.json").notes == ("from a 2025 survey",)
+    (tmp_path / "th.json").write_text(json.dumps({**THETA, "notes": ["a", "b c"]}))
+    assert load_theta(tmp_path / "th.json").notes == ("a", "b c")

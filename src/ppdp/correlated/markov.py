@@ -363,11 +363,13 @@ class MarkovChainClass:
             )
         if "transitions" not in obj:
             raise ParameterError("theta needs 'transitions': a list of k×k matrices")
+        notes = obj.get("notes", ())
         return cls(
             transitions=obj["transitions"],
             initials=obj.get("initials"),
             states=obj.get("states"),
-            notes=tuple(obj.get("notes", ())),
+            # one note as a string is one note (tuple() would split it into characters)
+            notes=(notes,) if isinstance(notes, str) else tuple(notes),
         )
 
     # -- data --------------------------------------------------------------------------------
