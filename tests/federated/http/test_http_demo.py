@@ -25,6 +25,8 @@ def test_demo_round_in_processes(tmp_path, capsys):
     assert res.round_seconds is not None and res.round_seconds < res.seconds
     text = res.summary()
     assert "completed" in text and "differential privacy" in text
+    # a noisy-projection accuracy at the majority rate comes with what to do about it
+    assert ("hides the classes" in text) == (res.accuracy <= res.majority + 0.005)
     json.dumps(res.to_dict())
     assert (tmp_path / "tls" / "ca.pem").is_file()  # every link was HTTPS with client certs
     # the publisher's ledger and each owner's replica stay behind, and verify
@@ -42,3 +44,14 @@ def test_demo_rejects_bad_parameters(tmp_path, capsys):
     assert cli_main(["federate", "demo", "--owners", "1", "--workdir", str(tmp_path)]) == 2
     assert "owners (1)" in capsys.readouterr().err
     assert not (tmp_path / "ledger").exists()
+
+
+def test_a_demo_stopped_at_its_timeout_says_so_and_lists_no_missing_ledger(tmp_path, capsys):
+    # New-user trial: "round aborted: publisher: exit -9", after ledger and replica paths
+    # that were never written.
+    df = pd.concat(synthetic_parts(2, rows=60), ignore_index=True)
+    res = run_demo(owners=2, workdir=tmp_path, data=(df, SCHEMA), timeout=0.5)
+    assert not res.ok and "stopped at the demo's timeout (0.5 s" in res.reason
+    text = res.summary()
+    assert "publisher's ledger" not in text and "replica" not in text
+    capsys.readouterr()

@@ -179,6 +179,13 @@ class DemoResult:
                 f"  accuracy of a logistic regression on the released {kind} projections: "
                 f"{self.accuracy:.4f} (majority class {self.majority:.4f})"
             )
+            hidden = self.majority is not None and self.accuracy <= self.majority + 0.005
+            if kind == "noisy" and hidden:
+                lines.append(
+                    "  (each row's projection carries noise of its own, which at this ε "
+                    "hides the classes: the direction release (--release direction) gives the "
+                    "discriminant alone; or raise epsilon)"
+                )
         if self.direction_accuracy is not None:
             lines.append(
                 f"  accuracy of the released direction (records projected on it, owners' "
@@ -189,9 +196,11 @@ class DemoResult:
             f"  time: {self.seconds:.2f} s in all"
             + (f", {rs:.3f} s for the round after start-up" if rs is not None else "")
         )
-        lines.append(f"  publisher's ledger: {d['ledger']}")
+        if Path(d["ledger"]).exists():  # an aborted round may not have written them
+            lines.append(f"  publisher's ledger: {d['ledger']}")
         for p, r in d["replicas"].items():
-            lines.append(f"  {p}'s replica: {r}")
+            if Path(r).exists():
+                lines.append(f"  {p}'s replica: {r}")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -329,13 +338,17 @@ def run_demo(
     procs = start_parties(dep)
     codes = wait_parties(procs, timeout=timeout)
     seconds = time.perf_counter() - t0
+    timed_out = seconds >= timeout
     outcomes: dict[str, dict[str, Any]] = {}
     for p in dep.roles:
         f = root / f"{p}.outcome.json"
         if f.is_file():
             outcomes[p] = json.loads(f.read_text(encoding="utf-8"))
         else:
-            outcomes[p] = {"state": "crashed", "reason": procs[p].last_line() or f"exit {codes[p]}"}
+            reason = procs[p].last_line() or f"exit {codes[p]}"
+            if timed_out and codes[p] < 0:  # killed by wait_parties
+                reason = f"stopped at the demo's timeout ({timeout:g} s; give it more time)"
+            outcomes[p] = {"state": "crashed", "reason": reason}
     result = None
     rf = root / "result.json"
     if rf.is_file() and codes.get(dep.publisher) == 0:
