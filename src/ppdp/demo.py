@@ -36,7 +36,7 @@ from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
 from ppdp.datasets import load_adult
-from ppdp.exceptions import BudgetExceededError, LowUtilityWarning
+from ppdp.exceptions import BudgetExceededError, LowUtilityWarning, ParameterError
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 
@@ -191,6 +191,8 @@ def run_demo(
     (refused before the data are read), validate and encode the data (an error costs
     nothing), record each spend durably, and only then compute and add noise.
     """
+    if Path(output_dir).exists() and not Path(output_dir).is_dir():
+        raise ParameterError(f"output_dir ({output_dir}) is a file, not a folder")
     source = resolve_random_state(random_state)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     run_dir = Path(output_dir) / f"run-{stamp}"

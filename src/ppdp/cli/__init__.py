@@ -169,6 +169,8 @@ _CLI_ADVICE = (
     ("public (None) is required for", "--public FILE (not given) is required for"),
     ("pass allow_seeded=True", "add --allow-seeded"),
     ("idempotency_key (", "--idempotency-key ("),
+    ("output_dir (", "--output-dir ("),
+    ("workdir (", "--workdir ("),
     ("n_bins (", "--bins ("),
     ("use n_bins <=", "use --bins <="),
     ("use method='tree' or 'chow-liu'", "use --method tree or chow-liu"),

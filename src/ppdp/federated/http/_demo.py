@@ -294,6 +294,8 @@ def run_demo(
     check_option("dealer", dealer, ("trusted", "none"))
     check_option("release", release, ("direction", "noisy-projections", "raw-projections"))
     timeout = check_positive("timeout", timeout)
+    if Path(workdir).exists() and not Path(workdir).is_dir():
+        raise ParameterError(f"workdir ({os.fspath(workdir)}) is a file, not a folder")
     if data is None:
         from ppdp.datasets import load_adult
 
