@@ -37,3 +37,24 @@ def test_a_file_that_is_not_a_store_is_one_line_and_left_unchanged(tmp_path):
     with pytest.raises(ParameterError, match=r"^store \(.*people.csv\) is not a collector store"):
         CollectorStore.open(path, create=False)
     assert path.read_bytes() == before
+
+
+def test_a_journal_of_another_survey_names_both_and_the_way_out(tmp_path):
+    # New-user trial: "was made for another survey than this run's" while the docs say
+    # another survey is not refused; it needs a journal of its own.
+    import numpy as np
+
+    from ppdp.local.collector._journal import FORMAT, ReportJournal
+
+    meta = {"survey": "income-2026", "client": "app-1", "format": FORMAT}
+    path = tmp_path / "ages.csv.report-journal"
+    journal = ReportJournal.create(path, meta=meta, batches=[(0, np.zeros(3))])
+    try:
+        with pytest.raises(ParameterError) as info:
+            journal.check_matches({"survey": "age-2026", "client": "app-1"})
+        message = str(info.value)
+        assert "made for survey 'income-2026', not this run's 'age-2026'" in message
+        assert "--journal PATH" in message
+        journal.check_matches({"survey": "income-2026", "client": "app-1"})  # its own: fine
+    finally:
+        journal.close()

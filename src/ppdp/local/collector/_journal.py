@@ -212,6 +212,13 @@ class ReportJournal:
                     "survey": "another survey",
                     "client": "another client",
                 }.get(key, key)
+                if key == "survey":  # survey names are public: say both
+                    raise ParameterError(
+                        f"journal ({self.path}) was made for survey {self.meta.get(key)!r}, "
+                        f"not this run's {value!r}: another survey is another question, so "
+                        "give it a journal of its own (journal=PATH, --journal PATH); finish "
+                        f"{self.meta.get(key)!r} with its own config"
+                    )
                 raise ParameterError(
                     f"journal ({self.path}) was made for {what} than this run's; finish it "
                     "with its own input and config, or give another journal path (a new "
