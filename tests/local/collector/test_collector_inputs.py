@@ -58,3 +58,15 @@ def test_a_journal_of_another_survey_names_both_and_the_way_out(tmp_path):
         journal.check_matches({"survey": "income-2026", "client": "app-1"})  # its own: fine
     finally:
         journal.close()
+
+
+def test_a_semicolon_separated_file_is_read_by_its_header(tmp_path):
+    from ppdp.local.collector import value_column
+
+    path = tmp_path / "people.csv"
+    path.write_text("id;age;city\nP1;30;Oslo\nP2;41;Bergen\n")
+    assert read_values(path, column="age").tolist() == [30, 41]
+    assert value_column(path) == "id"
+    commas = tmp_path / "c.csv"  # a comma header wins, whatever the values hold
+    commas.write_text("age,note\n30,a;b\n")
+    assert read_values(commas).tolist() == [30]
