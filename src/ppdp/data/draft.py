@@ -766,7 +766,8 @@ def draft_schema(
                 f"numeric column(s) {names} have most values in one end sixteenth of their "
                 "range (skewed): equal-width bins would lose their distribution in a synthetic "
                 "table; declare public cut points for them ('cuts', e.g. brackets: "
-                "docs/schema.md)"
+                "docs/schema.md), or let the synthesizer place them (--binning "
+                "private-quantiles)"
             ),
             stacklevel=2,
         )
