@@ -279,3 +279,17 @@ def test_values_decode_by_the_sub_bin_weights_within_their_bin():
     )
     assert np.all((other[:500] >= 32.0) & (other[:500] <= 256.0)) and other[500] == 0.0
     assert other[:500].std() > 50  # spread over [32, 256), not piled in one fine bin
+
+
+def test_parquet_samples_of_an_in_memory_fit_keep_the_private_cuts(tmp_path):
+    # The cut points and decoding weights travel with the bins to the partition tasks.
+    from ppdp.data.distributed import read_parquet_dataset
+
+    df = _table(20_000)
+    synth = TableSynthesizer(1.0, _schema(), binning="private-quantiles", random_state=0)
+    synth.fit(df)
+    synth.sample_to_parquet(20_000, tmp_path / "out", random_state=1, scheduler="sync")
+    written = read_parquet_dataset(tmp_path / "out").compute()
+    q = written.income.quantile([0.1, 0.5, 0.9]).to_numpy()
+    real = df.income.quantile([0.1, 0.5, 0.9]).to_numpy()
+    assert len(written) == 20_000 and np.all(np.abs(q / real - 1) < 0.06), (q, real)
