@@ -26,6 +26,7 @@ from ppdp._io import atomic_path, check_output, ledger_files, write_error
 from ppdp.correlated._release import CorrelatedRelease
 from ppdp.correlated.markov import MarkovChainClass
 from ppdp.correlated.mqm import MarkovQuiltMechanism
+from ppdp.data.draft import detect_separator
 from ppdp.exceptions import DataValidationError, ParameterError
 
 __all__ = ["load_theta", "read_trace", "release_trace_file"]
@@ -66,15 +67,14 @@ def read_trace(path: str | Path, theta: MarkovChainClass) -> np.ndarray:
         raise DataValidationError(
             f"trace file ({str(p)!r}) must have exactly one column, not {df.shape[1]}"
         )
-    header = str(df.columns[0])
-    for sep in (";", "\t", "|"):
-        if sep in header:
-            shown = "a tab" if sep == "\t" else repr(sep)
-            raise DataValidationError(
-                f"trace file ({str(p)!r}): its header {header!r} looks like several columns "
-                f"separated by {shown}; a trace file has exactly one column, the state of "
-                "each time step, one per line"
-            )
+    sep = detect_separator(p)
+    if sep not in (None, ","):  # one column read by commas: the header holds several
+        shown = "a tab" if sep == "\t" else repr(sep)
+        raise DataValidationError(
+            f"trace file ({str(p)!r}): its header {str(df.columns[0])!r} looks like several "
+            f"columns separated by {shown}; a trace file has exactly one column, the state "
+            "of each time step, one per line"
+        )
     by_text = {str(s): s for s in theta.states}
     col = df.iloc[:, 0].str.strip()
     blank = np.flatnonzero(col.to_numpy() == "")

@@ -125,7 +125,7 @@ class Bins:
     cuts: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
     #: Weights of the :data:`FINE_BINS` fine bins that values of those columns decode by
     #: within their bin (:func:`decoding_weights`), by attribute.
-    weights: Mapping[int, NDArray[np.float64]] = field(default_factory=dict)
+    weights: Mapping[int, NDArray[np.float64]] = field(default_factory=dict, compare=False)
 
     def cuts_of(self, j: int, col: NumericColumn) -> tuple[float, ...]:
         """The cut points of the "cut" attribute ``j``: measured ones, else the declared."""

@@ -164,8 +164,11 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
-    """The values of one column of a CSV file with a header line (the first by default)."""
+    """The values of one column of a CSV file with a header line (the first by default),
+    separated by what its header line shows (``,`` ``;`` tab ``|``)."""
     import pandas as pd
+
+    from ppdp.data.draft import detect_separator
 
     p = Path(path)
     if not p.exists():
@@ -173,7 +176,7 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
     try:
         # A blank line is an empty value (refused below), not a line to skip: a one-column
         # file's missing answers would otherwise vanish without a word.
-        df = pd.read_csv(p, skip_blank_lines=False, sep=_separator(p))
+        df = pd.read_csv(p, skip_blank_lines=False, sep=detect_separator(p) or ",")
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataValidationError(f"values file ({p}) is not a readable CSV: {exc}") from None
     if df.shape[1] == 0 or df.shape[0] == 0:
@@ -200,17 +203,6 @@ def read_values(path: str | Path, *, column: str | None = None) -> np.ndarray:
     return values.to_numpy()
 
 
-def _separator(path: Path) -> str:
-    """The header line's separator: ',' unless the header holds ';', a tab or '|' and no
-    comma (a table exported with a European locale)."""
-    with path.open(encoding="utf-8", errors="replace") as f:
-        header = f.readline()
-    if "," in header:
-        return ","
-    found = [(header.count(c), c) for c in (";", "\t", "|") if c in header]
-    return max(found)[1] if found else ","
-
-
 def _lines(rows: np.ndarray) -> str:
     """``line 3`` / ``lines 3, 7, …``: file lines of data rows (the header is line 1)."""
     shown = ", ".join(str(int(i) + 2) for i in rows[:5]) + (", …" if rows.size > 5 else "")
@@ -223,7 +215,9 @@ def value_column(path: str | Path, *, column: str | None = None) -> str:
         return column
     import pandas as pd
 
-    return str(pd.read_csv(path, nrows=0, sep=_separator(Path(path))).columns[0])
+    from ppdp.data.draft import detect_separator
+
+    return str(pd.read_csv(path, nrows=0, sep=detect_separator(path) or ",").columns[0])
 
 
 def report(
