@@ -46,12 +46,16 @@ def test_an_unknown_flag_points_at_the_sub_commands_help(tmp_path, capsys):
     assert "(see 'ppdp budget show --help')" in _error(capsys)
 
 
-def test_tight_composition_without_delta_is_said_in_flags(tmp_path, capsys):
+@pytest.mark.parametrize("composition", ["pld", "rdp"])
+def test_tight_composition_without_delta_is_said_in_flags(tmp_path, capsys, composition):
+    """The library's refusal (Accountant.open), in the CLI's words; nothing is written."""
     argv = ["budget", "init", str(tmp_path / "b.db"), "--dataset-id", "d", "--epsilon", "2"]
-    assert main([*argv, "--composition", "pld"]) == 2
+    assert main([*argv, "--composition", composition]) == 2
     err = _error(capsys)
-    assert err.startswith("ppdp: error: --delta (0) must be > 0 with --composition pld")
+    assert err.startswith("ppdp: error: total (ε=2) has no δ")
+    assert f"composition {composition!r}" in err and "give a delta > 0 (--delta)" in err
     assert "PrivacyBudget" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_budget_show_prints_ten_significant_digits(tmp_path, capsys):

@@ -39,7 +39,9 @@ def init_budget_ledger(
     Refuses an existing ``path`` (a budget is never re-initialised) and a total ``epsilon``
     above 10 unless ``allow_large_epsilon`` (the limit every release has: a larger total
     is a weak guarantee for the dataset); the other checks are
-    :meth:`ppdp.accounting.Accountant.open`'s.
+    :meth:`ppdp.accounting.Accountant.open`'s, made before anything is written (among them:
+    ``composition`` ``"pld"`` or ``"rdp"`` needs a ``delta`` > 0, the target δ at which
+    every spend is composed).
     """
     from ppdp._validation import MAX_DEFAULT_EPSILON, check_bool
     from ppdp.accounting import Accountant

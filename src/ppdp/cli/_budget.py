@@ -54,13 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _init(args: argparse.Namespace) -> int:
     from ppdp.accounting.files import init_budget_ledger
-    from ppdp.exceptions import ParameterError
 
-    if args.composition != "basic" and args.delta == 0.0:
-        raise ParameterError(
-            f"--delta (0) must be > 0 with --composition {args.composition}: PLD and RDP "
-            "accounting compose every spend to an ε at a target δ; give one, e.g. --delta 1e-6"
-        )
     keys = "dataset_id epsilon delta relation composition anchor allow_large_epsilon"
     print(init_budget_ledger(args.ledger, **c.pick(args, keys)))
     return 0
