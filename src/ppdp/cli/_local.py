@@ -12,18 +12,14 @@ _METHODS = ("auto", "mean", "threshold", "em", "em-fourier", "bayes", "fourier")
 
 
 def _harmonics(text: str) -> int | str:
-    """``--harmonics``: ``auto`` or a positive integer (argparse reports anything else)."""
-    if text == "auto":
-        return text
+    """``--harmonics``: :func:`ppdp.local.files.parse_harmonics`, reported by argparse."""
+    from ppdp.exceptions import ParameterError
+    from ppdp.local.files import parse_harmonics
+
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"harmonics ({text!r}) must be 'auto' or a positive integer"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"harmonics ({value}) must be 'auto' or >= 1")
-    return value
+        return parse_harmonics(text)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _DOCS = "See docs/local-collector.md."
@@ -57,9 +53,12 @@ _ESTIMATE: tuple[c.Flag, ...] = (
     ("--method", {"choices": _METHODS, "default": None},
      "additive: em (default), em-fourier, bayes, fourier; characteristic vectors: auto "
      "(default), mean, threshold"),
-    ("--bins", {"type": int, "default": 50}, "bins over the domain (additive)"),
-    ("--harmonics", {"type": _harmonics, "default": "auto"},
-     "Fourier harmonics: a positive integer, or 'auto' (from n and the noise law only)"),
+    ("--bins", {"type": int, "default": None},
+     "equal bins over the domain, additive randomizers only (default 50); a "
+     "characteristic-vector randomizer's regions are its bins"),
+    ("--harmonics", {"type": _harmonics, "default": None},
+     "Fourier harmonics of --method fourier or em-fourier only: a positive integer, or "
+     "'auto' (default; from n and the noise law only)"),
     ("--delta", {"type": float, "default": None},
      "δ of the stated guarantee (default: pure ε if any, else δ = 1e-6)"),
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "the estimate"),

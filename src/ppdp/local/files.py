@@ -23,9 +23,20 @@ from typing import Any
 
 from ppdp.exceptions import ParameterError
 
-__all__ = ["LocalReportRun", "estimate_file", "report_lines", "report_values_file"]
+__all__ = [
+    "LocalReportRun",
+    "estimate_file",
+    "parse_harmonics",
+    "report_lines",
+    "report_values_file",
+]
 
 PathLike = str | os.PathLike[str]
+
+#: The equal bins over the declared domain of an additive randomizer's estimate by default.
+DEFAULT_BINS = 50
+#: The methods that use ``harmonics`` (additive randomizers only).
+FOURIER_METHODS = ("fourier", "em-fourier")
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,70 @@ def report_lines(run: LocalReportRun) -> list[str]:
     return lines
 
 
+def parse_harmonics(text: str) -> int | str:
+    """``"auto"`` or a positive integer, from the text of ``--harmonics``.
+
+    Raises
+    ------
+    ParameterError
+        Anything else (one line naming the value and what is allowed).
+    """
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise ParameterError(f"harmonics ({text!r}) must be 'auto' or a positive integer") from None
+    if value < 1:
+        raise ParameterError(f"harmonics ({value}) must be 'auto' or >= 1")
+    return value
+
+
+def _design_options(
+    cfg: Any, method: str | None, bins: int | None, harmonics: int | str | None
+) -> dict[str, Any]:
+    """The ``bins`` and ``harmonics`` that the design and method use; refuse the others.
+
+    A characteristic-vector randomizer's estimate has one bin per region of its own domain,
+    so it takes neither; among additive methods only the Fourier ones take ``harmonics``.
+    A ``method`` that does not fit the design is left to
+    :func:`ppdp.local.collector.estimate_totals` to refuse.
+    """
+    from ppdp.local.collector import Aggregator
+    from ppdp.local.collector._estimate import ADDITIVE_METHODS, CHARACTERISTIC_METHODS
+
+    agg = Aggregator.from_config(cfg)
+    if agg.kind == "characteristic":
+        if (method or "auto") not in CHARACTERISTIC_METHODS:
+            return {}
+        why = (
+            "a characteristic-vector randomizer: its own domain fixes the estimate's bins (one "
+            f"per region, {int(agg.randomizer.k)})"
+        )
+        if bins is not None:
+            raise ParameterError(
+                f"bins ({bins!r}) does not apply to {why}; leave bins (--bins) out"
+            )
+        if harmonics is not None:
+            raise ParameterError(
+                f"harmonics ({harmonics!r}) does not apply to {why} and no Fourier step; leave "
+                "harmonics (--harmonics) out"
+            )
+        return {}
+    method = method or "em"
+    if method not in ADDITIVE_METHODS:
+        return {}
+    options: dict[str, Any] = {"bins": DEFAULT_BINS if bins is None else bins}
+    if method in FOURIER_METHODS:
+        options["harmonics"] = "auto" if harmonics is None else harmonics
+    elif harmonics is not None:
+        raise ParameterError(
+            f"harmonics ({harmonics!r}) is used only by method 'fourier' or 'em-fourier', not "
+            f"by {method!r}; leave harmonics (--harmonics) out or choose one of those methods"
+        )
+    return options
+
+
 def estimate_file(
     *,
     config: PathLike,
@@ -131,19 +206,50 @@ def estimate_file(
     server: str | None = None,
     store: PathLike | None = None,
     method: str | None = None,
-    bins: int = 50,
-    harmonics: int | str = "auto",
+    bins: int | None = None,
+    harmonics: int | str | None = None,
     delta: float | None = None,
     force: bool = False,
 ) -> tuple[Any, Path]:
     """Reconstruct the distribution into ``output`` (CSV) and its guarantee ``OUT.json``.
 
-    Both outputs are checked first (not an input, not an existing file unless ``force``).
-    The other parameters are :func:`ppdp.local.collector.estimate`'s. Returns the
-    estimate and the guarantee file's path.
+    Parameters
+    ----------
+    config : path
+        The collector's config (YAML or JSON): its randomizer decides the design.
+    output : path
+        The estimate (CSV); the guarantee goes to ``OUT.json`` beside it. Both are checked
+        first (not an input, not an existing file unless ``force``).
+    server, store : optional
+        Exactly one: a running collector's URL, or its SQLite store.
+    method : str, optional
+        See :func:`ppdp.local.collector.estimate_totals` (default ``"em"`` for an additive
+        randomizer, ``"auto"`` for a characteristic-vector one).
+    bins : int, optional
+        Equal bins over the declared domain, additive randomizers only; None means
+        :data:`DEFAULT_BINS` (50). Refused for a characteristic-vector randomizer, whose
+        own domain fixes the bins.
+    harmonics : int or "auto", optional
+        Fourier harmonics, for methods ``"fourier"`` and ``"em-fourier"`` only; None means
+        ``"auto"`` there. Refused for any other method (it would be ignored).
+    delta : float, optional
+        The δ at which the guarantee is stated.
+    force : bool, default False
+        Replace an existing ``output`` and ``OUT.json``.
+
+    Returns
+    -------
+    tuple
+        The :class:`~ppdp.local.collector.CollectorEstimate` and the guarantee file's path.
+
+    Raises
+    ------
+    ParameterError
+        An output that may not be written, or ``bins`` / ``harmonics`` given where the
+        design or method does not use them (before the collector is contacted).
     """
     from ppdp._io import check_output
-    from ppdp.local.collector import estimate
+    from ppdp.local.collector import CollectorConfig, estimate
 
     out = Path(output)
     if out.suffix.lower() == ".json":
@@ -156,14 +262,9 @@ def estimate_file(
         inputs=[("config", config), *(("collector's store", p) for p in db)],
         force=force,
     )
+    cfg = CollectorConfig.from_file(config)
+    options = _design_options(cfg, method, bins, harmonics)
     result = estimate(
-        config=config,
-        server=server,
-        store=store,
-        method=method,
-        bins=bins,
-        harmonics=harmonics,
-        delta=delta,
-        output=output,
+        config=cfg, server=server, store=store, method=method, delta=delta, output=output, **options
     )
     return result, side
