@@ -53,6 +53,7 @@ from ppdp.data.encoding import (
     encode_collecting,
     log_report,
 )
+from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, OptionalDependencyError, ParameterError
 
 if TYPE_CHECKING:
@@ -320,7 +321,7 @@ def _check_files(files: Sequence[str], needed: Sequence[str], *, param: str) -> 
             raise DataValidationError(
                 f"{param}: the file {Path(f).name!r} lacks column(s) "
                 f"{', '.join(repr(m) for m in missing)} declared in the schema; every file of "
-                "the dataset must hold every declared column"
+                f"the dataset must hold every declared column{near_names(missing, names)}"
             )
         for c in needed:
             family = _type_family(arrow_schema.field(c).type)
@@ -360,7 +361,7 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
         if missing:
             raise DataValidationError(
                 f"{param}: missing column(s) {', '.join(repr(m) for m in missing)} declared in "
-                "the schema"
+                f"the schema{near_names(missing, [str(c) for c in data.columns])}"
             )
         return data[needed]
     if not isinstance(data, str | os.PathLike):
@@ -375,6 +376,7 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
             raise DataValidationError(
                 f"{param}: the Parquet dataset lacks column(s) "
                 f"{', '.join(repr(m) for m in missing)} declared in the schema"
+                f"{near_names(missing, [str(c) for c in frame.columns])}"
             )
         return frame[needed]
     files = parquet_files(text, param=param)

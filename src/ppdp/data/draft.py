@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from ppdp import _progress
 from ppdp._validation import check_int
+from ppdp.data.names import near_names
 from ppdp.data.schema import (
     CategoricalColumn,
     Category,
@@ -246,7 +247,7 @@ def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[st
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         raise MissingColumnsError(
             f"data ({str(p)!r}): missing column(s) {names}{more} declared in the schema "
-            "(read from the header; no row was read)",
+            f"(read from the header; no row was read){near_names(missing, header)}",
             tuple(missing),
         )
     found = [h for h in header if h in wanted]
@@ -655,10 +656,12 @@ def draft_schema(
     tokens = tuple(missing_values)
     max_integer_codes = check_int("max_integer_codes", max_integer_codes, minimum=0)
     if label is not None and label not in df.columns:
-        raise DataValidationError(f"label ({label!r}) is not a column of the data")
+        near = near_names([label], [str(c) for c in df.columns])
+        raise DataValidationError(f"label ({label!r}) is not a column of the data{near}")
     unknown = [c for c in exclude if c not in df.columns]
     if unknown:
-        raise DataValidationError(f"exclude ({unknown[0]!r}) is not a column of the data")
+        near = near_names(unknown[:1], [str(c) for c in df.columns])
+        raise DataValidationError(f"exclude ({unknown[0]!r}) is not a column of the data{near}")
     if label is not None and label in exclude:
         raise ParameterError(f"exclude ({label!r}) is the label; a label cannot be excluded")
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=2)

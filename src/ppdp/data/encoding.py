@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ppdp.data.names import near_names
 from ppdp.data.schema import CategoricalColumn, Category, NumericColumn, ReadOnlyMapping
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 
@@ -205,6 +206,7 @@ def _as_frame(schema: Schema, data: Any) -> pd.DataFrame:
         hint = ""
         if schema.label is not None and missing == [schema.label.name]:
             hint = " (to encode features only, use schema.without_label())"
+        hint += near_names(missing, [str(c) for c in df.columns])
         raise DataValidationError(
             f"data: missing column(s) {', '.join(repr(m) for m in missing)} declared in the "
             f"schema{hint}"

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from ppdp.budget import Guarantee
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, NumericColumn
+from ppdp.data.names import near_names
 from ppdp.evaluate.classification import roc_auc
 from ppdp.exceptions import (
     DataValidationError,
@@ -833,8 +834,10 @@ def report_columns(schema: Schema, target: str | None) -> tuple[list[Any], Any]:
     if target is None:
         return cols, None
     if target not in by_name:
+        near = near_names([target], by_name, where="the schema")
         raise ParameterError(
-            f"target {target!r} is not a column of the schema ({', '.join(by_name)})"
+            f"target {target!r} is not a column of the schema "
+            f"({', '.join(repr(n) for n in by_name)}){near}"
         )
     t = by_name[target]
     if not isinstance(t, CategoricalColumn):
