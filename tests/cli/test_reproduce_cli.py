@@ -81,3 +81,59 @@ def test_tiny_run_through_the_cli(capsys, tmp_path, monkeypatch):
     assert "[1/8] eps=1 DP-LDA trial 1" in captured.err
     assert "summary.md" in captured.out
     assert (out_dir / "summary.md").exists() and (out_dir / "results.csv").exists()
+
+
+def _stub_run(monkeypatch):
+    """``run_experiment`` writing only a run's config (the folder rules, not the figure)."""
+    import json
+
+    import ppdp.experiments
+
+    calls = []
+
+    def run(experiment_id, *, out_dir, progress=None, quick=False, seed=None):
+        calls.append(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "config.json"
+        path.write_text(json.dumps({"experiment": experiment_id}))
+        return SimpleNamespace(experiment_id=experiment_id, files=[path])
+
+    monkeypatch.setattr(ppdp.experiments, "run_experiment", run)
+    return calls
+
+
+def test_an_explicit_folder_with_results_needs_force(capsys, tmp_path, monkeypatch):
+    calls = _stub_run(monkeypatch)
+    out = tmp_path / "res"
+    argv = ["reproduce", "wu-fig1", "--quick", "-o", str(out)]
+    assert main(argv) == 0 and len(calls) == 1
+    capsys.readouterr()
+    (out / "config.json").write_text('{"experiment": "wu-fig1", "mine": 1}')
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert err == (
+        f"ppdp: error: --output ({str(out)!r}) holds the results of a previous run of "
+        "'wu-fig1'; choose another folder, or pass --force to replace them\n"
+    )
+    assert len(calls) == 1 and '"mine"' in (out / "config.json").read_text()  # nothing run
+    assert main([*argv, "--force"]) == 0 and len(calls) == 2
+    captured = capsys.readouterr()
+    assert f"ppdp reproduce: replacing the results of a previous run of 'wu-fig1' in {out}" in (
+        captured.err
+    )
+
+
+def test_the_default_folder_is_replaced_and_named(capsys, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    calls = _stub_run(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    default = Path("experiments-results", "wu-fig1-quick")
+    assert main(["reproduce", "wu-fig1", "--quick"]) == 0
+    assert "replacing" not in capsys.readouterr().err
+    assert main(["reproduce", "wu-fig1", "--quick"]) == 0 and calls == [default, default]
+    line = f"ppdp reproduce: replacing the results of a previous run of 'wu-fig1' in {default}"
+    assert line in capsys.readouterr().err
+    assert main(["-q", "reproduce", "wu-fig1", "--quick"]) == 0  # -q: not said
+    assert "replacing" not in capsys.readouterr().err

@@ -23,7 +23,11 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--list", {"action": "store_true"}, "list the experiments and exit"),
     ("--quick", {"action": "store_true"}, "a reduced grid that runs in under a minute"),
     ("-o --output", {"metavar": "OUT_DIR", "default": None},
-     "output folder; None means experiments-results/ID (ID-quick with --quick)"),
+     "output folder; None means experiments-results/ID (ID-quick with --quick), whose "
+     "previous results are replaced (said on stderr); an OUT_DIR holding a run's results "
+     "(its config.json) is refused without --force"),
+    ("--force", {"action": "store_true"},
+     "replace the results of a previous run in OUT_DIR (files of the same name)"),
     ("--seed", {"type": int, "default": None}, "root seed; None means the experiment's own"),
 )
 # fmt: on
@@ -65,7 +69,8 @@ def _run(args: argparse.Namespace) -> int:
         for info in list_experiments():
             print(f"{info.id:18}  {info.title}")
         return 0
-    out_dir = results_folder(args.experiment, args.output, quick=args.quick)
+    say = c.say("ppdp reproduce", quiet=args.quiet)
+    out_dir = results_folder(args.experiment, args.output, say=say, **c.pick(args, "quick force"))
     start = time.monotonic()
     with _reporter(args) as progress:
         result = run_experiment(
