@@ -15,7 +15,10 @@ From Python::
     from ppdp._progress import set_progress
     set_progress(True)          # or "auto"; set_progress(False) to turn it off again
 
-or, for one block, ``with ppdp._progress.progress_enabled(): ...``. The environment variable
+or, for one block, ``with ppdp._progress.progress_enabled(): ...``. A command that reports
+``(done, total, message)`` steps (``ppdp reproduce``) takes its callback from
+:func:`step_reporter`: a bar on a terminal, ``[done/total] message`` lines elsewhere. The
+environment variable
 ``PPDP_PROGRESS`` (``1``/``on``, ``auto``, ``0``/``off``) sets the starting value.
 
 Bars are drawn with ``tqdm``, on stderr only (stdout carries data in some commands). They
@@ -28,14 +31,25 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
-__all__ = ["bar", "get_progress", "is_active", "progress_enabled", "set_progress", "track"]
+__all__ = [
+    "StepProgress",
+    "bar",
+    "get_progress",
+    "is_active",
+    "progress_enabled",
+    "set_progress",
+    "step_reporter",
+    "track",
+]
 
 T = TypeVar("T")
 Mode = bool | Literal["auto"]
+#: A ``progress(done, total, message)`` callback of a run made of counted steps.
+StepProgress = Callable[[int, int, str], None]
 
 
 def _from_env() -> Mode:
@@ -183,3 +197,32 @@ def track(
         for item in iterable:
             yield item
             impl.update(1)
+
+
+def _step_line(done: int, total: int, message: str) -> None:
+    sys.stderr.write(f"[{done}/{total}] {message}\n")
+    sys.stderr.flush()
+
+
+@contextmanager
+def step_reporter(title: str, *, quiet: bool = False) -> Iterator[StepProgress | None]:
+    """The ``progress(done, total, message)`` callback of a run made of counted steps.
+
+    Yields None with ``quiet`` (nothing is said); else a callback drawing a bar titled
+    ``title`` (then showing each step's message) when bars are active (:func:`is_active`),
+    or one ``[done/total] message`` line on stderr per step when they are not (a log
+    file, a CI job), so that a long run still says where it is.
+    """
+    if quiet:
+        yield None
+        return
+    if not is_active():
+        yield _step_line
+        return
+    with bar(title, unit="step") as steps:
+
+        def update(done: int, total: int, message: str) -> None:
+            steps.set_description(message)
+            steps(done, total)
+
+        yield update

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 from ppdp import _progress
 from ppdp.cli import _common as c
-
-Progress = Callable[[int, int, str], None]
 
 _DESCRIPTION = (
     "Run a registered experiment on the shipped data, seeded, and write its results (CSV), "
@@ -38,27 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.command(subparsers, "reproduce", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
-def _progress_line(done: int, total: int, message: str) -> None:
-    sys.stderr.write(f"[{done}/{total}] {message}\n")
-    sys.stderr.flush()
-
-
-@contextmanager
-def _reporter(args: argparse.Namespace) -> Iterator[Progress | None]:
-    """A bar when stderr is a terminal, progress lines when it is not, nothing with --quiet."""
-    if getattr(args, "quiet", False):
-        yield None
-        return
-    if not _progress.is_active():
-        yield _progress_line
-        return
-    with _progress.bar(f"reproduce {args.experiment}", unit="step") as bar:
-
-        def update(done: int, total: int, message: str) -> None:
-            bar.set_description(message)
-            bar(done, total)
-
-        yield update
+def _reporter(args: argparse.Namespace) -> AbstractContextManager[_progress.StepProgress | None]:
+    """:func:`ppdp._progress.step_reporter` for this run (nothing with --quiet)."""
+    return _progress.step_reporter(f"reproduce {args.experiment}", quiet=args.quiet)
 
 
 def _run(args: argparse.Namespace) -> int:
