@@ -602,6 +602,10 @@ def _decimals(vals: np.ndarray, dtype: Any) -> int | None:
     return None
 
 
+#: Below this many rows (values) a column's being all distinct or all equal says nothing.
+_FEW_ROWS = 20
+
+
 def draft_schema(
     df: pd.DataFrame,
     *,
@@ -668,6 +672,7 @@ def draft_schema(
     columns: list[NumericColumn | CategoricalColumn] = []
     coded: list[str] = []
     skewed: list[str] = []
+    constant: list[str] = []
     n_rows = len(df)
     for name in df.columns:
         if name == label or name in exclude:
@@ -678,10 +683,20 @@ def draft_schema(
         if tokens:
             s = s.mask(s.isin(list(tokens)))
         s = s.dropna()
+        if s.empty:
+            unnamed = re.fullmatch(r"Unnamed: (\d+)", name)
+            what = (
+                f"column {int(unnamed[1]) + 1} of the header has no name and no values (a "
+                "separator at the end of every line)"
+                if unnamed
+                else f"column {name!r} has no values"
+            )
+            warnings.warn(PPDPWarning(f"{what}: left out of the draft"), stacklevel=2)
+            continue
         looks_like_id = not pd.api.types.is_float_dtype(s.dtype) and not (
             pd.api.types.is_bool_dtype(s.dtype)
         )
-        if looks_like_id and n_rows >= 20 and len(s) == n_rows and s.nunique() == n_rows:
+        if looks_like_id and n_rows >= _FEW_ROWS and len(s) == n_rows and s.nunique() == n_rows:
             warnings.warn(
                 PPDPWarning(
                     f"column {name!r} has a different value in every row: it looks like an "
@@ -714,6 +729,8 @@ def draft_schema(
                 np.all(vals == np.round(vals))
             )
             codes = np.unique(vals)
+            if codes.size == 1 and vals.size >= _FEW_ROWS:
+                constant.append(name)
             # Codes: few distinct integers, each seen on average at least 5 times.
             if integer and 2 <= codes.size <= max_integer_codes and vals.size >= 5 * codes.size:
                 columns.append(CategoricalColumn(name, tuple(int(v) for v in codes)))
@@ -736,6 +753,20 @@ def draft_schema(
             )
             continue
         values = pd.unique(s)
+        shape = _date_shape(values)
+        if shape is not None:
+            warnings.warn(
+                PPDPWarning(
+                    f"column {name!r} holds dates (written like {shape!r}), which a schema "
+                    "cannot declare: left out of the draft; to release it, add a numeric column "
+                    "made from it (the year, or days since a public date) and declare its "
+                    "public bounds"
+                ),
+                stacklevel=2,
+            )
+            continue
+        if len(values) == 1 and len(s) >= _FEW_ROWS:
+            constant.append(name)
         if len(values) > max_categories:
             warnings.warn(
                 PPDPWarning(
@@ -752,6 +783,15 @@ def draft_schema(
             )
             continue
         columns.append(CategoricalColumn(name, _category_order(list(values))))
+    if constant:
+        names = ", ".join(repr(c) for c in constant)
+        warnings.warn(
+            PPDPWarning(
+                f"column(s) {names} hold one value in every row: a release learns nothing "
+                "from them; --exclude them unless the data to release will vary there"
+            ),
+            stacklevel=2,
+        )
     if coded:
         names = ", ".join(repr(c) for c in coded)
         warnings.warn(
@@ -789,6 +829,23 @@ def draft_schema(
             )
         label_spec = LabelSpec(label, tuple(classes))
     return Schema(columns=tuple(columns), label=label_spec, missing_values=tokens, draft=True)
+
+
+#: A date or a date and time: 2025-03-14, 14/03/2025, 3.14.25, 2025-03-14 09:30[:00].
+_DATE = re.compile(
+    r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}(:\d{2})?)?"
+)
+
+
+def _date_shape(values: Any) -> str | None:
+    """How a column's values write dates (``'dd/dd/dddd'``, no digit of the data), or None
+    when some value of the first 200 is not a date."""
+    sample = [v for v in values[:200] if isinstance(v, str)]
+    if not sample or len(sample) < min(len(values), 200):
+        return None
+    if not all(_DATE.fullmatch(v.strip()) for v in sample):
+        return None
+    return re.sub(r"\d", "d", sample[0].strip())
 
 
 def _crowded(values: NDArray[np.float64], lower: float, upper: float) -> bool:
