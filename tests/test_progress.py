@@ -14,7 +14,6 @@ import pytest
 
 import ppdp.cli as cli
 from ppdp import _progress
-from ppdp.cli import _reproduce
 from ppdp.data import draft
 from ppdp.exceptions import DataValidationError
 from ppdp.learn import HybridRBFSVM
@@ -181,43 +180,6 @@ def test_read_table_is_the_same_with_a_bar(
 
 
 # ------------------------------------------------------------------ reproduce
-
-
-def _args(quiet: bool = False) -> argparse.Namespace:
-    return argparse.Namespace(experiment="fig", quiet=quiet)
-
-
-def test_reproduce_reports_lines_off_a_terminal() -> None:
-    with (
-        _stderr(tty=False) as err,
-        _progress.progress_enabled("auto"),
-        _reproduce._reporter(_args()) as progress,
-    ):
-        assert progress is not None
-        progress(1, 2, "eps=1 trial 1")
-    assert err.getvalue() == "[1/2] eps=1 trial 1\n"
-
-
-def test_reproduce_draws_a_bar_on_a_terminal() -> None:
-    with (
-        _stderr(tty=True) as err,
-        _progress.progress_enabled("auto"),
-        _reproduce._reporter(_args()) as progress,
-    ):
-        assert progress is not None
-        progress(1, 2, "eps=1 trial 1")
-    assert "eps=1 trial 1" in err.getvalue()
-    assert "[1/2]" not in err.getvalue()
-
-
-def test_reproduce_quiet_says_nothing() -> None:
-    with (
-        _stderr(tty=True) as err,
-        _progress.progress_enabled("auto"),
-        _reproduce._reporter(_args(quiet=True)) as progress,
-    ):
-        assert progress is None
-    assert err.getvalue() == ""
 
 
 # ------------------------------------------------------------------ learners

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from contextlib import AbstractContextManager
 
 from ppdp import _progress
 from ppdp.cli import _common as c
@@ -34,11 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.command(subparsers, "reproduce", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
-def _reporter(args: argparse.Namespace) -> AbstractContextManager[_progress.StepProgress | None]:
-    """:func:`ppdp._progress.step_reporter` for this run (nothing with --quiet)."""
-    return _progress.step_reporter(f"reproduce {args.experiment}", quiet=args.quiet)
-
-
 def _run(args: argparse.Namespace) -> int:
     from ppdp.experiments import list_experiments, run_experiment
     from ppdp.experiments.files import results_folder
@@ -50,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     say = c.say("ppdp reproduce", quiet=args.quiet)
     out_dir = results_folder(args.experiment, args.output, say=say, **c.pick(args, "quick force"))
     start = time.monotonic()
-    with _reporter(args) as progress:
+    with _progress.step_reporter(f"reproduce {args.experiment}", quiet=args.quiet) as progress:
         result = run_experiment(
             args.experiment, out_dir=out_dir, progress=progress, **c.pick(args, "quick seed")
         )
