@@ -87,7 +87,7 @@ def test_resolve_warning_points_at_the_callers_caller():
         library_function(3)
     assert record[0].filename == __file__
     with pytest.warns(InsecureRandomnessWarning) as record:
-        resolve_random_state(3, stacklevel=1)
+        resolve_random_state(3)
     assert record[0].filename == __file__
 
 

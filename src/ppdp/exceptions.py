@@ -8,6 +8,9 @@ clauses keep working. Every warning derives from :class:`PPDPWarning`.
 
 from __future__ import annotations
 
+import os
+import sys
+
 __all__ = [
     "BudgetExceededError",
     "CalibrationError",
@@ -30,6 +33,7 @@ __all__ = [
     "ProtocolError",
     "SchemaError",
     "UnsupportedEventError",
+    "user_stacklevel",
 ]
 
 
@@ -150,3 +154,22 @@ class ConvergenceWarning(PPDPWarning):
 
 class LowUtilityWarning(PPDPWarning):
     """The expected noise is likely to swamp the signal at these parameters."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside ppdp.
+
+    Call it as the argument of :func:`warnings.warn`
+    (``warnings.warn(w, stacklevel=user_stacklevel())``): a warning raised deep inside a
+    ``fit`` then shows the user's ``fit`` line, not a line of ppdp, however many of ppdp's
+    frames lie between (as pandas does).
+    """
+    frame = sys._getframe(1)  # the function that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level

@@ -39,7 +39,12 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
+from ppdp.exceptions import (
+    InsecureRandomnessWarning,
+    ParameterError,
+    ParameterTypeError,
+    user_stacklevel,
+)
 
 __all__ = [
     "PartitionStreams",
@@ -223,7 +228,7 @@ RandomState: TypeAlias = (
 )
 
 
-def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 2) -> RandomSource:
+def resolve_random_state(random_state: RandomState = None) -> RandomSource:
     """Turn a ``random_state`` parameter into a :class:`RandomSource`.
 
     ``None`` gives :class:`SecureRandom`. An int, ``SeedSequence`` or ``Generator`` gives a
@@ -243,7 +248,7 @@ def resolve_random_state(random_state: RandomState = None, *, stacklevel: int = 
             "random_state makes the noise reproducible and predictable: use it for experiments "
             "and tests, never for a real release (leave random_state=None for OS entropy)",
             InsecureRandomnessWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=user_stacklevel(),
         )
         seed = int(random_state) if isinstance(random_state, np.integer) else random_state
         return SeededRandom(seed)

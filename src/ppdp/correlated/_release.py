@@ -155,7 +155,7 @@ def release_sequence(
         if pufferfish
         else EpsilonDelta(epsilon=budget.epsilon)
     )
-    source = resolve_random_state(random_state, stacklevel=4)
+    source = resolve_random_state(random_state)
     seeded = not source.is_secure
     if accountant is not None:
         refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)

@@ -45,6 +45,7 @@ from ppdp.exceptions import (
     ParameterError,
     PPDPWarning,
     PrivacyLeakWarning,
+    user_stacklevel,
 )
 
 __all__ = [
@@ -668,7 +669,7 @@ def draft_schema(
         raise DataValidationError(f"exclude ({unknown[0]!r}) is not a column of the data{near}")
     if label is not None and label in exclude:
         raise ParameterError(f"exclude ({label!r}) is the label; a label cannot be excluded")
-    warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=2)
+    warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=user_stacklevel())
     columns: list[NumericColumn | CategoricalColumn] = []
     coded: list[str] = []
     skewed: list[str] = []
@@ -691,7 +692,9 @@ def draft_schema(
                 if unnamed
                 else f"column {name!r} has no values"
             )
-            warnings.warn(PPDPWarning(f"{what}: left out of the draft"), stacklevel=2)
+            warnings.warn(
+                PPDPWarning(f"{what}: left out of the draft"), stacklevel=user_stacklevel()
+            )
             continue
         looks_like_id = not pd.api.types.is_float_dtype(s.dtype) and not (
             pd.api.types.is_bool_dtype(s.dtype)
@@ -703,7 +706,7 @@ def draft_schema(
                     "identifier and was left out of the draft (--exclude it to say so; "
                     "declare it by hand if it is a real feature)"
                 ),
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             continue
         if pd.api.types.is_bool_dtype(s.dtype):
@@ -721,7 +724,7 @@ def draft_schema(
                     PPDPWarning(
                         f"column {name!r} has no finite values and was left out of the draft"
                     ),
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
                 continue
             lo, hi = float(vals.min()), float(vals.max())
@@ -762,7 +765,7 @@ def draft_schema(
                     "made from it (the year, or days since a public date) and declare its "
                     "public bounds"
                 ),
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             continue
         if len(values) == 1 and len(s) >= _FEW_ROWS:
@@ -773,13 +776,13 @@ def draft_schema(
                     f"column {name!r} has more than max_categories={max_categories} distinct "
                     "values and was left out of the draft; declare it by hand if it belongs"
                 ),
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             continue
         if len(values) == 0:
             warnings.warn(
                 PPDPWarning(f"column {name!r} has no values and was left out of the draft"),
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             continue
         columns.append(CategoricalColumn(name, _category_order(list(values))))
@@ -790,7 +793,7 @@ def draft_schema(
                 f"column(s) {names} hold one value in every row: a release learns nothing "
                 "from them; --exclude them unless the data to release will vary there"
             ),
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if coded:
         names = ", ".join(repr(c) for c in coded)
@@ -800,7 +803,7 @@ def draft_schema(
                 "and were drafted as categorical (codes); declare a column numeric if its "
                 "codes are ordered quantities"
             ),
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if skewed:
         names = ", ".join(repr(c) for c in skewed)
@@ -812,7 +815,7 @@ def draft_schema(
                 "docs/schema.md), or let the synthesizer place them (--binning "
                 "private-quantiles)"
             ),
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if not columns:
         raise DataValidationError("the data has no column that could be drafted")

@@ -60,7 +60,7 @@ def oue_estimate(
     values: NDArray[np.int64], k: int, epsilon: float, *, random_state: Any = None
 ) -> NDArray[np.float64]:
     """Frequencies of ``values`` (ints in ``0..k-1``) estimated through OUE reports."""
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     n = values.size
     q = 1.0 / (math.exp(epsilon) + 1.0)
     u = np.asarray(noise.uniform((n, k), random_state=src), dtype=np.float64)
@@ -74,7 +74,7 @@ def olh_estimate(
     values: NDArray[np.int64], k: int, epsilon: float, *, random_state: Any = None
 ) -> NDArray[np.float64]:
     """Frequencies estimated through OLH reports (hash seeds and buckets per respondent)."""
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     n = values.size
     e = math.exp(epsilon)
     g = max(2, round(e) + 1)
@@ -106,7 +106,7 @@ def hr_estimate(
     values: NDArray[np.int64], k: int, epsilon: float, *, random_state: Any = None
 ) -> NDArray[np.float64]:
     """Frequencies estimated through Hadamard-response reports."""
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     n = values.size
     big_k = 1 << math.ceil(math.log2(k + 1))
     e = math.exp(epsilon)

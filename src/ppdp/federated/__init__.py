@@ -26,6 +26,7 @@ table publishers).
 import warnings
 from typing import Any
 
+from ppdp.exceptions import user_stacklevel
 from ppdp.federated.calibration import (
     DEFAULT_MASK_SCALE,
     FederatedPlan,
@@ -89,7 +90,7 @@ def __getattr__(name: str) -> Any:
             "ppdp.federated.Publisher is deprecated: use ppdp.federated.FederatedPublisher "
             "(ppdp.publish.Publisher is the base of the table publishers)",
             DeprecationWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return FederatedPublisher
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

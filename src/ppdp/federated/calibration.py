@@ -43,7 +43,12 @@ from ppdp._validation import check_int, check_option, check_positive
 from ppdp.accounting.events import EpsilonDelta, PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.stats import float_sum_error_bound
-from ppdp.exceptions import CalibrationError, NotDifferentiallyPrivateWarning, ParameterError
+from ppdp.exceptions import (
+    CalibrationError,
+    NotDifferentiallyPrivateWarning,
+    ParameterError,
+    user_stacklevel,
+)
 from ppdp.mechanisms import gaussian_delta
 from ppdp.publish.fisher import (
     CLASS_SUM_SENSITIVITY,
@@ -454,7 +459,7 @@ def federated_noise_plan(
             f"× {jf:.4f} (ALGORITHMS-publishing B.5 item 2); the round is not (ε, δ)-DP for "
             "the publisher",
             NotDifferentiallyPrivateWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     details: dict[str, Any] = {
         "scheme": "Mul-LDA-DP",

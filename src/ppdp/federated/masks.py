@@ -195,7 +195,7 @@ def sample_joint_noise(
     else:
         raise ParameterError(f"statistic ({statistic!r}) must be 'second-moment' or 'class-sum'")
     pair, own = pair * noise_multiplier, own * noise_multiplier
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     m = plan.n_owners
     out = np.zeros((m, int(n)))
     for i, j in _pairs(m):

@@ -83,6 +83,7 @@ from ppdp.exceptions import (
     ParameterTypeError,
     PPDPError,
     ProtocolError,
+    user_stacklevel,
 )
 from ppdp.federated._wire import FileReplica, MemoryReplica, entry_from_row, entry_to_row
 from ppdp.federated.calibration import FederatedPlan, exact_limit
@@ -442,14 +443,14 @@ class FederatedPublisher(_Party):
                 "joint_view=False: the paper's per-message noise split; the publisher's joint "
                 "view of all messages is not (ε, δ)-DP (ALGORITHMS-publishing B.5 item 2)",
                 NotDifferentiallyPrivateWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         if config.release == "raw-projections":
             warnings.warn(
                 "release='raw-projections' publishes wᵀx of every record exactly: not "
                 "differentially private (ALGORITHMS-publishing B.5 item 1)",
                 NotDifferentiallyPrivateWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         self._sent_upto = dict.fromkeys(config.owners, 0)
         self._start_recorded = False
@@ -891,7 +892,7 @@ class DataOwner(_Party):
             )
         else:
             self._X, self._labels = _check_data(X, y, config)
-        self._rng: RandomSource = resolve_random_state(random_state, stacklevel=3)
+        self._rng: RandomSource = resolve_random_state(random_state)
         if replica_path is None:
             self.replica: MemoryReplica | FileReplica = MemoryReplica()
         else:
@@ -1352,7 +1353,7 @@ class NoiseDealer(_Party):
         super().__init__(config, signer=signer, keys=keys)
         if config.dealer is None or signer.id != config.dealer:
             raise ParameterError(f"signer id ({signer.id!r}) is not the round's dealer")
-        self._rng = resolve_random_state(random_state, stacklevel=3)
+        self._rng = resolve_random_state(random_state)
 
     def _allowed(self, sender: str) -> tuple[str, ...]:
         if sender == self.config.publisher:
@@ -1402,7 +1403,7 @@ def __getattr__(name: str) -> Any:
             "ppdp.federated.roles.Publisher is deprecated: use FederatedPublisher "
             "(ppdp.publish.Publisher is the base of the table publishers)",
             DeprecationWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return FederatedPublisher
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

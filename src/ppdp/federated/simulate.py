@@ -22,6 +22,7 @@ from ppdp.exceptions import (
     NotDifferentiallyPrivateWarning,
     ParameterError,
     PPDPError,
+    user_stacklevel,
 )
 from ppdp.federated.calibration import FederatedPlan
 from ppdp.federated.config import DEALERS, RoundConfig
@@ -264,7 +265,7 @@ def build_round(
     ids = [config.publisher, *owners] + ([config.dealer] if config.dealer else [])
     signers = {i: Signer.generate(i) for i in ids}
     keys = _keys(signers)
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     if isinstance(src, SeededRandom):
         streams = [src.spawn() for _ in range(m + 1)]
     else:
@@ -391,14 +392,14 @@ def simulate_round(
             "joint_view=False: the paper's per-message calibration; the publisher's joint view "
             "of all messages is not (ε, δ)-DP (ALGORITHMS-publishing B.5 item 2)",
             NotDifferentiallyPrivateWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if release == "raw-projections":
         warnings.warn(
             "release='raw-projections' publishes wᵀx of every record exactly: not "
             "differentially private (ALGORITHMS-publishing B.5 item 1)",
             NotDifferentiallyPrivateWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     rnd = build_round(
         parts,

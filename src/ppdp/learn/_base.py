@@ -80,6 +80,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
     PPDPWarning,
+    user_stacklevel,
 )
 from ppdp.learn._erm import ERMPartial, Loss, PartitionedERMData, erm_partition_terms
 from ppdp.random import RandomSource, refuse_seeded, resolve_random_state
@@ -135,7 +136,9 @@ def _warn_unaccounted(name: str) -> None:
     if _warned_unaccounted:
         return
     _warned_unaccounted = True
-    warnings.warn(_UNACCOUNTED_MESSAGE.format(name=name), UnaccountedFitWarning, stacklevel=3)
+    warnings.warn(
+        _UNACCOUNTED_MESSAGE.format(name=name), UnaccountedFitWarning, stacklevel=user_stacklevel()
+    )
 
 
 #: What one ``fit`` will cost and how, fixed from the parameters and the public ``n``: the
@@ -493,7 +496,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             self._declared_classes()  # schema= and classes= checked before anything else
             n_rows = _row_count(X)
             plan = self._plan(n_rows)
-            source = resolve_random_state(getattr(self, "random_state", None), stacklevel=3)
+            source = resolve_random_state(getattr(self, "random_state", None))
             self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
             mode = accountant.on_invalid if accountant is not None else "raise"
             Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
@@ -645,7 +648,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             )
         plan = self._plan(None)
         self._check_distributed_params()
-        source = resolve_random_state(getattr(self, "random_state", None), stacklevel=4)
+        source = resolve_random_state(getattr(self, "random_state", None))
         self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster

@@ -56,6 +56,7 @@ from ppdp.exceptions import (
     DataValidationError,
     ParameterError,
     PrivacyLeakWarning,
+    user_stacklevel,
 )
 from ppdp.learn._base import (
     Plan,
@@ -1031,7 +1032,7 @@ class HybridRBFSVM(_RBFSVMBase):
                     "come from records disjoint from the private data (pass "
                     "check_overlap=False once disjointness is established by record identity)",
                     PrivacyLeakWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
         return X
 
@@ -1056,7 +1057,7 @@ class HybridRBFSVM(_RBFSVMBase):
                 "come from records disjoint from the private data (pass "
                 "check_overlap=False once disjointness is established by record identity)",
                 PrivacyLeakWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
 
     def _frequencies(

@@ -69,7 +69,7 @@ def _cv_mutual_information(
     n_samples: int,
     random_state: RandomState,
 ) -> float:
-    src = resolve_random_state(random_state, stacklevel=3)
+    src = resolve_random_state(random_state)
     k = r.k
     # X ~ prior (drawn with the package's uniforms), Z | X from the randomizer itself.
     from ppdp import noise

@@ -44,6 +44,7 @@ from ppdp.exceptions import (
     LowUtilityWarning,
     ParameterError,
     ParameterTypeError,
+    user_stacklevel,
 )
 from ppdp.local.additive import AdditiveRandomizer
 
@@ -407,7 +408,7 @@ def _warn_unconverged(method: str, tol: float, max_iter: int, change: float) -> 
         f"{method} did not reach the stopping rule (½‖Δθ‖₁ < tol={tol:g}) in max_iter="
         f"{max_iter} iterations (last change {change:.3g}); raise max_iter or tol",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -1050,7 +1051,7 @@ def reconstruct_fourier(
             f"its coefficient's standard error ({se[j - 1]:.3g}) exceeds 1: the estimate is "
             "dominated by noise (keep fewer harmonics)",
             LowUtilityWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     coef = 2.0 * emp / phi  # b_i + i·a_i
     var = 4.0 / (n * phi**2)

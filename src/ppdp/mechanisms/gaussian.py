@@ -14,7 +14,7 @@ from ppdp import noise
 from ppdp._validation import check_delta, check_epsilon, check_int, check_option, check_positive
 from ppdp.accounting.events import Gaussian as GaussianEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
-from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
+from ppdp.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning, user_stacklevel
 from ppdp.mechanisms._base import AdditiveGridMechanism
 from ppdp.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma
 from ppdp.mechanisms.grid import (
@@ -157,7 +157,7 @@ class GaussianMechanism(AdditiveGridMechanism):
                 )
                 if self.strict:
                     raise ParameterError(message)
-                warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+                warnings.warn(message, PrivacyLeakWarning, stacklevel=user_stacklevel())
         unit = _unit_sigma(eps, delta, calibration)
         what = f"sensitivity {delta_f!r}, epsilon {eps!r}, delta {delta!r}"
         ideal = check_scale("noise scale", _sigma_for(unit, delta_f), what=what)

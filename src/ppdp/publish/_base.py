@@ -332,7 +332,7 @@ class Publisher(ValidatedParams):
         n_rows = _public_row_count(df)
         charges = self._validate_params(n_rows)
         name = type(self).__name__
-        source = resolve_random_state(self.random_state, stacklevel=4)
+        source = resolve_random_state(self.random_state)
         seeded = not source.is_secure
         if accountant is not None:
             refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
@@ -374,7 +374,7 @@ class Publisher(ValidatedParams):
             )
         output_path = self._check_output(output, name)
         planned = self._validate_params(None)
-        source = resolve_random_state(self.random_state, stacklevel=4)
+        source = resolve_random_state(self.random_state)
         seeded = not source.is_secure
         if accountant is not None:
             refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)

@@ -482,7 +482,7 @@ def symmetric_noise(d: int, sigma: float, *, random_state: RandomState) -> NDArr
     m = d * (d + 1) // 2
     if sigma == 0.0:
         return np.zeros((d, d))
-    source = resolve_random_state(random_state, stacklevel=3)
+    source = resolve_random_state(random_state)
     draws = noise.gaussian(sigma, m, random_state=source, granularity=noise.granularity(sigma))
     return from_upper(np.asarray(draws, dtype=np.float64), d)
 

@@ -44,6 +44,7 @@ from ppdp.exceptions import (
     ParameterTypeError,
     PrivacyLeakWarning,
     SchemaError,
+    user_stacklevel,
 )
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
@@ -575,14 +576,14 @@ class LDAProjectionPublisher(Publisher):
         if n_rows is not None and c.release == "noisy-projections":
             message = self.low_utility_message()  # public quantities only, before the spend
             if message:
-                warnings.warn(message, LowUtilityWarning, stacklevel=5)
+                warnings.warn(message, LowUtilityWarning, stacklevel=user_stacklevel())
         if n_rows is not None and c.release == "raw-projections":
             warnings.warn(
                 "release='raw-projections' publishes the exact projection of every record on "
                 "the direction: the direction is differentially private, the rows are NOT "
                 "(ALGORITHMS-publishing B.5 item 1); use 'noisy-projections' or 'direction'",
                 NotDifferentiallyPrivateWarning,
-                stacklevel=6,
+                stacklevel=user_stacklevel(),
             )
         return charges
 
@@ -696,7 +697,7 @@ class LDAProjectionPublisher(Publisher):
                 f"delta ({self.delta!r}) >= 1/n (n={n}): such a delta allows releasing a "
                 "whole record; choose delta much smaller than 1/n",
                 PrivacyLeakWarning,
-                stacklevel=5,
+                stacklevel=user_stacklevel(),
             )
         plan: LDANoisePlan = c.plan
         worst = max(plan.mean_sigmas) * math.sqrt(c.p)
@@ -706,7 +707,7 @@ class LDAProjectionPublisher(Publisher):
                 f"mean has norm about {worst:.3g}, while the mean of scaled records has norm "
                 "at most 1; the direction will be mostly noise",
                 LowUtilityWarning,
-                stacklevel=5,
+                stacklevel=user_stacklevel(),
             )
 
     # -- release --------------------------------------------------------------------------

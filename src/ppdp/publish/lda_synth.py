@@ -35,6 +35,7 @@ from ppdp.exceptions import (
     ParameterError,
     ParameterTypeError,
     SchemaError,
+    user_stacklevel,
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
@@ -382,7 +383,7 @@ class DPLDASynthesizer(Publisher):
                 f"second moment has standard deviation {noise_sd:.3g} per entry, whose true "
                 "values lie in [0, 1]; the synthetic data will be mostly noise",
                 LowUtilityWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
 
     # -- release --------------------------------------------------------------------------
@@ -590,7 +591,7 @@ class DPLDASynthesizer(Publisher):
         sweeps = check_int("sweeps", sweeps, minimum=1)
         if progress is not None and not callable(progress):
             raise ParameterTypeError(f"progress ({progress!r}) must be callable or None")
-        source = resolve_random_state(random_state, stacklevel=3)
+        source = resolve_random_state(random_state)
         return self._generate(n, source, sweeps=sweeps, progress=progress)
 
     def sample(

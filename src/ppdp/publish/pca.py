@@ -35,6 +35,7 @@ from ppdp.exceptions import (
     LowUtilityWarning,
     ParameterError,
     ParameterTypeError,
+    user_stacklevel,
 )
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
@@ -598,7 +599,7 @@ class DPPCAPublisher(Publisher):
                 f"declared domain can have ({ceiling:.3g}), so the components are essentially "
                 f"random; about {n_min} rows would be needed",
                 LowUtilityWarning,
-                stacklevel=5,
+                stacklevel=user_stacklevel(),
             )
 
     def _release(
