@@ -34,6 +34,7 @@ from ppdp.exceptions import (
     LowUtilityWarning,
     ParameterError,
     ParameterTypeError,
+    user_stacklevel,
 )
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release
@@ -887,7 +888,7 @@ class TableSynthesizer(Publisher):
         """
         self._check_fitted()
         n = self._model.n if n is None else check_int("n", n, minimum=1)
-        source = resolve_random_state(random_state, stacklevel=3)
+        source = resolve_random_state(random_state)
         Z, y = self._decode(self._draw(n, source), source)
         return self.schema.decode(Z, y)
 
@@ -937,7 +938,7 @@ class TableSynthesizer(Publisher):
         path = _new_folder(output, "output")
         if rows_per_partition is not None:
             check_int("rows_per_partition", rows_per_partition, minimum=1)
-        source = resolve_random_state(random_state, stacklevel=3)
+        source = resolve_random_state(random_state)
         from ppdp.data.distributed import dask_session
 
         with dask_session(scheduler, default_local_cluster=False) as sched:
@@ -1014,7 +1015,7 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
             "quantiles', --binning private-quantiles), declare bounds closer to the values "
             "or more bins (n_bins, --bins) (read from the noisy tables: no privacy cost)",
             LowUtilityWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
