@@ -33,6 +33,7 @@ from ppdp.exceptions import (
     MissingColumnsError,
     ParameterError,
     PPDPWarning,
+    user_stacklevel,
 )
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "describe_schema",
     "draft_schema_file",
     "identifier_warnings",
+    "impute_text",
+    "imputed_lines",
     "review_draft",
 ]
 
@@ -261,7 +264,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
                 "integers are codes (a diagnosis, a region), declare it categorical with its "
                 "full code list"
             ),
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     label = schema.label
     if label is not None:
@@ -272,7 +275,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
                     f"label {label.name!r} has {n:,} missing value(s): a missing class cannot "
                     "be imputed; drop those rows before any release"
                 ),
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         if any(isinstance(v, bool) for v in label.classes):
             label = LabelSpec(label.name, tuple(int(v) for v in label.classes))
@@ -288,7 +291,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
                 "category), never from the data (a mean or a mode would leak); edit them with "
                 "the bounds, or clean the data and declare nan_policy 'error'"
             ),
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         policy = "impute"
         columns = tuple(dataclasses.replace(c, impute=_declared_impute(c)) for c in columns)
@@ -366,8 +369,36 @@ def clipping_lines(schema: Any, report: Any) -> list[str]:
     for col in schema.numeric_columns:
         k = int(report.clipped.get(col.name, 0))
         bounds = f"[{col.lower:g}, {col.upper:g}]"
-        lines.append(f"  {col.name:<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
+        lines.append(f"  {_column_name(col.name):<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
     return lines
+
+
+def imputed_lines(schema: Any, report: Any) -> list[str]:
+    """One line per column whose missing values were filled: its impute constant, how many
+    values were filled and their share; empty when none was (the custodian's own view).
+
+    ``report`` is the custodian's :class:`~ppdp.data.EncodeReport` of the table.
+    """
+    n = max(int(report.n_rows), 1)
+    filled = [(schema.column(name), int(k)) for name, k in report.imputed.items() if k]
+    if not filled:
+        return []
+    lines = [f"  {'column':<20} {'impute constant':<22} {'filled':>9} {'share':>7}"]
+    for col, k in filled:
+        constant = impute_text(col)
+        lines.append(f"  {_column_name(col.name):<20} {constant:<22} {k:>9,} {k / n:>7.1%}")
+    return lines
+
+
+def impute_text(column: Any) -> str:
+    """A column's impute constant as a schema writes it: ``50`` or ``'F'``."""
+    value = column.impute
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def _column_name(name: str) -> str:
+    """A column's name for a table of lines: quoted when spaces around it would hide."""
+    return repr(name) if name != name.strip() else name
 
 
 def _same_value(v: object) -> str:
@@ -455,6 +486,8 @@ def check_table(
     report, problems = encode_collecting(schema, df)[2:]
     if schema.numeric_columns:
         lines += ["values clipped to the declared bounds:", *clipping_lines(schema, report)]
+    if imputed := imputed_lines(schema, report):
+        lines += ["missing values filled with the schema's impute constants:", *imputed]
     refusals = [str(error) for error in problems.errors()]
     return TableCheck(lines, identifier_warnings(schema, df), refusals)
 

@@ -40,6 +40,7 @@ __all__ = [
     "encode_report",
     "planned_remaining",
     "publish_table_file",
+    "say_imputed",
     "sidecar_for",
     "sidecar_text",
     "warn_clipping",
@@ -126,6 +127,27 @@ def warn_clipping(schema: Any, report: Any, say: Any) -> None:
                 f"warning: column {col.name!r}: {k:,} of {n:,} values ({k / n:.1%}) lie outside "
                 f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
                 "the bounds in the schema if they are public knowledge"
+            )
+
+
+def say_imputed(schema: Any, report: Any, say: Any) -> None:
+    """One line naming the missing values filled with the schema's impute constants, a
+    warning when a column had more than 5 % of them (custodian-side)."""
+    from ppdp.data.schema_files import impute_text
+
+    n = int(report.n_rows)
+    filled = {name: int(k) for name, k in report.imputed.items() if k}
+    if n < 1 or not filled:
+        return
+    parts = ", ".join(f"{name!r}: {k:,} ({k / n:.1%})" for name, k in filled.items())
+    say(f"filled missing values with the schema's impute constants: {parts}")
+    for name, k in filled.items():
+        if k / n > CLIP_WARN_SHARE:
+            say(
+                f"warning: column {name!r}: {k / n:.1%} of its values were missing and all "
+                f"show its impute constant ({impute_text(schema.column(name))}) in the release, "
+                "which distorts that column's distribution; if missing is common, a category "
+                "of its own for it says more (map the missing token to it before the release)"
             )
 
 
@@ -504,6 +526,7 @@ def publish_table_file(
         if dry_run:
             report = encode_report(schema, df, on_invalid=on_invalid)
             warn_clipping(schema, report, tell)
+            say_imputed(schema, report, tell)
             warn_identifiers(schema, df, tell)
             return PublishResult(
                 path=out,
@@ -522,7 +545,9 @@ def publish_table_file(
                 report=report,
                 after=planned_remaining(acct, charges),
             )
-        warn_clipping(schema, encode_report(schema, df, on_invalid=on_invalid), tell)
+        report = encode_report(schema, df, on_invalid=on_invalid)
+        warn_clipping(schema, report, tell)
+        say_imputed(schema, report, tell)
         warn_identifiers(schema, df, tell)
         tell(f"{_rows(df, publisher)}; checking the data and releasing ({method}, {cost})")
         caught: list[warnings.WarningMessage] = []
