@@ -1,9 +1,10 @@
 """Encoding a table into ``[0, 1]`` features plus one-hot blocks, and back.
 
 :func:`encode` maps each numeric column to ``(v - lower) / (upper - lower)`` after clipping to
-its declared bounds, each categorical column to a one-hot block in declared order, and the
-label to integer class codes (optionally also to a one-hot block). It never reads a bound or
-a domain from the data.
+its declared bounds (``log1p(v - lower) / log1p(upper - lower)`` for a column declared with
+``scale: log``; :meth:`NumericColumn.to_unit <ppdp.data.NumericColumn.to_unit>`), each
+categorical column to a one-hot block in declared order, and the label to integer class
+codes (optionally also to a one-hot block). It never reads a bound or a domain from the data.
 
 What is logged and what is released
 -----------------------------------
@@ -526,8 +527,10 @@ def encode(
     Returns
     -------
     X : ndarray of float64, shape (n, n_features)
-        Every entry in ``[0, 1]``: numeric ``(clip(v) - lower) / (upper - lower)``, then the
-        one-hot blocks. Rows are scaled to ``row_norm_bound`` when one is declared and binds.
+        Every entry in ``[0, 1]``: numeric ``(clip(v) - lower) / (upper - lower)`` (for a
+        ``scale="log"`` column ``log1p(clip(v) - lower) / log1p(upper - lower)``; see
+        :meth:`NumericColumn.to_unit`), then the one-hot blocks. Rows are scaled to
+        ``row_norm_bound`` when one is declared and binds.
     y : ndarray of int64, shape (n,), or None
         Class codes ``0..K-1`` in declared class order; ``None`` when the schema has no label.
     report : EncodeReport
@@ -645,17 +648,11 @@ def _encode(
         s = df[col.name]
         if isinstance(col, NumericColumn):
             v = _numeric_values(s, col, schema, imputed, masked, collect)
-            out = X[:, block.start]
             n_clip = int(np.count_nonzero(v < col.lower)) + int(np.count_nonzero(v > col.upper))
             if n_clip:
                 clipped[col.name] = n_clip
-                np.clip(v, col.lower, col.upper, out=out)
-                out -= col.lower
-            else:
-                np.subtract(v, col.lower, out=out)
-            # Rounding is monotone, so lower <= v <= upper gives 0 <= fl(v - lower) <=
-            # fl(upper - lower) and the quotient lands in [0, 1] exactly: no second clip.
-            out /= col.upper - col.lower
+            # col.to_unit, without its clip when no value needs one (a pass saved).
+            col._to_unit_into(v, X[:, block.start], clip=n_clip > 0)
         else:
             assert isinstance(col, CategoricalColumn)
             codes = _codes(
@@ -735,11 +732,14 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
     -------
     DataFrame
         One column per schema column (and the label when ``y`` or a label block is given).
-        Numeric columns: ``lower + clip(x, 0, 1) * (upper - lower)``, rounded for integer
+        Numeric columns: ``lower + clip(x, 0, 1) * (upper - lower)`` (for a ``scale="log"``
+        column ``lower + expm1(clip(x, 0, 1) * log1p(upper - lower))``; see
+        :meth:`NumericColumn.from_unit`), rounded for integer
         columns; with ``decimals`` declared, rounded to that many decimals and clipped back
         into ``[lower, upper]`` (a bound off the decimal grid stays the bound). Categorical
         columns: the category of the arg-max dummy of the block (the first one on ties). An
-        encode→decode round trip is exact for in-bound data (on the declared decimal grid).
+        encode→decode round trip is exact for in-bound data (on the declared decimal grid;
+        for a log column within floating-point error, unless rounding makes it exact).
     """
     arr = np.asarray(X)
     if arr.ndim != 2 or arr.dtype.kind not in "biuf":
@@ -765,8 +765,7 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
     for col in schema.columns:
         block = plain.blocks[col.name]
         if isinstance(col, NumericColumn):
-            x = np.clip(arr[:, block.start], 0.0, 1.0)
-            v = np.clip(col.lower + x * (col.upper - col.lower), col.lower, col.upper)
+            v = col.from_unit(arr[:, block.start])
             if col.decimals is not None:
                 # A bound off the decimal grid stays the bound.
                 v = np.clip(np.round(v, col.decimals), col.lower, col.upper)

@@ -675,7 +675,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
     where = f"column {name!r}" if isinstance(name, str) else f"columns[{index}]"
     kind = raw.get("type")
     if kind == "numeric":
-        keys = {"name", "type", "lower", "upper", "integer", "impute", "decimals", "cuts"}
+        keys = {"name", "type", "lower", "upper", "integer", "impute", "decimals", "cuts", "scale"}
         _check_keys(where, raw, keys)
         for key in ("lower", "upper"):
             if raw.get(key) is None:
@@ -691,6 +691,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             impute=raw.get("impute"),
             decimals=raw.get("decimals"),
             cuts=raw.get("cuts"),
+            scale=raw.get("scale", "linear"),
         )
     if kind == "categorical":
         _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})
