@@ -1004,14 +1004,21 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
     for a, code, share in crowded_end_bins(model, bins):
         col = schema.column(bins.names[a])
         inner = bins.sizes[a] - 1
-        width = (col.upper - col.lower) / inner
-        lo = col.lower + (code - 1) * width
+        lo, hi = col.from_unit(np.array([code - 1, code]) / inner)
         which = "first" if code == 1 else "last"
+        # A log scale spreads values crowded low in a wide range; it cannot help values
+        # already crowded there on the log scale, nor values crowded at the top.
+        log = (
+            "declare 'scale: log' for the column (its bins then have equal widths on the "
+            "log scale), "
+            if code == 1 and col.scale == "linear"
+            else ""
+        )
         warnings.warn(
             f"column {col.name!r}: about {share:.0%} of the released values fall in its {which} "
-            f"bin [{lo:.6g}, {lo + width:.6g}) of {inner}, so the release keeps little of how "
-            "they spread; declare cut points that follow the values (the column's 'cuts' in the "
-            "schema, e.g. brackets), let the release place them (binning='private-"
+            f"bin [{lo:.6g}, {hi:.6g}) of {inner}, so the release keeps little of how "
+            f"they spread; {log}declare cut points that follow the values (the column's 'cuts' "
+            "in the schema, e.g. brackets), let the release place them (binning='private-"
             "quantiles', --binning private-quantiles), declare bounds closer to the values "
             "or more bins (n_bins, --bins) (read from the noisy tables: no privacy cost)",
             LowUtilityWarning,

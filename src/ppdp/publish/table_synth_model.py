@@ -190,7 +190,7 @@ class Bins:
                 out[:, j] = np.argmax(block, axis=1)
             elif kind == "integer":
                 assert isinstance(col, NumericColumn)
-                v = col.lower + block[:, 0] * (col.upper - col.lower)
+                v = col.from_unit(block[:, 0])
                 out[:, j] = np.clip(np.rint(v - math.ceil(col.lower)), 0, size - 1)
             elif kind == "cut":
                 assert isinstance(col, NumericColumn)
@@ -210,7 +210,8 @@ class Bins:
     def encode_codes(
         self, schema: Schema, codes: NDArray[np.int64], source: RandomSource
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-        """The schema encoding of coded rows; binned values uniform within their bin."""
+        """The schema encoding of coded rows; binned values uniform within their bin on the
+        column's scale (log-uniform for a ``scale="log"`` column)."""
         n = codes.shape[0]
         X = np.zeros((n, schema.n_features))
         for j, col in enumerate(schema.columns):
@@ -221,7 +222,6 @@ class Bins:
                 X[np.arange(n), sl.start + c] = 1.0
                 continue
             assert isinstance(col, NumericColumn)
-            span = col.upper - col.lower
             if kind == "integer":
                 v = math.ceil(col.lower) + c.astype(np.float64)
             elif kind == "cut":
@@ -233,25 +233,40 @@ class Bins:
                 else:
                     v = _within_cuts(col, cuts, c, u)
             else:
-                inner = size - 1
-                k = np.maximum(c - 1, 0)  # the bin, for codes 1 … inner
+                k = np.maximum(c - 1, 0)  # the bin, for codes 1 … size - 1
                 u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
-                v = col.lower + (k + u) * (span / inner)
-                if col.integer:
-                    lo = np.maximum(
-                        np.ceil(col.lower + k * (span / inner)), math.ceil(col.lower) + 1
-                    )
-                    hi = np.where(
-                        k == inner - 1,
-                        math.floor(col.upper),
-                        np.ceil(col.lower + (k + 1) * (span / inner)) - 1,
-                    )
-                    hi = np.maximum(hi, lo)
-                    v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
-                v = np.where(c == 0, col.lower, v)
-            X[:, sl.start] = np.clip((v - col.lower) / span if span > 0 else 0.0, 0.0, 1.0)
+                v = np.where(c == 0, col.lower, _within_bins(col, size - 1, k, u))
+            X[:, sl.start] = col.to_unit(v)
         y = codes[:, -1].copy() if self.has_label else None
         return X, y
+
+
+def _within_bins(
+    col: NumericColumn, inner: int, k: NDArray[np.int64], u: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Values in bin ``k`` of ``inner`` equal-width bins of the encoded ``[0, 1]``, drawn by
+    ``u``: uniform within the bin on the column's scale (log-uniform in value for a log
+    column); an integer column: an integer of the bin above the lower bound."""
+    if col.scale == "linear":
+        span = col.upper - col.lower
+        v = col.lower + (k + u) * (span / inner)
+        if col.integer:
+            lo = np.maximum(np.ceil(col.lower + k * (span / inner)), math.ceil(col.lower) + 1)
+            hi = np.where(
+                k == inner - 1,
+                math.floor(col.upper),
+                np.ceil(col.lower + (k + 1) * (span / inner)) - 1,
+            )
+            hi = np.maximum(hi, lo)
+            v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        return v
+    v = col.from_unit((k + u) / inner)
+    if col.integer:
+        lo = np.maximum(np.ceil(col.from_unit(k / inner)), math.ceil(col.lower) + 1)
+        top = np.ceil(col.from_unit((k + 1) / inner)) - 1
+        hi = np.maximum(np.where(k == inner - 1, math.floor(col.upper), top), lo)
+        v = np.clip(np.ceil(v), lo, hi)
+    return v
 
 
 def _within_weighted(
@@ -265,9 +280,9 @@ def _within_weighted(
     """Values of a column cut on fine edges (:func:`quantile_cuts`): code 0 is the lower
     bound; code ``k ≥ 1`` picks a fine bin of its interval with probability proportional
     to ``weights`` (uniformly when they are all 0 there) using ``u``, then a value uniform
-    within that fine bin using ``second``. Post-processing of released counts."""
-    width = (col.upper - col.lower) / FINE_BINS
-    steps = np.rint((np.asarray(cuts, dtype=np.float64) - col.lower) / width).astype(np.int64)
+    within that fine bin using ``second`` (on the column's scale: the fine bins are equal
+    widths of the encoded ``[0, 1]``). Post-processing of released counts."""
+    steps = np.rint(col.to_unit(cuts) * FINE_BINS).astype(np.int64)
     starts = np.concatenate([[0], steps])  # fine bin where each interval starts
     ends = np.concatenate([steps, [FINE_BINS]])
     k = np.clip(codes - 1, 0, len(starts) - 1)
@@ -278,8 +293,8 @@ def _within_weighted(
     weighted = np.searchsorted(cum, target, side="right") - 1
     flat = lo + np.floor(u * (hi - lo)).astype(np.int64)
     fine = np.clip(np.where(mass > 0, weighted, flat), lo, hi - 1)
-    v = col.lower + (fine + second) * width
-    return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
+    v = col.from_unit((fine + second) / FINE_BINS)
+    return np.where(codes == 0, col.lower, v)
 
 
 def decoding_weights(
@@ -295,9 +310,9 @@ def decoding_weights(
 
 
 def _cut_positions(col: NumericColumn, cuts: Sequence[float]) -> NDArray[np.float64]:
-    """The cut points where the encoding puts them: ``(cut − lower) / (upper − lower)``,
+    """The cut points where the encoding puts them (:meth:`NumericColumn.to_unit`),
     computed as the encoder computes a value's, so a value equal to a cut lands on it."""
-    return (np.asarray(cuts, dtype=np.float64) - col.lower) / (col.upper - col.lower)
+    return col.to_unit(cuts)
 
 
 def _within_cuts(
@@ -305,16 +320,25 @@ def _within_cuts(
 ) -> NDArray[np.float64]:
     """Values of a column cut at ``cuts``: code 0 is the lower bound; code ``k ≥ 1`` is
     uniform on ``[e_{k−1}, e_k)`` of the edges ``lower, cuts…, upper`` (an integer column:
-    uniform over the integers of that interval above the lower bound)."""
+    uniform over the integers of that interval above the lower bound). For a log column,
+    uniform on the log scale (:meth:`NumericColumn.to_unit`) within the interval, and an
+    integer column rounds such a value up into the interval's integers."""
     edges = np.array([col.lower, *cuts, col.upper])
     k = np.clip(codes - 1, 0, len(edges) - 2)
     lo_edge, hi_edge = edges[k], edges[k + 1]
-    v = lo_edge + u * (hi_edge - lo_edge)
+    if col.scale == "linear":
+        v = lo_edge + u * (hi_edge - lo_edge)
+    else:
+        at = col.to_unit(edges)
+        v = col.from_unit(at[k] + u * (at[k + 1] - at[k]))
     if col.integer:
         lo = np.maximum(np.ceil(lo_edge), math.ceil(col.lower) + 1)
         last = k == len(edges) - 2
         hi = np.maximum(np.where(last, math.floor(col.upper), np.ceil(hi_edge) - 1), lo)
-        v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        if col.scale == "linear":
+            v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        else:
+            v = np.clip(np.ceil(v), lo, hi)
     return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
 
 
@@ -383,7 +407,6 @@ def quantile_cuts(
         leaves[c * SUB_BINS : (c + 1) * SUB_BINS] = noisy_sub[k * SUB_BINS : (k + 1) * SUB_BINS]
     running = np.cumsum(leaves)
     total = running[-1]
-    width = (col.upper - col.lower) / FINE_BINS
     if not total > 0:
         steps = np.arange(1, n_bins) * (FINE_BINS // n_bins or 1)
     else:
@@ -392,7 +415,9 @@ def quantile_cuts(
     if np.size(occupied):  # where the occupied bins end: the top bin holds no empty range
         steps = np.append(steps, (int(np.max(occupied)) + 1) * SUB_BINS)
     steps = np.unique(steps[(steps > 0) & (steps < FINE_BINS)])
-    return tuple(float(col.lower + k * width) for k in steps)
+    # FINE_BINS is a power of 2: for a linear column this is lower + k · (upper − lower) /
+    # FINE_BINS to the last bit; for a log column the edge on the log scale.
+    return tuple(float(v) for v in col.from_unit(steps / FINE_BINS))
 
 
 # -- measurement ----------------------------------------------------------------------------
