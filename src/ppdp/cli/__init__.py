@@ -180,6 +180,8 @@ _CLI_ADVICE = (
         "use a ledger for that relation, or (publish synth) pass --relation with the ledger's",
     ),
     ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
+    ("under composition 'pld'", "under --composition pld"),
+    ("under composition 'rdp'", "under --composition rdp"),
     ("Query what remains with Accountant.remaining or `", "Query what remains with `"),
     (
         "Accountant.open(path, dataset_id=..., total=...)",
