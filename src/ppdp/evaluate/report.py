@@ -8,8 +8,8 @@ baselines, any table with the schema's columns) with the private table it came f
 * the release's guarantee in words (from its ``.guarantee.json`` sidecar);
 * per column: real and released marginals overlaid, the total-variation distance, and the
   share of values at each declared bound;
-* pairwise association: Pearson correlation of the encoded columns, real, released and
-  their difference;
+* pairwise association: Pearson correlation of the encoded columns (a ``scale: log``
+  column on its log scale), real, released and their difference;
 * machine-learning utility when a target is given: logistic regression trained on the
   release and tested on held-out original rows, beside the same model trained on the
   original rows and the majority class.
@@ -178,7 +178,8 @@ def histogram_edges(col: NumericColumn) -> NDArray[np.float64]:
     """The bin edges of a numeric column's histogram in the report.
 
     ``[lower, *cuts, upper]`` (one bin per interval) when the column declares public cut
-    points, else ``N_BINS`` equal widths over the declared bounds. As in
+    points, else ``N_BINS`` equal widths over the declared bounds (on the column's scale:
+    for a ``scale="log"`` column, equal widths of ``log1p(v - lower)``). As in
     :func:`numpy.histogram`, a value equal to an interior edge falls in the bin above it
     and the upper bound in the last bin (the synthesizer bins cut columns the same way).
 
@@ -192,15 +193,20 @@ def histogram_edges(col: NumericColumn) -> NDArray[np.float64]:
     ndarray of float
         Increasing edges, from ``col.lower`` to ``col.upper``.
     """
-    if col.cuts is None:
+    if col.cuts is not None:
+        return np.array([col.lower, *col.cuts, col.upper], dtype=np.float64)
+    if col.scale == "linear":
         return np.linspace(col.lower, col.upper, N_BINS + 1)
-    return np.array([col.lower, *col.cuts, col.upper], dtype=np.float64)
+    edges = col.from_unit(np.linspace(0.0, 1.0, N_BINS + 1))
+    edges[0], edges[-1] = col.lower, col.upper
+    return np.maximum.accumulate(edges)
 
 
 def _uniform(col: NumericColumn | CategoricalColumn) -> NDArray[np.float64]:
-    """Shares of the trivial release: values uniform within the bounds or the categories."""
+    """Shares of the trivial release: values uniform within the bounds (on the column's
+    scale) or the categories."""
     if isinstance(col, NumericColumn) and col.cuts is not None:
-        return np.diff(histogram_edges(col)) / (col.upper - col.lower)
+        return np.diff(col.to_unit(histogram_edges(col)))
     n = N_BINS if isinstance(col, NumericColumn) else len(col.categories)
     return np.full(n, 1.0 / n)
 
@@ -218,14 +224,14 @@ def _tv(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
 def _encode(
     df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
 ) -> tuple[NDArray[np.float64], list[str]]:
-    """Numeric columns scaled to [0, 1] by their bounds (clipped), categories one-hot."""
+    """Numeric columns scaled to [0, 1] by their bounds (clipped, on the column's scale:
+    :meth:`NumericColumn.to_unit`), categories one-hot."""
     blocks: list[NDArray[np.float64]] = []
     names: list[str] = []
     for col in cols:
         if isinstance(col, NumericColumn):
             v = _numeric(name, col, df[col.name])
-            v = np.clip((v - col.lower) / (col.upper - col.lower), 0.0, 1.0)
-            blocks.append(np.nan_to_num(v, nan=0.5)[:, None])
+            blocks.append(np.nan_to_num(col.to_unit(v), nan=0.5)[:, None])
             names.append(col.name)
         else:
             cats = [str(c) for c in col.categories]
@@ -343,7 +349,7 @@ def _encode_trees(
     for col in cols:
         if isinstance(col, NumericColumn):
             v = _numeric(name, col, df[col.name])
-            blocks.append(np.clip((v - col.lower) / (col.upper - col.lower), 0.0, 1.0))
+            blocks.append(col.to_unit(v))
             mask.append(False)
         else:
             if len(col.categories) > _MAX_TREE_CATEGORIES:
