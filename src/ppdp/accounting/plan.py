@@ -72,6 +72,15 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
     if (per_value or d.get("noise_per_value")) and schema is not None:
         for col in schema.numeric_columns:
             r = col.upper - col.lower
+            if col.scale == "log":
+                # Encoded units are log1p(v - lower) / log1p(r): the error is a factor.
+                e = d["noise_scale"] * math.log1p(r)
+                lines.append(
+                    f"       {col.name} (scale log): b x log1p(declared range {r:g}) = "
+                    f"{e:.4g} expected absolute error of log1p(value - lower) before "
+                    f"clipping, a factor of about {math.exp(e):.4g} on 1 + value - lower"
+                )
+                continue
             lines.append(
                 f"       {col.name}: b x declared range {r:g} = {d['noise_scale'] * r:.4g} "
                 "expected absolute error before clipping, in the column's units"
@@ -88,7 +97,9 @@ def charge_lines(
     :class:`~ppdp.publish.Charge` or a learner's ``Plan``). ``per_value``, or a charge
     whose details say ``noise_per_value`` (the ``laplace`` baseline): the Laplace noise is
     added to each encoded value of the table, so its scale times a numeric column's
-    declared range is that column's expected absolute error before clipping.
+    declared range is that column's expected absolute error before clipping (for a
+    ``scale="log"`` column, times ``log1p`` of the range: an error of ``log1p(value -
+    lower)``, a factor on ``1 + value - lower``).
     """
     lines: list[str] = []
     for i, charge in enumerate(charges, 1):
