@@ -288,6 +288,8 @@ class NumericColumn:
             # below brings such a value back to the upper bound.
             with np.errstate(over="ignore"):
                 v = self.lower + np.expm1(x * math.log1p(span))
+            # expm1(log1p(span)) may miss span by an ulp: 1 decodes to the upper bound.
+            v = np.where(x == 1.0, self.upper, v)
         return np.clip(v, self.lower, self.upper)
 
     def to_dict(self) -> dict[str, Any]:
