@@ -191,13 +191,34 @@ def _header_line(p: Path, encoding: str) -> str | None:
     except (OSError, EOFError, ValueError):
         return None
     try:
-        return raw.decode(enc)
+        text = raw.decode(enc)
     except UnicodeDecodeError as exc:
         raise _not_valid(p, encoding, raw[exc.start], 1) from None
+    if "\x00" in text:  # valid UTF-8, but no header of a text table holds NUL characters
+        raise DataValidationError(
+            f"data ({str(p)!r}): its header line holds NUL characters: it is written in "
+            "UTF-16 without a byte-order mark (pass --encoding utf-16-le, or utf-16-be) or "
+            "is not a text table"
+        )
+    return text
+
+
+#: Spreadsheet workbooks, which ppdp does not read, and what to do instead.
+_WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+_WORKBOOK_ADVICE = (
+    ": it looks like a spreadsheet workbook; save the sheet as CSV (UTF-8) and give that file"
+)
+#: The first bytes of files that are not text tables, and what each one is.
+_MAGIC = (
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx or .ods workbook?)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel (.xls) workbook"),
+    (b"PAR1", "a Parquet file (give it a .parquet name)"),
+)
 
 
 def _not_valid(p: Path, encoding: str, byte: int | None, line: int | None) -> DataValidationError:
-    """``IN is not valid UTF-8 (byte 0x.. at line N); pass --encoding (e.g. latin-1)``."""
+    """``IN is not valid UTF-8 (byte 0x.. at line N); pass --encoding (e.g. latin-1)``, or
+    what the file is when its first bytes say it (UTF-16 text, a workbook)."""
     name = "UTF-8" if _utf8(encoding) else encoding
     where = []
     if byte is not None:
@@ -205,10 +226,25 @@ def _not_valid(p: Path, encoding: str, byte: int | None, line: int | None) -> Da
     if line is not None:
         where.append(f"at line {line:,}")
     detail = f" ({' '.join(where)})" if where else ""
-    hint = "(e.g. latin-1)" if _utf8(encoding) else "(the one it was written in)"
-    return DataValidationError(
-        f"data ({str(p)!r}) is not valid {name}{detail}; pass --encoding {hint}"
+    hint = (
+        "--encoding (e.g. latin-1)" if _utf8(encoding) else "--encoding (the one it was written in)"
     )
+    head = _first_bytes(p)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or head[:64].count(0) >= len(head[:64]) // 4 > 0:
+        hint = "--encoding utf-16: it is written in UTF-16 (as some spreadsheet exports are)"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            hint = f"a CSV: it is {what}; save the sheet as CSV (UTF-8) and give that file"
+    return DataValidationError(f"data ({str(p)!r}) is not valid {name}{detail}; pass {hint}")
+
+
+def _first_bytes(p: Path) -> bytes:
+    """The first bytes of ``p`` as stored (b"" when it cannot be read)."""
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(64)
+    except OSError:
+        return b""
 
 
 def _decode_error(p: Path, encoding: str, exc: UnicodeDecodeError) -> DataValidationError:
@@ -393,8 +429,10 @@ def read_table(
     suffix = _suffix(p)
     decimal = _check_decimal(decimal) if decimal is not None else _DECIMAL.get()
     if suffix not in _CSV_SUFFIXES + _PARQUET_SUFFIXES:
+        workbook = _WORKBOOK_ADVICE if suffix in _WORKBOOK_SUFFIXES else ""
         raise DataValidationError(
-            f"data ({str(p)!r}) must be a .csv (optionally compressed), .tsv, .txt or .parquet file"
+            f"data ({str(p)!r}) must be a .csv (optionally compressed), .tsv, .txt or .parquet "
+            f"file{workbook}"
         )
     if p.is_dir() and suffix not in _PARQUET_SUFFIXES:
         raise DataValidationError(f"data ({str(p)!r}) is a folder, not a file")
