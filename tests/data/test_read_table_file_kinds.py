@@ -55,3 +55,14 @@ def test_latin1_text_keeps_the_latin1_hint(tmp_path):
     path.write_bytes("name,x\nJosé,1\n".encode("latin-1"))
     text = _refusal(path)
     assert text.endswith("pass --encoding (e.g. latin-1)")
+
+
+def test_a_ragged_line_is_named_with_its_field_counts(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a;b\n1;2\n3;4\n5;6;7\n", encoding="utf-8")
+    text = _refusal(path)
+    assert text.endswith(
+        "could not be read as CSV: line 4 has 3 fields where the header has 2 (separator "
+        "';'): a value holding the separator must be in double quotes, or the file needs "
+        "another --sep"
+    )

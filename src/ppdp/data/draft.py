@@ -438,6 +438,7 @@ def read_table(
         raise DataValidationError(f"data ({str(p)!r}) is a folder, not a file")
     if not p.exists():
         raise FileNotFoundError(f"data ({str(p)!r}) does not exist")
+    read_sep = None  # the separator the CSV is read with, once known
     try:
         if suffix in _PARQUET_SUFFIXES:
             try:
@@ -451,7 +452,7 @@ def read_table(
             names = _parquet_columns(p)
             use = list(columns) if names is None else _check_header(p, names, columns)
             return pd.read_parquet(p, columns=use)
-        sep = _separator(p, suffix, sep, encoding)
+        sep = read_sep = _separator(p, suffix, sep, encoding)
         if decimal == sep:
             raise ParameterError(f"--decimal ({decimal!r}) cannot also be the separator --sep")
         options: dict[str, Any] = {"sep": sep, "encoding": encoding}
@@ -475,6 +476,15 @@ def read_table(
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__
         kind = "Parquet" if suffix in _PARQUET_SUFFIXES else "CSV"
+        ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", first)
+        if kind == "CSV" and ragged and read_sep is not None:
+            want, line, saw = (int(g) for g in ragged.groups())
+            sep_text = "tab" if read_sep == "\t" else repr(read_sep)
+            first = (
+                f"line {line:,} has {saw} fields where the header has {want} (separator "
+                f"{sep_text}): a value holding the separator must be in double quotes, or "
+                "the file needs another --sep"
+            )
         raise DataValidationError(
             f"data ({str(p)!r}) could not be read as {kind}: {first}"
         ) from exc
