@@ -142,3 +142,19 @@ def test_no_log_suggestion_for_a_log_column():
         TableSynthesizer(1.0, _schema("log"), random_state=0).fit(tiny)
     messages = [str(w.message) for w in caught if issubclass(w.category, LowUtilityWarning)]
     assert messages and all("scale: log" not in m for m in messages), messages
+
+
+def test_a_parquet_dataset_with_a_log_column_is_measured_as_in_memory(tmp_path):
+    """The distributed path encodes partitions with the same schema.encode."""
+    df = _incomes(1200)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, part in enumerate((df.iloc[:500], df.iloc[500:])):
+        part.to_parquet(folder / f"part-{i}.parquet", index=False)
+    mem = TableSynthesizer(1.0, _schema("log"), random_state=3).fit(df)
+    dist = TableSynthesizer(1.0, _schema("log"), random_state=3)
+    dist.fit(folder, scheduler="sync")
+    a, b = mem.release_.statistics, dist.release_.statistics
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_allclose(b[key], a[key], rtol=1e-9, atol=0, err_msg=key)
