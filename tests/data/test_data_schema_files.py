@@ -310,3 +310,25 @@ def test_draft_names_skewed_columns_and_points_to_cuts() -> None:
     skew = [m for m in said if "skewed" in m]
     assert len(skew) == 1 and skew[0].startswith("numeric column(s) 'income' have most")
     assert "'cuts'" in skew[0]
+
+
+def test_draft_suggests_a_log_scale_only_for_a_column_crowded_at_its_low_end() -> None:
+    import warnings
+
+    import numpy as np
+
+    from ppdp.data import draft_schema
+    from ppdp.exceptions import PPDPWarning
+
+    rng = np.random.default_rng(1)
+    income = np.round(rng.lognormal(10.0, 1.0, 2000), 2)
+    df = pd.DataFrame({"income": income, "score": np.round(income.max() - income, 2)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draft_schema(df)
+    skew = [str(w.message) for w in caught if w.category is PPDPWarning and "skewed" in str(w)]
+    low, high = sorted(skew, key=lambda m: "highest" in m)
+    assert low.startswith("numeric column(s) 'income' have most values in the lowest sixteenth")
+    assert "declare 'scale: log'" in low and "'cuts'" in low
+    assert high.startswith("numeric column(s) 'score' have most values in the highest sixteenth")
+    assert "scale" not in high and "'cuts'" in high

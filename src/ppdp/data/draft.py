@@ -720,7 +720,8 @@ def draft_schema(
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=user_stacklevel())
     columns: list[NumericColumn | CategoricalColumn] = []
     coded: list[str] = []
-    skewed: list[str] = []
+    skewed_low: list[str] = []  # crowded near the lower bound: a log scale spreads them
+    skewed_high: list[str] = []
     constant: list[str] = []
     n_rows = len(df)
     for name in df.columns:
@@ -791,8 +792,9 @@ def draft_schema(
                 lo, hi = math.floor(lo), math.ceil(hi)
             if not lo < hi:
                 hi = lo + 1
-            if _crowded(vals, lo, hi):
-                skewed.append(name)
+            crowded = _crowded(vals, lo, hi)
+            if crowded is not None:
+                (skewed_low if crowded == "low" else skewed_high).append(name)
             columns.append(
                 NumericColumn(
                     name,
@@ -853,11 +855,24 @@ def draft_schema(
             ),
             stacklevel=user_stacklevel(),
         )
-    if skewed:
-        names = ", ".join(repr(c) for c in skewed)
+    if skewed_low:
+        names = ", ".join(repr(c) for c in skewed_low)
         warnings.warn(
             PPDPWarning(
-                f"numeric column(s) {names} have most values in one end sixteenth of their "
+                f"numeric column(s) {names} have most values in the lowest sixteenth of their "
+                "range (skewed): equal-width bins would lose their distribution in a synthetic "
+                "table, and learners see them crowded near 0; declare 'scale: log' for them "
+                "(values then spread over orders of magnitude above one unit; docs/schema.md), "
+                "declare public cut points ('cuts', e.g. brackets), or let the synthesizer "
+                "place them (--binning private-quantiles)"
+            ),
+            stacklevel=user_stacklevel(),
+        )
+    if skewed_high:
+        names = ", ".join(repr(c) for c in skewed_high)
+        warnings.warn(
+            PPDPWarning(
+                f"numeric column(s) {names} have most values in the highest sixteenth of their "
                 "range (skewed): equal-width bins would lose their distribution in a synthetic "
                 "table; declare public cut points for them ('cuts', e.g. brackets: "
                 "docs/schema.md), or let the synthesizer place them (--binning "
@@ -899,17 +914,20 @@ def _date_shape(values: Any) -> str | None:
     return re.sub(r"\d", "d", sample[0].strip())
 
 
-def _crowded(values: NDArray[np.float64], lower: float, upper: float) -> bool:
-    """Whether at least half of 50 or more ``values`` lie strictly inside the first or the
-    last sixteenth of ``[lower, upper]`` (TableSynthesizer's default bin); values at a bound
-    do not count (a zero-heavy column's zeros get a code of their own)."""
+def _crowded(values: NDArray[np.float64], lower: float, upper: float) -> str | None:
+    """``"low"`` or ``"high"`` when at least half of 50 or more ``values`` lie strictly
+    inside the first or the last sixteenth of ``[lower, upper]`` (TableSynthesizer's default
+    bin), else None; values at a bound do not count (a zero-heavy column's zeros get a code
+    of their own)."""
     if values.size < 50:  # too few values to tell a shape
-        return False
+        return None
     width = (upper - lower) / 16
     inside = values[(values > lower) & (values < upper)]  # the bounds are the extremes here
     first = np.count_nonzero(inside < lower + width) / values.size
     last = np.count_nonzero(inside >= upper - width) / values.size
-    return bool(max(first, last) >= 0.5)
+    if max(first, last) < 0.5:
+        return None
+    return "low" if first >= last else "high"
 
 
 def draft_schema_from_file(
