@@ -207,7 +207,7 @@ def _as_frame(schema: Schema, data: Any) -> pd.DataFrame:
         hint = ""
         if schema.label is not None and missing == [schema.label.name]:
             hint = " (to encode features only, use schema.without_label())"
-        hint += near_names(missing, [str(c) for c in df.columns])
+        hint += _one_column_hint(df) or near_names(missing, [str(c) for c in df.columns])
         raise DataValidationError(
             f"data: missing column(s) {', '.join(repr(m) for m in missing)} declared in the "
             f"schema{hint}"
@@ -230,6 +230,21 @@ def _token_mask(s: pd.Series, tokens: tuple[Category, ...]) -> NDArray[np.bool_]
     return mask if mask.any() else None
 
 
+def _one_column_hint(df: pd.DataFrame) -> str:
+    """Why a frame of one column whose name holds a separator lacks the schema's columns."""
+    if len(df.columns) != 1:
+        return ""
+    name = str(df.columns[0])
+    found = next((sep for sep in (";", "\t", "|") if sep in name), None)
+    if found is None:
+        return ""
+    shown = "'\\t'" if found == "\t" else repr(found)
+    return (
+        f"; the data has one column whose name holds {shown}: the file was read with the "
+        f"wrong separator (pandas.read_csv(..., sep={shown}))"
+    )
+
+
 def _not_numbers_error(name: str, count: int, hint: str = "") -> DataValidationError:
     return DataValidationError(
         f"column {name!r}: {count} value(s) are not numbers (declared numeric){hint}"
@@ -240,6 +255,10 @@ def _not_numbers_error(name: str, count: int, hint: str = "") -> DataValidationE
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(?:([.,' \u00a0\u202f])\d{3})+(?:[.,]\d+)?\s*$")
 
 
+#: A number written with a decimal comma and no thousands separator: ``12,5``, ``-0,25``.
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+\s*$")
+
+
 def _not_numbers_hint(text: pd.Series) -> str:
     """What the refused values look like, said by their shape only (no value is shown)."""
     values = text.astype(str)
@@ -247,6 +266,11 @@ def _not_numbers_hint(text: pd.Series) -> str:
         return (
             "; they are written with a thousands separator (like 1.234,5 or 1,234.5): write "
             "the numbers without it"
+        )
+    if values.map(lambda v: _DECIMAL_COMMA.match(v) is not None).all():
+        return (
+            "; they are written with a decimal comma (like 12,5): read the table with "
+            "decimal=',' (pandas.read_csv(..., decimal=','); --decimal , on the command line)"
         )
     if values.nunique() == 1:
         return (
