@@ -332,3 +332,20 @@ def test_draft_suggests_a_log_scale_only_for_a_column_crowded_at_its_low_end() -
     assert "declare 'scale: log'" in low and "'cuts'" in low
     assert high.startswith("numeric column(s) 'score' have most values in the highest sixteenth")
     assert "scale" not in high and "'cuts'" in high
+
+
+def test_clipping_lines_name_a_log_scale_beside_the_bounds() -> None:
+    from ppdp.data import EncodeReport
+    from ppdp.data.schema_files import clipping_lines
+
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "income", "type": "numeric", "lower": 0, "upper": 1e6, "scale": "log"},
+                {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+            ]
+        }
+    )
+    lines = clipping_lines(schema, EncodeReport(n_rows=10, clipped={"income": 1}))
+    assert lines[1].split() == ["income", "[0,", "1e+06]", "log", "scale", "1", "10.0%"]
+    assert lines[2].split() == ["age", "[0,", "100]", "0", "0.0%"]

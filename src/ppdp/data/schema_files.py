@@ -368,7 +368,7 @@ def clipping_lines(schema: Any, report: Any) -> list[str]:
     lines = [f"  {'column':<20} {'declared bounds':<28} {'clipped':>9} {'share':>7}"]
     for col in schema.numeric_columns:
         k = int(report.clipped.get(col.name, 0))
-        bounds = f"[{col.lower:g}, {col.upper:g}]"
+        bounds = f"[{col.lower:g}, {col.upper:g}]" + (" log scale" if col.scale == "log" else "")
         lines.append(f"  {_column_name(col.name):<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
     return lines
 
