@@ -97,10 +97,13 @@ def _as_frame(data: Any, schema: Schema, name: str, read: Any, *, exact: bool) -
     import dask.dataframe as dd
 
     from ppdp.data.distributed import open_table
-    from ppdp.evaluate.report import _check_table
+    from ppdp.evaluate.report import _check_table, mask_missing
 
     if is_dataset(data, scheduler="any"):
-        return open_table(data, schema, param=name)
+        frame = open_table(data, schema, param=name)
+        if not schema.missing_values:
+            return frame
+        return frame.map_partitions(mask_missing, schema, meta=frame._meta)
     table = _check_table(name, _in_memory(data, read), schema, exact=exact)
     return dd.from_pandas(table, npartitions=1, sort=False)
 

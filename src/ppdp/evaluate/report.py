@@ -155,7 +155,17 @@ def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataF
         )
     out = df.copy()
     out.columns = have
-    return out[want]
+    return mask_missing(out[want], schema)
+
+
+def mask_missing(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """``df`` with the schema's missing-value tokens (``missing_values``, e.g. ``'?'``) as
+    missing values (NaN), which the report leaves out of every share, as the library reads
+    them."""
+    tokens = list(schema.missing_values)
+    if not tokens:
+        return df
+    return df.mask(df.isin(tokens) | df.astype(str).isin([str(t) for t in tokens]))
 
 
 def _numeric(name: str, col: NumericColumn, s: pd.Series) -> NDArray[np.float64]:
@@ -588,6 +598,32 @@ def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
     return VERDICTS[1], numbers
 
 
+def missing_note(
+    cols: list[NumericColumn | CategoricalColumn],
+    counts: dict[str, NDArray[np.int64]],
+    n_rows: int,
+) -> str | None:
+    """The original's missing values per column (left out of its shares), or None."""
+    if n_rows < 1:
+        return None
+    shares = []
+    for col in cols:
+        c = counts[col.name]
+        if isinstance(col, NumericColumn):
+            k = n_rows - int(c[histogram_edges(col).size + 1])  # rows minus finite values
+        else:
+            k = int(c[-1])
+        if k:
+            shares.append(f"{col.name!r} {k / n_rows:.1%}")
+    if not shares:
+        return None
+    return (
+        f"the original has missing values, left out of its shares: {', '.join(shares)}; a "
+        "release made under nan_policy 'impute' shows each column's impute constant in their "
+        "place, which its shares count"
+    )
+
+
 def undeclared_alarm(
     cols: list[NumericColumn | CategoricalColumn],
     counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
@@ -598,7 +634,7 @@ def undeclared_alarm(
         for col in cols:
             if not isinstance(col, CategoricalColumn):
                 continue
-            c = table[col.name]
+            c = table[col.name][:-1]  # present values: declared, then undeclared
             total = int(c.sum())
             share = float(c[-1] / total) if total else 0.0
             if share > UNDECLARED_LIMITS[name] and (worst is None or share > worst[0]):
@@ -861,7 +897,8 @@ def column_counts(
     Per numeric column: the histogram counts on :func:`histogram_edges` (values outside
     the bounds in the end bins), then the values at the lower bound, at the upper bound,
     and the finite values: ``len(histogram_edges(col)) + 2`` numbers. Per categorical
-    column: the count of each declared category, then of every other value. A table split
+    column: the count of each declared category, then of every other value, then of the
+    missing values (left out of its shares, like a numeric column's). A table split
     into partitions gives the whole table's counts as the sum of its partitions' counts.
     """
     out: dict[str, NDArray[np.int64]] = {}
@@ -877,10 +914,12 @@ def column_counts(
             out[col.name] = np.concatenate([hist, ends]).astype(np.int64)
         else:
             cats = [str(c) for c in col.categories]
-            values = s.astype(str)
+            present = s.dropna()
+            values = present.astype(str)
             counts = values.value_counts().reindex(cats, fill_value=0).to_numpy()
             undeclared = int(len(values) - counts.sum())
-            out[col.name] = np.append(counts, undeclared).astype(np.int64)
+            missing = int(len(s) - len(present))
+            out[col.name] = np.append(counts, [undeclared, missing]).astype(np.int64)
     return out
 
 
@@ -902,8 +941,9 @@ def _marginal_of(
         labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(bins)]
     else:
         labels = [str(x) for x in col.categories]
-        counts = c if c[-1] else c[:-1]
-        if c[-1]:
+        present = c[:-1]  # the missing values' cell is left out of the shares
+        counts = present if present[-1] else present[:-1]
+        if present[-1]:
             labels = [*labels, _UNDECLARED]
     total = counts.sum()
     return (counts / total if total else counts.astype(float)), labels
@@ -1004,6 +1044,9 @@ def _assemble(
             f"the association maps and the classifiers use a seeded random sample of at most "
             f"{MAX_ROWS:,} rows of each table; the column marginals and bound shares use every row"
         )
+    missing = missing_note(cols, counts[0], n_original)
+    if missing is not None:
+        notes.append(missing)
     notes.extend(extra_notes)
     return QualityReport(
         verdict=verdict,
