@@ -82,3 +82,19 @@ def test_nothing_is_said_without_missing_values(files, capsys):
     data.write_text("\n".join(full) + "\n")
     assert main(["schema", "check", str(schema), "--data", str(data)]) == 0
     assert "impute constants" not in capsys.readouterr().out
+
+
+def test_a_parquet_dataset_says_the_fill_too(files, capsys):
+    pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    data, schema, tmp = files
+    folder = tmp / "ds"
+    folder.mkdir()
+    df = pd.read_csv(data, sep=";")
+    df.iloc[:100].to_parquet(folder / "part-0.parquet", index=False)
+    df.iloc[100:].to_parquet(folder / "part-1.parquet", index=False)
+    argv = ["publish", "synth", str(folder), "--schema", str(schema), "--epsilon", "1"]
+    assert main([*argv, "-o", str(tmp / "out"), "--dry-run", "--scheduler", "sync"]) == 0
+    err = capsys.readouterr().err
+    assert "filled missing values with the schema's impute constants: 'age': 1 (0.5%)" in err
+    assert "column 'sex': 10.0% of its values were missing" in err

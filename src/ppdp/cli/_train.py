@@ -67,7 +67,7 @@ def _train(args: argparse.Namespace) -> int:
     from ppdp.exceptions import InsecureRandomnessWarning
     from ppdp.learn import UnaccountedFitWarning
     from ppdp.learn.files import train_model_file
-    from ppdp.publish.files import say_imputed, warn_clipping
+    from ppdp.publish.files import say_corrections
 
     c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     say, caught = c.say("ppdp train", quiet=args.quiet), []
@@ -83,10 +83,7 @@ def _train(args: argparse.Namespace) -> int:
                 args.input,
                 random_state=args.seed,
                 options=_options(args),
-                on_report=lambda schema, report: (
-                    warn_clipping(schema, report, say),
-                    say_imputed(schema, report, say),
-                ),
+                on_report=lambda schema, report: say_corrections(schema, report, say),
                 say=say,
                 **c.pick(args, "schema output epsilon public"),
                 **c.pick(args, "ledger allow_seeded force dry_run idempotency_key scheduler"),

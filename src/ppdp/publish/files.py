@@ -40,6 +40,7 @@ __all__ = [
     "encode_report",
     "planned_remaining",
     "publish_table_file",
+    "say_corrections",
     "say_imputed",
     "sidecar_for",
     "sidecar_text",
@@ -128,6 +129,13 @@ def warn_clipping(schema: Any, report: Any, say: Any) -> None:
                 f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
                 "the bounds in the schema if they are public knowledge"
             )
+
+
+def say_corrections(schema: Any, report: Any, say: Any) -> None:
+    """What the encoding corrected in the custodian's table: clipped values
+    (:func:`warn_clipping`) and filled missing values (:func:`say_imputed`)."""
+    warn_clipping(schema, report, say)
+    say_imputed(schema, report, say)
 
 
 def say_imputed(schema: Any, report: Any, say: Any) -> None:
@@ -525,8 +533,7 @@ def publish_table_file(
                 publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
         if dry_run:
             report = encode_report(schema, df, on_invalid=on_invalid)
-            warn_clipping(schema, report, tell)
-            say_imputed(schema, report, tell)
+            say_corrections(schema, report, tell)
             warn_identifiers(schema, df, tell)
             return PublishResult(
                 path=out,
@@ -546,8 +553,7 @@ def publish_table_file(
                 after=planned_remaining(acct, charges),
             )
         report = encode_report(schema, df, on_invalid=on_invalid)
-        warn_clipping(schema, report, tell)
-        say_imputed(schema, report, tell)
+        say_corrections(schema, report, tell)
         warn_identifiers(schema, df, tell)
         tell(f"{_rows(df, publisher)}; checking the data and releasing ({method}, {cost})")
         caught: list[warnings.WarningMessage] = []

@@ -410,7 +410,7 @@ def publish_dataset(
                     on_invalid=on_invalid,
                     scheduler=sched,
                 )
-                pf.warn_clipping(schema, scan.report, tell)
+                pf.say_corrections(schema, scan.report, tell)
                 publisher._check_scan(scan, on_invalid)
                 charges = publisher._validate_params(scan.n_rows)
                 tell(f"{scan.n_rows:,} rows checked (dry run: nothing is spent)")
@@ -431,7 +431,7 @@ def publish_dataset(
                     report=scan.report,
                     after=pf.planned_remaining(acct, charges),
                 )
-            with keep_scan(publisher, lambda s: pf.warn_clipping(schema, s.report, tell)) as kept:
+            with keep_scan(publisher, lambda s: pf.say_corrections(schema, s.report, tell)) as kept:
                 try:
                     publisher.fit(
                         data,
