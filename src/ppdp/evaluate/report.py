@@ -624,6 +624,37 @@ def missing_note(
     )
 
 
+def crowded_notes(
+    cols: list[NumericColumn | CategoricalColumn], counts: dict[str, NDArray[np.int64]]
+) -> list[str]:
+    """A note per numeric column whose original values crowd into its first or last
+    histogram bin (half of them or more): its histogram and TV distance then say little."""
+    notes = []
+    for col in cols:
+        if not isinstance(col, NumericColumn) or col.cuts is not None:
+            continue
+        bins = histogram_edges(col).size - 1
+        hist = counts[col.name][:bins]
+        total = int(hist.sum())
+        if total < 1:
+            continue
+        first, last = hist[0] / total, hist[-1] / total
+        if max(first, last) < 0.5:
+            continue
+        end = "first" if first >= last else "last"
+        fix = (
+            "'scale: log' or public cut points ('cuts')"
+            if end == "first" and col.scale == "linear"
+            else "public cut points ('cuts')"
+        )
+        notes.append(
+            f"column {col.name!r}: {max(first, last):.0%} of the original's values fall in the "
+            f"{end} of its {bins} histogram bins, so its histogram and TV distance say little "
+            f"about how they spread; declare {fix} in the schema to compare them in detail"
+        )
+    return notes
+
+
 def undeclared_alarm(
     cols: list[NumericColumn | CategoricalColumn],
     counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
@@ -1047,6 +1078,7 @@ def _assemble(
     missing = missing_note(cols, counts[0], n_original)
     if missing is not None:
         notes.append(missing)
+    notes.extend(crowded_notes(cols, counts[0]))
     notes.extend(extra_notes)
     return QualityReport(
         verdict=verdict,
