@@ -44,3 +44,8 @@ def test_a_spread_column_and_a_crowded_top_get_the_right_words():
     assert _report(RNG.uniform(0, 1e6, 2000)) == []
     (note,) = _report(1e6 - SKEWED)
     assert "in the last of its 20 histogram bins" in note and "scale" not in note
+
+
+def test_a_zero_heavy_column_is_not_noted():
+    values = np.where(RNG.random(2000) < 0.9, 0.0, RNG.uniform(1, 1e6, 2000))
+    assert _report(values) == []

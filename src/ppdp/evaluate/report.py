@@ -628,17 +628,21 @@ def crowded_notes(
     cols: list[NumericColumn | CategoricalColumn], counts: dict[str, NDArray[np.int64]]
 ) -> list[str]:
     """A note per numeric column whose original values crowd into its first or last
-    histogram bin (half of them or more): its histogram and TV distance then say little."""
+    histogram bin, strictly inside the bounds (half of them or more): its histogram and TV
+    distance then say little."""
     notes = []
     for col in cols:
         if not isinstance(col, NumericColumn) or col.cuts is not None:
             continue
         bins = histogram_edges(col).size - 1
-        hist = counts[col.name][:bins]
+        c = counts[col.name]
+        hist, at_lower, at_upper = c[:bins], int(c[bins]), int(c[bins + 1])
         total = int(hist.sum())
         if total < 1:
             continue
-        first, last = hist[0] / total, hist[-1] / total
+        # values at a bound are a spike of their own (a zero-heavy column's zeros), shown
+        # as the share at the bound: they do not make the histogram say little
+        first, last = (hist[0] - at_lower) / total, (hist[-1] - at_upper) / total
         if max(first, last) < 0.5:
             continue
         end = "first" if first >= last else "last"
