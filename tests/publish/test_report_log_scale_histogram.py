@@ -62,3 +62,23 @@ def test_column_counts_follow_the_histogram_edges(scale):
     assert counts[: report.N_BINS].tolist() == expected.tolist()
     # a lognormal income fills many log bins, but only the first few linear ones
     assert np.count_nonzero(expected) >= (8 if scale == "log" else 1)
+
+
+def test_the_html_draws_a_log_column_on_its_log_scale():
+    """Bars at equal widths, ticks at the bound plus powers of ten (they were drawn at
+    equal widths of a linear axis, which put a 30,000 median near 750,000)."""
+    import re
+
+    from ppdp.evaluate._report_html import _marginal_svg
+
+    schema = Schema.from_dict(
+        {"columns": [{"name": "v", "type": "numeric", "lower": 0, "upper": 1e6, "scale": "log"}]}
+    )
+    df = pd.DataFrame({"v": np.random.default_rng(0).lognormal(10.3, 0.8, 3000)})
+    entry = next(c for c in report.quality_report(df, df, schema).columns if c["name"] == "v")
+    assert np.allclose(entry["log_edges"], report.histogram_edges(schema.column("v")))
+    svg = _marginal_svg(entry)
+    ticks = re.findall(r'text-anchor="middle">([^<]*)</text>', svg)
+    assert ticks[:3] == ["0", "1", "10"] and "10000" in ticks and "100000" in ticks
+    bars = re.findall(r'<rect x="[^"]*" y="[^"]*" width="([^"]*)"[^>]*fill-opacity="0.45"', svg)
+    assert len(bars) > 5 and len({round(float(w), 1) for w in bars}) == 1  # equal widths

@@ -7,6 +7,7 @@ One self-contained file: no script, no network, no external asset; the figures a
 from __future__ import annotations
 
 import io
+import math
 import re
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,18 @@ def _nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     return [float(t) + 0.0 for t in np.round(ticks, 12)]  # + 0.0: no "-0" label
 
 
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a log-scale axis: the lower bound, then ``lower + 10^k`` up to the upper."""
+    ticks = [lo]
+    k = 0 if hi - lo >= 10 else -2
+    while lo + 10.0**k < hi and len(ticks) < 12:
+        ticks.append(lo + 10.0**k)
+        k += 1
+    if len(ticks) > 7:  # at most about six labelled decades
+        ticks = [lo, *ticks[2::2]]
+    return ticks
+
+
 def _marginal_svg(col: dict[str, Any]) -> str:
     """Real (bars) and released (red) shares of one column, drawn directly as SVG.
 
@@ -129,9 +142,12 @@ def _marginal_svg(col: dict[str, Any]) -> str:
         )
     if not slots:
         lo, hi = float(col["lower"]), float(col["upper"])
-        edges = np.linspace(lo, hi, n + 1)
+        log = "log_edges" in col  # a log-scale column: drawn on its log scale
+        edges = np.asarray(col["log_edges"]) if log else np.linspace(lo, hi, n + 1)
 
         def x(v: float) -> float:
+            if log:
+                return left + pw * math.log1p(max(v - lo, 0.0)) / math.log1p(hi - lo)
             return left + pw * (v - lo) / (hi - lo)
 
         for k in range(n):
@@ -147,7 +163,7 @@ def _marginal_svg(col: dict[str, Any]) -> str:
             if k + 1 < n:
                 path.append(f"V{y(q[k + 1]):.1f}")
         out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{_REL}" stroke-width="1.8"/>')
-        for t in _nice_ticks(lo, hi):
+        for t in _log_ticks(lo, hi) if log else _nice_ticks(lo, hi):
             out.append(
                 f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y(0):.1f}" y2="{y(0) + 4:.1f}" '
                 'stroke="#333"/>'
@@ -462,7 +478,8 @@ def render(r: QualityReport) -> str:
 {ml}
 <h2>Columns</h2>
 <p class="note">Real (blue) and released (red) shares of rows per declared category, or per
-one of {N_BINS} equal bins over a numeric column's declared bounds, or of the intervals between
+one of {N_BINS} equal bins over a numeric column's declared bounds (on its log scale for a
+column declared <code>scale: log</code>, drawn on that scale), or of the intervals between
 its declared cut points (released values outside the bounds are counted in the end bins). The
 total-variation (TV) distance is half the sum of the absolute differences of the shares: 0 for
 the same distribution, 1 for disjoint ones.

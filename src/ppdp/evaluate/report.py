@@ -1017,6 +1017,8 @@ def _column_entries(
             entry["lower"], entry["upper"] = float(col.lower), float(col.upper)
             if col.cuts is not None:
                 entry["edges"] = histogram_edges(col).tolist()
+            elif col.scale == "log":  # equal widths on the log scale, drawn on that scale
+                entry["log_edges"] = histogram_edges(col).tolist()
             lo, hi = _bounds_of(col, c1)
             lo0, hi0 = _bounds_of(col, c0)
             entry.update(
