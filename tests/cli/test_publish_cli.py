@@ -138,7 +138,7 @@ def _bad_inputs(root):
         ("undeclared.csv", ["laplace"], "column 'race'"),
         ("missing_column.csv", ["lda-synth"], "sex"),
         ("adult.csv", ["pca", "--components", "99"], "n_components (99)"),
-        ("adult.csv", ["pca"], "--components (None) is required"),
+        ("adult.csv", ["pca"], "--components (not given) is required"),
         ("adult.csv", ["laplace", "--epsilon", "0"], "epsilon (0.0)"),
         ("adult.csv", ["laplace", "--epsilon", "9"], "would exceed the budget"),
         ("absent.csv", ["laplace"], "does not exist"),

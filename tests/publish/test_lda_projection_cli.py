@@ -108,7 +108,7 @@ def test_raw_projections_say_the_rows_are_not_protected(files, tmp_path, capsys)
 @pytest.mark.parametrize(
     ("data", "extra", "message"),
     [
-        ("adult.csv", ["--class-counts", "{c0},{c1}"], "--delta (None) is required"),
+        ("adult.csv", ["--class-counts", "{c0},{c1}"], "--delta (not given) is required"),
         ("adult.csv", ["--delta", "0", "--class-counts", "{c0},{c1}"], "delta (0.0)"),
         ("adult.csv", ["--delta", "1e-6"], "public_counts"),
         ("adult.csv", ["--delta", "1e-6", "--class-counts", "a,b"], "--class-counts ('a,b')"),

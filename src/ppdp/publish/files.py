@@ -100,7 +100,7 @@ def build_publisher(
             raise ParameterError(f"{flag} ({value}) applies to {owners} only, not {method}")
     for flag, what in entry.required.items():
         if flag not in given:
-            raise ParameterError(f"{flag} (None) is required for {method}: {what}")
+            raise ParameterError(f"{flag} (not given) is required for {method}: {what}")
     kwargs = {
         entry.flags[f]: _PARSE.get(f, lambda v: v)(v) for f, v in given.items() if f in entry.flags
     }
