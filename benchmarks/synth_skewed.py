@@ -1,5 +1,6 @@
 """How TableSynthesizer keeps a skewed numeric column: equal-width bins, declared cut points
-(``cuts`` in the schema) and ``binning="private-quantiles"``.
+(``cuts`` in the schema), a declared log scale (``scale: log``: equal widths of
+``log1p(income)``) and ``binning="private-quantiles"``.
 
 A lognormal income (median about 22,000) declared on ``[0, 1e6]`` with an age, a count and a
 region, and a label that depends on the income. Printed: the relative error of the synthetic
@@ -25,10 +26,12 @@ BRACKETS = [2500, 5000, 7500, 10000, 15000, 20000, 25000, 30000, 40000, 50000, 7
             100000, 150000, 250000]  # fmt: skip
 
 
-def schema(cuts: list[float] | None) -> Schema:
+def schema(cuts: list[float] | None, scale: str = "linear") -> Schema:
     income = {"name": "income", "type": "numeric", "lower": 0, "upper": 1_000_000}
     if cuts is not None:
         income["cuts"] = cuts
+    if scale != "linear":
+        income["scale"] = scale
     return Schema.from_dict(
         {
             "columns": [
@@ -61,12 +64,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--rows", default="5000,30000")
     parser.add_argument("--eps", default="1")
+    parser.add_argument("--cases", default=None, help="comma-separated case names (all)")
     args = parser.parse_args()
     cases = {
         "equal-width": (schema(None), "equal-width"),
         "declared cuts": (schema(BRACKETS), "equal-width"),
+        "declared log scale": (schema(None, "log"), "equal-width"),
         "private-quantiles": (schema(None), "private-quantiles"),
+        "log scale + private-quantiles": (schema(None, "log"), "private-quantiles"),
     }
+    if args.cases is not None:
+        cases = {k: v for k, v in cases.items() if k in args.cases.split(",")}
     print(
         "| rows | ε | binning | "
         + " | ".join(f"q{int(q * 100)} mean / worst" for q in QUANTILES)
