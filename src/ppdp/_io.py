@@ -37,6 +37,7 @@ __all__ = [
     "OutputWriteError",
     "atomic_path",
     "atomic_paths",
+    "check_csv_format",
     "check_output",
     "check_output_folder",
     "clean_folder",
@@ -373,6 +374,39 @@ def check_output(
                 "free some space first"
             )
     return out
+
+
+def check_csv_format(output: PathLike | None, sep: str, decimal: str) -> tuple[str, str]:
+    """The separator and decimal mark a CSV output is written with, checked before anything
+    is read or spent.
+
+    ``sep``: one character, not a quote, a newline or a digit; ``decimal``: ``"."`` or ``","``,
+    not the separator. Anything but the default (``","`` and ``"."``) needs a CSV output
+    (``output`` ending in .csv, .csv.gz, .tsv or .txt): a Parquet file or a folder has no
+    separator. ``"\\t"`` and ``"tab"`` mean a tab.
+    """
+    if sep in ("\\t", "tab", "TAB"):
+        sep = "\t"
+    if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n" or sep.isdigit():
+        raise ParameterError(
+            f"output_sep ({sep!r}) must be one character that is not a quote, a newline or a "
+            "digit (e.g. ';' or '\\t')"
+        )
+    if decimal not in (".", ","):
+        raise ParameterError(f"output_decimal ({decimal!r}) must be '.' or ','")
+    if decimal == sep:
+        raise ParameterError(
+            f"output_decimal ({decimal!r}) cannot also be the separator output_sep: use "
+            "output_sep ';' with output_decimal ','"
+        )
+    if (sep, decimal) != (",", ".") and output is not None:
+        name = Path(output).name.lower()
+        if not name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+            raise ParameterError(
+                f"output_sep ({sep!r}) and output_decimal ({decimal!r}) apply to a CSV output, "
+                f"not {os.fspath(output)!r} (Parquet and folders have no separator)"
+            )
+    return sep, decimal
 
 
 def write_error(exc: OSError, path: PathLike, *, charged: str) -> OutputWriteError:

@@ -82,7 +82,7 @@ def test_options_are_refused_where_they_do_not_apply(adult_files):
     schema = Schema.from_file(adult_files / "adult.json")
     with pytest.raises(ParameterError, match=r"--bins \(8\) applies to synth only, not pca"):
         build_publisher("pca", epsilon=1, schema=schema, options={"n_bins": 8, "n_components": 2})
-    with pytest.raises(ParameterError, match=r"--components \(None\) is required for pca"):
+    with pytest.raises(ParameterError, match=r"--components \(not given\) is required for pca"):
         build_publisher("pca", epsilon=1, schema=schema)
     with pytest.raises(ParameterError, match="lda-projection and synth only, not laplace"):
         build_publisher("laplace", epsilon=1, schema=schema, options={"--delta": 1e-6})

@@ -172,6 +172,8 @@ _CLI_ADVICE = (
     ("output_dir (", "--output-dir ("),
     ("workdir (", "--workdir ("),
     ("n_bins (", "--bins ("),
+    ("output_sep", "--output-sep"),
+    ("output_decimal", "--output-decimal"),
     ("use n_bins <=", "use --bins <="),
     ("use method='tree' or 'chow-liu'", "use --method tree or chow-liu"),
     ("method='chow-liu'", "--method chow-liu"),

@@ -28,6 +28,11 @@ ENCODING: Flag = ("--encoding", {"default": "utf-8"}, "text encoding of a text t
 DECIMAL: Flag = ("--decimal", {"default": None, "choices": (",", "."), "metavar": "MARK"},
                  "decimal mark of a text table's numbers, ',' or '.' (default: '.', and ',' "
                  "where every value of a column of a file not separated by ',' is like '12,5')")
+OUTPUT_SEP: Flag = ("--output-sep", {"default": ",", "metavar": "CHAR"},
+                    "column separator of a CSV output (';' for a spreadsheet in a European "
+                    "locale, '\\t' or tab)")
+OUTPUT_DECIMAL: Flag = ("--output-decimal", {"default": ".", "choices": (",", "."),
+                        "metavar": "MARK"}, "decimal mark of a CSV output's numbers, '.' or ','")
 SEED: Flag = ("--seed", {"type": int, "default": None},
               "reproducible noise for experiments (NOT for real releases)")
 IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},

@@ -19,7 +19,8 @@ _FLAGS: tuple[c.Flag, ...] = (
     c.INPUT,
     ("-o --output", {"required": True, "metavar": "OUT"},
      "the release (.csv, .parquet, or a folder); its guarantee goes to OUT.guarantee.json"),
-    c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE, c.ALLOW_LARGE_EPSILON, c.DRY_RUN,
+    c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE, c.OUTPUT_SEP, c.OUTPUT_DECIMAL,
+    c.ALLOW_LARGE_EPSILON, c.DRY_RUN,
 )
 # fmt: on
 
@@ -50,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
         random_state=args.seed,
         say=c.say("ppdp publish", quiet=args.quiet),
         **c.pick(args, "schema output epsilon ledger allow_seeded allow_large_epsilon force"),
-        **c.pick(args, "idempotency_key dry_run scheduler"),
+        **c.pick(args, "idempotency_key dry_run scheduler output_sep output_decimal"),
         **c.table_args(args),
     )
     if result.dry_run:

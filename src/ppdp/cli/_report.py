@@ -11,8 +11,9 @@ _DESCRIPTION = (
     "data: a verdict, the guarantee in words, marginals, clipping, correlations and, with "
     "--target, a classifier's accuracy (docs/report.md). For the custodian only: not private, "
     "costs no budget. --sep, --encoding and --decimal describe the original's (and the "
-    "holdout's) format; the release is read as ppdp wrote it (UTF-8, comma-separated, '.' "
-    "decimals). A read that leaves many values undeclared gives no verdict and says why."
+    "holdout's) format; the release is read as ppdp wrote it (UTF-8, its separator and "
+    "decimal mark detected). A read that leaves many values undeclared gives no verdict and "
+    "says why."
 )
 _TEXT_TABLE = (c.SEP, c.ENCODING, c.DECIMAL)
 # fmt: off

@@ -37,6 +37,7 @@ _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("input", {"metavar": "IN"}, "the table (CSV, Parquet file or dataset)"),
     c.SEP, c.ENCODING, c.DECIMAL, c.SCHEDULER,
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
+    c.OUTPUT_SEP, c.OUTPUT_DECIMAL,
     ("--keep", {"action": "append", "default": [], "metavar": "COL"},
      "copy this input column (an ID) in front of the predictions; repeatable"),
     ("--on-invalid", {"choices": ("raise", "mask"), "default": "raise"}, "a value the schema "
@@ -110,7 +111,8 @@ def _predict(args: argparse.Namespace) -> int:
     from ppdp.learn.files import predict_file
 
     try:
-        result = predict_file(args.model, args.input, **c.pick(args, "output force scheduler keep"),
+        names = "output force scheduler keep output_sep output_decimal"
+        result = predict_file(args.model, args.input, **c.pick(args, names),
                               on_invalid=args.on_invalid, **c.table_args(args))  # fmt: skip
     except DataValidationError as exc:  # the CLI's words for the Python advice
         raise type(exc)(str(exc).replace('on_invalid="mask"', "--on-invalid mask")) from None

@@ -354,9 +354,12 @@ def _decimal_comma_columns(df: pd.DataFrame) -> list[str]:
     return found
 
 
-def _read_decimal_commas(p: Path, df: pd.DataFrame, decimal: str | None) -> pd.DataFrame:
-    """Columns of numbers with decimal commas read as numbers (said in a warning that
-    names the columns, never a value), unless the caller gave the decimal mark."""
+def _read_decimal_commas(
+    p: Path, df: pd.DataFrame, decimal: str | None, *, say: bool = True
+) -> pd.DataFrame:
+    """Columns of numbers with decimal commas read as numbers (said, if ``say``, in a
+    warning that names the columns, never a value), unless the caller gave the decimal
+    mark."""
     if decimal is not None:
         return df
     found = _decimal_comma_columns(df)
@@ -367,6 +370,8 @@ def _read_decimal_commas(p: Path, df: pd.DataFrame, decimal: str | None) -> pd.D
         out[name] = pd.to_numeric(
             out[name].astype(str).str.strip().str.replace(",", ".", regex=False)
         )
+    if not say:
+        return out
     _logger.warning(
         "read %s with ',' as the decimal mark: every value of column(s) %s is a number "
         "written like '12,5' (--decimal , to say so; --decimal . to read them as text)",
@@ -383,6 +388,7 @@ def read_table(
     sep: str | None = None,
     encoding: str = "utf-8",
     decimal: str | None = None,
+    say_decimal: bool = True,
 ) -> pd.DataFrame:
     """Read a CSV (optionally compressed) or Parquet file into a DataFrame.
 
@@ -412,6 +418,9 @@ def read_table(
         with a comma (``12,5``) is read as numbers, with a WARNING on the ``ppdp.data``
         logger naming the columns. ``","``: pandas reads with ``decimal=","``. ``"."``:
         no detection.
+    say_decimal : bool, default True
+        Whether a detected decimal comma is said (False: a file that is expected to have
+        one, such as a release written with ``--output-decimal ,``).
 
     Raises
     ------
@@ -465,7 +474,7 @@ def read_table(
         else:
             use = _check_header(p, header, columns)
             df = _read_csv(p, suffix, usecols=use, **options)[use]
-        return df if sep == "," else _read_decimal_commas(p, df, decimal)
+        return df if sep == "," else _read_decimal_commas(p, df, decimal, say=say_decimal)
     except (OptionalDependencyError, FileNotFoundError, DataValidationError, ParameterError):
         raise
     except LookupError:

@@ -132,8 +132,7 @@ def report_file(
     sep, encoding : optional
         The original's (and the holdout's) separator and text encoding, as
         :func:`ppdp.data.draft.read_table`. A released table is always read as ppdp writes
-        it (UTF-8, ``.`` decimals, its separator detected from its header), whatever these
-        say.
+        it (UTF-8, its separator and decimal mark detected), whatever these say.
     scheduler : optional
         Where tables larger than memory are read (``ppdp report --scheduler``): a release
         folder, or an original (or holdout) that is a Parquet dataset (a folder or a glob),
@@ -196,11 +195,17 @@ def _reader(sep: str | None, encoding: str) -> Any:
 
 
 def _release_reader() -> Any:
-    """Read a released table as ppdp writes it: UTF-8, ``.`` decimals, the separator
-    detected from its header (``,`` for a ppdp release), whatever the original's format."""
-    from ppdp.data.draft import read_table
+    """Read a released table as ppdp writes it, whatever the original's format: UTF-8, the
+    separator detected from its header (``,`` by default, ``--output-sep`` otherwise), and
+    the decimal mark detected too (``.`` by default; ``,`` for a release written with
+    ``--output-decimal ,``, whose every value of a float column is then like ``12,5``)."""
+    from ppdp.data.draft import decimal_mark, read_table
 
-    return lambda path: read_table(path, encoding="utf-8", decimal=".")
+    def read(path: Any) -> Any:
+        with decimal_mark(None):  # not the original's --decimal: detect the release's own
+            return read_table(path, encoding="utf-8", say_decimal=False)
+
+    return read
 
 
 def _report_table(

@@ -558,6 +558,8 @@ def predict_file(
     scheduler: Any = None,
     keep: Sequence[str] = (),
     on_invalid: str = "raise",
+    output_sep: str = ",",
+    output_decimal: str = ".",
 ) -> PredictResult:
     """Predict the rows of a table with a model file; write a CSV (free post-processing).
 
@@ -582,7 +584,11 @@ def predict_file(
     else the bounds' midpoint or the first declared category), and adds a ``masked``
     column naming, per row, the columns masked (empty when none): such a row's prediction
     is the one for that substitute, not for the row as it was.
+
+    ``output_sep`` and ``output_decimal`` are the CSV output's separator and decimal mark
+    (:func:`ppdp._io.check_csv_format`; ``";"`` and ``","`` for a European spreadsheet).
     """
+    from ppdp._io import check_csv_format
     from ppdp.learn.parquet_files import (
         MASKED,
         check_on_invalid,
@@ -595,6 +601,7 @@ def predict_file(
 
     keep = _check_keep(keep)
     on_invalid = check_on_invalid(on_invalid)
+    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
     if distributed_input(data, scheduler):
         if keep:
             raise ParameterError(
@@ -648,7 +655,9 @@ def predict_file(
         out = pd.concat([frame[list(keep)].reset_index(drop=True), out], axis=1)
     with atomic_path(dest) as tmp:
         compression = "gzip" if name.endswith(".gz") else None
-        out.to_csv(tmp, index=False, compression=compression)  # shortest exact repr
+        out.to_csv(  # shortest exact repr
+            tmp, index=False, compression=compression, sep=output_sep, decimal=output_decimal
+        )
     imputed = _in_order(imputed, features)
     if on_invalid == "raise":
         return PredictResult(dest, len(out), tuple(out.columns), imputed=imputed)

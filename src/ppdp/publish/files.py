@@ -214,11 +214,14 @@ _OUTPUTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], dict[str, Any]]]
 }
 
 
-def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
+def write_table(
+    df: Any, path: Path, *, name: str | None = None, sep: str = ",", decimal: str = "."
+) -> None:
     """Write ``df`` to ``path`` as CSV (gzip if ``name`` ends in .gz) or Parquet.
 
     ``name`` is the final file name (``path`` may be a temporary file whose name says
-    nothing about the format); default ``path.name``.
+    nothing about the format); default ``path.name``. ``sep`` and ``decimal``: a CSV's
+    separator and decimal mark (:func:`ppdp._io.check_csv_format` checks them).
     """
     from ppdp.exceptions import OptionalDependencyError
 
@@ -231,7 +234,8 @@ def write_table(df: Any, path: Path, *, name: str | None = None) -> None:
                 "writing Parquet needs pyarrow: pip install 'ppdp[dask]'"
             ) from exc
     else:
-        df.to_csv(path, index=False, compression="gzip" if low.endswith(".gz") else None)
+        compression = "gzip" if low.endswith(".gz") else None
+        df.to_csv(path, index=False, compression=compression, sep=sep, decimal=decimal)
 
 
 def sidecar_for(out: Path) -> Path:
@@ -412,6 +416,8 @@ def publish_table_file(
     dry_run: bool = False,
     say: Callable[[str], None] | None = None,
     scheduler: Any = None,
+    output_sep: str = ",",
+    output_decimal: str = ".",
 ) -> PublishResult:
     """Publish a private table file with ``method``, as ``ppdp publish`` does.
 
@@ -458,17 +464,22 @@ def publish_table_file(
         or ``"local"`` (a ``LocalCluster`` on this machine), ``"tcp://host:8786"``, a
         ``distributed.Client``, or a Dask local scheduler (``"threads"``, ``"sync"``).
         An address that cannot be reached is refused in one line before the spend.
+    output_sep, output_decimal : str, default "," and "."
+        The separator and decimal mark of a CSV output (``";"`` and ``","`` for a
+        spreadsheet set to a European locale); checked by :func:`ppdp._io.check_csv_format`
+        before anything is read or spent. The report reads either back.
 
     Returns
     -------
     PublishResult
     """
-    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
+    from ppdp._io import atomic_paths, check_csv_format, check_output, ledger_files, write_error
     from ppdp.accounting import Accountant
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish.parquet_files import distributed_input, publish_dataset
 
+    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
     if distributed_input(data, scheduler):
         return publish_dataset(  # type: ignore[no-any-return]
             method,
@@ -588,7 +599,7 @@ def publish_table_file(
     try:
         with atomic_paths(side, out) as (tmp_side, tmp_out):
             tmp_side.write_text(sidecar, encoding="utf-8")
-            write_table(table, tmp_out, name=out.name)
+            write_table(table, tmp_out, name=out.name, sep=output_sep, decimal=output_decimal)
     except OSError as exc:
         raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
     return PublishResult(
