@@ -33,8 +33,8 @@ def near_names(wanted: Sequence[str], available: Iterable[str], *, where: str = 
     A name matches when it is equal after removing the spaces around it and ignoring
     capitals, or else when difflib finds it close (ratio at least 0.8). Returns ``""`` when
     no wanted name has a match, else a clause to append to an error, e.g.
-    ``"; the data has ' Age ' for 'Age' (spaces around the name): declare the name exactly
-    as the data writes it"``.
+    ``"; the data has ' Age ' for 'Age' (spaces around the name): use the name exactly as
+    the data writes it"``.
 
     Parameters
     ----------
@@ -46,10 +46,10 @@ def near_names(wanted: Sequence[str], available: Iterable[str], *, where: str = 
         What holds ``available``, as the clause names it ("the schema").
     """
     names = [a for a in available if isinstance(a, str)]
-    normal = {}
+    normal: dict[str, str] = {}
     for name in names:
         normal.setdefault(name.strip().casefold(), name)
-    pairs = []
+    pairs: list[str] = []
     for w in wanted:
         if not isinstance(w, str):
             continue
