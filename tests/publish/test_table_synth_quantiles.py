@@ -5,8 +5,8 @@ then 16 sub-bins of each coarse bin whose noisy count shows rows); its cut point
 near the noisy quantiles (post-processing), then the usual tables are measured on those
 bins. Tested: every draw sums to the stated ρ (the histograms
 included), the histogram's noise passes the black-box audit at its own σ with the half-noise
-control failing, a skewed income keeps its quantiles, and Parquet input is refused before
-anything is spent.
+control failing, a skewed income keeps its quantiles, and Parquet input is fitted in two passes
+with one charge (its equality with in memory: ``test_table_synth_quantiles_parquet.py``).
 """
 
 from __future__ import annotations
@@ -177,15 +177,18 @@ def test_sub_bins_move_one_cell_per_row_and_skip_unoccupied_bins():
     assert sub[3] == 1 and sub[model.SUB_BINS + 1] == 2
 
 
-def test_parquet_input_is_refused_before_anything_is_spent(tmp_path):
+def test_parquet_input_is_fitted_in_two_passes_for_one_charge(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
     folder = tmp_path / "in"
     folder.mkdir()
     _table(300).to_parquet(folder / "part-0.parquet", index=False)
     acct = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
     synth = TableSynthesizer(1.0, _schema(), binning="private-quantiles")
-    with pytest.raises(ParameterError, match=r"^binning \('private-quantiles'\) needs the tab"):
-        synth.fit(folder, accountant=acct, output=tmp_path / "out")
-    assert acct.spent == PrivacyBudget(0.0, 0.0) and not (tmp_path / "out").exists()
+    synth.fit(folder, accountant=acct, output=tmp_path / "out", scheduler="sync")
+    assert acct.spent == PrivacyBudget(1.0, 1e-9) and len(acct.history()) == 1
+    assert set(synth.release_.guarantee.details["cuts"]) == {"income", "age"}
+    assert len(synth.release_.data.compute()) == 300
     with pytest.raises(ParameterError, match=r"binning \('quantile'\) must be one of"):
         TableSynthesizer(1.0, _schema(), binning="quantile").plan()
 

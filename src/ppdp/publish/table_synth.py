@@ -10,6 +10,7 @@ samples ``n`` rows from it. The privacy argument is in ``docs/proofs/table-synth
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import logging
 import math
@@ -46,18 +47,20 @@ from ppdp.publish.table_synth_model import (
     TABLE_L2_SENSITIVITY,
     UTILITY_SENSITIVITY,
     Bins,
+    FineHistograms,
     JointModel,
     MarginalCounts,
     Measurement,
     Model,
     cdp_rho,
     class_counts_for,
-    coarse_table,
+    coarse_of,
     compress_levels,
     crowded_end_bins,
     decoding_weights,
     estimate,
     fine_codes,
+    fine_histogram,
     fit_joint,
     group_table,
     measure_table,
@@ -69,7 +72,7 @@ from ppdp.publish.table_synth_model import (
     sample_joint,
     select_tree,
     sigma_for,
-    sub_table,
+    sub_bins_of,
 )
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
@@ -513,8 +516,9 @@ class TableSynthesizer(Publisher):
         sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
         ``k / n_bins`` quantiles: a skewed column (an income on ``[0, 1e6]``) gets narrow
         bins where its values are instead of one bin holding most rows. The cut points are
-        part of the release (``guarantee.details["cuts"]``). In-memory input only; for a
-        Parquet dataset declare the cut points in the schema (``cuts``).
+        part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
+        frame the fit reads the data twice (the fine histograms, then the tables on the
+        measured cut points) and gives the in-memory release for the same seed.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -536,7 +540,9 @@ class TableSynthesizer(Publisher):
     spent) and reduces the exact count tables every private step reads
     (:meth:`Plan.counted_cliques`: the first round's and every candidate edge's); the noise
     is drawn in the driver in the in-memory order, so the same seed gives the same
-    measurements. With ``output=folder`` the ``n`` synthetic rows are written there as
+    measurements. With ``binning="private-quantiles"`` that scan reduces the exact fine
+    histograms of the quantile columns instead; the driver measures the cut points from
+    them, and a second scan counts the tables on those bins (one ledger charge for both). With ``output=folder`` the ``n`` synthetic rows are written there as
     partitioned Parquet and ``release_.data`` is a lazy Dask frame over those files
     (``encoded`` is None); without it no rows are drawn (``release_.data`` is None) and
     :meth:`sample_to_parquet` writes any number of rows later, partition by partition.
@@ -631,11 +637,17 @@ class TableSynthesizer(Publisher):
 
     def _partition_statistics(
         self, X: NDArray[np.float64], y: NDArray[np.int64] | None
-    ) -> MarginalCounts:
-        """Exact counts of every table the fit may read (:meth:`Plan.counted_cliques`)."""
+    ) -> MarginalCounts | FineHistograms:
+        """What the first scan reduces: exact counts of every table the fit may read
+        (:meth:`Plan.counted_cliques`), or, with private quantile binning, the exact fine
+        histograms of :attr:`Plan.quantile_columns` (the tables are counted in a second
+        scan, once the cut points are measured)."""
         plan = self._params().plan
-        codes = plan.bins.codes(self.schema, X, y)
-        return MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
+        if plan.quantile_columns:
+            return _fine_histograms(self.schema, plan, X)
+        return _count_tables(
+            X, y, schema=self.schema, bins=plan.bins, cliques=plan.counted_cliques()
+        )
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         if scan.n_rows < 2:
@@ -644,17 +656,9 @@ class TableSynthesizer(Publisher):
             )
 
     def _check_output(self, output: Any, name: str) -> Path | None:
-        """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``.
-
-        First of the distributed checks: private quantile binning is refused here, before
-        anything is read or spent."""
-        if self._params().plan.quantile_columns:
-            raise ParameterError(
-                "binning ('private-quantiles') needs the table in memory (a pandas "
-                "DataFrame): its cut points are measured before the tables are counted; for a "
-                "Parquet dataset or a Dask frame declare the columns' cut points in the schema "
-                "('cuts') or use binning='equal-width'"
-            )
+        """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``
+        (any ``binning``: private quantiles take a second scan, see
+        :meth:`_release_distributed`)."""
         if output is None:
             return None
         return _new_folder(output, "output")
@@ -669,19 +673,64 @@ class TableSynthesizer(Publisher):
         scheduler: Any,
         output: Any,
     ) -> Release:
-        counts: MarginalCounts = scan.value
-        release = self._fit_model(self._params().plan, counts, source)
-        if output is None:
-            return release
-        from ppdp.data.distributed import read_parquet_dataset
+        params = self._params()
+        plan, histograms = params.plan, {}
+        if plan.quantile_columns:
+            # Pass 1 (the caller's scan) reduced the exact fine histograms; the cut points are
+            # measured from them as in memory, then pass 2 counts the tables on those bins.
+            plan, histograms = self._place_cuts(plan, params.n_bins, scan.value, source)
+            counts = self._count_again(frame, scan, plan, scheduler)
+        else:
+            counts = scan.value
+        release = self._fit_model(plan, counts, source)
+        statistics = {**histograms, **release.statistics}
+        data = None
+        if output is not None:
+            from ppdp.data.distributed import read_parquet_dataset
 
-        self._write_samples(self._model.n, Path(output), source, scheduler=scheduler)
-        return Release(
-            data=read_parquet_dataset(output),
-            encoded=None,
-            guarantee=release.guarantee,
-            statistics=release.statistics,
+            self._write_samples(self._model.n, Path(output), source, scheduler=scheduler)
+            data = read_parquet_dataset(output)
+        return Release(data=data, encoded=None, guarantee=release.guarantee, statistics=statistics)
+
+    def _count_again(self, frame: Any, scan: Any, plan: Plan, scheduler: Any) -> MarginalCounts:
+        """Pass 2 of a private-quantile fit: the exact tables of ``plan`` (its bins cut at
+        the measured points), reduced from the partitions like the first scan's value."""
+        from ppdp.data.distributed import scan_table
+
+        logger.info(
+            "TableSynthesizer: pass 1 of 2 done (fine histograms of %d column(s), %d rows); "
+            "pass 2 of 2: counting %d table(s) on the measured cut points",
+            len(plan.quantile_columns),
+            scan.n_rows,
+            len(plan.counted_cliques()),
         )
+        count = functools.partial(
+            _count_tables, schema=self.schema, bins=plan.bins, cliques=plan.counted_cliques()
+        )
+        # on_invalid="mask" is safe: scan_table encodes every partition in total mode
+        # whatever on_invalid is (``encode_collecting``), so the rows counted here are the
+        # rows pass 1 read; on_invalid only decides whether the collected problems raise
+        # after a pass, and pass 1 already raised them, before the charge, under the
+        # caller's mode ("raise" refused the data; "mask" is the accountant's total mode).
+        again = scan_table(
+            frame,
+            self.schema,
+            include_label=self._distributed_include_label(),
+            on_invalid="mask",
+            partition_fn=count,
+            scheduler=scheduler,
+        )
+        if again.n_rows != scan.n_rows:
+            # The dataset changed between the passes: the tables would not be those of the
+            # rows whose histograms placed the cuts. The budget stays spent (conservative).
+            raise DataValidationError(
+                "data: the dataset changed between TableSynthesizer's two passes (a different "
+                "number of rows); nothing is released, the budget charged stays spent; fit "
+                "again on a dataset that is not being written to"
+            )
+        logger.info("TableSynthesizer: pass 2 of 2 done")
+        counts: MarginalCounts = again.value
+        return counts
 
     # -- release --------------------------------------------------------------------------
 
@@ -777,7 +826,8 @@ class TableSynthesizer(Publisher):
         charges: list[Charge],
     ) -> Release:
         params = self._params()
-        plan, histograms = self._place_cuts(params.plan, params.n_bins, X, source)
+        fine = _fine_histograms(self.schema, params.plan, X)
+        plan, histograms = self._place_cuts(params.plan, params.n_bins, fine, source)
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
@@ -791,16 +841,22 @@ class TableSynthesizer(Publisher):
         )
 
     def _place_cuts(
-        self, plan: Plan, n_bins: int, X: NDArray[np.float64], source: RandomSource
+        self, plan: Plan, n_bins: int, fine: FineHistograms | None, source: RandomSource
     ) -> tuple[Plan, dict[str, NDArray[np.float64]]]:
         """``binning="private-quantiles"``: for each of :attr:`Plan.quantile_columns`, a
         Gaussian histogram of its coarse bins, then one of the sub-bins of the coarse bins
         whose noisy count shows rows (:func:`occupied_bins`, chosen from the first: adaptive
         composition), and the plan with the column cut near its noisy quantiles
         (:func:`quantile_cuts`, post-processing). Drawn before every other table, so the
-        cut points fix the codes the tables count. The plan as it is otherwise."""
+        cut points fix the codes the tables count. The plan as it is otherwise.
+
+        ``fine`` holds the exact :func:`fine_histogram` of each such column (the whole
+        table's in memory, the reduced partitions' of a distributed scan): the coarse and
+        sub-bin tables are sums of its cells, equal to ``coarse_table`` and ``sub_table`` of
+        the fine codes, so both inputs give the same draws for the same ``source``."""
         if not plan.quantile_columns:
             return plan, {}
+        assert fine is not None and fine.columns == plan.quantile_columns
         sigma = plan.sigma_quantiles
         cuts: dict[int, tuple[float, ...]] = {}
         weights: dict[int, NDArray[np.float64]] = {}
@@ -808,11 +864,11 @@ class TableSynthesizer(Publisher):
         for a in plan.quantile_columns:
             col = self.schema.column(plan.bins.names[a])
             assert isinstance(col, NumericColumn)
-            fine = fine_codes(col, X[:, self.schema.blocks[col.name].start])
-            coarse = measure_table(coarse_table(fine), (a,), sigma, source).values
+            histogram = fine.histogram(a)
+            coarse = measure_table(coarse_of(histogram), (a,), sigma, source).values
             occupied = occupied_bins(coarse, sigma)
             sub = (
-                measure_table(sub_table(fine, occupied), (a,), sigma, source).values
+                measure_table(sub_bins_of(histogram, occupied), (a,), sigma, source).values
                 if occupied.size
                 else np.zeros(0)
             )
@@ -980,6 +1036,31 @@ class TableSynthesizer(Publisher):
             for i, share in enumerate(shares)
         ]
         return write_parquet_dataset(parts, path, scheduler=scheduler)
+
+
+def _fine_histograms(schema: Schema, plan: Plan, X: NDArray[np.float64]) -> FineHistograms | None:
+    """The exact fine histograms of ``plan``'s quantile columns in ``X`` (None without)."""
+    if not plan.quantile_columns:
+        return None
+    counts = []
+    for a in plan.quantile_columns:
+        col = schema.column(plan.bins.names[a])
+        assert isinstance(col, NumericColumn)
+        counts.append(fine_histogram(fine_codes(col, X[:, schema.blocks[col.name].start])))
+    return FineHistograms(plan.quantile_columns, tuple(counts))
+
+
+def _count_tables(
+    X: NDArray[np.float64],
+    y: NDArray[np.int64] | None,
+    *,
+    schema: Schema,
+    bins: Bins,
+    cliques: tuple[tuple[int, ...], ...],
+) -> MarginalCounts:
+    """Exact counts of ``cliques`` on ``bins`` (a partition task: module level, picklable
+    with :func:`functools.partial`, independent of the constructor's plan)."""
+    return MarginalCounts.of(bins.codes(schema, X, y), bins.sizes, cliques)
 
 
 def _binning_assumption(plan: Plan) -> str:

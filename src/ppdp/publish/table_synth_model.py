@@ -29,6 +29,7 @@ from ppdp.random import RandomSource
 
 __all__ = [
     "Bins",
+    "FineHistograms",
     "MarginalCounts",
     "Measurement",
     "cdp_delta",
@@ -366,6 +367,62 @@ def coarse_table(fine: NDArray[np.int64]) -> NDArray[np.float64]:
     """Counts of the :data:`COARSE_BINS` coarse bins (values at the lower bound left out)."""
     inside = fine[fine >= 0]
     return np.bincount(inside // SUB_BINS, minlength=COARSE_BINS).astype(np.float64)
+
+
+def fine_histogram(fine: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Exact counts of the :data:`FINE_BINS` fine bins of :func:`fine_codes` (values at the
+    lower bound left out): :func:`coarse_of` and :func:`sub_bins_of` read the same counts
+    from it as :func:`coarse_table` and :func:`sub_table` from the codes, and histograms of
+    disjoint row sets add up (the partitions of a distributed table)."""
+    inside = fine[fine >= 0]
+    return np.bincount(inside, minlength=FINE_BINS).astype(np.int64)
+
+
+def coarse_of(histogram: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`coarse_table` of the codes whose :func:`fine_histogram` is ``histogram``."""
+    fine = np.asarray(histogram, dtype=np.int64).reshape(COARSE_BINS, SUB_BINS)
+    return fine.sum(axis=1).astype(np.float64)
+
+
+def sub_bins_of(histogram: NDArray[np.int64], occupied: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`sub_table` of the codes whose :func:`fine_histogram` is ``histogram``: the
+    sub-bins of each ``occupied`` coarse bin (increasing, as :func:`occupied_bins` gives
+    them), in order."""
+    fine = np.asarray(histogram, dtype=np.int64).reshape(COARSE_BINS, SUB_BINS)
+    return fine[np.asarray(occupied, dtype=np.int64)].reshape(-1).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class FineHistograms:
+    """Exact :func:`fine_histogram` of some numeric columns, mergeable with ``+``.
+
+    What ``binning="private-quantiles"`` reads from the data before the cut points exist:
+    the first scan of a distributed table reduces these from its partitions (integer counts,
+    so the sum is exactly the whole table's), an in-memory fit counts them at once.
+
+    Attributes
+    ----------
+    columns : tuple of int
+        The attributes (:attr:`Plan.quantile_columns`), in order.
+    counts : tuple of ndarray of int64
+        One histogram of :data:`FINE_BINS` counts per column.
+    """
+
+    columns: tuple[int, ...]
+    counts: tuple[NDArray[np.int64], ...]
+
+    def __add__(self, other: FineHistograms) -> FineHistograms:
+        if not isinstance(other, FineHistograms):
+            return NotImplemented
+        if other.columns != self.columns:
+            raise ValueError("fine histograms of different columns cannot be added")
+        return FineHistograms(
+            self.columns, tuple(a + b for a, b in zip(self.counts, other.counts, strict=True))
+        )
+
+    def histogram(self, column: int) -> NDArray[np.int64]:
+        """The exact fine histogram of attribute ``column``."""
+        return self.counts[self.columns.index(column)]
 
 
 def occupied_bins(noisy_coarse: NDArray[np.float64], sigma: float) -> NDArray[np.int64]:
