@@ -542,10 +542,11 @@ class TableSynthesizer(Publisher):
     is drawn in the driver in the in-memory order, so the same seed gives the same
     measurements. With ``binning="private-quantiles"`` that scan reduces the exact fine
     histograms of the quantile columns instead; the driver measures the cut points from
-    them, and a second scan counts the tables on those bins (one ledger charge for both). With ``output=folder`` the ``n`` synthetic rows are written there as
-    partitioned Parquet and ``release_.data`` is a lazy Dask frame over those files
-    (``encoded`` is None); without it no rows are drawn (``release_.data`` is None) and
-    :meth:`sample_to_parquet` writes any number of rows later, partition by partition.
+    them, and a second scan counts the tables on those bins (one ledger charge for both).
+    With ``output=folder`` the ``n`` synthetic rows are written there as partitioned Parquet
+    and ``release_.data`` is a lazy Dask frame over those files (``encoded`` is None);
+    without it no rows are drawn (``release_.data`` is None) and :meth:`sample_to_parquet`
+    writes any number of rows later, partition by partition.
 
     References
     ----------
@@ -698,10 +699,9 @@ class TableSynthesizer(Publisher):
         from ppdp.data.distributed import scan_table
 
         logger.info(
-            "TableSynthesizer: pass 1 of 2 done (fine histograms of %d column(s), %d rows); "
+            "TableSynthesizer: pass 1 of 2 done (fine histograms of %d column(s)); "
             "pass 2 of 2: counting %d table(s) on the measured cut points",
             len(plan.quantile_columns),
-            scan.n_rows,
             len(plan.counted_cliques()),
         )
         count = functools.partial(
