@@ -304,7 +304,7 @@ def test_the_second_scans_counter_is_picklable_and_uses_the_cut_bins(dataset):
         np.testing.assert_array_equal(a, b)
 
 
-def test_the_command_line_publishes_a_folder_with_private_quantiles(dataset, tmp_path):
+def test_the_command_line_publishes_a_folder_with_private_quantiles(dataset, tmp_path, capsys):
     folder, whole = dataset
     (tmp_path / "s.json").write_text(_schema().to_json())
     out = tmp_path / "release"
@@ -318,4 +318,8 @@ def test_the_command_line_publishes_a_folder_with_private_quantiles(dataset, tmp
     sidecar = (tmp_path / "release.guarantee.json").read_text()
     assert (
         '"cuts"' in sidecar and '"income"' in sidecar and "each cut near its quantiles" in sidecar
+    )
+    assert (
+        f"ppdp publish: scanning {folder} (two passes: the private-quantile cut points first, "
+        "then the tables)" in capsys.readouterr().err
     )

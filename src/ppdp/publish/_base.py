@@ -120,6 +120,12 @@ class Publisher(ValidatedParams):
     #: ``output`` folder, written inside :meth:`fit`.
     row_level_output: ClassVar[bool] = False
 
+    @property
+    def scan_note(self) -> str | None:
+        """Why a distributed ``fit`` reads its input more than once, for a progress line
+        (None: one pass)."""
+        return None
+
     # -- to implement ---------------------------------------------------------------------
 
     def _validate_params(self, n_rows: int | None = None) -> list[Charge]:

@@ -400,7 +400,8 @@ def publish_dataset(
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}")
+            note = "" if dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
+            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
             if dry_run:
                 frame = open_table(data, schema)
                 scan = scan_table(

@@ -600,6 +600,13 @@ class TableSynthesizer(Publisher):
         """Validate the parameters and return what ``fit`` will measure (public)."""
         return self._params().plan
 
+    @property
+    def scan_note(self) -> str | None:
+        """Two passes over a distributed input with private-quantile binning."""
+        if not self._params().plan.quantile_columns:
+            return None
+        return "two passes: the private-quantile cut points first, then the tables"
+
     def _params(self) -> TableSynthParams:
         params: TableSynthParams = super()._params()
         return params
