@@ -387,7 +387,7 @@ def check_csv_format(output: PathLike | None, sep: str, decimal: str) -> tuple[s
     """
     if sep in ("\\t", "tab", "TAB"):
         sep = "\t"
-    if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n" or sep.isdigit():
+    if not isinstance(sep, str) or len(sep) != 1 or sep in '"\r\n' or sep.isdigit():
         raise ParameterError(
             f"output_sep ({sep!r}) must be one character that is not a quote, a newline or a "
             "digit (e.g. ';' or '\\t')"
