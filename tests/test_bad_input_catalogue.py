@@ -661,7 +661,8 @@ def test_cli_bad_input_exit_2_one_line_no_file_nothing_spent(
         status = exc.code
     assert status == 2
     lines = capsys.readouterr().err.splitlines()
-    errors = [line for line in lines if not line.startswith("ppdp publish: ")]  # progress
+    progress = ("ppdp publish: ", "ppdp train: ")
+    errors = [line for line in lines if not line.startswith(progress)]
     assert len(errors) == 1 and errors[0].startswith("ppdp"), lines
     _one_line(errors[0], fragment)
     assert list(tmp_path.iterdir()) == []  # no output file, no workdir

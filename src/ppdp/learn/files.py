@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -341,6 +341,7 @@ def train_model_file(
             on_report=on_report,
             idempotency_key=idempotency_key,
             scheduler=scheduler,
+            tell=say if say is not None else (lambda _line: None),
         )
         if acct is None:
             return result
@@ -375,8 +376,10 @@ def _train_model_file(
     on_report: Any = None,
     idempotency_key: str | None = None,
     scheduler: Any = None,
+    tell: Callable[[str], None] = lambda _line: None,
 ) -> TrainResult:
-    """:func:`train_model_file` with an open accountant (or none)."""
+    """:func:`train_model_file` with an open accountant (or none); ``tell`` gets the
+    progress lines."""
     from ppdp.publish.parquet_files import distributed_input
 
     ledger = getattr(accountant, "path", None)
@@ -405,6 +408,7 @@ def _train_model_file(
     features = sch.without_label()
     public_X = None
     if public is not None:
+        tell(f"reading the public sample {public}")
         public_X, _ = features.encode(
             _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
         )
@@ -443,6 +447,7 @@ def _train_model_file(
             scheduler=scheduler,
             random_state=random_state,
         )
+    tell(f"reading {data}")
     X, y, report = sch.encode(
         _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
         return_report=True,
@@ -466,7 +471,15 @@ def _train_model_file(
             plan=plan,
             schema=sch,
         )
+    fitted_first = ""
+    if public_X is not None:  # the frequencies: a fit over every pair of public rows
+        fitted_first = (
+            f"; the frequencies are fitted to the {len(public_X):,} public rows first (the "
+            "time grows with the square of their number)"
+        )
+    tell(f"{len(X):,} rows; checking the data and training {kind} ({cost}){fitted_first}")
     est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
+    tell(f"writing {dest}")
     return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
 
 
