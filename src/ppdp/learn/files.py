@@ -446,6 +446,7 @@ def _train_model_file(
             on_report=on_report,
             scheduler=scheduler,
             random_state=random_state,
+            tell=tell,
         )
     tell(f"reading {data}")
     X, y, report = sch.encode(
@@ -497,6 +498,7 @@ def _train_dataset(
     on_report: Any,
     scheduler: Any,
     random_state: Any,
+    tell: Callable[[str], None],
 ) -> TrainResult:
     """Fit ``est`` (built with ``schema=``) on a Parquet dataset or a Dask DataFrame."""
     from ppdp.data.distributed import dask_session, open_table, scan_table
@@ -505,6 +507,8 @@ def _train_dataset(
     local_default = isinstance(data, str | os.PathLike)
     open_table(data, sch)  # the files' footers, before a cluster is started
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
+        where = data if isinstance(data, str | os.PathLike) else "the Dask DataFrame"
+        tell(f"scanning {where}" + (" (dry run: nothing is spent)" if dry_run else ""))
         if dry_run:
             # The checks fit runs before its spend (one validating scan), then stop.
             est._declared_classes()
@@ -536,6 +540,7 @@ def _train_dataset(
     if report is not None and on_report is not None:
         on_report(sch, report)
     ledger = getattr(accountant, "path", None)
+    tell(f"writing {dest}")
     return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
 
 
