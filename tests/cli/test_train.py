@@ -257,3 +257,33 @@ def test_training_says_what_it_does_and_quiet_drops_it(files, tmp_path, capsys):
     quiet = _train(files, tmp_path, "logreg", "--epsilon", "1", out=tmp_path / "q.json")
     assert main([*quiet, "--seed", "1", "-q"]) == 0
     assert "ppdp train: reading" not in capsys.readouterr().err
+
+
+def test_a_feature_crowded_near_0_is_named_with_the_log_scale(tmp_path, capsys):
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    income = rng.lognormal(10, 0.8, 600)
+    df = pd.DataFrame({"income": income, "y": np.where(income > 22_000, "b", "a")})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    spec = {
+        "columns": [{"name": "income", "type": "numeric", "lower": 0, "upper": 1e6}],
+        "label": {"name": "y", "classes": ["a", "b"]},
+    }
+    for scale, warned in (("linear", True), ("log", False)):
+        spec["columns"][0]["scale"] = scale
+        (tmp_path / "s.json").write_text(json.dumps(spec))
+        argv = ["train", "logreg", str(tmp_path / "d.csv"), "--schema", str(tmp_path / "s.json")]
+        assert main([*argv, "--epsilon", "1", "-o", str(tmp_path / f"{scale}.json")]) == 0
+        err = capsys.readouterr().err
+        assert ("declare 'scale: log' for it" in err) is warned, err
+    share = np.count_nonzero((income > 0) & (income < 1e6 / 16)) / len(income)
+    assert share > 0.5
+
+
+def test_adult_gets_no_crowding_warning(files, tmp_path, capsys):
+    assert main([*_train(files, tmp_path, "logreg", "--epsilon", "1"), "--seed", "1"]) == 0
+    assert "crowded" not in capsys.readouterr().err

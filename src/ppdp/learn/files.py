@@ -380,6 +380,7 @@ def _train_model_file(
 ) -> TrainResult:
     """:func:`train_model_file` with an open accountant (or none); ``tell`` gets the
     progress lines."""
+    from ppdp.publish.files import warn_crowded_features
     from ppdp.publish.parquet_files import distributed_input
 
     ledger = getattr(accountant, "path", None)
@@ -455,6 +456,7 @@ def _train_model_file(
     )
     if on_report is not None:
         on_report(sch, report)
+    warn_crowded_features(sch.without_label(), X, tell)
     if dry_run:
         # The checks fit runs before its spend, in its order; then stop.
         est._declared_classes()

@@ -45,6 +45,7 @@ __all__ = [
     "sidecar_for",
     "sidecar_text",
     "warn_clipping",
+    "warn_crowded_features",
     "write_table",
 ]
 
@@ -136,6 +137,34 @@ def say_corrections(schema: Any, report: Any, say: Any) -> None:
     (:func:`warn_clipping`) and filled missing values (:func:`say_imputed`)."""
     warn_clipping(schema, report, say)
     say_imputed(schema, report, say)
+
+
+#: A numeric feature with at least this share of its values strictly inside the lowest
+#: sixteenth of its declared range is crowded near 0 for a learner (custodian-side warning).
+CROWDED_SHARE = 0.5
+
+
+def warn_crowded_features(schema: Any, X: Any, say: Any) -> None:
+    """One warning line per linear numeric feature whose encoded values crowd into the
+    lowest sixteenth of [0, 1] (values at the bound itself excluded): a skewed column
+    declared on a wide range, which a learner barely sees (custodian-side)."""
+    import numpy as np
+
+    n = len(X)
+    if n < 1:
+        return
+    for col in schema.numeric_columns:
+        if col.scale != "linear":
+            continue
+        u = X[:, schema.blocks[col.name].start]
+        share = float(np.count_nonzero((u > 0.0) & (u < 1.0 / 16))) / n
+        if share >= CROWDED_SHARE:
+            say(
+                f"warning: column {col.name!r}: {share:.0%} of its values lie in the lowest "
+                f"sixteenth of its declared range [{col.lower:g}, {col.upper:g}], so the "
+                "model sees them crowded near 0; declare 'scale: log' for it in the schema "
+                "(or bounds closer to the values, if public)"
+            )
 
 
 def say_imputed(schema: Any, report: Any, say: Any) -> None:
