@@ -845,50 +845,33 @@ def draft_schema(
             )
             continue
         columns.append(CategoricalColumn(name, _category_order(list(values))))
-    if constant:
-        names = ", ".join(repr(c) for c in constant)
-        warnings.warn(
-            PPDPWarning(
-                f"column(s) {names} hold one value in every row: a release learns nothing "
-                "from them; --exclude them unless the data to release will vary there"
-            ),
-            stacklevel=user_stacklevel(),
-        )
-    if coded:
-        names = ", ".join(repr(c) for c in coded)
-        warnings.warn(
-            PPDPWarning(
-                f"integer column(s) {names} have at most {max_integer_codes} distinct values "
-                "and were drafted as categorical (codes); declare a column numeric if its "
-                "codes are ordered quantities"
-            ),
-            stacklevel=user_stacklevel(),
-        )
-    if skewed_low:
-        names = ", ".join(repr(c) for c in skewed_low)
-        warnings.warn(
-            PPDPWarning(
-                f"numeric column(s) {names} have most values in the lowest sixteenth of their "
-                "range (skewed): equal-width bins would lose their distribution in a synthetic "
-                "table, and learners see them crowded near 0; declare 'scale: log' for them "
-                "(values then spread over orders of magnitude above one unit; docs/schema.md), "
-                "declare public cut points ('cuts', e.g. brackets), or let the synthesizer "
-                "place them (--binning private-quantiles)"
-            ),
-            stacklevel=user_stacklevel(),
-        )
-    if skewed_high:
-        names = ", ".join(repr(c) for c in skewed_high)
-        warnings.warn(
-            PPDPWarning(
-                f"numeric column(s) {names} have most values in the highest sixteenth of their "
-                "range (skewed): equal-width bins would lose their distribution in a synthetic "
-                "table; declare public cut points for them ('cuts', e.g. brackets: "
-                "docs/schema.md), or let the synthesizer place them (--binning "
-                "private-quantiles)"
-            ),
-            stacklevel=user_stacklevel(),
-        )
+    _warn_columns(
+        constant,
+        "column(s) {names} hold one value in every row: a release learns nothing from them; "
+        "--exclude them unless the data to release will vary there",
+    )
+    _warn_columns(
+        coded,
+        f"integer column(s) {{names}} have at most {max_integer_codes} distinct values and "
+        "were drafted as categorical (codes); declare a column numeric if its codes are "
+        "ordered quantities",
+    )
+    _warn_columns(
+        skewed_low,
+        "numeric column(s) {names} have most values in the lowest sixteenth of their range "
+        "(skewed): equal-width bins would lose their distribution in a synthetic table, and "
+        "learners see them crowded near 0; declare 'scale: log' for them (values then spread "
+        "over orders of magnitude above one unit; docs/schema.md), declare public cut points "
+        "('cuts', e.g. brackets), or let the synthesizer place them (--binning "
+        "private-quantiles)",
+    )
+    _warn_columns(
+        skewed_high,
+        "numeric column(s) {names} have most values in the highest sixteenth of their range "
+        "(skewed): equal-width bins would lose their distribution in a synthetic table; "
+        "declare public cut points for them ('cuts', e.g. brackets: docs/schema.md), or let "
+        "the synthesizer place them (--binning private-quantiles)",
+    )
     if not columns:
         raise DataValidationError("the data has no column that could be drafted")
     label_spec = None
@@ -921,6 +904,13 @@ def _date_shape(values: Any) -> str | None:
     if not all(_DATE.fullmatch(v.strip()) for v in sample):
         return None
     return re.sub(r"\d", "d", sample[0].strip())
+
+
+def _warn_columns(columns: list[str], message: str) -> None:
+    """One draft warning naming ``columns`` (``{names}`` in ``message``); none when empty."""
+    if columns:
+        names = ", ".join(repr(c) for c in columns)
+        warnings.warn(PPDPWarning(message.format(names=names)), stacklevel=user_stacklevel())
 
 
 def _crowded(values: NDArray[np.float64], lower: float, upper: float) -> str | None:
