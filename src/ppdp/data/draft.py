@@ -488,11 +488,10 @@ def read_table(
         ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", first)
         if kind == "CSV" and ragged and read_sep is not None:
             want, line, saw = (int(g) for g in ragged.groups())
-            sep_text = "tab" if read_sep == "\t" else repr(read_sep)
             first = (
                 f"line {line:,} has {saw} fields where the header has {want} (separator "
-                f"{sep_text}): a value holding the separator must be in double quotes, or "
-                "the file needs another --sep"
+                f"{_sep_name(read_sep)}): a value holding the separator must be in double "
+                "quotes, or the file needs another --sep"
             )
         raise DataValidationError(
             f"data ({str(p)!r}) could not be read as {kind}: {first}"
