@@ -537,3 +537,18 @@ def test_chow_liu_releases_its_levels_and_decodes_the_label() -> None:
         table = rel.statistics[f"noisy:{i}|{j}"]
         sizes = (int(levels["levels:" + i].max()) + 1, int(levels["levels:" + j].max()) + 1)
         assert table.shape == sizes
+
+
+def test_a_delta_of_at_least_one_over_n_warns_before_the_spend(tmp_path) -> None:
+    """δ ≥ 1/n lets a mechanism publish a whole record: said before the charge, as for
+    lda-projection (one check in the Publisher base); a δ well below 1/n says nothing."""
+    from ppdp.exceptions import PrivacyLeakWarning
+
+    df = make_df(400)
+    acct = Accountant.open(tmp_path / "b.db", dataset_id="t", total=PrivacyBudget(9.0, 0.5))
+    synth = TableSynthesizer(epsilon=1.0, delta=1 / 400, schema=make_schema(), random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match=r"delta \(0.0025\) >= 1/n \(n=400\)"):
+        synth.fit(df, accountant=acct, allow_seeded=True)
+    assert len(acct.history()) == 1  # a warning, not a refusal: the release happened
+    quiet = TableSynthesizer(epsilon=1.0, delta=1 / 4000, schema=make_schema(), random_state=0)
+    quiet.fit(df)  # filterwarnings=error: any warning here fails the test

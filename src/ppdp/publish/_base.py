@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -47,6 +48,8 @@ from ppdp.exceptions import (
     NotFittedError,
     ParameterError,
     ParameterTypeError,
+    PrivacyLeakWarning,
+    user_stacklevel,
 )
 from ppdp.publish._noise_limits import planned_charges
 from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
@@ -92,6 +95,22 @@ class Release:
     ledger_indices: tuple[int, ...] = ()
     seeded: bool = False
     replayed: bool = False
+
+
+def _warn_delta_of_rows(charges: list[Charge], n_rows: int | None) -> None:
+    """A :class:`PrivacyLeakWarning` when the release's δ is at least ``1/n``.
+
+    δ is the probability that the ε bound fails; at ``δ ≥ 1/n`` a mechanism that publishes
+    one whole record at random meets the guarantee, so it protects no one. Said before the
+    spend, from the public row count."""
+    delta = sum(planned.budget.delta for planned in charges)
+    if n_rows and delta >= 1.0 / n_rows:
+        warnings.warn(
+            f"delta ({delta!r}) >= 1/n (n={n_rows}): such a delta allows releasing a whole "
+            "record; choose delta much smaller than 1/n",
+            PrivacyLeakWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _public_row_count(df: Any) -> int | None:
@@ -337,6 +356,7 @@ class Publisher(ValidatedParams):
     ) -> Publisher:
         n_rows = _public_row_count(df)
         charges = self._validate_params(n_rows)
+        _warn_delta_of_rows(charges, n_rows)
         name = type(self).__name__
         source = resolve_random_state(self.random_state)
         seeded = not source.is_secure
@@ -399,6 +419,7 @@ class Publisher(ValidatedParams):
             )
             self._check_scan(scan, mode)
             charges = self._validate_params(scan.n_rows)
+            _warn_delta_of_rows(charges, scan.n_rows)
             records = charge(
                 accountant,
                 charges,

@@ -42,7 +42,6 @@ from ppdp.exceptions import (
     NotDifferentiallyPrivateWarning,
     ParameterError,
     ParameterTypeError,
-    PrivacyLeakWarning,
     SchemaError,
     user_stacklevel,
 )
@@ -692,13 +691,6 @@ class LDAProjectionPublisher(Publisher):
                 f"the declared class counts {list(counts)} sum to the table's {n} rows but "
                 "split them differently from its labels; declare the true, public class sizes"
             )
-        if c.delta >= 1.0 / n:
-            warnings.warn(
-                f"delta ({self.delta!r}) >= 1/n (n={n}): such a delta allows releasing a "
-                "whole record; choose delta much smaller than 1/n",
-                PrivacyLeakWarning,
-                stacklevel=user_stacklevel(),
-            )
         plan: LDANoisePlan = c.plan
         worst = max(plan.mean_sigmas) * math.sqrt(c.p)
         if worst >= 1.0:
@@ -786,7 +778,7 @@ class LDAProjectionPublisher(Publisher):
         return class_moments(X / self.scale_, y, len(self._counts()))
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
-        """The in-memory checks (n >= 2, declared class counts, δ < 1/n, utility)."""
+        """The in-memory checks (n >= 2, declared class counts, utility)."""
         K = len(self._counts())
         counts = np.zeros(K, dtype=np.int64) if scan.value is None else scan.value.counts
         self._check_table(scan.n_rows, counts, on_invalid)

@@ -493,7 +493,8 @@ class TableSynthesizer(Publisher):
     schema : Schema
         Declared schema; the label, if declared, is synthesised too (any number of classes).
     delta : float, default 1e-9
-        δ in (0, 1); keep it far below 1/n.
+        δ in (0, 1); keep it far below 1/n (at δ ≥ 1/n ``fit`` warns with
+        :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows releasing a record).
     method : {"auto", "tree", "chow-liu", "pairs"}, default "auto"
     n_bins : int, default 16
         Bins per numeric column, in ``2..4096``. The tables a fit counts
