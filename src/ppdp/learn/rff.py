@@ -80,13 +80,26 @@ def feature_map(X: NDArray[np.float64], rho: NDArray[np.float64]) -> NDArray[np.
 
 
 def rbf_kernel(X: NDArray[np.float64], Y: NDArray[np.float64], gamma: float) -> NDArray[np.float64]:
-    """``exp(-γ‖x - y‖²)`` for every pair of rows."""
-    sq = (
-        np.einsum("ij,ij->i", X, X)[:, None]
-        + np.einsum("ij,ij->i", Y, Y)[None, :]
-        - 2.0 * (X @ Y.T)
-    )
-    return np.exp(-gamma * np.maximum(sq, 0.0))
+    """``exp(-γ‖x - y‖²)`` for every pair of rows.
+
+    Built in place in the output (one ``len(X) × len(Y)`` array, plus a block of at most
+    256 rows), with the same operations, in the same order, as
+    ``exp(-γ·max(‖x‖² + ‖y‖² - 2xᵀy, 0))``.
+    """
+    xx = np.einsum("ij,ij->i", X, X)
+    yy = np.einsum("ij,ij->i", Y, Y)
+    out = X @ Y.T
+    out *= -2.0
+    for start in range(0, out.shape[0], _ROW_BLOCK):
+        stop = start + _ROW_BLOCK
+        out[start:stop] += xx[start:stop, None] + yy[None, :]
+    np.maximum(out, 0.0, out=out)
+    out *= -gamma
+    np.exp(out, out=out)
+    return out
+
+
+_ROW_BLOCK = 256
 
 
 def _check_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
@@ -139,33 +152,86 @@ def kernel_fit_loss(
     n_components: int,
     *,
     with_gradient: bool = True,
+    k_sq: float | None = None,
 ) -> tuple[float, NDArray[np.float64]] | float:
     """Mean over all public pairs (a, b) of ``(z(x_a)ᵀz(x_b) - k(x_a, x_b))²`` and its gradient.
 
-    With ``C = cos(Xρᵀ)``, ``S = sin(Xρᵀ)``, the approximate kernel is
-    ``M = (CCᵀ + SSᵀ)/D``, i.e. ``M_ab = (1/D) Σ_j cos(ρ_jᵀ(x_a - x_b))`` (the kernel of the
-    map training uses, Li et al. eq. 7; pitfall C.5.6). With ``R = M - K`` (symmetric)
-    and ``f = Σ_ab R_ab² / n²``::
+    With ``C = cos(Xρᵀ)``, ``S = sin(Xρᵀ)`` and ``W = [C S]`` (n × 2D), the approximate
+    kernel is ``M = WWᵀ/D = (CCᵀ + SSᵀ)/D``, i.e. ``M_ab = (1/D) Σ_j cos(ρ_jᵀ(x_a - x_b))``
+    (the kernel of the map training uses, Li et al. eq. 7; pitfall C.5.6). With
+    ``R = M - K`` (symmetric) and ``f = ‖R‖_F²/n²``::
 
         ∂f/∂ρ_j = -(2/(n² D)) Σ_ab R_ab sin(ρ_jᵀ(x_a - x_b)) (x_a - x_b)
                 = (4/(n² D)) [ (C ∘ (RS) - S ∘ (RC))ᵀ X ]_j,
 
-    which costs O(n² D + n d D) instead of O(n² d D) for the pairwise form.
+    so everything follows from ``‖R‖_F²`` and ``RW = [RC RS]``. From ``n = 5D`` public
+    rows on, these come from the 2D × 2D Gram matrix ``G = WᵀW``, never forming R or M::
+
+        ‖R‖_F² = ‖G‖_F²/D² - (2/D) Σ W ∘ (KW) + ‖K‖_F²,     RW = WG/D - KW,
+
+    one product ``K @ W`` (O(n² D)) plus O(n D² + n d D), and no n × n array besides
+    ``K``. This loss is a difference of terms of size ``‖K‖_F²``: near a good fit it keeps
+    about 12 significant digits (against the pairwise form on Adult rows,
+    ``benchmarks/hybrid_rho_fit.md``). Below ``5D`` rows the Gram route's O(n D²) terms
+    cost more than the n × n residual, so R is formed (one n × n array, at most 2.5 times
+    the size of W) and ``RW = R @ W``: O(n² D) either way.
+
+    Parameters
+    ----------
+    rho_flat : ndarray of shape (n_components · d,)
+        The frequencies, row-major.
+    X : ndarray of shape (n, d)
+        Public rows.
+    K : ndarray of shape (n, n)
+        The target kernel on ``X`` (symmetric).
+    n_components : int
+        D.
+    with_gradient : bool, default True
+        Return ``(loss, gradient)``; False returns the loss alone.
+    k_sq : float, optional
+        ``‖K‖_F²``, when the caller has it (a fit computes it once); computed when needed
+        otherwise.
     """
     n, d = X.shape
-    rho = rho_flat.reshape(n_components, d)
+    D = n_components
+    rho = rho_flat.reshape(D, d)
     proj = X @ rho.T
-    c = np.cos(proj)
-    s = np.sin(proj)
-    scale = 1.0 / n_components
-    resid = (c @ c.T + s @ s.T) * scale - K
+    W = np.empty((n, 2 * D), dtype=np.float64)
+    np.cos(proj, out=W[:, :D])
+    np.sin(proj, out=W[:, D:])
+    scale = 1.0 / D
+    if n >= _GRAM_ROWS_PER_COMPONENT * D:
+        if k_sq is None:
+            k_sq = float(np.vdot(K, K))
+        KW = K @ W  # the one O(n² D) product
+        G = W.T @ W
+        r_sq = float(np.vdot(G, G)) * (scale * scale) - 2.0 * scale * float(np.vdot(W, KW)) + k_sq
+        r_sq = max(r_sq, 0.0)  # ‖R‖² ≥ 0; only rounding can take the difference below
+        if with_gradient:
+            RW = W @ G
+            RW *= scale
+            RW -= KW
+    else:
+        R = W @ W.T
+        R *= scale
+        R -= K
+        r_sq = float(np.vdot(R, R))
+        if with_gradient:
+            RW = R @ W
     norm = 1.0 / (n * n)
-    loss = float(np.einsum("ij,ij->", resid, resid)) * norm
+    loss = r_sq * norm
     if not with_gradient:
         return loss
-    dproj = (c * (resid @ s) - s * (resid @ c)) * (4.0 * scale * norm)
+    dproj = W[:, :D] * RW[:, D:]
+    dproj -= W[:, D:] * RW[:, :D]
+    dproj *= 4.0 * scale * norm
     grad = dproj.T @ X
     return loss, grad.reshape(-1)
+
+
+# From n = 5D public rows the Gram route (O(n²D) + 6nD² flops) beats the n × n residual
+# (3n²D); measured crossover 5D-6D at D = 25, 100, 200 (benchmarks/hybrid_rho_fit.md).
+_GRAM_ROWS_PER_COMPONENT = 5
 
 
 def fit_frequencies(
@@ -239,13 +305,28 @@ def fit_frequencies(
             f"rho0 has shape {rho0.shape}; it must be (n_components, n_features) = "
             f"({D}, {X.shape[1]})"
         )
-    with _one_blas_thread():
+    with _blas_threads(X.shape[0]):
         return _fit(X, D, g, rho0, iters, tol, gradient)
 
 
+# Below this many public rows the fit runs on one BLAS thread; from it on, BLAS's own setting.
+_THREADED_MIN_ROWS = 1000
+
+
 @contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """The matrices are small (n_public × n_public): threads only add contention."""
+def _blas_threads(n_rows: int) -> Iterator[None]:
+    """One BLAS thread for a fit on fewer than 1,000 public rows; BLAS's own setting above.
+
+    Below 1,000 rows one evaluation takes milliseconds: a second thread saves little when
+    a core is idle and costs 2-20 times when the other core is busy (measured on 2 cores,
+    ``benchmarks/hybrid_rho_fit.md``). From 1,000 rows the ``K @ W`` product is large enough
+    for threads to pay (1.6-1.8 times faster on 2 idle cores, 1.2-1.3 times slower on 2 busy
+    ones); a caller who shares its cores can still limit BLAS (``OPENBLAS_NUM_THREADS``,
+    threadpoolctl).
+    """
+    if n_rows >= _THREADED_MIN_ROWS:
+        yield
+        return
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
@@ -265,14 +346,20 @@ def _fit(
     gradient: str,
 ) -> RhoFit:
     K = rbf_kernel(X, X, g)
+    k_sq = float(np.vdot(K, K))  # once per fit
     start = time.perf_counter()
-    initial = kernel_fit_loss(rho0.reshape(-1), X, K, D, with_gradient=False)
+    initial = kernel_fit_loss(rho0.reshape(-1), X, K, D, with_gradient=False, k_sq=k_sq)
     assert isinstance(initial, float)
     if gradient == "analytic":
+
+        def loss_grad(v: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            out = kernel_fit_loss(v, X, K, D, k_sq=k_sq)
+            assert isinstance(out, tuple)
+            return out
+
         res = minimize(
-            kernel_fit_loss,
+            loss_grad,
             rho0.reshape(-1),
-            args=(X, K, D),
             jac=True,
             method="L-BFGS-B",
             options={"maxiter": iters, "ftol": tol, "gtol": tol * 1e-3},
@@ -280,7 +367,7 @@ def _fit(
     else:
 
         def loss_only(v: NDArray[np.float64]) -> float:
-            out = kernel_fit_loss(v, X, K, D, with_gradient=False)
+            out = kernel_fit_loss(v, X, K, D, with_gradient=False, k_sq=k_sq)
             assert isinstance(out, float)
             return out
 
