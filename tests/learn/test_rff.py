@@ -134,6 +134,86 @@ def test_loss_is_the_pairwise_definition() -> None:
     )
 
 
+def _kernel_fit_loss_pairwise(rho, X, gamma):
+    """Reference, straight from the definition: pairwise feature maps and kernel values.
+
+    Loss: mean over all pairs (a, b) of (z(x_a)ᵀz(x_b) - k(x_a, x_b))². Gradient: the
+    derivative of each pair's cos(ρ_jᵀ(x_a - x_b)) is -sin(ρ_jᵀ(x_a - x_b)) (x_a - x_b).
+    """
+    D = rho.shape[0]
+    diff = X[:, None, :] - X[None, :, :]  # (n, n, d)
+    phase = np.einsum("abk,jk->abj", diff, rho)  # (n, n, D)
+    M = np.cos(phase).mean(axis=2)
+    K = np.exp(-gamma * np.einsum("abk,abk->ab", diff, diff))
+    R = M - K
+    loss = np.mean(R**2)
+    grad = np.einsum("ab,abj,abk->jk", R, -np.sin(phase), diff) * (2.0 / (D * R.size))
+    return loss, grad.reshape(-1)
+
+
+@pytest.mark.parametrize(
+    ("n", "D"),
+    [(40, 5), (41, 8), (12, 6), (30, 6)],  # n ≥ 5D: Gram route; n < 5D: residual route
+)
+def test_loss_and_gradient_equal_the_pairwise_definition(n: int, D: int) -> None:
+    rng = np.random.default_rng(100 + n + D)
+    X = rng.normal(size=(n, 3))
+    gamma = 0.6
+    K = rbf_kernel(X, X, gamma)
+    for rho in (draw_frequencies(D, 3, gamma, n), rng.normal(scale=2.0, size=(D, 3))):
+        expect_loss, expect_grad = _kernel_fit_loss_pairwise(rho, X, gamma)
+        loss, grad = kernel_fit_loss(rho.reshape(-1), X, K, D)
+        assert loss == pytest.approx(expect_loss, rel=1e-11)
+        assert np.allclose(grad, expect_grad, rtol=0, atol=1e-12 * np.abs(expect_grad).max())
+        # ‖K‖² passed in (as a fit does) changes nothing
+        passed = kernel_fit_loss(rho.reshape(-1), X, K, D, k_sq=float(np.sum(K * K)))
+        assert passed[0] == pytest.approx(loss, rel=1e-13)
+        assert np.array_equal(passed[1], grad)
+        assert kernel_fit_loss(rho.reshape(-1), X, K, D, with_gradient=False) == loss
+
+
+@pytest.mark.parametrize(("n", "D"), [(60, 4), (15, 4)])
+def test_gradient_matches_finite_differences_on_both_routes(n: int, D: int) -> None:
+    rng = np.random.default_rng(13)
+    X = rng.random((n, 5))
+    K = rbf_kernel(X, X, 0.9)
+    rho = draw_frequencies(D, 5, 0.9, 14).reshape(-1)
+
+    def f(v):
+        return kernel_fit_loss(v, X, K, D, with_gradient=False)
+
+    g = kernel_fit_loss(rho, X, K, D)[1]
+    # central differences, step 1e-6: truncation O(h²) ≈ 1e-12 relative
+    h = 1e-6
+    fd = np.array([(f(rho + h * e) - f(rho - h * e)) / (2 * h) for e in np.eye(rho.size)])
+    assert np.allclose(g, fd, rtol=0, atol=1e-6 * np.abs(g).max())
+
+
+def test_loss_near_a_fitted_optimum_keeps_its_digits() -> None:
+    """Near a good fit the Gram route's loss is a difference of large terms: check it there."""
+    rng = np.random.default_rng(15)
+    X = rng.random((120, 4))
+    gamma = 1.5
+    fit = fit_frequencies(X, n_components=10, gamma=gamma, random_state=16, max_iter=300)
+    assert fit.loss < 0.05 * fit.initial_loss
+    expect_loss, expect_grad = _kernel_fit_loss_pairwise(fit.rho, X, gamma)
+    loss, grad = kernel_fit_loss(fit.rho.reshape(-1), X, rbf_kernel(X, X, gamma), 10)
+    assert loss == pytest.approx(expect_loss, rel=1e-10)
+    assert fit.loss == pytest.approx(expect_loss, rel=1e-10)
+    scale = np.abs(_kernel_fit_loss_pairwise(draw_frequencies(10, 4, gamma, 16), X, gamma)[1])
+    assert np.allclose(grad, expect_grad, rtol=0, atol=1e-10 * scale.max())
+
+
+def test_rbf_kernel_is_the_textbook_formula_bit_for_bit() -> None:
+    rng = np.random.default_rng(17)
+    X, Y = rng.normal(size=(600, 4)), rng.normal(size=(7, 4))  # more rows than one block
+    for A, B in ((X, Y), (X, X)):
+        aa, bb = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
+        sq = aa[:, None] + bb[None, :] - 2.0 * (A @ B.T)
+        expect = np.exp(-0.3 * np.maximum(sq, 0.0))
+        assert np.array_equal(rbf_kernel(A, B, 0.3), expect)
+
+
 def test_fit_reduces_the_kernel_error_on_public_rows() -> None:
     rng = np.random.default_rng(12)
     X = rng.random((80, 6))
