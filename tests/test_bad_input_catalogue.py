@@ -609,7 +609,7 @@ CLI_CASES = [
         "--class-counts ('a,b')",
     ),
     ([*_LDA, "--epsilon", "1", "--delta", "1e-6", "--class-counts", "1,2"], "class counts"),
-    ([*_LDA_OK, "--components", "2"], "n_components (2)"),
+    ([*_LDA_OK, "--components", "2"], "--components (2)"),
     ([*_LDA_OK, "--delta", "1e-3"], "exceed"),  # more δ than the ledger holds
     ([*_LDA_OK[:2], "{root}/nan.csv", *_LDA_OK[3:]], "column 'x1'"),
     # ppdp train / predict (issue 5)
@@ -619,9 +619,9 @@ CLI_CASES = [
     ([*_TRAIN[:2], "{root}/nan.csv", *_TRAIN[3:]], "x1"),
     ([*_TRAIN[:2], "{root}/one_class.csv", *_TRAIN[3:]], "class"),
     ([*_TRAIN[:4], "{root}/three.json", *_TRAIN[5:]], "two"),
-    ([*_RBF, "--components", "0"], "n_components (0)"),
+    ([*_RBF, "--components", "0"], "--components (0)"),
     ([*_RBF, "--gamma", "0"], "gamma (0.0)"),
-    (["train", "hybrid-svm", *_TRAIN[2:]], "--public FILE (not given) is required"),
+    (["train", "hybrid-svm", *_TRAIN[2:]], "--public (not given) is required"),
     (["predict", "{root}/absent.json", "{root}/tiny.csv"], "does not exist"),
     (["predict", "{root}/tampered.json", "{root}/tiny.csv"], "edited or damaged"),
     # ppdp federate (issue 4)

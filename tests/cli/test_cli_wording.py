@@ -75,7 +75,7 @@ def test_hybrid_svm_without_public_names_the_flag(labelled, capsys):
     argv = ["train", "hybrid-svm", "data.csv", "--schema", "s.json", "--epsilon", "1"]
     assert main([*argv, "-o", "m.json"]) == 2
     err = _error(capsys)
-    assert "--public FILE (not given) is required for hybrid-svm" in err
+    assert "--public (not given) is required for hybrid-svm" in err
     assert "public (None)" not in err
 
 
@@ -89,3 +89,52 @@ def test_help_states_only_defaults_that_say_something(command, capsys):
     out = capsys.readouterr().out
     assert "(default: None)" not in out and "(default: False)" not in out
     assert "(default: utf-8)" in out or command == ["budget", "init"]
+
+
+def _names_of(*argv: str) -> dict[str, str]:
+    """The flag names of the (sub-)sub-command ``argv`` selects, as ``main`` builds them."""
+    from ppdp.cli import _deepest, _flag_names
+
+    parser = build_parser()
+    args, _ = parser.parse_known_args(list(argv))
+    return _flag_names(_deepest(parser, args))
+
+
+@pytest.mark.parametrize(
+    ("argv", "library", "cli"),
+    [
+        (("budget", "init", "L", "--dataset-id", "x", "--epsilon", "1"),
+         "dataset_id ('') must be a non-empty string", "--dataset-id ('') must be"),
+        (("publish", "pca", "IN", "-o", "O", "--schema", "S", "--epsilon", "1"),
+         "n_components (0) must be an integer >= 1", "--components (0) must be"),
+        (("publish", "pca", "IN", "-o", "O", "--schema", "S", "--epsilon", "1"),
+         "epsilon (20.0) must be in (0, 10]; pass allow_large_epsilon=True to accept",
+         "--epsilon (20.0) must be in (0, 10]; add --allow-large-epsilon to accept"),
+        (("publish", "lda-synth", "IN", "-o", "O", "--schema", "S", "--epsilon", "1"),
+         "class_counts (None) is required", "--class-counts (not given) is required"),
+        (("publish", "synth", "IN", "-o", "O", "--schema", "S", "--epsilon", "1"),
+         "the plan is too large: use n_bins <= 8", "use --bins <= 8"),
+    ],
+)  # fmt: skip
+def test_library_parameter_names_read_as_the_commands_flags(argv, library, cli):
+    """The library names its parameters; on the command line the same line names the flag
+    that sets it (one regression: ``ppdp schema draft --max-categories 0`` said
+    ``max_categories (0)``)."""
+    from ppdp.cli import _cli_words
+
+    assert cli in _cli_words(f"ppdp: error: {library}", _names_of(*argv))
+
+
+def test_english_words_stay_words_and_other_commands_flags_stay_python():
+    """``epsilon`` is replaced only as the subject the message opens with, never inside a
+    sentence; a parameter the command has no flag for is left as the library wrote it."""
+    from ppdp.cli import _cli_words
+
+    names = _names_of("publish", "synth", "IN", "-o", "O", "--schema", "S", "--epsilon", "1")
+    text = "ppdp: error: the ledger's epsilon (3) is spent; the schema (s.json) declares 2"
+    assert _cli_words(text, names) == text
+    text = "ppdp: error: budget_epsilon (2.0) must be > 0"  # a flag of federate init only
+    assert _cli_words(text, names) == text
+    assert _cli_words("ppdp: error: schema (None) is required", names) == (
+        "ppdp: error: --schema (not given) is required"
+    )

@@ -137,7 +137,7 @@ def _bad_inputs(root):
         ("nan.csv", ["pca", "--components", "3"], "column 'age'"),
         ("undeclared.csv", ["laplace"], "column 'race'"),
         ("missing_column.csv", ["lda-synth"], "sex"),
-        ("adult.csv", ["pca", "--components", "99"], "n_components (99)"),
+        ("adult.csv", ["pca", "--components", "99"], "--components (99)"),
         ("adult.csv", ["pca"], "--components (not given) is required"),
         ("adult.csv", ["laplace", "--epsilon", "0"], "epsilon (0.0)"),
         ("adult.csv", ["laplace", "--epsilon", "9"], "would exceed the budget"),

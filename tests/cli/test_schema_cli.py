@@ -89,7 +89,7 @@ def test_draft_from_parquet(tmp_path, capsys) -> None:
         (["{bad}"], "could not be read as CSV"),
         (["{csv}", "--label", "nope"], "label ('nope') is not a column"),
         (["{csv}", "-o", "{tmp}/schema.txt"], "--output"),
-        (["{csv}", "--max-categories", "0"], "max_categories"),
+        (["{csv}", "--max-categories", "0"], "--max-categories (0)"),
         (["{tmp}/data.xlsx"], "must be a .csv"),
     ],
 )

@@ -186,7 +186,7 @@ def test_bad_training_input_is_one_line_exit_2_nothing_spent_no_file(
 def test_bad_learner_options_and_paths(files, tmp_path, capsys):
     cases = [
         (_train(files, tmp_path, "hybrid-svm", "--epsilon", "1"),
-         "--public FILE (not given) is required"),
+         "--public (not given) is required"),
         (_train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--perturbation", "output"),
          "perturbation ('output') does not apply to rbf-svm"),
         (_train(files, tmp_path, "rbf-svm", "--epsilon", "1", "--tune-grid", "1,2"),

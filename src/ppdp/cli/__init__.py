@@ -12,6 +12,7 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -88,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Bars on stderr when it is a terminal; the library's own default (off) is restored after.
     _progress.set_progress(False if args.quiet else "auto")
     try:
-        return _dispatch(args)
+        return _dispatch(args, _flag_names(_deepest(parser, args)))
     finally:
         _progress.set_progress(previous)
 
@@ -129,7 +130,7 @@ class _LogFormatter(logging.Formatter):
         return text
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, names: dict[str, str]) -> int:
     try:
         status = _with_decimal(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
@@ -139,42 +140,32 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_BROKEN_PIPE
     except LedgerIntegrityError as exc:
         if isinstance(exc, ParameterError):  # NotALedgerError: a wrong path, not a failure
-            _error(f"ppdp: error: {exc}")
+            _error(f"ppdp: error: {exc}", names)
             return EXIT_USAGE
-        _error(f"ppdp: ledger integrity failure: {exc}")
+        _error(f"ppdp: ledger integrity failure: {exc}", names)
         return EXIT_INTEGRITY
     except (PPDPError, ValueError, TypeError) as exc:
-        _error(f"ppdp: error: {exc}")
+        _error(f"ppdp: error: {exc}", names)
         return EXIT_USAGE
     except OSError as exc:  # a missing file, a folder for a file, a full disk, EIO, ...
-        _error(f"ppdp: error: {_os_error(exc)}")
+        _error(f"ppdp: error: {_os_error(exc)}", names)
         return EXIT_USAGE
     except RecursionError:
         _error(
             "ppdp: error: an input is nested too deeply to read (a schema, a theta or a "
-            "config file): flatten it"
+            "config file): flatten it",
+            names,
         )
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _error("ppdp: interrupted")
+        _error("ppdp: interrupted", names)
         return 130
 
 
-#: Python advice in library messages, and what fixes the same thing on the command line.
+#: Python advice in library messages that no flag name says, and what fixes it on the
+#: command line (parameter names are replaced by :func:`_flag_names`).
 _CLI_ADVICE = (
-    ("pass allow_large_epsilon=True", "add --allow-large-epsilon"),
     ("pass class_counts=[...]", "pass --class-counts N1,N2,..."),
-    ("class_counts (None)", "--class-counts (not given)"),
-    ("class_counts (", "--class-counts ("),
-    ("public (None) is required for", "--public FILE (not given) is required for"),
-    ("pass allow_seeded=True", "add --allow-seeded"),
-    ("idempotency_key (", "--idempotency-key ("),
-    ("output_dir (", "--output-dir ("),
-    ("workdir (", "--workdir ("),
-    ("n_bins (", "--bins ("),
-    ("output_sep", "--output-sep"),
-    ("output_decimal", "--output-decimal"),
-    ("use n_bins <=", "use --bins <="),
     ("use method='tree' or 'chow-liu'", "use --method tree or chow-liu"),
     ("method='chow-liu'", "--method chow-liu"),
     (
@@ -192,16 +183,52 @@ _CLI_ADVICE = (
 )
 
 
-def _cli_words(text: str) -> str:
-    """Replace Python advice (``pass allow_large_epsilon=True``) by the CLI flag that does it."""
+def _flag_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each Python parameter the command's flags set, and its long flag: the flag's own
+    ``dest`` (``dataset_id``: ``--dataset-id``) and a registry option's parameter
+    (``n_components``: ``--components``)."""
+    from ppdp.registry import LEARNERS, PUBLISHERS
+
+    names = {
+        a.dest: next(o for o in a.option_strings if o.startswith("--"))
+        for a in parser._actions
+        if any(o.startswith("--") for o in a.option_strings) and a.dest != "help"
+    }
+    for option in (*PUBLISHERS.options(), *LEARNERS.options()):
+        if option.dest in names:
+            names.setdefault(option.param, option.flag)
+    return names
+
+
+def _cli_words(text: str, names: dict[str, str]) -> str:
+    """The library's Python words in the CLI's: ``pass allow_seeded=True`` becomes ``add
+    --allow-seeded``, ``dataset_id ('')`` ``--dataset-id ('')`` and ``class_counts (None)``
+    ``--class-counts (not given)``. A name with an underscore becomes its flag wherever it
+    stands; an English word (``epsilon``) only as the subject the message opens with."""
     for python, cli in _CLI_ADVICE:
         text = text.replace(python, cli)
-    return text
+    if not names:
+        return text
+    subject = text.find("error: ") + len("error: ")
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    pattern = rf"(?<![\w.'\"-])(pass )?({alternatives})(?![\w-])(=True| \(None\)| \()?"
+
+    def flag(match: re.Match[str]) -> str:
+        switch, name, after = match.groups()
+        if "_" not in name and not (match.start() == subject and after):
+            return match.group(0)  # an English word in a sentence, not a parameter
+        if switch and after == "=True":
+            return f"add {names[name]}"
+        tail = {None: "", "=True": "=True", " (None)": " (not given)", " (": " ("}[after]
+        return f"{switch or ''}{names[name]}{tail}"
+
+    return re.sub(pattern, flag, text)
 
 
-def _error(line: str) -> None:
-    """Write one line on stderr (a message with several lines is joined into one)."""
-    text = _cli_words(" ".join(line.split("\n")))
+def _error(line: str, names: dict[str, str]) -> None:
+    """Write one line on stderr (a message with several lines is joined into one), in the
+    command's flag ``names`` (:func:`_cli_words`)."""
+    text = _cli_words(" ".join(line.split("\n")), names)
     try:
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
