@@ -151,7 +151,7 @@ def test_refuse_seeded_only_refuses_a_seed_without_permission():
 
     refuse_seeded(False, allow_seeded=False)
     refuse_seeded(True, allow_seeded=True)
-    with pytest.raises(ParameterError, match=r"random_state \(3\) is seeded"):
+    with pytest.raises(ParameterError, match=r"random_state \(3\) with a ledger is refused"):
         refuse_seeded(True, allow_seeded=False, value=3)
     with pytest.raises(ParameterTypeError, match="allow_seeded"):
         refuse_seeded(True, allow_seeded=1)

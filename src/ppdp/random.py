@@ -280,7 +280,7 @@ def refuse_seeded(
     if seeded and not allow_seeded:
         shown = "" if value is None else f" ({value!r})"
         raise ParameterError(
-            f"{param}{shown} is seeded: a seeded release through a ledger is refused (the same "
-            "seed on neighbouring tables cancels the noise exactly); leave it unset for OS "
-            "entropy, or pass allow_seeded=True for an experiment (the ledger records it)"
+            f"{param}{shown} with a ledger is refused: the same seed on neighbouring tables "
+            "cancels the noise exactly; leave it unset for a real release (OS entropy), or pass "
+            "allow_seeded=True for an experiment (the ledger records it)"
         )

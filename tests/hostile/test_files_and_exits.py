@@ -455,7 +455,7 @@ def test_seeded_library_release_through_an_accountant_is_refused_before_the_data
     schema = Schema.from_dict(SCHEMA)
     monkeypatch.setattr(Schema, "encode", lambda *a, **k: pytest.fail("the data were read"))
     with Accountant.in_memory(total=PrivacyBudget(1.0)) as acct:
-        with pytest.raises(ParameterError, match=r"random_state \(5\) is seeded"):
+        with pytest.raises(ParameterError, match=r"random_state \(5\) with a ledger is refused"):
             LaplacePublisher(0.5, schema, random_state=5).fit(pd.DataFrame(), accountant=acct)
         assert acct.spent.is_zero
 

@@ -186,7 +186,7 @@ _CLI_ADVICE = (
 def _flag_names(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each Python parameter the command's flags set, and its long flag: the flag's own
     ``dest`` (``dataset_id``: ``--dataset-id``) and a registry option's parameter
-    (``n_components``: ``--components``)."""
+    (``n_components``: ``--components``); ``random_state`` is ``--seed``."""
     from ppdp.registry import LEARNERS, PUBLISHERS
 
     names = {
@@ -197,6 +197,8 @@ def _flag_names(parser: argparse.ArgumentParser) -> dict[str, str]:
     for option in (*PUBLISHERS.options(), *LEARNERS.options()):
         if option.dest in names:
             names.setdefault(option.param, option.flag)
+    if "seed" in names:  # the releases' random_state
+        names.setdefault("random_state", names["seed"])
     return names
 
 

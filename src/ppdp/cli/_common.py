@@ -152,18 +152,6 @@ def table_separator(value: str | None) -> str | None:
     return "\t" if value in ("\\t", "tab", "TAB") else value
 
 
-def refuse_seed_with_ledger(seed: int | None, ledger: str | None, allow_seeded: bool) -> None:
-    """``--seed`` with ``--ledger`` needs ``--allow-seeded``; checked before anything is read."""
-    from ppdp.exceptions import ParameterError
-
-    if seed is not None and ledger is not None and not allow_seeded:
-        raise ParameterError(
-            f"--seed ({seed}) with --ledger is refused: the same seed on neighbouring tables "
-            "cancels the noise exactly; drop --seed for a real release, or add --allow-seeded "
-            "for an experiment (the ledger records it)"
-        )
-
-
 def say(prefix: str, *, quiet: bool = False) -> Callable[[str], None]:
     """A function writing ``PREFIX: message`` lines on stderr (``say("ppdp train")``);
     ``quiet`` (``-q``) keeps only the warnings (progress lines are dropped)."""

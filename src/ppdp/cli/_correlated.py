@@ -36,7 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ppdp.correlated.files import release_trace_file
 
-    c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     with c.seeded_quietly():
         names = "theta trace output epsilon method query ledger seed allow_seeded force"
         rel = release_trace_file(**c.pick(args, names))

@@ -43,7 +43,6 @@ def _summary() -> str:
 def _run(args: argparse.Namespace) -> int:
     from ppdp.publish.files import publish_table_file
 
-    c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     result = publish_table_file(
         args.method,
         args.input,

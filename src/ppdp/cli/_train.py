@@ -70,7 +70,6 @@ def _train(args: argparse.Namespace) -> int:
     from ppdp.learn.files import train_model_file
     from ppdp.publish.files import say_corrections
 
-    c.refuse_seed_with_ledger(args.seed, args.ledger, args.allow_seeded)
     say, caught = c.say("ppdp train", quiet=args.quiet), []
     try:
         with warnings.catch_warnings(record=True) as caught:
