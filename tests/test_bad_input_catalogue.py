@@ -1033,8 +1033,16 @@ FILE_CASES = [
         "a folder",
     ),
     # seeds and ledgers
-    ([*_PUB, *_LED, "-o", "{out}/out.csv", "--seed", "1"], None, "--seed (1) with a ledger is refused"),
-    ([*_TRN, *_LED, "-o", "{out}/m.json", "--seed", "1"], None, "--seed (1) with a ledger is refused"),
+    (
+        [*_PUB, *_LED, "-o", "{out}/out.csv", "--seed", "1"],
+        None,
+        "--seed (1) with a ledger is refused",
+    ),
+    (
+        [*_TRN, *_LED, "-o", "{out}/m.json", "--seed", "1"],
+        None,
+        "--seed (1) with a ledger is refused",
+    ),
 ]
 
 
