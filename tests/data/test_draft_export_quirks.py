@@ -20,19 +20,35 @@ def _messages(df: pd.DataFrame, **kw) -> tuple[Schema, list[str]]:
 
 
 @pytest.mark.parametrize(
-    ("written", "shape"),
+    ("written", "fmt", "lower", "upper"),
     [
-        (["04/05/2025", "27/02/2025", "21/03/2025"], "dd/dd/dddd"),
-        (["2025-03-14", "2025-12-01", "2024-01-31"], "dddd-dd-dd"),
-        (["2025-03-14 09:30", "2025-12-01 17:05", "2024-01-31 00:00"], "dddd-dd-dd dd:dd"),
+        (["04/05/2025", "27/02/2025", "21/03/2025"], "%d/%m/%Y", "2025-02-27", "2025-05-04"),
+        (["2025-03-14", "2025-12-01", "2024-01-31"], None, "2024-01-31", "2025-12-01"),
     ],
 )
-def test_a_date_column_is_named_by_its_shape_and_left_out(written, shape):
+def test_a_date_column_is_drafted_as_a_date_column(written, fmt, lower, upper):
     df = pd.DataFrame({"when": written * 30, "x": [0.5, 1.5, 2.5] * 30})
+    schema, messages = _messages(df)
+    col = schema.column("when")
+    assert col.date and col.date_format == fmt
+    assert col.to_dict()["lower"] == lower and col.to_dict()["upper"] == upper
+    assert not any("'when'" in m for m in messages)  # a clean date shape: nothing to say
+
+
+@pytest.mark.parametrize(
+    ("written", "shape", "why"),
+    [
+        (["2025-03-14 09:30", "2025-12-01 17:05"], "dddd-dd-dd dd:dd", "time of day"),
+        (["04/05/2025", "02/03/2025"], "dd/dd/dddd", "cannot be told apart"),
+        (["04/05/25", "27/02/25"], "dd/dd/dd", "two-digit years"),
+    ],
+)
+def test_a_date_column_of_an_unclear_shape_is_named_and_left_out(written, shape, why):
+    df = pd.DataFrame({"when": written * 30, "x": [0.5, 1.5] * 30})
     schema, messages = _messages(df)
     assert "when" not in schema.column_names
     (line,) = [m for m in messages if "'when'" in m]
-    assert f"holds dates (written like {shape!r})" in line
+    assert f"written like {shape!r}" in line and why in line
     assert not any(v in line for v in written)  # no value of the data is shown
 
 

@@ -170,6 +170,19 @@ class NumericColumn:
         units (per cent, per mille) first. A public declaration like the bounds, never
         read from the private data; it changes no sensitivity (encoded values stay in
         ``[0, 1]``).
+    date : bool, default False
+        A date column: its units are whole days since 1970-01-01 (``integer`` is implied).
+        ``lower``, ``upper``, ``impute`` and ``cuts`` may be given as ISO dates
+        (``"2015-01-01"``) or :class:`datetime.date` objects (or day numbers) and are held
+        as day numbers; a schema file writes them as ISO dates. The data's values are ISO
+        texts (or texts in ``date_format``), dates or ``datetime64`` values (floored to
+        their day); decoded values are ISO texts ``YYYY-MM-DD``. Not with ``decimals`` nor
+        ``scale="log"`` (days above a lower bound rarely span orders of magnitude: declare
+        ``cuts`` for uneven periods). Times of day are out of scope.
+    date_format : str or None
+        With ``date=True``: the strptime format of the data's date texts when they are not
+        ISO, e.g. ``"%d/%m/%Y"`` for a spreadsheet export writing ``14/03/2021``. A
+        format with a time of day is refused. ``None`` (default): ``YYYY-MM-DD``.
     """
 
     name: str
@@ -180,9 +193,20 @@ class NumericColumn:
     decimals: int | None = None
     cuts: tuple[float, ...] | None = None
     scale: Literal["linear", "log"] = "linear"
+    date: bool = False
+    date_format: str | None = None
 
     def __post_init__(self) -> None:
         _check_name("numeric column", self.name)
+        if not isinstance(self.date, bool):
+            raise SchemaError(f"column {self.name!r}: date ({self.date!r}) must be a boolean")
+        if self.date:
+            self._days_from_dates()
+        elif self.date_format is not None:
+            raise SchemaError(
+                f"column {self.name!r}: date_format ({self.date_format!r}) goes with date: "
+                "true only"
+            )
         lo = _check_bound(self.name, "lower", self.lower)
         hi = _check_bound(self.name, "upper", self.upper)
         if not lo < hi:
@@ -217,6 +241,45 @@ class NumericColumn:
         if self.cuts is not None:
             object.__setattr__(self, "cuts", _check_cuts(self.name, self.cuts, lo, hi))
         _check_scale(self.name, self.scale)
+
+    def _days_from_dates(self) -> None:
+        """A date column's declarations as day numbers; ``integer`` set; what cannot go
+        with a date refused."""
+        from ppdp.data.dates import check_date_format, day_number
+
+        name = self.name
+        if self.date_format is not None:
+            check_date_format(name, self.date_format)
+        if self.decimals is not None:
+            raise SchemaError(
+                f"column {name!r}: decimals ({self.decimals!r}) cannot go with date: true (a "
+                "date column holds whole days); drop decimals"
+            )
+        if self.scale != "linear":
+            raise SchemaError(
+                f"column {name!r}: scale ({self.scale!r}) cannot go with date: true (only "
+                "'linear'); declare public cuts for uneven periods"
+            )
+        object.__setattr__(self, "integer", True)
+
+        def whole_day(key: str, value: Any) -> float:
+            day = day_number(name, key, value)
+            if math.isfinite(day) and not day.is_integer():
+                raise SchemaError(
+                    f"column {name!r}: {key} ({value!r}) must be a whole day (a date, or an "
+                    "integer number of days since 1970-01-01)"
+                )
+            return day
+
+        for key in ("lower", "upper", "impute"):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, whole_day(key, value))
+        if self.cuts is not None:
+            cuts = self.cuts
+            if isinstance(cuts, str | bytes) or not isinstance(cuts, Iterable):
+                raise SchemaError(f"column {name!r}: cuts ({cuts!r}) must be a list of dates")
+            object.__setattr__(self, "cuts", tuple(whole_day("cuts", c) for c in cuts))
 
     def to_unit(
         self, values: ArrayLike, *, out: NDArray[np.float64] | None = None
@@ -293,7 +356,9 @@ class NumericColumn:
         return np.clip(v, self.lower, self.upper)
 
     def to_dict(self) -> dict[str, Any]:
-        """The column as it appears in a schema file."""
+        """The column as it appears in a schema file (a date column's dates as ISO texts)."""
+        if self.date:
+            return self._date_dict()
         d: dict[str, Any] = {"name": self.name, "type": "numeric"}
         d["lower"] = int(self.lower) if self.integer and self.lower.is_integer() else self.lower
         d["upper"] = int(self.upper) if self.integer and self.upper.is_integer() else self.upper
@@ -309,6 +374,19 @@ class NumericColumn:
             d["cuts"] = [int(c) if c.is_integer() else c for c in self.cuts]
         if self.scale != "linear":
             d["scale"] = self.scale
+        return d
+
+    def _date_dict(self) -> dict[str, Any]:
+        from ppdp.data.dates import day_text
+
+        d: dict[str, Any] = {"name": self.name, "type": "numeric", "date": True}
+        if self.date_format is not None:
+            d["date_format"] = self.date_format
+        d["lower"], d["upper"] = day_text(self.lower), day_text(self.upper)
+        if self.impute is not None:
+            d["impute"] = day_text(self.impute)
+        if self.cuts is not None:
+            d["cuts"] = [day_text(c) for c in self.cuts]
         return d
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import datetime
 import io
 import logging
 import math
@@ -753,6 +754,16 @@ def draft_schema(
                 PPDPWarning(f"{what}: left out of the draft"), stacklevel=user_stacklevel()
             )
             continue
+        if pd.api.types.is_datetime64_any_dtype(s.dtype) or not (
+            pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
+        ):
+            dated = _date_column(name, s)
+            if dated is not None:
+                if isinstance(dated, NumericColumn):
+                    columns.append(dated)
+                else:
+                    warnings.warn(PPDPWarning(dated), stacklevel=user_stacklevel())
+                continue
         looks_like_id = not pd.api.types.is_float_dtype(s.dtype) and not (
             pd.api.types.is_bool_dtype(s.dtype)
         )
@@ -814,18 +825,6 @@ def draft_schema(
             )
             continue
         values = pd.unique(s)
-        shape = _date_shape(values)
-        if shape is not None:
-            warnings.warn(
-                PPDPWarning(
-                    f"column {name!r} holds dates (written like {shape!r}), which a schema "
-                    "cannot declare: left out of the draft; to release it, add a numeric column "
-                    "made from it (the year, or days since a public date) and declare its "
-                    "public bounds"
-                ),
-                stacklevel=user_stacklevel(),
-            )
-            continue
         if len(values) == 1 and len(s) >= _FEW_ROWS:
             constant.append(name)
         if len(values) > max_categories:
@@ -888,21 +887,116 @@ def draft_schema(
     return Schema(columns=tuple(columns), label=label_spec, missing_values=tokens, draft=True)
 
 
-#: A date or a date and time: 2025-03-14, 14/03/2025, 3.14.25, 2025-03-14 09:30[:00].
-_DATE = re.compile(
-    r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}(:\d{2})?)?"
-)
+#: Dates as a draft recognises them: year first (2025-03-14, 2025/03/14, 2025.03.14) or
+#: last (14/03/2025, 03-14-2025, 14.3.25), each optionally followed by a time of day.
+_YEAR_FIRST = re.compile(r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})")
+_YEAR_LAST = re.compile(r"(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})")
+_TIME = re.compile(r"[ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?")
 
 
-def _date_shape(values: Any) -> str | None:
-    """How a column's values write dates (``'dd/dd/dddd'``, no digit of the data), or None
-    when some value of the first 200 is not a date."""
-    sample = [v for v in values[:200] if isinstance(v, str)]
-    if not sample or len(sample) < min(len(values), 200):
+def _shape(text: str) -> str:
+    """A value's shape with no digit of the data: ``'dd/dd/dddd'``."""
+    return re.sub(r"\d", "d", text)
+
+
+def _date_format(texts: list[str]) -> tuple[str | None, str]:
+    """``(format, "")`` when every text is a date of one shape that names its day (the
+    strptime format), ``(None, why)`` when they are dates but not of such a shape, and
+    ``(None, "")`` when some text is no date."""
+    first, last = (
+        [_YEAR_FIRST.fullmatch(v) for v in texts],
+        [_YEAR_LAST.fullmatch(v) for v in texts],
+    )
+    if all(first) and len({m[2] for m in first if m}) == 1:
+        sep = first[0][2] if first[0] else "-"
+        return f"%Y{sep}%m{sep}%d", ""
+    if not all(last) or len({m[2] for m in last if m}) != 1:
+        return None, ""
+    found = [m for m in last if m]
+    sep = found[0][2]
+    shape = _shape(texts[0])
+    if any(len(m[4]) == 2 for m in found):
+        return None, (
+            f"written like {shape!r}, with two-digit years (which century?): declare it by "
+            f"hand with date: true and a date_format such as '%d{sep}%m{sep}%Y' once the "
+            "years are written in full"
+        )
+    a = [int(m[1]) for m in found]
+    b = [int(m[3]) for m in found]
+    if max(a) > 12 >= max(b):
+        return f"%d{sep}%m{sep}%Y", ""
+    if max(b) > 12 >= max(a):
+        return f"%m{sep}%d{sep}%Y", ""
+    if max(a) <= 12 and max(b) <= 12:
+        return None, (
+            f"written like {shape!r}, where no day is above 12, so the day and the month "
+            f"cannot be told apart: declare it by hand with date: true and date_format "
+            f"'%d{sep}%m{sep}%Y' or '%m{sep}%d{sep}%Y'"
+        )
+    return None, ""
+
+
+def _date_column(name: str, s: pd.Series) -> NumericColumn | str | None:
+    """A date column drafted from ``s`` (no missing value), the warning to give instead
+    (dates of an ambiguous shape, or with a time of day), or None: not dates.
+
+    Its bounds are the first and the last date observed (they leak, as every drafted
+    bound); ``date_format`` is declared when the texts are not ISO ``YYYY-MM-DD``.
+    """
+    from ppdp.data.dates import ISO_FORMAT, parse_dates
+
+    times = ""
+    fmt: str | None = None
+    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+        days, _ = parse_dates(s)
+        stamps = s.dt.tz_localize(None) if getattr(s.dtype, "tz", None) is not None else s
+        if (stamps != stamps.dt.floor("D")).any():
+            times = "its times of day are left out (dates only: times are out of scope)"
+    else:
+        raw = pd.unique(s)
+        if not all(isinstance(v, str | datetime.date) for v in raw):
+            return None
+        texts = [v.strip() for v in raw if isinstance(v, str)]
+        if texts:
+            plain = [_TIME.sub("", v, count=1) if _TIME.search(v) else v for v in texts]
+            fmt, why = _date_format(plain)
+            if fmt is None and not why:
+                return None
+            shape = _shape(texts[0])
+            if any(p != v for p, v in zip(plain, texts, strict=True)):
+                return (
+                    f"column {name!r} holds dates with a time of day (written like "
+                    f"{shape!r}), which a schema cannot declare (times are out of scope): "
+                    "left out of the draft; write the dates alone (YYYY-MM-DD) to declare "
+                    "it a date column"
+                )
+            if fmt is None:
+                return f"column {name!r} holds dates {why}; left out of the draft"
+        days, not_dates = parse_dates(s, fmt)
+        if not_dates.any():  # an impossible date (2025-02-30): no date column
+            return None
+        if any(isinstance(v, datetime.datetime) for v in raw) and any(
+            isinstance(v, datetime.datetime) and v.time() != datetime.time(0) for v in raw
+        ):
+            times = "its times of day are left out (dates only: times are out of scope)"
+    days = days[np.isfinite(days)]
+    if days.size == 0:
         return None
-    if not all(_DATE.fullmatch(v.strip()) for v in sample):
-        return None
-    return re.sub(r"\d", "d", sample[0].strip())
+    if times:
+        warnings.warn(
+            PPDPWarning(
+                f"column {name!r} holds dates and times: drafted as a date column; {times}"
+            ),
+            stacklevel=user_stacklevel(),
+        )
+    lo, hi = int(days.min()), int(days.max())
+    return NumericColumn(
+        name,
+        lo,
+        hi if hi > lo else lo + 1,
+        date=True,
+        date_format=None if fmt in (None, ISO_FORMAT) else fmt,
+    )
 
 
 def _warn_columns(columns: list[str], message: str) -> None:

@@ -5,6 +5,10 @@ its declared bounds (``log1p(v - lower) / log1p(upper - lower)`` for a column de
 ``scale: log``; :meth:`NumericColumn.to_unit <ppdp.data.NumericColumn.to_unit>`), each
 categorical column to a one-hot block in declared order, and the label to integer class
 codes (optionally also to a one-hot block). It never reads a bound or a domain from the data.
+A date column (``date: true``) is a numeric column in days since 1970-01-01: its values
+(ISO texts, or texts in its ``date_format``, dates, ``datetime64``) are parsed to day numbers
+first (:func:`ppdp.data.dates.parse_dates`), and a value that is not a date is refused like
+a non-number in a numeric column.
 
 What is logged and what is released
 -----------------------------------
@@ -42,6 +46,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ppdp.data.dates import date_form, day_texts, parse_dates
 from ppdp.data.names import near_names
 from ppdp.data.schema import CategoricalColumn, Category, NumericColumn, ReadOnlyMapping
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
@@ -280,6 +285,17 @@ def _not_numbers_hint(text: pd.Series) -> str:
     return ""
 
 
+def _date_hint(col: NumericColumn) -> str:
+    """What a date column's values must look like (from its declaration alone)."""
+    return f"; write them as {date_form(col.date_format)}"
+
+
+def _not_dates_error(name: str, count: int, hint: str) -> DataValidationError:
+    return DataValidationError(
+        f"column {name!r}: {count} value(s) are not dates (declared date: true){hint}"
+    )
+
+
 def _undeclared_error(what: str, name: str, count: int, hint: str) -> DataValidationError:
     noun = "classes" if what == "label" else "categories"
     fix = (
@@ -294,7 +310,7 @@ def _undeclared_error(what: str, name: str, count: int, hint: str) -> DataValida
 
 #: The order in which one column's value checks run in :func:`encode` (its first failing
 #: check is the error), so that collected problems raise the same error as in memory.
-_CHECK_ORDER = {"not_numbers": 0, "undeclared": 0, "missing": 1}
+_CHECK_ORDER = {"not_numbers": 0, "not_dates": 0, "undeclared": 0, "missing": 1}
 
 
 @dataclass(frozen=True)
@@ -339,6 +355,8 @@ class ValidationProblems:
         count = self.counts[key]
         if kind == "not_numbers":
             return _not_numbers_error(name, count, self.hints.get(name, ""))
+        if kind == "not_dates":
+            return _not_dates_error(name, count, self.hints.get(name, ""))
         if kind == "undeclared":
             return _undeclared_error(what, name, count, self.hints.get(name, ""))
         return _missing_error(name, count, what)
@@ -423,7 +441,16 @@ def _numeric_values(
     ``collect`` (with ``masked``) also records what would have raised, by kind.
     """
     tokens = _token_mask(s, schema.missing_values)
-    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+    if col.date:
+        if tokens is not None:
+            s = s.mask(tokens)
+        values, not_dates = parse_dates(s, col.date_format)
+        bad = int(np.count_nonzero(not_dates))
+        if bad and masked is None:
+            raise _not_dates_error(col.name, bad, _date_hint(col))
+        if bad and collect is not None:
+            collect.add("not_dates", "column", col.name, bad, _date_hint(col), rows=not_dates)
+    elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         if tokens is not None:
             values = np.where(tokens, np.nan, values)
@@ -565,7 +592,8 @@ def encode(
     DataValidationError
         Missing columns, a missing or non-finite value under ``nan_policy="error"``
         (naming the column, never the value), an undeclared category without an ``other``
-        bucket, an undeclared class, non-numeric values in a numeric column.
+        bucket, an undeclared class, non-numeric values in a numeric column, values that
+        are not dates in a date column (the message says the form they must take).
     ParameterTypeError
         ``data`` of an unsupported type.
     """
@@ -758,8 +786,9 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
         One column per schema column (and the label when ``y`` or a label block is given).
         Numeric columns: ``lower + clip(x, 0, 1) * (upper - lower)`` (for a ``scale="log"``
         column ``lower + expm1(clip(x, 0, 1) * log1p(upper - lower))``; see
-        :meth:`NumericColumn.from_unit`), rounded for integer
-        columns; with ``decimals`` declared, rounded to that many decimals and clipped back
+        :meth:`NumericColumn.from_unit`), rounded for integer columns; a date column
+        (``date=True``) as ISO texts ``YYYY-MM-DD`` (its day numbers rounded, within its
+        bounds); with ``decimals`` declared, rounded to that many decimals and clipped back
         into ``[lower, upper]`` (a bound off the decimal grid stays the bound). Categorical
         columns: the category of the arg-max dummy of the block (the first one on ties). An
         encode→decode round trip is exact for in-bound data (on the declared decimal grid;
@@ -793,6 +822,9 @@ def decode(schema: Schema, X: ArrayLike, y: ArrayLike | None = None) -> pd.DataF
             if col.decimals is not None:
                 # A bound off the decimal grid stays the bound.
                 v = np.clip(np.round(v, col.decimals), col.lower, col.upper)
+            if col.date:
+                out[col.name] = pd.array(day_texts(v), dtype="str")
+                continue
             out[col.name] = np.rint(v).astype(np.int64) if col.integer else v
         else:
             assert isinstance(col, CategoricalColumn)

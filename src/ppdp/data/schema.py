@@ -676,13 +676,15 @@ def _column_from_dict(index: int, raw: Any) -> Column:
     kind = raw.get("type")
     if kind == "numeric":
         keys = {"name", "type", "lower", "upper", "integer", "impute", "decimals", "cuts", "scale"}
-        _check_keys(where, raw, keys)
+        _check_keys(where, raw, keys | {"date", "date_format"})
         for key in ("lower", "upper"):
             if raw.get(key) is None:
                 raise SchemaError(
                     f"{where}: '{key}' is missing; declare public bounds (never read them "
                     "from the private data)"
                 )
+        if raw.get("date") is True:
+            return _date_column_from_dict(where, raw)
         return NumericColumn(
             name=name,  # type: ignore[arg-type]
             lower=raw["lower"],
@@ -692,6 +694,8 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             decimals=raw.get("decimals"),
             cuts=raw.get("cuts"),
             scale=raw.get("scale", "linear"),
+            date=raw.get("date", False),
+            date_format=raw.get("date_format"),
         )
     if kind == "categorical":
         _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})
@@ -704,3 +708,39 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             impute=raw.get("impute"),
         )
     raise SchemaError(f"{where}: type ({kind!r}) must be 'numeric' or 'categorical'")
+
+
+def _date_column_from_dict(where: str, raw: Mapping[str, Any]) -> NumericColumn:
+    """A ``date: true`` numeric column: its dates written as dates, whole days implied."""
+    import datetime
+
+    def dates(key: str, values: list[Any]) -> None:
+        for v in values:
+            if not isinstance(v, str | datetime.date):
+                raise SchemaError(
+                    f"{where}: {key} ({v!r}) must be a date written YYYY-MM-DD (e.g. "
+                    "'2021-03-14'); a date column declares its dates as dates"
+                )
+
+    for key in ("lower", "upper", "impute"):
+        if raw.get(key) is not None:
+            dates(key, [raw[key]])
+    cuts = raw.get("cuts")
+    if isinstance(cuts, list):
+        dates("cuts", cuts)
+    if raw.get("integer", True) is not True:
+        raise SchemaError(
+            f"{where}: integer ({raw['integer']!r}) cannot go with date: true (a date column "
+            "holds whole days); drop integer"
+        )
+    return NumericColumn(
+        name=raw.get("name"),  # type: ignore[arg-type]
+        lower=raw["lower"],
+        upper=raw["upper"],
+        impute=raw.get("impute"),
+        decimals=raw.get("decimals"),
+        cuts=cuts,
+        scale=raw.get("scale", "linear"),
+        date=True,
+        date_format=raw.get("date_format"),
+    )

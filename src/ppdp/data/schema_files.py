@@ -40,6 +40,7 @@ __all__ = [
     "SCHEMA_SUFFIXES",
     "DraftResult",
     "TableCheck",
+    "bounds_text",
     "check_table",
     "check_table_lines",
     "clipping_lines",
@@ -189,7 +190,8 @@ def _draft_header(imputed: bool) -> str:
 
 
 def _missing_mask(s: Any, tokens: Sequence[object], numeric: bool) -> Any:
-    """Where ``s`` is missing: NaN/None, a missing-value token, or (numeric) not finite."""
+    """Where ``s`` is missing: NaN/None/NaT, a missing-value token, or (numeric) not
+    finite. A date column's values are dates, not numbers: pass ``numeric=False``."""
     import numpy as np
     import pandas as pd
 
@@ -241,17 +243,17 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
     """
     import pandas as pd
 
-    from ppdp.data.schema import LabelSpec, NumericColumn, Schema
+    from ppdp.data.schema import LabelSpec, Schema
 
     tokens = schema.missing_values
     missing = {}
     for col in schema.columns:
-        n = int(_missing_mask(df[col.name], tokens, isinstance(col, NumericColumn)).sum())
+        n = int(_missing_mask(df[col.name], tokens, _is_number(col)).sum())
         if n:
             missing[col.name] = n
     codes: list[str] = []
     for col in schema.numeric_columns:
-        if not col.integer:
+        if not col.integer or col.date:
             continue
         keep = ~_missing_mask(df[col.name], tokens, numeric=True)
         k = int(pd.to_numeric(df[col.name][keep], errors="coerce").nunique())
@@ -317,11 +319,11 @@ def identifier_warnings(schema: Any, df: Any, *, min_rows: int = 20) -> list[str
     import numpy as np
     import pandas as pd
 
-    from ppdp.data.schema import NumericColumn
-
     lines = []
     for col in schema.columns:
-        numeric = isinstance(col, NumericColumn)
+        if getattr(col, "date", False):
+            continue  # dates distinct in every row (a date range) are a feature
+        numeric = _is_number(col)
         s = df[col.name][~_missing_mask(df[col.name], schema.missing_values, numeric)]
         if len(s) < min_rows:
             continue
@@ -338,8 +340,26 @@ def identifier_warnings(schema: Any, df: Any, *, min_rows: int = 20) -> list[str
     return lines
 
 
+def _is_number(col: Any) -> bool:
+    """Whether a column's raw values are numbers: a numeric column, not a date column."""
+    from ppdp.data.schema import NumericColumn
+
+    return isinstance(col, NumericColumn) and not col.date
+
+
+def bounds_text(col: Any) -> str:
+    """A numeric column's declared bounds as a schema writes them: ``[17, 90]``, or
+    ``[2015-01-01, 2024-12-31]`` for a date column."""
+    if col.date:
+        from ppdp.data.dates import day_text
+
+        return f"[{day_text(col.lower)}, {day_text(col.upper)}]"
+    return f"[{col.lower:g}, {col.upper:g}]"
+
+
 def describe_schema(schema: Any) -> list[str]:
-    """Lines saying what ``schema`` declares: columns, label, encoded width, row-norm bound."""
+    """Lines saying what ``schema`` declares: columns, label, encoded width, row-norm
+    bound, and each date column with its bounds as dates."""
     label = schema.label
     lines = [
         f"  columns: {len(schema.columns)} ({schema.p1} numeric, {schema.p2} categorical)"
@@ -356,6 +376,10 @@ def describe_schema(schema: Any) -> list[str]:
         ),
         f"  max row L2 norm: {schema.max_row_l2_norm:.6g}",
     ]
+    for col in schema.numeric_columns:
+        if col.date:
+            form = f", written {col.date_format!r}" if col.date_format else ""
+            lines.append(f"  date column {col.name!r}: {bounds_text(col)}{form}")
     return lines
 
 
@@ -368,7 +392,7 @@ def clipping_lines(schema: Any, report: Any) -> list[str]:
     lines = [f"  {'column':<20} {'declared bounds':<28} {'clipped':>9} {'share':>7}"]
     for col in schema.numeric_columns:
         k = int(report.clipped.get(col.name, 0))
-        bounds = f"[{col.lower:g}, {col.upper:g}]" + (" log scale" if col.scale == "log" else "")
+        bounds = bounds_text(col) + (" log scale" if col.scale == "log" else "")
         lines.append(f"  {_column_name(col.name):<20} {bounds:<28} {k:>9,} {k / n:>7.1%}")
     return lines
 
@@ -391,8 +415,13 @@ def imputed_lines(schema: Any, report: Any) -> list[str]:
 
 
 def impute_text(column: Any) -> str:
-    """A column's impute constant as a schema writes it: ``50`` or ``'F'``."""
+    """A column's impute constant as a schema writes it: ``50``, ``'F'`` or, for a date
+    column, ``2020-01-01``."""
     value = column.impute
+    if getattr(column, "date", False):
+        from ppdp.data.dates import day_text
+
+        return day_text(value)
     return f"{value:g}" if isinstance(value, float) else repr(value)
 
 
