@@ -181,8 +181,10 @@ class NumericColumn:
         ``cuts`` for uneven periods). Times of day are out of scope.
     date_format : str or None
         With ``date=True``: the strptime format of the data's date texts when they are not
-        ISO, e.g. ``"%d/%m/%Y"`` for a spreadsheet export writing ``14/03/2021``. A
-        format with a time of day is refused. ``None`` (default): ``YYYY-MM-DD``.
+        ISO, e.g. ``"%d/%m/%Y"`` for a spreadsheet export writing ``14/03/2021``. ISO
+        texts are read too (releases write dates ISO, so a release reads back with the
+        schema). A format with a time of day, or one that reads an ISO date as another
+        day (``"%Y-%d-%m"``), is refused. ``None`` (default): ``YYYY-MM-DD`` only.
     """
 
     name: str

@@ -73,6 +73,16 @@ def check_date_format(col: str, value: Any) -> str:
             f"{where} must name the day, the month and the year (like '%d/%m/%Y', "
             "'%m/%d/%Y' or '%d.%m.%Y')"
         )
+    try:
+        iso = _dt.datetime.strptime(_PROBE.isoformat(), value).date()
+    except ValueError:
+        iso = _PROBE
+    if iso != _PROBE:
+        raise SchemaError(
+            f"{where} reads the ISO date {_PROBE.isoformat()} as another day; ISO dates "
+            "(YYYY-MM-DD, the form of released dates) are read alongside date_format: "
+            "declare a format that cannot be taken for them, such as '%d/%m/%Y'"
+        )
     return value
 
 
@@ -82,7 +92,10 @@ def date_form(date_format: str | None) -> str:
     example = _dt.date(2021, 3, 14)
     if date_format is None or date_format == ISO_FORMAT:
         return "YYYY-MM-DD (ISO, e.g. 2021-03-14)"
-    return f"{date_format!r} as declared by date_format (e.g. {example.strftime(date_format)})"
+    return (
+        f"{date_format!r} as declared by date_format (e.g. {example.strftime(date_format)}) "
+        "or YYYY-MM-DD"
+    )
 
 
 def day_number(col: str, key: str, value: Any) -> float:
@@ -163,9 +176,10 @@ def parse_dates(
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """A date column's values as day numbers, and where a present value is not a date.
 
-    Accepted: texts written in ``date_format`` (``YYYY-MM-DD`` when None; spaces around
-    them are ignored), :class:`datetime.date` and :class:`datetime.datetime` objects,
-    pandas ``Timestamp`` and ``datetime64`` values (floored to their day). Missing values
+    Accepted: texts written in ``date_format`` or in ISO ``YYYY-MM-DD`` (the form of
+    released dates; spaces around them are ignored), :class:`datetime.date` and
+    :class:`datetime.datetime` objects, pandas ``Timestamp`` and ``datetime64`` values
+    (floored to their day). Missing values
     (``None``, ``NaN``, ``NaT``) give ``NaN`` and are not flagged; anything else (a
     number, a text in another form, a time of day in a text, an impossible date such as
     ``2021-02-30``) gives ``NaN`` and is flagged.
@@ -175,7 +189,8 @@ def parse_dates(
     s : Series
         The raw column (missing-value tokens already masked).
     date_format : str, optional
-        The strptime format of its texts (``'%d/%m/%Y'``); None: ISO ``YYYY-MM-DD``.
+        The strptime format of its texts (``'%d/%m/%Y'``), read alongside ISO
+        ``YYYY-MM-DD``; None: ISO alone.
 
     Returns
     -------
@@ -196,8 +211,11 @@ def parse_dates(
     is_text = np.fromiter((isinstance(v, str) for v in values), dtype=bool, count=n)
     if is_text.any():
         texts = pd.Series(values[is_text], dtype=object).str.strip()
-        parsed = pd.to_datetime(texts, format=fmt, errors="coerce")
-        days[is_text] = _days_of_datetimes(parsed)
+        found = _days_of_datetimes(pd.to_datetime(texts, format=fmt, errors="coerce"))
+        if fmt != ISO_FORMAT and np.isnan(found).any():  # ISO: the form of a release
+            iso = pd.to_datetime(texts, format=ISO_FORMAT, errors="coerce")
+            found = np.where(np.isnan(found), _days_of_datetimes(iso), found)
+        days[is_text] = found
     is_date = np.fromiter(
         (isinstance(v, _dt.date | np.datetime64) for v in values), dtype=bool, count=n
     )

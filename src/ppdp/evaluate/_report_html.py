@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ppdp.accounting.receipt import replace_one_equivalent
+from ppdp.data.dates import day_text
 from ppdp.evaluate.report import BANNER, N_BINS, THRESHOLDS, VERDICTS, import_matplotlib
 
 if TYPE_CHECKING:
@@ -106,6 +107,24 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
+def _date_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a date axis (days since 1970-01-01): the first days of years (every 1, 2,
+    5, 10... years) or of months (every 1, 2, 3 or 6 months), 2 to 5 of them; else the
+    bounds."""
+    first, last = np.datetime64(math.ceil(lo), "D"), np.datetime64(math.floor(hi), "D")
+    for unit, steps in (("Y", (1, 2, 5, 10, 20, 50, 100, 200, 500)), ("M", (1, 2, 3, 6))):
+        start = first.astype(f"datetime64[{unit}]")
+        end = last.astype(f"datetime64[{unit}]")
+        for step in steps:
+            k0 = -(-start.astype(np.int64) // step) * step  # first multiple of step
+            marks = np.arange(k0, end.astype(np.int64) + 1, step).astype(f"datetime64[{unit}]")
+            days = marks.astype("datetime64[D]").astype(np.int64)
+            days = days[(days >= lo) & (days <= hi)]
+            if 2 <= days.size <= 5:
+                return [float(d) for d in days]
+    return [float(math.ceil(lo)), float(math.floor(hi))]
+
+
 def _marginal_svg(col: dict[str, Any]) -> str:
     """Real (bars) and released (red) shares of one column, drawn directly as SVG.
 
@@ -163,11 +182,16 @@ def _marginal_svg(col: dict[str, Any]) -> str:
             if k + 1 < n:
                 path.append(f"V{y(q[k + 1]):.1f}")
         out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{_REL}" stroke-width="1.8"/>')
-        for t in _log_ticks(lo, hi) if log else _nice_ticks(lo, hi):
+        if col.get("date"):  # days since 1970-01-01, ticked at year or month starts
+            ticks = _date_ticks(lo, hi)
+        else:
+            ticks = _log_ticks(lo, hi) if log else _nice_ticks(lo, hi)
+        for t in ticks:
+            label = day_text(t) if col.get("date") else f"{t:g}"
             out.append(
                 f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y(0):.1f}" y2="{y(0) + 4:.1f}" '
                 'stroke="#333"/>'
-                f'<text x="{x(t):.1f}" y="{y(0) + 16:.1f}" text-anchor="middle">{t:g}</text>'
+                f'<text x="{x(t):.1f}" y="{y(0) + 16:.1f}" text-anchor="middle">{label}</text>'
             )
     else:
         slot = pw / n
@@ -405,8 +429,10 @@ def _columns_html(r: QualityReport) -> str:
     for c in r.columns:
         extra = ""
         if c["type"] == "numeric":
+            text = day_text if c.get("date") else (lambda v: f"{v:g}")
             extra = (
-                f" Declared bounds [{c['lower']:g}, {c['upper']:g}]; released values at the lower "
+                f" Declared bounds [{text(c['lower'])}, {text(c['upper'])}]; released values at "
+                "the lower "
                 f"bound {_pct(c['release_at_lower'])}, at the upper {_pct(c['release_at_upper'])}"
                 f" (real: {_pct(c['original_at_lower'])}, {_pct(c['original_at_upper'])})."
             )

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from ppdp.budget import Guarantee
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, NumericColumn
+from ppdp.data.dates import date_form, day_text, parse_dates
 from ppdp.data.names import near_names
 from ppdp.evaluate.classification import roc_auc
 from ppdp.exceptions import (
@@ -169,6 +170,15 @@ def mask_missing(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
 
 
 def _numeric(name: str, col: NumericColumn, s: pd.Series) -> NDArray[np.float64]:
+    if col.date:  # days since 1970-01-01, as the encoding reads them
+        days, not_dates = parse_dates(s, col.date_format)
+        if not_dates.any():
+            first = s[not_dates].iloc[0]
+            raise DataValidationError(
+                f"column {col.name!r} of the {name} is declared a date column (date: true) but "
+                f"holds {first!r}; dates are written {date_form(col.date_format)}"
+            )
+        return days
     v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
     bad = np.isnan(v) & s.notna().to_numpy()
     if bad.any():
@@ -973,7 +983,8 @@ def _marginal_of(
         edges = histogram_edges(col)
         bins = edges.size - 1
         counts = c[:bins]
-        labels = [f"{edges[i]:g}–{edges[i + 1]:g}" for i in range(bins)]
+        text = day_text if col.date else (lambda v: f"{v:g}")
+        labels = [f"{text(edges[i])}–{text(edges[i + 1])}" for i in range(bins)]
     else:
         labels = [str(x) for x in col.categories]
         present = c[:-1]  # the missing values' cell is left out of the shares
@@ -1015,6 +1026,8 @@ def _column_entries(
         }
         if isinstance(col, NumericColumn):
             entry["lower"], entry["upper"] = float(col.lower), float(col.upper)
+            if col.date:  # bounds and edges in days since 1970-01-01, drawn as dates
+                entry["date"] = True
             if col.cuts is not None:
                 entry["edges"] = histogram_edges(col).tolist()
             elif col.scale == "log":  # equal widths on the log scale, drawn on that scale
