@@ -14,8 +14,8 @@ Tables, all in one run (variants interleaved, medians; the machine may be shared
 2. **Accuracy**: relative difference of loss and gradient, previous formula against the new,
    at the start and at a fitted ρ (where the Gram form's loss is a difference of large terms).
 3. **Whole fits** from the same start with the same L-BFGS settings (``max_iter`` 300): the
-   previous formula on one BLAS thread (as the library did) against ``fit_frequencies``
-   (one thread below 1,000 rows, BLAS's own setting above); seconds, iterations, final loss.
+   previous formula against ``fit_frequencies``, both on one BLAS thread (as the library
+   runs its fits); seconds, iterations, final loss.
    L-BFGS can take a different path after rounding differences, so the final losses are
    compared, not the iterates.
 4. Optional (``--fd-iters`` > 0): the analytic gradient against scipy's finite differences

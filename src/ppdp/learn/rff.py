@@ -305,28 +305,22 @@ def fit_frequencies(
             f"rho0 has shape {rho0.shape}; it must be (n_components, n_features) = "
             f"({D}, {X.shape[1]})"
         )
-    with _blas_threads(X.shape[0]):
+    with _one_blas_thread():
         return _fit(X, D, g, rho0, iters, tol, gradient)
 
 
-# Below this many public rows the fit runs on one BLAS thread; from it on, BLAS's own setting.
-_THREADED_MIN_ROWS = 1000
-
-
 @contextlib.contextmanager
-def _blas_threads(n_rows: int) -> Iterator[None]:
-    """One BLAS thread for a fit on fewer than 1,000 public rows; BLAS's own setting above.
+def _one_blas_thread() -> Iterator[None]:
+    """The fit runs on one BLAS thread, whatever the number of public rows.
 
-    Below 1,000 rows one evaluation takes milliseconds: a second thread saves little when
-    a core is idle and costs 2-20 times when the other core is busy (measured on 2 cores,
-    ``benchmarks/hybrid_rho_fit.md``). From 1,000 rows the ``K @ W`` product is large enough
-    for threads to pay (1.6-1.8 times faster on 2 idle cores, 1.2-1.3 times slower on 2 busy
-    ones); a caller who shares its cores can still limit BLAS (``OPENBLAS_NUM_THREADS``,
-    threadpoolctl).
+    Threads would change the result: they change the order of the sums in ``K @ W`` and
+    the dot products, so the loss and gradient differ in their last bits with the thread
+    count (measured at 2,000 rows), and L-BFGS over hundreds of iterations turns that into
+    a different ρ (AUC differences of order 1e-3 in ``ppdp reproduce li2014-*``). One
+    thread keeps a seeded fit independent of the number of cores. Speed: on 2 cores a second thread
+    made one evaluation 1.5-1.8 times faster from 500 rows when the other core was idle,
+    and 1.2-20 times slower when it was busy (``benchmarks/hybrid_rho_fit.md``).
     """
-    if n_rows >= _THREADED_MIN_ROWS:
-        yield
-        return
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
