@@ -136,7 +136,7 @@ def eval_table(full: np.ndarray, sizes: list[int], D: int, gamma: float, repeats
         with threadpool_limits(limits=1, user_api="blas"):
             mem_prev = peak_mib(lambda r=r, X=X, K=K: previous_loss(r, X, K, D))
             mem_new = peak_mib(lambda r=r, X=X, K=K, k=k_sq: kernel_fit_loss(r, X, K, D, k_sq=k))
-        route = "Gram" if n >= 5 * D else "residual"
+        route = "Gram" if n >= max(5 * D, 1000) else "residual"
         print(
             f"{n:>6} {route:>8} {med['prev1']:>10.2f} {med['new1']:>10.2f} {med['new2']:>10.2f} "
             f"{med['prev1'] / med['new1']:>11.2f} {mem_prev:>9.1f} {mem_new:>8.1f}",

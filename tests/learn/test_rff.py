@@ -151,11 +151,19 @@ def _kernel_fit_loss_pairwise(rho, X, gamma):
     return loss, grad.reshape(-1)
 
 
+@pytest.fixture
+def gram_from_5d(monkeypatch):
+    """The Gram route from 5D rows on, without its 1,000-row floor (small test problems)."""
+    import ppdp.learn.rff as rff
+
+    monkeypatch.setattr(rff, "_GRAM_MIN_ROWS", 0)
+
+
 @pytest.mark.parametrize(
     ("n", "D"),
     [(40, 5), (30, 6), (29, 6), (12, 6)],  # n ≥ 5D: Gram route; n < 5D: residual route
 )
-def test_loss_and_gradient_equal_the_pairwise_definition(n: int, D: int) -> None:
+def test_loss_and_gradient_equal_the_pairwise_definition(n: int, D: int, gram_from_5d) -> None:
     rng = np.random.default_rng(100 + n + D)
     X = rng.normal(size=(n, 3))
     gamma = 0.6
@@ -173,7 +181,7 @@ def test_loss_and_gradient_equal_the_pairwise_definition(n: int, D: int) -> None
 
 
 @pytest.mark.parametrize(("n", "D"), [(60, 4), (15, 4)])
-def test_gradient_matches_finite_differences_on_both_routes(n: int, D: int) -> None:
+def test_gradient_matches_finite_differences_on_both_routes(n: int, D: int, gram_from_5d) -> None:
     rng = np.random.default_rng(13)
     X = rng.random((n, 5))
     K = rbf_kernel(X, X, 0.9)
@@ -189,7 +197,7 @@ def test_gradient_matches_finite_differences_on_both_routes(n: int, D: int) -> N
     assert np.allclose(g, fd, rtol=0, atol=1e-6 * np.abs(g).max())
 
 
-def test_loss_near_a_fitted_optimum_keeps_its_digits() -> None:
+def test_loss_near_a_fitted_optimum_keeps_its_digits(gram_from_5d) -> None:
     """Near a good fit the Gram route's loss is a difference of large terms: check it there."""
     rng = np.random.default_rng(15)
     X = rng.random((120, 4))
@@ -237,3 +245,29 @@ def test_fit_bad_input() -> None:
 @parametrize_with_checks([RandomFourierFeatures(n_components=10, random_state=0)])
 def test_sklearn_compatible(estimator, check) -> None:
     check(estimator)
+
+
+def _kernel_fit_loss_previous(rho_flat, X, K, D):
+    """The residual route's arithmetic as every release before the Gram route computed it."""
+    proj = X @ rho_flat.reshape(D, X.shape[1]).T
+    c, s = np.cos(proj), np.sin(proj)
+    resid = (c @ c.T + s @ s.T) * (1.0 / D) - K
+    norm = 1.0 / (X.shape[0] ** 2)
+    loss = float(np.einsum("ij,ij->", resid, resid)) * norm
+    dproj = (c * (resid @ s) - s * (resid @ c)) * (4.0 * (1.0 / D) * norm)
+    return loss, (dproj.T @ X).reshape(-1)
+
+
+@pytest.mark.parametrize(("n", "D"), [(200, 50), (500, 20), (999, 100)])
+def test_below_a_thousand_rows_the_fit_rounds_as_before(n: int, D: int) -> None:
+    """Fewer than 1,000 public rows (every published li2014 result: at most 500) keep the
+    previous arithmetic bit for bit, so a seeded HybridRBFSVM fits the same frequencies;
+    the Gram route (5D rows and more) would change their last bits, which 300 unconverged
+    L-BFGS steps carry to the third decimal of an AUC."""
+    rng = np.random.default_rng(n)
+    X = rng.random((n, 6))
+    K = rbf_kernel(X, X, 0.5)
+    rho = draw_frequencies(D, 6, 0.5, 3).reshape(-1)
+    loss, grad = kernel_fit_loss(rho, X, K, D)
+    expect_loss, expect_grad = _kernel_fit_loss_previous(rho, X, K, D)
+    assert loss == expect_loss and np.array_equal(grad, expect_grad)

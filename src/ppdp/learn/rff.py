@@ -164,7 +164,7 @@ def kernel_fit_loss(
         ∂f/∂ρ_j = -(2/(n² D)) Σ_ab R_ab sin(ρ_jᵀ(x_a - x_b)) (x_a - x_b)
                 = (4/(n² D)) [ (C ∘ (RS) - S ∘ (RC))ᵀ X ]_j,
 
-    so everything follows from ``‖R‖_F²`` and ``RW = [RC RS]``. From ``n = 5D`` public
+    so everything follows from ``‖R‖_F²`` and ``RW = [RC RS]``. From ``max(5D, 1000)`` public
     rows on, these come from the 2D × 2D Gram matrix ``G = WᵀW``, never forming R or M::
 
         ‖R‖_F² = ‖G‖_F²/D² - (2/D) Σ W ∘ (KW) + ‖K‖_F²,     RW = WG/D - KW,
@@ -172,9 +172,9 @@ def kernel_fit_loss(
     one product ``K @ W`` (O(n² D)) plus O(n D² + n d D), and no n × n array besides
     ``K``. This loss is a difference of terms of size ``‖K‖_F²``: near a good fit it keeps
     about 12 significant digits (against the pairwise form on Adult rows,
-    ``benchmarks/hybrid_rho_fit.md``). Below ``5D`` rows the Gram route's O(n D²) terms
-    cost more than the n × n residual, so R is formed (one n × n array, at most 2.5 times
-    the size of W) and ``RW = R @ W``: O(n² D) either way.
+    ``benchmarks/hybrid_rho_fit.md``). Below ``5D`` rows, or below 1,000 (where the Gram
+    route gains at most 5 % but rounds differently from earlier releases), the residual R is
+    formed and ``RC``, ``RS`` are two products: O(n² D) either way.
 
     Parameters
     ----------
@@ -196,42 +196,46 @@ def kernel_fit_loss(
     D = n_components
     rho = rho_flat.reshape(D, d)
     proj = X @ rho.T
+    scale = 1.0 / D
+    norm = 1.0 / (n * n)
+    if n < _GRAM_MIN_ROWS or n < _GRAM_ROWS_PER_COMPONENT * D:
+        # The residual route, in the arithmetic of every release so far: a seeded fit on
+        # fewer rows gives the same frequencies, bit for bit, as before the Gram route.
+        c = np.cos(proj)
+        s = np.sin(proj)
+        resid = (c @ c.T + s @ s.T) * scale - K
+        loss = float(np.einsum("ij,ij->", resid, resid)) * norm
+        if not with_gradient:
+            return loss
+        dproj = (c * (resid @ s) - s * (resid @ c)) * (4.0 * scale * norm)
+        return loss, (dproj.T @ X).reshape(-1)
     W = np.empty((n, 2 * D), dtype=np.float64)
     np.cos(proj, out=W[:, :D])
     np.sin(proj, out=W[:, D:])
-    scale = 1.0 / D
-    if n >= _GRAM_ROWS_PER_COMPONENT * D:
-        if k_sq is None:
-            k_sq = float(np.vdot(K, K))
-        KW = K @ W  # the one O(n² D) product
-        G = W.T @ W
-        r_sq = float(np.vdot(G, G)) * (scale * scale) - 2.0 * scale * float(np.vdot(W, KW)) + k_sq
-        r_sq = max(r_sq, 0.0)  # ‖R‖² ≥ 0; only rounding can take the difference below
-        if with_gradient:
-            RW = W @ G
-            RW *= scale
-            RW -= KW
-    else:
-        R = W @ W.T
-        R *= scale
-        R -= K
-        r_sq = float(np.vdot(R, R))
-        if with_gradient:
-            RW = R @ W
-    norm = 1.0 / (n * n)
-    loss = r_sq * norm
+    if k_sq is None:
+        k_sq = float(np.vdot(K, K))
+    KW = K @ W  # the one O(n² D) product
+    G = W.T @ W
+    r_sq = float(np.vdot(G, G)) * (scale * scale) - 2.0 * scale * float(np.vdot(W, KW)) + k_sq
+    loss = max(r_sq, 0.0) * norm  # ‖R‖² ≥ 0; only rounding can take the difference below
     if not with_gradient:
         return loss
+    RW = W @ G
+    RW *= scale
+    RW -= KW
     dproj = W[:, :D] * RW[:, D:]
     dproj -= W[:, D:] * RW[:, :D]
     dproj *= 4.0 * scale * norm
-    grad = dproj.T @ X
-    return loss, grad.reshape(-1)
+    return loss, (dproj.T @ X).reshape(-1)
 
 
 # From n = 5D public rows the Gram route (O(n²D) + 6nD² flops) beats the n × n residual
 # (3n²D); measured crossover 5D-6D at D = 25, 100, 200 (benchmarks/hybrid_rho_fit.md).
 _GRAM_ROWS_PER_COMPONENT = 5
+# Below 1,000 rows the Gram route gains at most 5 % (same table) but rounds differently,
+# and L-BFGS's unconverged path carries that to the third decimal of an AUC: the
+# published li2014 results (≤ 500 public rows) keep the residual route's arithmetic.
+_GRAM_MIN_ROWS = 1000
 
 
 def fit_frequencies(
