@@ -362,7 +362,7 @@ def test_cli_writes_the_table_and_its_guarantee(tmp_path, capsys) -> None:
     side = json.loads(out.with_name("out.csv.guarantee.json").read_text())
     g = side["guarantee"]
     assert side["method"] == "synth" and g["epsilon"] == 1.0 and g["delta"] == 1e-9
-    assert g["details"]["method"] == "tree" and g["details"]["bins"]["score"] == 8 + 1
+    assert g["details"]["method"] == "tree" and g["details"]["bins"]["score"] == 8 + 2
 
 
 # -- what is released -----------------------------------------------------------------------
@@ -382,7 +382,7 @@ def test_release_respects_the_schema_and_decodes_within_the_bins(seed) -> None:
     codes = bins.codes(schema, X, y)
     Z, yy = bins.encode_codes(schema, codes, resolve_random_state(seed))
     assert np.array_equal(bins.codes(schema, Z, yy), codes)
-    assert bins.sizes == (8 + 1, 8 + 1, 5, 3, 2, 2)  # the lower bound has a code of its own
+    assert bins.sizes == (8 + 2, 8 + 2, 5, 3, 2, 2)  # each bound has a code of its own
     rel = synth.release_
     assert any(k.startswith("noisy:cls|") for k in rel.statistics)
     assert "replace-one" in str(rel.guarantee) and "zCDP" in str(rel.guarantee)
@@ -552,3 +552,30 @@ def test_a_delta_of_at_least_one_over_n_warns_before_the_spend(tmp_path) -> None
     assert len(acct.history()) == 1  # a warning, not a refusal: the release happened
     quiet = TableSynthesizer(epsilon=1.0, delta=1 / 4000, schema=make_schema(), random_state=0)
     quiet.fit(df)  # filterwarnings=error: any warning here fails the test
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "private-quantiles"])
+def test_values_at_either_bound_keep_their_share(binning) -> None:
+    """A rate at 1 in 70 % of the rows (KDD Cup's ``same_srv_rate``: 77 %) and at 0 in 10 %:
+    each bound has a code of its own, so the synthetic shares at the bounds follow the real
+    ones. Seeded; at ε = 1 a count's noise is a few rows out of 5,000, so 0.03 is many
+    standard errors. Before the upper bound had its code, the 70 % were spread over the last
+    bin [0.9375, 1) and almost no synthetic value was 1 (0.06 on KDD's column)."""
+    rng = np.random.default_rng(4)
+    n = 5000
+    rate = np.where(rng.random(n) < 0.7, 1.0, rng.uniform(0.0, 1.0, n))
+    rate[rng.random(n) < 0.1] = 0.0
+    y = np.where(rate > 0.5, "c1", "c0")
+    schema = Schema.from_dict(
+        {
+            "columns": [{"name": "rate", "type": "numeric", "lower": 0, "upper": 1}],
+            "label": {"name": "cls", "classes": ["c0", "c1"]},
+        }
+    )
+    df = pd.DataFrame({"rate": rate, "cls": y})
+    synth = TableSynthesizer(1.0, schema, binning=binning, random_state=0).fit(df)
+    out = synth.release_.data["rate"].to_numpy(dtype=float)
+    assert abs(np.mean(out == 1.0) - np.mean(rate == 1.0)) < 0.03
+    assert abs(np.mean(out == 0.0) - np.mean(rate == 0.0)) < 0.03
+    inside = (out > 0) & (out < 1)
+    assert abs(np.mean(inside) - np.mean((rate > 0) & (rate < 1))) < 0.03

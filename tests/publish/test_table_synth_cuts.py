@@ -65,12 +65,12 @@ def _schema(cuts, *, integer=False) -> Schema:
 def test_codes_follow_the_cuts_and_decoding_stays_in_the_bin(integer):
     schema = _schema(BRACKETS, integer=integer)
     bins = model.Bins.from_schema(schema, 16)
-    assert bins.kinds[0] == "cut" and bins.sizes[0] == len(BRACKETS) + 2
+    assert bins.kinds[0] == "cut" and bins.sizes[0] == len(BRACKETS) + 3
     values = np.array([0, 1, 2499, 2500, 2501, 5000, 159_999, 160_000, 1_000_000], dtype=float)
     X, y = schema.encode(pd.DataFrame({"income": values, "y": "a"}))[:2]
     codes = bins.codes(schema, X, y)[:, 0]
-    # code 0 is the bound; a value equal to a cut opens the next bin
-    assert codes.tolist() == [0, 1, 1, 2, 2, 3, 7, 8, 8]
+    # codes 0 and 9 are the bounds; a value equal to a cut opens the next bin
+    assert codes.tolist() == [0, 1, 1, 2, 2, 3, 7, 8, 9]
     # every code decodes to a value that codes back to it, inside its interval
     rng = np.random.default_rng(0)
     sampled = np.stack([rng.integers(0, bins.sizes[0], 5000), rng.integers(0, 2, 5000)], 1)
@@ -79,10 +79,12 @@ def test_codes_follow_the_cuts_and_decoding_stays_in_the_bin(integer):
     again = bins.codes(schema, *schema.encode(pd.DataFrame({"income": decoded, "y": "a"}))[:2])
     assert np.array_equal(again[:, 0], sampled[:, 0])
     edges = np.array([0, *BRACKETS, 1_000_000])
-    inner = sampled[:, 0] > 0
+    top = len(BRACKETS) + 2
+    inner = (sampled[:, 0] > 0) & (sampled[:, 0] < top)
     k = sampled[inner, 0] - 1
-    assert np.all((decoded[inner] >= edges[k]) & (decoded[inner] <= edges[k + 1]))
-    assert np.all(decoded[~inner] == 0)
+    assert np.all((decoded[inner] >= edges[k]) & (decoded[inner] < edges[k + 1]))
+    assert np.all(decoded[sampled[:, 0] == 0] == 0)
+    assert np.all(decoded[sampled[:, 0] == top] == 1_000_000)
     if integer:
         assert np.array_equal(decoded, np.round(decoded))
 
@@ -111,7 +113,7 @@ def test_declared_brackets_keep_a_skewed_columns_quantiles():
 
 def test_n_bins_does_not_change_declared_cuts():
     bins = model.Bins.from_schema(_schema(BRACKETS), 4)
-    assert bins.sizes[0] == len(BRACKETS) + 2
+    assert bins.sizes[0] == len(BRACKETS) + 3
     synth = TableSynthesizer(1.0, _schema(BRACKETS), random_state=0, n_bins=4).fit(_incomes(500))
     assert synth.release_.data.income.max() <= 1_000_000
 

@@ -53,22 +53,24 @@ def test_bins_are_equal_widths_of_the_log_scale_and_decode_inside_them(integer):
     schema = _schema(integer=integer)
     col = schema.columns[0]
     bins = model.Bins.from_schema(schema, 16)
-    assert bins.kinds[0] == "binned" and bins.sizes[0] == 17
+    assert bins.kinds[0] == "binned" and bins.sizes[0] == 18  # 16 bins and the two bounds
     values = np.array([0.0, 1.0, 10.0, 1000.0, 30_000.0, 999_999.0, 1_000_000.0])
     X, y = schema.encode(pd.DataFrame({"income": values, "y": "a"}))[:2]
     codes = bins.codes(schema, X, y)[:, 0]
     expected = 1 + np.minimum(np.floor(np.log1p(values) / np.log1p(1e6) * 16), 15)
+    expected = np.where(values == 1e6, 17, expected)
     assert codes.tolist() == np.where(values == 0, 0, expected).tolist()
     rng = np.random.default_rng(0)
-    sampled = np.stack([rng.integers(0, 17, 6000), rng.integers(0, 2, 6000)], 1)
+    sampled = np.stack([rng.integers(0, 18, 6000), rng.integers(0, 2, 6000)], 1)
     decoded, again = _round_trip(schema, sampled, bins)
     edges = col.from_unit(np.linspace(0, 1, 17))
-    inner = sampled[:, 0] > 0
+    inner = (sampled[:, 0] > 0) & (sampled[:, 0] < 17)
     k = sampled[inner, 0] - 1
-    assert np.all(decoded[~inner] == 0)
+    assert np.all(decoded[sampled[:, 0] == 0] == 0)
+    assert np.all(decoded[sampled[:, 0] == 17] == 1e6)
     if not integer:
         assert np.array_equal(again, sampled[:, 0])
-        assert np.all((decoded[inner] >= edges[k] * (1 - 1e-12)) & (decoded[inner] <= edges[k + 1]))
+        assert np.all((decoded[inner] >= edges[k] * (1 - 1e-12)) & (decoded[inner] < edges[k + 1]))
         # log-uniform within a bin: the share below a bin's log-midpoint is about a half
         top = sampled[:, 0] == 12
         mid = col.from_unit(11.5 / 16)
@@ -76,7 +78,7 @@ def test_bins_are_equal_widths_of_the_log_scale_and_decode_inside_them(integer):
     else:
         assert np.array_equal(decoded, np.round(decoded))
         # a bin holding an integer (every bin above the first two) decodes to one of its own
-        holds = sampled[:, 0] >= 3
+        holds = sampled[:, 0] >= 3  # the upper bound's code included
         assert np.array_equal(again[holds], sampled[holds, 0])
 
 
@@ -87,15 +89,16 @@ def test_declared_cuts_of_a_log_column_code_and_decode_as_declared(integer):
     assert bins.kinds[0] == "cut"
     values = np.array([0, 1, 2499, 2500, 2501, 5000, 159_999, 160_000, 1_000_000], dtype=float)
     X, y = schema.encode(pd.DataFrame({"income": values, "y": "a"}))[:2]
-    assert bins.codes(schema, X, y)[:, 0].tolist() == [0, 1, 1, 2, 2, 3, 7, 8, 8]
+    assert bins.codes(schema, X, y)[:, 0].tolist() == [0, 1, 1, 2, 2, 3, 7, 8, 9]
     rng = np.random.default_rng(0)
     sampled = np.stack([rng.integers(0, bins.sizes[0], 5000), rng.integers(0, 2, 5000)], 1)
     decoded, again = _round_trip(schema, sampled, bins)
     assert np.array_equal(again, sampled[:, 0])
     edges = np.array([0, *BRACKETS, 1_000_000])
-    inner = sampled[:, 0] > 0
+    inner = (sampled[:, 0] > 0) & (sampled[:, 0] < 9)
     k = sampled[inner, 0] - 1
-    assert np.all((decoded[inner] >= edges[k]) & (decoded[inner] <= edges[k + 1]))
+    assert np.all((decoded[inner] >= edges[k]) & (decoded[inner] < edges[k + 1]))
+    assert np.all(decoded[sampled[:, 0] == 9] == 1_000_000)
     # log-uniform within [160000, 1e6): most values below the arithmetic middle
     last = sampled[:, 0] == 8
     assert np.mean(decoded[last] < 580_000) > 0.7

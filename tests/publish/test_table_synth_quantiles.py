@@ -129,7 +129,7 @@ def test_the_cut_points_are_released_and_fix_the_codes():
     stated = " ".join(synth.release_.guarantee.assumptions)
     assert "'income', 'age': each cut near its quantiles" in stated
     bins = synth._plan.bins
-    assert bins.kinds[0] == "cut" and bins.sizes[0] == len(cuts["income"]) + 2
+    assert bins.kinds[0] == "cut" and bins.sizes[0] == len(cuts["income"]) + 3
     data = synth.sample(2000, random_state=1)
     assert data.income.between(0, 1_000_000).all()
 

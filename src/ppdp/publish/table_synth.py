@@ -312,9 +312,9 @@ def _with_bins(plan: Plan, n_bins: int) -> Plan:
     sizes = tuple(
         size
         if kind in ("categorical", "cut")  # declared: n_bins does not apply
-        else n_bins + 1
-        if kind == "binned"
-        else min(size, n_bins + 1)
+        else n_bins + 2  # the bounds' own codes and n_bins bins
+        if kind == "binned" or size > n_bins  # one code per integer: binned above n_bins
+        else size
         for size, kind in zip(plan.bins.sizes, plan.bins.kinds, strict=True)
     )
     return dataclasses.replace(plan, bins=dataclasses.replace(plan.bins, sizes=sizes))
@@ -453,9 +453,9 @@ class TableSynthesizer(Publisher):
     keep their declared levels; a numeric column whose declared integer domain has at most
     ``n_bins`` values keeps one level per value, any other numeric column is cut into
     ``n_bins`` equal-width bins over its declared bounds (values decode uniformly within
-    their bin) plus one level for the lower bound itself (so the zeros of a zero-heavy column
-    decode to 0, not across the first bin). ``fit`` then spends a zCDP budget ρ, the largest
-    whose conversion gives (ε, δ)-DP, in one of two ways:
+    their bin) plus one level for each bound itself (so the zeros of a zero-heavy column
+    decode to 0 and a rate's ones to 1, not across the end bins). ``fit`` then spends a zCDP
+    budget ρ, the largest whose conversion gives (ε, δ)-DP, in one of two ways:
 
     - ``"tree"``: Gaussian (label, x) tables for every feature x (1-way tables without a
       label), then a spanning tree over the features chosen edge by edge with the
@@ -1092,7 +1092,7 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
     Read from the fitted model, that is from the noisy tables: it costs no privacy."""
     for a, code, share in crowded_end_bins(model, bins):
         col = schema.column(bins.names[a])
-        inner = bins.sizes[a] - 1
+        inner = bins.sizes[a] - 2  # the bins between the bounds' own codes
         lo, hi = col.from_unit(np.array([code - 1, code]) / inner)
         which = "first" if code == 1 else "last"
         # A log scale spreads values crowded low in a wide range; it cannot help values

@@ -107,13 +107,15 @@ class Bins:
 
     Categorical columns keep their declared categories; a numeric column whose declared
     domain holds at most ``n_bins`` integers gets one code per integer; any other numeric
-    column gets ``n_bins + 1`` codes: code 0 for a value exactly at its declared lower
-    bound, then ``n_bins`` equal-width bins over ``(lower, upper]``; a column that declares
-    ``cuts`` gets code 0 for its lower bound, then one bin per interval between its bounds and
-    cut points (``n_bins`` does not apply). The bound's own code keeps the mass of zero-heavy
-    columns (capital gains: mostly 0) and of values clamped to the lower bound at the bound,
-    instead of spreading it over the first bin. The label, when declared, is the last
-    attribute.
+    column gets ``n_bins + 2`` codes: code 0 for a value exactly at its declared lower
+    bound, then ``n_bins`` equal-width bins over ``(lower, upper)``, then the last code for a
+    value exactly at its upper bound; a column that declares ``cuts`` gets code 0 for its
+    lower bound, one bin per interval between its bounds and cut points (``n_bins`` does not
+    apply), and the last code for its upper bound. The bounds' own codes keep the mass of
+    zero-heavy columns (capital gains: mostly 0), of rates at 1 (KDD Cup's
+    ``same_srv_rate``: 77 % of the rows), of top-coded values and of values clamped to a
+    bound at the bound, instead of spreading it over the end bin
+    (``benchmarks/synth/bound_codes.py``). The label, when declared, is the last attribute.
     """
 
     names: tuple[str, ...]
@@ -140,10 +142,10 @@ class Bins:
         weights: Mapping[int, NDArray[np.float64]] | None = None,
     ) -> Bins:
         """These bins with the attributes of ``cuts`` cut there (one code per interval,
-        after the lower bound's own code), decoding by ``weights`` where given."""
+        between the bounds' own codes), decoding by ``weights`` where given."""
         sizes, kinds = list(self.sizes), list(self.kinds)
         for j, points in cuts.items():
-            sizes[j], kinds[j] = len(points) + 2, "cut"
+            sizes[j], kinds[j] = len(points) + 3, "cut"
         return dataclasses.replace(
             self,
             sizes=tuple(sizes),
@@ -164,13 +166,13 @@ class Bins:
                 assert isinstance(col, NumericColumn)
                 values = math.floor(col.upper) - math.ceil(col.lower) + 1
                 if col.cuts is not None:
-                    sizes.append(len(col.cuts) + 2)  # the lower bound, then the intervals
+                    sizes.append(len(col.cuts) + 3)  # the lower bound, intervals, the upper
                     kinds.append("cut")
                 elif col.integer and values <= n_bins:
                     sizes.append(max(values, 1))
                     kinds.append("integer")
                 else:
-                    sizes.append(n_bins + 1)  # the lower bound, then n_bins bins
+                    sizes.append(n_bins + 2)  # the lower bound, n_bins bins, the upper
                     kinds.append("binned")
         if schema.label is not None:
             names.append(schema.label.name)
@@ -198,11 +200,11 @@ class Bins:
                 b = block[:, 0]
                 positions = _cut_positions(col, self.cuts_of(j, col))
                 inside = 1 + np.searchsorted(positions, b, side="right")
-                out[:, j] = np.where(b <= 0.0, 0, inside)
+                out[:, j] = np.where(b <= 0.0, 0, np.where(b >= 1.0, size - 1, inside))
             else:
                 b = block[:, 0]
-                inside = 1 + np.clip(np.floor(b * (size - 1)), 0, size - 2)
-                out[:, j] = np.where(b <= 0.0, 0, inside)
+                inside = 1 + np.clip(np.floor(b * (size - 2)), 0, size - 3)
+                out[:, j] = np.where(b <= 0.0, 0, np.where(b >= 1.0, size - 1, inside))
         if self.has_label:
             assert y is not None
             out[:, -1] = y
@@ -234,9 +236,10 @@ class Bins:
                 else:
                     v = _within_cuts(col, cuts, c, u)
             else:
-                k = np.maximum(c - 1, 0)  # the bin, for codes 1 … size - 1
+                k = np.clip(c - 1, 0, size - 3)  # the bin, for codes 1 … size - 2
                 u = np.asarray(noise.uniform(n, random_state=source), dtype=np.float64)
-                v = np.where(c == 0, col.lower, _within_bins(col, size - 1, k, u))
+                inner = _within_bins(col, size - 2, k, u)
+                v = np.where(c == 0, col.lower, np.where(c == size - 1, col.upper, inner))
             X[:, sl.start] = col.to_unit(v)
         y = codes[:, -1].copy() if self.has_label else None
         return X, y
@@ -247,25 +250,22 @@ def _within_bins(
 ) -> NDArray[np.float64]:
     """Values in bin ``k`` of ``inner`` equal-width bins of the encoded ``[0, 1]``, drawn by
     ``u``: uniform within the bin on the column's scale (log-uniform in value for a log
-    column); an integer column: an integer of the bin above the lower bound."""
+    column); an integer column: an integer of the bin strictly between the bounds (they
+    have codes of their own), or the bin's nearest when it holds none."""
     if col.scale == "linear":
         span = col.upper - col.lower
         v = col.lower + (k + u) * (span / inner)
         if col.integer:
-            lo = np.maximum(np.ceil(col.lower + k * (span / inner)), math.ceil(col.lower) + 1)
-            hi = np.where(
-                k == inner - 1,
-                math.floor(col.upper),
-                np.ceil(col.lower + (k + 1) * (span / inner)) - 1,
-            )
-            hi = np.maximum(hi, lo)
+            lo = np.maximum(np.ceil(col.lower + k * (span / inner)), col.lower + 1)
+            hi = np.ceil(col.lower + (k + 1) * (span / inner)) - 1
+            hi = np.maximum(np.minimum(hi, col.upper - 1), lo)
             v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
         return v
     v = col.from_unit((k + u) / inner)
     if col.integer:
-        lo = np.maximum(np.ceil(col.from_unit(k / inner)), math.ceil(col.lower) + 1)
+        lo = np.maximum(np.ceil(col.from_unit(k / inner)), col.lower + 1)
         top = np.ceil(col.from_unit((k + 1) / inner)) - 1
-        hi = np.maximum(np.where(k == inner - 1, math.floor(col.upper), top), lo)
+        hi = np.maximum(np.minimum(top, col.upper - 1), lo)
         v = np.clip(np.ceil(v), lo, hi)
     return v
 
@@ -279,10 +279,11 @@ def _within_weighted(
     second: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """Values of a column cut on fine edges (:func:`quantile_cuts`): code 0 is the lower
-    bound; code ``k ≥ 1`` picks a fine bin of its interval with probability proportional
-    to ``weights`` (uniformly when they are all 0 there) using ``u``, then a value uniform
-    within that fine bin using ``second`` (on the column's scale: the fine bins are equal
-    widths of the encoded ``[0, 1]``). Post-processing of released counts."""
+    bound and the last code (``len(cuts) + 2``) the upper; code ``k ≥ 1`` picks a fine bin
+    of its interval with probability proportional to ``weights`` (uniformly when they are
+    all 0 there) using ``u``, then a value uniform within that fine bin using ``second`` (on
+    the column's scale: the fine bins are equal widths of the encoded ``[0, 1]``).
+    Post-processing of released counts."""
     steps = np.rint(col.to_unit(cuts) * FINE_BINS).astype(np.int64)
     starts = np.concatenate([[0], steps])  # fine bin where each interval starts
     ends = np.concatenate([steps, [FINE_BINS]])
@@ -295,7 +296,8 @@ def _within_weighted(
     flat = lo + np.floor(u * (hi - lo)).astype(np.int64)
     fine = np.clip(np.where(mass > 0, weighted, flat), lo, hi - 1)
     v = col.from_unit((fine + second) / FINE_BINS)
-    return np.where(codes == 0, col.lower, v)
+    upper = codes == len(starts) + 1
+    return np.where(codes == 0, col.lower, np.where(upper, col.upper, v))
 
 
 def decoding_weights(
@@ -319,9 +321,10 @@ def _cut_positions(col: NumericColumn, cuts: Sequence[float]) -> NDArray[np.floa
 def _within_cuts(
     col: NumericColumn, cuts: Sequence[float], codes: NDArray[np.int64], u: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """Values of a column cut at ``cuts``: code 0 is the lower bound; code ``k ≥ 1`` is
-    uniform on ``[e_{k−1}, e_k)`` of the edges ``lower, cuts…, upper`` (an integer column:
-    uniform over the integers of that interval above the lower bound). For a log column,
+    """Values of a column cut at ``cuts``: code 0 is the lower bound and the last code
+    (``len(cuts) + 2``) the upper; code ``k ≥ 1`` is uniform on ``[e_{k−1}, e_k)`` of the
+    edges ``lower, cuts…, upper`` (an integer column: uniform over the integers of that
+    interval strictly between the bounds). For a log column,
     uniform on the log scale (:meth:`NumericColumn.to_unit`) within the interval, and an
     integer column rounds such a value up into the interval's integers."""
     edges = np.array([col.lower, *cuts, col.upper])
@@ -333,14 +336,14 @@ def _within_cuts(
         at = col.to_unit(edges)
         v = col.from_unit(at[k] + u * (at[k + 1] - at[k]))
     if col.integer:
-        lo = np.maximum(np.ceil(lo_edge), math.ceil(col.lower) + 1)
-        last = k == len(edges) - 2
-        hi = np.maximum(np.where(last, math.floor(col.upper), np.ceil(hi_edge) - 1), lo)
+        lo = np.maximum(np.ceil(lo_edge), col.lower + 1)
+        hi = np.maximum(np.minimum(np.ceil(hi_edge) - 1, col.upper - 1), lo)
         if col.scale == "linear":
             v = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
         else:
             v = np.clip(np.ceil(v), lo, hi)
-    return np.where(codes == 0, col.lower, np.minimum(v, col.upper))
+    v = np.where(codes == len(edges), col.upper, np.minimum(v, col.upper))
+    return np.where(codes == 0, col.lower, v)
 
 
 #: Private-quantile binning (``binning="private-quantiles"``) measures a column in two
@@ -356,22 +359,22 @@ OCCUPIED_SIGMAS = 3.0
 
 def fine_codes(col: NumericColumn, encoded: NDArray[np.float64]) -> NDArray[np.int64]:
     """Codes of a numeric column's encoded values on :data:`FINE_BINS` equal-width bins:
-    ``-1`` for the lower bound itself (it keeps a code of its own, outside these
+    ``-1`` for either bound itself (each keeps a code of its own, outside these
     histograms), else ``floor(b · FINE_BINS)``; the coarse bin is ``code // SUB_BINS``."""
     b = np.asarray(encoded, dtype=np.float64)
     inside = np.clip(np.floor(b * FINE_BINS), 0, FINE_BINS - 1)
-    return np.where(b <= 0.0, -1, inside).astype(np.int64)
+    return np.where((b <= 0.0) | (b >= 1.0), -1, inside).astype(np.int64)
 
 
 def coarse_table(fine: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Counts of the :data:`COARSE_BINS` coarse bins (values at the lower bound left out)."""
+    """Counts of the :data:`COARSE_BINS` coarse bins (values at the bounds left out)."""
     inside = fine[fine >= 0]
     return np.bincount(inside // SUB_BINS, minlength=COARSE_BINS).astype(np.float64)
 
 
 def fine_histogram(fine: NDArray[np.int64]) -> NDArray[np.int64]:
     """Exact counts of the :data:`FINE_BINS` fine bins of :func:`fine_codes` (values at the
-    lower bound left out): :func:`coarse_of` and :func:`sub_bins_of` read the same counts
+    bounds left out): :func:`coarse_of` and :func:`sub_bins_of` read the same counts
     from it as :func:`coarse_table` and :func:`sub_table` from the codes, and histograms of
     disjoint row sets add up (the partitions of a distributed table)."""
     inside = fine[fine >= 0]
@@ -432,7 +435,7 @@ def occupied_bins(noisy_coarse: NDArray[np.float64], sigma: float) -> NDArray[np
 
 def sub_table(fine: NDArray[np.int64], occupied: NDArray[np.int64]) -> NDArray[np.float64]:
     """Counts of the :data:`SUB_BINS` sub-bins of each ``occupied`` coarse bin, in order;
-    a row elsewhere (or at the lower bound) is in no cell, so one row still moves at most
+    a row elsewhere (or at a bound) is in no cell, so one row still moves at most
     one cell (the L2 sensitivity of a count table)."""
     slot = np.full(COARSE_BINS, -1, dtype=np.int64)
     slot[occupied] = np.arange(occupied.size)
@@ -1204,7 +1207,7 @@ def crowded_end_bins(model: Model | JointModel, bins: Bins) -> list[tuple[int, i
     Such a column's values lie in a small part of its declared range (a skewed column such
     as an income, or bounds far wider than the values), so the release keeps almost nothing
     of how they spread. A crowded middle bin (Adult's 40 hours a week) is a real spike and
-    is not reported; the lower bound's own code (zero-heavy columns) is not a bin.
+    is not reported; the bounds' own codes (zero-heavy columns, rates at 1) are not bins.
     Post-processing of the model, so it can be said without further privacy cost.
     """
     out = []
@@ -1215,7 +1218,7 @@ def crowded_end_bins(model: Model | JointModel, bins: Bins) -> list[tuple[int, i
         total = counts.sum()
         if not total > 0:
             continue
-        for code in (1, bins.sizes[a] - 1):
+        for code in (1, bins.sizes[a] - 2):
             share = float(counts[code] / total)
             if share >= CROWDED_SHARE:
                 out.append((a, code, share))
