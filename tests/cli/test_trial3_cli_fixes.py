@@ -216,8 +216,18 @@ def test_train_without_a_ledger_warns_once_in_cli_words(table, tmp_path, capsys)
     argv = ["train", "logreg", str(data), "--schema", str(schema), "--epsilon", "1"]
     assert main([*argv, "-o", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
-    assert "warning: no --ledger given; the spend is not recorded anywhere" in err
+    assert "warning: no --ledger given; the spend of ε=1 is not recorded anywhere" in err
     assert "UnaccountedFitWarning" not in err and "accountant=acct" not in err
+
+
+def test_train_with_a_bad_parameter_gives_only_the_error(table, tmp_path, capsys):
+    """The no-ledger warning follows the parameter checks: a refused --gamma spent nothing,
+    and the warning about an unrecorded spend came first and read as if it had."""
+    data, schema = table
+    argv = ["train", "rbf-svm", str(data), "--schema", str(schema), "--epsilon", "1"]
+    assert main([*argv, "--gamma", "-1", "-o", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["ppdp: error: --gamma (-1.0) must be a finite number > 0"]
 
 
 # -- 6. what an add/remove ε is worth -------------------------------------------------------

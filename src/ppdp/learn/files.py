@@ -317,8 +317,6 @@ def train_model_file(
         raise ParameterError("ledger and accountant: give one of them, not both")
     own = Accountant.open_existing(ledger) if ledger is not None else None
     acct = own if own is not None else accountant
-    if acct is None and say is not None and not dry_run:  # a dry run's summary says it
-        say("warning: no --ledger given; the spend is not recorded anywhere")
     try:
         refuse_released_retry(acct, idempotency_key, output)
         result = _train_model_file(
@@ -424,6 +422,8 @@ def _train_model_file(
         options=options,
     )
     cost = est.privacy_budget()  # validates every parameter; reads no data
+    if accountant is None and not dry_run:  # said once the parameters hold; a dry run says it
+        tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
     if accountant is not None:
         from ppdp.accounting import check_charges
 
