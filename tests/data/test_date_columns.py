@@ -263,3 +263,33 @@ def test_schema_check_says_the_date_bounds_as_dates(tmp_path):
     (row,) = [line for line in lines if line.strip().startswith("seen")]
     assert row.split()[1:5] == ["[2015-01-01,", "2024-12-31]", "1", "33.3%"]
     assert any("1 value(s) are not dates" in line for line in lines)
+
+
+def test_a_date_bound_without_date_true_says_what_to_declare():
+    with pytest.raises(SchemaError) as info:
+        Schema.from_dict(
+            {
+                "columns": [
+                    {"name": "d", "type": "numeric", "lower": dt.date(2015, 1, 1), "upper": 1}
+                ]
+            }
+        )
+    assert str(info.value) == (
+        "column 'd': lower (datetime.date(2015, 1, 1)) must be a finite number (a date: "
+        "declare date: true for a date column)"
+    )
+
+
+def test_a_drafted_date_column_with_missing_values_gets_the_middle_date(tmp_path):
+    from ppdp.data.schema_files import draft_schema_file
+
+    pytest.importorskip("pyarrow")
+    days = [dt.date(2020, 1, 1) + dt.timedelta(days=k) for k in range(40)]
+    df = pd.DataFrame({"d": days, "x": np.linspace(0.5, 4.4, 40)})
+    df.loc[3, "d"] = None
+    df.to_parquet(tmp_path / "t.parquet", index=False)  # stored as date32
+    result = draft_schema_file(tmp_path / "t.parquet", output=tmp_path / "s.yaml")
+    col = result.schema.column("d")
+    assert col.to_dict()["lower"] == "2020-01-01" and col.to_dict()["upper"] == "2020-02-09"
+    assert result.schema.nan_policy == "impute" and day_text(col.impute) == "2020-01-20"
+    assert any("missing values in 'd' (1)" in w for w in result.warnings)

@@ -6,9 +6,11 @@ Each declaration is a frozen value object validated on construction; a problem r
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
 import numbers
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,7 +45,12 @@ def _check_name(where: str, name: Any) -> str:
 
 def _check_bound(col: str, key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise SchemaError(f"column {col!r}: {key} ({value!r}) must be a finite number")
+        hint = ""
+        if isinstance(value, datetime.date) or (
+            isinstance(value, str) and re.fullmatch(r"\s*\d{4}-\d{1,2}-\d{1,2}\s*", value)
+        ):
+            hint = " (a date: declare date: true for a date column)"
+        raise SchemaError(f"column {col!r}: {key} ({value!r}) must be a finite number{hint}")
     v = float(value)
     if not math.isfinite(v):
         raise SchemaError(f"column {col!r}: {key} ({v!r}) must be a finite number")
