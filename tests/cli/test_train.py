@@ -145,7 +145,11 @@ BAD_TRAIN = [
     (["--epsilon", "1", "--regularization", "0"], {}, "regularization"),
     (["--epsilon", "5"], {}, "budget"),
     (["--epsilon", "1"], {"schema": "nolabel.json"}, "no label"),
-    (["--epsilon", "1"], {"schema": "three.json"}, "has 3 classes"),
+    (
+        ["--epsilon", "1"],
+        {"schema": "three.json"},
+        "has 3 classes; the private classifiers need exactly two: derive a two-class",
+    ),
     (["--epsilon", "1"], {"data": "nan.csv"}, "'age': 1 missing"),
     (["--epsilon", "1"], {"data": "one_class.csv"}, "1 class"),
     (["--epsilon", "1"], {"data": "no_sex.csv"}, "missing column(s) 'sex'"),

@@ -259,3 +259,16 @@ def test_save_model_of_a_schema_learner(bank, tmp_path) -> None:
     other = Schema.from_dict({**SCHEMA.to_dict(), "row_norm_bound": 1.0})
     with pytest.raises(ParameterError, match="schema= "):
         save_model(clf, tmp_path / "m3.json", schema=other)
+
+
+def test_a_schema_without_a_two_class_label_says_what_to_declare() -> None:
+    """A features-only schema said 'label with 0 classes'; a 23-class label (KDD Cup's
+    attack types) gave no hint that one class against the rest is the way."""
+    cols = [{"name": "a", "type": "numeric", "lower": 0, "upper": 1}]
+    none = Schema.from_dict({"columns": cols})
+    many = Schema.from_dict({"columns": cols, "label": {"name": "t", "classes": list("pqr")}})
+    df = pd.DataFrame({"a": [0.1, 0.9], "t": ["p", "q"]})
+    with pytest.raises(ParameterError, match=r"schema \(no label\) must declare the label"):
+        PrivateLogisticRegression(schema=none).fit(df[["a"]], df["t"])
+    with pytest.raises(ParameterError, match=r"one class against the rest, e.g. 'p' or not"):
+        PrivateLogisticRegression(schema=many).fit(df)

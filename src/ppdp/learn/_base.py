@@ -231,11 +231,19 @@ def declared_classes(schema: Schema | None, classes: Any, name: str) -> NDArray[
     """
     from_schema = None
     if schema is not None:
-        if schema.label is None or schema.label.n_classes != 2:
-            k = 0 if schema.label is None else schema.label.n_classes
+        if schema.label is None:
             raise ParameterError(
-                f"schema (label with {k} classes) must declare a label with exactly two "
-                f"classes for {name}"
+                f"schema (no label) must declare the label {name} learns, with exactly two "
+                "classes (label: {name: COLUMN, classes: [A, B]}); the features are read "
+                "from the schema's columns"
+            )
+        if schema.label.n_classes != 2:
+            label = schema.label
+            raise ParameterError(
+                f"schema (label with {label.n_classes} classes) must declare a label with "
+                f"exactly two classes for {name}, a binary classifier: derive a two-class "
+                f"column from {label.name!r} (one class against the rest, e.g. "
+                f"{label.classes[0]!r} or not) and declare that as the label"
             )
         from_schema = check_declared_classes(list(schema.label.classes))
     if classes is None:

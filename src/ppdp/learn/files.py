@@ -165,7 +165,9 @@ def _binary_schema(schema: Schema) -> Schema:
     if len(schema.label.classes) != 2:
         raise ParameterError(
             f"schema label {schema.label.name!r} has {len(schema.label.classes)} classes; the "
-            "private classifiers need exactly two"
+            "private classifiers need exactly two: derive a two-class column from it (one "
+            f"class against the rest, e.g. {schema.label.classes[0]!r} or not) and declare "
+            "that as the label"
         )
     return schema
 
