@@ -216,9 +216,9 @@ def parse_dates(
             iso = pd.to_datetime(texts, format=ISO_FORMAT, errors="coerce")
             found = np.where(np.isnan(found), _days_of_datetimes(iso), found)
         days[is_text] = found
-    is_date = np.fromiter(
-        (isinstance(v, _dt.date | np.datetime64) for v in values), dtype=bool, count=n
-    )
+    others = np.flatnonzero(~is_text)
+    is_date = np.zeros(n, dtype=bool)
+    is_date[others] = [isinstance(v, _dt.date | np.datetime64) for v in values[others]]
     if is_date.any():
         days[is_date] = _days_of_objects(values[is_date])
     not_dates = present & np.isnan(days)

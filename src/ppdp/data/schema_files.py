@@ -314,7 +314,7 @@ def identifier_warnings(schema: Any, df: Any, *, min_rows: int = 20) -> list[str
     bounds are arbitrary, declared categorical every row is its own category, and either way
     each record is singled out. Flagged: at least ``min_rows`` values, distinct in at least
     99% of them, integers or text (a continuous measurement is distinct in every row too
-    and is not flagged).
+    and is not flagged, nor is a date column: a run of distinct dates is a feature).
     """
     import numpy as np
     import pandas as pd
