@@ -407,6 +407,14 @@ LEARNERS.register(
     "ppdp.learn.rbf_svm:HybridRBFSVM",
     *_kernel("none, private, public"),
     option("--rho-max-iter", "rho_max_iter", "L-BFGS iterations for ρ", type=int),
+    option(
+        "--rho-fit-rows",
+        "rho_fit_rows",
+        "at most this many public rows (a uniform subsample) enter the ρ fit, whose time grows "
+        "with their square (default 5000; the overlap check reads every row)",
+        type=int,
+        metavar="N",
+    ),
     switch("--no-overlap-check", "check_overlap", "no warning when public rows equal private ones"),
     summary="RBF-kernel SVM whose random features are fitted to public rows (--public)",
 )

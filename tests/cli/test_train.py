@@ -261,6 +261,12 @@ def test_training_says_what_it_does_and_quiet_drops_it(files, tmp_path, capsys):
     quiet = _train(files, tmp_path, "logreg", "--epsilon", "1", out=tmp_path / "q.json")
     assert main([*quiet, "--seed", "1", "-q"]) == 0
     assert "ppdp train: reading" not in capsys.readouterr().err
+    capped = _train(files, tmp_path, "hybrid-svm", "--epsilon", "1", "--public", public,
+                    "--rho-fit-rows", "40", out=tmp_path / "capped.json")  # fmt: skip
+    assert main([*capped, "--no-overlap-check", "--seed", "1"]) == 0
+    assert "frequencies are fitted to 40 of the 100 public rows (--rho-fit-rows) first" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_feature_crowded_near_0_is_named_with_the_log_scale(tmp_path, capsys):

@@ -345,6 +345,30 @@ def test_hybrid_fits_rho_on_public_rows_and_uses_the_same_noise(acct) -> None:
     assert acct.spent.epsilon == pytest.approx(1.0)
 
 
+def test_hybrid_fits_rho_on_at_most_rho_fit_rows_public_rows() -> None:
+    """A public sample above ``rho_fit_rows`` is subsampled for the fit (its cost is
+    quadratic in the rows): ρ is the fit on the seeded uniform subsample, exactly; at or
+    under the cap, and with ``None``, the fit reads every row (the default keeps every
+    published result, fitted on at most 500 rows, as it was)."""
+    from ppdp.learn.rff import fit_frequencies
+
+    X, y = _data(200)
+    public = np.random.default_rng(8).random((90, 4))
+    kw = dict(epsilon=1.0, C=5.0, gamma=2.0, n_components=6, feature_random_state=3)
+    kw |= dict(rho_max_iter=20, random_state=0)
+    capped = HybridRBFSVM(public, rho_fit_rows=40, **kw).fit(X, y)
+    keep = np.sort(np.random.default_rng(3).choice(90, 40, replace=False))
+    alone = fit_frequencies(public[keep], n_components=6, gamma=2.0, random_state=3, max_iter=20)
+    np.testing.assert_array_equal(capped.rho_, alone.rho)
+    every = fit_frequencies(public, n_components=6, gamma=2.0, random_state=3, max_iter=20)
+    for cap in (None, 90, 5000):
+        whole = HybridRBFSVM(public, rho_fit_rows=cap, **kw).fit(X, y)
+        np.testing.assert_array_equal(whole.rho_, every.rho)
+    assert not np.array_equal(capped.rho_, every.rho)
+    with pytest.raises(ParameterError, match=r"rho_fit_rows \(1\) must be an integer >= 2"):
+        HybridRBFSVM(public, rho_fit_rows=1, **kw).fit(X, y)
+
+
 def test_hybrid_public_tuning_is_free_and_picks_from_the_grid(acct) -> None:
     X, y = _data(300)
     pub_X, pub_y = _data(60, seed=11)

@@ -477,10 +477,14 @@ def _train_model_file(
             schema=sch,
         )
     fitted_first = ""
-    if public_X is not None:  # the frequencies: a fit over every pair of public rows
+    if public_X is not None:  # the frequencies: a fit over every pair of its public rows
+        cap = getattr(est, "rho_fit_rows", None)
+        rows = f"the {len(public_X):,} public rows"
+        if cap is not None and len(public_X) > cap:
+            rows = f"{cap:,} of {rows} (--rho-fit-rows)"
         fitted_first = (
-            f"; the frequencies are fitted to the {len(public_X):,} public rows first (the "
-            "time grows with the square of their number)"
+            f"; the frequencies are fitted to {rows} first (the time grows with the square "
+            "of their number)"
         )
     tell(f"{len(X):,} rows; checking the data and training {kind} ({cost}){fitted_first}")
     est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
