@@ -293,3 +293,19 @@ def test_a_drafted_date_column_with_missing_values_gets_the_middle_date(tmp_path
     assert col.to_dict()["lower"] == "2020-01-01" and col.to_dict()["upper"] == "2020-02-09"
     assert result.schema.nan_policy == "impute" and day_text(col.impute) == "2020-01-20"
     assert any("missing values in 'd' (1)" in w for w in result.warnings)
+
+
+def test_distinct_dates_are_not_called_an_identifier():
+    from ppdp.data.schema_files import identifier_warnings
+
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "seen", "type": "numeric", "date": True, "lower": LOWER, "upper": UPPER},
+                {"name": "visit", "type": "numeric", "lower": 0, "upper": 100, "integer": True},
+            ]
+        }
+    )
+    df = pd.DataFrame({"seen": day_texts(np.arange(LO_DAY, LO_DAY + 30)), "visit": range(30)})
+    (line,) = identifier_warnings(schema, df)  # the distinct visit numbers are, the dates not
+    assert line.startswith("column 'visit': 30 distinct values")
