@@ -83,7 +83,8 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 continue
             lines.append(
                 f"       {col.name}: b x declared range {r:g} = {d['noise_scale'] * r:.4g} "
-                "expected absolute error before clipping, in the column's units"
+                "expected absolute error before clipping, in "
+                + ("days (a date column)" if getattr(col, "date", False) else "the column's units")
             )
     return lines
 

@@ -119,6 +119,8 @@ def encode_report(schema: Any, df: Any, *, on_invalid: str = "raise") -> Any:
 
 def warn_clipping(schema: Any, report: Any, say: Any) -> None:
     """One warning line per column with more than 5 % of its values clipped (custodian-side)."""
+    from ppdp.data.schema_files import bounds_text
+
     n = int(report.n_rows)
     if n < 1:
         return
@@ -127,7 +129,7 @@ def warn_clipping(schema: Any, report: Any, say: Any) -> None:
         if k / n > CLIP_WARN_SHARE:
             say(
                 f"warning: column {col.name!r}: {k:,} of {n:,} values ({k / n:.1%}) lie outside "
-                f"the declared bounds [{col.lower:g}, {col.upper:g}] and were clipped; widen "
+                f"the declared bounds {bounds_text(col)} and were clipped; widen "
                 "the bounds in the schema if they are public knowledge"
             )
 
@@ -147,8 +149,11 @@ CROWDED_SHARE = 0.5
 def warn_crowded_features(schema: Any, X: Any, say: Any) -> None:
     """One warning line per linear numeric feature whose encoded values crowd into the
     lowest sixteenth of [0, 1] (values at the bound itself excluded): a skewed column
-    declared on a wide range, which a learner barely sees (custodian-side)."""
+    declared on a wide range, which a learner barely sees (custodian-side). A date column,
+    which takes no log scale, is told to declare bounds closer to its dates."""
     import numpy as np
+
+    from ppdp.data.schema_files import bounds_text
 
     n = len(X)
     if n < 1:
@@ -159,11 +164,16 @@ def warn_crowded_features(schema: Any, X: Any, say: Any) -> None:
         u = X[:, schema.blocks[col.name].start]
         share = float(np.count_nonzero((u > 0.0) & (u < 1.0 / 16))) / n
         if share >= CROWDED_SHARE:
+            fix = (
+                "declare a lower bound closer to its dates, if public"
+                if col.date
+                else "declare 'scale: log' for it in the schema (or bounds closer to the "
+                "values, if public)"
+            )
             say(
                 f"warning: column {col.name!r}: {share:.0%} of its values lie in the lowest "
-                f"sixteenth of its declared range [{col.lower:g}, {col.upper:g}], so the "
-                "model sees them crowded near 0; declare 'scale: log' for it in the schema "
-                "(or bounds closer to the values, if public)"
+                f"sixteenth of its declared range {bounds_text(col)}, so the model sees them "
+                f"crowded near 0; {fix}"
             )
 
 
