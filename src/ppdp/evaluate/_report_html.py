@@ -510,8 +510,9 @@ its declared cut points (released values outside the bounds are counted in the e
 total-variation (TV) distance is half the sum of the absolute differences of the shares: 0 for
 the same distribution, 1 for disjoint ones.
 "TV of uniform" is the distance of the trivial release that draws values uniformly within
-the declared bounds. A large share of released values exactly at a bound is the mark of
-noise that was clipped.</p>
+the declared bounds. Compare the released share exactly at a bound with the real one: a
+released share well above it is the mark of noise that was clipped (a synthetic table keeps
+each bound's real share: rates at 1, zeros, top-coded values).</p>
 {columns}
 <h2>Pairwise association</h2>
 <h3>Correlation</h3>
