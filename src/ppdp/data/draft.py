@@ -771,7 +771,8 @@ def draft_schema(
             warnings.warn(
                 PPDPWarning(
                     f"column {name!r} has a different value in every row: it looks like an "
-                    "identifier and was left out of the draft (--exclude it to say so; "
+                    "identifier and was left out of the draft (exclude it to say so: --exclude, or "
+                    "exclude=[...] in Python; "
                     "declare it by hand if it is a real feature)"
                 ),
                 stacklevel=user_stacklevel(),
@@ -846,7 +847,8 @@ def draft_schema(
     _warn_columns(
         constant,
         "column(s) {names} hold one value in every row: a release learns nothing from them; "
-        "--exclude them unless the data to release will vary there",
+        "exclude them (--exclude, or exclude=[...] in Python) unless the data to release "
+        "will vary there",
     )
     _warn_columns(
         coded,
