@@ -309,3 +309,32 @@ def test_distinct_dates_are_not_called_an_identifier():
     df = pd.DataFrame({"seen": day_texts(np.arange(LO_DAY, LO_DAY + 30)), "visit": range(30)})
     (line,) = identifier_warnings(schema, df)  # the distinct visit numbers are, the dates not
     assert line.startswith("column 'visit': 30 distinct values")
+
+
+def test_a_schema_prints_as_its_yaml_file(tmp_path):
+    """``print(schema)`` and IPython show the YAML a user would write, dates as dates;
+    ``repr`` stays the dataclass's (a notebook trial printed one 4,000-character line)."""
+    from ppdp.data import Schema
+
+    spec = {
+        "columns": [
+            {"name": "seen", "type": "numeric", "date": True, "lower": "2020-01-01",
+             "upper": "2020-12-31"},
+            {"name": "colour", "type": "categorical", "categories": ["red", "blue"]},
+        ]
+    }  # fmt: skip
+    schema = Schema.from_dict(spec)
+    text = str(schema)
+    (tmp_path / "s.yaml").write_text(text, encoding="utf-8")
+    assert Schema.from_file(tmp_path / "s.yaml") == schema  # the printed text is the file
+    assert "lower: '2020-01-01'" in text and "name: colour" in text
+    assert repr(schema).startswith("Schema(columns=(NumericColumn(")
+
+    class Printer:
+        out = ""
+
+        def text(self, t: str) -> None:
+            Printer.out += t
+
+    schema._repr_pretty_(Printer(), False)
+    assert Printer.out == text

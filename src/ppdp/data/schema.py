@@ -457,6 +457,15 @@ class Schema:
         )
         return DRAFT_COMMENT + text if self.draft else text
 
+    def __str__(self) -> str:
+        """The schema as its YAML file reads (``print(schema)``; ``repr`` keeps the fields)."""
+        return self.to_yaml()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython and Jupyter show the YAML form: a drafted schema of 40 columns is one
+        unreadable line as a dataclass repr."""
+        printer.text("Schema(...)" if cycle else str(self))
+
     def to_file(self, path: str | os.PathLike[str]) -> Path:
         """Write the schema to ``path`` (``.json``, ``.yaml`` or ``.yml``), atomically."""
         dest = Path(path)
