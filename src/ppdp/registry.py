@@ -353,6 +353,24 @@ PUBLISHERS.register(
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 
+PUBLISHERS.register(
+    "groupby",
+    "ppdp.publish.groupby:GroupByPublisher",
+    option("--by", "by",
+           "categorical columns (or the label) to group by; every declared combination is a "
+           "group, empty ones included (default: the whole table)", metavar="COL,COL"),
+    option("--means", "means", "numeric columns whose per-group means (and sums) are released",
+           metavar="COL,COL"),
+    option("--count-share", "count_share",
+           "share of ε for the noisy counts, in (0, 1); the rest is split equally between the "
+           "--means columns (default: equal shares)", type=float),
+    option("--relation", "relation",
+           "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
+           "add/remove keeps n private and halves both sensitivities)",
+           choices=("replace-one", "add/remove")),
+    summary="noisy counts, sums and means per group of categorical columns (group by)",
+)  # fmt: skip
+
 #: ``ppdp train LEARNER``: private classifiers (a model file stores the class name).
 LEARNERS = Registry("learner")
 _LINEAR = (

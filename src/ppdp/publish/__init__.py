@@ -1,5 +1,6 @@
 """Publishing private tables: DP-PCA releases, DP-LDA synthetic data, LDA-DP projections, baselines,
-and marginal-based synthetic tables (TableSynthesizer).
+marginal-based synthetic tables (TableSynthesizer), and noisy counts and means by group
+(GroupByPublisher).
 
 Every publisher spends in ``fit`` only, in the order check → validate → spend → release
 (:mod:`ppdp.publish._base`), and its ``release_`` states the guarantee.
@@ -10,6 +11,7 @@ file and its guarantee.
 from ppdp.publish._base import Charge, Publisher, Release
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 from ppdp.publish.files import PublishResult, publish_table_file
+from ppdp.publish.groupby import GroupByPublisher
 from ppdp.publish.lda_projection import LDAProjectionPublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 from ppdp.publish.pca import DPPCAPublisher
@@ -20,6 +22,7 @@ __all__ = [
     "DPLDASynthesizer",
     "DPPCAPublisher",
     "ExponentialPublisher",
+    "GroupByPublisher",
     "LDAProjectionPublisher",
     "LaplacePublisher",
     "PublishResult",
