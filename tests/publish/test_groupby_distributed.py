@@ -75,5 +75,5 @@ def test_bad_input_is_the_in_memory_message_and_nothing_is_spent(tmp_path) -> No
         pub.fit(folder, accountant=acct, scheduler="sync")
     assert str(distributed.value) == str(in_memory.value)
     assert acct.history() == []
-    with pytest.raises(ParameterError, match="^output"):
+    with pytest.raises(ParameterError, match=r"^output"):
         pub.fit(folder, scheduler="sync", output=tmp_path / "out")
