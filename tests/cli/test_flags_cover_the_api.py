@@ -62,6 +62,7 @@ TRAIN = {
     "param_grid": "--param-grid",
     "feature_random_state": "--feature-seed",
     "rho_max_iter": "--rho-max-iter",
+    "rho_fit_rows": "--rho-fit-rows",
     "check_overlap": "--no-overlap-check",
     "public_X": "--public",
     "public_y": (None, "the label column of the --public table"),
