@@ -119,6 +119,10 @@ def test_count_share_sets_the_counts_share_and_splits_the_rest() -> None:
         ({"count_share": 0.5}, r"^count_share \(0.5\) splits .* but means is empty"),
         ({"relation": "sideways"}, r"^relation \('sideways'\) must be one of"),
         ({"epsilon": -1.0}, r"^epsilon"),
+        (
+            {"epsilon": 1e-6, "means": ["age"]},
+            r"^epsilon \(1e-06\): the share of each mean column .* use epsilon >= 3.05e-05$",
+        ),
     ],
 )
 def test_bad_parameters_are_one_line_and_spend_nothing(kw, match) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
+from ppdp.cli import main
 from ppdp.exceptions import DataValidationError, ParameterError
 from ppdp.publish import GroupByPublisher
 
@@ -75,5 +76,26 @@ def test_bad_input_is_the_in_memory_message_and_nothing_is_spent(tmp_path) -> No
         pub.fit(folder, accountant=acct, scheduler="sync")
     assert str(distributed.value) == str(in_memory.value)
     assert acct.history() == []
-    with pytest.raises(ParameterError, match=r"^output"):
-        pub.fit(folder, scheduler="sync", output=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ParameterError, match=r"^output \(.*\) already exists"):
+        pub.fit(folder, accountant=acct, scheduler="sync", output=folder)
+    assert acct.history() == []
+
+
+def test_output_folder_holds_the_table_and_the_cli_takes_a_parquet_dataset(
+    dataset, tmp_path
+) -> None:
+    path, whole = dataset
+    kw = {"by": ["sex"], "means": ["age"]}
+    with pytest.warns(Warning):
+        mem = GroupByPublisher(1.0, make_schema(), random_state=2, **kw).fit(whole)
+    with pytest.warns(Warning):
+        dist = GroupByPublisher(1.0, make_schema(), random_state=2, **kw)
+        dist.fit(path, scheduler="sync", output=tmp_path / "out")
+    written = pd.read_parquet(tmp_path / "out")
+    pd.testing.assert_frame_equal(written, mem.release_.data)
+    make_schema().to_file(tmp_path / "s.json")
+    argv = ["publish", "groupby", str(path), "--schema", str(tmp_path / "s.json"), "--by", "sex"]
+    argv += ["--epsilon", "1", "--means", "age", "-o", str(tmp_path / "cli"), "--seed", "2"]
+    assert main([*argv, "--scheduler", "sync"]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "cli"), mem.release_.data)

@@ -11,9 +11,11 @@ argument is in ``docs/proofs/groupby.md``; the user page is ``docs/groupby.md``.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -256,6 +258,12 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean)
 
 
+def _numeric(schema: Schema, name: str) -> NumericColumn:
+    col = schema.column(name)
+    assert isinstance(col, NumericColumn)
+    return col
+
+
 def _categorical(schema: Schema, name: str) -> CategoricalColumn:
     col = schema.column(name)
     assert isinstance(col, CategoricalColumn)
@@ -334,7 +342,9 @@ class GroupByPublisher(Publisher):
     declared constant); values outside the bounds are clipped (counted in the custodian's
     log), as in every publisher. Mapping a value to the integer grid moves it by at most
     ``2⁻²⁵`` of its range, far below the noise. The statistics add across partitions, so a
-    Parquet dataset or a Dask DataFrame gives exactly the in-memory release for a seed.
+    Parquet dataset or a Dask DataFrame gives exactly the in-memory release for a seed;
+    ``fit(path, output=folder)`` also writes the released table there as Parquet (what
+    ``ppdp publish groupby`` does with a Parquet dataset).
 
     Examples
     --------
@@ -420,8 +430,7 @@ class GroupByPublisher(Publisher):
         if plan.means:
             sums = self._sum_mechanism(plan)
             for name in plan.means:
-                col = self.schema.column(name)
-                assert isinstance(col, NumericColumn)
+                col = _numeric(self.schema, name)
                 sum_details = {
                     "query": f"centred sums of {name} per group, in units of 2**-{QUANT_BITS} "
                     f"of its declared range [{col.lower:g}, {col.upper:g}]",
@@ -438,15 +447,7 @@ class GroupByPublisher(Publisher):
         X, y = self.schema.encode(df, on_invalid=on_invalid)
         if X.shape[0] < 1:
             raise DataValidationError("data has 0 rows; there is nothing to publish")
-        self._check_label_codes(y)
         return X, y
-
-    def _check_label_codes(self, y: Any) -> None:
-        label = self.schema.label
-        if label is not None and label.name in self._params().by and y is None:
-            raise DataValidationError(  # pragma: no cover - encode requires the label
-                f"by names the label {label.name!r}; the data must have that column"
-            )
 
     def _distributed_include_label(self) -> bool:
         return False  # the label comes as class codes ``y``, as in memory
@@ -457,6 +458,23 @@ class GroupByPublisher(Publisher):
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         if scan.n_rows < 1:
             raise DataValidationError("data has 0 rows; there is nothing to publish")
+
+    def _check_output(self, output: Any, name: str) -> Path | None:
+        """``output`` is optional for distributed input: a new folder that ``fit`` writes
+        the released table to, as Parquet (what ``ppdp publish groupby`` does with a
+        Parquet dataset)."""
+        if output is None:
+            return None
+        if not isinstance(output, str | os.PathLike):
+            raise ParameterTypeError(f"output ({output!r}) must be a folder path")
+        path = Path(os.fspath(output))
+        if path.exists():
+            raise ParameterError(f"output ({str(path)!r}) already exists; choose a new folder")
+        if not path.parent.is_dir():
+            raise ParameterError(
+                f"output ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
+            )
+        return path
 
     # -- release --------------------------------------------------------------------------
 
@@ -474,7 +492,12 @@ class GroupByPublisher(Publisher):
         scheduler: Any,
         output: Any,
     ) -> Release:
-        return self._publish(self._params().plan, scan.value, source)
+        release = self._publish(self._params().plan, scan.value, source)
+        if output is not None:
+            from ppdp.data.distributed import write_parquet_dataset
+
+            write_parquet_dataset([release.data], output, scheduler=scheduler)
+        return release
 
     def _noisy(
         self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource
@@ -505,8 +528,7 @@ class GroupByPublisher(Publisher):
         table["count"] = noisy_counts
         statistics: dict[str, NDArray[np.float64]] = {"count": counts}
         for j, name in enumerate(plan.means):
-            col = self.schema.column(name)
-            assert isinstance(col, NumericColumn)
+            col = _numeric(self.schema, name)
             span = col.upper - col.lower
             centre = col.lower + span / 2.0
             centred = noisy_sums[j].astype(np.float64) * (span / UNIT)
@@ -523,7 +545,7 @@ class GroupByPublisher(Publisher):
     def _guarantee(self, plan: GroupPlan) -> Guarantee:
         count_sens = plan.count_sensitivity
         ranges = ", ".join(
-            f"{name}: {self.schema.column(name).upper - self.schema.column(name).lower:g}"  # type: ignore[union-attr]
+            f"{name}: {_numeric(self.schema, name).upper - _numeric(self.schema, name).lower:g}"
             for name in plan.means
         )
         half = "" if plan.relation is Neighbouring.REPLACE_ONE else "half "
@@ -600,8 +622,7 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
     sums = np.zeros((len(plan.means), G), dtype=np.int64)
     blocks = schema.layout().blocks
     for j, name in enumerate(plan.means):
-        col = schema.column(name)
-        assert isinstance(col, NumericColumn)
+        col = _numeric(schema, name)
         c = centred_units(col, X[:, blocks[name].start])
         for start in range(0, len(c), _CHUNK_ROWS):  # float partial sums < 2**53: exact
             part = slice(start, start + _CHUNK_ROWS)
