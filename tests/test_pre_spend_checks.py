@@ -232,11 +232,12 @@ def test_tables_that_would_not_fit_are_refused_with_the_largest_n_bins(method) -
 
 
 def test_the_tree_counts_the_label_pair_tables_of_every_candidate_edge() -> None:
-    # (label, income, bmi) at n_bins = 1448: 2 · 1449² > 2**22 cells; 1447 fits.
+    # (label, income, bmi) at n_bins = 1447: 2 · 1449² > 2**22 cells (each binned column has
+    # n_bins + 2 codes: its bins and its two bounds); 1446 fits.
     schema = clinic_schema()
-    TableSynthesizer(1.0, schema, n_bins=1447, method="tree").plan()
+    TableSynthesizer(1.0, schema, n_bins=1446, method="tree").plan()
     with pytest.raises(ParameterError, match=r"largest table 4,199,202"):
-        TableSynthesizer(1.0, schema, n_bins=1448, method="tree").plan()
+        TableSynthesizer(1.0, schema, n_bins=1447, method="tree").plan()
 
 
 def test_many_small_tables_are_refused_by_their_total() -> None:
@@ -305,7 +306,7 @@ def _files(tmp_path, n: int = N) -> tuple[str, str, str]:
         ("synth", ["--epsilon", "1e-12"], "is too small for TableSynthesizer"),
         ("synth", ["--epsilon", "1e-300"], "is too small for TableSynthesizer"),
         ("synth", ["--epsilon", "1", "--bins", "100000"], r"--bins \(100000\)"),
-        ("synth", ["--epsilon", "1", "--bins", "2000"], r"use --bins <= 1447"),
+        ("synth", ["--epsilon", "1", "--bins", "2000"], r"use --bins <= 1446"),
         ("laplace", ["--epsilon", "1e-12"], "is too small for LaplacePublisher"),
         ("lda-synth", ["--epsilon", "1e-30"], "is too small for DPLDASynthesizer"),
         ("pca", ["--epsilon", "1e-12", "--components", "5"], "too small for DPPCAPublisher"),

@@ -79,7 +79,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Replace the command run by main() with one that records whether bars are on."""
     out: list[bool] = []
 
-    def fake(args: argparse.Namespace) -> int:
+    def fake(args: argparse.Namespace, names: dict[str, str]) -> int:
         out.append(_progress.is_active())
         return 0
 

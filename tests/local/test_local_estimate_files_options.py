@@ -107,10 +107,10 @@ def test_the_cli_says_it_in_one_line_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "est.csv"
     argv = ["local", "estimate", "--config", str(config), "--store", str(store), "-o", str(out)]
     line = _cli_error(capsys, [*argv, "--bins", "20"])
-    assert line.startswith("ppdp: error: bins (20) does not apply to a characteristic-vector")
+    assert line.startswith("ppdp: error: --bins (20) does not apply to a characteristic-vector")
     assert "leave bins (--bins) out" in line
     line = _cli_error(capsys, [*argv, "--harmonics", "auto"])
-    assert line.startswith("ppdp: error: harmonics ('auto') does not apply")
+    assert line.startswith("ppdp: error: --harmonics ('auto') does not apply")
     assert not out.exists() and not out.with_suffix(".json").exists()
     assert main(argv) == 0
     assert "estimated the distribution from 400 reports" in capsys.readouterr().out

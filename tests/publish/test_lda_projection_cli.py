@@ -118,7 +118,7 @@ def test_raw_projections_say_the_rows_are_not_protected(files, tmp_path, capsys)
         (
             "adult.csv",
             ["--delta", "1e-6", "--components", "2", "--class-counts", "{c0},{c1}"],
-            "n_components (2)",
+            "--components (2)",
         ),
         ("adult.csv", ["--delta", "1e-3", "--class-counts", "{c0},{c1}"], "exceed"),
         ("absent.csv", ["--delta", "1e-6", "--class-counts", "{c0},{c1}"], "does not exist"),

@@ -104,6 +104,7 @@ def test_the_cli_choices_are_the_registry():
         "laplace",
         "exponential",
         "synth",
+        "groupby",
     )
 
 

@@ -197,7 +197,7 @@ def test_every_publisher_declares_its_table() -> None:
         and issubclass(obj, publish_base.Publisher)
         and obj is not publish_base.Publisher
     ]
-    assert len(classes) == 6
+    assert len(classes) == 7
     for cls in classes:
         assert cls._params_type is not None, cls
         assert dataclasses.is_dataclass(cls._params_type)

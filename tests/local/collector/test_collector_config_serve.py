@@ -150,7 +150,7 @@ def test_serve_on_a_bad_port_is_one_line_exit_2(tmp_path, keys, monkeypatch, cap
     cfg = _as_yaml(write_config(tmp_path, keys, CV))
     assert main(["local", "serve", "--config", str(cfg), "--port", port]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == [f"ppdp: error: port ({port}) must be an integer in 1..65535"]
+    assert err == [f"ppdp: error: --port ({port}) must be an integer in 1..65535"]
 
 
 def test_serve_on_a_port_in_use_is_one_line_before_the_start_up_lines(
@@ -166,5 +166,5 @@ def test_serve_on_a_port_in_use_is_one_line_before_the_start_up_lines(
         port = busy.getsockname()[1]
         assert main(["local", "serve", "--config", str(cfg), "--port", str(port)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == [f"ppdp: error: port ({port}) on 127.0.0.1 is already in use; stop the other "
+    assert err == [f"ppdp: error: --port ({port}) on 127.0.0.1 is already in use; stop the other "
                    "process or choose another port"]  # fmt: skip
