@@ -14,7 +14,12 @@ import pytest
 
 from ppdp.cli import build_parser
 from ppdp.learn import HybridRBFSVM, PrivateLinearSVM, PrivateLogisticRegression, PrivateRBFSVM
-from ppdp.publish import DPPCAPublisher, LDAProjectionPublisher, TableSynthesizer
+from ppdp.publish import (
+    DPPCAPublisher,
+    GroupByPublisher,
+    LDAProjectionPublisher,
+    TableSynthesizer,
+)
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 from ppdp.publish.lda_synth import DPLDASynthesizer
 from ppdp.registry import LEARNERS, PUBLISHERS
@@ -41,6 +46,8 @@ PUBLISH = {
     "n_bins": "--bins",
     "relation": "--relation",
     "binning": "--binning",
+    "by": "--by",
+    "means": "--means",
 }
 TRAIN = {
     "epsilon": "--epsilon",
@@ -98,6 +105,7 @@ def _flags(command: str, cls: type) -> set[str]:
                 LaplacePublisher,
                 ExponentialPublisher,
                 TableSynthesizer,
+                GroupByPublisher,
             ),
             PUBLISH,
         ),
