@@ -300,6 +300,9 @@ class GroupByPublisher(Publisher):
       included) and half the range under add/remove;
     - ``mean_x`` (post-processing): ``c + noisy centred sum / noisy count``, clamped to the
       declared bounds, and NaN where the noisy count is below 1 (too few rows to say);
+    - ``mean_x_sd`` (post-processing): the standard deviation of the sum's noise over the
+      noisy count, in the column's units, so a group whose mean is mostly noise shows it
+      (the count's own noise, smaller where the count is large, is left out);
     - ``sum_x`` in ``release_.statistics`` (post-processing): ``noisy centred sum + c ·
       noisy count``, to aggregate groups yourself.
 
@@ -333,7 +336,8 @@ class GroupByPublisher(Publisher):
     ----------
     release_ : Release
         ``data``: one row per group: the ``by`` columns, ``count`` (an integer, possibly
-        negative or 0) and ``mean_x`` per ``means`` column. ``statistics``: ``"count"``,
+        negative or 0), ``mean_x`` and ``mean_x_sd`` per ``means`` column. ``statistics``:
+        ``"count"``,
         and per column ``"sum_x"`` and ``"mean_x"`` (float arrays in the rows' order).
 
     Notes
@@ -527,6 +531,7 @@ class GroupByPublisher(Publisher):
         counts = noisy_counts.astype(np.float64)
         table["count"] = noisy_counts
         statistics: dict[str, NDArray[np.float64]] = {"count": counts}
+        sum_sd = _discrete_laplace_sd(self._sum_mechanism(plan).scale) if plan.means else 0.0
         for j, name in enumerate(plan.means):
             col = _numeric(self.schema, name)
             span = col.upper - col.lower
@@ -536,6 +541,11 @@ class GroupByPublisher(Publisher):
                 mean = np.clip(centre + centred / counts, col.lower, col.upper)
             mean = np.where(counts >= 1.0, mean, np.nan)
             table[f"mean_{name}"] = mean
+            # How far the mean may be from the group's: the sum noise's standard deviation
+            # over the released count (public quantities only: post-processing).
+            table[f"mean_{name}_sd"] = np.where(
+                counts >= 1.0, sum_sd * (span / UNIT) / np.maximum(counts, 1.0), np.nan
+            )
             statistics[f"sum_{name}"] = centred + centre * counts
             statistics[f"mean_{name}"] = mean
         return Release(
@@ -628,3 +638,10 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
             part = slice(start, start + _CHUNK_ROWS)
             sums[j] += np.rint(np.bincount(g[part], weights=c[part], minlength=G)).astype(np.int64)
     return GroupStatistics(counts, sums)
+
+
+def _discrete_laplace_sd(scale: float) -> float:
+    """Standard deviation of discrete Laplace noise ``P(k) ∝ exp(−|k|/scale)``:
+    ``√(2q)/(1 − q)`` with ``q = e^{−1/scale}`` (about ``√2·scale`` for a large scale)."""
+    q = math.exp(-1.0 / scale)
+    return math.sqrt(2.0 * q) / -math.expm1(-1.0 / scale)
