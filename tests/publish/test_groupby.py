@@ -323,6 +323,13 @@ def test_cli_writes_the_table_and_its_guarantee(tmp_path, capsys) -> None:
     out = tmp_path / "out.csv"
     assert main([*argv, "-o", str(out), "--dry-run"]) == 0
     assert not out.exists()
+    said = capsys.readouterr().out
+    # counts: b = 2/(1/2) rows; age sums: b = 100/(1/2) years, not 2**24 internal steps
+    assert "discrete Laplace noise, scale b = 4 per released value" in said
+    assert (
+        "scale b = 200 per released value, standard deviation about 282.8, in the column's units"
+        in said
+    )
     assert main([*argv, "-o", str(out), "--count-share", "0.5"]) == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["sex", "region", "count", "mean_age", "mean_age_sd"]

@@ -55,6 +55,16 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 "the numeric columns' cut points (binning private-quantiles)"
             )
         return lines
+    if d.get("noise") == "discrete-laplace":
+        # Integers (counts, or sums in fixed steps of a range): the scale in their units, and
+        # in the column's own where the charge gives it (groupby's sums).
+        b, units = d["noise_scale"], d.get("units", "units of the value")
+        if "noise_scale_in_column_units" in d:
+            b, units = d["noise_scale_in_column_units"], "the column's units"
+        return [
+            f"     discrete Laplace noise, scale b = {b:.4g} per released value, standard "
+            f"deviation about {b * math.sqrt(2):.4g}, in {units}"
+        ]
     if d.get("noise") == "exponential-mechanism":
         b = d["noise_scale"]
         # The largest expected error is at a bound: an exponential of mean b cut at 1.
