@@ -170,7 +170,7 @@ _CLI_ADVICE = (
     ("method='chow-liu'", "--method chow-liu"),
     (
         "convert the mechanism's guarantee, or use a ledger for that relation",
-        "use a ledger for that relation, or (publish synth) pass --relation with the ledger's",
+        "use a ledger for that relation, or pass --relation with the ledger's",
     ),
     ("(PrivacyBudget(epsilon, delta); --delta)", "(--delta)"),
     ("under composition 'pld'", "under --composition pld"),
