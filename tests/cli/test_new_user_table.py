@@ -141,7 +141,8 @@ def test_method_specific_flags_reach_the_library_or_are_refused(bank, tmp_path, 
         main([*pub, "--components", "2", "--count-share", "0.2", "-o", str(tmp_path / "x.csv")])
         == 2
     )
-    assert "--count-share (0.2) applies to lda-synth and groupby only, not pca" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--count-share (0.2) applies to lda-synth and groupby only, not pca" in err
     out = tmp_path / "pca.csv"
     assert main([*pub, "--components", "2", "--no-clamp", "-o", str(out)]) == 0
     train = ["train", "rbf-svm", str(bank), "--schema", str(schema), "--epsilon", "1"]
