@@ -371,3 +371,21 @@ def test_each_mean_says_its_noise_standard_deviation() -> None:
         sds.append(sd)
     spread = np.std(np.array(deviations), axis=0)
     assert np.all(np.abs(spread / np.mean(sds, axis=0) - 1) < 0.15), spread
+
+
+def test_names_keep_the_spaces_a_schema_gives_them_and_a_near_name_is_named() -> None:
+    """A spreadsheet header ' Age ' kept in the schema: '--means " Age ,x"' finds it (spaces
+    are dropped only from names the schema does not have), and 'Age' is refused with the
+    schema's own spelling (the fourth trial's survey export)."""
+    spec = make_schema().to_dict()
+    spec["columns"][0]["name"] = " Age "
+    schema = Schema.from_dict(spec)
+    df = make_df(200).rename(columns={"age": " Age "})
+    pub = GroupByPublisher(1.0, schema, by="sex", means=" Age ,income", random_state=0)
+    with pytest.warns(Warning):
+        pub.fit(df)
+    assert list(pub.release_.data.columns)[2:4] == ["mean_ Age ", "mean_ Age _sd"]
+    with pytest.raises(ParameterError, match=r"the schema has ' Age ' for 'Age' \(spaces"):
+        GroupByPublisher(1.0, schema, by="sex", means="Age").fit(df)
+    with pytest.raises(ParameterError, match=r"the schema has 'sex' for 'Sex' \(other capitals"):
+        GroupByPublisher(1.0, schema, by="Sex").fit(df)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +27,7 @@ from ppdp._validation import check_real
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, Category, NumericColumn
+from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release
@@ -141,12 +142,14 @@ def _check_schema(schema: Any, _: Mapping[str, Any]) -> Schema:
     return schema
 
 
-def _names(param: str, value: Any) -> tuple[str, ...]:
-    """A tuple of column names from a name, a comma-separated text or a sequence."""
+def _names(param: str, value: Any, known: Sequence[str] = ()) -> tuple[str, ...]:
+    """A tuple of column names from a name, a comma-separated text or a sequence; in a text,
+    spaces around a name are dropped unless the schema's name (``known``) has them (a
+    spreadsheet's ``' Age '``)."""
     if value is None:
         return ()
     if isinstance(value, str):
-        items = [v.strip() for v in value.split(",") if v.strip()]
+        items = [v if v in known else v.strip() for v in value.split(",") if v.strip()]
     elif isinstance(value, list | tuple):
         items = list(value)
     else:
@@ -163,8 +166,8 @@ def _names(param: str, value: Any) -> tuple[str, ...]:
 
 def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     schema: Schema = checked["schema"]
-    by = _names("by", value)
     label = schema.label.name if schema.label is not None else None
+    by = _names("by", value, (*schema.column_names, *([label] if label else [])))
     categorical = [c.name for c in schema.categorical_columns] + ([label] if label else [])
     for name in by:
         if name == label:
@@ -172,7 +175,8 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
         if name not in schema.column_names:
             raise ParameterError(
                 f"by ({name!r}) is not a column of the schema; declared categorical columns: "
-                f"{', '.join(categorical) or 'none'}"
+                f"{', '.join(map(repr, categorical)) or 'none'}"
+                + near_names([name], categorical, where="the schema")
             )
         if not isinstance(schema.column(name), CategoricalColumn):
             raise ParameterError(
@@ -186,14 +190,15 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _check_means(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     schema: Schema = checked["schema"]
-    means = _names("means", value)
+    means = _names("means", value, schema.column_names)
     numeric = [c.name for c in schema.numeric_columns]
     for name in means:
         col = schema.column(name) if name in schema.column_names else None
         if col is None:
             raise ParameterError(
                 f"means ({name!r}) is not a column of the schema; declared numeric columns: "
-                f"{', '.join(numeric) or 'none'}"
+                f"{', '.join(map(repr, numeric)) or 'none'}"
+                + near_names([name], numeric, where="the schema")
             )
         if not isinstance(col, NumericColumn):
             raise ParameterError(
