@@ -15,11 +15,14 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ppdp._io import atomic_path, check_output, ledger_files, write_error
 from ppdp.budget import Guarantee
@@ -407,22 +410,26 @@ def _train_model_file(
         refuse_unsupported(kind, _learner_class(kind))
         options = {**dict(options or {}), "schema": sch}
     features = sch.without_label()
-    public_X = None
-    if public is not None:
-        tell(f"reading the public sample {public}")
-        public_X, _ = features.encode(
-            _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
-        )
-    est = build_learner(
+    learner = functools.partial(
+        build_learner,
         kind,
         schema=sch,
         epsilon=epsilon,
         regularization=regularization,
         perturbation=perturbation,
-        public_X=public_X,
         random_state=random_state,
         options=options,
     )
+    public_X = None
+    if public is not None:
+        # The parameters first, on a stand-in for the public rows: a refused --gamma is said
+        # before a large public sample is read.
+        learner(public_X=np.zeros((2, features.n_features))).privacy_budget()
+        tell(f"reading the public sample {public}")
+        public_X, _ = features.encode(
+            _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
+        )
+    est = learner(public_X=public_X)
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is None and not dry_run:  # said once the parameters hold; a dry run says it
         tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
