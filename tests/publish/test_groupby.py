@@ -336,6 +336,13 @@ def test_cli_writes_the_table_and_its_guarantee(tmp_path, capsys) -> None:
     assert len(table) == 6
     side = json.loads((tmp_path / "out.csv.guarantee.json").read_text())
     assert side["method"] == "groupby" and side["guarantee"]["epsilon"] == 1.0
+    capsys.readouterr()
+    report = ["report", str(out), "--original", str(tmp_path / "t.csv")]
+    assert (
+        main([*report, "--schema", str(tmp_path / "s.json"), "-o", str(tmp_path / "r.html")]) == 2
+    )
+    assert "is a groupby release (counts and means per declared group)" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
     assert side["guarantee"]["details"]["count_sensitivity"] == 2
     assert math.isclose(side["guarantee"]["details"]["epsilon_count"], 0.5)
     capsys.readouterr()

@@ -162,6 +162,13 @@ def report_file(
         if value is None:
             raise ParameterError(f"{flag} is required to report a released table")
     side, sidecar = read_sidecar(release)
+    if sidecar is not None and sidecar.get("method") == "groupby":
+        raise ParameterError(
+            f"{str(release)!r} is a groupby release (counts and means per declared group), "
+            "not a table of rows: the report compares rows with the original. Each mean's "
+            "noise is in its mean_<column>_sd column; compare the groups with the original "
+            "yourself (custodian-side), e.g. df.groupby(...).mean()"
+        )
     lda = sidecar is not None and sidecar.get("method") == "lda-projection"
     if holdout is not None and target is None and not lda:
         raise ParameterError("--holdout is only used with --target COL: give the column to predict")
