@@ -357,8 +357,9 @@ PUBLISHERS.register(
     "groupby",
     "ppdp.publish.groupby:GroupByPublisher",
     option("--by", "by",
-           "categorical columns (or the label) to group by; every declared combination is a "
-           "group, empty ones included (default: the whole table)", metavar="COL,COL"),
+           "categorical columns, the label, or numeric/date columns with declared cuts (by "
+           "their intervals) to group by; every declared combination is a group, empty ones "
+           "included (default: the whole table)", metavar="COL,COL"),
     option("--means", "means", "numeric columns whose per-group means (and sums) are released",
            metavar="COL,COL"),
     option("--count-share", "count_share",

@@ -396,3 +396,46 @@ def test_names_keep_the_spaces_a_schema_gives_them_and_a_near_name_is_named() ->
         GroupByPublisher(1.0, schema, by="sex", means="Age").fit(df)
     with pytest.raises(ParameterError, match=r"the schema has 'sex' for 'Sex' \(other capitals"):
         GroupByPublisher(1.0, schema, by="Sex").fit(df)
+
+
+def test_a_numeric_or_date_column_with_declared_cuts_groups_by_its_intervals() -> None:
+    """Age bands from public cuts: the groups are the intervals between the bounds and the
+    cuts (empty ones included), a value equal to a cut opens the next interval, the upper
+    bound closes the last; a date column with yearly cuts groups by year. At ε = 50 a count's
+    noise has scale 2/50 and is 0 but with probability about 3e-11: the exact counts show."""
+    spec = make_schema().to_dict()
+    spec["columns"][0]["cuts"] = [30, 45, 90]
+    spec["columns"].append(
+        {"name": "seen", "type": "numeric", "date": True, "lower": "2020-01-01",
+         "upper": "2022-12-31", "cuts": ["2021-01-01", "2022-01-01"]}
+    )  # fmt: skip
+    schema = Schema.from_dict(spec)
+    df = pd.DataFrame(
+        {
+            "age": [0, 29.9, 30, 44, 45, 100, 100],
+            "income": 1e4,
+            "sex": "F",
+            "region": "N",
+            "y": "no",
+            "seen": ["2020-05-01", "2021-01-01", "2021-06-30", "2022-12-31", "2020-01-01",
+                     "2022-01-01", "2021-12-31"],
+        }
+    )  # fmt: skip
+    pub = GroupByPublisher(50.0, schema, by=["age"], allow_large_epsilon=True, random_state=0)
+    with pytest.warns(Warning):
+        pub.fit(df)
+    out = pub.release_.data
+    assert out["age"].tolist() == ["[0, 30)", "[30, 45)", "[45, 90)", "[90, 100]"]
+    assert out["count"].tolist() == [2, 2, 1, 2]
+    years = GroupByPublisher(50.0, schema, by=["seen"], allow_large_epsilon=True, random_state=0)
+    with pytest.warns(Warning):
+        years.fit(df)
+    table = years.release_.data
+    assert table["seen"].tolist() == [
+        "[2020-01-01, 2021-01-01)",
+        "[2021-01-01, 2022-01-01)",
+        "[2022-01-01, 2022-12-31]",
+    ]
+    assert table["count"].tolist() == [2, 3, 2]
+    with pytest.raises(ParameterError, match=r"'income'\) is a numeric column without declared"):
+        GroupByPublisher(1.0, schema, by=["income"]).fit(df)

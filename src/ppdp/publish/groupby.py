@@ -10,6 +10,7 @@ argument is in ``docs/proofs/groupby.md``; the user page is ``docs/groupby.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -178,10 +179,13 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
                 f"{', '.join(map(repr, categorical)) or 'none'}"
                 + near_names([name], categorical, where="the schema")
             )
-        if not isinstance(schema.column(name), CategoricalColumn):
+        col = schema.column(name)
+        if isinstance(col, NumericColumn) and col.cuts is None:
             raise ParameterError(
-                f"by ({name!r}) is a numeric column; group by categorical columns or the label "
-                f"({', '.join(categorical) or 'none declared'}), or declare cuts as categories"
+                f"by ({name!r}) is a numeric column without declared cuts; declare its public "
+                "cut points in the schema (cuts: [30, 45, 60] groups by those intervals; "
+                "dates too) or group by categorical columns or the label "
+                f"({', '.join(map(repr, categorical)) or 'none declared'})"
             )
     if "count" in by:
         raise ParameterError("by ('count') clashes with the released column 'count'; rename it")
@@ -244,13 +248,31 @@ def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
     return eps_count, eps_mean
 
 
+def _levels_of(col: Any) -> tuple[Category, ...]:
+    """A grouping column's levels: its declared categories, or the intervals between a
+    numeric column's bounds and declared cuts, written ``[30, 45)`` (the last one closed,
+    ``[60, 90]``; dates as ISO dates)."""
+    if isinstance(col, CategoricalColumn):
+        return tuple(col.categories)
+    from ppdp.data.dates import day_text
+
+    def text(v: float) -> str:
+        return day_text(v) if col.date else f"{v:g}"
+
+    edges = [col.lower, *col.cuts, col.upper]
+    return tuple(
+        f"[{text(lo)}, {text(hi)}{']' if k == len(edges) - 2 else ')'}"
+        for k, (lo, hi) in enumerate(itertools.pairwise(edges))
+    )
+
+
 def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     schema: Schema = checked["schema"]
     by, means = checked["by"], checked["means"]
     levels = tuple(
         tuple(schema.label.classes)
         if schema.label is not None and name == schema.label.name
-        else tuple(_categorical(schema, name).categories)
+        else _levels_of(schema.column(name))
         for name in by
     )
     n_groups = math.prod(len(lv) for lv in levels)
@@ -266,12 +288,6 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
 def _numeric(schema: Schema, name: str) -> NumericColumn:
     col = schema.column(name)
     assert isinstance(col, NumericColumn)
-    return col
-
-
-def _categorical(schema: Schema, name: str) -> CategoricalColumn:
-    col = schema.column(name)
-    assert isinstance(col, CategoricalColumn)
     return col
 
 
@@ -323,7 +339,9 @@ class GroupByPublisher(Publisher):
         Declared bounds and categories. A schema whose ``row_norm_bound`` binds is refused
         (it would scale rows and bias the means).
     by : sequence of str, default ()
-        Categorical columns (or the label) to group by.
+        Columns to group by: categorical columns, the label, or numeric (and date) columns
+        that declare ``cuts``, grouped by the intervals between their bounds and cuts
+        (``[30, 45)``, the last one closed; a value equal to a cut opens the next).
     means : sequence of str, default ()
         Numeric columns (not dates) whose per-group sums and means are released.
     count_share : float, optional
@@ -610,8 +628,13 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
     label = schema.label.name if schema.label is not None else None
     blocks = schema.layout().blocks
     for name in plan.by:
+        col = schema.column(name) if name != label else None
         if name == label:
             codes.append(np.asarray(y, dtype=np.int64))
+        elif isinstance(col, NumericColumn):  # its declared intervals; a cut opens the next
+            cuts = col.to_unit(np.asarray(col.cuts, dtype=np.float64))
+            u = X[:, blocks[name].start]
+            codes.append(np.searchsorted(cuts, u, side="right").astype(np.int64))
         else:
             codes.append(np.argmax(X[:, blocks[name]], axis=1).astype(np.int64))
     sizes = tuple(len(lv) for lv in plan.levels)
