@@ -32,6 +32,7 @@ import logging
 import os
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -95,6 +96,20 @@ class Release:
     ledger_indices: tuple[int, ...] = ()
     seeded: bool = False
     replayed: bool = False
+
+
+def new_folder(output: Any, param: str) -> Path:
+    """A folder a distributed release will create: it must not exist, and its parent must."""
+    if not isinstance(output, str | os.PathLike):
+        raise ParameterTypeError(f"{param} ({output!r}) must be a folder path")
+    path = Path(os.fspath(output))
+    if path.exists():
+        raise ParameterError(f"{param} ({str(path)!r}) already exists; choose a new folder")
+    if not path.parent.is_dir():
+        raise ParameterError(
+            f"{param} ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
+        )
+    return path
 
 
 def _warn_delta_of_rows(charges: list[Charge], n_rows: int | None) -> None:
@@ -457,16 +472,7 @@ class Publisher(ValidatedParams):
                 f"output (None): {name} releases one row per input row; give a folder to "
                 "write them to (partitioned Parquet)"
             )
-        from pathlib import Path
-
-        path = Path(os.fspath(output))
-        if path.exists():
-            raise ParameterError(f"output ({str(path)!r}) already exists; choose a new folder")
-        if not path.parent.is_dir():
-            raise ParameterError(
-                f"output ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
-            )
-        return path
+        return new_folder(output, "output")
 
     def _check_fitted(self) -> Release:
         release = getattr(self, "release_", None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -31,7 +30,7 @@ from ppdp.data.columns import CategoricalColumn, Category, NumericColumn
 from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
-from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.random import RandomSource, RandomState
 
 __all__ = ["GroupByPublisher", "GroupPlan", "GroupStatistics"]
@@ -490,18 +489,7 @@ class GroupByPublisher(Publisher):
         """``output`` is optional for distributed input: a new folder that ``fit`` writes
         the released table to, as Parquet (what ``ppdp publish groupby`` does with a
         Parquet dataset)."""
-        if output is None:
-            return None
-        if not isinstance(output, str | os.PathLike):
-            raise ParameterTypeError(f"output ({output!r}) must be a folder path")
-        path = Path(os.fspath(output))
-        if path.exists():
-            raise ParameterError(f"output ({str(path)!r}) already exists; choose a new folder")
-        if not path.parent.is_dir():
-            raise ParameterError(
-                f"output ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
-            )
-        return path
+        return None if output is None else new_folder(output, "output")
 
     # -- release --------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from ppdp.exceptions import (
     user_stacklevel,
 )
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
-from ppdp.publish._base import Charge, Publisher, Release
+from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.table_synth_model import (
     ADD_REMOVE_SENSITIVITY,
     FINE_BINS,
@@ -670,7 +670,7 @@ class TableSynthesizer(Publisher):
         :meth:`_release_distributed`)."""
         if output is None:
             return None
-        return _new_folder(output, "output")
+        return new_folder(output, "output")
 
     def _release_distributed(
         self,
@@ -999,7 +999,7 @@ class TableSynthesizer(Publisher):
         """
         self._check_fitted()
         n = self._model.n if n is None else check_int("n", n, minimum=1)
-        path = _new_folder(output, "output")
+        path = new_folder(output, "output")
         if rows_per_partition is not None:
             check_int("rows_per_partition", rows_per_partition, minimum=1)
         source = resolve_random_state(random_state)
@@ -1159,17 +1159,3 @@ def _sample_partition(shared: tuple[Any, Bins, Schema, PartitionStreams], share:
         codes = sample_codes_given_classes(model, share, source)
     Z, y = bins.encode_codes(schema, codes, source)
     return schema.decode(Z, y)
-
-
-def _new_folder(output: Any, param: str) -> Path:
-    """A folder to create: it must not exist, and its parent must."""
-    if not isinstance(output, str | os.PathLike):
-        raise ParameterTypeError(f"{param} ({output!r}) must be a folder path")
-    path = Path(os.fspath(output))
-    if path.exists():
-        raise ParameterError(f"{param} ({str(path)!r}) already exists; choose a new folder")
-    if not path.parent.is_dir():
-        raise ParameterError(
-            f"{param} ({str(path)!r}): the folder {str(path.parent)!r} does not exist"
-        )
-    return path
