@@ -542,7 +542,7 @@ class GroupByPublisher(Publisher):
         counts = noisy_counts.astype(np.float64)
         table["count"] = noisy_counts
         statistics: dict[str, NDArray[np.float64]] = {"count": counts}
-        sum_sd = _discrete_laplace_sd(self._sum_mechanism(plan).scale) if plan.means else 0.0
+        sum_sd = math.sqrt(self._sum_mechanism(plan).variance()) if plan.means else 0.0
         for j, name in enumerate(plan.means):
             col = _numeric(self.schema, name)
             span = col.upper - col.lower
@@ -654,10 +654,3 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
             part = slice(start, start + _CHUNK_ROWS)
             sums[j] += np.rint(np.bincount(g[part], weights=c[part], minlength=G)).astype(np.int64)
     return GroupStatistics(counts, sums)
-
-
-def _discrete_laplace_sd(scale: float) -> float:
-    """Standard deviation of discrete Laplace noise ``P(k) ∝ exp(−|k|/scale)``:
-    ``√(2q)/(1 − q)`` with ``q = e^{−1/scale}`` (about ``√2·scale`` for a large scale)."""
-    q = math.exp(-1.0 / scale)
-    return math.sqrt(2.0 * q) / -math.expm1(-1.0 / scale)
