@@ -439,3 +439,17 @@ def test_a_numeric_or_date_column_with_declared_cuts_groups_by_its_intervals() -
     assert table["count"].tolist() == [2, 3, 2]
     with pytest.raises(ParameterError, match=r"'income'\) is a numeric column without declared"):
         GroupByPublisher(1.0, schema, by=["income"]).fit(df)
+
+
+def test_the_means_refusal_lists_only_columns_means_take_quoted() -> None:
+    """A date column is not offered for means (it is refused there), and names are quoted,
+    so a spreadsheet's ' Age ' is visible as such."""
+    spec = make_schema().to_dict()
+    spec["columns"][0]["name"] = " Age "
+    spec["columns"].append(
+        {"name": "seen", "type": "numeric", "date": True, "lower": "2020-01-01",
+         "upper": "2020-12-31"}
+    )  # fmt: skip
+    schema = Schema.from_dict(spec)
+    with pytest.raises(ParameterError, match=r"numeric columns \(' Age ', 'income'\); group by"):
+        GroupByPublisher(1.0, schema, means="sex").plan()

@@ -194,19 +194,19 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
 def _check_means(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     schema: Schema = checked["schema"]
     means = _names("means", value, schema.column_names)
-    numeric = [c.name for c in schema.numeric_columns]
+    numeric = [c.name for c in schema.numeric_columns if not c.date]  # what means take
+    listed = ", ".join(map(repr, numeric))
     for name in means:
         col = schema.column(name) if name in schema.column_names else None
         if col is None:
             raise ParameterError(
                 f"means ({name!r}) is not a column of the schema; declared numeric columns: "
-                f"{', '.join(map(repr, numeric)) or 'none'}"
-                + near_names([name], numeric, where="the schema")
+                f"{listed or 'none'}" + near_names([name], numeric, where="the schema")
             )
         if not isinstance(col, NumericColumn):
             raise ParameterError(
                 f"means ({name!r}) is a categorical column; means apply to numeric columns "
-                f"({', '.join(numeric) or 'none declared'}); group by it with by instead"
+                f"({listed or 'none declared'}); group by it with by instead"
             )
         if col.date:
             raise ParameterError(
