@@ -18,6 +18,7 @@ __all__ = [
     "ConvergenceWarning",
     "DataValidationError",
     "InsecureRandomnessWarning",
+    "KeyInUseError",
     "LedgerIOError",
     "LedgerIntegrityError",
     "LowUtilityWarning",
@@ -96,6 +97,13 @@ class LedgerIOError(PPDPError, OSError):
     """The ledger file could not be read or written (disk full, read-only, I/O error).
 
     Not an integrity failure: nothing was changed, and no spend was recorded.
+    """
+
+
+class KeyInUseError(ParameterError):
+    """Another run in progress holds this release's idempotency key; nothing was charged.
+
+    The message names the holder (pid, host, since); retry once it has ended.
     """
 
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from ppdp.accounting import Accountant, Charge, budget_report, charge, check_charges
+from ppdp.accounting import (
+    Accountant,
+    Charge,
+    budget_report,
+    charge,
+    check_charges,
+    claim_key,
+)
 from ppdp.accounting.events import EpsilonDelta, Exponential, Laplace
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
@@ -35,7 +42,10 @@ def test_charge_normalises_its_events_and_keeps_the_old_names():
 def test_charge_records_one_entry_per_charge_and_replays_by_key():
     acct = Accountant.in_memory(total=PrivacyBudget(1.0))
     plan = [Charge(Exponential(epsilon=0.2), "a"), Charge(Exponential(epsilon=0.3), "b")]
-    check_charges(acct, plan, mechanism="job", idempotency_key="k")
+    with pytest.raises(ParameterError, match="is not claimed"):  # a keyed check needs the claim
+        check_charges(acct, plan, mechanism="job", idempotency_key="k")
+    with claim_key(acct, "k"):
+        check_charges(acct, plan, mechanism="job", idempotency_key="k")
     first = charge(acct, plan, seeded=False, idempotency_key="k")
     assert [r.idempotency_key for r in first] == ["k#1", "k#2"]
     assert [r.event for r in first] == [Exponential(epsilon=0.2), Exponential(epsilon=0.3)]
@@ -44,8 +54,9 @@ def test_charge_records_one_entry_per_charge_and_replays_by_key():
     assert acct.spent == PrivacyBudget(0.5)
     # A retry needs no new budget: its charges are not counted by the check.
     charge(acct, Charge(PrivacyBudget(0.5), "fill"), seeded=False)
-    check_charges(acct, plan, mechanism="job", idempotency_key="k")
-    with pytest.raises(BudgetExceededError):
+    with claim_key(acct, "k"):
+        check_charges(acct, plan, mechanism="job", idempotency_key="k")
+    with claim_key(acct, "other"), pytest.raises(BudgetExceededError):
         check_charges(acct, plan, mechanism="job", idempotency_key="other")
     with pytest.raises(ParameterError, match="different spend"):
         charge(acct, Charge(Exponential(epsilon=0.1), "a"), seeded=False, idempotency_key="k#1")

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from ppdp.accounting._accountant import Accountant
+from ppdp.accounting._claim import Lease, holds_lease, take_lease
 from ppdp.accounting._tally import SpendRecord, check_relation
 from ppdp.accounting.events import Composed, PrivacyEvent, as_event
 from ppdp.budget import Guarantee, PrivacyBudget
@@ -24,6 +26,7 @@ __all__ = [
     "charge",
     "charge_keys",
     "check_charges",
+    "claim_key",
     "record_keyed_release",
     "refuse_recorded_release",
     "refuse_released_retry",
@@ -109,6 +112,86 @@ def charge_keys(n: int, idempotency_key: str | None) -> list[str | None]:
     return [idempotency_key] if n == 1 else [f"{idempotency_key}#{i}" for i in range(1, n + 1)]
 
 
+class claim_key:  # noqa: N801 - used as a function: ``with claim_key(acct, key):``
+    """Hold ``idempotency_key`` exclusively from the release's checks until it is recorded.
+
+    Every keyed release runs inside one claim: the "already released?" decision
+    (:func:`refuse_recorded_release`, also inside :func:`check_charges`), the charge, the
+    release and :func:`record_keyed_release`. So exactly one run releases per key whatever
+    the interleaving: a concurrent copy is refused in one line
+    (:class:`~ppdp.exceptions.KeyInUseError`, naming the holder's pid, host and start),
+    nothing charged, nothing released. Once acquired, a key whose release is recorded is
+    refused as before; a key charged but not recorded belonged to a run that died (it no
+    longer holds the claim), so this retry releases, charged nothing again.
+
+    The claim is a kernel advisory lock on a file beside the ledger
+    (``.<ledger>.claims/``): given up when the block ends, normally or by an exception, and
+    by the kernel when the process dies. In-memory ledgers use a lock within the process.
+    Re-entrant for the thread that holds it (a CLI flow holds it around ``fit``, which
+    claims again). ``accountant`` None (or not an Accountant) or ``idempotency_key`` None:
+    nothing is claimed.
+
+    Also usable without ``with``: :meth:`acquire`, then :meth:`release` in a ``finally``.
+
+    Raises
+    ------
+    KeyInUseError
+        Another run (process or thread) holds the key.
+    ParameterError
+        The key is not a non-empty string, or its release is recorded.
+    LedgerIOError
+        The claim file beside the ledger cannot be created.
+    """
+
+    def __init__(self, accountant: Accountant | None, idempotency_key: str | None) -> None:
+        self._accountant = accountant if isinstance(accountant, Accountant) else None
+        self._key = idempotency_key
+        self._lease: Lease | None = None
+
+    def acquire(self) -> None:
+        """Take the claim and refuse a key whose release is recorded (nothing charged)."""
+        if self._accountant is None or self._key is None:
+            return
+        charge_keys(1, self._key)  # a non-empty string, or one line
+        if self._lease is not None:
+            raise ParameterError(f"idempotency_key ({self._key!r}) is already claimed here")
+        lease = take_lease(self._accountant.ledger, self._key)
+        try:
+            refuse_recorded_release(self._accountant, self._key)
+        except BaseException:
+            lease.release()
+            raise
+        self._lease = lease
+
+    def release(self) -> None:
+        """Give the claim up (nothing if it was not taken)."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.release()
+
+    def __enter__(self) -> claim_key:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+def _require_claim(accountant: Accountant, idempotency_key: str) -> None:
+    """A keyed check or record outside :class:`claim_key` would reopen the concurrent race."""
+    if not holds_lease(accountant.ledger, idempotency_key):
+        raise ParameterError(
+            f"idempotency_key ({idempotency_key!r}) is not claimed: a keyed release runs "
+            "inside `with ppdp.accounting.claim_key(accountant, idempotency_key):` from its "
+            "checks to its recorded release; nothing charged, nothing released"
+        )
+
+
 def refuse_released_retry(
     accountant: Accountant | None, idempotency_key: str | None, output: Any
 ) -> None:
@@ -159,9 +242,11 @@ def record_keyed_release(
     Linked to its first spend entry, so that a later retry with the same key is refused by
     :func:`refuse_recorded_release` instead of releasing fresh noise under one charge. A
     release without a key needs no record: it can never be retried as the same charge.
+    The caller holds :class:`claim_key` from its checks until this returns.
     """
     if accountant is None or idempotency_key is None or not records:
         return
+    _require_claim(accountant, idempotency_key)
     accountant.record_release(guarantee, spend=records[0], idempotency_key=idempotency_key)
 
 
@@ -176,10 +261,14 @@ def check_charges(
 
     Charges whose idempotency key is already in the ledger are not counted: a retry of a
     charged request needs no new budget, unless its release is recorded (then the retry is
-    refused: :func:`refuse_recorded_release`). Nothing is charged.
+    refused: :func:`refuse_recorded_release`). Nothing is charged. With a key, the caller
+    holds :class:`claim_key` (else one line, :class:`~ppdp.exceptions.ParameterError`).
     """
     if accountant is None:
         return
+    if idempotency_key is not None:
+        charge_keys(1, idempotency_key)
+        _require_claim(accountant, idempotency_key)
     refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
     for planned_charge in planned:  # the relation too, before the data are read

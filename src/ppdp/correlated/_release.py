@@ -13,7 +13,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
+from ppdp.accounting import (
+    Accountant,
+    Charge,
+    charge,
+    check_charges,
+    claim_key,
+    record_keyed_release,
+)
 from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
@@ -155,46 +162,49 @@ def release_sequence(
         if pufferfish
         else EpsilonDelta(epsilon=budget.epsilon)
     )
-    source = resolve_random_state(random_state)
-    seeded = not source.is_secure
-    if accountant is not None:
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-        check_charges(
-            accountant, Charge(event, name), mechanism=name, idempotency_key=idempotency_key
+    with claim_key(accountant, idempotency_key):  # from the check to the record
+        source = resolve_random_state(random_state)
+        seeded = not source.is_secure
+        if accountant is not None:
+            refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+            check_charges(
+                accountant, Charge(event, name), mechanism=name, idempotency_key=idempotency_key
+            )
+        codes = encode(sequence)
+        if query == "histogram":
+            raw = histogram(codes, k)
+        else:
+            raw, _ = as_query_value(query(codes), name="query(sequence)")
+        flat = np.asarray(raw, dtype=np.float64).reshape(-1)
+        scale, lam = grid_scale(L, sigma, flat.size)
+        facts = {
+            "T": T,
+            "sigma_max": sigma,
+            "lipschitz": L,
+            "query": "histogram"
+            if query == "histogram"
+            else getattr(query, "__name__", "callable"),
+            "noise_scale": scale,
+            "granularity": lam,
+            "dimension": int(flat.size),
+            **facts_of(T),
+        }
+        guarantee = guarantee_of(facts)
+        index = None
+        # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
+        # apart (Pufferfish does not compose in general; the total is bookkeeping).
+        details = {"relation": "replace-one", "privacy_definition": guarantee.kind.value, **facts}
+        records = charge(
+            accountant,
+            Charge(event, name, details),
+            seeded=seeded,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
         )
-    codes = encode(sequence)
-    if query == "histogram":
-        raw = histogram(codes, k)
-    else:
-        raw, _ = as_query_value(query(codes), name="query(sequence)")
-    flat = np.asarray(raw, dtype=np.float64).reshape(-1)
-    scale, lam = grid_scale(L, sigma, flat.size)
-    facts = {
-        "T": T,
-        "sigma_max": sigma,
-        "lipschitz": L,
-        "query": "histogram" if query == "histogram" else getattr(query, "__name__", "callable"),
-        "noise_scale": scale,
-        "granularity": lam,
-        "dimension": int(flat.size),
-        **facts_of(T),
-    }
-    guarantee = guarantee_of(facts)
-    index = None
-    # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
-    # apart (Pufferfish does not compose in general; the total is bookkeeping).
-    details = {"relation": "replace-one", "privacy_definition": guarantee.kind.value, **facts}
-    records = charge(
-        accountant,
-        Charge(event, name, details),
-        seeded=seeded,
-        allow_seeded=allow_seeded,
-        idempotency_key=idempotency_key,
-    )
-    if records:
-        index = records[0].index
-    else:
-        logger.info("%s.release without an accountant: nothing is recorded", name)
-    value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))
-    record_keyed_release(accountant, records, guarantee, idempotency_key)
-    return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)
+        if records:
+            index = records[0].index
+        else:
+            logger.info("%s.release without an accountant: nothing is recorded", name)
+        value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))
+        record_keyed_release(accountant, records, guarantee, idempotency_key)
+        return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)

@@ -70,7 +70,14 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ppdp._params import ValidatedParams
-from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
+from ppdp.accounting import (
+    Accountant,
+    Charge,
+    charge,
+    check_charges,
+    claim_key,
+    record_keyed_release,
+)
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.schema import Schema
@@ -474,7 +481,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         -------
         self
         """
-        with self._params_once():
+        with self._params_once(), claim_key(accountant, idempotency_key):
             name = type(self).__name__
             if accountant is not None and not isinstance(accountant, Accountant):
                 raise ParameterTypeError(

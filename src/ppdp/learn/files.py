@@ -315,14 +315,16 @@ def train_model_file(
     its ``ledger_state`` the ledger as it was closed, and for a dry run ``after`` what it
     would have left (None: refused, or no ledger).
     """
-    from ppdp.accounting import Accountant, refuse_released_retry
+    from ppdp.accounting import Accountant, claim_key, refuse_released_retry
     from ppdp.publish.files import LedgerState, planned_remaining
 
     if ledger is not None and accountant is not None:
         raise ParameterError("ledger and accountant: give one of them, not both")
     own = Accountant.open_existing(ledger) if ledger is not None else None
     acct = own if own is not None else accountant
+    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
     try:
+        claim.acquire()
         refuse_released_retry(acct, idempotency_key, output)
         result = _train_model_file(
             kind,
@@ -354,6 +356,7 @@ def train_model_file(
             after=planned_remaining(acct, [result.plan]) if dry_run else None,
         )
     finally:
+        claim.release()
         if own is not None:
             own.close()
 

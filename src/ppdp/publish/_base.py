@@ -40,7 +40,14 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp._params import ValidatedParams
-from ppdp.accounting import Accountant, Charge, charge, check_charges, record_keyed_release
+from ppdp.accounting import (
+    Accountant,
+    Charge,
+    charge,
+    check_charges,
+    claim_key,
+    record_keyed_release,
+)
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
@@ -289,7 +296,7 @@ class Publisher(ValidatedParams):
         self
         """
         self._check_fit_arguments(accountant)
-        with self._params_once():
+        with self._params_once(), claim_key(accountant, idempotency_key):
             return self._fit_dispatch(
                 df,
                 accountant,

@@ -513,7 +513,7 @@ def publish_table_file(
     PublishResult
     """
     from ppdp._io import atomic_paths, check_csv_format, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant
+    from ppdp.accounting import Accountant, claim_key
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish.parquet_files import distributed_input, publish_dataset
@@ -565,7 +565,9 @@ def publish_table_file(
     )
     acct = Accountant.open_existing(ledger) if ledger else None
     state: LedgerState | None = None
+    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
     try:
+        claim.acquire()
         check_budget(
             acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
             dry_run=dry_run,
@@ -626,6 +628,7 @@ def publish_table_file(
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:
+        claim.release()
         if acct is not None:
             acct.close()
     release = publisher.release_

@@ -350,7 +350,7 @@ def publish_dataset(
     import warnings
 
     from ppdp._io import ledger_files, write_error
-    from ppdp.accounting import Accountant
+    from ppdp.accounting import Accountant, claim_key
     from ppdp.data.distributed import dask_session, open_table, scan_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish import files as pf
@@ -385,7 +385,9 @@ def publish_dataset(
     acct = Accountant.open_existing(ledger) if ledger else None
     state: pf.LedgerState | None = None
     staged = staging_folder(out)
+    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
     try:
+        claim.acquire()
         pf.check_budget(
             acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
             dry_run=dry_run,
@@ -469,6 +471,7 @@ def publish_dataset(
                 raise write_error(exc, out, charged=pf._charged(ledger, release, cost)) from exc
     finally:
         shutil.rmtree(staged, ignore_errors=True)
+        claim.release()
         if acct is not None:
             acct.close()
     return pf.PublishResult(
