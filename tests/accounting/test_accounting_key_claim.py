@@ -208,3 +208,39 @@ def test_a_keyed_correlated_release_holds_the_claim(tmp_path):
     with pytest.raises(ParameterError, match="its release is recorded"):
         release()
     assert acct.spent == PrivacyBudget(0.5) and len(acct.events("release")) == 1
+
+
+@pytest.mark.parametrize("command", ["publish", "train"])
+def test_keyed_releases_of_a_parquet_dataset_hold_the_claim(tmp_path, command):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    from ppdp.datasets import load_adult
+    from ppdp.learn.files import train_model_file
+    from ppdp.publish.files import publish_table_file
+
+    df, schema = load_adult()
+    (tmp_path / "ds").mkdir()
+    df.iloc[:300].to_parquet(tmp_path / "ds" / "part-0.parquet", index=False)
+    schema.to_file(tmp_path / "adult.json")
+    ledger = tmp_path / "budget.db"
+    Accountant.open(ledger, dataset_id="adult", total=PrivacyBudget(5.0)).close()
+    common = {"schema": tmp_path / "adult.json", "epsilon": 1.0, "scheduler": "sync"}
+
+    def release(out: str) -> object:
+        if command == "publish":
+            run, what = publish_table_file, "laplace"
+        else:
+            run, what = train_model_file, "logreg"
+        key = {"ledger": ledger, "idempotency_key": "k"}
+        return run(what, tmp_path / "ds", output=tmp_path / out, **common, **key)
+
+    with Accountant.open_existing(ledger) as acct:
+        with _Holder(acct, "k"), pytest.raises(KeyInUseError):
+            release("a" if command == "publish" else "a.json")
+        assert acct.spent == PrivacyBudget(0.0)
+    release("b" if command == "publish" else "b.json")
+    with pytest.raises(ParameterError, match="its release is recorded"):
+        release("c" if command == "publish" else "c.json")
+    with Accountant.open_existing(ledger) as acct:
+        assert acct.spent == PrivacyBudget(1.0) and len(acct.events("release")) == 1
+    assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()

@@ -37,7 +37,8 @@ SEED: Flag = ("--seed", {"type": int, "default": None},
               "reproducible noise for experiments (NOT for real releases)")
 IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"},
                          "a key unique to this release: a retry after a run that died before "
-                         "releasing is not charged again; a key already released is refused")
+                         "releasing is not charged again; a key already released, or held by "
+                         "a run in progress, is refused")
 SCHEDULER: Flag = ("--scheduler", {"default": None, "metavar": "ADDR"},
                    "where Dask reads a Parquet dataset: local, tcp://HOST:PORT, threads, ...")
 JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
