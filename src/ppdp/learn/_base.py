@@ -470,7 +470,8 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             noise exactly. The ledger records the seeded spend and this permission.
         idempotency_key : str, optional
             A key unique to this training request (``ppdp train --idempotency-key``): a
-            retry with the same key charges nothing again (``replayed_`` is then True).
+            retry with the same key charges nothing again (``replayed_`` is then True); a
+            copy started while another run holds the key is refused (``KeyInUseError``).
         scheduler : optional
             For a distributed table only: ``"local"`` (a ``LocalCluster``, the default for
             a Parquet path), an address ``"tcp://host:8786"``, a ``distributed.Client``, or

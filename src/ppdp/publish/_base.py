@@ -282,7 +282,8 @@ class Publisher(ValidatedParams):
             noise exactly. The ledger records the seeded spend and this permission.
         idempotency_key : str, optional
             A key unique to this release request (``ppdp publish --idempotency-key``): a
-            retry with the same key charges nothing again (``release_.replayed``).
+            retry with the same key charges nothing again (``release_.replayed``); a copy
+            started while another run holds the key is refused (``KeyInUseError``).
         scheduler : optional
             Distributed input only: ``"local"`` (a ``LocalCluster``, the default for a
             Parquet path), an address ``"tcp://host:8786"``, a ``distributed.Client``, or
