@@ -563,7 +563,9 @@ def test_rounds_share_one_publishing_ledger_and_the_replicas_extend(tmp_path):
             classes=(0, 1),
             class_counts=(int(np.sum(y == 0)), int(np.sum(y == 1))),
         )
-        pub = FederatedPublisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
+        pub = FederatedPublisher(  # seeded owners and dealer: an experiment
+            cfg, signer=signers["publisher"], keys=keys, accountant=acct, allow_seeded=True
+        )
         owners = {
             o: DataOwner(
                 cfg,
@@ -618,7 +620,11 @@ def test_publisher_output_is_identical_for_many_arrival_orders():
             )
         )
         pub = FederatedPublisher(
-            rnd.config, signer=rnd.signers["publisher"], keys=keys, accountant=acct
+            rnd.config,
+            signer=rnd.signers["publisher"],
+            keys=keys,
+            accountant=acct,
+            allow_seeded=rnd.publisher.allow_seeded,
         )
         pub.start()
         for i in rng.permutation(len(shares)):

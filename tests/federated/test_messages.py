@@ -15,6 +15,7 @@ from ppdp.federated.messages import (
     Message,
     MessageFields,
     MessageValidator,
+    OptionalField,
     OutOfOrderError,
     ReplayError,
     check_payload,
@@ -201,6 +202,22 @@ def test_nan_and_inf_rejected(parties, bad):
     payload = {"x": {"shape": [2], "data": base64.b64encode(data).decode()}}
     with pytest.raises(ProtocolError, match="NaN or infinity"):
         validator(parties).validate(msg(parties, payload=payload), spec=SPEC)
+
+
+def test_an_optional_field_may_be_left_out_and_reads_as_none(parties):
+    """Issue 29: a newer receiver takes an older sender's payload without a new field."""
+    spec = {"digest": str, "seeded": OptionalField(bool)}
+    older = msg(parties, payload={"digest": "ab"})
+    assert check_payload(older, spec) == {"digest": "ab", "seeded": None}
+    newer = msg(parties, payload={"digest": "ab", "seeded": True})
+    assert check_payload(newer, spec) == {"digest": "ab", "seeded": True}
+    for bad, match in (
+        ({"digest": "ab", "seeded": 1}, "seeded .* must be of type bool"),
+        ({"seeded": False}, r"expected exactly \['digest'\] \(optionally \['seeded'\]\)"),
+        ({"digest": "ab", "seeded": False, "x": 1}, "expected exactly"),
+    ):
+        with pytest.raises(ProtocolError, match=match):
+            check_payload(msg(parties, payload=bad), spec)
 
 
 def test_sender_cannot_encode_nan():

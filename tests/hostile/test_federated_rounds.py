@@ -219,7 +219,9 @@ def test_an_outsider_cannot_burn_round_after_round():
             classes=(0, 1),
             class_counts=(int(np.sum(y == 0)), int(np.sum(y == 1))),
         )
-        pub = FederatedPublisher(cfg, signer=signers["publisher"], keys=keys, accountant=acct)
+        pub = FederatedPublisher(  # a seeded dealer: an experiment
+            cfg, signer=signers["publisher"], keys=keys, accountant=acct, allow_seeded=True
+        )
         parties = {
             "publisher": pub,
             "dealer": NoiseDealer(cfg, signer=signers["dealer"], keys=keys, random_state=r),

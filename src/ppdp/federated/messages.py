@@ -58,6 +58,7 @@ __all__ = [
     "Message",
     "MessageFields",
     "MessageValidator",
+    "OptionalField",
     "OutOfOrderError",
     "PayloadSpec",
     "ReplayError",
@@ -236,9 +237,22 @@ class ArraySpec:
     shape: tuple[int | None, ...]
 
 
+@dataclass(frozen=True)
+class OptionalField:
+    """A field that a party of an older ppdp leaves out: absent, it reads as ``None``.
+
+    New fields are added this way so that a newer receiver still takes an older sender's
+    message (``docs/federated.md``, "Versions on the wire"); the receiver decides what an
+    absent value means.
+    """
+
+    type: type
+
+
 #: A payload specification: field name -> a Python type (str, int, float, bool, list,
-#: dict) or an :class:`ArraySpec`. Payloads must have exactly these fields.
-PayloadSpec = Mapping[str, type | ArraySpec]
+#: dict), an :class:`ArraySpec` or an :class:`OptionalField`. Payloads must have exactly
+#: these fields, less any optional ones.
+PayloadSpec = Mapping[str, type | ArraySpec | OptionalField]
 
 
 # ----------------------------------------------------------------------------- messages
@@ -643,12 +657,20 @@ def check_payload(message: Message, spec: PayloadSpec) -> dict[str, Any]:
     """
     payload = message.payload
     where = f"{message.kind} payload from {message.sender!r}"
-    if set(payload) != set(spec):
+    optional = {k for k, v in spec.items() if isinstance(v, OptionalField)}
+    if not set(spec) - optional <= set(payload) <= set(spec):
+        also = f" (optionally {sorted(optional)})" if optional else ""
         raise ProtocolError(
-            f"{where} has fields {sorted(payload)}, expected exactly {sorted(spec)}"
+            f"{where} has fields {_short(sorted(payload))}, expected exactly "
+            f"{sorted(set(spec) - optional)}{also}"
         )
     out: dict[str, Any] = {}
     for name, want in spec.items():
+        if isinstance(want, OptionalField):
+            if name not in payload:
+                out[name] = None
+                continue
+            want = want.type
         value = payload[name]
         if isinstance(want, ArraySpec):
             out[name] = decode_array(value, name=f"{where}: {name}", shape=want.shape)

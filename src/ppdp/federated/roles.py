@@ -95,6 +95,7 @@ from ppdp.federated.messages import (
     Message,
     MessageFields,
     MessageValidator,
+    OptionalField,
     ReplayError,
     UnauthenticatedError,
     check_payload,
@@ -241,12 +242,14 @@ class _Party:
                 "sums": ArraySpec((K, p)),
                 "second_moment": ArraySpec((D,)),
                 "salt": str,
+                "seeded": OptionalField(bool),  # sent only when true: older owners accept it
             },
             Kind.KEY_SHARE: {"public_key": str},
             Kind.COMMITMENT: {
                 "config_sha256": str,
                 "mean_share_sha256": str,
                 "scatter_share_sha256": str,
+                "seeded": OptionalField(bool),  # absent from an older owner: unknown
             },
             Kind.MEAN_SHARE: {"sums": ArraySpec((K, p)), "salt": str},
             Kind.NOISY_MEANS: {"means": ArraySpec((K, p)), "ledger_index": int},
@@ -419,6 +422,12 @@ class FederatedPublisher(_Party):
     accountant : Accountant
         The publishing ledger (:func:`create_publishing_accountant`); :meth:`start` checks
         that the round's budget fits (nothing spent), the last owner's commitment spends it.
+    allow_seeded : bool
+        Run a round in which an owner reports seeded noise (its ``random_state``, or a
+        seeded dealer's masks): reproducible, for experiments only. Without it such a round
+        aborts at the charge point, nothing spent. The spend records ``seeded: true`` when
+        any owner reports seeded noise or does not say (an older ppdp): see
+        ``docs/federated.md``, "The seeded flag".
     """
 
     role_name = "publisher"
@@ -430,13 +439,17 @@ class FederatedPublisher(_Party):
         signer: Signer,
         keys: Mapping[str, Ed25519PublicKey],
         accountant: Accountant,
+        allow_seeded: bool = False,
     ) -> None:
         super().__init__(config, signer=signer, keys=keys)
         if signer.id != config.publisher:
             raise ParameterError(f"signer id ({signer.id!r}) must be the publisher's")
         if not isinstance(accountant, Accountant):
             raise ParameterTypeError(f"accountant ({accountant!r}) must be an Accountant")
+        if not isinstance(allow_seeded, bool):
+            raise ParameterTypeError(f"allow_seeded ({allow_seeded!r}) must be a bool")
         self.accountant = accountant
+        self.allow_seeded = allow_seeded
         self.ledger = accountant.ledger
         if not config.joint_view:
             warnings.warn(
@@ -584,14 +597,33 @@ class FederatedPublisher(_Party):
         self.timings["start_s"] = time.perf_counter() - t0
         return out
 
+    def _seeded_owners(self) -> tuple[list[str], list[str]]:
+        """The owners whose commitment says their noise is seeded, and those that do not say."""
+        said = {o: self._commitments[o].get("seeded") for o in self.config.owners}
+        return [o for o, v in said.items() if v is True], [o for o, v in said.items() if v is None]
+
     def _charge(self) -> list[Message]:
         """Every owner has committed: spend the budget, record the round, request the shares."""
         cfg = self.config
+        seeded_by, unreported = self._seeded_owners()
+        if seeded_by and not self.allow_seeded:
+            return self.abort(
+                f"owner(s) {seeded_by} report seeded noise (a random_state: reproducible, not "
+                "for real releases); a seeded round runs only with allow_seeded=True: nothing "
+                "spent"
+            )
+        # Conservative: any seeded owner, or one that does not say, makes the round seeded.
+        seeded = bool(seeded_by or unreported)
+        planned = self._planned_charge()
+        if seeded:
+            extra = {"seeded_owners": seeded_by, "seeded_unreported": unreported}
+            planned = Charge(planned.events, planned.mechanism, {**planned.details, **extra})
         try:
             (record,) = charge(
                 self.accountant,
-                self._planned_charge(),
-                seeded=False,
+                planned,
+                seeded=seeded,
+                allow_seeded=seeded,
                 idempotency_key=self._idempotency_key,
             )
         except BudgetExceededError as exc:  # another round spent the budget since start()
@@ -893,6 +925,7 @@ class DataOwner(_Party):
         else:
             self._X, self._labels = _check_data(X, y, config)
         self._rng: RandomSource = resolve_random_state(random_state)
+        self._dealer_seeded = False
         if replica_path is None:
             self.replica: MemoryReplica | FileReplica = MemoryReplica()
         else:
@@ -935,6 +968,12 @@ class DataOwner(_Party):
         return []
 
     @property
+    def seeded(self) -> bool:
+        """Whether this owner's shares hold reproducible randomness: its own noise stream
+        is seeded, or the dealer said its masks are."""
+        return not self._rng.is_secure or self._dealer_seeded
+
+    @property
     def replica_ledger(self) -> Ledger | None:
         """The replica's :class:`~ppdp.ledger.Ledger` (file replicas only)."""
         return self.replica.ledger if isinstance(self.replica, FileReplica) else None
@@ -971,6 +1010,7 @@ class DataOwner(_Party):
             if self._masks is not None or self._committed:
                 raise self._violation(message, "a second dealer share")
             self._masks = Masks(payload["sums"], payload["second_moment"])
+            self._dealer_seeded = payload["seeded"] is True
             self._check_mask_grid(message)
             return self._maybe_commit()
         if kind == Kind.KEY_SHARE:
@@ -1050,6 +1090,7 @@ class DataOwner(_Party):
             "config_sha256": _config_digest(self.config),
             "mean_share_sha256": payload_digest(self._mean_payload),
             "scatter_share_sha256": payload_digest(self._scatter_payload),
+            "seeded": self.seeded,
         }
         sent = self._send(self.config.publisher, Kind.COMMITMENT, commitment)
         return [sent, *self._maybe_send_means()]
@@ -1220,6 +1261,12 @@ class DataOwner(_Party):
                         "(the events its config implies)",
                         index=e.index,
                     )
+                if self.seeded and e.payload.get("seeded") is not True:
+                    raise LedgerIntegrityError(
+                        f"entry {e.index}: the round's spend is not recorded as seeded, but "
+                        f"owner {self.id!r} committed seeded noise",
+                        index=e.index,
+                    )
                 self._spend_ok = True
 
     def _entry(self, index: int) -> Any:
@@ -1381,6 +1428,8 @@ class NoiseDealer(_Party):
                 "second_moment": encode_array(m.second_moment),
                 "salt": new_salt(),
             }
+            if not self._rng.is_secure:  # absent otherwise, as an older dealer's share
+                payload_out["seeded"] = True
             out.append(self._send(owner, Kind.DEALER_SHARE, payload_out))
         self.state = "dealt"
         self._dealt = True

@@ -81,6 +81,9 @@ class FederatedResult:
     replica_paths : dict of owner id to Path
     messages : int
         Messages delivered.
+    seeded : bool
+        What the round's spend records: some owner's noise (or the dealer's masks) came
+        from a seeded, reproducible stream, or an owner did not say (False: nothing spent).
     """
 
     direction: NDArray[np.float64] | None
@@ -96,6 +99,7 @@ class FederatedResult:
     session_id: str = ""
     replica_paths: dict[str, Path] = field(default_factory=dict)
     messages: int = 0
+    seeded: bool = False
 
 
 @dataclass
@@ -286,7 +290,11 @@ def build_round(
         total=total,
     )
     publisher = FederatedPublisher(
-        config, signer=signers[config.publisher], keys=keys, accountant=accountant
+        config,
+        signer=signers[config.publisher],
+        keys=keys,
+        accountant=accountant,
+        allow_seeded=not src.is_secure,  # the caller seeded every party: an experiment
     )
     owner_roles = {
         o: DataOwner(
@@ -493,4 +501,5 @@ def _result(rnd: Round, net: Network, t0: float, t_built: float, t_end: float) -
         session_id=rnd.config.session_id,
         replica_paths=dict(rnd.replica_paths),
         messages=net.delivered,
+        seeded=pub.spend_record is not None and pub.spend_record.seeded,
     )

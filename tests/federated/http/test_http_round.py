@@ -16,14 +16,49 @@ from ppdp.budget import PrivacyBudget
 from ppdp.cli import main as cli_main
 from ppdp.federated.config import RoundConfig
 from ppdp.federated.http import Timeouts, load_config
+from ppdp.federated.http._parties import build_parts
 from ppdp.federated.messages import Kind, MessageFields, encode_array, sign
 from ppdp.federated.roles import FederatedPublisher, create_publishing_accountant
 from ppdp.ledger import Ledger, Signer, load_private_key
+from ppdp.random import resolve_random_state
 
 
 def _kinds(path):
     with Ledger.open(path) as led:
         return [e.kind for e in led.entries()]
+
+
+def _spends(path):
+    with Ledger.open(path) as led:
+        return [e.payload for e in led.entries() if e.kind == "spend"]
+
+
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.InsecureRandomnessWarning")
+@pytest.mark.parametrize("allow", [False, True])
+def test_a_seeded_owner_is_reported_over_http(tmp_path, allow):
+    """The owners' seeded flag travels in their commitments (issue 29): a seeded owner-1
+    makes the round seeded, or aborts it before the spend without allow_seeded."""
+    dep = deploy(tmp_path, owners=2, dealer="none", timeouts=FAST)
+
+    def build(config):
+        parts = build_parts(config)
+        role = parts.node.role
+        if config.party == "owner-1":  # as DataOwner(random_state=5) would draw
+            role._rng = resolve_random_state(5)
+        if config.role == "publisher":
+            role.allow_seeded = allow
+        return parts
+
+    threads, out = run_in_threads(dep, list(dep.roles), build=build)
+    join(threads)
+    if allow:
+        assert out["publisher"].state == "done"
+        (spend,) = _spends(dep.ledger)
+        assert spend["seeded"] is True and spend["details"]["seeded_owners"] == ["owner-1"]
+    else:
+        assert out["publisher"].state == "aborted"
+        assert "['owner-1'] report seeded noise" in out["publisher"].reason
+        assert _spends(dep.ledger) == []
 
 
 @pytest.mark.parametrize(
@@ -44,6 +79,7 @@ def test_round_completes_over_http(tmp_path, capsys, dealer, release, owners):
             assert (rep.head, len(rep)) == (head, n), p
     kinds = _kinds(dep.ledger)
     assert kinds.count("spend") == 1 and kinds[-1] == "release"
+    assert _spends(dep.ledger)[0]["seeded"] is False  # every owner said so (issue 29)
     if dealer == "trusted":  # every dealer share travelled sealed, and was opened
         assert out["dealer"].stats["sealed_out"] == owners
         assert all(out[o].stats["sealed_in"] == 1 for o in dep.owners)
