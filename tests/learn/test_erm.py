@@ -159,8 +159,8 @@ def test_a_broken_finish_refuses_and_shows_no_data_number(monkeypatch, perturbat
     the one refusal after the spend, saying ε was charged, with public numbers only."""
     from ppdp.learn import _erm
 
-    def broken(data, start, **kw):
-        return np.asarray(start), float("nan"), int(kw["steps"])
+    def broken(data, **kw):
+        return np.zeros(data.dim), float("nan"), int(kw["steps"])
 
     monkeypatch.setattr(_erm, "accelerated_finish", broken)
     X, y = _data()

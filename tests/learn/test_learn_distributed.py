@@ -90,9 +90,14 @@ LINEAR = [PrivateLogisticRegression, PrivateLinearSVM]
 
 @pytest.mark.parametrize("cls", LINEAR, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("perturbation", ["objective", "output"])
-def test_linear_release_equals_the_in_memory_release(dataset, cls, perturbation) -> None:
+@pytest.mark.parametrize("max_iter", [500, 1], ids=["newton", "finish"])
+def test_linear_release_equals_the_in_memory_release(dataset, cls, perturbation, max_iter) -> None:
+    """``max_iter=1``: Newton stops short on both engines and the certified finish (from zero,
+    the same steps) completes the solve: the same release (issue 29)."""
     path, whole = dataset
-    kw = dict(epsilon=1.0, schema=SCHEMA, perturbation=perturbation, data_norm=1.5)
+    kw = dict(
+        epsilon=1.0, schema=SCHEMA, perturbation=perturbation, data_norm=1.5, max_iter=max_iter
+    )
     mem = cls(random_state=5, **kw).fit(whole)
     dist = cls(random_state=5, **kw).fit(path, scheduler="sync")
     # Both solves are certified to ‖∇J‖ ≤ τ, so both are within τ/μ of the one minimiser;

@@ -160,8 +160,8 @@ def test_a_broken_finish_refuses_saying_epsilon_was_charged(
     refusal after the spend, with public numbers only and ε said to be charged."""
     X, y, params = _unconverged_setup(monkeypatch)
 
-    def broken(data, start, **kw):
-        return np.asarray(start), float("inf"), int(kw["steps"])
+    def broken(data, **kw):
+        return np.zeros(data.dim), float("inf"), int(kw["steps"])
 
     monkeypatch.setattr(rbf_svm, "accelerated_finish", broken)
     clf = PrivateRBFSVM(**params)

@@ -697,7 +697,6 @@ def check_finish(
 
 def accelerated_finish(
     data: ERMData,
-    start: Array,
     *,
     loss: Loss,
     regularization: float,
@@ -708,37 +707,31 @@ def accelerated_finish(
 ) -> tuple[Array, float, int]:
     """Nesterov's accelerated gradient method on ``data``'s objective until certified.
 
-    Starts at ``start`` (the Newton iterate) when its certified gradient norm is at most
-    ``G₀ = 1 + ‖linear_term‖``, else at zero (``‖∇J(0)‖ ≤ G₀``), and runs at most ``steps``
-    (:func:`finish_steps`) steps of step ``1/L`` and momentum ``(√κ − 1)/(√κ + 1)``, stopping
-    at the first point whose certified gradient norm (:meth:`ERMData.gradient`) is at most
-    ``tol``. Returns ``(w, certified bound at w, steps taken)``; the steps taken depend on
-    the data and are for the custodian's log only. In exact arithmetic the last point's
-    gradient norm is at most ``tol/4``, so the certificate holds (``docs/proofs/erm.md``).
+    Starts at zero (``‖∇J(0)‖ ≤ G₀ = 1 + ‖linear_term‖``) and runs at most ``steps``
+    (:func:`finish_steps`) steps of step ``1/L`` and momentum ``(√κ − 1)/(√κ + 1)``,
+    stopping at the first point whose certified gradient norm (:meth:`ERMData.gradient`) is
+    at most ``tol``. Returns ``(w, certified bound at w, steps taken)``; the steps taken
+    depend on the data and are for the custodian's log only. In exact arithmetic the last
+    point's gradient norm is at most ``tol/4``, so the certificate holds
+    (``docs/proofs/erm.md``, *The certified finish*). The start does not depend on how
+    the records are held or on the Newton iterations before, so the in-memory and the
+    partitioned finish take the same steps up to the rounding of the sums.
     """
     d = data.dim
     mu = float(regularization) + float(extra_l2)
     L = _smoothness_bound(loss.smoothness, mu)
-    t = np.zeros(d) if linear_term is None else np.asarray(linear_term, dtype=np.float64)
-    g0 = (loss.lipschitz + float(np.linalg.norm(t))) * (1.0 + 4.0 * (d + 2) * _U)
     kw = {"loss": loss, "regularization": regularization, "extra_l2": extra_l2}
 
     def gradient(w: Array) -> tuple[Array, float]:
         return data.gradient(w, linear_term=linear_term, w_norm_bound=None, **kw)
 
-    x = np.asarray(start, dtype=np.float64).reshape(d)
-    G, bound = gradient(x) if np.all(np.isfinite(x)) else (x, math.inf)
-    if bound <= tol:
-        return x, bound, 0
-    if not bound <= g0:
-        x = np.zeros(d)
-        G, bound = gradient(x)
     root = math.sqrt(L / mu)
     beta = (root - 1.0) / (root + 1.0)
-    y = x
-    for k in range(1, int(steps) + 1):
+    x = y = np.zeros(d)
+    G, bound = gradient(y)
+    for k in range(int(steps)):
         if bound <= tol:
-            return y, bound, k - 1
+            return y, bound, k
         x_next = y - G / L
         y = x_next + beta * (x_next - x)
         x = x_next
@@ -1378,9 +1371,7 @@ def private_erm_data(
         )
         ok = bool(np.isfinite(bound) and bound <= res.tol and np.all(np.isfinite(w_tilde)))
         if not ok:
-            w_tilde, ok = _finish(
-                data, w_tilde, loss, k_obj.regularization, k_obj.ridge, T, res.tol, sinfo
-            )
+            w_tilde, ok = _finish(data, loss, k_obj.regularization, k_obj.ridge, T, res.tol, sinfo)
         W = np.atleast_2d(w_tilde) if ok else np.zeros((1, d))  # never snap a non-finite value
         released = noise.snap(W, res.granularity, name="coef") + np.atleast_2d(mult * v)
         w = np.asarray(released, dtype=np.float64)[0]
@@ -1415,7 +1406,7 @@ def private_erm_data(
         )
         ok = bool(np.isfinite(bound) and bound <= tau and np.all(np.isfinite(w_star)))
         if not ok:
-            w_star, ok = _finish(data, w_star, loss, regularization, 0.0, None, tau, sinfo)
+            w_star, ok = _finish(data, loss, regularization, 0.0, None, tau, sinfo)
         b = noise.gamma_norm_vector(
             d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
         )
@@ -1444,7 +1435,6 @@ def private_erm_data(
 
 def _finish(
     data: ERMData,
-    w: Array,
     loss: Loss,
     regularization: float,
     extra_l2: float,
@@ -1462,7 +1452,6 @@ def _finish(
     steps = finish_steps(loss.smoothness, mu, 1.0 + t_norm, tol)
     w_out, bound, taken = accelerated_finish(
         data,
-        w,
         loss=loss,
         regularization=regularization,
         extra_l2=extra_l2,

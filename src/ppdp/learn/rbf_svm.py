@@ -218,7 +218,6 @@ def solve_svm_data(
         # public bound after which exact arithmetic guarantees the certificate.
         w, bound, steps = accelerated_finish(
             data,
-            w,
             loss=loss,
             regularization=1.0 / C,
             extra_l2=0.0,
