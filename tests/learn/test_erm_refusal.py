@@ -155,8 +155,8 @@ def test_rbf_svm_at_the_worst_admitted_parameters_releases_on_every_neighbour(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """One Newton iteration (the solver's cap forced down), then the certified finish:
-    D and two label flips all release, and only public numbers reach the model (about 4 s
-    a fit: the finish takes ~23,000 of its ~99,000 steps)."""
+    D and two label flips all release, and only public numbers reach the model (about 3 s
+    a fit: the finish takes ~23,000 of its 99,754 steps)."""
     assert 99_000 < rbf.check_svm_finish(_WORST_C, 1e-4, 40, 10) <= FINISH_STEP_CAP
     with pytest.raises(ParameterError):
         rbf.check_svm_finish(1.01 * _WORST_C, 1e-4, 40, 10)
