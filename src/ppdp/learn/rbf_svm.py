@@ -66,6 +66,7 @@ from ppdp.learn._base import (
     encode_features,
 )
 from ppdp.learn._erm import (
+    FINISH_STEP_CAP,
     ERMData,
     HuberLoss,
     InMemoryERMData,
@@ -102,9 +103,9 @@ custodian = logging.getLogger("ppdp.custodian")
 #: (1 + 2·SOLVER_RTOL) so two inexact solutions are covered too (docs/proofs/rbf-svm.md).
 SOLVER_RTOL = 1e-6
 
-#: Newton iterations of :func:`solve_svm`. A fit whose solve does not reach the tolerance
-#: within them is refused (:class:`~ppdp.exceptions.ConvergenceError`): the sensitivity
-#: only covers certified solutions.
+#: Newton iterations of :func:`solve_svm`. A solve not certified within them goes on with
+#: the certified finish (at most a public number of accelerated gradient steps): the
+#: sensitivity only covers certified solutions (``docs/proofs/rbf-svm.md``).
 SOLVER_MAX_ITER = 200
 
 #: Simulated noise draws per fold in the hybrid's public tuning.
@@ -184,7 +185,10 @@ def solve_svm(
     :data:`SOLVER_MAX_ITER` Newton iterations (then, by Λ-strong convexity,
     ``‖w − w*‖ ≤ tol/Λ = SOLVER_RTOL·4C/n`` when the returned flag is True). Newton runs to
     ``tol/4``; the flag is :func:`~ppdp.learn._erm.certified_gradient_bound` ``≤ tol``, a
-    bound on the exact gradient norm that includes float rounding.
+    bound on the exact gradient norm that includes float rounding. Where Newton stops short,
+    :func:`~ppdp.learn._erm.accelerated_finish` completes the solve in at most
+    ``min(finish_steps(...), FINISH_STEP_CAP)`` steps: the whole bound for parameters that
+    :func:`check_svm_finish` admits (the private fits), a bounded time for the others.
     """
     return solve_svm_data(InMemoryERMData(Z, y_pm), C=C, huber_h=huber_h)
 
@@ -223,7 +227,7 @@ def solve_svm_data(
             extra_l2=0.0,
             linear_term=None,
             tol=tol,
-            steps=finish_steps(loss.smoothness, 1.0 / C, 1.0, tol),
+            steps=min(finish_steps(loss.smoothness, 1.0 / C, 1.0, tol), FINISH_STEP_CAP),
         )
     info = {**info, "gradient_bound": bound, "finish_steps": steps}
     return w, bool(math.isfinite(bound) and bound <= tol and np.all(np.isfinite(w))), info
