@@ -85,6 +85,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_custodian = logging.getLogger("ppdp.custodian")
 
 #: Default Λ. A public constant: Λ must never be chosen by looking at the private data
 #: (use ``tuning=`` for a private choice).
@@ -506,7 +507,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
             max_iter=p.max_iter,
             noise_multiplier=self._noise_factor(),
         )
-        logger.info("%s: %d passes over the partitions", type(self).__name__, int(data.n_passes))
+        # The passes follow the Newton iterations and the finish's steps: data-dependent, so
+        # the custodian's log only (issue 29).
+        _custodian.info(
+            "%s: %d passes over the partitions (private: not released)",
+            type(self).__name__,
+            int(data.n_passes),
+        )
         self._store(p, result, lam, n_rows, n_rows)
 
     def _release(
