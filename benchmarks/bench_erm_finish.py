@@ -7,7 +7,7 @@ residual τ that :func:`~ppdp.learn._erm.certifiable_tol` gives for ``tol = 1e-1
 :func:`~ppdp.learn._erm.accelerated_finish` from zero (as a fit whose Newton stopped short
 runs it). Prints each case (loss, h, n, d, Λ, τ, K, steps taken, certified, seconds) and the
 largest share of ``K`` used. ``docs/proofs/erm.md`` (*The certified finish*, item 7) quotes
-the run: all 36 certified, at most 37 % of ``K`` (28 % where K > 1,000), 109 s in all.
+the run: all 36 certified, at most 37 % of ``K`` (28 % where K > 1,000), 1–2 minutes in all.
 
 Usage: ``python benchmarks/bench_erm_finish.py``
 """
