@@ -13,12 +13,15 @@ from scipy.optimize import approx_fprime
 from ppdp import noise
 from ppdp.exceptions import ConvergenceError, ParameterError
 from ppdp.learn._erm import (
+    DEFAULT_MAX_ITER,
     DEFAULT_RESIDUAL_SHARE,
     HuberLoss,
     LogisticLoss,
     auto_regularization,
     certifiable_tol,
     certified_gradient_bound,
+    finish_bounds,
+    finish_steps,
     loss_from_dict,
     noise_norm_bound,
     objective_perturbation_constants,
@@ -135,30 +138,54 @@ def test_solver_reports_non_convergence() -> None:
 
 
 @pytest.mark.parametrize("perturbation", ["objective", "output"])
-def test_uncertified_private_fit_refuses_and_shows_no_data_number(perturbation) -> None:
-    """A solve that cannot certify ‖∇J‖ ≤ tol releases nothing (a warning is not enough)."""
+def test_a_newton_solve_cut_short_is_finished_and_released(perturbation) -> None:
+    """``max_iter=1`` no longer refuses: the certified finish completes the solve, and the
+    result carries public numbers only (the certified τ and the public iteration bound)."""
     X, y = _data()
-    with pytest.raises(ConvergenceError, match="nothing was released") as info:
+    kw = dict(loss=LogisticLoss(), epsilon=1.0, regularization=1e-2, perturbation=perturbation)
+    cut = private_erm(X, y, random_state=SeededRandom(0), max_iter=1, **kw)
+    full = private_erm(X, y, random_state=SeededRandom(0), **kw)
+    mu, g0, tau = finish_bounds(cut.constants)
+    assert cut.converged and cut.gradient_norm == tau == full.gradient_norm
+    assert cut.n_iter == 1 + finish_steps(0.25, mu, g0, tau)
+    assert full.n_iter == DEFAULT_MAX_ITER + finish_steps(0.25, mu, g0, tau)
+    # both certified to τ: the same release up to the grid (w within 2τ/μ of each other)
+    np.testing.assert_allclose(cut.coef, full.coef, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+def test_a_broken_finish_refuses_and_shows_no_data_number(monkeypatch, perturbation) -> None:
+    """A finish that fails (standing for a floating-point failure of its convergence bound):
+    the one refusal after the spend, saying ε was charged, with public numbers only."""
+    from ppdp.learn import _erm
+
+    def broken(data, **kw):
+        return np.zeros(data.dim), float("nan"), int(kw["steps"])
+
+    monkeypatch.setattr(_erm, "accelerated_finish", broken)
+    X, y = _data()
+    with pytest.raises(ConvergenceError, match="nothing was released and ε was charged") as info:
         private_erm(
             X,
             y,
             loss=LogisticLoss(),
             epsilon=1.0,
-            regularization=1e-6,
+            regularization=1e-2,
             perturbation=perturbation,
             random_state=SeededRandom(0),
             max_iter=1,
         )
-    # only public numbers (tol, the certified tol computed from public values, max_iter,
-    # the "64" of float64), never a residual or an iteration count
     n, d = X.shape
     if perturbation == "objective":
-        k = objective_perturbation_constants(1.0, n, 1e-6, 0.25, dim=d, tol=1e-10)
-        tau = k.residual.tol
+        k = objective_perturbation_constants(1.0, n, 1e-2, 0.25, dim=d, tol=1e-10)
     else:
-        tau = certifiable_tol(1e-10, n, d, 0.25, 1e-6, 0.0)
+        k = output_perturbation_constants(
+            1.0, n, 1e-2, d, tol=certifiable_tol(1e-10, n, d, 0.25, 1e-2, 0.0)
+        )
+    mu, g0, tau = finish_bounds(k)
+    steps = f"{finish_steps(0.25, mu, g0, tau):,}".split(",")
     numbers = re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", str(info.value))
-    assert set(numbers) <= {f"{tau:g}", "1e-10", "1", "64"}, numbers
+    assert set(numbers) <= {f"{tau:g}", "1", "64", *steps}, numbers
 
 
 def test_certified_gradient_bound_covers_the_exact_gradient() -> None:

@@ -64,6 +64,8 @@ from ppdp.learn._erm import (
     Loss,
     ObjectiveConstants,
     auto_regularization,
+    check_finish,
+    finish_bounds,
     output_perturbation_constants,
     private_erm,
     private_erm_data,
@@ -83,6 +85,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_custodian = logging.getLogger("ppdp.custodian")
 
 #: Default Λ. A public constant: Λ must never be chosen by looking at the private data
 #: (use ``tuning=`` for a private choice).
@@ -226,6 +229,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         if p.tuning is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
         self._check_drawable(p, n_rows)
+        self._check_finish(p, n_rows)
         return Plan(self._events(p, n_rows), f"{type(self).__name__}: {mech}", details)
 
     def _check_drawable(self, p: LinearParams, n_rows: int | None) -> None:
@@ -271,6 +275,51 @@ class _PrivateLinearERM(PrivateClassifierBase):
                 return True
 
             raise too_small_epsilon(type(self).__name__, p.epsilon, exc, feasible) from None
+
+    def _check_finish(self, p: LinearParams, n_rows: int | None) -> None:
+        """Refuse, before the spend, parameters whose certified solve is not sure to finish.
+
+        After the caller's ``max_iter`` Newton iterations the solver finishes with at most
+        :func:`~ppdp.learn._erm.finish_steps` accelerated gradient steps, a public bound
+        (``docs/proofs/erm.md``, *The certified finish*): a fit whose bound exceeds
+        :data:`~ppdp.learn._erm.FINISH_STEP_CAP` is refused here, so a fit that passes this
+        check always releases. ``max_iter`` itself is never refused.
+        """
+        dim = self._planned_dim
+        if not n_rows or dim is None or n_rows < self._min_rows:
+            return
+        if p.tuning is None:
+            fits = [(n_rows, self._resolve_lambda(p, n_rows, dim))]
+        else:
+            sizes = p.tuning.part_sizes(n_rows)
+            fits = [
+                (m, float(lam)) for m, lam in zip(sizes, p.tuning.regularization_grid, strict=False)
+            ]
+        is_huber = isinstance(p.loss, HuberLoss)
+        h = f", huber_h={p.loss.h:g}" if isinstance(p.loss, HuberLoss) else ""
+        for n, lam in fits:
+            k = release_constants(
+                n,
+                dim,
+                loss=p.loss,
+                epsilon=p.epsilon,
+                regularization=lam,
+                perturbation=p.perturbation,
+                tol=p.tol,
+                residual_share=DEFAULT_RESIDUAL_SHARE,
+            )
+            mu, g0, tau = finish_bounds(k)
+            what = f"{type(self).__name__}: regularization={lam:g}{h}"
+            check_finish(
+                smoothness=p.loss.smoothness,
+                strong_convexity=mu,
+                gradient_at_zero=g0,
+                tol=tau,
+                n=n,
+                dim=dim,
+                what=f"{what}, tol={p.tol:g} (n={n})",
+                fix="raise regularization" + (" or huber_h" if is_huber else "") + " or tol",
+            )
 
     def _events(self, p: LinearParams, n_rows: int | None) -> tuple[PrivacyEvent, ...]:
         """The typed events of one fit: the draws :func:`private_erm` makes.
@@ -458,7 +507,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
             max_iter=p.max_iter,
             noise_multiplier=self._noise_factor(),
         )
-        logger.info("%s: %d passes over the partitions", type(self).__name__, int(data.n_passes))
+        # The passes follow the Newton iterations and the finish's steps: data-dependent, so
+        # the custodian's log only (issue 29).
+        _custodian.info(
+            "%s: %d passes over the partitions (private: not released)",
+            type(self).__name__,
+            int(data.n_passes),
+        )
         self._store(p, result, lam, n_rows, n_rows)
 
     def _release(
@@ -659,11 +714,14 @@ class PrivateLogisticRegression(_PrivateLinearERM):
         ``None`` uses the OS CSPRNG; a seed is reproducible and warns.
     tol : float, default 1e-10
         Certified bound on the solver's final gradient norm, float rounding included
-        (see ``docs/proofs/erm.md``). A solve that cannot certify it raises
-        :class:`~ppdp.exceptions.ConvergenceError` after the spend and releases nothing.
+        (see ``docs/proofs/erm.md``). Parameters for which the certified finish may need
+        more than :data:`~ppdp.learn._erm.FINISH_STEP_CAP` gradient steps are refused
+        before the spend.
     max_iter : int, default 500
         Newton iterations (typically fewer than 15; the Huber loss with a tiny Λ and a
-        large noise term can need a few hundred).
+        large noise term can need a few hundred). If Newton stops short, at most a public
+        number of accelerated gradient steps finish the solve (*The certified finish* in
+        ``docs/proofs/erm.md``): any ``max_iter`` releases; a small one costs time.
     allow_large_epsilon : bool, default False
         Accept ε above 10 (a weak guarantee).
 
@@ -678,11 +736,11 @@ class PrivateLogisticRegression(_PrivateLinearERM):
     regularization_ : float
     guarantee_ : Guarantee
     converged_, n_iter_, gradient_bound_ : bool, int, float
-        Solver diagnostics for the custodian (``converged_`` is always True after a
-        release: an uncertified solve releases nothing; ``gradient_bound_`` is the
-        certified bound on the exact gradient norm at the solution, float rounding
-        included). They depend on the data and are *not* covered by the guarantee: they
-        are not part of the model file.
+        Public functions of the parameters, the same on any data: ``converged_`` is True;
+        ``n_iter_`` is ``max_iter`` plus the certified finish's public step bound (a bound
+        on the iterations, not their count); ``gradient_bound_`` is the certified τ
+        (``solver_tol`` raised to what float64 can certify). The iterations taken go to
+        the custodian's log only. Not part of the model file.
 
     References
     ----------
