@@ -30,9 +30,11 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import logging
+import operator
 import os
 import re
 import secrets
@@ -61,9 +63,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUCCESS_MARKER",
+    "DatasetChangedError",
+    "DatasetIdentity",
+    "FileIdentity",
+    "ReleaseStage",
     "TableScan",
+    "check_unchanged",
     "dask_session",
+    "dataset_identity",
     "encoded_partitions",
+    "file_identity",
+    "guarded_release",
     "is_distributed",
     "open_table",
     "parquet_files",
@@ -286,6 +296,215 @@ def parquet_files(path: str | os.PathLike[str], *, param: str = "data") -> list[
     return sorted((str(p) for p in files), key=_natural_key)
 
 
+# ------------------------------------------------------------------ the files' identities
+
+
+class DatasetChangedError(DataValidationError):
+    """A file of a Parquet dataset changed, appeared or vanished after it was opened.
+
+    Raised by every read of a partition (the validating scan's and the release's) and by
+    :func:`check_unchanged`; :func:`guarded_release` adds whether ε was charged.
+    """
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What says a Parquet file is the one that was scanned.
+
+    Attributes
+    ----------
+    path : str
+    size : int
+        Bytes.
+    mtime_ns : int
+        Modification time.
+    inode : tuple of int
+        ``(st_dev, st_ino)``: a file renamed over this one is another file.
+    footer : str
+        SHA-256 of the Parquet footer (the schema, the row groups with their row counts,
+        offsets and statistics): a rewrite that keeps size and time still changes it.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: tuple[int, int]
+    footer: str
+
+
+@dataclass(frozen=True)
+class DatasetIdentity:
+    """The files of a dataset when it was opened: ``source`` as given, and each file."""
+
+    source: str
+    files: tuple[FileIdentity, ...]
+
+
+def _stat_identity(path: str, footer: str) -> FileIdentity:
+    st = os.stat(path)
+    return FileIdentity(path, st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino), footer)
+
+
+def _footer_digest(path: str) -> str:
+    """SHA-256 of the file's footer; ``""`` when it has none (refused by the footer check)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size < 12:
+            return ""
+        fh.seek(size - 8)
+        tail = fh.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length > size - 12:
+            return ""
+        fh.seek(size - 8 - length)
+        return hashlib.sha256(fh.read(length)).hexdigest()
+
+
+def file_identity(path: str) -> FileIdentity:
+    """The identity of one Parquet file now (a stat and its footer).
+
+    Raises
+    ------
+    FileNotFoundError
+        The file is gone.
+    """
+    return _stat_identity(path, _footer_digest(path))
+
+
+def _difference(old: FileIdentity, new: FileIdentity | None) -> str | None:
+    """How ``new`` differs from ``old`` in words; None when it does not."""
+    if new is None:
+        return "vanished"
+    if new.inode != old.inode:
+        return "was replaced by another file"
+    if new.size != old.size:
+        return f"changed size ({old.size:,} -> {new.size:,} bytes)"
+    if new.footer != old.footer:
+        return "was rewritten (its Parquet footer differs)"
+    if new.mtime_ns != old.mtime_ns:
+        return "was modified (its modification time differs)"
+    return None
+
+
+def _changed(path: str, what: str) -> DatasetChangedError:
+    return DatasetChangedError(
+        f"data: the file {path!r} {what} after the dataset was opened for the validating scan"
+    )
+
+
+def _verify(expected: FileIdentity, *, footer: bool = True) -> None:
+    """Refuse a file that is not the one opened (a stat, and its footer when ``footer``)."""
+    try:
+        now = (
+            file_identity(expected.path)
+            if footer
+            else _stat_identity(expected.path, expected.footer)
+        )
+    except FileNotFoundError:
+        now = None
+    what = _difference(expected, now)
+    if what is not None:
+        raise _changed(expected.path, what)
+
+
+#: The identity of each frame :func:`open_table` made from files, by ``id`` (with a weak
+#: reference, so a reused id is never taken for the frame).
+_IDENTITIES: dict[int, tuple[Any, DatasetIdentity]] = {}
+
+
+def _remember(frame: Any, identity: DatasetIdentity) -> None:
+    import weakref
+
+    key = id(frame)
+    _IDENTITIES[key] = (weakref.ref(frame), identity)
+    weakref.finalize(frame, _IDENTITIES.pop, key, None)
+
+
+def dataset_identity(frame: Any) -> DatasetIdentity | None:
+    """The files ``frame`` reads, as they were when :func:`open_table` opened them.
+
+    None for a frame that :func:`open_table` did not make from local files (a Dask
+    DataFrame given by the caller, remote storage): its source is the caller's to keep.
+    """
+    entry = _IDENTITIES.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        return None
+    return entry[1]
+
+
+def check_unchanged(frame: Any, *, param: str = "data") -> None:
+    """Refuse, before the spend, a dataset whose files differ from those :func:`open_table` saw.
+
+    The same files (none added, none removed), each with the same size, modification
+    time, inode and Parquet footer. Each partition's read checks its own file again, so a
+    change after this check stops the release (:func:`guarded_release`).
+
+    Raises
+    ------
+    DatasetChangedError
+        One line naming the first file that differs; nothing was charged.
+    """
+    identity = dataset_identity(frame)
+    if identity is None:
+        return
+    try:
+        now = parquet_files(identity.source, param=param)
+    except DataValidationError:
+        now = []
+    opened = [f.path for f in identity.files]
+    added = sorted(set(now) - set(opened), key=_natural_key)
+    if added:
+        raise DatasetChangedError(
+            f"{param}: the file {added[0]!r} appeared in the dataset after it was opened for "
+            f"the validating scan ({len(added)} new file(s))"
+        )
+    for f in identity.files:
+        _verify(f)
+
+
+class ReleaseStage:
+    """Where a guarded release stands: before the spend, or charged (and how much)."""
+
+    def __init__(self) -> None:
+        self.charged: str | None = None
+
+    def spent(self, records: Sequence[Any]) -> None:
+        """Record that the spend happened, with its ledger ``records`` (empty: no ledger)."""
+        if not records:
+            self.charged = "ε was charged, recorded nowhere (no accountant)"
+            return
+        total = functools.reduce(operator.add, (r.budget for r in records))
+        entries = ", ".join(str(r.index) for r in records)
+        self.charged = f"ε was charged ({total}, ledger entries {entries})"
+
+    def tail(self) -> str:
+        if self.charged is None:
+            return "; nothing was charged: run again once nothing writes to the dataset"
+        return (
+            f"; {self.charged} and nothing was released: the charge stands; run again once "
+            "nothing writes to the dataset (a new release, a new charge)"
+        )
+
+
+@contextlib.contextmanager
+def guarded_release() -> Iterator[ReleaseStage]:
+    """Say whether ε was charged when a dataset changes under a release.
+
+    Call ``stage.spent(records)`` right after the spend. A :class:`DatasetChangedError`
+    raised inside (by :func:`check_unchanged`, or by a partition's read) leaves as one line
+    ending "nothing was charged" before that call and "ε was charged ... and nothing was
+    released" after it.
+    """
+    stage = ReleaseStage()
+    try:
+        yield stage
+    except DatasetChangedError as exc:
+        raise DatasetChangedError(f"{exc}{stage.tail()}") from None
+
+
 def _type_family(arrow_type: Any) -> str:
     import pyarrow as pa
 
@@ -380,26 +599,58 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
             )
         return frame[needed]
     files = parquet_files(text, param=param)
+    # Each file's identity first: every read (the scan's, the release's) is checked against it.
+    identity = DatasetIdentity(text, tuple(_opened(f) for f in files))
     _check_files(files, needed, param=param)
-    return _frame_of_files(files, needed)
+    frame = _frame_of_files(files, needed, identity.files)
+    _remember(frame, identity)
+    return frame
+
+
+def _opened(path: str) -> FileIdentity:
+    try:
+        return file_identity(path)
+    except FileNotFoundError:
+        raise _changed(path, "vanished") from None
 
 
 #: Row groups are gathered into partitions of about this many uncompressed bytes.
 PARTITION_BYTES = 64 << 20
 
 
-def _read_piece(path: str, row_groups: tuple[int, ...], columns: tuple[str, ...]) -> pd.DataFrame:
+def _read_piece(
+    path: str,
+    row_groups: tuple[int, ...],
+    columns: tuple[str, ...],
+    expected: FileIdentity | None = None,
+) -> pd.DataFrame:
+    """Row groups of one file, checked to be the file that was opened (before and after)."""
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=list(columns))
+    if expected is not None:
+        _verify(expected)
+    try:
+        table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=list(columns))
+    except OSError:  # the file went away (or was cut short) while it was read
+        if expected is None:
+            raise
+        _verify(expected)
+        raise
+    if expected is not None:
+        _verify(expected, footer=False)  # a rename over it while it was read
     return table.to_pandas(ignore_metadata=True)
 
 
-def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
+def _frame_of_files(
+    files: Sequence[str],
+    needed: Sequence[str],
+    identities: Sequence[FileIdentity | None] | None = None,
+) -> Any:
     """One partition per run of row groups of about :data:`PARTITION_BYTES`, in file order.
 
     Read with pyarrow directly: the partitions are exactly the files' rows in order, with
-    a fresh RangeIndex, whatever index metadata the writer stored.
+    a fresh RangeIndex, whatever index metadata the writer stored. With ``identities``
+    (one per file), every read refuses a file that is no longer the one opened.
     """
     import dask.dataframe as dd
     import pyarrow.parquet as pq
@@ -407,7 +658,10 @@ def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
 
     columns = tuple(needed)
     pieces: list[Any] = []
-    for f in files:
+    expect = list(identities) if identities is not None else [None] * len(files)
+    for f, known in zip(files, expect, strict=True):
+        if known is not None:
+            _verify(known)  # the row-group layout below must be that of the opened file
         meta = pq.ParquetFile(f).metadata
         group: list[int] = []
         size = 0
@@ -415,10 +669,10 @@ def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
             group.append(g)
             size += meta.row_group(g).total_byte_size
             if size >= PARTITION_BYTES:
-                pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns))
+                pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns, known))
                 group, size = [], 0
         if group or meta.num_row_groups == 0:
-            pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns))
+            pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns, known))
     empty = pq.read_schema(files[0]).empty_table().select(list(columns))
     meta_frame = empty.to_pandas(ignore_metadata=True)
     return dd.from_delayed(pieces, meta=meta_frame, verify_meta=False)

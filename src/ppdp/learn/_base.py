@@ -632,7 +632,13 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         Training makes passes over the partitions (:meth:`_release_distributed`): nothing
         is persisted, so memory stays bounded by a few partitions per worker.
         """
-        from ppdp.data.distributed import dask_session, open_table, scan_table
+        from ppdp.data.distributed import (
+            check_unchanged,
+            dask_session,
+            guarded_release,
+            open_table,
+            scan_table,
+        )
 
         name = type(self).__name__
         schema = self._schema()
@@ -660,7 +666,10 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
-        with dask_session(scheduler, default_local_cluster=local_default) as sched:
+        with (
+            guarded_release() as stage,
+            dask_session(scheduler, default_local_cluster=local_default) as sched,
+        ):
             frame = open_table(data, schema, param="X")
             scan = scan_table(
                 frame,
@@ -685,6 +694,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 plan.mechanism,
                 {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
             )
+            check_unchanged(frame, param="X")  # the files scanned are those trained on
             records = charge(
                 accountant,
                 planned,
@@ -692,6 +702,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 allow_seeded=allow_seeded,
                 idempotency_key=idempotency_key,
             )
+            stage.spent(records)
             if accountant is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
                 if source.is_secure:
