@@ -158,3 +158,24 @@ def test_a_rewrite_keeping_size_and_time_is_seen_in_the_footer(tmp_path):
     assert dist._difference(before, after) == "was rewritten (its Parquet footer differs)"
     assert dist._difference(before, dist.file_identity(str(path))) is not None
     assert dist._difference(before, before) is None
+
+
+@pytest.mark.parametrize("how", ["category", "nan"])
+def test_the_release_pass_counts_what_it_reads(dataset, monkeypatch, capsys, how):
+    """A rewrite no identity sees (here: the checks switched off) is still refused: each
+    partition's encoding counts on the release pass must be the scan's for it."""
+    root, df, schema = dataset
+    monkeypatch.setattr(dist, "_verify", lambda *_a, **_k: None)
+    charge = base.charge
+
+    def charge_then_change(*args, **kwargs):
+        records = charge(*args, **kwargs)
+        _change(root, df, schema, how)
+        return records
+
+    monkeypatch.setattr(base, "charge", charge_then_change)
+    rc, err = _publish(root, capsys)
+    assert rc == 2 and len(err) == 1, err
+    assert "partition 1 read 400 row(s) with other encoding counts" in err[0]
+    assert "ε was charged (ε=1" in err[0] and "nothing was released" in err[0]
+    assert _spent(root) == 1.0 and not (root / "out").exists()

@@ -694,12 +694,19 @@ class TableScan:
     value : Any
         The merged partition statistics of the caller's ``partition_fn`` (None without).
     n_partitions : int
+    partition_reports : tuple of EncodeReport
+        Each partition's counts, in order: a later pass over the partitions
+        (:func:`encoded_partitions`) must read exactly these.
+    include_label : bool
+        Whether the label was encoded (the reports count it then).
     """
 
     n_rows: int
     report: EncodeReport
     value: Any
     n_partitions: int
+    partition_reports: tuple[EncodeReport, ...] = ()
+    include_label: bool = False
 
 
 @dataclass(frozen=True)
@@ -800,10 +807,13 @@ def scan_table(
         delayed(_scan_partition, pure=True)(p, schema, include_label, partition_fn)
         for p in frame.to_delayed()
     ]
+    reports = [delayed(_report_of, pure=True)(p) for p in parts]
     if parts:
-        (merged,) = _compute(_tree(parts, _merge_parts, split_every), scheduler=scheduler)
+        merged, *each = _compute(
+            _tree(parts, _merge_parts, split_every), *reports, scheduler=scheduler
+        )
     else:  # pragma: no cover - dask frames have at least one partition
-        merged = _Part(EncodeReport(n_rows=0), ValidationProblems(), None)
+        merged, each = _Part(EncodeReport(n_rows=0), ValidationProblems(), None), []
     if on_invalid == "raise":
         merged.problems.raise_first()
     log_report(merged.report)
@@ -812,29 +822,64 @@ def scan_table(
         report=merged.report,
         value=merged.value,
         n_partitions=len(parts),
+        partition_reports=tuple(each),
+        include_label=include_label,
     )
 
 
+def _report_of(part: _Part) -> EncodeReport:
+    return part.report
+
+
 def _encode_part(
-    part: pd.DataFrame, schema: Schema, include_label: bool, on_invalid: str
+    part: pd.DataFrame,
+    schema: Schema,
+    include_label: bool,
+    on_invalid: str,
+    expected: EncodeReport | None = None,
+    index: int = 0,
 ) -> tuple[Any, Any]:
-    X, y, _ = encode(schema, part, include_label=include_label, log=False, on_invalid=on_invalid)
+    X, y, report = encode(
+        schema, part, include_label=include_label, log=False, on_invalid=on_invalid
+    )
+    if expected is not None and report != expected:
+        raise DatasetChangedError(
+            f"data: partition {index} read {report.n_rows:,} row(s) with other encoding "
+            f"counts than the validating scan found there ({expected.n_rows:,} row(s)): the "
+            "dataset changed after the scan"
+        )
     return X, y
 
 
 def encoded_partitions(
-    frame: Any, schema: Schema, *, include_label: bool, on_invalid: str = "mask"
+    frame: Any,
+    schema: Schema,
+    *,
+    include_label: bool,
+    on_invalid: str = "mask",
+    scan: TableScan | None = None,
 ) -> list[Any]:
     """One ``dask.delayed`` ``(X, y)`` per partition, in partition order.
 
     Use after a successful :func:`scan_table`: the default ``on_invalid="mask"`` cannot
-    raise on values (the scan already refused what ``"raise"`` refuses).
+    raise on values (the scan already refused what ``"raise"`` refuses). With the ``scan``
+    (encoded with the same ``include_label``), each partition's encoding counts (rows,
+    clipped, mapped, imputed, masked values) must be the scan's for that partition, so a
+    value that was not validated (a file rewritten in place) is refused, never released.
     """
     from dask import delayed
 
+    parts = frame.to_delayed()
+    expect: list[EncodeReport | None] = [None] * len(parts)
+    if (
+        scan is not None
+        and scan.include_label == include_label
+        and len(scan.partition_reports) == len(parts)
+    ):
+        expect = list(scan.partition_reports)
     return [
-        delayed(_encode_part, pure=True)(p, schema, include_label, on_invalid)
-        for p in frame.to_delayed()
+        delayed(_encode_part, pure=True)(p, schema, include_label, on_invalid, known, i)
+        for i, (p, known) in enumerate(zip(parts, expect, strict=True))
     ]
 
 
