@@ -47,7 +47,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ppdp.data._dask import import_dask
+from ppdp.data._dask import (
+    DEFAULT_STALL_SECONDS,
+    DaskRunError,
+    compute,
+    dask_deadline,
+    import_dask,
+    is_client,
+    local_cluster,
+)
 from ppdp.data.encoding import (
     EncodeReport,
     ValidationProblems,
@@ -62,13 +70,17 @@ if TYPE_CHECKING:
     from ppdp.data.schema import Schema
 
 __all__ = [
+    "DEFAULT_STALL_SECONDS",
     "SUCCESS_MARKER",
+    "DaskRunError",
     "DatasetChangedError",
     "DatasetIdentity",
     "FileIdentity",
     "ReleaseStage",
     "TableScan",
     "check_unchanged",
+    "compute",
+    "dask_deadline",
     "dask_session",
     "dataset_identity",
     "encoded_partitions",
@@ -94,7 +106,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 _QUIET_CLUSTER: dict[str, Any] = {
     "dashboard_address": ":0",
     "scheduler_kwargs": {"dashboard": False},
-    "silence_logs": logging.ERROR,
+    "silence_logs": logging.CRITICAL,  # the workers' own logs: ppdp says what failed
 }
 logger = logging.getLogger(__name__)
 
@@ -173,7 +185,7 @@ def dask_session(
     if isinstance(scheduler, str) and scheduler in _LOCAL_SCHEDULERS:
         yield scheduler
         return
-    if hasattr(scheduler, "get") and hasattr(scheduler, "submit"):  # a distributed.Client
+    if is_client(scheduler):
         yield scheduler
         return
     is_address = isinstance(scheduler, str) and "://" in scheduler
@@ -184,7 +196,7 @@ def dask_session(
             f"{', '.join(repr(s) for s in _LOCAL_SCHEDULERS)}"
         )
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError as exc:  # pragma: no cover - distributed ships with the extra
         raise OptionalDependencyError(
             f"a distributed scheduler needs the dask extra: {_INSTALL_HINT}"
@@ -202,7 +214,7 @@ def dask_session(
             yield client
         return
     kwargs = {**_QUIET_CLUSTER, **(cluster_kwargs or {})}
-    with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
+    with local_cluster(kwargs) as client:
         yield client
 
 
@@ -237,9 +249,7 @@ def _refuse_closed_port(address: str) -> None:
 
 
 def _compute(*graphs: Any, scheduler: Any) -> tuple[Any, ...]:
-    dask = import_dask()
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    return tuple(dask.compute(*graphs, **kwargs))
+    return compute(*graphs, scheduler=scheduler)
 
 
 # ------------------------------------------------------------------ opening a dataset
@@ -491,7 +501,7 @@ class ReleaseStage:
 
 @contextlib.contextmanager
 def guarded_release() -> Iterator[ReleaseStage]:
-    """Say whether ε was charged when a dataset changes under a release.
+    """Say whether ε was charged when a dataset changes (or its cluster fails) under a release.
 
     Call ``stage.spent(records)`` right after the spend. A :class:`DatasetChangedError`
     raised inside (by :func:`check_unchanged`, or by a partition's read) leaves as one line
@@ -503,6 +513,12 @@ def guarded_release() -> Iterator[ReleaseStage]:
         yield stage
     except DatasetChangedError as exc:
         raise DatasetChangedError(f"{exc}{stage.tail()}") from None
+    except DaskRunError as exc:
+        if stage.charged is None:
+            raise DaskRunError(f"{exc}; nothing was charged") from None
+        raise DaskRunError(
+            f"{exc}; {stage.charged} and nothing was released: the charge stands"
+        ) from None
 
 
 def _type_family(arrow_type: Any) -> str:

@@ -1047,16 +1047,16 @@ def _partitioned_rows(
     block, then a tree of additions) and computes it: nothing is persisted, so a worker
     holds one raw partition and a few blocks per task.
     """
-    import dask
     from dask import delayed
 
+    from ppdp.data.distributed import compute
+
     parts = frame.to_delayed()
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
 
     def sample() -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """One block of the first partition with rows, mapped (the warm start's rows)."""
         for p in parts[:_SAMPLE_PARTITIONS]:
-            (part,) = dask.compute(p, **kwargs)
+            (part,) = compute(p, scheduler=scheduler)
             if len(part):
                 return _mapped_block(part.iloc[:_BLOCK_ROWS], schema, on_invalid, transform)
         return None
@@ -1080,7 +1080,7 @@ def _partitioned_rows(
                 delayed(_add_partials, pure=True)(*level[i : i + _SPLIT_EVERY])
                 for i in range(0, len(level), _SPLIT_EVERY)
             ]
-        (out,) = dask.compute(level[0], **kwargs)
+        (out,) = compute(level[0], scheduler=scheduler)
         return out
 
     return PartitionedERMData(evaluate, n, dim, sample=sample)

@@ -351,7 +351,7 @@ def publish_dataset(
 
     from ppdp._io import ledger_files, write_error
     from ppdp.accounting import Accountant
-    from ppdp.data.distributed import dask_session, open_table, scan_table
+    from ppdp.data.distributed import DaskRunError, dask_session, open_table, scan_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish import files as pf
 
@@ -467,6 +467,11 @@ def publish_dataset(
                 move_into_place(staged, out, [(side, text)])
             except OSError as exc:
                 raise write_error(exc, out, charged=pf._charged(ledger, release, cost)) from exc
+            except DaskRunError as exc:  # the rows' write, on a cluster that failed
+                raise DaskRunError(
+                    f"{exc}; ε was charged ({pf._charged(ledger, release, cost)}) and nothing "
+                    "was released: the charge stands"
+                ) from None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
         if acct is not None:
