@@ -79,6 +79,7 @@ __all__ = [
     "ReleaseStage",
     "TableScan",
     "check_unchanged",
+    "clean_staging",
     "compute",
     "dask_deadline",
     "dask_session",
@@ -86,6 +87,7 @@ __all__ = [
     "encoded_partitions",
     "file_identity",
     "guarded_release",
+    "hidden_name",
     "is_distributed",
     "open_table",
     "parquet_files",
@@ -902,6 +904,69 @@ def encoded_partitions(
 # ------------------------------------------------------------------ writing
 
 
+def hidden_name(target: Path, kind: str) -> Path:
+    """A fresh hidden path beside ``target``: ``.NAME.<kind>.<host>.<pid>-<random>``.
+
+    ``kind`` is ``staging`` (a release being written), ``tmp`` (a folder being written) or
+    ``old`` (a replaced folder, until the new one is in place). The host and process say
+    whose it is, so :func:`clean_staging` can remove it once that process is gone.
+    """
+    from ppdp._io import _host_tag
+
+    name = f".{target.name}.{kind}.{_host_tag()}.{os.getpid()}-{secrets.token_hex(4)}"
+    return target.parent / name
+
+
+def _leftover_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^\.\.?{re.escape(name)}\.(?P<kind>staging|tmp|old)"
+        rf"(?:\.(?P<host>[A-Za-z0-9]+)\.(?P<pid>[0-9]+)-[0-9a-f]+|-[0-9a-f-]+)"
+    )
+
+
+def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """Remove the hidden folders a killed run left beside ``target``; name the others.
+
+    A staging, temporary or replaced folder (:func:`hidden_name`) written on this machine
+    by a process that no longer exists is removed; so is the replaced copy of a dead run
+    once ``target`` is in place (otherwise it may be the only copy of the earlier release,
+    and is named). Folders of a live process, of another machine, or named the way earlier
+    versions named them are left alone and named in a warning (custodian's log).
+
+    Returns
+    -------
+    (removed, kept) : lists of paths
+    """
+    from ppdp._io import _host_tag, _pid_alive
+
+    out = Path(os.fspath(target))
+    if not out.parent.is_dir():
+        return [], []
+    pattern = _leftover_pattern(out.name)
+    removed: list[Path] = []
+    kept: list[Path] = []
+    for entry in sorted(out.parent.iterdir()):
+        m = pattern.match(entry.name)
+        if m is None or entry.is_symlink() or not entry.is_dir():
+            continue
+        dead = m["pid"] is not None and m["host"] == _host_tag() and not _pid_alive(int(m["pid"]))
+        if not dead or (m["kind"] == "old" and not out.is_dir()):
+            kept.append(entry)
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        (removed if not entry.exists() else kept).append(entry)
+    for path in removed:
+        logger.info("removed %s, a folder left by an interrupted run", path)
+    for path in kept:
+        logger.warning(
+            "%s is a hidden folder of another or an interrupted run; remove it if no ppdp is "
+            "writing %s",
+            path,
+            out,
+        )
+    return removed, kept
+
+
 def _write_part(df: pd.DataFrame, path: str) -> int:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"a partition to write must be a pandas DataFrame; got {type(df).__name__}")
@@ -969,7 +1034,8 @@ def write_parquet_dataset(
         parts = list(parts.to_delayed())
     from dask import delayed
 
-    tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    clean_staging(target)
+    tmp = hidden_name(target, "tmp")
     tmp.mkdir()
     try:
         tasks = [
@@ -981,7 +1047,7 @@ def write_parquet_dataset(
         (tmp / SUCCESS_MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
         _fsync_dir(tmp)
         if target.exists():
-            trash = parent / f".{target.name}.old-{secrets.token_hex(4)}"
+            trash = hidden_name(target, "old")
             os.replace(target, trash)
             os.replace(tmp, target)
             shutil.rmtree(trash, ignore_errors=True)
