@@ -148,3 +148,18 @@ def test_the_cli_says_one_line_with_the_charge_and_no_dask_logs(tmp_path):
     assert budget_report(ledger).spent.epsilon == 1.0
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.guarantee.json").exists()
     assert took < 60, took
+
+
+def test_a_cluster_that_fails_to_start_is_one_line(monkeypatch):
+    """A worker killed while the cluster starts: distributed raises RuntimeError (the CLI
+    printed its traceback, exit 1); now one line, and nothing was read or charged."""
+
+    def failing(**_kwargs):
+        raise RuntimeError("Nanny failed to start.\nmore lines of Dask's")
+
+    monkeypatch.setattr(distributed, "LocalCluster", failing)
+    with pytest.raises(DaskRunError) as caught, dask_session("local"):
+        pass
+    text = str(caught.value)
+    assert "\n" not in text and "Nanny failed to start." in text
+    assert "nothing was read or charged" in text
