@@ -61,8 +61,9 @@ DEFAULT_STALL_SECONDS = 120.0
 _STALL: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "ppdp_dask_stall", default=DEFAULT_STALL_SECONDS
 )
-#: How often a waiting computation looks at the cluster.
-_POLL_SECONDS = 0.5
+#: How often a waiting computation looks at the cluster (a tenth of the deadline, within
+#: these bounds: a large cluster's scheduler is not asked every half second).
+_POLL_SECONDS = (0.25, 5.0)
 
 
 class DaskRunError(PPDPError, RuntimeError):
@@ -143,9 +144,10 @@ def _compute_on(client: Any, graphs: tuple[Any, ...], stall: float | None) -> tu
         if stall is not None:
             _, seen = _cluster_state(client)
             since = time.monotonic()
+            poll = min(max(stall / 10, _POLL_SECONDS[0]), _POLL_SECONDS[1])
             while True:
                 try:
-                    wait(futures, timeout=min(_POLL_SECONDS, stall))
+                    wait(futures, timeout=poll)
                     break
                 except TimeoutError:
                     busy, now = _cluster_state(client)
