@@ -9,6 +9,7 @@ are described in docs/guide.md (sections 11 and 12).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -84,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Libraries that set their own loggers' level (distributed logs at INFO) would otherwise
     # reach stderr through the root handler whatever -v says.
     handler.setLevel(level)
+    dask_logs = _DaskLogs(show=args.verbose >= 2)
+    handler.addFilter(dask_logs)
     logging.basicConfig(level=level, handlers=[handler])
     previous = _progress.get_progress()
     # Bars on stderr when it is a terminal; the library's own default (off) is restored after.
@@ -92,16 +95,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args, _flag_names(_deepest(parser, args)))
     finally:
         _progress.set_progress(previous)
+        handler.removeFilter(dask_logs)
+        dask_logs.summarise()
+
+
+#: Loggers of Dask and the libraries under it: their lines (worker restarts, tracebacks of
+#: the cluster's own machinery) are not ppdp's to print.
+_DASK_LOGGERS = frozenset({"distributed", "dask", "tornado", "bokeh", "asyncio"})
+
+
+class _DaskLogs(logging.Filter):
+    """Keep Dask's own log records off stderr (shown with ``-vv``); count its warnings.
+
+    A failure that matters ends the command in ppdp's one line (a stalled cluster, lost
+    workers); what Dask logged on the way is summed up in one line at the end, with no
+    message text (a task's failure can quote its arguments).
+    """
+
+    def __init__(self, *, show: bool) -> None:
+        super().__init__()
+        self.show = show
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.show or record.name.split(".")[0] not in _DASK_LOGGERS:
+            return True
+        if record.levelno >= logging.WARNING:
+            self.count += 1
+        return False
+
+    def summarise(self) -> None:
+        if self.count:
+            _error(
+                f"ppdp: note: Dask logged {self.count} warning(s) or error(s) of its own "
+                "(worker restarts, lost connections); -vv shows them",
+                {},
+            )
 
 
 def _with_decimal(args: argparse.Namespace) -> int:
-    """Run the command with ``--decimal`` in effect for every table it reads."""
+    """Run the command with ``--decimal`` (and ``--dask-timeout``) in effect throughout."""
     decimal = getattr(args, "decimal", None)
-    if decimal is None:
-        return int(args.func(args) or EXIT_OK)
-    from ppdp.data.draft import decimal_mark
+    with contextlib.ExitStack() as stack:
+        if decimal is not None:
+            from ppdp.data.draft import decimal_mark
 
-    with decimal_mark(decimal):
+            stack.enter_context(decimal_mark(decimal))
+        timeout = getattr(args, "dask_timeout", None)
+        if timeout is not None:
+            from ppdp.data._dask import dask_deadline
+
+            stack.enter_context(dask_deadline(None if timeout == 0 else timeout))
         return int(args.func(args) or EXIT_OK)
 
 

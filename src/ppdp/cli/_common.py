@@ -41,6 +41,9 @@ IDEMPOTENCY_KEY: Flag = ("--idempotency-key", {"default": None, "metavar": "KEY"
                          "a run in progress, is refused")
 SCHEDULER: Flag = ("--scheduler", {"default": None, "metavar": "ADDR"},
                    "where Dask reads a Parquet dataset: local, tcp://HOST:PORT, threads, ...")
+DASK_TIMEOUT: Flag = ("--dask-timeout", {"type": float, "default": 120.0, "metavar": "SECONDS"},
+                      "stop a Dask computation after this long with no worker working and "
+                      "nothing changing on the cluster (workers dead): one line, never a hang")
 JSON: Flag = ("--json", {"action": "store_true"}, "print JSON instead of text")
 CHECKPOINT: Flag = ("--checkpoint", {"metavar": "FILE", "default": None},
                     "a checkpoint kept elsewhere that the ledger must extend")
@@ -60,7 +63,7 @@ LEVEL_FLAGS: tuple[Flag, ...] = (
 )
 #: The flags of every release that reads a table: seeding, retries, text tables, Dask.
 RELEASE: tuple[Flag, ...] = (
-    SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, ENCODING, DECIMAL, SCHEDULER
+    SEED, ALLOW_SEEDED, FORCE, IDEMPOTENCY_KEY, SEP, ENCODING, DECIMAL, SCHEDULER, DASK_TIMEOUT
 )
 # fmt: on
 

@@ -33,7 +33,7 @@ _FLAGS: tuple[c.Flag, ...] = (
     ("--no-guarantee", {"action": "store_true"},
      "report a table without RELEASE.guarantee.json (its guarantee is then unknown)"),
     *((f, o, f"{t}: the original's and the holdout's") for f, o, t in _TEXT_TABLE),
-    c.SCHEDULER,
+    c.SCHEDULER, c.DASK_TIMEOUT,
 )
 # fmt: on
 

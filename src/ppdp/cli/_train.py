@@ -35,7 +35,7 @@ _FLAGS: tuple[c.Flag, ...] = (
 _PREDICT_FLAGS: tuple[c.Flag, ...] = (
     ("model", {"metavar": "MODEL.json"}, "a model file from 'ppdp train'"),
     ("input", {"metavar": "IN"}, "the table (CSV, Parquet file or dataset)"),
-    c.SEP, c.ENCODING, c.DECIMAL, c.SCHEDULER,
+    c.SEP, c.ENCODING, c.DECIMAL, c.SCHEDULER, c.DASK_TIMEOUT,
     ("-o --output", {"required": True, "metavar": "OUT.csv"}, "predictions"), c.FORCE,
     c.OUTPUT_SEP, c.OUTPUT_DECIMAL,
     ("--keep", {"action": "append", "default": [], "metavar": "COL"},

@@ -9,8 +9,10 @@ only, so ``ppdp`` and ``ppdp.data`` import without it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +26,12 @@ from ppdp.data.stats import (
     compute_block_stats,
     label_codes,
 )
-from ppdp.exceptions import DataValidationError, OptionalDependencyError, ParameterError
+from ppdp.exceptions import (
+    DataValidationError,
+    OptionalDependencyError,
+    ParameterError,
+    PPDPError,
+)
 
 if TYPE_CHECKING:
     from ppdp.data.schema import Category, Schema
@@ -45,6 +52,165 @@ def import_dask() -> Any:
             f"this needs the dask extra, which is not installed: {_INSTALL_HINT}"
         ) from exc
     return dask
+
+
+#: Seconds a computation on a distributed cluster may go with no worker executing a task and
+#: nothing changing on the cluster (every worker dead and not restarted, say) before it is
+#: stopped; ``ppdp ... --dask-timeout`` and :func:`dask_deadline` change it.
+DEFAULT_STALL_SECONDS = 120.0
+_STALL: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "ppdp_dask_stall", default=DEFAULT_STALL_SECONDS
+)
+#: How often a waiting computation looks at the cluster (a tenth of the deadline, within
+#: these bounds: a large cluster's scheduler is not asked every half second).
+_POLL_SECONDS = (0.25, 5.0)
+
+
+class DaskRunError(PPDPError, RuntimeError):
+    """A computation on a Dask cluster could not finish (workers lost, no progress, start-up).
+
+    One line; :func:`ppdp.data.distributed.guarded_release` adds whether ε was charged.
+    """
+
+
+@contextlib.contextmanager
+def dask_deadline(seconds: float | None) -> Iterator[None]:
+    """Within: a distributed computation stalled for ``seconds`` is stopped (None: never).
+
+    Stalled means no worker executing a task and nothing changing on the cluster (tasks
+    finishing, workers joining or leaving). The default is :data:`DEFAULT_STALL_SECONDS`.
+
+    Raises
+    ------
+    ParameterError
+        ``seconds`` not a number > 0 (or None).
+    """
+    ok = seconds is None or (
+        isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0
+    )
+    if not ok or (seconds is not None and seconds != seconds):
+        raise ParameterError(
+            f"dask_timeout ({seconds!r}) must be a number of seconds > 0 (or no limit: 0 on the "
+            "command line, None in Python)"
+        )
+    token = _STALL.set(None if seconds is None else float(seconds))
+    try:
+        yield
+    finally:
+        _STALL.reset(token)
+
+
+def is_client(scheduler: Any) -> bool:
+    """Whether ``scheduler`` is a ``distributed.Client``."""
+    return hasattr(scheduler, "get") and hasattr(scheduler, "submit")
+
+
+def _cluster_state(client: Any) -> tuple[bool, Any]:
+    """(a worker is executing a task, a snapshot that changes when anything happens)."""
+    try:
+        workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    except TypeError:  # older distributed: no n_workers
+        workers = client.scheduler_info().get("workers", {})
+    except Exception:  # the scheduler is unreachable: that is no progress
+        return False, None
+    counts = {
+        addr: tuple(sorted((w.get("metrics", {}).get("task_counts") or {}).items()))
+        for addr, w in workers.items()
+    }
+    busy = any(dict(c).get("executing", 0) for c in counts.values())
+    return busy, tuple(sorted(counts.items()))
+
+
+def _failure(exc: BaseException) -> str | None:
+    """One line for a failure of the cluster itself; None for an error of the task."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return (
+            "a task of the Dask computation lost its worker again and again (KilledWorker): "
+            "the workers died (out of memory, killed); give them more memory or fewer threads"
+        )
+    if name in ("CommClosedError", "FutureCancelledError", "CancelledError") or isinstance(
+        exc, ConnectionError
+    ):
+        return f"the Dask cluster went away during the computation ({name})"
+    return None
+
+
+def _compute_on(client: Any, graphs: tuple[Any, ...], stall: float | None) -> tuple[Any, ...]:
+    from distributed import wait
+
+    futures = client.compute(list(graphs))
+    try:
+        if stall is not None:
+            _, seen = _cluster_state(client)
+            since = time.monotonic()
+            poll = min(max(stall / 10, _POLL_SECONDS[0]), _POLL_SECONDS[1])
+            while True:
+                try:
+                    wait(futures, timeout=poll)
+                    break
+                except TimeoutError:
+                    busy, now = _cluster_state(client)
+                    if busy or now != seen:
+                        seen, since = now, time.monotonic()
+                    elif time.monotonic() - since >= stall:
+                        workers = 0 if now is None else len(now)
+                        raise DaskRunError(
+                            f"the Dask computation made no progress for {stall:g} s ({workers} "
+                            "worker(s) connected, none working) and was stopped; check the "
+                            "cluster, or allow more time with --dask-timeout"
+                        ) from None
+        return tuple(client.gather(futures))
+    except DaskRunError:
+        raise
+    except Exception as exc:
+        line = _failure(exc)
+        if line is None:
+            raise
+        raise DaskRunError(line) from None
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+
+
+def compute(*graphs: Any, scheduler: Any) -> tuple[Any, ...]:
+    """``dask.compute(*graphs)`` on ``scheduler``, stopped when a cluster stalls.
+
+    On a ``distributed.Client`` the computation is watched: stalled for the
+    :func:`dask_deadline` (no worker working, nothing changing), or its workers lost for
+    good, it ends in a :class:`DaskRunError` (one line) instead of waiting for ever.
+    """
+    dask = import_dask()
+    if is_client(scheduler):
+        return _compute_on(scheduler, graphs, _STALL.get())
+    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+    return tuple(dask.compute(*graphs, **kwargs))
+
+
+@contextlib.contextmanager
+def local_cluster(kwargs: dict[str, Any]) -> Iterator[Any]:
+    """A ``LocalCluster`` and its ``Client``; a start-up that fails is one line.
+
+    Raises
+    ------
+    DaskRunError
+        The cluster or its workers did not start (a worker killed while starting, no
+        memory, no free port); nothing has been read or spent then.
+    """
+    from distributed import Client, LocalCluster
+
+    stack = contextlib.ExitStack()
+    with stack:
+        try:
+            cluster = stack.enter_context(LocalCluster(**kwargs))
+            client = stack.enter_context(Client(cluster))
+        except (RuntimeError, OSError, TimeoutError) as exc:
+            reason = str(exc).split("\n")[0] or type(exc).__name__
+            raise DaskRunError(
+                f"the local Dask cluster failed to start ({type(exc).__name__}: {reason}); "
+                "nothing was read or charged: run again, or give --scheduler threads"
+            ) from None
+        yield client
 
 
 @contextlib.contextmanager
@@ -69,7 +235,7 @@ def scheduler_for(
         or (isinstance(scheduler, str) and "://" in scheduler)
     ):
         try:
-            from distributed import Client, LocalCluster
+            from distributed import Client
         except ImportError as exc:
             raise OptionalDependencyError(
                 f"a distributed scheduler needs the dask extra: {_INSTALL_HINT}"
@@ -81,10 +247,10 @@ def scheduler_for(
         kwargs = {
             "dashboard_address": ":0",  # None still binds 8787; a free port never clashes
             "scheduler_kwargs": {"dashboard": False},
-            "silence_logs": logging.ERROR,
+            "silence_logs": logging.CRITICAL,  # the workers' own logs: ppdp says what failed
             **(cluster_kwargs or {}),
         }
-        with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
+        with local_cluster(kwargs) as client:
             yield client
         return
     if hasattr(scheduler, "get") and hasattr(scheduler, "submit"):  # a distributed.Client
@@ -157,7 +323,7 @@ def compute_dask(
     block_rows: int | None,
 ) -> SufficientStats:
     """:meth:`SufficientStats.compute` for a Dask Array or DataFrame (and aligned labels)."""
-    dask = import_dask()
+    import_dask()
     import dask.array as da
     import dask.dataframe as dd
     from dask import delayed
@@ -224,8 +390,7 @@ def compute_dask(
     if root is None:
         return SufficientStats.zeros(p, classes=classes, feature_names=names)
     with scheduler_for(scheduler, default_local_cluster=False) as sched:
-        kwargs = {} if sched is None else {"scheduler": sched}
-        (stats,) = dask.compute(root, **kwargs)
+        (stats,) = compute(root, scheduler=sched)
     check_finite_stats(stats)
     return stats
 
@@ -251,7 +416,7 @@ def stats_from_parquet(
     block_rows: int | None = None,
 ) -> tuple[SufficientStats, EncodeReport]:
     """:meth:`SufficientStats.from_parquet`: read, encode per partition, reduce, log counts."""
-    dask = import_dask()
+    import_dask()
     from dask import delayed
 
     from ppdp.data.schema import Schema as _Schema
@@ -283,8 +448,7 @@ def stats_from_parquet(
     with scheduler_for(
         scheduler, default_local_cluster=True, cluster_kwargs=cluster_kwargs
     ) as sched:
-        kwargs = {} if sched is None else {"scheduler": sched}
-        ((stats, report),) = dask.compute(root, **kwargs)
+        ((stats, report),) = compute(root, scheduler=sched)
     log_report(report)
     check_finite_stats(stats)
     return stats, report

@@ -30,9 +30,11 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import logging
+import operator
 import os
 import re
 import secrets
@@ -45,7 +47,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ppdp.data._dask import import_dask
+from ppdp.data._dask import (
+    DEFAULT_STALL_SECONDS,
+    DaskRunError,
+    compute,
+    dask_deadline,
+    import_dask,
+    is_client,
+    local_cluster,
+)
 from ppdp.data.encoding import (
     EncodeReport,
     ValidationProblems,
@@ -60,10 +70,24 @@ if TYPE_CHECKING:
     from ppdp.data.schema import Schema
 
 __all__ = [
+    "DEFAULT_STALL_SECONDS",
     "SUCCESS_MARKER",
+    "DaskRunError",
+    "DatasetChangedError",
+    "DatasetIdentity",
+    "FileIdentity",
+    "ReleaseStage",
     "TableScan",
+    "check_unchanged",
+    "clean_staging",
+    "compute",
+    "dask_deadline",
     "dask_session",
+    "dataset_identity",
     "encoded_partitions",
+    "file_identity",
+    "guarded_release",
+    "hidden_name",
     "is_distributed",
     "open_table",
     "parquet_files",
@@ -84,7 +108,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 _QUIET_CLUSTER: dict[str, Any] = {
     "dashboard_address": ":0",
     "scheduler_kwargs": {"dashboard": False},
-    "silence_logs": logging.ERROR,
+    "silence_logs": logging.CRITICAL,  # the workers' own logs: ppdp says what failed
 }
 logger = logging.getLogger(__name__)
 
@@ -163,7 +187,7 @@ def dask_session(
     if isinstance(scheduler, str) and scheduler in _LOCAL_SCHEDULERS:
         yield scheduler
         return
-    if hasattr(scheduler, "get") and hasattr(scheduler, "submit"):  # a distributed.Client
+    if is_client(scheduler):
         yield scheduler
         return
     is_address = isinstance(scheduler, str) and "://" in scheduler
@@ -174,7 +198,7 @@ def dask_session(
             f"{', '.join(repr(s) for s in _LOCAL_SCHEDULERS)}"
         )
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError as exc:  # pragma: no cover - distributed ships with the extra
         raise OptionalDependencyError(
             f"a distributed scheduler needs the dask extra: {_INSTALL_HINT}"
@@ -192,7 +216,7 @@ def dask_session(
             yield client
         return
     kwargs = {**_QUIET_CLUSTER, **(cluster_kwargs or {})}
-    with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
+    with local_cluster(kwargs) as client:
         yield client
 
 
@@ -227,9 +251,7 @@ def _refuse_closed_port(address: str) -> None:
 
 
 def _compute(*graphs: Any, scheduler: Any) -> tuple[Any, ...]:
-    dask = import_dask()
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    return tuple(dask.compute(*graphs, **kwargs))
+    return compute(*graphs, scheduler=scheduler)
 
 
 # ------------------------------------------------------------------ opening a dataset
@@ -284,6 +306,221 @@ def parquet_files(path: str | os.PathLike[str], *, param: str = "data") -> list[
         else:
             raise DataValidationError(f"{param} ({text!r}) does not exist")
     return sorted((str(p) for p in files), key=_natural_key)
+
+
+# ------------------------------------------------------------------ the files' identities
+
+
+class DatasetChangedError(DataValidationError):
+    """A file of a Parquet dataset changed, appeared or vanished after it was opened.
+
+    Raised by every read of a partition (the validating scan's and the release's) and by
+    :func:`check_unchanged`; :func:`guarded_release` adds whether ε was charged.
+    """
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What says a Parquet file is the one that was scanned.
+
+    Attributes
+    ----------
+    path : str
+    size : int
+        Bytes.
+    mtime_ns : int
+        Modification time.
+    inode : tuple of int
+        ``(st_dev, st_ino)``: a file renamed over this one is another file.
+    footer : str
+        SHA-256 of the Parquet footer (the schema, the row groups with their row counts,
+        offsets and statistics): a rewrite that keeps size and time still changes it.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: tuple[int, int]
+    footer: str
+
+
+@dataclass(frozen=True)
+class DatasetIdentity:
+    """The files of a dataset when it was opened: ``source`` as given, and each file."""
+
+    source: str
+    files: tuple[FileIdentity, ...]
+
+
+def _stat_identity(path: str, footer: str) -> FileIdentity:
+    st = os.stat(path)
+    return FileIdentity(path, st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino), footer)
+
+
+def _footer_digest(path: str) -> str:
+    """SHA-256 of the file's footer; ``""`` when it has none (refused by the footer check)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size < 12:
+            return ""
+        fh.seek(size - 8)
+        tail = fh.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length > size - 12:
+            return ""
+        fh.seek(size - 8 - length)
+        return hashlib.sha256(fh.read(length)).hexdigest()
+
+
+def file_identity(path: str) -> FileIdentity:
+    """The identity of one Parquet file now (a stat and its footer).
+
+    Raises
+    ------
+    FileNotFoundError
+        The file is gone.
+    """
+    return _stat_identity(path, _footer_digest(path))
+
+
+def _difference(old: FileIdentity, new: FileIdentity | None) -> str | None:
+    """How ``new`` differs from ``old`` in words; None when it does not."""
+    if new is None:
+        return "vanished"
+    if new.inode != old.inode:
+        return "was replaced by another file"
+    if new.size != old.size:
+        return f"changed size ({old.size:,} -> {new.size:,} bytes)"
+    if new.footer != old.footer:
+        return "was rewritten (its Parquet footer differs)"
+    if new.mtime_ns != old.mtime_ns:
+        return "was modified (its modification time differs)"
+    return None
+
+
+def _changed(path: str, what: str) -> DatasetChangedError:
+    return DatasetChangedError(
+        f"data: the file {path!r} {what} after the dataset was opened for the validating scan"
+    )
+
+
+def _verify(expected: FileIdentity, *, footer: bool = True) -> None:
+    """Refuse a file that is not the one opened (a stat, and its footer when ``footer``)."""
+    try:
+        now = (
+            file_identity(expected.path)
+            if footer
+            else _stat_identity(expected.path, expected.footer)
+        )
+    except FileNotFoundError:
+        now = None
+    what = _difference(expected, now)
+    if what is not None:
+        raise _changed(expected.path, what)
+
+
+#: The identity of each frame :func:`open_table` made from files, by ``id`` (with a weak
+#: reference, so a reused id is never taken for the frame).
+_IDENTITIES: dict[int, tuple[Any, DatasetIdentity]] = {}
+
+
+def _remember(frame: Any, identity: DatasetIdentity) -> None:
+    import weakref
+
+    key = id(frame)
+    _IDENTITIES[key] = (weakref.ref(frame), identity)
+    weakref.finalize(frame, _IDENTITIES.pop, key, None)
+
+
+def dataset_identity(frame: Any) -> DatasetIdentity | None:
+    """The files ``frame`` reads, as they were when :func:`open_table` opened them.
+
+    None for a frame that :func:`open_table` did not make from local files (a Dask
+    DataFrame given by the caller, remote storage): its source is the caller's to keep.
+    """
+    entry = _IDENTITIES.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        return None
+    return entry[1]
+
+
+def check_unchanged(frame: Any, *, param: str = "data") -> None:
+    """Refuse, before the spend, a dataset whose files differ from those :func:`open_table` saw.
+
+    The same files (none added, none removed), each with the same size, modification
+    time, inode and Parquet footer. Each partition's read checks its own file again, so a
+    change after this check stops the release (:func:`guarded_release`).
+
+    Raises
+    ------
+    DatasetChangedError
+        One line naming the first file that differs; nothing was charged.
+    """
+    identity = dataset_identity(frame)
+    if identity is None:
+        return
+    try:
+        now = parquet_files(identity.source, param=param)
+    except DataValidationError:
+        now = []
+    opened = [f.path for f in identity.files]
+    added = sorted(set(now) - set(opened), key=_natural_key)
+    if added:
+        raise DatasetChangedError(
+            f"{param}: the file {added[0]!r} appeared in the dataset after it was opened for "
+            f"the validating scan ({len(added)} new file(s))"
+        )
+    for f in identity.files:
+        _verify(f)
+
+
+class ReleaseStage:
+    """Where a guarded release stands: before the spend, or charged (and how much)."""
+
+    def __init__(self) -> None:
+        self.charged: str | None = None
+
+    def spent(self, records: Sequence[Any]) -> None:
+        """Record that the spend happened, with its ledger ``records`` (empty: no ledger)."""
+        if not records:
+            self.charged = "ε was charged, recorded nowhere (no accountant)"
+            return
+        total = functools.reduce(operator.add, (r.budget for r in records))
+        entries = ", ".join(str(r.index) for r in records)
+        self.charged = f"ε was charged ({total}, ledger entries {entries})"
+
+    def tail(self) -> str:
+        if self.charged is None:
+            return "; nothing was charged: run again once nothing writes to the dataset"
+        return (
+            f"; {self.charged} and nothing was released: the charge stands; run again once "
+            "nothing writes to the dataset (a new release, a new charge)"
+        )
+
+
+@contextlib.contextmanager
+def guarded_release() -> Iterator[ReleaseStage]:
+    """Say whether ε was charged when a dataset changes (or its cluster fails) under a release.
+
+    Call ``stage.spent(records)`` right after the spend. A :class:`DatasetChangedError`
+    raised inside (by :func:`check_unchanged`, or by a partition's read) leaves as one line
+    ending "nothing was charged" before that call and "ε was charged ... and nothing was
+    released" after it.
+    """
+    stage = ReleaseStage()
+    try:
+        yield stage
+    except DatasetChangedError as exc:
+        raise DatasetChangedError(f"{exc}{stage.tail()}") from None
+    except DaskRunError as exc:
+        if stage.charged is None:
+            raise DaskRunError(f"{exc}; nothing was charged") from None
+        raise DaskRunError(
+            f"{exc}; {stage.charged} and nothing was released: the charge stands"
+        ) from None
 
 
 def _type_family(arrow_type: Any) -> str:
@@ -380,26 +617,58 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
             )
         return frame[needed]
     files = parquet_files(text, param=param)
+    # Each file's identity first: every read (the scan's, the release's) is checked against it.
+    identity = DatasetIdentity(text, tuple(_opened(f) for f in files))
     _check_files(files, needed, param=param)
-    return _frame_of_files(files, needed)
+    frame = _frame_of_files(files, needed, identity.files)
+    _remember(frame, identity)
+    return frame
+
+
+def _opened(path: str) -> FileIdentity:
+    try:
+        return file_identity(path)
+    except FileNotFoundError:
+        raise _changed(path, "vanished") from None
 
 
 #: Row groups are gathered into partitions of about this many uncompressed bytes.
 PARTITION_BYTES = 64 << 20
 
 
-def _read_piece(path: str, row_groups: tuple[int, ...], columns: tuple[str, ...]) -> pd.DataFrame:
+def _read_piece(
+    path: str,
+    row_groups: tuple[int, ...],
+    columns: tuple[str, ...],
+    expected: FileIdentity | None = None,
+) -> pd.DataFrame:
+    """Row groups of one file, checked to be the file that was opened (before and after)."""
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=list(columns))
+    if expected is not None:
+        _verify(expected)
+    try:
+        table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=list(columns))
+    except OSError:  # the file went away (or was cut short) while it was read
+        if expected is None:
+            raise
+        _verify(expected)
+        raise
+    if expected is not None:
+        _verify(expected, footer=False)  # a rename over it while it was read
     return table.to_pandas(ignore_metadata=True)
 
 
-def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
+def _frame_of_files(
+    files: Sequence[str],
+    needed: Sequence[str],
+    identities: Sequence[FileIdentity | None] | None = None,
+) -> Any:
     """One partition per run of row groups of about :data:`PARTITION_BYTES`, in file order.
 
     Read with pyarrow directly: the partitions are exactly the files' rows in order, with
-    a fresh RangeIndex, whatever index metadata the writer stored.
+    a fresh RangeIndex, whatever index metadata the writer stored. With ``identities``
+    (one per file), every read refuses a file that is no longer the one opened.
     """
     import dask.dataframe as dd
     import pyarrow.parquet as pq
@@ -407,7 +676,10 @@ def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
 
     columns = tuple(needed)
     pieces: list[Any] = []
-    for f in files:
+    expect = list(identities) if identities is not None else [None] * len(files)
+    for f, known in zip(files, expect, strict=True):
+        if known is not None:
+            _verify(known)  # the row-group layout below must be that of the opened file
         meta = pq.ParquetFile(f).metadata
         group: list[int] = []
         size = 0
@@ -415,10 +687,10 @@ def _frame_of_files(files: Sequence[str], needed: Sequence[str]) -> Any:
             group.append(g)
             size += meta.row_group(g).total_byte_size
             if size >= PARTITION_BYTES:
-                pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns))
+                pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns, known))
                 group, size = [], 0
         if group or meta.num_row_groups == 0:
-            pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns))
+            pieces.append(delayed(_read_piece, pure=True)(f, tuple(group), columns, known))
     empty = pq.read_schema(files[0]).empty_table().select(list(columns))
     meta_frame = empty.to_pandas(ignore_metadata=True)
     return dd.from_delayed(pieces, meta=meta_frame, verify_meta=False)
@@ -440,12 +712,19 @@ class TableScan:
     value : Any
         The merged partition statistics of the caller's ``partition_fn`` (None without).
     n_partitions : int
+    partition_reports : tuple of EncodeReport
+        Each partition's counts, in order: a later pass over the partitions
+        (:func:`encoded_partitions`) must read exactly these.
+    include_label : bool
+        Whether the label was encoded (the reports count it then).
     """
 
     n_rows: int
     report: EncodeReport
     value: Any
     n_partitions: int
+    partition_reports: tuple[EncodeReport, ...] = ()
+    include_label: bool = False
 
 
 @dataclass(frozen=True)
@@ -546,10 +825,13 @@ def scan_table(
         delayed(_scan_partition, pure=True)(p, schema, include_label, partition_fn)
         for p in frame.to_delayed()
     ]
+    reports = [delayed(_report_of, pure=True)(p) for p in parts]
     if parts:
-        (merged,) = _compute(_tree(parts, _merge_parts, split_every), scheduler=scheduler)
+        merged, *each = _compute(
+            _tree(parts, _merge_parts, split_every), *reports, scheduler=scheduler
+        )
     else:  # pragma: no cover - dask frames have at least one partition
-        merged = _Part(EncodeReport(n_rows=0), ValidationProblems(), None)
+        merged, each = _Part(EncodeReport(n_rows=0), ValidationProblems(), None), []
     if on_invalid == "raise":
         merged.problems.raise_first()
     log_report(merged.report)
@@ -558,33 +840,131 @@ def scan_table(
         report=merged.report,
         value=merged.value,
         n_partitions=len(parts),
+        partition_reports=tuple(each),
+        include_label=include_label,
     )
 
 
+def _report_of(part: _Part) -> EncodeReport:
+    return part.report
+
+
 def _encode_part(
-    part: pd.DataFrame, schema: Schema, include_label: bool, on_invalid: str
+    part: pd.DataFrame,
+    schema: Schema,
+    include_label: bool,
+    on_invalid: str,
+    expected: EncodeReport | None = None,
+    index: int = 0,
 ) -> tuple[Any, Any]:
-    X, y, _ = encode(schema, part, include_label=include_label, log=False, on_invalid=on_invalid)
+    X, y, report = encode(
+        schema, part, include_label=include_label, log=False, on_invalid=on_invalid
+    )
+    if expected is not None and report != expected:
+        raise DatasetChangedError(
+            f"data: partition {index} read {report.n_rows:,} row(s) with other encoding "
+            f"counts than the validating scan found there ({expected.n_rows:,} row(s)): the "
+            "dataset changed after the scan"
+        )
     return X, y
 
 
 def encoded_partitions(
-    frame: Any, schema: Schema, *, include_label: bool, on_invalid: str = "mask"
+    frame: Any,
+    schema: Schema,
+    *,
+    include_label: bool,
+    on_invalid: str = "mask",
+    scan: TableScan | None = None,
 ) -> list[Any]:
     """One ``dask.delayed`` ``(X, y)`` per partition, in partition order.
 
     Use after a successful :func:`scan_table`: the default ``on_invalid="mask"`` cannot
-    raise on values (the scan already refused what ``"raise"`` refuses).
+    raise on values (the scan already refused what ``"raise"`` refuses). With the ``scan``
+    (encoded with the same ``include_label``), each partition's encoding counts (rows,
+    clipped, mapped, imputed, masked values) must be the scan's for that partition, so a
+    value that was not validated (a file rewritten in place) is refused, never released.
     """
     from dask import delayed
 
+    parts = frame.to_delayed()
+    expect: list[EncodeReport | None] = [None] * len(parts)
+    if (
+        scan is not None
+        and scan.include_label == include_label
+        and len(scan.partition_reports) == len(parts)
+    ):
+        expect = list(scan.partition_reports)
     return [
-        delayed(_encode_part, pure=True)(p, schema, include_label, on_invalid)
-        for p in frame.to_delayed()
+        delayed(_encode_part, pure=True)(p, schema, include_label, on_invalid, known, i)
+        for i, (p, known) in enumerate(zip(parts, expect, strict=True))
     ]
 
 
 # ------------------------------------------------------------------ writing
+
+
+def hidden_name(target: Path, kind: str) -> Path:
+    """A fresh hidden path beside ``target``: ``.NAME.<kind>.<host>.<pid>-<random>``.
+
+    ``kind`` is ``staging`` (a release being written), ``tmp`` (a folder being written) or
+    ``old`` (a replaced folder, until the new one is in place). The host and process say
+    whose it is, so :func:`clean_staging` can remove it once that process is gone.
+    """
+    from ppdp._io import _host_tag
+
+    name = f".{target.name}.{kind}.{_host_tag()}.{os.getpid()}-{secrets.token_hex(4)}"
+    return target.parent / name
+
+
+def _leftover_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^\.\.?{re.escape(name)}\.(?P<kind>staging|tmp|old)"
+        rf"(?:\.(?P<host>[A-Za-z0-9]+)\.(?P<pid>[0-9]+)-[0-9a-f]+|-[0-9a-f-]+)"
+    )
+
+
+def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """Remove the hidden folders a killed run left beside ``target``; name the others.
+
+    A staging, temporary or replaced folder (:func:`hidden_name`) written on this machine
+    by a process that no longer exists is removed; so is the replaced copy of a dead run
+    once ``target`` is in place (otherwise it may be the only copy of the earlier release,
+    and is named). Folders of a live process, of another machine, or named the way earlier
+    versions named them are left alone and named in a warning (custodian's log).
+
+    Returns
+    -------
+    (removed, kept) : lists of paths
+    """
+    from ppdp._io import _host_tag, _pid_alive
+
+    out = Path(os.fspath(target))
+    if not out.parent.is_dir():
+        return [], []
+    pattern = _leftover_pattern(out.name)
+    removed: list[Path] = []
+    kept: list[Path] = []
+    for entry in sorted(out.parent.iterdir()):
+        m = pattern.match(entry.name)
+        if m is None or entry.is_symlink() or not entry.is_dir():
+            continue
+        dead = m["pid"] is not None and m["host"] == _host_tag() and not _pid_alive(int(m["pid"]))
+        if not dead or (m["kind"] == "old" and not out.is_dir()):
+            kept.append(entry)
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        (removed if not entry.exists() else kept).append(entry)
+    for path in removed:
+        logger.info("removed %s, a folder left by an interrupted run", path)
+    for path in kept:
+        logger.warning(
+            "%s is a hidden folder of another or an interrupted run; remove it if no ppdp is "
+            "writing %s",
+            path,
+            out,
+        )
+    return removed, kept
 
 
 def _write_part(df: pd.DataFrame, path: str) -> int:
@@ -654,7 +1034,8 @@ def write_parquet_dataset(
         parts = list(parts.to_delayed())
     from dask import delayed
 
-    tmp = parent / f".{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    clean_staging(target)
+    tmp = hidden_name(target, "tmp")
     tmp.mkdir()
     try:
         tasks = [
@@ -666,7 +1047,7 @@ def write_parquet_dataset(
         (tmp / SUCCESS_MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
         _fsync_dir(tmp)
         if target.exists():
-            trash = parent / f".{target.name}.old-{secrets.token_hex(4)}"
+            trash = hidden_name(target, "old")
             os.replace(target, trash)
             os.replace(tmp, target)
             shutil.rmtree(trash, ignore_errors=True)

@@ -177,7 +177,7 @@ def dataset_report(
     """
     import dask
 
-    from ppdp.data.distributed import dask_session
+    from ppdp.data.distributed import compute, dask_session
     from ppdp.evaluate import report as rp
 
     if not isinstance(schema, Schema):
@@ -204,12 +204,11 @@ def dataset_report(
     if holdout is not None:
         frames.append(("holdout", _holdout_frame(holdout, schema, target, read)))
     with dask_session(scheduler, default_local_cluster=local_default) as sched:
-        kwargs = {} if sched is None else {"scheduler": sched}
         passes = [
             [dask.delayed(_part_counts, pure=True)(p, cols, name) for p in f.to_delayed()]
             for name, f in frames
         ]
-        results = dask.compute(*passes, **kwargs)
+        results = compute(*passes, scheduler=sched)
         sizes = [np.array([r[0] for r in res], dtype=np.int64) for res in results]
         counts = []
         for name, res in zip(("original", "release"), results[:2], strict=False):
@@ -227,7 +226,7 @@ def dataset_report(
         pieces = [
             _sample_parts(f, s, rows) for (_, f), s, rows in zip(frames, sizes, picks, strict=True)
         ]
-        taken = dask.compute(*pieces, **kwargs)
+        taken = compute(*pieces, scheduler=sched)
     samples = [_concat(list(t), f) for t, (_, f) in zip(taken, frames, strict=True)]
     orig_s, rel_s = samples[0], samples[1]
     test = None

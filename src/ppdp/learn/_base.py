@@ -640,7 +640,13 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         Training makes passes over the partitions (:meth:`_release_distributed`): nothing
         is persisted, so memory stays bounded by a few partitions per worker.
         """
-        from ppdp.data.distributed import dask_session, open_table, scan_table
+        from ppdp.data.distributed import (
+            check_unchanged,
+            dask_session,
+            guarded_release,
+            open_table,
+            scan_table,
+        )
 
         name = type(self).__name__
         schema = self._schema()
@@ -668,7 +674,10 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
-        with dask_session(scheduler, default_local_cluster=local_default) as sched:
+        with (
+            guarded_release() as stage,
+            dask_session(scheduler, default_local_cluster=local_default) as sched,
+        ):
             frame = open_table(data, schema, param="X")
             scan = scan_table(
                 frame,
@@ -693,6 +702,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 plan.mechanism,
                 {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
             )
+            check_unchanged(frame, param="X")  # the files scanned are those trained on
             records = charge(
                 accountant,
                 planned,
@@ -700,6 +710,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 allow_seeded=allow_seeded,
                 idempotency_key=idempotency_key,
             )
+            stage.spent(records)
             if accountant is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
                 if source.is_secure:
@@ -1044,16 +1055,16 @@ def _partitioned_rows(
     block, then a tree of additions) and computes it: nothing is persisted, so a worker
     holds one raw partition and a few blocks per task.
     """
-    import dask
     from dask import delayed
 
+    from ppdp.data.distributed import compute
+
     parts = frame.to_delayed()
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
 
     def sample() -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """One block of the first partition with rows, mapped (the warm start's rows)."""
         for p in parts[:_SAMPLE_PARTITIONS]:
-            (part,) = dask.compute(p, **kwargs)
+            (part,) = compute(p, scheduler=scheduler)
             if len(part):
                 return _mapped_block(part.iloc[:_BLOCK_ROWS], schema, on_invalid, transform)
         return None
@@ -1077,7 +1088,7 @@ def _partitioned_rows(
                 delayed(_add_partials, pure=True)(*level[i : i + _SPLIT_EVERY])
                 for i in range(0, len(level), _SPLIT_EVERY)
             ]
-        (out,) = dask.compute(level[0], **kwargs)
+        (out,) = compute(level[0], scheduler=scheduler)
         return out
 
     return PartitionedERMData(evaluate, n, dim, sample=sample)

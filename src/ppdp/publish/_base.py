@@ -413,7 +413,13 @@ class Publisher(ValidatedParams):
         output: str | os.PathLike[str] | None,
     ) -> Publisher:
         """The flow of :meth:`fit` for a Dask DataFrame or a Parquet dataset."""
-        from ppdp.data.distributed import dask_session, open_table, scan_table
+        from ppdp.data.distributed import (
+            check_unchanged,
+            dask_session,
+            guarded_release,
+            open_table,
+            scan_table,
+        )
 
         name = type(self).__name__
         if not self.supports_distributed:
@@ -430,7 +436,10 @@ class Publisher(ValidatedParams):
             check_charges(accountant, planned, mechanism=name, idempotency_key=idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
         local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
-        with dask_session(scheduler, default_local_cluster=local_default) as sched:
+        with (
+            guarded_release() as stage,
+            dask_session(scheduler, default_local_cluster=local_default) as sched,
+        ):
             frame = open_table(data, self.schema)
             scan = scan_table(
                 frame,
@@ -443,6 +452,7 @@ class Publisher(ValidatedParams):
             self._check_scan(scan, mode)
             charges = self._validate_params(scan.n_rows)
             _warn_delta_of_rows(charges, scan.n_rows)
+            check_unchanged(frame)  # the files scanned are the files the release reads
             records = charge(
                 accountant,
                 charges,
@@ -450,6 +460,7 @@ class Publisher(ValidatedParams):
                 allow_seeded=allow_seeded,
                 idempotency_key=idempotency_key,
             )
+            stage.spent(records)
             if accountant is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
             release = self._release_distributed(

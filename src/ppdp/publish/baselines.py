@@ -233,7 +233,7 @@ class _RowPublisher(Publisher):
         eps, layout = c.epsilon, c.layout
         streams = PartitionStreams(source)
         parts = encoded_partitions(
-            frame, self.schema, include_label=self._distributed_include_label()
+            frame, self.schema, include_label=self._distributed_include_label(), scan=scan
         )
         shared = delayed((self, streams), traverse=False)
         rows = [

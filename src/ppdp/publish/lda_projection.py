@@ -815,7 +815,7 @@ class LDAProjectionPublisher(Publisher):
             noisy = c.release == "noisy-projections"
             mech = self._projection_mechanism(c.e3, c.r, c.p) if noisy else None
             streams = PartitionStreams(source) if noisy else None
-            parts = encoded_partitions(frame, self.schema, include_label=False)
+            parts = encoded_partitions(frame, self.schema, include_label=False, scan=scan)
             rows = [
                 delayed(_project_partition, pure=False)(
                     part,

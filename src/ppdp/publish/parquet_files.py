@@ -83,8 +83,15 @@ def distributed_input(data: Any, scheduler: Any, *, param: str = "data") -> bool
 
 
 def staging_folder(out: Path) -> Path:
-    """A hidden, not yet existing folder beside ``out`` to write the release into."""
-    return out.parent / f".{out.name}.staging-{os.getpid()}-{secrets.token_hex(4)}"
+    """A hidden, not yet existing folder beside ``out`` to write the release into.
+
+    Named ``.OUT.staging.<host>.<pid>-<random>``: a run killed while writing leaves it, and
+    the next run writing ``out`` removes it once that process is gone
+    (:func:`ppdp.data.distributed.clean_staging`, called by :func:`check_folder_output`).
+    """
+    from ppdp.data.distributed import hidden_name
+
+    return hidden_name(out, "staging")
 
 
 def _is_ppdp_output(folder: Path) -> bool:
@@ -146,6 +153,9 @@ def check_folder_output(
                 "_SUCCESS marker); --force replaces only those: remove it yourself or choose "
                 "another name"
             )
+    from ppdp.data.distributed import clean_staging
+
+    clean_staging(out)  # what a killed run left beside it: removed, or named
     # The sidecars as files, and the folder's parent (writable, enough space).
     for label, side in sidecars:
         check_output(side, param=label, inputs=list(inputs), force=force)
@@ -163,6 +173,7 @@ def move_into_place(staged: Path, out: Path, sidecars: Sequence[tuple[Path, str]
     content restored) and ``staged`` is deleted; ``out`` stays as it was.
     """
     from ppdp._io import atomic_paths
+    from ppdp.data.distributed import hidden_name
 
     backups: list[tuple[Path, Path | None]] = []
     trash: Path | None = None
@@ -176,7 +187,7 @@ def move_into_place(staged: Path, out: Path, sidecars: Sequence[tuple[Path, str]
             with atomic_paths(side) as (tmp,):
                 tmp.write_text(text, encoding="utf-8")
         if out.exists():
-            trash = out.parent / f".{out.name}.old-{secrets.token_hex(4)}"
+            trash = hidden_name(out, "old")
             os.replace(out, trash)
         os.replace(staged, out)
     except BaseException:
@@ -351,7 +362,7 @@ def publish_dataset(
 
     from ppdp._io import ledger_files, write_error
     from ppdp.accounting import Accountant, claim_key
-    from ppdp.data.distributed import dask_session, open_table, scan_table
+    from ppdp.data.distributed import DaskRunError, dask_session, open_table, scan_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish import files as pf
 
@@ -469,6 +480,11 @@ def publish_dataset(
                 move_into_place(staged, out, [(side, text)])
             except OSError as exc:
                 raise write_error(exc, out, charged=pf._charged(ledger, release, cost)) from exc
+            except DaskRunError as exc:  # the rows' write, on a cluster that failed
+                raise DaskRunError(
+                    f"{exc}; ε was charged ({pf._charged(ledger, release, cost)}) and nothing "
+                    "was released: the charge stands"
+                ) from None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
         claim.release()

@@ -702,7 +702,7 @@ class DPPCAPublisher(Publisher):
         mu, M, eigvals, U = self._stage1(scan.value, n, source)
         streams = PartitionStreams(source)  # after the stage-1 draw, as the contract says
         parts = encoded_partitions(
-            frame, self.schema, include_label=layout.includes_label, on_invalid="mask"
+            frame, self.schema, include_label=layout.includes_label, on_invalid="mask", scan=scan
         )
         rows = [
             delayed(_release_partition, pure=False)(

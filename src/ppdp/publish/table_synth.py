@@ -728,13 +728,15 @@ class TableSynthesizer(Publisher):
             partition_fn=count,
             scheduler=scheduler,
         )
-        if again.n_rows != scan.n_rows:
+        if again.n_rows != scan.n_rows or again.report != scan.report:
             # The dataset changed between the passes: the tables would not be those of the
-            # rows whose histograms placed the cuts. The budget stays spent (conservative).
-            raise DataValidationError(
-                "data: the dataset changed between TableSynthesizer's two passes (a different "
-                "number of rows); nothing is released, the budget charged stays spent; fit "
-                "again on a dataset that is not being written to"
+            # rows whose histograms placed the cuts. The budget stays spent (conservative);
+            # guarded_release says so.
+            from ppdp.data.distributed import DatasetChangedError
+
+            raise DatasetChangedError(
+                "data: the dataset changed between TableSynthesizer's two passes (other rows "
+                "or other encoding counts)"
             )
         logger.info("TableSynthesizer: pass 2 of 2 done")
         counts: MarginalCounts = again.value
