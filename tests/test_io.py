@@ -64,3 +64,24 @@ def test_atomic_paths_moves_a_release_and_its_sidecar_together(tmp_path):
         t_side.write_text("{}")
         t_out.write_text("a\n1\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "o.csv.guarantee.json"]
+
+
+def test_write_error_advises_free_space_only_for_a_full_device(tmp_path):
+    import errno
+
+    from ppdp._io import write_error
+
+    out = tmp_path / "out.csv"
+    full = str(write_error(OSError(errno.ENOSPC, "full", str(out)), out, charged="ε=1 in l.db"))
+    assert "free space" in full and "The spend stands (ε=1 in l.db)" in full
+    gone = tmp_path.parent / "data" / "part-3.parquet"  # an input, not the output
+    vanished = str(
+        write_error(
+            FileNotFoundError(errno.ENOENT, "No such file or directory", str(gone)),
+            out,
+            charged="ε=1 in l.db",
+        )
+    )
+    assert "free space" not in vanished and str(gone) in vanished
+    assert "ε was charged and nothing was released" in vanished
+    assert "\n" not in vanished

@@ -410,11 +410,23 @@ def check_csv_format(output: PathLike | None, sep: str, decimal: str) -> tuple[s
 
 
 def write_error(exc: OSError, path: PathLike, *, charged: str) -> OutputWriteError:
-    """One line for a write that failed after the spend: what failed, and that it stands."""
+    """One line for a release that failed after the spend: what failed, and that it stands.
+
+    Only a full device gets the advice to free space: a file that vanished or could not be
+    read after the spend (``exc.filename`` other than the output) is named as such.
+    """
     reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.errno == errno.ENOSPC:
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if full:
         reason = "no space left on the device"
+    what = f"writing {str(path)!r}"
+    culprit = exc.filename
+    if culprit is not None and not Path(str(culprit)).resolve().is_relative_to(
+        Path(path).resolve().parent
+    ):
+        what = f"the release (at {str(culprit)!r})"
+    advice = "free space, then run again" if full else "fix the cause, then run again"
     return OutputWriteError(
-        f"writing {str(path)!r} failed after the spend: {reason}. The spend stands ({charged}) "
-        "and nothing was released; free space, then run again (a new release, a new spend)"
+        f"{what} failed after the spend: {reason}. The spend stands ({charged}): ε was "
+        f"charged and nothing was released; {advice} (a new release, a new spend)"
     )
