@@ -632,9 +632,7 @@ class TableSynthesizer(Publisher):
         self, df: pd.DataFrame, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
-        n = X.shape[0]
-        if n < 2:
-            raise DataValidationError(f"data has {n} row(s); TableSynthesizer needs n >= 2")
+        self._check_rows(X.shape[0])
         if self.schema.label is not None and y is None:  # pragma: no cover - encode checks
             raise DataValidationError("the data must have the label column")
         return X, y
@@ -658,11 +656,18 @@ class TableSynthesizer(Publisher):
             X, y, schema=self.schema, bins=plan.bins, cliques=plan.counted_cliques()
         )
 
-    def _check_scan(self, scan: Any, on_invalid: str) -> None:
-        if scan.n_rows < 2:
+    def _check_rows(self, n: int) -> None:
+        """Refuse fewer than 2 rows where ``n`` is public (replace-one). Under add/remove
+        any table is released, 0 or 1 rows included (the model's row count is estimated
+        from the noisy tables): a refusal there would tell such tables apart for free."""
+        if n < 2 and self._params().plan.n_public:
             raise DataValidationError(
-                f"data has {scan.n_rows} row(s); TableSynthesizer needs n >= 2"
+                f"data has {n} row(s); TableSynthesizer needs n >= 2 under replace-one (n is "
+                "public there; relation='add/remove' releases any table)"
             )
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        self._check_rows(scan.n_rows)
 
     def _check_output(self, output: Any, name: str) -> Path | None:
         """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``
