@@ -348,7 +348,8 @@ class GroupByPublisher(Publisher):
         ``means`` columns. Default: equal shares, ``ε / (1 + len(means))`` each.
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
-        Add/remove halves both sensitivities and keeps ``n`` private.
+        Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
+        then released like any other (replace-one refuses it: ``n`` is public there).
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, for tests.
     allow_large_epsilon : bool, default False

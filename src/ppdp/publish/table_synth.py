@@ -493,8 +493,9 @@ class TableSynthesizer(Publisher):
     schema : Schema
         Declared schema; the label, if declared, is synthesised too (any number of classes).
     delta : float, default 1e-9
-        δ in (0, 1); keep it far below 1/n (at δ ≥ 1/n ``fit`` warns with
-        :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows releasing a record).
+        δ in (0, 1); keep it far below 1/n (under replace-one, at δ ≥ 1/n ``fit`` warns
+        with :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows releasing a
+        record; under add/remove ``n`` is private and nothing is said).
     method : {"auto", "tree", "chow-liu", "pairs"}, default "auto"
     n_bins : int, default 16
         Bins per numeric column, in ``2..4096``. The tables a fit counts
@@ -508,8 +509,9 @@ class TableSynthesizer(Publisher):
         (the relation of MST, AIM and PrivBayes, whose ε is worth about twice as much as a
         replace-one ε) gives sensitivity 1, so half the noise variance at the same ρ, and
         keeps ``n`` private: every step that needs ``n`` uses its estimate from the noisy
-        tables, which is also the number of rows released, and the ledger does not
-        record ``n``.
+        tables, which is also the number of rows released, the ledger does not
+        record ``n``, and any table is released, 0 or 1 rows included (replace-one
+        refuses fewer than 2 rows: ``n`` is public there).
     binning : {"equal-width", "private-quantiles"}, default "equal-width"
         How a numeric column that declares no ``cuts`` (and is not one code per integer) is
         binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
