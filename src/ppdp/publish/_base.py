@@ -8,7 +8,8 @@ the result is in ``release_``; ``sample`` / ``transform`` are free post-processi
 
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
-   the replace-one relation these sources use) alone; a publisher's parameters are one
+   the replace-one relation these sources use; never read under add/remove, where it is
+   private: :meth:`Publisher._public_rows`) alone; a publisher's parameters are one
    declarative constraint table (:mod:`ppdp._params`), checked once per ``fit``
    into a frozen parameter object (:meth:`Publisher._params`);
 2. :func:`ppdp.accounting.check_charges` (and refuse a seeded ``random_state`` unless
@@ -49,7 +50,7 @@ from ppdp.accounting import (
     record_keyed_release,
 )
 from ppdp.accounting.events import PrivacyEvent
-from ppdp.budget import Guarantee, PrivacyBudget
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import (
     DataValidationError,
@@ -124,7 +125,9 @@ def _warn_delta_of_rows(charges: list[Charge], n_rows: int | None) -> None:
 
     δ is the probability that the ε bound fails; at ``δ ≥ 1/n`` a mechanism that publishes
     one whole record at random meets the guarantee, so it protects no one. Said before the
-    spend, from the public row count."""
+    spend, from the public row count only: ``n_rows`` is None where ``n`` is private (under
+    add/remove, :meth:`Publisher._public_rows`), and then nothing is said, since a warning
+    that depends on ``n`` would tell neighbouring tables apart for free."""
     delta = sum(planned.budget.delta for planned in charges)
     if n_rows and delta >= 1.0 / n_rows:
         warnings.warn(
@@ -136,7 +139,8 @@ def _warn_delta_of_rows(charges: list[Charge], n_rows: int | None) -> None:
 
 
 def _public_row_count(df: Any) -> int | None:
-    """The number of rows, read from the container's shape only (n is public)."""
+    """The number of rows, read from the container's shape only (public under replace-one;
+    :meth:`Publisher._public_rows` drops it under add/remove)."""
     if isinstance(df, pd.DataFrame):
         return len(df)
     if isinstance(df, np.ndarray) and df.ndim == 2:
@@ -349,6 +353,18 @@ class Publisher(ValidatedParams):
                 f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
             )
 
+    def _public_rows(self, n_rows: int | None) -> int | None:
+        """``n_rows`` where the number of rows is public (replace-one), None where it is
+        private (add/remove, a ``relation`` parameter of the publisher).
+
+        Everything :meth:`fit` says before the release (the ledger details of the planned
+        charges, the ``δ ≥ 1/n`` warning) reads the row count through this, so that under
+        add/remove no output but the noisy release depends on ``n``.
+        """
+        params = self._params() if self._params_type is not None else self
+        relation = Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
+        return n_rows if relation is Neighbouring.REPLACE_ONE else None
+
     def _noise_factor(self) -> float:
         """The factor on every noise scale this publisher draws: always 1 on release.
 
@@ -377,7 +393,7 @@ class Publisher(ValidatedParams):
         allow_seeded: bool,
         idempotency_key: str | None,
     ) -> Publisher:
-        n_rows = _public_row_count(df)
+        n_rows = self._public_rows(_public_row_count(df))
         charges = self._validate_params(n_rows)
         _warn_delta_of_rows(charges, n_rows)
         name = type(self).__name__
@@ -450,8 +466,9 @@ class Publisher(ValidatedParams):
                 scheduler=sched,
             )
             self._check_scan(scan, mode)
-            charges = self._validate_params(scan.n_rows)
-            _warn_delta_of_rows(charges, scan.n_rows)
+            n_rows = self._public_rows(scan.n_rows)
+            charges = self._validate_params(n_rows)
+            _warn_delta_of_rows(charges, n_rows)
             check_unchanged(frame)  # the files scanned are the files the release reads
             records = charge(
                 accountant,

@@ -658,7 +658,14 @@ def publish_table_file(
 
 def _rows(df: Any, publisher: Any) -> str:
     """The row count of a progress line (the custodian's), marked when ``n`` is private."""
+    return rows_text(len(df), publisher)
+
+
+def rows_text(n: int, publisher: Any) -> str:
+    """``n`` rows for a progress line (the custodian's), marked custodian-only when the
+    publisher's relation keeps ``n`` private (add/remove): the line is for the custodian's
+    terminal or log, never for whoever chose the release."""
     relation = getattr(publisher, "relation", Neighbouring.REPLACE_ONE)
     private = Neighbouring.parse(relation) is Neighbouring.ADD_REMOVE  # checked already
     note = " (custodian only: n is private under add/remove)" if private else ""
-    return f"{len(df):,} rows{note}"
+    return f"{n:,} rows{note}"

@@ -348,7 +348,8 @@ class GroupByPublisher(Publisher):
         ``means`` columns. Default: equal shares, ``ε / (1 + len(means))`` each.
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
-        Add/remove halves both sensitivities and keeps ``n`` private.
+        Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
+        then released like any other (replace-one refuses it: ``n`` is public there).
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, for tests.
     allow_large_epsilon : bool, default False
@@ -471,9 +472,17 @@ class GroupByPublisher(Publisher):
 
     def _encode(self, df: pd.DataFrame, on_invalid: str = "raise") -> tuple[Any, Any]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
-        if X.shape[0] < 1:
-            raise DataValidationError("data has 0 rows; there is nothing to publish")
+        self._check_rows(X.shape[0])
         return X, y
+
+    def _check_rows(self, n: int) -> None:
+        """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
+        empty table is released like any other (noisy counts and sums of zero rows): a
+        refusal there would say for free whether any row matched."""
+        if n < 1 and self._params().relation is Neighbouring.REPLACE_ONE:
+            raise DataValidationError(
+                "data has 0 rows; there is nothing to publish (n is public under replace-one)"
+            )
 
     def _distributed_include_label(self) -> bool:
         return False  # the label comes as class codes ``y``, as in memory
@@ -482,8 +491,7 @@ class GroupByPublisher(Publisher):
         return group_statistics(self.schema, self._params().plan, X, y)
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
-        if scan.n_rows < 1:
-            raise DataValidationError("data has 0 rows; there is nothing to publish")
+        self._check_rows(scan.n_rows)
 
     def _check_output(self, output: Any, name: str) -> Path | None:
         """``output`` is optional for distributed input: a new folder that ``fit`` writes

@@ -427,7 +427,7 @@ def publish_dataset(
                 pf.say_corrections(schema, scan.report, tell)
                 publisher._check_scan(scan, on_invalid)
                 charges = publisher._validate_params(scan.n_rows)
-                tell(f"{scan.n_rows:,} rows checked (dry run: nothing is spent)")
+                tell(f"{pf.rows_text(scan.n_rows, publisher)} checked (dry run: nothing is spent)")
                 return pf.PublishResult(
                     path=out,
                     sidecar=side,
@@ -466,7 +466,7 @@ def publish_dataset(
             if acct is not None:
                 state = pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
             release = publisher.release_
-            tell(f"{n_rows:,} rows released ({method}, {cost}); writing {out}")
+            tell(f"{pf.rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
             try:
                 if how != "fit":
                     _write_rows(

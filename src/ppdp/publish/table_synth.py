@@ -493,8 +493,9 @@ class TableSynthesizer(Publisher):
     schema : Schema
         Declared schema; the label, if declared, is synthesised too (any number of classes).
     delta : float, default 1e-9
-        δ in (0, 1); keep it far below 1/n (at δ ≥ 1/n ``fit`` warns with
-        :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows releasing a record).
+        δ in (0, 1); keep it far below 1/n (under replace-one, at δ ≥ 1/n ``fit`` warns
+        with :class:`~ppdp.exceptions.PrivacyLeakWarning`: such a δ allows releasing a
+        record; under add/remove ``n`` is private and nothing is said).
     method : {"auto", "tree", "chow-liu", "pairs"}, default "auto"
     n_bins : int, default 16
         Bins per numeric column, in ``2..4096``. The tables a fit counts
@@ -508,8 +509,9 @@ class TableSynthesizer(Publisher):
         (the relation of MST, AIM and PrivBayes, whose ε is worth about twice as much as a
         replace-one ε) gives sensitivity 1, so half the noise variance at the same ρ, and
         keeps ``n`` private: every step that needs ``n`` uses its estimate from the noisy
-        tables, which is also the number of rows released, and the ledger does not
-        record ``n``.
+        tables, which is also the number of rows released, the ledger does not
+        record ``n``, and any table is released, 0 or 1 rows included (replace-one
+        refuses fewer than 2 rows: ``n`` is public there).
     binning : {"equal-width", "private-quantiles"}, default "equal-width"
         How a numeric column that declares no ``cuts`` (and is not one code per integer) is
         binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
@@ -632,9 +634,7 @@ class TableSynthesizer(Publisher):
         self, df: pd.DataFrame, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
-        n = X.shape[0]
-        if n < 2:
-            raise DataValidationError(f"data has {n} row(s); TableSynthesizer needs n >= 2")
+        self._check_rows(X.shape[0])
         if self.schema.label is not None and y is None:  # pragma: no cover - encode checks
             raise DataValidationError("the data must have the label column")
         return X, y
@@ -658,11 +658,18 @@ class TableSynthesizer(Publisher):
             X, y, schema=self.schema, bins=plan.bins, cliques=plan.counted_cliques()
         )
 
-    def _check_scan(self, scan: Any, on_invalid: str) -> None:
-        if scan.n_rows < 2:
+    def _check_rows(self, n: int) -> None:
+        """Refuse fewer than 2 rows where ``n`` is public (replace-one). Under add/remove
+        any table is released, 0 or 1 rows included (the model's row count is estimated
+        from the noisy tables): a refusal there would tell such tables apart for free."""
+        if n < 2 and self._params().plan.n_public:
             raise DataValidationError(
-                f"data has {scan.n_rows} row(s); TableSynthesizer needs n >= 2"
+                f"data has {n} row(s); TableSynthesizer needs n >= 2 under replace-one (n is "
+                "public there; relation='add/remove' releases any table)"
             )
+
+    def _check_scan(self, scan: Any, on_invalid: str) -> None:
+        self._check_rows(scan.n_rows)
 
     def _check_output(self, output: Any, name: str) -> Path | None:
         """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``
