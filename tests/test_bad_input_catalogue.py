@@ -460,6 +460,23 @@ def test_hybrid_public_rows_identical_to_private_rows_warn(acct2):
         )
 
 
+def test_hybrid_overlap_goes_to_the_custodian_log_in_mask_mode(acct2, caplog):
+    """Whether a chosen public row is among the private rows is a membership fact: in
+    total mode (an analyst's caller) it reaches the custodian's log, never a warning."""
+    import warnings
+
+    from ppdp.learn import HybridRBFSVM
+
+    acct2.on_invalid = "mask"
+    with warnings.catch_warnings(), caplog.at_level("WARNING", logger="ppdp.custodian"):
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        public = TINY_DF.drop(columns="cls").iloc[:20]  # rows of the private table itself
+        HybridRBFSVM(public, schema=TINY, n_components=10, random_state=0).fit(
+            TINY_DF, accountant=acct2, allow_seeded=True
+        )
+    assert "20 of 20 public rows are identical to private training rows" in caplog.text
+
+
 # --- Local perturbation (issue 7): ppdp.local ----------------------------------------------------
 
 

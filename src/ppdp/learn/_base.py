@@ -515,6 +515,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             source = resolve_random_state(getattr(self, "random_state", None))
             self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
             mode = accountant.on_invalid if accountant is not None else "raise"
+            self._on_invalid = mode  # where value-dependent notes go (see _value_note)
             Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
             Z = self._prepare(Xv)
             plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
@@ -593,6 +594,18 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         """What the validating scan also reduces per partition, ``(X, y) -> mergeable``
         (picklable; ``None`` for nothing). Default: rows longer than ``data_norm``."""
         return functools.partial(_rows_over_norm, data_norm=float(self._data_norm()))
+
+    def _value_note(self, message: str, category: type[Warning]) -> None:
+        """Tell the custodian a fact that depends on the private values (DESIGN.md contract 8).
+
+        With ``on_invalid="raise"`` the caller is the custodian (as for its value-dependent
+        errors) and gets a warning; in total mode (``"mask"``), where an analyst may choose
+        the data and read the result, it goes to the custodian's log only.
+        """
+        if getattr(self, "_on_invalid", "raise") == "mask":
+            custodian.warning("%s: %s", type(self).__name__, message)
+        else:
+            warnings.warn(message, category, stacklevel=user_stacklevel())
 
     def _after_scan(self, value: Any, n_rows: int, width: int) -> None:
         """Use the scan's reduced value (default: log the clipped-row count) (hook)."""
@@ -673,6 +686,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         source = resolve_random_state(getattr(self, "random_state", None))
         self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
+        self._on_invalid = mode
         local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
         with (
             guarded_release() as stage,

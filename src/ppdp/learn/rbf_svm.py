@@ -35,7 +35,6 @@ import hashlib
 import itertools
 import logging
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -56,7 +55,6 @@ from ppdp.exceptions import (
     DataValidationError,
     ParameterError,
     PrivacyLeakWarning,
-    user_stacklevel,
 )
 from ppdp.learn._base import (
     Plan,
@@ -1045,7 +1043,9 @@ class HybridRBFSVM(_RBFSVMBase):
         subsample costs no privacy; every public row is still checked against the private
         ones.
     check_overlap : bool, default True
-        Warn when public rows equal private rows.
+        Warn when public rows equal private rows. The count says whether chosen rows are
+        among the private ones, so with an accountant in total mode (``on_invalid="mask"``)
+        it goes to the custodian's log (``ppdp.custodian``) instead of a warning.
 
     Attributes
     ----------
@@ -1117,16 +1117,7 @@ class HybridRBFSVM(_RBFSVMBase):
                 f"public_X has {pub.shape[1]} columns but X has {X.shape[1]}; encode both alike"
             )
         if p.check_overlap:
-            k = overlap_count(pub, X)
-            if k:
-                warnings.warn(
-                    f"{k} of {pub.shape[0]} public rows are identical to private training "
-                    "rows: ρ is fitted on public_X and released, so the public sample must "
-                    "come from records disjoint from the private data (pass "
-                    "check_overlap=False once disjointness is established by record identity)",
-                    PrivacyLeakWarning,
-                    stacklevel=user_stacklevel(),
-                )
+            self._warn_overlap(overlap_count(pub, X), pub.shape[0])
         return X
 
     def _scan_function(self) -> Any:
@@ -1142,15 +1133,21 @@ class HybridRBFSVM(_RBFSVMBase):
             raise DataValidationError(
                 f"public_X has {pub.shape[1]} columns but X has {width}; encode both alike"
             )
-        k = 0 if value is None else int(np.count_nonzero(value))
+        self._warn_overlap(0 if value is None else int(np.count_nonzero(value)), pub.shape[0])
+
+    def _warn_overlap(self, k: int, n_public: int) -> None:
+        """Say that public rows equal private rows: a membership fact for the custodian only.
+
+        Whether a chosen public row is among the private rows is a free membership test, so
+        in total mode it reaches the custodian's log, never the caller (``_value_note``).
+        """
         if k:
-            warnings.warn(
-                f"{k} of {pub.shape[0]} public rows are identical to private training "
+            self._value_note(
+                f"{k} of {n_public} public rows are identical to private training "
                 "rows: ρ is fitted on public_X and released, so the public sample must "
                 "come from records disjoint from the private data (pass "
                 "check_overlap=False once disjointness is established by record identity)",
                 PrivacyLeakWarning,
-                stacklevel=user_stacklevel(),
             )
 
     def _frequencies(
