@@ -42,7 +42,9 @@ __all__ = [
     "check_output_folder",
     "clean_folder",
     "clean_orphans",
+    "host_tag",
     "ledger_files",
+    "pid_alive",
     "write_error",
 ]
 
@@ -68,14 +70,14 @@ def _default_mode() -> int:
     return 0o666 & ~mask
 
 
-def _host_tag() -> str:
+def host_tag() -> str:
     """A short tag of this machine for partial-file names (folders may be shared over NFS)."""
     tag = "".join(c for c in socket.gethostname() if c.isascii() and c.isalnum())[:16]
     return tag or "host"
 
 
 def _part_prefix(dest: Path) -> str:
-    return f".{dest.name}.{_host_tag()}.{os.getpid()}-"
+    return f".{dest.name}.{host_tag()}.{os.getpid()}-"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -137,7 +139,8 @@ def atomic_path(path: PathLike, *, mode: int | None = None) -> Iterator[Path]:
         yield tmp
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` on this machine may still run (unknown or not ours: True)."""
     if pid <= 0:
         return True  # not ours to judge
     try:
@@ -162,7 +165,7 @@ def _sweep(folder: Path, names: Iterable[str]) -> tuple[list[Path], list[Path]]:
         if path.is_symlink() or not path.is_file():
             continue
         m = _PART_NAME.match(name)
-        if m is None or m["host"] != _host_tag() or _pid_alive(int(m["pid"])):
+        if m is None or m["host"] != host_tag() or pid_alive(int(m["pid"])):
             kept.append(path)
             continue
         try:

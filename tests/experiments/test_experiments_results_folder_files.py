@@ -26,7 +26,7 @@ def _orphan(folder):
     """A partial file of a process that no longer exists (a killed run)."""
     proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    path = folder / f".results.csv.{_io._host_tag()}.{int(proc.stdout)}-abc{_io.PART_SUFFIX}"
+    path = folder / f".results.csv.{_io.host_tag()}.{int(proc.stdout)}-abc{_io.PART_SUFFIX}"
     path.write_text("partial")
     return path
 

@@ -301,9 +301,9 @@ def test_part_file_left_by_a_sigkill_is_removed_on_the_next_run(files, capsys):
 
 
 def test_part_file_of_a_live_or_unknown_writer_is_named_not_removed(files, caplog):
-    from ppdp._io import _host_tag, check_output
+    from ppdp._io import host_tag, check_output
 
-    host = _host_tag()
+    host = host_tag()
     live = files / f".out.csv.{host}.{os.getpid()}-abc123.part"  # this process is alive
     remote = files / ".out.csv.elsewhere.999999999-abc123.part"  # another machine's writer
     unknown = files / ".out.csv.x1y2z3.part"  # the old naming, without host and pid

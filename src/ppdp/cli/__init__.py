@@ -143,7 +143,7 @@ def _with_decimal(args: argparse.Namespace) -> int:
             stack.enter_context(decimal_mark(decimal))
         timeout = getattr(args, "dask_timeout", None)
         if timeout is not None:
-            from ppdp.data._dask import dask_deadline
+            from ppdp.data.distributed import dask_deadline
 
             stack.enter_context(dask_deadline(None if timeout == 0 else timeout))
         return int(args.func(args) or EXIT_OK)

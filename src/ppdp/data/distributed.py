@@ -911,9 +911,9 @@ def hidden_name(target: Path, kind: str) -> Path:
     ``old`` (a replaced folder, until the new one is in place). The host and process say
     whose it is, so :func:`clean_staging` can remove it once that process is gone.
     """
-    from ppdp._io import _host_tag
+    from ppdp._io import host_tag
 
-    name = f".{target.name}.{kind}.{_host_tag()}.{os.getpid()}-{secrets.token_hex(4)}"
+    name = f".{target.name}.{kind}.{host_tag()}.{os.getpid()}-{secrets.token_hex(4)}"
     return target.parent / name
 
 
@@ -937,7 +937,7 @@ def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path
     -------
     (removed, kept) : lists of paths
     """
-    from ppdp._io import _host_tag, _pid_alive
+    from ppdp._io import host_tag, pid_alive
 
     out = Path(os.fspath(target))
     if not out.parent.is_dir():
@@ -949,7 +949,7 @@ def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path
         m = pattern.match(entry.name)
         if m is None or entry.is_symlink() or not entry.is_dir():
             continue
-        dead = m["pid"] is not None and m["host"] == _host_tag() and not _pid_alive(int(m["pid"]))
+        dead = m["pid"] is not None and m["host"] == host_tag() and not pid_alive(int(m["pid"]))
         if not dead or (m["kind"] == "old" and not out.is_dir()):
             kept.append(entry)
             continue
