@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ppdp._validation import bounded
+
 __all__ = [
     "BodyTooLargeError",
     "ClientGoneError",
@@ -39,16 +41,6 @@ class BodyTooLargeError(Exception):
 
 class ClientGoneError(Exception):
     """The client disconnected before the body was complete."""
-
-
-def bounded(value: Any, limit: int = 40) -> str:
-    """``repr(value)`` cut to ``limit`` characters, saying how long the value was when cut."""
-    if isinstance(value, str | bytes) and len(value) > limit:
-        return f"{value[:limit]!r}… ({len(value)} characters)"
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
-        return f"<an integer of {value.bit_length()} bits>"
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({type(value).__name__})"
 
 
 def content_length(headers: Any) -> int | None:

@@ -32,6 +32,7 @@ See ``docs/schema.md`` for the full reference.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -546,14 +547,24 @@ class Schema:
             raise SchemaError(f"schema path ({str(p)!r}) is a folder, not a file")
         if not p.exists():
             raise FileNotFoundError(f"schema file ({str(p)!r}) does not exist")
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SchemaError(
+                f"schema file ({str(p)!r}) is not UTF-8 text: byte {exc.start} "
+                f"(0x{exc.object[exc.start]:02x}) cannot be decoded; save it as UTF-8"
+            ) from None
         import yaml
+
+        from ppdp import _yaml
 
         too_deep = f"schema file ({str(p)!r}) is nested too deeply to be a schema"
         try:
             # YAML booleans keep their spelling until the categories are checked
-            loader = _yaml_loader()  # a yaml.SafeLoader
-            data = json.loads(text) if suffix == ".json" else yaml.load(text, Loader=loader)
+            if suffix == ".json":
+                data = json.loads(text)
+            else:
+                data = _yaml.load(text, loader=_yaml_loader())
         except (ValueError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SchemaError(
@@ -580,18 +591,16 @@ class _YamlBool:
         self.text = text
 
 
+def _yaml_bool(loader: Any, node: Any) -> _YamlBool:
+    return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
+
+
+@functools.cache
 def _yaml_loader() -> type:
-    """A ``yaml.SafeLoader`` whose booleans are :class:`_YamlBool` (spelling kept)."""
-    import yaml
+    """ppdp's YAML loader (no aliases) whose booleans are :class:`_YamlBool` (spelling kept)."""
+    from ppdp import _yaml
 
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _YamlBool:
-        return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
-
-    _Loader.add_constructor("tag:yaml.org,2002:bool", _bool)
-    return _Loader
+    return _yaml.loader_with("tag:yaml.org,2002:bool", _yaml_bool)
 
 
 def _plain_booleans(data: Any) -> Any:
