@@ -5,8 +5,8 @@ two-owner deployment) gets ``--connections`` sockets, opened ``--parallel`` at a
 sends the headers of a ``POST`` with a registered id (the collector) or a pinned sender (the
 owner), a forged signature, a ``Content-Length`` of the server's body cap, then
 ``--body-kb`` KB of body, and stalls. After ``--hold`` seconds the server's peak resident
-set (``VmHWM``), its resident set now, the bytes in its temporary folder (where the owner
-spools bodies) and the replies the sockets got are read; then every socket closes and the
+set (``VmHWM``), its resident set now, the bytes of the temporary files it holds open
+(where the owner spools bodies) and the replies the sockets got are read; then every socket closes and the
 resident set is read again ``--after`` seconds later.
 
 ``--src`` puts another tree's ``src`` first on the server's ``PYTHONPATH`` (the code
@@ -43,8 +43,16 @@ def _vm(pid: int) -> tuple[float, float]:
     return values["VmRSS"], values["VmHWM"]
 
 
-def _folder_mb(folder: Path) -> float:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / MB
+def _spooled_mb(pid: int, folder: Path) -> float:
+    """MB in the files under ``folder`` that process ``pid`` holds open (unlinked or not)."""
+    total = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd).startswith(str(folder)):
+                total += os.stat(fd).st_size
+        except OSError:
+            continue
+    return total / MB
 
 
 def _collector(folder: Path, port: int) -> tuple[list[str], str, dict[str, str], int]:
@@ -163,7 +171,7 @@ def main() -> None:
             opened = time.monotonic() - start
             time.sleep(args.hold)
             rss, peak = _vm(proc.pid)
-            spooled = _folder_mb(spool)
+            spooled = _spooled_mb(proc.pid, spool)
             replies = Counter(_reply(s) for s in socks)
             for s in socks:
                 s.close()
