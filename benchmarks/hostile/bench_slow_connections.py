@@ -6,8 +6,8 @@ sends the headers of a ``POST`` with a registered id (the collector) or a pinned
 owner), a forged signature, a ``Content-Length`` of the server's body cap, then
 ``--body-kb`` KB of body, and stalls. After ``--hold`` seconds the server's peak resident
 set (``VmHWM``), its resident set now, the bytes of the temporary files it holds open
-(where the owner spools bodies) and the replies the sockets got are read; then every socket closes and the
-resident set is read again ``--after`` seconds later.
+(where the owner spools bodies) and the replies the sockets got are read; then every
+socket closes and the resident set is read again ``--after`` seconds later.
 
 ``--src`` puts another tree's ``src`` first on the server's ``PYTHONPATH`` (the code
 before a change: ``git archive COMMIT src | tar -x -C /tmp/before``).
