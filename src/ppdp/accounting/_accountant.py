@@ -46,6 +46,7 @@ from ppdp.ledger import (
     generate_key,
     json_safe,
     load_private_key,
+    refuse_non_ledger,
     save_private_key,
 )
 
@@ -799,8 +800,6 @@ def _refuse_creation(
 def _check_ledger_path(path: Path, checkpoint: Any, anchor: Any) -> None:
     """Refuse a folder or a file that is plainly not a ledger before looking for its key:
     a wrong path (a CSV given as ``--ledger``) is told as such, not as a missing key."""
-    from ppdp.ledger._ledger import refuse_non_ledger
-
     if path.is_dir():
         raise ParameterError(f"ledger ({path}) is a folder, not a ledger file")
     refuse_non_ledger(path, explicit=checkpoint is not None or anchor is not None, name="ledger")
