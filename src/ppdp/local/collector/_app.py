@@ -319,10 +319,15 @@ class Collector:
             or getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
             or "disk is full" in str(exc)
         )
-        what = "its disk is full" if full else f"its store failed ({bounded(str(exc), 80)})"
-        if not self._storage_failing:
+        what = "its disk is full" if full else "its store failed"
+        if not self._storage_failing:  # the cause for the operator, not for the client
             self._storage_failing = True
-            logger.error("the collector cannot store batches: %s; refusing them until it can", what)
+            logger.error(
+                "the collector cannot store batches: %s (%s: %s); refusing them until it can",
+                what,
+                type(exc).__name__,
+                bounded(str(exc), 120),
+            )
         return RejectedBatchError(
             507 if full else 503,
             f"the collector cannot store the batch now: {what}; nothing was added, "
