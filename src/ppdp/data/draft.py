@@ -586,9 +586,10 @@ def _refuse_fields_beyond_header(p: Path, sep: str, encoding: str, width: int) -
     pandas drops such values without a word when it reads chosen columns (and takes the
     first column for row labels when the first row is the long one), though they mean a
     value holding an unquoted separator, which shifts the rest of its row. Separators
-    are counted per line at C speed; a file with quotes in its body, or in an encoding
-    where a newline is not one byte, is parsed with the ``csv`` module instead. A row
-    whose extra fields are all empty (a trailing separator) is fine.
+    are counted per line at C speed; a file where a line may be long, with quotes in its
+    body, or in an encoding where a newline is not one byte, is parsed with the ``csv``
+    module, which finds the line. A row whose extra fields are all empty (a trailing
+    separator) is fine.
     """
     opener = _text_opener(p)
     if opener is None or len(sep) != 1:
@@ -596,7 +597,7 @@ def _refuse_fields_beyond_header(p: Path, sep: str, encoding: str, width: int) -
     found = None
     if _ascii_compatible(encoding) and ord(sep) < 128:
         found = _long_row_by_counting(p, opener, ord(sep), width)
-    if found == "quoted" or not _ascii_compatible(encoding) or ord(sep) >= 128:
+    if found == "parse" or not _ascii_compatible(encoding) or ord(sep) >= 128:
         found = _long_row_by_parsing(p, opener, sep, encoding, width)
     if isinstance(found, tuple):
         line, fields = found
@@ -607,37 +608,30 @@ def _refuse_fields_beyond_header(p: Path, sep: str, encoding: str, width: int) -
         )
 
 
-def _long_row_by_counting(p: Path, opener: Any, sep: int, width: int) -> Any:
-    """(line, fields) of the first row with a value past ``width`` fields, None, or
-    ``"quoted"`` when the body has a double quote (then only parsing can tell)."""
-    line = 1  # the line the next byte belongs to
-    carry = b""  # the unfinished last line of the previous chunk
+def _long_row_by_counting(p: Path, opener: Any, sep: int, width: int) -> str | None:
+    """None when no row has more than ``width`` fields; ``"parse"`` when one may (or the
+    body has a double quote), for :func:`_long_row_by_parsing` to tell exactly.
+
+    Every byte but newlines, separators and quotes is dropped (``bytes.translate``, at C
+    speed); the gaps between the newlines left are the separators of each line.
+    """
+    drop = bytes(b for b in range(256) if b not in (10, 34, sep))
+    carry = b""  # the kept bytes of the unfinished last line of the previous chunk
     with opener(p, "rb") as fh:
         fh.readline(1 << 24)  # the header (read alone; quotes there do not matter)
         while True:
             chunk = fh.read(_SCAN_BYTES)
-            if not chunk and not carry:
-                return None
-            data = carry + chunk
-            if b'"' in data:
-                return "quoted"
-            end = data.rfind(b"\n") + 1 if chunk else len(data)
-            body, carry = data[:end], data[end:]
-            codes = np.frombuffer(body, dtype=np.uint8)
+            kept = carry + chunk.translate(None, drop)
+            if b'"' in kept:
+                return "parse"
+            codes = np.frombuffer(kept, dtype=np.uint8)
             breaks = np.flatnonzero(codes == 10)
-            seps = np.flatnonzero(codes == sep)
-            # separators before each line break, less those before the previous one
-            before = np.searchsorted(seps, breaks)
-            per_line = np.diff(np.append(before, seps.size), prepend=0)
-            for i in np.flatnonzero(per_line >= width):
-                start = 0 if i == 0 else int(breaks[i - 1]) + 1
-                stop = int(breaks[i]) if i < breaks.size else len(body)
-                fields = body[start:stop].rstrip(b"\r").split(bytes([sep]))
-                if any(f.strip() for f in fields[width:]):
-                    return line + 1 + int(i), len(fields)
-            line += breaks.size
+            ends = breaks if chunk else np.append(breaks, codes.size)
+            if np.any(np.diff(ends, prepend=-1) - 1 >= width):
+                return "parse"
             if not chunk:
                 return None
+            carry = kept[int(breaks[-1]) + 1 :] if breaks.size else kept
 
 
 def _long_row_by_parsing(
