@@ -556,15 +556,13 @@ class Schema:
             ) from None
         import yaml
 
-        from ppdp import _yaml
-
         too_deep = f"schema file ({str(p)!r}) is nested too deeply to be a schema"
+        booleans = 0
         try:
-            # YAML booleans keep their spelling until the categories are checked
             if suffix == ".json":
                 data = json.loads(text)
             else:
-                data = _yaml.load(text, loader=_yaml_loader())
+                data, booleans = _load_yaml(text)
         except (ValueError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SchemaError(
@@ -573,7 +571,7 @@ class Schema:
         except RecursionError:
             raise SchemaError(too_deep) from None
         try:
-            if suffix != ".json":
+            if booleans:
                 _refuse_boolean_categories(data)
                 data = _plain_booleans(data)
             return cls.from_dict(data, source=str(p))
@@ -592,7 +590,18 @@ class _YamlBool:
 
 
 def _yaml_bool(loader: Any, node: Any) -> _YamlBool:
+    loader.booleans = getattr(loader, "booleans", 0) + 1
     return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
+
+
+def _load_yaml(text: str) -> tuple[Any, int]:
+    """The document ``text`` read with :func:`_yaml_loader` (YAML booleans keep their
+    spelling until the categories are checked), and how many booleans it holds."""
+    loader = _yaml_loader()(text)
+    try:
+        return loader.get_single_data(), getattr(loader, "booleans", 0)
+    finally:
+        loader.dispose()
 
 
 @functools.cache
