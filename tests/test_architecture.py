@@ -36,6 +36,7 @@ SHARED = frozenset(
         "ppdp._params",
         "ppdp._progress",
         "ppdp._http_guard",
+        "ppdp._yaml",
         "ppdp._version",
     }
 )

@@ -601,6 +601,15 @@ def cli_files(tmp_path_factory):
     three = TINY.to_dict()
     three["label"]["classes"] = ["no", "yes", "maybe"]
     (root / "three.json").write_text(json.dumps(three))
+    lines = (root / "tiny.csv").read_text().splitlines(keepends=True)
+    lines[4] = lines[4].rstrip("\n") + ",oops\n"  # line 5: one field more than the header
+    (root / "extra.csv").write_text("".join(lines))
+    TINY.to_file(root / "tiny.yaml")
+    text = (root / "tiny.yaml").read_text()
+    (root / "latin1.yaml").write_bytes(text.encode() + b"# caf\xe9\n")
+    bomb = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]"
+                                 for i in range(1, 10)]  # fmt: skip
+    (root / "bomb.yaml").write_text("\n".join([*bomb, "columns: *a9", ""]))
     argv = ["budget", "init", str(root / "budget.db"), "--dataset-id", "tiny", "--epsilon", "5"]
     assert main([*argv, "--delta", "1e-4"]) == 0
     with Accountant.in_memory(total=PrivacyBudget(1.0)) as a:
@@ -636,6 +645,10 @@ CLI_CASES = [
     ([*_TRAIN[:2], "{root}/nan.csv", *_TRAIN[3:]], "x1"),
     ([*_TRAIN[:2], "{root}/one_class.csv", *_TRAIN[3:]], "class"),
     ([*_TRAIN[:4], "{root}/three.json", *_TRAIN[5:]], "two"),
+    # hostile files (issue 29)
+    ([*_TRAIN[:2], "{root}/extra.csv", *_TRAIN[3:]], "line 5 has 5 fields where the header has 4"),
+    ([*_TRAIN[:4], "{root}/latin1.yaml", *_TRAIN[5:]], "latin1.yaml') is not UTF-8 text"),
+    ([*_TRAIN[:4], "{root}/bomb.yaml", *_TRAIN[5:]], "a YAML alias (*name) repeats"),
     ([*_RBF, "--components", "0"], "--components (0)"),
     ([*_RBF, "--gamma", "0"], "gamma (0.0)"),
     (["train", "hybrid-svm", *_TRAIN[2:]], "--public (not given) is required"),
@@ -685,6 +698,24 @@ def test_cli_bad_input_exit_2_one_line_no_file_nothing_spent(
     assert list(tmp_path.iterdir()) == []  # no output file, no workdir
     assert listing() == before
     assert budget_report(root / "budget.db").spent.is_zero
+
+
+@pytest.mark.parametrize("ledger", ["tiny.csv", "tiny.json", "."])
+def test_cli_ledger_that_is_not_a_ledger_is_named_as_the_flag(cli_files, tmp_path, capsys, ledger):
+    """Issue 29: ``--ledger`` on a CSV, a JSON file or a folder said "key (None): ...
+    pass key=" (the library's wording for a missing key); now the flag and the path."""
+    from ppdp.cli import main
+
+    argv = [a.format(root=cli_files) for a in _TRAIN]
+    out = tmp_path / "out.json"
+    status = main([*argv, "--ledger", str(cli_files / ledger), "-o", str(out)])
+    assert status == 2
+    errors = [
+        ln for ln in capsys.readouterr().err.splitlines() if not ln.startswith("ppdp train: ")
+    ]
+    assert len(errors) == 1 and errors[0].startswith("ppdp: error: --ledger ("), errors
+    assert "not a ppdp ledger" in errors[0] or "is a folder" in errors[0]
+    assert "key" not in errors[0] and not out.exists()
 
 
 # --- Rows of the catalogue that the later layers make testable -----------------------------------

@@ -18,6 +18,22 @@ from ppdp.exceptions import ParameterError, ParameterTypeError
 MAX_DEFAULT_EPSILON = 10.0
 
 
+def bounded(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for errors that quote user input.
+
+    A long string says how long it was; a container of more than eight items is named by
+    its type and size (its ``repr`` is never built); anything else is cut with its type.
+    """
+    if isinstance(value, str | bytes) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, list | tuple | dict | set) and len(value) > 8:
+        return f"<a {type(value).__name__} of {len(value)} items>"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({type(value).__name__})"
+
+
 def check_real(name: str, value: Any) -> float:
     """Return ``value`` as a float, rejecting bools, strings and non-real types."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):

@@ -131,7 +131,7 @@ def test_malformed_content_length_is_400(app, keys):
     ("headers", "fragment"),
     [
         ({}, "no X-PPDP-Client header"),
-        ({CLIENT_HEADER: "mallory", SIGNATURE_HEADER: "AA=="}, "not registered"),
+        ({CLIENT_HEADER: "mallory", SIGNATURE_HEADER: "AA=="}, "64 bytes"),
         ({CLIENT_HEADER: "app-1"}, "no X-PPDP-Signature"),
         ({CLIENT_HEADER: "app-1", SIGNATURE_HEADER: "not base64!"}, "base64"),
         ({CLIENT_HEADER: "app-1", SIGNATURE_HEADER: "AA=="}, "64 bytes"),
@@ -406,14 +406,18 @@ def test_non_loopback_plain_http_with_the_flag_warns_at_start_up(
     started = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.update(kw))
     with caplog.at_level(logging.WARNING, logger="ppdp.local.collector"):
-        serve(config=config, host="0.0.0.0", port=8750, insecure_plain_http=True)
+        port = free_port("0.0.0.0")  # serve checks that nothing listens there
+    serve(config=config, host="0.0.0.0", port=port, insecure_plain_http=True)
     assert started["host"] == "0.0.0.0" and "ssl_certfile" not in started
     assert any("plain HTTP on 0.0.0.0" in r.getMessage() for r in caplog.records)
     cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
     cert.write_text("-"), key.write_text("-")
     caplog.clear()
-    serve(config=config, host="0.0.0.0", port=8750, tls_cert=cert, tls_key=key)
+    serve(config=config, host="0.0.0.0", port=port, tls_cert=cert, tls_key=key)
     assert started["ssl_certfile"] == str(cert) and not caplog.records
+    # the server's limits reach uvicorn
+    assert started["limit_concurrency"] == 256 and started["timeout_keep_alive"] == 5.0
+    assert started["http"].__name__ == "GuardedH11Protocol"
 
 
 def test_serve_logs_nothing_on_loopback(caplog):

@@ -7,12 +7,15 @@ on the node (the 100 MB loads are in ``benchmarks/bench_hostile_http.py``).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from hostile_helpers import CHUNK, Uvicorn, asgi_request, body_chunks, raw_post
 
+from ppdp._http_guard import ServerLimits
 from ppdp.data import Schema
 from ppdp.exceptions import ParameterError
 from ppdp.federated.http import (
@@ -244,6 +247,49 @@ def test_real_server_stops_an_oversize_or_unsigned_body_early(deployment, owner,
         got = raw_post(server.port, "/messages", {}, total, chunked=chunked)
         assert got.status in (401, None) and got.sent < total // 2
     _untouched(node)
+
+
+def test_slow_senders_get_408_and_the_gate_bounds_the_spool(deployment, owner):
+    """Issue 29: before, every unfinished body was spooled with no deadline and no limit
+    (40 connections, 2.5 GB in /tmp). Now at most ``bodies`` are read at once, each within
+    ``body_seconds``; one more gets 503 before a byte is read."""
+    import socket
+
+    node, _ = owner
+    limits = ServerLimits(body_seconds=1.0, header_seconds=1.0, bodies=2, connections=16)
+    app = create_app(node, limits=limits)
+    pub = _key(deployment, "publisher")
+    headers = {**_headers(b"x", pub), "Content-Length": str(CAP)}
+    head = "POST /messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+
+    def stall(port):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(head.encode() + b"{")
+        return sock
+
+    def status(sock):
+        start = time.monotonic()
+        data = sock.recv(64)
+        return int(data.split(b" ")[1]) if data else None, time.monotonic() - start
+
+    with Uvicorn(app, **limits.uvicorn_options()) as server:
+        held = [stall(server.port) for _ in range(2)]
+        time.sleep(0.2)
+        extra = stall(server.port)
+        code, waited = status(extra)
+        assert code == 503 and waited < 0.8
+        assert [status(s)[0] for s in held] == [408, 408]
+        for s in [*held, extra]:
+            s.close()
+    _untouched(node)
+
+
+def test_party_limits_follow_the_peers(owner):
+    node, app = owner
+    limits = app.state.limits
+    assert limits.bodies == max(4, 2 * len(node.peers)) and limits.body_seconds == 60.0
+    assert limits.keep_alive_seconds == 30.0
 
 
 # ----------------------------------------------------------------- plain HTTP beyond loopback

@@ -46,6 +46,7 @@ from ppdp.ledger import (
     generate_key,
     json_safe,
     load_private_key,
+    refuse_non_ledger,
     save_private_key,
 )
 
@@ -209,6 +210,7 @@ class Accountant:
             except LedgerExistsError:  # another process created it first
                 ledger = None
         if ledger is None:
+            _check_ledger_path(path, checkpoint, anchor)
             signer_or_key = _resolve_key(path, key, create=False)
             ledger = Ledger.open(
                 path,
@@ -259,6 +261,7 @@ class Accountant:
                 "dataset_id=..., total=...)"
             )
         timeout = check_positive("busy_timeout", busy_timeout)
+        _check_ledger_path(path, checkpoint, anchor)
         signer_or_key = _resolve_key(path, key, create=False)
         ledger = Ledger.open(
             path,
@@ -792,6 +795,14 @@ def _refuse_creation(
             index=0,
         )
     registry.refuse_new_ledger(dataset_id, path)
+
+
+def _check_ledger_path(path: Path, checkpoint: Any, anchor: Any) -> None:
+    """Refuse a folder or a file that is plainly not a ledger before looking for its key:
+    a wrong path (a CSV given as ``--ledger``) is told as such, not as a missing key."""
+    if path.is_dir():
+        raise ParameterError(f"ledger ({path}) is a folder, not a ledger file")
+    refuse_non_ledger(path, explicit=checkpoint is not None or anchor is not None, name="ledger")
 
 
 def _resolve_key(path: Path, key: KeyLike | None, *, create: bool) -> Signer | Ed25519PrivateKey:

@@ -470,8 +470,15 @@ def read_table(
             options["decimal"] = decimal
         header = _csv_header(p, sep, encoding)
         _one_column_header(p, sep, header, encoding)
-        if columns is None or header is None:  # let pandas read (and report) it whole
+        if header is not None:
+            _refuse_fields_beyond_header(p, sep, encoding, len(header))
+        if header is None:  # let pandas read (and report) it whole
             df = _read_csv(p, suffix, **options)
+        elif columns is None:
+            with warnings.catch_warnings():  # only empty fields past the header are left
+                warnings.simplefilter("ignore", pd.errors.ParserWarning)
+                # never the first column as row labels when rows end in a separator
+                df = _read_csv(p, suffix, index_col=False, **options)
         else:
             use = _check_header(p, header, columns)
             df = _read_csv(p, suffix, usecols=use, **options)[use]
@@ -567,6 +574,80 @@ class _CountingFile(io.RawIOBase):
         if n:
             self._progress(self._raw.tell())
         return n
+
+
+#: Bytes of a CSV file scanned at a time for rows longer than the header.
+_SCAN_BYTES = 16 << 20
+
+
+def _refuse_fields_beyond_header(p: Path, sep: str, encoding: str, width: int) -> None:
+    """Refuse a CSV file with a row holding a value past the header's ``width`` columns.
+
+    pandas drops such values without a word when it reads chosen columns (and takes the
+    first column for row labels when the first row is the long one), though they mean a
+    value holding an unquoted separator, which shifts the rest of its row. Separators
+    are counted per line at C speed; a file where a line may be long, with quotes in its
+    body, or in an encoding where a newline is not one byte, is parsed with the ``csv``
+    module, which finds the line. A row whose extra fields are all empty (a trailing
+    separator) is fine.
+    """
+    opener = _text_opener(p)
+    if opener is None or len(sep) != 1:
+        return
+    found = None
+    if _ascii_compatible(encoding) and ord(sep) < 128:
+        found = _long_row_by_counting(p, opener, ord(sep), width)
+    if found == "parse" or not _ascii_compatible(encoding) or ord(sep) >= 128:
+        found = _long_row_by_parsing(p, opener, sep, encoding, width)
+    if isinstance(found, tuple):
+        line, fields = found
+        raise DataValidationError(
+            f"data ({str(p)!r}) could not be read as CSV: line {line:,} has {fields} fields "
+            f"where the header has {width} (separator {_sep_name(sep)}): a value holding the "
+            "separator must be in double quotes, or the file needs another --sep"
+        )
+
+
+def _long_row_by_counting(p: Path, opener: Any, sep: int, width: int) -> str | None:
+    """None when no row has more than ``width`` fields; ``"parse"`` when one may (or the
+    body has a double quote), for :func:`_long_row_by_parsing` to tell exactly.
+
+    Every byte but newlines, separators and quotes is dropped (``bytes.translate``, at C
+    speed); the gaps between the newlines left are the separators of each line.
+    """
+    drop = bytes(b for b in range(256) if b not in (10, 34, sep))
+    carry = b""  # the kept bytes of the unfinished last line of the previous chunk
+    with opener(p, "rb") as fh:
+        fh.readline(1 << 24)  # the header (read alone; quotes there do not matter)
+        while True:
+            chunk = fh.read(_SCAN_BYTES)
+            kept = carry + chunk.translate(None, drop)
+            if b'"' in kept:
+                return "parse"
+            codes = np.frombuffer(kept, dtype=np.uint8)
+            breaks = np.flatnonzero(codes == 10)
+            ends = breaks if chunk else np.append(breaks, codes.size)
+            if np.any(np.diff(ends, prepend=-1) - 1 >= width):
+                return "parse"
+            if not chunk:
+                return None
+            carry = kept[int(breaks[-1]) + 1 :] if breaks.size else kept
+
+
+def _long_row_by_parsing(
+    p: Path, opener: Any, sep: str, encoding: str, width: int
+) -> tuple[int, int] | None:
+    """(line, fields) of the first row with a value past ``width`` fields, or None."""
+    import csv
+
+    enc = "utf-8-sig" if _utf8(encoding) else encoding
+    with opener(p, "rt", encoding=enc, newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        next(reader, None)
+        for row in reader:
+            if len(row) > width and any(v.strip() for v in row[width:]):
+                return reader.line_num, len(row)
+    return None
 
 
 def _read_csv(p: Path, suffix: str, **kwargs: Any) -> pd.DataFrame:

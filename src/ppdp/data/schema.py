@@ -32,6 +32,7 @@ See ``docs/schema.md`` for the full reference.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -546,14 +547,22 @@ class Schema:
             raise SchemaError(f"schema path ({str(p)!r}) is a folder, not a file")
         if not p.exists():
             raise FileNotFoundError(f"schema file ({str(p)!r}) does not exist")
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SchemaError(
+                f"schema file ({str(p)!r}) is not UTF-8 text: byte {exc.start} "
+                f"(0x{exc.object[exc.start]:02x}) cannot be decoded; save it as UTF-8"
+            ) from None
         import yaml
 
         too_deep = f"schema file ({str(p)!r}) is nested too deeply to be a schema"
+        booleans = 0
         try:
-            # YAML booleans keep their spelling until the categories are checked
-            loader = _yaml_loader()  # a yaml.SafeLoader
-            data = json.loads(text) if suffix == ".json" else yaml.load(text, Loader=loader)
+            if suffix == ".json":
+                data = json.loads(text)
+            else:
+                data, booleans = _load_yaml(text)
         except (ValueError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SchemaError(
@@ -562,7 +571,7 @@ class Schema:
         except RecursionError:
             raise SchemaError(too_deep) from None
         try:
-            if suffix != ".json":
+            if booleans:
                 _refuse_boolean_categories(data)
                 data = _plain_booleans(data)
             return cls.from_dict(data, source=str(p))
@@ -580,18 +589,27 @@ class _YamlBool:
         self.text = text
 
 
+def _yaml_bool(loader: Any, node: Any) -> _YamlBool:
+    loader.booleans = getattr(loader, "booleans", 0) + 1
+    return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
+
+
+def _load_yaml(text: str) -> tuple[Any, int]:
+    """The document ``text`` read with :func:`_yaml_loader` (YAML booleans keep their
+    spelling until the categories are checked), and how many booleans it holds."""
+    loader = _yaml_loader()(text)
+    try:
+        return loader.get_single_data(), getattr(loader, "booleans", 0)
+    finally:
+        loader.dispose()
+
+
+@functools.cache
 def _yaml_loader() -> type:
-    """A ``yaml.SafeLoader`` whose booleans are :class:`_YamlBool` (spelling kept)."""
-    import yaml
+    """ppdp's YAML loader (no aliases) whose booleans are :class:`_YamlBool` (spelling kept)."""
+    from ppdp import _yaml
 
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _YamlBool:
-        return _YamlBool(bool(loader.construct_yaml_bool(node)), str(node.value))
-
-    _Loader.add_constructor("tag:yaml.org,2002:bool", _bool)
-    return _Loader
+    return _yaml.loader_with("tag:yaml.org,2002:bool", _yaml_bool)
 
 
 def _plain_booleans(data: Any) -> Any:

@@ -57,6 +57,7 @@ from ppdp.ledger._ledger import (
     LedgerTransaction,
     NotALedgerError,
     checkpoint_path_for,
+    refuse_non_ledger,
 )
 from ppdp.ledger._verify import VerificationReport, verify, verify_entries
 
@@ -90,6 +91,7 @@ __all__ = [
     "key_fingerprint",
     "load_private_key",
     "load_public_key",
+    "refuse_non_ledger",
     "save_private_key",
     "save_public_key",
     "verify",

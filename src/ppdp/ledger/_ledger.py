@@ -79,8 +79,9 @@ class NotALedgerError(LedgerIntegrityError, ParameterError):
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def refuse_non_ledger(path: Path, *, explicit: bool = False) -> None:
-    """Raise :class:`NotALedgerError` if ``path`` is plainly not a ppdp ledger.
+def refuse_non_ledger(path: Path, *, explicit: bool = False, name: str | None = None) -> None:
+    """Raise :class:`NotALedgerError` if ``path`` is plainly not a ppdp ledger (the message
+    starts ``name (path)`` when the parameter's ``name`` is given).
 
     Plainly: no ``<path>.checkpoint`` beside it (every ledger file is created after its
     checkpoint), no checkpoint or anchor given (``explicit``), and the file is empty, is
@@ -107,8 +108,9 @@ def refuse_non_ledger(path: Path, *, explicit: bool = False) -> None:
         if tables & {"entries", "meta"}:
             return
         why = "an SQLite database without the ledger's tables"
+    what = str(path) if name is None else f"{name} ({path})"
     raise NotALedgerError(
-        f"{path} is not a ppdp ledger ({why}, and no {checkpoint_path_for(path).name} beside "
+        f"{what} is not a ppdp ledger ({why}, and no {checkpoint_path_for(path).name} beside "
         "it): check the path",
         index=None,
     )

@@ -11,11 +11,13 @@ with it, ``closed`` below is True.
 from __future__ import annotations
 
 import logging
+import types
 
 import pytest
 
 pytest.importorskip("uvicorn")
 
+from ppdp._http_guard import ServerLimits
 from ppdp.federated.http import _runner
 
 
@@ -34,6 +36,7 @@ def test_a_party_server_config_closes_no_handler_of_the_host(monkeypatch):
     async def app(scope, receive, send):  # pragma: no cover - never served
         pass
 
+    app.state = types.SimpleNamespace(limits=ServerLimits())  # what create_app sets
     monkeypatch.setattr(_runner, "create_app", lambda node: app)
     host = _Recorder()
     config = _runner.server_config(object())  # type: ignore[arg-type]

@@ -7,9 +7,11 @@
     ``200`` when accepted; ``401`` no or unknown sender, or a transport signature that is
     malformed or does not verify (decided before the body is read or parsed; the round is
     not touched); ``413`` a body over the cap (with or without ``Content-Length``);
-    ``400`` malformed; ``409`` replayed copy or round over; ``415`` sealed body without a
-    box key; ``422`` refused by the validator or the role. The body of a refusal is
-    ``{"reason": ...}``, quoting what the request carried cut to a few dozen characters.
+    ``408`` a body not complete within the whole-body deadline; ``503`` as many bodies
+    being read at once as the party allows (the client retries); ``400`` malformed;
+    ``409`` replayed copy or round over; ``415`` sealed body without a box key; ``422``
+    refused by the validator or the role. The body of a refusal is ``{"reason": ...}``,
+    quoting what the request carried cut to a few dozen characters.
 ``GET /health``
     ``{"party", "role", "session", "state"}``: the process is up.
 ``GET /status``
@@ -27,6 +29,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from ppdp._http_guard import BodyGate, BodyTimeoutError, ServerBusyError, ServerLimits
 from ppdp.exceptions import PPDPError
 from ppdp.federated.http._client import DUPLICATE_HEADER
 from ppdp.federated.http._guard import (
@@ -40,7 +43,21 @@ from ppdp.federated.http._guard import (
 from ppdp.federated.http._node import MAX_BODY_BYTES, MessageRefusedError, PartyNode
 from ppdp.federated.http._wire import entry_to_wire
 
-__all__ = ["MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "party_limits"]
+
+
+def party_limits(node: PartyNode) -> ServerLimits:
+    """A party's :class:`~ppdp._http_guard.ServerLimits`: two bodies at once per peer (at
+    least four, so at most that many times ``node.max_body`` spooled), 60 s per body,
+    connections enough for every peer's pool, kept alive 30 s between a round's messages."""
+    peers = len(node.peers)
+    return ServerLimits(
+        body_seconds=60.0,
+        header_seconds=10.0,
+        bodies=max(4, 2 * peers),
+        connections=max(64, 8 * peers),
+        keep_alive_seconds=30.0,
+    )
 
 
 def _refusal(
@@ -56,14 +73,18 @@ def _refusal(
     return JSONResponse({"reason": reason}, status_code=status, headers=headers or None)
 
 
-def create_app(node: PartyNode) -> FastAPI:
-    """The HTTP face of ``node``."""
+def create_app(node: PartyNode, *, limits: ServerLimits | None = None) -> FastAPI:
+    """The HTTP face of ``node``; ``limits`` (default :func:`party_limits`) bounds the
+    bodies it reads, ``**app.state.limits.uvicorn_options()`` the rest."""
+    limits = party_limits(node) if limits is None else limits
+    gate = BodyGate(limits)
     app = FastAPI(
         title=f"ppdp federated {node.role_name} {node.party_id}",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
     )
+    app.state.limits = limits
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -78,9 +99,19 @@ def create_app(node: PartyNode) -> FastAPI:
             key, signature = node.authenticate_request(
                 sender, request.headers.get(BODY_SIGNATURE_HEADER)
             )
-            spool, digest = await read_spooled(request, node.max_body)
+            spool, digest = await gate.read(lambda: read_spooled(request, node.max_body))
         except MessageRefusedError as exc:
             return _refusal(exc.status, exc.reason, close=True)
+        except ServerBusyError:
+            reply = _refusal(
+                503, f"this party reads {limits.bodies} messages at once already", close=True
+            )
+            reply.headers["retry-after"] = "1"
+            return reply
+        except BodyTimeoutError:
+            return _refusal(
+                408, f"the message was not complete within {limits.body_seconds:g} s", close=True
+            )
         except BodyTooLargeError:
             return _refusal(413, f"message too large (over {node.max_body} bytes)", close=True)
         except ValueError as exc:  # a malformed Content-Length

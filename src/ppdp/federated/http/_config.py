@@ -37,6 +37,7 @@ from typing import Any, Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
 
+from ppdp._validation import bounded
 from ppdp.exceptions import ParameterError
 from ppdp.federated.http._tls import TLSConfig
 from ppdp.ledger import check_signer_id, decode_public_key, load_public_key
@@ -147,7 +148,9 @@ class PartyConfig:
         for p in self.peers:
             if p.id == party_id:
                 return p
-        raise ParameterError(f"peer ({party_id!r}) is not in the configuration of {self.party!r}")
+        raise ParameterError(
+            f"peer ({bounded(party_id)}) is not in the configuration of {self.party!r}"
+        )
 
     def peers_with_role(self, role: str) -> tuple[PeerConfig, ...]:
         """Peers of one role, in file order."""
@@ -163,7 +166,10 @@ def _fail(where: str, what: str) -> ParameterError:
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _fail(str(path), "is not UTF-8 text (YAML or JSON)") from None
     if path.suffix.lower() == ".json":
         try:
             value = json.loads(text)
@@ -172,8 +178,10 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     else:
         import yaml
 
+        from ppdp import _yaml
+
         try:
-            value = yaml.safe_load(text)
+            value = _yaml.load(text)
         except yaml.YAMLError as exc:
             raise _fail(str(path), f"not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(value, dict):
@@ -183,7 +191,7 @@ def _read_mapping(path: Path) -> dict[str, Any]:
 
 def _path(base: Path, value: object, where: str, name: str) -> Path:
     if not isinstance(value, str | os.PathLike) or not str(value):
-        raise _fail(where, f"{name} ({value!r}) must be a file path")
+        raise _fail(where, f"{name} ({bounded(value)}) must be a file path")
     p = Path(value)
     return p if p.is_absolute() else base / p
 
@@ -192,18 +200,18 @@ def _number(
     where: str, name: str, value: object, *, integer: bool = False, zero: bool = False
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(where, f"{name} ({value!r}) must be a number")
+        raise _fail(where, f"{name} ({bounded(value)}) must be a number")
     low_ok = value >= 0 if zero else value > 0
     if not math.isfinite(value) or not low_ok or (integer and value != int(value)):
         kind = "an integer" if integer else "a finite number"
         kind += " >= 0" if zero else " > 0"
-        raise _fail(where, f"{name} ({value!r}) must be {kind}")
+        raise _fail(where, f"{name} ({bounded(value)}) must be {kind}")
     return value
 
 
 def _peer(base: Path, raw: object, where: str) -> PeerConfig:
     if not isinstance(raw, dict):
-        raise _fail(where, f"each peer ({raw!r}) must be a mapping")
+        raise _fail(where, f"each peer ({bounded(raw)}) must be a mapping")
     unknown = set(raw) - {"id", "role", "url", "public_key", "public_key_file", "box_public_key"}
     if unknown:
         raise _fail(where, f"peer keys {sorted(unknown)} are not recognised")
@@ -213,19 +221,23 @@ def _peer(base: Path, raw: object, where: str) -> PeerConfig:
         raise _fail(where, f"peer id: {exc}") from None
     role = raw.get("role")
     if role not in ROLES:
-        raise _fail(where, f"peer {pid!r} role ({role!r}) must be one of {list(ROLES)}")
+        raise _fail(
+            where, f"peer {bounded(pid)} role ({bounded(role)}) must be one of {list(ROLES)}"
+        )
     url = raw.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise _fail(where, f"peer {pid!r} url ({url!r}) must start with http:// or https://")
+        raise _fail(
+            where, f"peer {bounded(pid)} url ({bounded(url)}) must start with http:// or https://"
+        )
     if "public_key" in raw:
         try:
             key = decode_public_key(raw["public_key"])
         except (ParameterError, ValueError) as exc:
-            raise _fail(where, f"peer {pid!r} public_key: {exc}") from None
+            raise _fail(where, f"peer {bounded(pid)} public_key: {exc}") from None
     elif "public_key_file" in raw:
         key = load_public_key(_path(base, raw["public_key_file"], where, "public_key_file"))
     else:
-        raise _fail(where, f"peer {pid!r} needs public_key or public_key_file")
+        raise _fail(where, f"peer {bounded(pid)} needs public_key or public_key_file")
     box: X25519PublicKey | None = None
     if raw.get("box_public_key") is not None:
         from ppdp.federated.http._sealed import decode_box_public_key
@@ -270,16 +282,16 @@ def config_from_dict(
         raise _fail(where, f"party: {exc}") from None
     role = raw["role"]
     if role not in ROLES:
-        raise _fail(where, f"role ({role!r}) must be one of {list(ROLES)}")
+        raise _fail(where, f"role ({bounded(role)}) must be one of {list(ROLES)}")
     listen = raw["listen"]
     if not isinstance(listen, dict) or set(listen) - {"host", "port"}:
-        raise _fail(where, f"listen ({listen!r}) must be a mapping with host and port")
+        raise _fail(where, f"listen ({bounded(listen)}) must be a mapping with host and port")
     host = listen.get("host", "127.0.0.1")
     if not isinstance(host, str) or not host:
-        raise _fail(where, f"listen.host ({host!r}) must be a host name or address")
+        raise _fail(where, f"listen.host ({bounded(host)}) must be a host name or address")
     port = listen.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise _fail(where, f"listen.port ({port!r}) must be an integer in [1, 65535]")
+        raise _fail(where, f"listen.port ({bounded(port)}) must be an integer in [1, 65535]")
     key_file = _path(base, raw["key_file"], where, "key_file")
     box_key_file = (
         _path(base, raw["box_key_file"], where, "box_key_file")
@@ -292,7 +304,9 @@ def config_from_dict(
     peers = tuple(_peer(base, p, where) for p in peers_raw)
     ids = [p.id for p in peers]
     if len(set(ids)) != len(ids) or party in ids:
-        raise _fail(where, f"peer ids ({ids}) must be unique and differ from party {party!r}")
+        raise _fail(
+            where, f"peer ids ({ids}) must be unique and differ from party {bounded(party)}"
+        )
     roles = [p.role for p in peers] + [role]
     if roles.count("publisher") != 1:
         raise _fail(where, "exactly one party (this one or a peer) must be the publisher")
@@ -311,7 +325,8 @@ def config_from_dict(
         allowed = set(Timeouts.__dataclass_fields__)
         if not isinstance(t, dict) or set(t) - allowed:
             raise _fail(
-                where, f"timeouts ({t!r}) must be a mapping with keys among {sorted(allowed)}"
+                where,
+                f"timeouts ({bounded(t)}) must be a mapping with keys among {sorted(allowed)}",
             )
         values = {
             k: (
@@ -326,7 +341,9 @@ def config_from_dict(
     if raw.get("data") is not None:
         d = raw["data"]
         if not isinstance(d, dict) or set(d) - {"file", "schema", "norm_bound"}:
-            raise _fail(where, f"data ({d!r}) must be a mapping with file, schema, norm_bound")
+            raise _fail(
+                where, f"data ({bounded(d)}) must be a mapping with file, schema, norm_bound"
+            )
         nb = d.get("norm_bound")
         data = DataConfig(
             _path(base, d.get("file"), where, "data.file"),
@@ -343,7 +360,10 @@ def config_from_dict(
     budget = raw.get("budget")
     if budget is not None:
         if not isinstance(budget, dict) or set(budget) - {"dataset_id", "epsilon", "delta"}:
-            raise _fail(where, f"budget ({budget!r}) must be a mapping: dataset_id, epsilon, delta")
+            raise _fail(
+                where,
+                f"budget ({bounded(budget)}) must be a mapping: dataset_id, epsilon, delta",
+            )
         for k in ("epsilon", "delta"):
             if k in budget:
                 _number(where, f"budget.{k}", budget[k])
@@ -358,11 +378,12 @@ def config_from_dict(
         ):
             raise _fail(
                 where,
-                f"tls ({t!r}) must be a mapping: certfile, keyfile, ca_file[, require_client_cert]",
+                f"tls ({bounded(t)}) must be a mapping: certfile, keyfile, "
+                "ca_file[, require_client_cert]",
             )
         req = t.get("require_client_cert", True)
         if not isinstance(req, bool):
-            raise _fail(where, f"tls.require_client_cert ({req!r}) must be true or false")
+            raise _fail(where, f"tls.require_client_cert ({bounded(req)}) must be true or false")
         tls = TLSConfig(
             _path(base, t["certfile"], where, "tls.certfile"),
             _path(base, t["keyfile"], where, "tls.keyfile"),

@@ -16,7 +16,10 @@ temporary file (memory up to :data:`SPOOL_IN_MEMORY` bytes, the rest on disk) up
 body cap (``413`` past it, chunked or not), and verifies the signature against the
 digest. Only an authenticated body is read back, opened and parsed. So a stranger costs
 a party about a megabyte of memory per connection and no parsing, however large the body
-it sends, and cannot reach the round's validator or its abort policy at all.
+it sends, and cannot reach the round's validator or its abort policy at all. The app
+reads at most ``bodies`` of them at once (``503`` beyond), each within a whole-body
+deadline (``408``), so the spool never holds more than ``bodies`` times the cap
+(:class:`ppdp._http_guard.ServerLimits`, :func:`ppdp.federated.http._app.party_limits`).
 
 The message inside keeps its own signature (:mod:`ppdp.federated.messages`): the
 transport signature authenticates the request, the message signature what the ledger

@@ -97,8 +97,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 def server_config(node: PartyNode, *, tls: TLSConfig | None = None) -> uvicorn.Config:
     """The uvicorn configuration of one party's server (built, as uvicorn does, eagerly)."""
+    app = create_app(node)
     return uvicorn.Config(
-        create_app(node),
+        app,
         # No dictConfig: uvicorn's default logging config would shut down every logging
         # handler of the process (the host application's included) when a party starts.
         # Its loggers still get the level and propagate to whatever the host configured.
@@ -106,7 +107,7 @@ def server_config(node: PartyNode, *, tls: TLSConfig | None = None) -> uvicorn.C
         log_level="warning",
         access_log=False,
         lifespan="off",
-        timeout_keep_alive=30,
+        **app.state.limits.uvicorn_options(),
         **(server_options(tls) if tls is not None else {}),  # type: ignore[arg-type]
     )
 

@@ -11,17 +11,24 @@ Endpoints (all JSON):
     that client (a signed read) or the operator (bearer token).
 ``POST /v1/batches``
     A signed batch (see :mod:`ppdp.local.collector._wire`). In order, and before anything
-    is parsed: the ``X-PPDP-Client`` header must name a registered client and
-    ``X-PPDP-Signature`` be well formed (else 401, without reading the body); the body is
-    streamed up to :attr:`Collector.max_body` bytes (else 413 and the connection is
-    closed: with or without ``Content-Length``, no more than the cap is ever held); the
-    signature is verified over the raw bytes (401). Only then is the JSON parsed (at most
+    is parsed: the ``X-PPDP-Client`` header must be a well-formed client id and
+    ``X-PPDP-Signature`` a well-formed signature (else 401, without reading the body); the
+    body is streamed up to :attr:`Collector.max_body` bytes (else 413 and the connection is
+    closed: with or without ``Content-Length``, no more than the cap is ever held) within
+    the whole-body deadline (else 408), while at most ``limits.bodies`` bodies are read at
+    once (else 503 at once); the signature is verified over the raw bytes (401). An id
+    that is not registered is treated exactly like a registered one with a bad signature
+    (its body is read and checked against a key nobody holds): the same 401, the same
+    reply, the same work, so the answer never tells who is registered. Only then is the
+    JSON parsed (at most
     :data:`~ppdp.local.collector._wire.MAX_DEPTH` deep), the envelope checked, every
     report validated with the randomizer, the batch reduced to its aggregates and added
     in one transaction. Any failure rejects the whole batch and leaves the totals as they
     were. Status: 200 accepted (or an identical retry of the last batch), 400 malformed,
-    401 unknown client or bad signature, 409 replayed or stale ``seq`` or wrong survey,
-    413 too many reports or too large a body, 422 invalid reports.
+    401 unknown client or bad signature, 408 body too slow, 409 replayed or stale ``seq``
+    or wrong survey, 413 too many reports or too large a body, 422 invalid reports, 503
+    too many bodies at once or the store unavailable, 507 the store's disk is full
+    (nothing added in either case: send the batch again later).
 ``GET /v1/totals``
     The running totals and counts, for any registered client (a signed read) or the
     operator (bearer token). They are post-processing of locally private reports, so
@@ -35,19 +42,27 @@ few dozen characters, never whole.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from ppdp._http_guard import (
+    BodyGate,
+    BodyTimeoutError,
+    ServerBusyError,
+    ServerLimits,
+)
 from ppdp.exceptions import DataValidationError, ParameterError, ProtocolError
 from ppdp.ledger import decode_public_key
 from ppdp.local.collector._aggregate import Aggregator
@@ -93,6 +108,11 @@ def default_max_body(aggregator: Aggregator, max_batch: int) -> int:
     return min(max_batch * per + _ENVELOPE_BYTES, DEFAULT_MAX_BODY_CEILING)
 
 
+#: The collector's default :class:`~ppdp._http_guard.ServerLimits`: 16 bodies of at most
+#: :data:`DEFAULT_MAX_BODY_CEILING` each (64 MiB in all), 60 s for a body, 256 connections.
+DEFAULT_LIMITS = ServerLimits()
+
+
 class RejectedBatchError(Exception):
     """A request the collector refuses: an HTTP status and a one-line reason."""
 
@@ -122,6 +142,10 @@ class Collector:
         )
         self.max_body = config.max_body_bytes or default_max_body(self.aggregator, config.max_batch)
         self._operator = config.operator_token_sha256
+        # an unregistered id is checked against this key, whose private half is gone: its
+        # refusal is the one a registered id with a bad signature gets
+        self._nobody = Ed25519PrivateKey.generate().public_key()
+        self._storage_failing = False
         # the same statement `ppdp local estimate` prints (pure ε, else at δ = 1e-6)
         self.guarantee = stated_guarantee(self.aggregator.randomizer, None)
 
@@ -140,7 +164,12 @@ class Collector:
     def authenticate(
         self, client: str | None, signature: str | None
     ) -> tuple[Ed25519PublicKey, bytes]:
-        """The registered key of ``client`` and the decoded signature, or 401."""
+        """The key to check ``client``'s signature with and the decoded signature, or 401
+        for a missing or malformed header.
+
+        An id that is not registered gets a key no signature verifies under, so its request
+        fails where a registered id's forged signature fails, with the same reply.
+        """
         if client is None:
             raise RejectedBatchError(
                 401,
@@ -151,14 +180,11 @@ class Collector:
             check_client_id(client)
         except DataValidationError as exc:
             raise RejectedBatchError(401, f"{CLIENT_HEADER}: {exc}") from None
-        key = self.keys.get(client)
-        if key is None:
-            raise RejectedBatchError(401, f"client ({bounded(client)}) is not registered")
         try:
             raw = decode_signature(signature)
         except ProtocolError as exc:
             raise RejectedBatchError(401, str(exc)) from None
-        return key, raw
+        return self.keys.get(client, self._nobody), raw
 
     def authorize_read(
         self, headers: Mapping[str, str], path: str, *, client: str | None = None
@@ -264,7 +290,7 @@ class Collector:
             )
         try:
             aggregates = self.aggregator.aggregate(batch.reports)
-            return self.store.add_batch(
+            result = self.store.add_batch(
                 client=client,
                 seq=batch.seq,
                 digest=batch.digest,
@@ -277,6 +303,36 @@ class Collector:
             raise RejectedBatchError(422, str(exc)) from None
         except OverflowError:
             raise RejectedBatchError(422, "the batch would overflow a running total") from None
+        except (OSError, sqlite3.Error) as exc:
+            raise self._storage_error(exc) from None
+        if self._storage_failing:
+            self._storage_failing = False
+            logger.warning("the collector stores batches again")
+        return result
+
+    def _storage_error(self, exc: BaseException) -> RejectedBatchError:
+        """The refusal of a batch the store could not write (nothing was added): 507 when
+        the disk is full, 503 otherwise. Logged once when the store starts failing, not
+        with a traceback per request."""
+        full = (
+            getattr(exc, "errno", None) == errno.ENOSPC
+            or getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or "disk is full" in str(exc)
+        )
+        what = "its disk is full" if full else "its store failed"
+        if not self._storage_failing:  # the cause for the operator, not for the client
+            self._storage_failing = True
+            logger.error(
+                "the collector cannot store batches: %s (%s: %s); refusing them until it can",
+                what,
+                type(exc).__name__,
+                bounded(str(exc), 120),
+            )
+        return RejectedBatchError(
+            507 if full else 503,
+            f"the collector cannot store the batch now: {what}; nothing was added, "
+            "send it again later",
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -289,9 +345,30 @@ def _refusal(status: int, message: str, *, close: bool = False) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def create_app(config: CollectorConfig, *, store: CollectorStore | None = None) -> FastAPI:
-    """The FastAPI application of one collector (see the module docstring)."""
+def _busy(limits: ServerLimits) -> JSONResponse:
+    reply = _refusal(
+        503,
+        f"the collector is reading {limits.bodies} batches at once already; "
+        "send this one again shortly",
+        close=True,
+    )
+    reply.headers["retry-after"] = "1"
+    return reply
+
+
+def create_app(
+    config: CollectorConfig,
+    *,
+    store: CollectorStore | None = None,
+    limits: ServerLimits = DEFAULT_LIMITS,
+) -> FastAPI:
+    """The FastAPI application of one collector (see the module docstring).
+
+    ``limits`` bounds the bodies the app reads (how many at once, how long each); serve it
+    with ``**app.state.limits.uvicorn_options()`` for the rest (connections, headers).
+    """
     collector = Collector(config, store=store)
+    gate = BodyGate(limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -306,6 +383,7 @@ def create_app(config: CollectorConfig, *, store: CollectorStore | None = None) 
         lifespan=lifespan,
     )
     app.state.collector = collector
+    app.state.limits = limits
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -338,10 +416,18 @@ def create_app(config: CollectorConfig, *, store: CollectorStore | None = None) 
         client = request.headers.get(CLIENT_HEADER)
         try:
             key, signature = collector.authenticate(client, request.headers.get(SIGNATURE_HEADER))
-            message = await read_capped(request, collector.max_body, prefix=BATCH_DOMAIN)
+            message = await gate.read(
+                lambda: read_capped(request, collector.max_body, prefix=BATCH_DOMAIN)
+            )
         except RejectedBatchError as exc:
             logger.info("refused a batch before its body (%d): %s", exc.status, exc)
             return _refusal(exc.status, str(exc), close=True)
+        except ServerBusyError:
+            return _busy(limits)
+        except BodyTimeoutError:
+            return _refusal(
+                408, f"the batch body was not complete within {limits.body_seconds:g} s", close=True
+            )
         except BodyTooLargeError:
             return _refusal(413, f"the batch body exceeds {collector.max_body} bytes", close=True)
         except ValueError as exc:  # a malformed Content-Length

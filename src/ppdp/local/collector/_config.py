@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ppdp._validation import bounded
 from ppdp.exceptions import ParameterError
 
 __all__ = ["ClientIdentity", "CollectorConfig", "load_config_file"]
@@ -75,8 +76,10 @@ def load_config_file(path: str | Path) -> Any:
         fmt = "JSON" if text.lstrip().startswith("{") else "YAML"
     import yaml
 
+    from ppdp import _yaml
+
     try:
-        return json.loads(text) if fmt == "JSON" else yaml.safe_load(text)
+        return json.loads(text) if fmt == "JSON" else _yaml.load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise ParameterError(f"config file ({p}) is not valid {fmt}: {_first_line(exc)}") from None
     except RecursionError:
@@ -97,7 +100,7 @@ def _first_line(exc: Exception) -> str:
 def _check_id(name: str, value: Any) -> str:
     if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID or not value.isprintable():
         raise ParameterError(
-            f"{name} ({value!r}) must be a printable string of 1 to {_MAX_ID} characters"
+            f"{name} ({bounded(value)}) must be a printable string of 1 to {_MAX_ID} characters"
         )
     return value
 
@@ -168,19 +171,20 @@ class CollectorConfig:
         randomizer = data.get("randomizer")
         if not isinstance(randomizer, Mapping):
             raise ParameterError(
-                f"randomizer ({randomizer!r}) must be an object: the randomizer's to_dict()"
+                f"randomizer ({bounded(randomizer)}) must be an object: the randomizer's to_dict()"
             )
         histogram = data.get("histogram")
         if histogram is not None:
             if not isinstance(histogram, Mapping) or set(histogram) - {"bins_per_domain"}:
                 raise ParameterError(
-                    f"histogram ({histogram!r}) must be an object with an optional bins_per_domain"
+                    f"histogram ({bounded(histogram)}) must be an object with an optional "
+                    "bins_per_domain"
                 )
             histogram = dict(histogram)
         store = data.get("store")
         if store is not None:
             if not isinstance(store, str) or not store:
-                raise ParameterError(f"store ({store!r}) must be a file path")
+                raise ParameterError(f"store ({bounded(store)}) must be a file path")
             store = base / store
         clients_raw = data.get("clients", {})
         if not isinstance(clients_raw, Mapping):
@@ -189,11 +193,13 @@ class CollectorConfig:
         for cid, key in clients_raw.items():
             _check_id("client id", cid)
             if not isinstance(key, str) or not key:
-                raise ParameterError(f"clients[{cid!r}] must be a public key (base64 or PEM)")
+                raise ParameterError(
+                    f"clients[{bounded(cid)}] must be a public key (base64 or PEM)"
+                )
             clients[cid] = key
         max_batch = data.get("max_batch", 20_000)
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            raise ParameterError(f"max_batch ({max_batch!r}) must be an integer >= 1")
+            raise ParameterError(f"max_batch ({bounded(max_batch)}) must be an integer >= 1")
         max_body = data.get("max_body_bytes")
         if max_body is not None and (
             isinstance(max_body, bool)
@@ -201,7 +207,8 @@ class CollectorConfig:
             or not _MIN_BODY <= max_body <= _MAX_BODY
         ):
             raise ParameterError(
-                f"max_body_bytes ({max_body!r}) must be an integer in [{_MIN_BODY}, {_MAX_BODY}]"
+                f"max_body_bytes ({bounded(max_body)}) must be an integer in "
+                f"[{_MIN_BODY}, {_MAX_BODY}]"
             )
         token = data.get("operator_token_sha256")
         if token is not None and (
@@ -218,11 +225,11 @@ class CollectorConfig:
         if client is not None:
             if not isinstance(client, Mapping) or set(client) != {"id", "key"}:
                 raise ParameterError(
-                    f"client ({client!r}) must be an object with exactly id and key"
+                    f"client ({bounded(client)}) must be an object with exactly id and key"
                 )
             key_path = client["key"]
             if not isinstance(key_path, str) or not key_path:
-                raise ParameterError(f"client key ({key_path!r}) must be a file path")
+                raise ParameterError(f"client key ({bounded(key_path)}) must be a file path")
             ident = ClientIdentity(_check_id("client id", client["id"]), base / key_path)
         return cls(
             survey,

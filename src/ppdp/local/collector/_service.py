@@ -107,7 +107,8 @@ def serve(
     authenticate clients but do not hide the reports or the metadata in transit. Behind a
     TLS-terminating proxy on the same machine, keep the loopback default. Before it
     serves, it writes :func:`startup_lines` to ``stream`` (default: stderr), each
-    prefixed ``ppdp local serve: ``.
+    prefixed ``ppdp local serve: ``. The server's limits (connections, header and body
+    deadlines, bodies read at once) are :data:`~ppdp.local.collector._app.DEFAULT_LIMITS`.
     """
     import uvicorn
 
@@ -136,7 +137,15 @@ def serve(
     for line in startup_lines(cfg, host=host, port=port, tls_cert=tls_cert):
         out.write(f"ppdp local serve: {line}\n")
     out.flush()
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **tls)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        **app.state.limits.uvicorn_options(),
+        **tls,
+    )
 
 
 def _check_port_free(host: str, port: int) -> None:
