@@ -301,7 +301,7 @@ def test_part_file_left_by_a_sigkill_is_removed_on_the_next_run(files, capsys):
 
 
 def test_part_file_of_a_live_or_unknown_writer_is_named_not_removed(files, caplog):
-    from ppdp._io import host_tag, check_output
+    from ppdp._io import check_output, host_tag
 
     host = host_tag()
     live = files / f".out.csv.{host}.{os.getpid()}-abc123.part"  # this process is alive
