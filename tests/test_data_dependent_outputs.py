@@ -206,6 +206,14 @@ CASES: dict[str, list[Case]] = {
         _synth("add-remove-quantiles", epsilon=1.0, binning="private-quantiles", method="chow-liu"),
         _synth("add-remove-empty", n=0, epsilon=1.0),
         _synth("add-remove-one-row-many-bins", n=1, epsilon=1.0, method="tree", n_bins=64),
+        _synth("add-remove-keep", epsilon=1.0, method="tree", keep="age:income,sex:dx"),
+        _synth(
+            "replace-one-keep-whole-tree",
+            relation="replace-one",
+            epsilon=1.0,
+            method="chow-liu",
+            keep="age:y,income:y,sex:y,dx:y",
+        ),
     ],
     "groupby": [
         Case("groupby", "replace-one", {"epsilon": 1.0, "by": ["sex", "dx"], "means": ["age"]}),

@@ -82,7 +82,12 @@ class Option:
         return self.spec.get("action") == "store_const"
 
     def value(self, raw: Any) -> Any:
-        """The parameter's value of the flag's parsed ``raw`` value (None: not given)."""
+        """The parameter's value of the flag's parsed ``raw`` value (None: not given).
+
+        A repeatable flag (``action="append"``) gives its values joined by commas, as if
+        given once comma-separated."""
+        if self.spec.get("action") == "append" and isinstance(raw, list):
+            raw = ",".join(raw)
         return self.parse(raw) if self.parse is not None and isinstance(raw, str) else raw
 
 
@@ -350,6 +355,10 @@ PUBLISHERS.register(
            "their quantiles, measured with a tenth of the budget (skewed columns such as "
            "incomes; in-memory input only)",
            choices=("equal-width", "private-quantiles")),
+    option("--keep", "keep",
+           "a pair of columns whose joint table is always measured, whatever the selection "
+           "chooses (repeat the flag or separate pairs by commas: --keep los:cost,age:los); "
+           "added to the schema's keep", action="append", metavar="COL:COL"),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

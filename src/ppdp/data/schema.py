@@ -143,6 +143,11 @@ class Schema:
         :class:`~ppdp.exceptions.DataValidationError` naming the column.
         ``"impute"``: it is replaced by the column's declared ``impute`` constant (every
         feature column must declare one). A missing label is always an error.
+    keep : sequence of (str, str), default ()
+        Pairs of columns (features or the label) whose association a synthetic release must
+        keep: :class:`~ppdp.publish.TableSynthesizer` always measures their joint table
+        (``keep: [[los, cost], [age, los]]`` in a file). Each pair names two different
+        declared columns, once. Public, like every declaration.
     draft : bool, default False
         True for a schema drafted from the data (:func:`ppdp.data.draft_schema`): its bounds
         and categories are the data's own, and every release refuses it
@@ -174,6 +179,7 @@ class Schema:
     row_norm_bound: float | None = None
     missing_values: tuple[Category, ...] = ()
     nan_policy: NanPolicy = "error"
+    keep: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     draft: bool = field(default=False, kw_only=True)
     source: str | None = field(default=None, kw_only=True, compare=False, repr=False)
 
@@ -200,6 +206,7 @@ class Schema:
                 raise SchemaError(
                     f"label {self.label.name!r} has the same name as a feature column"
                 )
+        object.__setattr__(self, "keep", _check_keep(self.keep, cols, self.label))
         if self.row_norm_bound is not None:
             r = self.row_norm_bound
             if (
@@ -389,6 +396,7 @@ class Schema:
             row_norm_bound=self.row_norm_bound,
             missing_values=self.missing_values,
             nan_policy=self.nan_policy,
+            keep=tuple(p for p in self.keep if self.label is None or self.label.name not in p),
             draft=self.draft,
             source=self.source,
         )
@@ -442,6 +450,8 @@ class Schema:
         d["nan_policy"] = self.nan_policy
         if self.row_norm_bound is not None:
             d["row_norm_bound"] = self.row_norm_bound
+        if self.keep:
+            d["keep"] = [list(p) for p in self.keep]
         return d
 
     def to_json(self) -> str:
@@ -504,6 +514,7 @@ class Schema:
                 "row_norm_bound",
                 "missing_values",
                 "nan_policy",
+                "keep",
             },
         )
         version = data.get("schema_version", SCHEMA_VERSION)
@@ -532,6 +543,7 @@ class Schema:
             row_norm_bound=data.get("row_norm_bound"),
             missing_values=data.get("missing_values") or (),
             nan_policy=data.get("nan_policy", "error"),
+            keep=data.get("keep") or (),
             draft=data.get("draft", False),
             source=source,
         )
@@ -771,3 +783,34 @@ def _date_column_from_dict(where: str, raw: Mapping[str, Any]) -> NumericColumn:
         date=True,
         date_format=raw.get("date_format"),
     )
+
+
+def _check_keep(
+    keep: Any, columns: tuple[Column, ...], label: LabelSpec | None
+) -> tuple[tuple[str, str], ...]:
+    """``keep`` as a tuple of name pairs, each naming two different declared columns, once."""
+    if isinstance(keep, str | bytes) or not isinstance(keep, Iterable):
+        raise SchemaError(
+            f"keep ({keep!r}) must be a list of column pairs, e.g. [[los, cost], [age, los]]"
+        )
+    names = [c.name for c in columns] + ([label.name] if label is not None else [])
+    pairs: list[tuple[str, str]] = []
+    for raw in keep:
+        pair = tuple(raw) if isinstance(raw, Sequence) and not isinstance(raw, str) else None
+        if pair is None or len(pair) != 2 or not all(isinstance(v, str) for v in pair):
+            raise SchemaError(
+                f"keep: each entry ({raw!r}) must be a pair of column names, e.g. [los, cost]"
+            )
+        a, b = pair
+        unknown = [v for v in pair if v not in names]
+        if unknown:
+            raise SchemaError(
+                f"keep: pair [{a}, {b}] names {unknown[0]!r}, which is not a declared column; "
+                f"declared: {', '.join(names)}"
+            )
+        if a == b:
+            raise SchemaError(f"keep: pair [{a}, {b}] names the same column twice")
+        if {a, b} in [set(p) for p in pairs]:
+            raise SchemaError(f"keep: pair [{a}, {b}] is declared twice")
+        pairs.append((a, b))
+    return tuple(pairs)

@@ -303,6 +303,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
         row_norm_bound=schema.row_norm_bound,
         missing_values=tokens,
         nan_policy=policy,
+        keep=schema.keep,
         draft=schema.draft,
     )
 

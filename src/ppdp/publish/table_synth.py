@@ -16,7 +16,7 @@ import logging
 import math
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -143,6 +143,11 @@ class Plan:
     #: those two histograms per column.
     quantile_columns: tuple[int, ...] = ()
     sigma_quantiles: float = 0.0
+    #: The pairs declared in ``keep`` (column indices, lower first), and those of them that
+    #: are tree edges by choice (public): their tables are measured in the second round,
+    #: and the exponential mechanism chooses only the ``n_select`` other edges.
+    kept: tuple[tuple[int, int], ...] = ()
+    forced: tuple[tuple[int, int], ...] = ()
 
     @property
     def table_sensitivity(self) -> float:
@@ -182,12 +187,15 @@ class Plan:
         """Every table a fit may read from the data: the first round's, then (tree) the
         (label, i, j) table of every candidate edge, which the selection scores and the
         second round measures. Exact counts of these are all a fit needs from the rows."""
-        if self.method == "pairs" or self.n_select == 0:
+        if self.method == "pairs" or self.n_second == 0:
             return self.first
         pre = () if self.label is None else (self.label,)
         feats = self.features
         edges = tuple((*pre, i, j) for x, i in enumerate(feats) for j in feats[x + 1 :])
         return self.first + edges
+
+    def _named(self, pairs: tuple[tuple[int, int], ...]) -> list[list[str]]:
+        return [[self.bins.names[i], self.bins.names[j]] for i, j in pairs]
 
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger."""
@@ -207,6 +215,8 @@ class Plan:
             "table_sensitivity_l2": self.table_sensitivity,
             "utility_sensitivity": self.utility_sensitivity,
             "bins": dict(zip(self.bins.names, self.bins.sizes, strict=True)),
+            **({"kept_pairs": self._named(self.kept)} if self.kept else {}),
+            **({"forced_edges": self._named(self.forced)} if self.forced else {}),
             **(
                 {
                     "quantile_histograms": 2 * len(self.quantile_columns),
@@ -251,13 +261,14 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     n_bins = checked["n_bins"]
     relation: Neighbouring = checked["relation"]
     binning: str = checked["binning"]
+    keep: tuple[tuple[int, int], ...] = checked["keep"]
     try:
-        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation, binning)
+        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation, binning, keep)
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
-                _build_plan(method, eps, delta, bins, n_bins, relation, binning)
+                _build_plan(method, eps, delta, bins, n_bins, relation, binning, keep)
             except UndrawableNoiseError:
                 return False
             return True
@@ -341,6 +352,7 @@ def _build_plan(
     n_bins: int,
     relation: Neighbouring = Neighbouring.REPLACE_ONE,
     binning: str = "equal-width",
+    keep: tuple[tuple[int, int], ...] = (),
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
@@ -351,9 +363,9 @@ def _build_plan(
     rho = cdp_rho(epsilon, delta)
     quantiled = tuple(a for a, k in enumerate(bins.kinds) if k == "binned")
     if binning != "private-quantiles" or not quantiled:
-        return _measured_plan(method, rho, bins, n_bins, relation)
+        return _measured_plan(method, rho, bins, n_bins, relation, keep)
     share = rho * QUANTILE_SHARE
-    plan = _measured_plan(method, rho - share, bins, n_bins, relation)
+    plan = _measured_plan(method, rho - share, bins, n_bins, relation, keep)
     sigma = _round_sigma_up(share / (2 * len(quantiled)), _table_sensitivity(relation))
     return _check_sigmas(
         dataclasses.replace(plan, rho=rho, quantile_columns=quantiled, sigma_quantiles=sigma)
@@ -361,9 +373,17 @@ def _build_plan(
 
 
 def _measured_plan(
-    method: Any, rho: float, bins: Bins, n_bins: int, relation: Neighbouring
+    method: Any,
+    rho: float,
+    bins: Bins,
+    n_bins: int,
+    relation: Neighbouring,
+    keep: tuple[tuple[int, int], ...] = (),
 ) -> Plan:
-    """The tables, selections and their noise that spend ``rho``."""
+    """The tables, selections and their noise that spend ``rho``.
+
+    ``keep``: pairs always measured. ``"pairs"`` measures every pair anyway; the tree
+    models make them edges by choice (:func:`_tree_plan`)."""
     d = len(bins.sizes)
     label = d - 1 if bins.has_label else None
     features = tuple(range(d - 1)) if bins.has_label else tuple(range(d))
@@ -383,11 +403,12 @@ def _measured_plan(
         cliques = tuple(itertools.combinations(range(d), 2)) if d >= 2 else ((0,),)
         return _check_sigmas(Plan(
             "pairs", rho, bins, features, label, cliques,
-            _round_sigma_up(rho / len(cliques), sens), 0, 0.0, 0, 0.0, relation,
+            _round_sigma_up(rho / len(cliques), sens), 0, 0.0, 0, 0.0, relation, kept=keep,
         ))  # fmt: skip
     if method == "chow-liu":  # the label (if any) is one more node of the tree
-        return _check_sigmas(_tree_plan("chow-liu", rho, bins, tuple(range(d)), None, relation))
-    return _check_sigmas(_tree_plan("tree", rho, bins, features, label, relation))
+        plan = _tree_plan("chow-liu", rho, bins, tuple(range(d)), None, relation, keep)
+        return _check_sigmas(plan)
+    return _check_sigmas(_tree_plan("tree", rho, bins, features, label, relation, keep))
 
 
 def _tree_plan(
@@ -397,23 +418,104 @@ def _tree_plan(
     features: tuple[int, ...],
     label: int | None,
     relation: Neighbouring,
+    keep: tuple[tuple[int, int], ...] = (),
 ) -> Plan:
     """A tree model's plan: ``features`` are the tree's nodes, ``label`` the class column
-    every node also depends on (``None`` for the Chow–Liu tree)."""
+    every node also depends on (``None`` for the Chow–Liu tree).
+
+    The pairs of ``keep`` between two nodes are edges by choice (a pair with ``label`` is
+    in every table already); the exponential mechanism chooses the others, with the
+    selection's share of ρ spread over fewer draws, or, when ``keep`` fixes the whole tree,
+    added to the edge tables' share (a function of the number of pairs: public)."""
     f = len(features)
     first = tuple((label, a) if label is not None else (a,) for a in features)
     sens = _table_sensitivity(relation)
+    forced = tuple(p for p in keep if label not in p)
+    _refuse_cycle(method, forced, bins.names)
     if f == 1:
         sigma = _round_sigma_up(rho, sens)
-        return Plan(method, rho, bins, features, label, first, sigma, 0, 0.0, 0, 0.0, relation)
+        return Plan(
+            method, rho, bins, features, label, first, sigma, 0, 0.0, 0, 0.0, relation,
+            kept=keep,
+        )  # fmt: skip
     s1, ss, s2 = TREE_SHARES
-    eps_sel = math.sqrt(8.0 * rho * ss / (f - 1))
-    eps_sel = math.nextafter(eps_sel, 0.0)
+    n_select = f - 1 - len(forced)
+    if n_select:
+        eps_sel = math.nextafter(math.sqrt(8.0 * rho * ss / n_select), 0.0)
+    else:
+        eps_sel, s2 = 0.0, s2 + ss
     return Plan(
         method, rho, bins, features, label, first,
-        _round_sigma_up(rho * s1 / f, sens), f - 1, eps_sel, f - 1,
-        _round_sigma_up(rho * s2 / (f - 1), sens), relation,
+        _round_sigma_up(rho * s1 / f, sens), n_select, eps_sel, f - 1,
+        _round_sigma_up(rho * s2 / (f - 1), sens), relation, kept=keep, forced=forced,
     )  # fmt: skip
+
+
+def _refuse_cycle(method: str, forced: tuple[tuple[int, int], ...], names: tuple[str, ...]) -> None:
+    """Refuse kept pairs that a tree cannot hold all at once (a cycle), before any spend."""
+    parent = list(range(len(names)))
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    for i, j in forced:
+        if root(i) == root(j):
+            shown = ", ".join(f"{names[a]}:{names[b]}" for a, b in forced)
+            raise ParameterError(
+                f"keep ({shown}): {names[i]}:{names[j]} closes a cycle of kept pairs; method "
+                f"{method!r} models a tree, which holds no cycle; drop one pair of the cycle "
+                "(a tree over F columns keeps at most F - 1 pairs), or use method='pairs' "
+                "(every pair measured) on a small domain"
+            )
+        parent[root(i)] = root(j)
+
+
+def _keep_pairs(value: Any) -> list[Any]:
+    """The raw pairs of ``keep``: ``"a:b"`` texts (commas between pairs) or 2-sequences."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Sequence | set | frozenset):
+        raise ParameterTypeError(
+            f"keep ({value!r}) must be pairs of column names, e.g. [('los', 'cost')] or "
+            "'los:cost,age:los'"
+        )
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, str):
+            out += [p for p in item.split(",") if p.strip()]
+        else:
+            out.append(item)
+    return out
+
+
+def _check_keep(value: Any, checked: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+    """``keep`` and the schema's ``keep``, as sorted column-index pairs, each once."""
+    names: tuple[str, ...] = checked["bins"].names
+    given = [] if value is None else _keep_pairs(value)
+    pairs: set[tuple[int, int]] = set()
+    for raw in [*checked["declared_keep"], *given]:
+        pair = tuple(raw.split(":")) if isinstance(raw, str) else ()
+        if isinstance(raw, Sequence) and not isinstance(raw, str):
+            pair = tuple(raw)
+        if len(pair) != 2 or not all(isinstance(v, str) for v in pair):
+            raise ParameterError(
+                f"keep ({raw!r}) must be a pair of column names, e.g. 'los:cost' or ('los', 'cost')"
+            )
+        a, b = (v.strip() for v in pair)
+        for v in (a, b):
+            if v not in names:
+                raise ParameterError(
+                    f"keep ({a}:{b}): {v!r} is not a column of the schema; its columns: "
+                    f"{', '.join(names)}"
+                )
+        if a == b:
+            raise ParameterError(
+                f"keep ({a}:{b}) names the same column twice; a kept pair joins two columns"
+            )
+        i, j = sorted((names.index(a), names.index(b)))
+        pairs.add((i, j))
+    return tuple(sorted(pairs))
 
 
 @dataclass(frozen=True)
@@ -429,6 +531,8 @@ class TableSynthParams:
     bins: Bins
     relation: Neighbouring
     binning: str
+    declared_keep: tuple[tuple[str, str], ...]
+    keep: tuple[tuple[int, int], ...]
     plan: Plan
 
 
@@ -442,6 +546,8 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("bins", _check_bins, attribute="schema"),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("binning", lambda v, _: check_option("binning", v, BINNINGS)),
+    Rule("declared_keep", lambda v, _: v.keep, attribute="schema"),
+    Rule("keep", lambda v, checked: _check_keep(v, checked)),
     Rule("plan", _plan, attribute="method"),
 )
 
@@ -522,6 +628,19 @@ class TableSynthesizer(Publisher):
         part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
         frame the fit reads the data twice (the fine histograms, then the tables on the
         measured cut points) and gives the in-memory release for the same seed.
+    keep : sequence of column pairs, optional
+        Pairs whose joint table is always measured, whatever the selection would choose,
+        added to the schema's ``keep``: ``[("los", "cost"), ("age", "los")]`` or
+        ``"los:cost,age:los"`` (``--keep los:cost``). ``"pairs"`` measures every pair
+        anyway. The tree models make each pair an edge by choice before the exponential
+        mechanism picks the others (Kruskal from the kept pairs), so its (label, x, x')
+        table (``"tree"``) or (x, x') table (``"chow-liu"``) is measured and modelled; a
+        pair with the label is already in every table of ``"tree"``. The pairs are public
+        parameters: forcing them costs nothing beyond their tables, which the plan spends
+        anyway (ρ is split as without ``keep``; the selection's share goes to fewer draws).
+        Refused before anything is spent: a column the schema does not declare, a pair
+        naming one column twice, and, for the tree models, pairs forming a cycle (a tree
+        holds at most F − 1 of them).
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -584,6 +703,7 @@ class TableSynthesizer(Publisher):
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         binning: Literal["equal-width", "private-quantiles"] = "equal-width",
+        keep: Any = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -594,6 +714,7 @@ class TableSynthesizer(Publisher):
         self.n_bins = n_bins
         self.relation = relation
         self.binning = binning
+        self.keep = keep
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -764,7 +885,7 @@ class TableSynthesizer(Publisher):
         """
         sizes = plan.bins.sizes
         first = [measure_table(counts.table(c), c, plan.sigma_first, source) for c in plan.first]
-        if plan.method == "pairs" or plan.n_select == 0:
+        if plan.method == "pairs" or plan.n_second == 0:
             return first, [], [], {}
         total = _row_count(plan, counts, first)
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
@@ -785,6 +906,7 @@ class TableSynthesizer(Publisher):
             levels,
             total=total,
             utility_sensitivity=plan.utility_sensitivity,
+            forced=plan.forced,
         )
         pre = (plan.label,) if plan.label is not None else ()
         lead = (None,) * len(pre)
@@ -916,6 +1038,15 @@ class TableSynthesizer(Publisher):
                 f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
                 "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
                 f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
+                *(
+                    [
+                        "the tree edges "
+                        + ", ".join(f"{names[i]}:{names[j]}" for i, j in plan.forced)
+                        + " are kept by choice (keep, public); the others are selected"
+                    ]
+                    if plan.forced
+                    else []
+                ),
                 "the synthetic rows are post-processing of the noisy tables",
             ),
             details={

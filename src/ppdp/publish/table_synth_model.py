@@ -726,8 +726,12 @@ def select_tree(
     *,
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
+    forced: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int]]:
     """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
+
+    ``forced`` edges (public, acyclic, each ``(i, j)`` in ``features`` order) come first,
+    by choice; the mechanism then chooses the ``len(features) − 1 − len(forced)`` others.
 
     Utility of the candidate edge ``(i, j)``: ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells`` where ``T`` is
     the (C, i, j) table (the (i, j) table without a label), ``T̂`` the table the first-round
@@ -769,9 +773,6 @@ def select_tree(
             err = float(np.abs(exact - est).sum())
             cand.append((i, j))
             util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * exact.size)
-    mech = ExponentialMechanism(
-        epsilon=epsilon_step, sensitivity=utility_sensitivity, allow_large_epsilon=True
-    )
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -781,12 +782,19 @@ def select_tree(
         return a
 
     chosen: list[tuple[int, int]] = []
+    for i, j in forced:
+        assert root(i) != root(j), "forced edges must form no cycle"
+        chosen.append((i, j))
+        parent[root(i)] = root(j)
     u = np.asarray(util)
-    for _ in range(len(feats) - 1):
+    for _ in range(len(feats) - 1 - len(forced)):
         # The candidates are the edges joining two components: a function of the
         # edges chosen so far (public), not of the data.
         ok = np.array([root(i) != root(j) for i, j in cand])
         idx = np.nonzero(ok)[0]
+        mech = ExponentialMechanism(
+            epsilon=epsilon_step, sensitivity=utility_sensitivity, allow_large_epsilon=True
+        )
         k = idx[mech.randomise(u[idx], random_state=source)]
         i, j = cand[k]
         chosen.append((i, j))
