@@ -127,6 +127,18 @@ def test_measurements_equal_the_in_memory_ones_for_one_seed(
     assert not np.allclose(other.release_.statistics[key], mem.release_.statistics[key])
 
 
+@pytest.mark.parametrize("method", ["tree", "chow-liu"])
+def test_kept_pairs_on_a_parquet_dataset_equal_the_in_memory_fit(dataset, method) -> None:
+    """``keep`` (issue 30): the forced edges, then the same selections and tables."""
+    path, whole = dataset
+    kw = {"method": method, "keep": "age:score,colour:cls"}
+    mem = TableSynthesizer(1.0, make_schema(), random_state=11, **kw).fit(whole)
+    dist = TableSynthesizer(1.0, make_schema(), random_state=11, **kw)
+    dist.fit(path, scheduler="sync")
+    assert_same_measurements(mem, dist)
+    assert dist.release_.guarantee.details["edges"][0] == ["age", "score"]
+
+
 def test_reduced_counts_are_the_whole_tables_counts(dataset) -> None:
     _, whole = dataset
     synth = TableSynthesizer(1.0, make_schema(), method="tree")
