@@ -1045,7 +1045,8 @@ def main() -> None:
     parser.add_argument(
         "--out-csv",
         type=Path,
-        help="write the rows here and stop (no md/png; the committed results stay as they are)",
+        help="write the rows here (and the pairs beside it, .pairs.csv) and stop: no md/png, "
+        "the committed results stay as they are",
     )
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--peers", action="store_true", help="also MST at ε = 1 (peer venv)")
@@ -1076,6 +1077,8 @@ def main() -> None:
             )
         if args.out_csv is not None:
             pd.DataFrame(rows).to_csv(args.out_csv, index=False, float_format="%.6g")
+            pairs_csv = args.out_csv.with_suffix(".pairs.csv")
+            pd.DataFrame(pair_rows).to_csv(pairs_csv, index=False, float_format="%.4g")
             print(f"total {time.perf_counter() - t0:.0f} s")
             return
         pd.DataFrame(rows).to_csv(OUT_CSV, index=False, float_format="%.6g")

@@ -2,7 +2,8 @@
 
 A rare code's row of a noisy edge table is mostly noise; clipped at 0 and fitted to its margins
 it reads as a 0 % / 100 % conditional. ``_shrink_edge_table`` pulls each row toward the child's
-share given the class with ``PRIOR_SIGMAS · σ`` pseudo-rows (post-processing). Each test also
+share given the class with ``PRIOR_SIGMAS · σ`` pseudo-rows, fading as 1/n above a row total of
+``PRIOR_SIGMAS · σ · √x`` (post-processing). Each test also
 runs the code as it was before (the weight set to 0) and shows it failing the same threshold.
 """
 
@@ -62,11 +63,15 @@ def test_rare_row_keeps_about_the_marginal_heavy_rows_their_measurement(
 
 
 def test_shrink_is_the_dirichlet_posterior_mean() -> None:
+    # σ = 10, factor 3: w = 30; full weight up to a row total of 30·√2 ≈ 42.4, then w·42.4/n.
     noisy = np.array([[[10.0, -4.0], [600.0, 400.0]]])  # (K=1, p=2, x=2)
+    rows = np.array([[6.0, 1000.0]])
     cols = np.array([[450.0, 550.0]])
-    out = model._shrink_edge_table(noisy, cols, 30.0)
-    np.testing.assert_allclose(out, [[[10.0 + 13.5, -4.0 + 16.5], [613.5, 416.5]]])
-    assert np.all(model._shrink_edge_table(noisy, cols, 0.0) == np.maximum(noisy, 0.0))
+    out = model._shrink_edge_table(noisy, rows, cols, 10.0)
+    heavy = 30.0 * 30.0 * np.sqrt(2.0) / 1000.0  # 1.27 pseudo-rows
+    expect = [[[10.0 + 13.5, -4.0 + 16.5], [600.0 + 0.45 * heavy, 400.0 + 0.55 * heavy]]]
+    np.testing.assert_allclose(out, expect)
+    assert np.all(model._shrink_edge_table(noisy, rows, cols, 10.0, 0.0) == np.maximum(noisy, 0))
 
 
 def _long_tail(seed: int = 0) -> tuple[pd.DataFrame, Schema]:

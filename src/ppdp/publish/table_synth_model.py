@@ -947,7 +947,9 @@ def estimate(
         t = as3(second[key])
         if key[0] != par:
             t = t.transpose(0, 2, 1)
-        t = _shrink_edge_table(t, _level_totals(col, lv[child]), PRIOR_SIGMAS * second[key].sigma)
+        t = _shrink_edge_table(
+            t, _level_totals(row, lv[par]), _level_totals(col, lv[child]), second[key].sigma
+        )
         # Back from the edge table's levels to codes, each code its share of its level.
         t = t + 1e-3
         t = t[:, lv[par]][:, :, lv[child]] * _within(row, lv[par])[:, :, None]
@@ -970,24 +972,36 @@ def estimate(
 
 
 def _shrink_edge_table(
-    noisy: NDArray[np.float64], cols: NDArray[np.float64], weight: float
+    noisy: NDArray[np.float64],
+    rows: NDArray[np.float64],
+    cols: NDArray[np.float64],
+    sigma: float,
+    factor: float | None = None,
 ) -> NDArray[np.float64]:
     """A noisy (K, p, x) edge table whose rows are pulled toward independence, clipped at 0.
 
-    ``cols`` (K, x) is the consistent (C, child) table in the edge table's child levels. In
-    each class slice ``c`` every parent row gets ``weight`` pseudo-rows spread as the child's
-    share given the class, ``cols[c] / N_c``: the posterior mean of the row's conditional
-    under a Dirichlet prior centred on the independence product. ``weight`` is a few noise
-    standard deviations of a cell (:data:`PRIOR_SIGMAS` · σ), so a row whose total is within
-    noise keeps about the marginal conditional and a well-measured row is nearly unchanged.
-    Without it, clipping a rare code's noise-dominated row at 0 and fitting the margins gives
-    conditionals of 0 % or 100 %: associations the data do not show. Post-processing of a
-    noisy table with its public σ, so it costs no privacy.
+    ``rows`` (K, p) and ``cols`` (K, x) are the consistent (C, parent) and (C, child) tables
+    in the edge table's levels; ``sigma`` is the edge table's noise per cell (public);
+    ``factor`` defaults to :data:`PRIOR_SIGMAS`. In each
+    class slice ``c`` parent row ``r`` (total ``n_r``) gets ``w_r`` pseudo-rows spread as the
+    child's share given the class, ``cols[c] / N_c``: the posterior mean of the row's
+    conditional under a Dirichlet prior centred on the independence product. The weight is
+    ``w = factor·σ`` while the row's total is within ``factor`` noise standard deviations of
+    a row total (``n_r ≤ factor·σ·√x``), so such a row keeps about the marginal conditional;
+    above that it decays as ``w · factor·σ·√x / n_r`` (the mean-squared-error optimal
+    pseudo-count falls as ``1/n_r``), so a well-measured row is nearly unchanged. Without
+    it, clipping a rare code's noise-dominated row at 0 and fitting the margins gives
+    conditionals of 0 % or 100 %: associations the data do not show. Post-processing of
+    noisy tables with their public σ, so it costs no privacy.
     """
+    factor = PRIOR_SIGMAS if factor is None else factor
+    w = factor * sigma
+    full = w * math.sqrt(noisy.shape[2])
     n_c = cols.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_c > 0, cols / n_c, 1.0 / cols.shape[1])
-    return np.maximum(noisy + weight * share[:, None, :], 0.0)
+        weight = w * np.minimum(1.0, np.where(rows > 0, full / rows, 1.0))
+    return np.maximum(noisy + weight[:, :, None] * share[:, None, :], 0.0)
 
 
 def _smooth_class_splits(
