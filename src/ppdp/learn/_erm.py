@@ -588,6 +588,23 @@ def _gradient_and_bound(
     return G, np.asarray(g_norm + allowance, dtype=np.float64)
 
 
+def _gradient_of(
+    data: Array,
+    W: Array,
+    linear_term: Array | None,
+    *,
+    n: int,
+    loss: Loss,
+    regularization: float,
+    extra_l2: float,
+    w_norm_bound: Any,
+) -> tuple[Array, Array]:
+    """:func:`_gradient_and_bound` with the solvers' arguments (no linear term: zero)."""
+    T = np.zeros((1, W.shape[1])) if linear_term is None else np.atleast_2d(linear_term)
+    lam = float(regularization) + float(extra_l2)
+    return _gradient_and_bound(data, W, T, n=n, loss=loss, lam=lam, w_norm_bound=w_norm_bound)
+
+
 def noise_norm_bound(dim: int, scale: float) -> float:
     """A public bound on ‖b‖ for ``‖b‖ ~ Gamma(dim, scale)``: exceeded with probability 2⁻⁴⁰."""
     from scipy.stats import gamma
@@ -1609,10 +1626,15 @@ class InMemoryERMData(ERMData):
         y = np.asarray(self.y, dtype=np.float64)
         Z = np.asarray(self.Z, dtype=np.float64)
         data = _certified_data_term(Z, y, W, loss, np.full(self.n, 1.0 / self.n))
-        T = np.zeros((1, self.dim)) if linear_term is None else np.atleast_2d(linear_term)
-        lam = float(regularization) + float(extra_l2)
-        G, bound = _gradient_and_bound(
-            data, W, T, n=self.n, loss=loss, lam=lam, w_norm_bound=w_norm_bound
+        G, bound = _gradient_of(
+            data,
+            W,
+            linear_term,
+            n=self.n,
+            loss=loss,
+            regularization=regularization,
+            extra_l2=extra_l2,
+            w_norm_bound=w_norm_bound,
         )
         return G[0], float(bound[0])
 
@@ -1849,11 +1871,15 @@ class PartitionedERMData(ERMData):
             data = self._last[1]
         else:
             _, data, _ = self._pass(W, loss, False)
-        d = self.dim
-        T = np.zeros((1, d)) if linear_term is None else np.atleast_2d(linear_term)
-        lam = float(regularization) + float(extra_l2)
-        bound = _bound_from_data_term(
-            data[None, :], W, T, n=self.n, loss=loss, lam=lam, w_norm_bound=w_norm_bound
+        _, bound = _gradient_of(
+            data[None, :],
+            W,
+            linear_term,
+            n=self.n,
+            loss=loss,
+            regularization=regularization,
+            extra_l2=extra_l2,
+            w_norm_bound=w_norm_bound,
         )
         return float(bound[0])
 
@@ -1869,10 +1895,15 @@ class PartitionedERMData(ERMData):
     ) -> tuple[Array, float]:
         W = np.atleast_2d(np.asarray(w, dtype=np.float64))
         _, data, _ = self._pass(W, loss, False)
-        T = np.zeros((1, self.dim)) if linear_term is None else np.atleast_2d(linear_term)
-        lam = float(regularization) + float(extra_l2)
-        G, bound = _gradient_and_bound(
-            data[None, :], W, T, n=self.n, loss=loss, lam=lam, w_norm_bound=w_norm_bound
+        G, bound = _gradient_of(
+            data[None, :],
+            W,
+            linear_term,
+            n=self.n,
+            loss=loss,
+            regularization=regularization,
+            extra_l2=extra_l2,
+            w_norm_bound=w_norm_bound,
         )
         return G[0], float(bound[0])
 

@@ -63,6 +63,7 @@ from ppdp.learn._erm import (
     LogisticLoss,
     Loss,
     ObjectiveConstants,
+    OutputConstants,
     auto_regularization,
     check_finish,
     finish_bounds,
@@ -232,6 +233,29 @@ class _PrivateLinearERM(PrivateClassifierBase):
         self._check_finish(p, n_rows)
         return Plan(self._events(p, n_rows), f"{type(self).__name__}: {mech}", details)
 
+    def _fits(self, p: LinearParams, n_rows: int, dim: int) -> list[tuple[int, float]]:
+        """``(n, Λ)`` of every solve a release makes: one, or each private-tuning
+        candidate on its part of the rows (CMS11 Alg. 4)."""
+        if p.tuning is None:
+            return [(n_rows, self._resolve_lambda(p, n_rows, dim))]
+        sizes, grid = p.tuning.part_sizes(n_rows), p.tuning.regularization_grid
+        return [(m, float(lam)) for m, lam in zip(sizes, grid, strict=False)]
+
+    def _constants(
+        self, p: LinearParams, n: int, lam: float, dim: int
+    ) -> ObjectiveConstants | OutputConstants:
+        """The release constants of one solve of ``n`` rows at regularization ``lam``."""
+        return release_constants(
+            n,
+            dim,
+            loss=p.loss,
+            epsilon=p.epsilon,
+            regularization=lam,
+            perturbation=p.perturbation,
+            tol=p.tol,
+            residual_share=DEFAULT_RESIDUAL_SHARE,
+        )
+
     def _check_drawable(self, p: LinearParams, n_rows: int | None) -> None:
         """Refuse, before the spend, an ε whose grid-rounded noise cannot be drawn exactly.
 
@@ -245,20 +269,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
             return
 
         def check(q: LinearParams) -> None:
-            if q.tuning is None:
-                n, lam = n_rows, self._resolve_lambda(q, n_rows, dim)
-            else:  # the first candidate: the ratio to the grid does not depend on n or Λ
-                n, lam = q.tuning.part_sizes(n_rows)[0], float(q.tuning.regularization_grid[0])
-            k = release_constants(
-                n,
-                dim,
-                loss=q.loss,
-                epsilon=q.epsilon,
-                regularization=lam,
-                perturbation=q.perturbation,
-                tol=q.tol,
-                residual_share=DEFAULT_RESIDUAL_SHARE,
-            )
+            # The first fit only: the noise's ratio to its grid does not depend on n or Λ.
+            n, lam = self._fits(q, n_rows, dim)[0]
+            k = self._constants(q, n, lam, dim)
             released = k.residual if isinstance(k, ObjectiveConstants) else k
             if released is not None:
                 check_drawable("b", released.noise_scale, released.granularity, what="noise")
@@ -288,27 +301,10 @@ class _PrivateLinearERM(PrivateClassifierBase):
         dim = self._planned_dim
         if not n_rows or dim is None or n_rows < self._min_rows:
             return
-        if p.tuning is None:
-            fits = [(n_rows, self._resolve_lambda(p, n_rows, dim))]
-        else:
-            sizes = p.tuning.part_sizes(n_rows)
-            fits = [
-                (m, float(lam)) for m, lam in zip(sizes, p.tuning.regularization_grid, strict=False)
-            ]
         is_huber = isinstance(p.loss, HuberLoss)
-        h = f", huber_h={p.loss.h:g}" if isinstance(p.loss, HuberLoss) else ""
-        for n, lam in fits:
-            k = release_constants(
-                n,
-                dim,
-                loss=p.loss,
-                epsilon=p.epsilon,
-                regularization=lam,
-                perturbation=p.perturbation,
-                tol=p.tol,
-                residual_share=DEFAULT_RESIDUAL_SHARE,
-            )
-            mu, g0, tau = finish_bounds(k)
+        h = f", huber_h={p.loss.h:g}" if is_huber else ""
+        for n, lam in self._fits(p, n_rows, dim):
+            mu, g0, tau = finish_bounds(self._constants(p, n, lam, dim))
             what = f"{type(self).__name__}: regularization={lam:g}{h}"
             check_finish(
                 smoothness=p.loss.smoothness,
@@ -343,16 +339,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
             return (stated,)
 
         def fit(n: int, lam: float) -> tuple[PrivacyEvent, ...]:
-            return release_constants(
-                n,
-                dim,
-                loss=p.loss,
-                epsilon=p.epsilon,
-                regularization=lam,
-                perturbation=p.perturbation,
-                tol=p.tol,
-                residual_share=DEFAULT_RESIDUAL_SHARE,
-            ).events
+            return self._constants(p, n, lam, dim).events
 
         tuning = p.tuning
         if tuning is None:
