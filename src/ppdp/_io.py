@@ -46,6 +46,7 @@ __all__ = [
     "ledger_files",
     "pid_alive",
     "write_error",
+    "writer_gone",
 ]
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,12 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def writer_gone(host: str, pid: int | None) -> bool:
+    """Whether the writer a hidden file's name records (``<host>.<pid>``) is known dead:
+    a process of this machine that no longer runs. Another machine's, or no pid: unknown."""
+    return pid is not None and host == host_tag() and not pid_alive(pid)
+
+
 _PART_NAME = re.compile(
     r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9]+)\.(?P<pid>[0-9]+)-[a-z0-9_]+\.part$"
 )
@@ -165,7 +172,7 @@ def _sweep(folder: Path, names: Iterable[str]) -> tuple[list[Path], list[Path]]:
         if path.is_symlink() or not path.is_file():
             continue
         m = _PART_NAME.match(name)
-        if m is None or m["host"] != host_tag() or pid_alive(int(m["pid"])):
+        if m is None or not writer_gone(m["host"], int(m["pid"])):
             kept.append(path)
             continue
         try:

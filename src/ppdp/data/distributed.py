@@ -937,7 +937,7 @@ def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path
     -------
     (removed, kept) : lists of paths
     """
-    from ppdp._io import host_tag, pid_alive
+    from ppdp._io import writer_gone
 
     out = Path(os.fspath(target))
     if not out.parent.is_dir():
@@ -949,7 +949,7 @@ def clean_staging(target: str | os.PathLike[str]) -> tuple[list[Path], list[Path
         m = pattern.match(entry.name)
         if m is None or entry.is_symlink() or not entry.is_dir():
             continue
-        dead = m["pid"] is not None and m["host"] == host_tag() and not pid_alive(int(m["pid"]))
+        dead = writer_gone(m["host"], None if m["pid"] is None else int(m["pid"]))
         if not dead or (m["kind"] == "old" and not out.is_dir()):
             kept.append(entry)
             continue
