@@ -44,6 +44,18 @@ def _slow(i: int) -> int:
     return i
 
 
+class _SlowToLoad:
+    """An argument whose unpickling holds the worker for 4 s, as a first task's import of a
+    heavy package does on a loaded machine (the worker sends no heartbeat meanwhile)."""
+
+    def __reduce__(self):
+        return (time.sleep, (4.0,))
+
+
+def _first(_slow_argument: object, i: int) -> int:
+    return i
+
+
 @pytest.fixture
 def cluster_client():
     kwargs = {"n_workers": 1, "threads_per_worker": 1, "processes": True}
@@ -62,6 +74,17 @@ def test_a_cluster_whose_workers_die_stops_at_the_deadline(cluster_client):
         compute(*tasks, scheduler=cluster_client)
     took = time.monotonic() - start
     assert DEADLINE < took < DEADLINE + 10, took
+
+
+def test_a_worker_busy_loading_a_task_is_not_a_stall(cluster_client):
+    """Before, the worker's stale metrics read "none working" and the run stopped after the
+    1.5 s deadline (CI stopped a CLI run this way before its spend); the scheduler's list of
+    tasks handed to a connected worker now counts as work."""
+    from dask import delayed
+
+    tasks = [delayed(_first, pure=False)(_SlowToLoad(), i) for i in range(2)]
+    with dask_deadline(DEADLINE):
+        assert compute(*tasks, scheduler=cluster_client) == (0, 1)
 
 
 def test_a_killed_worker_that_is_restarted_does_not_stop_the_run(cluster_client):

@@ -77,8 +77,9 @@ class DaskRunError(PPDPError, RuntimeError):
 def dask_deadline(seconds: float | None) -> Iterator[None]:
     """Within: a distributed computation stalled for ``seconds`` is stopped (None: never).
 
-    Stalled means no worker executing a task and nothing changing on the cluster (tasks
-    finishing, workers joining or leaving). The default is :data:`DEFAULT_STALL_SECONDS`.
+    Stalled means no task executing or handed to a connected worker, and nothing changing
+    on the cluster (tasks finishing, workers joining or leaving). The default is
+    :data:`DEFAULT_STALL_SECONDS`.
 
     Raises
     ------
@@ -118,6 +119,14 @@ def _cluster_state(client: Any) -> tuple[bool, Any]:
         for addr, w in workers.items()
     }
     busy = any(dict(c).get("executing", 0) for c in counts.values())
+    if not busy:
+        # A worker's metrics come with its heartbeat, which stops while the worker's event
+        # loop is held (unpickling a task's arguments, a first import of a heavy package):
+        # the scheduler's own list of tasks handed to a connected worker says it is busy.
+        try:
+            busy = any(client.processing().values())
+        except Exception:  # the scheduler is unreachable: that is no progress
+            return False, None
     return busy, tuple(sorted(counts.items()))
 
 
