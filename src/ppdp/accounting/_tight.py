@@ -20,6 +20,7 @@ from typing import Any
 
 from ppdp.accounting._dlaplace_pld import rounded_pmf
 from ppdp.accounting.events import (
+    ZCDP,
     DiscreteLaplace,
     Exponential,
     Gaussian,
@@ -56,6 +57,10 @@ def _units(event: PrivacyEvent, composition: str) -> list[PrivacyEvent]:
             env = leaf.envelope()
             assert env is not None  # require() checked it
             out.append(env)
+        elif isinstance(leaf, ZCDP) and leaf.events:
+            # The draws themselves: each one's PLD (or RDP curve) is at least as tight as
+            # anything ρ alone gives, and their ρ sum to at most the event's.
+            out.extend(leaf.events)
         else:
             out.append(leaf)
     return out
@@ -98,6 +103,8 @@ class Composer:
             return dp_event.GaussianDpEvent(leaf.noise_multiplier)
         if isinstance(leaf, Laplace):
             return dp_event.LaplaceDpEvent(leaf.noise_multiplier)
+        if isinstance(leaf, ZCDP):  # ρ-zCDP is RDP α·ρ at every order α
+            return dp_event.ZCDpEvent(leaf.rho)
         b = leaf.budget()
         if b.delta != 0.0:  # pragma: no cover - require() refused it already
             raise UnsupportedEventError(f"event {leaf.describe()} is not pure under 'rdp'")
@@ -261,7 +268,9 @@ def _cached_pld(leaf: PrivacyEvent) -> Any:
         # from_discrete_laplace_mechanism, grouped: O(ε/h) points and work, not O(Δ) (§3).
         pmf = rounded_pmf(leaf.noise_parameter, leaf.l1_sensitivity, DISCRETIZATION)
         return pld.PrivacyLossDistribution.create_from_rounded_probability(pmf, 0.0, DISCRETIZATION)
-    b = leaf.budget()  # a stated (ε, δ): the worst (ε, δ)-DP mechanism dominates it
+    # A stated (ε, δ) (a ZCDP event without draws included): the worst (ε, δ)-DP mechanism
+    # dominates it.
+    b = leaf.budget()
     params = dp.pld.common.DifferentialPrivacyParameters(b.epsilon, b.delta)
     return pld.from_privacy_parameters(params, value_discretization_interval=DISCRETIZATION)
 

@@ -16,6 +16,17 @@ the grid and the dimension, and every tight computation uses the effective sensi
 ``Δ + c·Λ`` rounded up and the noise multiplier ``scale / (Δ + c·Λ)`` rounded down
 (``docs/proofs/composition.md``).
 
+**Stability.** Events persist forever in signed ledgers, and a ledger is replayed (and its
+totals re-derived) every time it is opened, so the same rule holds here as for
+``dp_accounting``'s ``DpEvent`` classes: an event kind and its parameters are never removed
+or renamed; a new parameter must be optional, its default meaning what old entries meant;
+the meaning of a kind or a parameter (what the mechanism is, how a composition accounts for
+it, under which neighbouring relation) never changes; a different mechanism is a new kind.
+Accounting may only become tighter where the new bound is proved for the same stated
+mechanism. ``tests/accounting/data/events_v1.json`` holds one canonical entry per kind, as
+ledgers store it; ``tests/accounting/test_accounting_event_stability.py`` checks each still
+parses to the same event with the same (ε, δ), and that every kind has an entry there.
+
 Examples
 --------
 >>> ev = Laplace(l1_sensitivity=1.0, scale=2.0)
@@ -40,6 +51,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError, UnsupportedEvent
 
 __all__ = [
     "COMPOSITIONS",
+    "ZCDP",
     "Composed",
     "DiscreteLaplace",
     "EpsilonDelta",
@@ -55,6 +67,7 @@ __all__ = [
     "Pufferfish",
     "as_event",
     "event_from_dict",
+    "zcdp_rho_of",
 ]
 
 #: The compositions an accountant may use.
@@ -645,6 +658,117 @@ class Parallel(PrivacyEvent):
         if self.uniform:
             return f"Parallel({len(self.events)} × {self.events[0].describe()})"
         return f"Parallel({', '.join(e.describe() for e in self.events)})"
+
+
+def zcdp_rho_of(event: PrivacyEvent) -> float:
+    """The ρ of the zCDP guarantee one non-composite event gives, rounded up.
+
+    Gaussian: ``(Δ + √d·Λ)²/(2σ²)``; the exponential mechanism: ``ε²/8`` (bounded range,
+    Cesar & Rogers 2021, Lemma 3.2); any other ε-DP event: ``ε²/2`` (Bun & Steinke 2016,
+    Prop. 1.4). Raises :class:`ParameterError` for an event with no such bound (δ > 0,
+    Pufferfish) or a composite one.
+    """
+    if isinstance(event, Gaussian):
+        return _float_up(event.effective_sensitivity**2 / (2 * Fraction(event.sigma) ** 2))
+    if isinstance(event, Composed | Parallel | ZCDP) or not event.supports("rdp"):
+        raise ParameterError(
+            f"zcdp.events holds {event.describe()}, which has no zCDP bound of its own; "
+            "allowed: Gaussian, exponential and other pure ε-DP events"
+        )
+    eps = Fraction(event.budget().epsilon)
+    return _float_up(eps * eps / (8 if isinstance(event, Exponential) else 2))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZCDP(PrivacyEvent):
+    """A release that is ρ-zero-concentrated DP as a whole (Bun & Steinke 2016).
+
+    ``rho`` is the guarantee: RDP accounts for it as ``ε(α) = αρ`` at every order α
+    (``dp_accounting``'s ``ZCDpEvent``). ``epsilon`` and ``delta`` are the (ε, δ) the
+    release converted ρ to and states, which basic composition charges; they are checked
+    against the conversion of Canonne, Kamath & Steinke 2020
+    (:func:`ppdp.mechanisms.calibration.zcdp_delta`) at construction.
+
+    ``events`` are the draws that make the release ρ-zCDP, when it states them: Gaussian
+    noise and exponential-mechanism choices (each adaptively composed, their ρ summing to at
+    most ``rho``). PLD and RDP then compose the draws themselves (PLD has no zCDP
+    construction; a Gaussian's own PLD is much tighter than the worst pair at the stated
+    (ε, δ)). Without draws, PLD uses the worst (ε, δ)-DP pair at the stated (ε, δ), and
+    with neither, only RDP can account for the event. See ``docs/proofs/composition.md``.
+    """
+
+    kind: ClassVar[str] = "zcdp"
+    rho: float
+    epsilon: float | None = None
+    delta: float | None = None
+    events: tuple[PrivacyEvent, ...] = ()
+
+    def __post_init__(self) -> None:
+        k = self.kind
+        rho = _check(k, "rho", self.rho, check_positive)
+        object.__setattr__(self, "rho", rho)
+        if (self.epsilon is None) != (self.delta is None):
+            raise ParameterError(
+                f"{k}.epsilon ({self.epsilon!r}) and {k}.delta ({self.delta!r}) must be given "
+                "together (the (ε, δ) ρ was converted to) or both left out"
+            )
+        if self.epsilon is not None:
+            eps = _check(k, "epsilon", self.epsilon, check_positive)
+            delta = _check(k, "delta", self.delta, check_delta, allow_zero=False)
+            object.__setattr__(self, "epsilon", eps)
+            object.__setattr__(self, "delta", delta)
+            from ppdp.mechanisms.calibration import zcdp_delta
+
+            needed = zcdp_delta(rho, eps)
+            # Relative 1e-9: the float evaluation of the conversion, not a privacy allowance.
+            if needed > delta * (1.0 + 1e-9):
+                raise ParameterError(
+                    f"{k}.delta ({delta!r}) is below the δ ({needed:.6g}) that ρ = {rho!r} "
+                    f"gives at ε = {eps!r}; state the (ε, δ) ρ was converted to"
+                )
+        object.__setattr__(self, "events", self._checked_draws())
+
+    def _checked_draws(self) -> tuple[PrivacyEvent, ...]:
+        k = self.kind
+        if isinstance(self.events, list | tuple) and not self.events:
+            return ()
+        draws = _check_events(k, self.events)
+        total = sum(Fraction(zcdp_rho_of(e)) for e in draws)
+        # Relative 1e-9: a plan splits ρ in floats, so its parts may sum an ulp above it.
+        if total > Fraction(self.rho) * (1 + Fraction(1, 10**9)):
+            raise ParameterError(
+                f"{k}.rho ({self.rho!r}) is below the ρ ({float(total):.6g}) of its events; "
+                "state the ρ the draws spend"
+            )
+        return draws
+
+    def budget(self) -> PrivacyBudget:
+        if self.epsilon is None or self.delta is None:
+            raise UnsupportedEventError(
+                f"event {self.describe()} states no (ε, δ), so basic composition cannot "
+                "charge it; a ledger with composition 'rdp' can"
+            )
+        return PrivacyBudget(self.epsilon, self.delta)
+
+    def supports(self, composition: str) -> bool:
+        return composition in self.compositions
+
+    def describe(self) -> str:
+        parts = [f"rho={self.rho:g}"]
+        if self.epsilon is not None:
+            parts.append(f"epsilon={self.epsilon:g}, delta={self.delta:g}")
+        if self.events:
+            parts.append(f"{len(self.events)} draws")
+        return f"ZCDP({', '.join(parts)})"
+
+    @property
+    def compositions(self) -> tuple[str, ...]:  # type: ignore[override]
+        stated = self.epsilon is not None
+        return tuple(
+            c
+            for c, ok in (("basic", stated), ("pld", stated or bool(self.events)), ("rdp", True))
+            if ok
+        )
 
 
 def event_from_dict(data: Mapping[str, Any]) -> PrivacyEvent:

@@ -18,6 +18,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -27,7 +28,8 @@ from numpy.typing import NDArray
 
 from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_delta, check_int, check_option
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.accounting.events import ZCDP, Exponential, Gaussian, PrivacyEvent
+from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
 from ppdp.data.columns import NumericColumn
 from ppdp.exceptions import (
@@ -552,6 +554,38 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
 )
 
 
+def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
+    """The ledger event of a fit of ``plan``: ρ-zCDP, converted to the stated (ε, δ).
+
+    Its draws: each round of count tables is one Gaussian query (``k`` tables of L2
+    sensitivity Δ, each with its own noise, are one vector of sensitivity ``√k·Δ``, rounded
+    up: the same privacy loss as the ``k`` tables composed), and each edge choice one
+    exponential mechanism. See ``docs/proofs/table-synth.md`` §Accounting.
+    """
+    sens = Fraction(plan.table_sensitivity)
+    rounds = (
+        (len(plan.first), plan.sigma_first),
+        (plan.n_second, plan.sigma_second),
+        (2 * len(plan.quantile_columns), plan.sigma_quantiles),
+    )
+    draws: list[PrivacyEvent] = [
+        Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
+    ]
+    if plan.n_select:
+        draws += [Exponential(epsilon=plan.epsilon_select)] * plan.n_select
+    return ZCDP(rho=plan.rho, epsilon=epsilon, delta=delta, events=tuple(draws))
+
+
+def _sqrt_up(x: Fraction) -> float:
+    """The smallest float whose square is at least ``x``, exactly."""
+    r = math.sqrt(x)
+    while Fraction(r) ** 2 < x:
+        r = math.nextafter(r, math.inf)
+    while r > 0 and Fraction(math.nextafter(r, 0.0)) ** 2 >= x:
+        r = math.nextafter(r, 0.0)
+    return r
+
+
 class TableSynthesizer(Publisher):
     """Synthetic rows of the declared schema from noisy marginals (select–measure–generate).
 
@@ -736,15 +770,13 @@ class TableSynthesizer(Publisher):
         return params
 
     def _charges(self, plan: Plan, n_rows: int | None) -> list[Charge]:
-        """The ledger charge of one fit: (ε, δ) in one entry, the zCDP plan in its details."""
+        """The ledger charge of one fit: its ρ-zCDP event (ρ, the stated (ε, δ) and the
+        draws), one entry; the plan in its details."""
         details = plan.details()
         if n_rows is not None and plan.n_public:  # under add/remove n is private
             details["n"] = n_rows
-        return [
-            Charge(
-                PrivacyBudget(float(self.epsilon), float(self.delta)), "TableSynthesizer", details
-            )
-        ]
+        event = zcdp_event(plan, float(self.epsilon), float(self.delta))
+        return [Charge(event, "TableSynthesizer", details)]
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         return self._charges(self._params().plan, n_rows)
