@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -22,6 +23,14 @@ def keys_fixture(tmp_path):
         save_private_key(key, tmp_path / f"{cid}.key")
         out[cid] = key
     return out
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port no process listens on at ``host`` now (the OS picks it): never a fixed one,
+    which fails whenever another process holds it."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 def write_config(tmp_path, keys, randomizer, *, client="app-1", name="collector.json", **extra):

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 import yaml
-from collector_helpers import keys_fixture, write_config  # noqa: F401
+from collector_helpers import free_port, keys_fixture, write_config  # noqa: F401
 
 from ppdp.cli import main
 from ppdp.exceptions import ParameterError
@@ -82,12 +82,13 @@ def test_serve_reads_yaml_and_says_where_it_listens_and_what_it_accepts(
     tmp_path, keys, monkeypatch, capsys
 ):
     cfg = _as_yaml(write_config(tmp_path, keys, CV))
+    port = free_port()
     (app, kw), lines, _ = _serve_lines(
-        monkeypatch, capsys, ["local", "serve", "--config", str(cfg), "--port", "8799"]
+        monkeypatch, capsys, ["local", "serve", "--config", str(cfg), "--port", str(port)]
     )
-    assert kw["host"] == "127.0.0.1" and kw["port"] == 8799 and "ssl_certfile" not in kw
+    assert kw["host"] == "127.0.0.1" and kw["port"] == port and "ssl_certfile" not in kw
     assert len(lines) == 5, lines
-    assert "survey 'test-survey' listening on http://127.0.0.1:8799" in lines[0]
+    assert f"survey 'test-survey' listening on http://127.0.0.1:{port}" in lines[0]
     assert "characteristic-vector(discrete-normal, k=4" in lines[1]
     assert "values in [0, 1] over 4 regions" in lines[1]
     assert "2 registered client(s)" in lines[1] and "20,000 per batch" in lines[1]
@@ -108,10 +109,11 @@ def test_serve_says_tls_is_on_and_https(tmp_path, keys, monkeypatch, capsys):
     for name in ("cert.pem", "key.pem"):
         (tmp_path / name).write_text("not read: uvicorn is replaced\n")
     tls = ["--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem")]
-    argv = ["local", "serve", "--config", str(cfg), "--host", "0.0.0.0", "--port", "8443", *tls]
-    (_app, kw), lines, _ = _serve_lines(monkeypatch, capsys, argv)
-    assert kw["ssl_certfile"] == str(tmp_path / "cert.pem")
-    assert "listening on https://0.0.0.0:8443" in lines[0]
+    port = free_port("0.0.0.0")
+    argv = ["local", "serve", "--config", str(cfg), "--host", "0.0.0.0", "--port", str(port)]
+    (_app, kw), lines, _ = _serve_lines(monkeypatch, capsys, [*argv, *tls])
+    assert kw["ssl_certfile"] == str(tmp_path / "cert.pem") and kw["port"] == port
+    assert f"listening on https://0.0.0.0:{port}" in lines[0]
     assert "additive(laplace, scale=0.5" in lines[1] and "values in [0, 1]" in lines[1]
     assert lines[3].startswith("ppdp local serve: TLS on")
 
