@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm, poisson
 
-from ppdp.budget import GuaranteeKind
+from ppdp.budget import Guarantee, GuaranteeKind
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.local import CharacteristicVectorRandomizer
 
@@ -154,10 +154,17 @@ def test_reference_values_of_the_algorithms_note():
     assert z3.delta_floor() == pytest.approx(1 / ZETA3, rel=1e-9)
 
 
-def test_guarantee_serialises_to_json():
-    for kw in ({"noise": "inverse-square"}, {"noise": "zeta3"}, {"noise": "poisson", "rate": 3.0}):
+def test_guarantee_round_trips_through_strict_json():
+    cases = [
+        ({"noise": "inverse-square"}, GuaranteeKind.LOCAL),
+        ({"noise": "zeta3"}, GuaranteeKind.NONE),  # δ floor 1/ζ(3) > 1e-6
+        ({"noise": "poisson", "rate": 3.0}, GuaranteeKind.NONE),  # δ floor e^-3 > 1e-6
+    ]
+    for kw, kind in cases:
         g = CharacteristicVectorRandomizer(regions=4, **kw).guarantee(1e-6)
-        json.dumps(g.to_dict())
+        text = json.dumps(g.to_dict(), allow_nan=False)  # no NaN or inf in the file
+        back = Guarantee.from_dict(json.loads(text))
+        assert back == g and back.kind is kind and back.to_dict() == g.to_dict()
 
 
 # -- randomise / estimate --------------------------------------------------------------

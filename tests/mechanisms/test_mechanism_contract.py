@@ -114,11 +114,16 @@ class MechanismContract:
         b = mech.randomise(self.valid_input, random_state=seed)
         assert np.array_equal(a, b)
 
-    def test_default_randomness_differs(self) -> None:
-        # OS entropy (RELIABILITY.md B6): 20 releases are not all equal.
+    def expected_abs_noise(self, mech: Any) -> float:
+        """E|noise| of one coordinate (Laplace: b; Gaussian: σ·√(2/π))."""
+        raise NotImplementedError
+
+    def test_default_randomness_is_fresh_noise_of_the_right_scale(self) -> None:
+        # OS entropy (RELIABILITY.md B6): 20 default releases are 20 independent draws of
+        # the calibrated noise: all distinct, and their mean |noise| is that of the noise.
         mech = self.make()
-        outs = [mech.randomise(self.valid_input) for _ in range(20)]
-        assert len({float(np.sum(o)) for o in outs}) > 1
+        outs = [float(mech.randomise(self.valid_input)) for _ in range(20)]
+        assert _fresh_draws_of_scale(outs, self.valid_input, self.expected_abs_noise(mech))
 
     def test_bad_input_rejected_without_echo(self) -> None:
         mech = self.make()
@@ -132,11 +137,35 @@ class MechanismContract:
             self.make().randomise(value, random_state=0)
 
 
+def _fresh_draws_of_scale(outs: list[float], value: float, mean_abs: float) -> bool:
+    """All draws distinct and their mean |noise| in [0.2, 3]·E|noise|.
+
+    False-positive rate for 20 draws: two grid-snapped draws coincide with probability
+    below 20²·Λ/b ≈ 1e-7; for Laplace, the mean of 20 |noise|/b is Gamma(20)/20, outside
+    [0.2, 3] with probability 1.0e-8 + 6.4e-10 (the half-normal's is smaller).
+    """
+    mean = float(np.mean(np.abs(np.asarray(outs) - value)))
+    return len(set(outs)) == len(outs) and 0.2 * mean_abs <= mean <= 3.0 * mean_abs
+
+
+def test_the_fresh_noise_check_fails_on_broken_variants() -> None:
+    mech = LaplaceMechanism(epsilon=1.0, sensitivity=2.0)
+    seeded = [float(mech.randomise(1.0, random_state=0)) for _ in range(20)]  # one seed
+    assert not _fresh_draws_of_scale(seeded, 1.0, mech.scale)
+    wide = LaplaceMechanism(epsilon=0.1, sensitivity=2.0)  # 10x the noise
+    outs = [float(wide.randomise(1.0, random_state=s)) for s in range(20)]
+    assert not _fresh_draws_of_scale(outs, 1.0, mech.scale)
+    assert _fresh_draws_of_scale(outs, 1.0, wide.scale)
+
+
 class TestLaplaceContract(MechanismContract):
     cls = LaplaceMechanism
     kwargs: ClassVar[dict[str, Any]] = {"epsilon": 1.0, "sensitivity": 2.0}
     valid_input = 123.456
     bad_input: ClassVar[Any] = [123.456, math.nan]
+
+    def expected_abs_noise(self, mech: Any) -> float:
+        return float(mech.scale)
 
 
 class TestGaussianContract(MechanismContract):
@@ -145,6 +174,9 @@ class TestGaussianContract(MechanismContract):
     valid_input = 123.456
     bad_input: ClassVar[Any] = [123.456, math.inf]
     kind = GuaranteeKind.APPROX
+
+    def expected_abs_noise(self, mech: Any) -> float:
+        return float(mech.sigma) * math.sqrt(2.0 / math.pi)
 
     @pytest.mark.parametrize("delta", [0.0, -1e-9, 1.0, 1.5, math.nan, math.inf, "1e-5", True])
     def test_bad_delta_rejected(self, delta: Any) -> None:
@@ -173,7 +205,27 @@ class TestExponentialContract(MechanismContract):
         with pytest.raises(ParameterTypeError, match="monotonic"):
             self.make(monotonic=1)
 
-    def test_default_randomness_differs(self) -> None:
+    def test_default_randomness_is_fresh_noise_of_the_right_scale(self) -> None:
+        # Equal utilities: each default draw is uniform over the 8 candidates.
         mech = self.make()
-        outs = {mech.randomise([0.0] * 8) for _ in range(40)}
-        assert len(outs) > 1
+        picks = [mech.randomise([0.0] * 8) for _ in range(800)]
+        assert _uniform_over(picks, 8)
+
+
+def _uniform_over(picks: list[int], k: int) -> bool:
+    """Every pick in ``0..k-1`` and Pearson's χ² against uniform below its 1 − 1e-6 quantile
+    (7 degrees of freedom: 40.52), so a fair chooser fails with probability 1e-6."""
+    if not all(isinstance(p, int) and 0 <= p < k for p in picks):
+        return False
+    counts = np.bincount(picks, minlength=k)
+    expected = len(picks) / k
+    return float(np.sum((counts - expected) ** 2 / expected)) < 40.52
+
+
+def test_the_uniform_choice_check_fails_on_broken_variants() -> None:
+    mech = ExponentialMechanism(epsilon=1.0, sensitivity=1.0)
+    fixed = [mech.randomise([0.0] * 8, random_state=0) for _ in range(800)]  # one seed
+    assert not _uniform_over(fixed, 8)
+    assert not _uniform_over([p % 4 for p in range(800)], 8)  # half the candidates
+    tilted = [mech.randomise([3.0] + [0.0] * 7, random_state=s) for s in range(800)]
+    assert not _uniform_over(tilted, 8)  # e^{3/2} the mass on candidate 0

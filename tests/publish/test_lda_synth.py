@@ -446,10 +446,18 @@ def test_bad_parameters_cost_nothing(kwargs, error, match) -> None:
 
 
 def test_large_epsilon_allowed_when_asked() -> None:
-    df = make_df(100)
-    DPLDASynthesizer(
+    # Refused without the flag (test_bad_parameters_cost_nothing); with it, ε = 20 is the
+    # guarantee, charged in full, and the release is a full table of the schema.
+    a = acct(25.0)
+    synth = DPLDASynthesizer(
         20.0, make_schema(), class_sizes="noisy", allow_large_epsilon=True, random_state=0
-    ).fit(df)
+    ).fit(make_df(100), accountant=a, allow_seeded=True)
+    assert a.spent == PrivacyBudget(20.0)
+    assert synth.release_.guarantee.epsilon == 20.0
+    data = synth.release_.data
+    assert len(data) == 100 and list(data.columns) == ["age", "score", "colour", "size", "y"]
+    assert data["age"].between(0, 100).all() and data["score"].between(-1, 1).all()
+    assert set(data["colour"]) <= {"red", "green", "blue"} and set(data["y"]) <= {"no", "yes"}
 
 
 def test_too_few_rows_and_low_utility_warning() -> None:
