@@ -14,7 +14,11 @@ such releases an accountant admits into a total of (ε, δ) = (4, 1e-5):
 * the EXP baseline (``ExponentialPublisher``, ε = 0.5): one exponential-mechanism event per
   table (RDP uses its bounded range, ε²/8-zCDP);
 * a mix: a Laplace histogram (ε = 0.5, L1 sensitivity 2, 16 bins) alternating with a
-  Gaussian release (ε = 0.5, δ = 1e-6, L2 sensitivity 1, 16 coordinates).
+  Gaussian release (ε = 0.5, δ = 1e-6, L2 sensitivity 1, 16 coordinates);
+* the synthesizer (``TableSynthesizer``, ε = 1, δ = 1e-9, the default tree on Adult's
+  schema) charged three ways (issue 31): its ``ZCDP`` event with its draws (what it charges),
+  the same ρ and stated (ε, δ) without the draws (PLD then has only the worst (ε, δ) pair),
+  and the bare (ε, δ) it charged before (RDP cannot take a δ > 0: refused).
 
 The counts come from :meth:`ppdp.accounting.Accountant.fits_count` (bisection on the composed
 ε at the target δ) for a single kind, and from spending one by one (alternating) for the mix;
@@ -28,16 +32,17 @@ Run::
 
 from __future__ import annotations
 
+import math
 import time
 
 from ppdp.accounting import Accountant
-from ppdp.accounting.events import Composed, PrivacyEvent
+from ppdp.accounting.events import ZCDP, Composed, EpsilonDelta, PrivacyEvent
 from ppdp.budget import PrivacyBudget
 from ppdp.datasets import load_adult
-from ppdp.exceptions import BudgetExceededError
+from ppdp.exceptions import BudgetExceededError, UnsupportedEventError
 from ppdp.learn import PrivateLogisticRegression
 from ppdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from ppdp.publish import ExponentialPublisher, LDAProjectionPublisher
+from ppdp.publish import ExponentialPublisher, LDAProjectionPublisher, TableSynthesizer
 
 TOTAL = PrivacyBudget(4.0, 1e-5)
 COMPOSITIONS = ("basic", "pld", "rdp")
@@ -65,8 +70,24 @@ def exp_event(schema) -> PrivacyEvent:
     return charge.event
 
 
-def count_one_kind(event: PrivacyEvent, composition: str) -> tuple[int, float]:
+def synth_events(schema) -> dict[str, PrivacyEvent]:
+    synth = TableSynthesizer(1.0, schema)
+    (charge,) = synth._charges(synth.plan(), None)
+    event = charge.event
+    assert isinstance(event, ZCDP)
+    return {
+        "draws": event,
+        "rho": ZCDP(rho=event.rho, epsilon=event.epsilon, delta=event.delta),
+        "pair": EpsilonDelta(epsilon=1.0, delta=1e-9),
+    }
+
+
+def count_one_kind(event: PrivacyEvent, composition: str) -> tuple[int | str, float]:
     with Accountant.in_memory(total=TOTAL, composition=composition) as acct:
+        try:
+            acct.check(event)
+        except UnsupportedEventError:
+            return "refused", math.nan
         k = acct.fits_count(event, limit=10_000)
         if k:
             acct.spend(Composed(events=(event,) * k) if k > 1 else event, mechanism="batch")
@@ -91,6 +112,7 @@ def main() -> None:
     sizes = [int((df[label] == c).sum()) for c in schema.label.classes]  # public here
     hist = LaplaceMechanism(epsilon=0.5, sensitivity=2.0, dimension=16).event
     gauss = GaussianMechanism(epsilon=0.5, delta=1e-6, sensitivity=1.0, dimension=16).event
+    synth = synth_events(schema)
     rows = [
         (
             "LDA-DP (ε=0.5, δ=1e-6, Gaussian)",
@@ -109,6 +131,18 @@ def main() -> None:
             lambda c: count_one_kind(exp_event(schema), c),
         ),
         ("Laplace histogram / Gaussian, alternating", lambda c: count_mix((hist, gauss), c)),
+        (
+            "TableSynthesizer (ε=1, δ=1e-9): ZCDP with its draws",
+            lambda c: count_one_kind(synth["draws"], c),
+        ),
+        (
+            "TableSynthesizer: ZCDP, ρ and (ε, δ) only",
+            lambda c: count_one_kind(synth["rho"], c),
+        ),
+        (
+            "TableSynthesizer: bare (ε, δ) (before issue 31)",
+            lambda c: count_one_kind(synth["pair"], c),
+        ),
     ]
     print(f"Releases that fit in a total of (ε, δ) = ({TOTAL.epsilon:g}, {TOTAL.delta:g})")
     print()
@@ -132,7 +166,7 @@ def main() -> None:
             f"| {name} | "
             + " | ".join(str(k) for k in counts)
             + " | "
-            + " / ".join(f"{e:.3f}" for e in eps)
+            + " / ".join("—" if math.isnan(e) else f"{e:.3f}" for e in eps)
             + " |"
         )
     print()
