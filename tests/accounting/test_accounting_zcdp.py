@@ -208,8 +208,7 @@ def test_synth_fits_on_a_pld_ledger_compose_their_draws(tmp_path):
         direct = direct.compose(one)
     assert spent.epsilon == pytest.approx(direct.get_epsilon_for_delta(TOTAL.delta), rel=1e-9)
     assert spent.epsilon < k * 1.0
-    # PLD is sound: never below what the draws' exact ρ gives under the best conversion
-    # the RDP closed form can reach... and never below the Gaussian part's exact ε.
+    # Sound: never below the exact ε of the Gaussian draws alone (k fits, μ = √(kΣμᵢ²)).
     gauss = [d for d in event.events if isinstance(d, Gaussian)]
     mu = math.sqrt(k * sum(1.0 / d.noise_multiplier**2 for d in gauss))
     assert spent.epsilon >= _gaussian_epsilon(mu, TOTAL.delta)
