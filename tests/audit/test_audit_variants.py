@@ -29,7 +29,6 @@ from ppdp.publish import (
     DPPCAPublisher,
     ExponentialPublisher,
     LaplacePublisher,
-    LDAProjectionPublisher,
     Publisher,
 )
 
@@ -99,29 +98,6 @@ def test_release_classes_have_no_noise_hook_but_the_constant(cls: type) -> None:
     for method in (cls.__init__, cls.fit):
         params = inspect.signature(method).parameters
         assert not [p for p in params if "multiplier" in p or "noise_factor" in p], params
-
-
-def _fitted_instances() -> list[object]:
-    df = _table()
-    X = np.random.default_rng(1).normal(size=(300, 3))
-    y = (X[:, 0] > 0).astype(int)
-    counts = [int((df.y == 0).sum()), int((df.y == 1).sum())]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", InsecureRandomnessWarning)
-        return [
-            LaplacePublisher(5.0, SCHEMA, random_state=1).fit(df),
-            ExponentialPublisher(5.0, SCHEMA, random_state=1).fit(df),
-            DPPCAPublisher(5.0, 2, SCHEMA, random_state=1).fit(df),
-            LDAProjectionPublisher(5.0, 1e-6, SCHEMA, class_counts=counts, random_state=1).fit(df),
-            PrivateLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=1).fit(X, y),
-            PrivateRBFSVM(epsilon=1.0, n_components=10, random_state=1).fit(X, y),
-        ]
-
-
-def test_fitted_release_objects_carry_no_noise_attribute_and_factor_one() -> None:
-    for obj in _fitted_instances():
-        assert not [k for k in vars(obj) if "multiplier" in k or "noise_factor" in k], vars(obj)
-        assert obj._noise_factor() == 1.0
 
 
 _ALLOWED_HOOK_DEFINITIONS = {

@@ -114,23 +114,6 @@ def _parts(folder) -> list[str]:
     return sorted(p.name for p in folder.glob("part-*.parquet"))
 
 
-def test_statistics_equal_the_in_memory_release(adult, tmp_path):
-    """DP-PCA's stage-1 statistics (noise drawn in the driver, in memory order) agree."""
-    root, _df, _schema = adult
-    kwargs = {"schema": root / "adult.json", "epsilon": 1.0, "options": {"n_components": 2}}
-    dist = publish_table_file(
-        "pca", root / "ds", output=tmp_path / "rel", random_state=3, scheduler="sync", **kwargs
-    )
-    mem = publish_table_file(
-        "pca", root / "adult.csv", output=tmp_path / "rel.csv", random_state=3, **kwargs
-    )
-    a, b = dist.release.statistics, mem.release.statistics
-    assert set(a) <= set(b) and a  # the in-memory release also keeps the projections
-    for key in a:
-        np.testing.assert_allclose(a[key], b[key], rtol=1e-9, atol=1e-12)
-    assert dist.release.guarantee.to_dict() == mem.release.guarantee.to_dict()
-
-
 def test_clipping_warning_comes_from_the_one_scan(adult, tmp_path, monkeypatch):
     root, df, _schema = adult
     spoiled = tmp_path / "spoiled"

@@ -68,6 +68,18 @@ def read_sidecar(release: PathLike) -> tuple[Path, dict[str, Any] | None]:
     return side, data
 
 
+def _output_kind(sidecar: dict[str, Any] | None) -> str:
+    """What a release file holds, from its guarantee file's method: that publisher's declared
+    :attr:`~ppdp.publish.Publisher.output_kind` (``"rows"`` without a guarantee file or for a
+    method ppdp does not register)."""
+    from ppdp.registry import PUBLISHERS
+
+    method = None if sidecar is None else sidecar.get("method")
+    if method not in PUBLISHERS:
+        return "rows"
+    return str(PUBLISHERS.load(str(method)).output_kind)
+
+
 def _check_outputs(
     output: PathLike, json_out: PathLike | None, inputs: list[tuple[str, Any]], force: bool
 ) -> list[Path]:
@@ -162,15 +174,15 @@ def report_file(
         if value is None:
             raise ParameterError(f"{flag} is required to report a released table")
     side, sidecar = read_sidecar(release)
-    if sidecar is not None and sidecar.get("method") == "groupby":
+    kind = _output_kind(sidecar)
+    if kind == "groups":
         raise ParameterError(
-            f"{str(release)!r} is a groupby release (counts and means per declared group), "
-            "not a table of rows: the report compares rows with the original. Each mean's "
-            "noise is in its mean_<column>_sd column; compare the groups with the original "
-            "yourself (custodian-side), e.g. df.groupby(...).mean()"
+            f"{str(release)!r} is a {(sidecar or {}).get('method')} release (counts and means "
+            "per declared group), not a table of rows: the report compares rows with the "
+            "original. Each mean's noise is in its mean_<column>_sd column; compare the groups "
+            "with the original yourself (custodian-side), e.g. df.groupby(...).mean()"
         )
-    lda = sidecar is not None and sidecar.get("method") == "lda-projection"
-    if holdout is not None and target is None and not lda:
+    if holdout is not None and target is None and kind != "projection":
         raise ParameterError("--holdout is only used with --target COL: give the column to predict")
     inputs = [("release", release), ("release's guarantee file", side), ("original", original)]
     paths = _check_outputs(
@@ -232,7 +244,7 @@ def _report_table(
     read, read_release = readers
     schema = Schema.from_file(schema)
     released, orig, test = read_release(release), read(original), read(holdout)
-    if sidecar is not None and sidecar.get("method") == "lda-projection":
+    if _output_kind(sidecar) == "projection":
         return lda_projection_report(orig, released, schema, sidecar, holdout=test, target=target)
     head = [str(c) for c in released.columns][:2]
     if sidecar is None and (head[:1] == ["lda_1"] or head == ["feature", "lda_1"]):
@@ -272,7 +284,7 @@ def _report_dataset(
             f"release ({str(folder)!r}) has no {SUCCESS_MARKER} marker: it is not a complete "
             "ppdp release (an interrupted or foreign folder); publish it again"
         )
-    if sidecar is not None and sidecar.get("method") == "lda-projection":
+    if _output_kind(sidecar) == "projection":
         raise ParameterError(
             f"release ({str(release)!r}): the report of an LDA projection reads its rows in "
             "memory; report it from a CSV release"

@@ -58,14 +58,11 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["BaseConfig", "Dataset", "PaperNumbers", "run_protocol"]
@@ -340,15 +337,12 @@ def run_protocol(
         config, data, results, derived, curves, non_private, chosen, paper, seeded, (elapsed, cpu),
         experiment_id=experiment_id, title=title,
     )  # fmt: skip
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(non_private, out / "non_private.csv"),
-        write_csv(curves, out / "curves.csv"),
-        write_json(config_dict(config, experiment_id), out / "config.json"),
-        _plot(plt, curves, non_private, data, config, out / "error_vs_epsilon.png", title),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(experiment_id, out, tuple(files), summary, key)
+    return write_run(
+        experiment_id, config, out, summary, key,
+        tables={"results.csv": results, "non_private.csv": non_private, "curves.csv": curves},
+        figures={"error_vs_epsilon.png": lambda p: _plot(plt, curves, non_private, data,
+                                                         config, p, title)},
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- reporting

@@ -8,7 +8,7 @@ import json
 import math
 import platform
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ __all__ = [
     "seed_sequence",
     "write_csv",
     "write_json",
+    "write_run",
     "write_text",
 ]
 
@@ -197,3 +198,27 @@ def save_figure(fig: Any, path: Path) -> Path:
     finally:
         plt.close(fig)
     return path
+
+
+def write_run(
+    experiment_id: str,
+    config: Any,
+    out: Path,
+    summary: str,
+    key: dict[str, Any],
+    *,
+    tables: Mapping[str, pd.DataFrame],
+    figures: Mapping[str, Callable[[Path], Path]],
+) -> ExperimentResult:
+    """Write a run's files into ``out`` and return its result: the one summary writer.
+
+    In the order every experiment writes them (and :attr:`ExperimentResult.files` lists
+    them): the CSV ``tables`` (file name -> frame), ``config.json``, the ``figures`` (file
+    name -> a function that draws the figure and saves it at the path given) and
+    ``summary.md``, each atomically.
+    """
+    files = [write_csv(df, out / name) for name, df in tables.items()]
+    files.append(write_json(config_dict(config, experiment_id), out / "config.json"))
+    files += [draw(out / name) for name, draw in figures.items()]
+    files.append(write_text(summary, out / "summary.md"))
+    return ExperimentResult(experiment_id, out, tuple(files), summary, key)

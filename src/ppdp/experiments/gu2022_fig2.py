@@ -19,12 +19,9 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments.gu2022_fig1 import paper_claims, summary_text
 
@@ -126,11 +123,8 @@ def run(
         "is the centralised level. `gu2022-fig3` compares with the centralised release and "
         "with the paper's split directly.\n"
     )
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(agg, out / "summary.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        gu.plot_grid(plt, agg, config, TITLE, out / "fig.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "summary.csv": agg},
+        figures={"fig.png": lambda path: gu.plot_grid(plt, agg, config, TITLE, path)},
+    )  # fmt: skip

@@ -34,14 +34,11 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -210,14 +207,11 @@ def run(
     results["owners"] = results["owners"].astype("Int64")
     paired = _paired(results)
     summary, key = _summary(config, results, paired, seeded)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(paired, out / "paired.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, paired, results, out / "fig.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "paired.csv": paired},
+        figures={"fig.png": lambda path: _plot(plt, paired, results, path)},
+    )  # fmt: skip
 
 
 def _summary(

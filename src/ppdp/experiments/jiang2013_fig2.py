@@ -33,13 +33,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._methods import LABELS, encode_like, release
 
@@ -409,13 +406,11 @@ def run(
     results["k"] = results["k"].astype("Int64")
     tests = _tests(results)
     summary, key = _summary(config, len(df), X_full.shape[1], energy, results, tests, seeded)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(energy, out / "energy.csv"),
-        write_csv(tests, out / "tests.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot_energy(plt, energy, out / "fig2a_energy.png"),
-        _plot_fnorm(plt, results, config, out / "fig2b_fnorm.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "energy.csv": energy, "tests.csv": tests},
+        figures={
+            "fig2a_energy.png": lambda path: _plot_energy(plt, energy, path),
+            "fig2b_fnorm.png": lambda path: _plot_fnorm(plt, results, config, path),
+        },
+    )  # fmt: skip

@@ -40,14 +40,11 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._methods import LABELS, PUBLISHERS, release
 
@@ -347,10 +344,8 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} split {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), results, seeded)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, results, config, out / "fig3_classification.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results},
+        figures={"fig3_classification.png": lambda path: _plot(plt, results, config, path)},
+    )  # fmt: skip

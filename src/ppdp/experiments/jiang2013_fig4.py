@@ -27,13 +27,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._methods import LABELS, release
 
@@ -337,10 +334,8 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} trial {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), h_orig, results, seeded, schema.column_names)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, results, h_orig, config, out / "fig4_entropy_kl.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results},
+        figures={"fig4_entropy_kl.png": lambda path: _plot(plt, results, h_orig, config, path)},
+    )  # fmt: skip

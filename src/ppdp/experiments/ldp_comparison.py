@@ -36,13 +36,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._ldp_oracles import ORACLES
 from ppdp.experiments._wu import bimodal_probabilities
@@ -279,11 +276,8 @@ def run(
         "cv_gaussian_worse_than_oue_everywhere": worse,
         "cv_gaussian_ratio_to_oue": {f"{r.epsilon:.4g}": r.ratio_to_oue for r in cv.itertuples()},
     }
-    files = [
-        write_csv(agg, out / "results.csv"),
-        write_csv(agg[_SUMMARY_COLUMNS], out / "summary.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, agg, out / "variance_vs_epsilon.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": agg, "summary.csv": agg[_SUMMARY_COLUMNS]},
+        figures={"variance_vs_epsilon.png": lambda path: _plot(plt, agg, path)},
+    )  # fmt: skip

@@ -23,13 +23,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -184,15 +181,15 @@ def run(
         title=f"Adult, D = {config.n_components}, {config.trials} trial(s)",
         logx=True,
     )
-    files = [
-        write_csv(results.rename(columns={"x": "epsilon_x"}), out / "results.csv"),
-        write_csv(spread, out / "score_spread.csv"),
-        write_csv(paired, out / "paired_draws.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        save_figure(fig, out / "auc_vs_epsilon.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={
+            "results.csv": results.rename(columns={"x": "epsilon_x"}),
+            "score_spread.csv": spread,
+            "paired_draws.csv": paired,
+        },
+        figures={"auc_vs_epsilon.png": lambda path: save_figure(fig, path)},
+    )  # fmt: skip
 
 
 #: Simulated noise draws per trial and ε in the paired diagnostic (``paired_draws.csv``).

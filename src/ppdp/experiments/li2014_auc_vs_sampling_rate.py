@@ -25,13 +25,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -139,13 +136,11 @@ def run(
         title=f"Adult, ε = {config.epsilon:g}, D = {config.n_components}, {config.trials} trial(s)",
         logx=True,
     )
-    files = [
-        write_csv(results.rename(columns={"x": "rate"}), out / "results.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        save_figure(fig, out / "auc_vs_sampling_rate.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results.rename(columns={"x": "rate"})},
+        figures={"auc_vs_sampling_rate.png": lambda path: save_figure(fig, path)},
+    )  # fmt: skip
 
 
 def _summary(

@@ -26,13 +26,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     require_sklearn,
     save_figure,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -245,14 +242,11 @@ def run(
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    files = [
-        write_csv(rho, out / "rho_fit_times.csv"),
-        write_csv(learn, out / "learner_times.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        save_figure(fig, out / "time.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"rho_fit_times.csv": rho, "learner_times.csv": learn},
+        figures={"time.png": lambda path: save_figure(fig, path)},
+    )  # fmt: skip
 
 
 def _summary(

@@ -30,13 +30,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "PERSONS", "STATES", "TITLE", "Config", "run", "sample_chain"]
@@ -410,11 +407,8 @@ def run(
         ignore_index=True,
     )
     summary, key = _summary(config, results, agg, scales, seeded)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(scales, out / "noise_scales.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, agg, per, out / "l1_error_vs_T.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "noise_scales.csv": scales},
+        figures={"l1_error_vs_T.png": lambda path: _plot(plt, agg, per, path)},
+    )  # fmt: skip

@@ -24,12 +24,9 @@ from ppdp.exceptions import ParameterError
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
-    config_dict,
     import_pyplot,
     save_figure,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -267,10 +264,8 @@ def run(
                 progress(done, total, f"p0={p0:g} p1={p1:g}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, results)
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, results, config, out / "noise_heatmaps.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results},
+        figures={"noise_heatmaps.png": lambda path: _plot(plt, results, config, path)},
+    )  # fmt: skip

@@ -38,13 +38,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._wu import (
     bimodal_density,
@@ -283,11 +280,8 @@ def run(
         "min_abs_phi": float(worst.abs_phi_ours),
         "wu_setting_refused": "degenerate" in refused,
     }
-    files = [
-        write_csv(table, out / "results.csv"),
-        write_csv(phi, out / "phi.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, table, config, auto_m, out / "fig1_estimates.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": table, "phi.csv": phi},
+        figures={"fig1_estimates.png": lambda path: _plot(plt, table, config, auto_m, path)},
+    )  # fmt: skip

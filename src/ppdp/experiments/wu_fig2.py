@@ -45,13 +45,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._wu import (
     bimodal_probabilities,
@@ -472,19 +469,12 @@ def run(
             }
             for a in auto_rows.itertuples()
         }
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(agg, out / "summary.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(
-            plt,
-            results[(results.tol == config.tol) & (results.seed == config.seed)],
-            highlight,
-            out / "fig2_em_start.png",
-        ),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    shown = results[(results.tol == config.tol) & (results.seed == config.seed)]
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "summary.csv": agg},
+        figures={"fig2_em_start.png": lambda path: _plot(plt, shown, highlight, path)},
+    )  # fmt: skip
 
 
 def _auto_section(

@@ -25,13 +25,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._wu import (
     bimodal_probabilities,
@@ -248,12 +245,8 @@ def run(
         "delta_at_16": float(delta16),
         "map_success_uniform_prior": float(map_uniform),
     }
-    files = [
-        write_csv(table, out / "results.csv"),
-        write_csv(trials_df, out / "trials.csv"),
-        write_csv(guar, out / "guarantee.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, table, title, out / "fig3_estimate.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": table, "trials.csv": trials_df, "guarantee.csv": guar},
+        figures={"fig3_estimate.png": lambda path: _plot(plt, table, title, path)},
+    )  # fmt: skip

@@ -25,13 +25,10 @@ from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
-    config_dict,
     import_pyplot,
     save_figure,
     seed_sequence,
-    write_csv,
-    write_json,
-    write_text,
+    write_run,
 )
 from ppdp.experiments._wu import (
     bimodal_probabilities,
@@ -222,11 +219,8 @@ def run(
         "slopes": {f"{s:g}": slopes[s] for s in config.sigmas},
         "epsilons": {f"{s:g}": eps[s] for s in config.sigmas},
     }
-    files = [
-        write_csv(results, out / "results.csv"),
-        write_csv(agg, out / "summary.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
-        _plot(plt, agg, eps, out / "fig4_loss_vs_n.png"),
-        write_text(summary, out / "summary.md"),
-    ]
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return write_run(
+        ID, config, out, summary, key,
+        tables={"results.csv": results, "summary.csv": agg},
+        figures={"fig4_loss_vs_n.png": lambda path: _plot(plt, agg, eps, path)},
+    )  # fmt: skip

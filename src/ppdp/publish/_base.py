@@ -164,6 +164,11 @@ class Publisher(ValidatedParams):
     #: True when the release has one row per input row: distributed input then needs an
     #: ``output`` folder, written inside :meth:`fit`.
     row_level_output: ClassVar[bool] = False
+    #: What the release's file holds, for the readers of release files (``ppdp report``):
+    #: ``"rows"`` (rows of the schema, compared with the original), ``"groups"`` (one row
+    #: per declared group) or ``"projection"`` (LDA projections or directions, which the
+    #: guarantee file carries too).
+    output_kind: ClassVar[str] = "rows"
 
     @property
     def scan_note(self) -> str | None:
@@ -520,6 +525,16 @@ class Publisher(ValidatedParams):
     def guarantee(self) -> Guarantee:
         """The guarantee of the fitted release."""
         return self._check_fitted().guarantee
+
+    def output_table(self) -> pd.DataFrame | None:
+        """The table a file workflow writes for the fitted release (default: its data).
+
+        Post-processing of the release: it reads nothing of the private table."""
+        return self._check_fitted().data
+
+    def guarantee_fields(self) -> dict[str, Any]:
+        """What the release's guarantee file carries beside the guarantee (default: nothing)."""
+        return {}
 
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters (scikit-learn style)."""

@@ -216,43 +216,6 @@ def planned_remaining(acct: Any, charges: list[Any]) -> Any:
     return acct.remaining_after(events[0] if len(events) == 1 else Composed(events=events))
 
 
-def _projection_table(publisher: Any) -> Any:
-    """The table to write for lda-projection: the projections, or the direction(s)."""
-    import pandas as pd
-
-    release = publisher.release_
-    if release.data is not None:
-        return release.data
-    W = release.statistics["directions"]
-    table = pd.DataFrame(W, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
-    table.insert(0, "feature", list(publisher.schema.feature_names))
-    return table
-
-
-def _projection_sidecar(publisher: Any) -> dict[str, Any]:
-    """The directions, feature names and row scale an lda-projection sidecar carries."""
-    stats = publisher.release_.statistics
-    return {
-        "directions": stats["directions"].tolist(),
-        "features": list(publisher.schema.feature_names),
-        "row_scale": float(stats["scale"][0]),
-    }
-
-
-def _plain_table(publisher: Any) -> Any:
-    return publisher.release_.data
-
-
-def _no_extra(publisher: Any) -> dict[str, Any]:
-    return {}
-
-
-#: How a method's release becomes a table and what its sidecar adds (default: its data).
-_OUTPUTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], dict[str, Any]]]] = {
-    "lda-projection": (_projection_table, _projection_sidecar),
-}
-
-
 def write_table(
     df: Any, path: Path, *, name: str | None = None, sep: str = ",", decimal: str = "."
 ) -> None:
@@ -632,11 +595,10 @@ def publish_table_file(
         if acct is not None:
             acct.close()
     release = publisher.release_
-    table_of, extra = _OUTPUTS.get(method, (_plain_table, _no_extra))
-    table = table_of(publisher)
+    table = publisher.output_table()
     if table is None:  # pragma: no cover - every table publisher releases data
         raise RuntimeError(f"{method} released no table")
-    sidecar = sidecar_text(method, release, ledger, extra(publisher))
+    sidecar = sidecar_text(method, release, ledger, publisher.guarantee_fields())
     tell(f"writing {out}")
     try:
         with atomic_paths(side, out) as (tmp_side, tmp_out):

@@ -383,6 +383,7 @@ class GroupByPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    output_kind: ClassVar[str] = "groups"
     _params_type = GroupByParams
     _constraints = GROUPBY_CONSTRAINTS
 

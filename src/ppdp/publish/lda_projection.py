@@ -464,6 +464,7 @@ class LDAProjectionPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    output_kind: ClassVar[str] = "projection"
     _params_type = LDAProjectionParams
     _constraints = LDA_PROJECTION_CONSTRAINTS
 
@@ -886,6 +887,27 @@ class LDAProjectionPublisher(Publisher):
     def directions_(self) -> NDArray[np.float64]:
         """The released unit direction(s), shape (p, r), in the scaled-record space."""
         return self._check_fitted().statistics["directions"]
+
+    def output_table(self) -> pd.DataFrame:
+        """The table a file workflow writes: the released projections, or (``release=
+        "direction"``) the direction(s), one row per feature."""
+        release = self._check_fitted()
+        if release.data is not None:
+            return release.data
+        W = release.statistics["directions"]
+        table = pd.DataFrame(W, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
+        table.insert(0, "feature", list(self.schema.feature_names))
+        return table
+
+    def guarantee_fields(self) -> dict[str, Any]:
+        """The direction(s), the feature names and the row scale: what the report and the
+        projection of new rows need from the guarantee file."""
+        stats = self._check_fitted().statistics
+        return {
+            "directions": stats["directions"].tolist(),
+            "features": list(self.schema.feature_names),
+            "row_scale": float(stats["scale"][0]),
+        }
 
     def transform(self, df: pd.DataFrame) -> NDArray[np.float64]:
         """Project a table on the released direction(s): ``(encode(df)/R)·W``.

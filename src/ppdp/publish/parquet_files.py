@@ -266,16 +266,14 @@ def readback(publisher: Any, out: Path) -> Any:
     return frame
 
 
-def _write_rows(
-    publisher: Any, method: str, staged: Path, n_rows: int, *, scheduler: Any, table_of: Any
-) -> None:
+def _write_rows(publisher: Any, method: str, staged: Path, n_rows: int, *, scheduler: Any) -> None:
     """A statistics release's rows, written into ``staged`` (post-processing: no spend)."""
     import pandas as pd
 
     from ppdp.data.distributed import write_parquet_dataset
 
-    if table_of is not None:
-        write_parquet_dataset([table_of(publisher)], staged, scheduler=scheduler)
+    if _computes_table(publisher):
+        write_parquet_dataset([publisher.output_table()], staged, scheduler=scheduler)
         return
     sampler = row_sampler(publisher)
     if sampler is not None:
@@ -301,7 +299,15 @@ def _takes_output(publisher: Any) -> bool:
     return type(publisher)._check_output is not Publisher._check_output
 
 
-def writes_rows(publisher: Any, method: str, has_table: bool) -> str:
+def _computes_table(publisher: Any) -> bool:
+    """A publisher whose written table is computed from its release (it overrides
+    :meth:`Publisher.output_table`: the LDA projection's direction table)."""
+    from ppdp.publish._base import Publisher
+
+    return type(publisher).output_table is not Publisher.output_table
+
+
+def writes_rows(publisher: Any, method: str) -> str:
     """How a distributed release becomes rows: ``"fit"``, ``"table"`` or ``"sample"``.
 
     ``"fit"``: ``fit`` writes them to ``output`` (row-level publishers, and the synthesizers
@@ -320,7 +326,7 @@ def writes_rows(publisher: Any, method: str, has_table: bool) -> str:
         )
     if getattr(publisher, "row_level_output", False) or _takes_output(publisher):
         return "fit"
-    if has_table:
+    if _computes_table(publisher):
         return "table"
     if row_sampler(publisher) is not None:
         return "sample"
@@ -391,8 +397,7 @@ def publish_dataset(
         ledger=ledger,
         tell=tell,
     )
-    table_of = pf._OUTPUTS.get(method, (None, None))[0]
-    how = writes_rows(publisher, method, table_of is not None)
+    how = writes_rows(publisher, method)
     acct = Accountant.open_existing(ledger) if ledger else None
     state: pf.LedgerState | None = None
     staged = staging_folder(out)
@@ -469,13 +474,15 @@ def publish_dataset(
             tell(f"{pf.rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
             try:
                 if how != "fit":
-                    _write_rows(
-                        publisher, method, staged, n_rows, scheduler=sched, table_of=table_of
-                    )
-                extra = pf._OUTPUTS.get(method, (None, pf._no_extra))[1]
+                    _write_rows(publisher, method, staged, n_rows, scheduler=sched)
                 written = folder_rows(staged)
                 text = pf.sidecar_text(
-                    method, release, ledger, extra(publisher), rows=written, folder=True
+                    method,
+                    release,
+                    ledger,
+                    publisher.guarantee_fields(),
+                    rows=written,
+                    folder=True,
                 )
                 move_into_place(staged, out, [(side, text)])
             except OSError as exc:

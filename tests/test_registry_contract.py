@@ -1,0 +1,425 @@
+"""The contract every registered publisher and learner meets (issue 31).
+
+Parametrised over :data:`ppdp.registry.PUBLISHERS` and :data:`ppdp.registry.LEARNERS`, so a
+newly registered mechanism is checked without an edit here (a new *required* flag needs an
+example value in :data:`EXAMPLES`, and the test says so):
+
+- the budget is checked before the data are read, then charged, then the release is made:
+  a ledger too small refuses it with nothing spent and nothing released; a large enough one
+  records exactly the release's guarantee, under the release's ledger indices;
+- bad input (ε ≤ 0, a table whose declared column is missing and an unknown one present) is
+  one line naming the parameter or column, with nothing spent and nothing written;
+- the file workflow writes the guarantee file (a model file for a learner), and it reads
+  back as the release's guarantee;
+- a seeded release from a Parquet dataset (two files, Dask's threads scheduler) states the
+  same guarantee and the same noisy statistics as the in-memory release;
+- the audits' noise hook is unreachable from ``fit``: the class keeps the base's hook, the
+  fitted object returns the release factor 1, and only the audit variant changes it, whose
+  ``fit`` refuses an accountant.
+
+Each test runs in well under a second per mechanism (a 400-row table).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.accounting import Accountant
+from ppdp.audit import half_noise, is_noise_variant
+from ppdp.budget import Guarantee, PrivacyBudget
+from ppdp.data import Schema
+from ppdp.evaluate.files import read_sidecar
+from ppdp.exceptions import BudgetExceededError, DataValidationError, ParameterError
+from ppdp.learn import PrivateClassifierBase, read_model
+from ppdp.learn.files import build_learner, train_model_file
+from ppdp.publish import Publisher
+from ppdp.publish.files import build_publisher, publish_table_file
+from ppdp.registry import LEARNERS, PUBLISHERS
+
+N = 400
+SEED = 3
+SCHEMA = Schema.from_dict(
+    {
+        "columns": [
+            {"name": "x", "type": "numeric", "lower": 0, "upper": 10},
+            {"name": "z", "type": "numeric", "lower": -1, "upper": 1},
+            {"name": "c", "type": "categorical", "categories": ["a", "b", "c"]},
+        ],
+        # public class counts: what lda-projection takes by default
+        "label": {"name": "y", "classes": [0, 1], "public_counts": [N // 2, N // 2]},
+    }
+)
+#: A value for every flag that some registered method requires.
+EXAMPLES: dict[str, Any] = {"--components": 2, "--delta": 1e-6}
+#: Learner parameters that keep a fit fast, given to the learners that take them.
+FAST: dict[str, Any] = {"n_components": 15, "rho_max_iter": 30, "feature_random_state": 1}
+#: Mechanisms whose release ignores the audit noise hook (their audit variant draws exactly
+#: the release's noise, so a half-noise control of them would be vacuous): known gaps.
+HOOK_UNUSED = {"synth", "lda-synth"}
+
+
+def _table(n: int = N) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], n // 2)
+    rng.shuffle(y)
+    return pd.DataFrame(
+        {
+            "x": np.clip(rng.normal(4.0 + 2.0 * y, 1.5), 0, 10),
+            "z": rng.uniform(-1, 1, n),
+            "c": rng.choice(list("abc"), n),
+            "y": y,
+        }
+    )
+
+
+def _public() -> pd.DataFrame:
+    return _table(60).drop(columns="y")
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded-noise and low-utility warnings
+        yield
+
+
+# -- building each registered mechanism ------------------------------------------------------
+
+
+def _publisher(name: str, epsilon: float = 2.0, seed: int | None = SEED) -> Publisher:
+    missing = [f for f in PUBLISHERS.entry(name).required if f not in EXAMPLES]
+    assert not missing, f"give EXAMPLES a value for {missing} (required by {name})"
+    options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
+    pub = build_publisher(name, epsilon=epsilon, schema=SCHEMA, random_state=seed, options=options)
+    assert isinstance(pub, Publisher)
+    return pub
+
+
+def _learner_options(name: str) -> dict[str, Any]:
+    accepted = set(LEARNERS.load(name)._get_param_names())
+    return {k: v for k, v in {**FAST, "schema": SCHEMA}.items() if k in accepted}
+
+
+def _needs_public(name: str) -> bool:
+    return "public_X" in LEARNERS.load(name)._get_param_names()
+
+
+def _learner(name: str, epsilon: float = 1.0, seed: int | None = SEED) -> PrivateClassifierBase:
+    est = build_learner(
+        name,
+        schema=SCHEMA,
+        epsilon=epsilon,
+        random_state=seed,
+        public_X=_public() if _needs_public(name) else None,
+        options=_learner_options(name),
+    )
+    assert isinstance(est, PrivateClassifierBase)
+    return est
+
+
+def _accountant(total: PrivacyBudget | None = None) -> Accountant:
+    return Accountant.in_memory(total=total or PrivacyBudget(10.0, 1e-3))
+
+
+def _ledger_file(tmp_path: Path) -> Path:
+    path = tmp_path / "budget.db"
+    Accountant.open(path, dataset_id="contract", total=PrivacyBudget(10.0, 1e-3)).close()
+    return path
+
+
+def _spent(path: Path) -> PrivacyBudget:
+    acct = Accountant.open_existing(path)
+    try:
+        return acct.spent
+    finally:
+        acct.close()
+
+
+def _parquet(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    df = _table()
+    df.iloc[:250].to_parquet(folder / "part-0.parquet", index=False)
+    df.iloc[250:].to_parquet(folder / "part-1.parquet", index=False)
+    return folder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` and its bytes (the ledger's too: nothing recorded)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _cost(guarantee: Guarantee) -> PrivacyBudget:
+    return PrivacyBudget(guarantee.epsilon, guarantee.delta)
+
+
+def _one_line(message: str, *words: str) -> None:
+    assert "\n" not in message, message
+    for word in words:
+        assert word in message, message
+
+
+PUBLISHER_NAMES = PUBLISHERS.names()
+LEARNER_NAMES = LEARNERS.names()
+
+
+def test_the_registry_is_what_is_checked() -> None:
+    """Guards the parametrisation: every mechanism of the registry, each once."""
+    assert len(PUBLISHER_NAMES) == len(set(PUBLISHER_NAMES)) >= 7
+    assert len(LEARNER_NAMES) == len(set(LEARNER_NAMES)) >= 4
+    assert set(PUBLISHER_NAMES) >= HOOK_UNUSED
+    for name in PUBLISHER_NAMES:
+        assert issubclass(PUBLISHERS.load(name), Publisher)
+        assert PUBLISHERS.load(name).output_kind in ("rows", "groups", "projection")
+    for name in LEARNER_NAMES:
+        assert issubclass(LEARNERS.load(name), PrivateClassifierBase)
+
+
+# -- budget checked, charged, released -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PUBLISHER_NAMES)
+def test_publisher_checks_then_charges_then_releases(name: str) -> None:
+    pub = _publisher(name)
+    cost = pub.privacy_budget()
+    small = _accountant(PrivacyBudget(cost.epsilon / 2, max(cost.delta, 1e-3)))
+    with pytest.raises(BudgetExceededError):
+        pub.fit(_table(), accountant=small, allow_seeded=True)
+    assert small.history() == [] and getattr(pub, "release_", None) is None
+
+    acct = _accountant()
+    pub.fit(_table(), accountant=acct, allow_seeded=True)
+    release = pub.release_
+    assert acct.spent == cost == _cost(release.guarantee)
+    assert cost.epsilon == pytest.approx(2.0, rel=1e-12)  # the ε asked for, all of it
+    assert [r.index for r in acct.history()] == list(release.ledger_indices) != []
+    assert pub.output_table() is not None
+
+
+@pytest.mark.parametrize("name", LEARNER_NAMES)
+def test_learner_checks_then_charges_then_releases(name: str) -> None:
+    est = _learner(name)
+    small = _accountant(PrivacyBudget(0.5, 1e-3))
+    with pytest.raises(BudgetExceededError):
+        est.fit(_table(), accountant=small, allow_seeded=True)
+    assert small.history() == [] and getattr(est, "coef_", None) is None
+
+    acct = _accountant()
+    est.fit(_table(), accountant=acct, allow_seeded=True)
+    assert acct.spent == _cost(est.guarantee_) == PrivacyBudget(1.0)
+    assert [r.index for r in acct.history()] == list(est.ledger_indices_) != []
+
+
+# -- bad input: one line, nothing spent, nothing written ---------------------------------------
+
+
+BAD_EPSILONS = [0.0, -1.0]
+
+
+@pytest.mark.parametrize("epsilon", BAD_EPSILONS)
+@pytest.mark.parametrize("name", PUBLISHER_NAMES)
+def test_publisher_bad_epsilon_spends_and_writes_nothing(name, epsilon, tmp_path) -> None:
+    ledger, out = _ledger_file(tmp_path), tmp_path / "out.csv"
+    (tmp_path / "in.csv").write_text(_table().to_csv(index=False), encoding="utf-8")
+    options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
+    before = _files(tmp_path)
+    with pytest.raises(ParameterError) as info:
+        publish_table_file(
+            name, tmp_path / "in.csv", schema=SCHEMA, output=out, epsilon=epsilon,
+            options=options, ledger=ledger,
+        )  # fmt: skip
+    _one_line(str(info.value), "epsilon", repr(epsilon))
+    assert _files(tmp_path) == before  # no output, and the ledger's bytes unchanged
+    assert _spent(ledger) == PrivacyBudget(0.0)
+
+
+@pytest.mark.parametrize("epsilon", BAD_EPSILONS)
+@pytest.mark.parametrize("name", LEARNER_NAMES)
+def test_learner_bad_epsilon_spends_and_writes_nothing(name, epsilon, tmp_path) -> None:
+    acct, out = _accountant(), tmp_path / "model.json"
+    with pytest.raises(ParameterError) as info:
+        train_model_file(
+            name, _table(), schema=SCHEMA, output=out, epsilon=epsilon, accountant=acct,
+            public=_public() if _needs_public(name) else None,
+        )  # fmt: skip
+    _one_line(str(info.value), "epsilon", repr(epsilon))
+    assert acct.history() == [] and list(tmp_path.iterdir()) == []
+
+
+def _renamed() -> pd.DataFrame:
+    """The table with its declared column ``z`` missing and an unknown one in its place."""
+    return _table().rename(columns={"z": "unknown"})
+
+
+@pytest.mark.parametrize("name", PUBLISHER_NAMES)
+def test_publisher_unknown_column_spends_and_writes_nothing(name, tmp_path) -> None:
+    ledger, out = _ledger_file(tmp_path), tmp_path / "out.csv"
+    (tmp_path / "in.csv").write_text(_renamed().to_csv(index=False), encoding="utf-8")
+    options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
+    before = _files(tmp_path)
+    with pytest.raises(DataValidationError) as info:
+        publish_table_file(
+            name, tmp_path / "in.csv", schema=SCHEMA, output=out, epsilon=1.0,
+            options=options, ledger=ledger, random_state=SEED, allow_seeded=True,
+        )  # fmt: skip
+    _one_line(str(info.value), "'z'")
+    assert _files(tmp_path) == before  # no output, and the ledger's bytes unchanged
+    assert _spent(ledger) == PrivacyBudget(0.0)
+
+
+@pytest.mark.parametrize("name", LEARNER_NAMES)
+def test_learner_unknown_column_spends_and_writes_nothing(name, tmp_path) -> None:
+    acct = _accountant()
+    with pytest.raises(DataValidationError) as info:
+        train_model_file(
+            name, _renamed(), schema=SCHEMA, output=tmp_path / "model.json", epsilon=1.0,
+            accountant=acct, random_state=SEED, allow_seeded=True,
+            public=_public() if _needs_public(name) else None,
+        )  # fmt: skip
+    _one_line(str(info.value), "'z'")
+    assert acct.history() == [] and list(tmp_path.iterdir()) == []
+
+
+# -- the guarantee file ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PUBLISHER_NAMES)
+def test_publisher_writes_a_readable_guarantee_file(name, tmp_path) -> None:
+    ledger, out = _ledger_file(tmp_path), tmp_path / "out.csv"
+    (tmp_path / "in.csv").write_text(_table().to_csv(index=False), encoding="utf-8")
+    options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
+    result = publish_table_file(
+        name, tmp_path / "in.csv", schema=SCHEMA, output=out, epsilon=1.0, options=options,
+        ledger=ledger, random_state=SEED, allow_seeded=True,
+    )  # fmt: skip
+    side, content = read_sidecar(out)
+    assert side == result.sidecar and content is not None and out.is_file()
+    release = result.release
+    assert Guarantee.from_dict(content["guarantee"]) == release.guarantee
+    assert content["method"] == name and content["seeded"] is True
+    assert content["ledger_indices"] == list(release.ledger_indices)
+    # what the publisher adds is there, JSON-exact
+    extra = json.loads(json.dumps(result.publisher.guarantee_fields()))
+    assert {k: content[k] for k in extra} == extra
+    assert _spent(ledger) == _cost(release.guarantee) == result.cost
+
+
+@pytest.mark.parametrize("name", LEARNER_NAMES)
+def test_learner_writes_a_readable_model_file_with_its_guarantee(name, tmp_path) -> None:
+    acct = _accountant()
+    result = train_model_file(
+        name, _table(), schema=SCHEMA, output=tmp_path / "model.json", epsilon=1.0,
+        accountant=acct, random_state=SEED, allow_seeded=True, options=_fast_options(name),
+        public=_public() if _needs_public(name) else None,
+    )  # fmt: skip
+    model = read_model(result.path)
+    assert model.guarantee == result.guarantee == result.estimator.guarantee_
+    assert model.estimator_name == LEARNERS.entry(name).class_name
+    assert acct.spent == _cost(model.guarantee)
+
+
+def _fast_options(name: str) -> dict[str, Any]:
+    return {k: v for k, v in _learner_options(name).items() if k != "schema"}
+
+
+# -- in memory equals Dask for a seed ----------------------------------------------------------
+
+DISTRIBUTED_PUBLISHERS = [n for n in PUBLISHER_NAMES if PUBLISHERS.load(n).supports_distributed]
+DISTRIBUTED_LEARNERS = [n for n in LEARNER_NAMES if LEARNERS.load(n).supports_distributed]
+
+
+@pytest.mark.parametrize("name", DISTRIBUTED_PUBLISHERS)
+def test_publisher_dask_release_equals_the_in_memory_one(name, tmp_path) -> None:
+    """The statistics are drawn in the driver from the same source as in memory; rows that a
+    row-level release writes partition by partition come from per-partition streams, so they
+    are compared in shape only (their law: the publishers' own distributed tests)."""
+    pytest.importorskip("dask.dataframe")
+    mem = _publisher(name).fit(_table())
+    dist = _publisher(name)
+    output = tmp_path / "out" if dist.row_level_output else None
+    dist.fit(_parquet(tmp_path), scheduler="threads", output=output)
+    a, b = mem.release_, dist.release_
+    assert b.guarantee == a.guarantee
+    shared = sorted(set(a.statistics) & set(b.statistics))
+    assert shared or not a.statistics, (sorted(a.statistics), sorted(b.statistics))
+    for key in shared:
+        np.testing.assert_array_equal(b.statistics[key], a.statistics[key], err_msg=key)
+    if output is not None:
+        rows = b.data.compute()
+        assert list(rows.columns) == list(a.data.columns) and len(rows) == len(a.data)
+    # another seed draws another release: the equality above is not vacuous
+    other = _publisher(name, seed=SEED + 1).fit(_table()).release_
+    assert any(not np.array_equal(other.statistics[k], a.statistics[k]) for k in shared) or (
+        not shared and not other.data.equals(a.data)
+    )
+
+
+@pytest.mark.parametrize("name", DISTRIBUTED_LEARNERS)
+def test_learner_dask_model_equals_the_in_memory_one(name, tmp_path) -> None:
+    pytest.importorskip("dask.dataframe")
+    mem = _learner(name).fit(_table())
+    dist = _learner(name).fit(_parquet(tmp_path), scheduler="threads")
+    assert dist.guarantee_.to_dict() == mem.guarantee_.to_dict()
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=0, atol=1e-9)
+    if hasattr(mem, "intercept_"):
+        np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=0, atol=1e-9)
+    other = _learner(name, seed=SEED + 1).fit(_table())
+    assert np.max(np.abs(other.coef_ - mem.coef_)) > 1e-6
+
+
+# -- the audit's noise hook is out of reach of fit ---------------------------------------------
+
+
+def _base(cls: type) -> type:
+    return Publisher if issubclass(cls, Publisher) else PrivateClassifierBase
+
+
+def _check_hook(cls: type, fitted: Any, refuse: Any) -> None:
+    assert cls._noise_factor is _base(cls)._noise_factor and not is_noise_variant(cls)
+    assert fitted._noise_factor() == 1.0
+    assert not [k for k in vars(fitted) if "multiplier" in k or "noise_factor" in k]
+    acct = _accountant()
+    with pytest.raises(ParameterError, match=r"^accountant \(Accountant\) must be None"):
+        refuse(acct)
+    assert acct.history() == []
+
+
+def _same_release(a: Any, b: Any) -> bool:
+    """Equal noisy statistics and equal released rows."""
+    if sorted(a.statistics) != sorted(b.statistics):
+        return False
+    stats = all(np.array_equal(a.statistics[k], b.statistics[k]) for k in a.statistics)
+    rows = (a.data is None) == (b.data is None) and (a.data is None or a.data.equals(b.data))
+    return stats and rows
+
+
+@pytest.mark.parametrize("name", PUBLISHER_NAMES)
+def test_publisher_audit_hook_is_unreachable_from_fit(name) -> None:
+    cls = PUBLISHERS.load(name)
+    pub = _publisher(name, epsilon=0.2).fit(_table())
+    params = pub.get_params()
+    _check_hook(cls, pub, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
+    # the hook is live in the audit variant alone: the same seed draws other noise
+    half = half_noise(cls)(**params).fit(_table()).release_
+    if name in HOOK_UNUSED:
+        assert _same_release(half, pub.release_), f"{name} now draws through the hook: update"
+    else:
+        assert not _same_release(half, pub.release_)
+
+
+@pytest.mark.parametrize("name", LEARNER_NAMES)
+def test_learner_audit_hook_is_unreachable_from_fit(name) -> None:
+    cls = LEARNERS.load(name)
+    est = _learner(name).fit(_table())
+    params = est.get_params()
+    _check_hook(cls, est, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
+    half = half_noise(cls)(**params).fit(_table())
+    assert not np.array_equal(half.coef_, est.coef_)
