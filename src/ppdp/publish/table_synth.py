@@ -47,6 +47,7 @@ from ppdp.publish.table_synth_model import (
     TABLE_L2_SENSITIVITY,
     UTILITY_SENSITIVITY,
     Bins,
+    EdgeForm,
     FineHistograms,
     JointModel,
     MarginalCounts,
@@ -62,11 +63,12 @@ from ppdp.publish.table_synth_model import (
     fine_codes,
     fine_histogram,
     fit_joint,
-    group_table,
+    form_table,
     measure_table,
     noisy_total,
     occupied_bins,
     quantile_cuts,
+    resolutions,
     sample_codes,
     sample_codes_given_classes,
     sample_joint,
@@ -210,7 +212,10 @@ class Plan:
             "edge_selections": self.n_select,
             "epsilon_per_selection": self.epsilon_select,
             "edge_tables": self.n_second,
-            "edge_levels": "rare codes merged (< 3σ in round 1)" if self.compresses else "codes",
+            "edge_levels": ("rare codes merged (< 3σ in round 1)" if self.compresses else "codes")
+            + "; ordered columns also at coarser resolutions (neighbouring codes merged), "
+            + ("with or without the label axis, " if self.label is not None else "")
+            + "each edge's form chosen with it",
             "sigma_edge_tables": self.sigma_second,
             "table_sensitivity_l2": self.table_sensitivity,
             "utility_sensitivity": self.utility_sensitivity,
@@ -875,7 +880,7 @@ class TableSynthesizer(Publisher):
     def _measure_all(
         self, plan: Plan, counts: MarginalCounts, source: RandomSource
     ) -> tuple[
-        list[Measurement], list[tuple[int, int]], list[Measurement], dict[int, NDArray[np.int64]]
+        list[Measurement], list[tuple[int, int]], list[Measurement], dict[tuple[int, int], EdgeForm]
     ]:
         """Every private step of ``fit``, in order (first tables, selection, edge tables).
 
@@ -889,12 +894,16 @@ class TableSynthesizer(Publisher):
             return first, [], [], {}
         total = _row_count(plan, counts, first)
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
-        levels = (
-            {a: compress_levels(v, plan.sigma_first) for a, v in by_attr.items()}
-            if plan.compresses
-            else {}
-        )
-        edges = select_tree(
+        # Each feature's finest level map (chow-liu: rare codes merged, from round 1), then
+        # its coarser resolutions (from the schema).
+        maps = {
+            a: [
+                compress_levels(by_attr[a], plan.sigma_first) if plan.compresses else None,
+                *resolutions(plan.bins, a)[1:],
+            ]
+            for a in plan.features
+        }
+        edges, forms = select_tree(
             counts,
             sizes,
             plan.features,
@@ -903,27 +912,25 @@ class TableSynthesizer(Publisher):
             plan.epsilon_select,
             plan.sigma_second,
             source,
-            levels,
+            maps,
             total=total,
             utility_sensitivity=plan.utility_sensitivity,
             forced=plan.forced,
         )
         pre = (plan.label,) if plan.label is not None else ()
-        lead = (None,) * len(pre)
-        second = [
-            measure_table(
-                group_table(counts.table(pre + e), (*lead, levels.get(e[0]), levels.get(e[1]))),
-                pre + e,
-                plan.sigma_second,
-                source,
-            )
-            for e in edges
-        ]
-        return first, edges, second, levels
+        second = []
+        for e in edges:
+            form = forms[e]
+            exact = counts.table(pre + e).reshape(-1, sizes[e[0]], sizes[e[1]])
+            clique = pre + e if form.labelled else e
+            shown = form_table(exact, form, plan.label)
+            shown = shown.reshape(shown.shape[1:]) if len(clique) == 2 else shown
+            second.append(measure_table(shown, clique, plan.sigma_second, source))
+        return first, edges, second, forms
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
         """Measure, select and estimate; keep the model; the release without rows."""
-        first, edges, second, levels = self._measure_all(plan, counts, source)
+        first, edges, second, forms = self._measure_all(plan, counts, source)
         n = _row_count(plan, counts, first)
         sizes = plan.bins.sizes
         model: Model | JointModel
@@ -938,7 +945,7 @@ class TableSynthesizer(Publisher):
                 {m.clique[-1]: m for m in first},
                 edges,
                 {e: m for e, m in zip(edges, second, strict=True)},
-                levels=levels,
+                forms=forms,
             )
         self._model = model
         self._plan = plan
@@ -947,13 +954,16 @@ class TableSynthesizer(Publisher):
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values for m in first + second
         }
-        # How the edge tables' levels map to codes (post-processing of round 1; needed to
-        # read the compressed edge tables).
-        statistics |= {"levels:" + names[a]: v for a, v in levels.items()}
+        # How each edge table's levels map to codes (public: the schema's resolutions, and
+        # under chow-liu round 1's merges of rare codes), needed to read the edge tables.
+        for (i, j), form in forms.items():
+            for a, mp in zip((i, j), form.maps, strict=True):
+                if mp is not None:
+                    statistics[f"levels:{names[i]}|{names[j]}:{names[a]}"] = mp
         return Release(
             data=None,
             encoded=None,
-            guarantee=self._guarantee(plan, n, edges),
+            guarantee=self._guarantee(plan, n, edges, forms),
             statistics=statistics,
         )
 
@@ -1021,8 +1031,15 @@ class TableSynthesizer(Publisher):
         bins = plan.bins.with_cuts(cuts, weights)
         return dataclasses.replace(plan, bins=bins), released
 
-    def _guarantee(self, plan: Plan, n: int, edges: list[tuple[int, int]]) -> Guarantee:
+    def _guarantee(
+        self,
+        plan: Plan,
+        n: int,
+        edges: list[tuple[int, int]],
+        forms: Mapping[tuple[int, int], EdgeForm] | None = None,
+    ) -> Guarantee:
         names = plan.bins.names
+        shown = forms or {}
         return Guarantee.approx(
             float(self.epsilon),
             float(self.delta),
@@ -1052,6 +1069,15 @@ class TableSynthesizer(Publisher):
             details={
                 **plan.details(),
                 "edges": [[names[i], names[j]] for i, j in edges],
+                **(
+                    {
+                        "edge_tables_shape": [
+                            shown[e].describe(plan.bins.sizes, e, plan.label) for e in edges
+                        ]
+                    }
+                    if shown
+                    else {}
+                ),
                 **(
                     {"cuts": {names[a]: list(c) for a, c in plan.bins.cuts.items()}}
                     if plan.bins.cuts

@@ -701,6 +701,94 @@ def draw_tables(
     return flat + draw
 
 
+# -- edge forms ----------------------------------------------------------------------------
+
+#: An ordered column's edge tables may merge its neighbouring codes: each coarser
+#: resolution halves the number of levels of the one before, down to this many.
+MIN_COARSE_LEVELS = 4
+
+
+def resolutions(bins: Bins, a: int) -> list[NDArray[np.int64] | None]:
+    """The level maps an edge table may read attribute ``a`` at, finest first (public).
+
+    ``None`` is the codes themselves. An equal-width or cut numeric column (whose bounds
+    keep their own first and last codes) and an integer column of at least
+    ``2·MIN_COARSE_LEVELS`` codes also get coarser maps, each merging neighbouring codes
+    into half as many levels as the one before (16 bins: 8, then 4), so that a strong
+    numeric pair can be measured where its full table would be mostly noise. A function of
+    the schema alone.
+    """
+    kind, size = bins.kinds[a], bins.sizes[a]
+    if kind in ("binned", "cut"):
+        inner, lead = size - 2, 1
+    elif kind == "integer":
+        inner, lead = size, 0
+    else:
+        return [None]
+    out: list[NDArray[np.int64] | None] = [None]
+    levels = -(-inner // 2)
+    while levels >= MIN_COARSE_LEVELS and levels < inner:
+        codes = np.arange(size, dtype=np.int64)
+        inside = lead + (np.clip(codes - lead, 0, inner - 1) * levels) // inner
+        if lead:
+            inside = np.where(codes == 0, 0, np.where(codes == size - 1, levels + 1, inside))
+        out.append(inside.astype(np.int64))
+        levels = -(-levels // 2)
+    return out
+
+
+@dataclass(frozen=True)
+class EdgeForm:
+    """How an edge's table is measured: with the label axis or not, and the level map of
+    each endpoint (``None``: its codes), in the edge's ``(i, j)`` order."""
+
+    labelled: bool
+    maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
+
+    def levels(self, sizes: Sequence[int], edge: tuple[int, int]) -> tuple[int, int]:
+        """How many levels each endpoint has in the measured table."""
+        (i, mi), (j, mj) = zip(edge, self.maps, strict=True)
+        return (
+            sizes[i] if mi is None else int(mi.max()) + 1,
+            sizes[j] if mj is None else int(mj.max()) + 1,
+        )
+
+    def describe(self, sizes: Sequence[int], edge: tuple[int, int], label: int | None) -> str:
+        """E.g. ``"label x 6 x 18"``: the measured table's shape (public)."""
+        dims = self.levels(sizes, edge)
+        lead = ["label"] if self.labelled and label is not None else []
+        return " x ".join([*lead, *(str(v) for v in dims)])
+
+
+def edge_forms(
+    i: int,
+    j: int,
+    label: int | None,
+    maps: Mapping[int, list[NDArray[np.int64] | None]],
+) -> list[EdgeForm]:
+    """The forms the selection may choose for edge ``(i, j)``: each shared resolution step
+    (an endpoint with fewer steps stays at its coarsest), with and without the label axis."""
+    steps = max(len(maps[i]), len(maps[j]))
+    forms = []
+    for labelled in (True, False) if label is not None else (False,):
+        for r in range(steps):
+            pick = (maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)])
+            forms.append(EdgeForm(labelled, pick))
+    return forms
+
+
+def form_table(
+    exact: NDArray[np.float64], form: EdgeForm, label: int | None
+) -> NDArray[np.float64]:
+    """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: its codes
+    summed into the form's levels, and over the classes when the form has no label axis.
+    The result keeps three axes (a leading 1 without the label axis)."""
+    grouped = group_table(exact, (None, *form.maps))
+    if label is not None and not form.labelled:
+        grouped = grouped.sum(axis=0, keepdims=True)
+    return grouped
+
+
 # -- selection ------------------------------------------------------------------------------
 
 
@@ -722,29 +810,38 @@ def select_tree(
     epsilon_step: float,
     sigma_edge: float,
     source: RandomSource,
-    levels: dict[int, NDArray[np.int64]] | None = None,
+    maps: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
     *,
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
     forced: Sequence[tuple[int, int]] = (),
-) -> list[tuple[int, int]]:
-    """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
+    unlabelled: bool = True,
+) -> tuple[list[tuple[int, int]], dict[tuple[int, int], EdgeForm]]:
+    """A spanning tree over ``features`` and the form of each edge's table: Kruskal, each
+    edge and its form chosen together by the exponential mechanism.
 
     ``forced`` edges (public, acyclic, each ``(i, j)`` in ``features`` order) come first,
-    by choice; the mechanism then chooses the ``len(features) − 1 − len(forced)`` others.
+    by choice, in their finest form with the label axis; the mechanism then chooses the
+    ``len(features) − 1 − len(forced)`` others.
 
-    Utility of the candidate edge ``(i, j)``: ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells`` where ``T`` is
-    the (C, i, j) table (the (i, j) table without a label), ``T̂`` the table the first-round
-    measurements ``first`` imply if ``i ⊥ j | C``, and the last term the expected L1 error of
-    measuring ``T`` at ``sigma_edge`` (public). ``T̂`` and the correction are public, so the
-    utility moves by at most 2 under replace-one and 1 under add/remove
-    (``utility_sensitivity``). Each of the ``len(features) − 1`` choices is
+    A candidate is an edge ``(i, j)`` in one of its forms (:func:`edge_forms`: the
+    resolutions ``maps[a]`` of its endpoints, finest first, ``None`` meaning the codes;
+    with the label axis, and without it when ``unlabelled``). Its utility is
+    ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells``: ``T`` the exact table in that form, ``T̂`` the table
+    the first-round measurements ``first`` imply if ``i ⊥ j | C``, in the same form, and
+    the last term the expected L1 error of measuring the form's ``cells`` at ``sigma_edge``
+    (public). A large table of a strong pair thus competes through its coarse forms, which
+    keep most of its signal at a fraction of the noise, and a pair whose association does
+    not depend on the class through its form without the label axis. ``T̂``, the forms
+    and the correction are public, and summing cells into levels or over the classes does
+    not raise an L1 distance's sensitivity, so every utility moves by at most 2 under
+    replace-one and 1 under add/remove (``utility_sensitivity``). Each of the choices is
     ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]). ``total`` is the number of
     rows used in ``T̂`` without a label: ``n`` where it is public (replace-one), else a
     noisy estimate (:func:`noisy_total`), so that ``T̂`` stays public.
 
     ``counts`` holds the exact tables: :class:`MarginalCounts` with every candidate's
-    table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
+    (C, i, j) table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
     """
     if not isinstance(counts, MarginalCounts):
         pre = () if label is None else (label,)
@@ -752,8 +849,9 @@ def select_tree(
         counts = MarginalCounts.of(counts, sizes, cliques)
     feats = list(features)
     if len(feats) < 2:
-        return []
-    lv = levels or {}
+        return [], {}
+    res = dict(maps or {})
+    res = {a: res.get(a, [None]) for a in feats}
     clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
     if label is None:
         m_c = np.array([float(total)])
@@ -761,18 +859,21 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    marg = {a: group_table(marg[a], (None, lv.get(a))) for a in feats}
-    cand: list[tuple[int, int]] = []
+    labelled_only = label is not None and not unlabelled
+    cand: list[tuple[int, int, EdgeForm]] = []
     util: list[float] = []
     for x, i in enumerate(feats):
         for j in feats[x + 1 :]:
             clique = (i, j) if label is None else (label, i, j)
             exact = counts.table(clique).reshape(m_c.size, sizes[i], sizes[j])
-            exact = group_table(exact, (None, lv.get(i), lv.get(j)))
             est = _independent(marg[i], marg[j], m_c)
-            err = float(np.abs(exact - est).sum())
-            cand.append((i, j))
-            util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * exact.size)
+            for form in edge_forms(i, j, label, res):
+                if labelled_only and not form.labelled:
+                    continue
+                shown = form_table(exact, form, label)
+                err = float(np.abs(shown - form_table(est, form, label)).sum())
+                cand.append((i, j, form))
+                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -782,24 +883,27 @@ def select_tree(
         return a
 
     chosen: list[tuple[int, int]] = []
+    forms: dict[tuple[int, int], EdgeForm] = {}
     for i, j in forced:
         assert root(i) != root(j), "forced edges must form no cycle"
         chosen.append((i, j))
+        forms[(i, j)] = EdgeForm(label is not None, (res[i][0], res[j][0]))
         parent[root(i)] = root(j)
     u = np.asarray(util)
     for _ in range(len(feats) - 1 - len(forced)):
         # The candidates are the edges joining two components: a function of the
         # edges chosen so far (public), not of the data.
-        ok = np.array([root(i) != root(j) for i, j in cand])
+        ok = np.array([root(i) != root(j) for i, j, _ in cand])
         idx = np.nonzero(ok)[0]
         mech = ExponentialMechanism(
             epsilon=epsilon_step, sensitivity=utility_sensitivity, allow_large_epsilon=True
         )
         k = idx[mech.randomise(u[idx], random_state=source)]
-        i, j = cand[k]
+        i, j, form = cand[k]
         chosen.append((i, j))
+        forms[(i, j)] = form
         parent[root(i)] = root(j)
-    return chosen
+    return chosen, forms
 
 
 # -- estimation (post-processing) -----------------------------------------------------------
@@ -861,45 +965,60 @@ def estimate(
     edges: list[tuple[int, int]],
     second: dict[tuple[int, int], Measurement],
     *,
-    levels: dict[int, NDArray[np.int64]] | None = None,
+    forms: Mapping[tuple[int, int], EdgeForm] | None = None,
     ipf_iterations: int = 20,
 ) -> Model:
     """Consistent non-negative tables from the noisy ones (post-processing only).
 
+    ``forms`` says how each edge's table was measured (:class:`EdgeForm`: with the label
+    axis or not, each endpoint's level map); an edge without one is a (C, i, j) table of
+    codes.
+
     1. Each (C, x) table is the inverse-variance average of its own measurement and the
-       margins of the edge tables containing x; the class counts are the inverse-variance
+       margins of the edge tables with the label axis in which x's code has a level of its
+       own; the class counts are the inverse-variance
        average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
        (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
        projected row by row onto those counts, and each code's class split is smoothed
        toward the overall one (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
-       read as a strong association), clipped at 0 and fitted to its two (C, x) margins by
-       iterative proportional fitting (a small floor keeps every cell reachable).
+       read as a strong association) and clipped at 0; its levels are spread over their
+       codes by the codes' shares of the (C, x) tables, a table without the label axis is
+       repeated for every class, and iterative proportional fitting matches it to its two
+       (C, x) tables (a small floor keeps every cell reachable): for a table without the
+       label axis, the (C, parent, child) table of largest entropy with those margins.
     """
     feats = list(features)
     K = sizes[label] if label is not None else 1
+    form_of = dict(forms or {})
+    for e in edges:
+        form_of.setdefault(e, EdgeForm(label is not None, (None, None)))
 
     def as3(m: Measurement) -> NDArray[np.float64]:
-        return m.values.reshape((K, *m.values.shape[-2:]))
+        return m.values.reshape((-1, *m.values.shape[-2:]))
 
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
 
-    lv = {a: np.arange(sizes[a], dtype=np.int64) for a in feats} | dict(levels or {})
-    # Codes alone in their edge-table level: an edge table's margin measures them directly.
-    alone = {a: np.bincount(lv[a])[lv[a]] == 1 for a in feats}
+    def level_map(a: int, m: NDArray[np.int64] | None) -> NDArray[np.int64]:
+        return np.arange(sizes[a], dtype=np.int64) if m is None else m
 
     # 1. (C, x) tables
     acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
     for i, j in edges:
-        m = second[(i, j)]
+        m, form = second[(i, j)], form_of[(i, j)]
+        if label is not None and not form.labelled:
+            continue
         t = as3(m)
         var = m.sigma**2
-        for a, margin, other in ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1])):
-            keep = alone[a]
-            acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[a][keep]] / (var * other)
+        margins = ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1]))
+        for (a, margin, other), mp in zip(margins, form.maps, strict=True):
+            lv = level_map(a, mp)
+            # A code alone in its level: the edge table's margin measures it directly.
+            keep = np.bincount(lv)[lv] == 1
+            acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[keep]] / (var * other)
             wts[a][keep] = wts[a][keep] + 1.0 / (var * other)
     avg = {a: acc[a] / wts[a][None, :] for a in feats}
     if label is None:
@@ -943,17 +1062,24 @@ def estimate(
     triples: dict[int, NDArray[np.float64]] = {}
     for child, par in parent.items():
         key = (par, child) if (par, child) in second else (child, par)
-        row, col = pairs[par], pairs[child]
+        form = form_of[key]
         t = as3(second[key])
+        lv_par, lv_child = (level_map(a, m) for a, m in zip(key, form.maps, strict=True))
         if key[0] != par:
             t = t.transpose(0, 2, 1)
+            lv_par, lv_child = lv_child, lv_par
+        row, col = pairs[par], pairs[child]
+        if t.shape[0] != row.shape[0]:  # no label axis: the class-summed margins
+            row, col = row.sum(axis=0, keepdims=True), col.sum(axis=0, keepdims=True)
         t = _shrink_edge_table(
-            t, _level_totals(row, lv[par]), _level_totals(col, lv[child]), second[key].sigma
+            t, _level_totals(row, lv_par), _level_totals(col, lv_child), second[key].sigma
         )
         # Back from the edge table's levels to codes, each code its share of its level.
         t = t + 1e-3
-        t = t[:, lv[par]][:, :, lv[child]] * _within(row, lv[par])[:, :, None]
-        t = t * _within(col, lv[child])[:, None, :]
+        t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
+        t = t * _within(col, lv_child)[:, None, :]
+        t = np.repeat(t, K // t.shape[0], axis=0)
+        row, col = pairs[par], pairs[child]
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
