@@ -801,6 +801,42 @@ def _independent(
     return m_i[:, :, None] * m_j[:, None, :] * w[:, None, None]
 
 
+def edge_utilities(
+    counts: MarginalCounts,
+    sizes: Sequence[int],
+    features: Sequence[int],
+    label: int | None,
+    margins: Mapping[int, NDArray[np.float64]],
+    class_totals: NDArray[np.float64],
+    sigma_edge: float,
+    maps: Mapping[int, list[NDArray[np.int64] | None]],
+    *,
+    unlabelled: bool = True,
+) -> tuple[list[tuple[int, int, EdgeForm]], list[float]]:
+    """Every candidate (edge, form) of :func:`select_tree` and its utility.
+
+    ``margins[a]`` is the clipped round-1 (K, k_a) table of ``a`` (K = 1 without a label)
+    and ``class_totals`` the (K,) class counts the independence tables divide by.
+    """
+    feats = list(features)
+    labelled_only = label is not None and not unlabelled
+    cand: list[tuple[int, int, EdgeForm]] = []
+    util: list[float] = []
+    for x, i in enumerate(feats):
+        for j in feats[x + 1 :]:
+            clique = (i, j) if label is None else (label, i, j)
+            exact = counts.table(clique).reshape(class_totals.size, sizes[i], sizes[j])
+            est = _independent(margins[i], margins[j], class_totals)
+            for form in edge_forms(i, j, label, maps):
+                if labelled_only and not form.labelled:
+                    continue
+                shown = form_table(exact, form, label)
+                err = float(np.abs(shown - form_table(est, form, label)).sum())
+                cand.append((i, j, form))
+                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
+    return cand, util
+
+
 def select_tree(
     counts: MarginalCounts | NDArray[np.int64],
     sizes: Sequence[int],
@@ -859,21 +895,9 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    labelled_only = label is not None and not unlabelled
-    cand: list[tuple[int, int, EdgeForm]] = []
-    util: list[float] = []
-    for x, i in enumerate(feats):
-        for j in feats[x + 1 :]:
-            clique = (i, j) if label is None else (label, i, j)
-            exact = counts.table(clique).reshape(m_c.size, sizes[i], sizes[j])
-            est = _independent(marg[i], marg[j], m_c)
-            for form in edge_forms(i, j, label, res):
-                if labelled_only and not form.labelled:
-                    continue
-                shown = form_table(exact, form, label)
-                err = float(np.abs(shown - form_table(est, form, label)).sum())
-                cand.append((i, j, form))
-                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
+    cand, util = edge_utilities(
+        counts, sizes, feats, label, marg, m_c, sigma_edge, res, unlabelled=unlabelled
+    )
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
