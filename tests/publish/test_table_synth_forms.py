@@ -157,7 +157,8 @@ def test_the_strong_numeric_pair_is_measured_in_a_form_that_holds_it(monkeypatch
     """At ε = 1 on 30,000 rows the u:v edge is chosen in every seed, in a coarse form, and the
     correlation moves by at most 0.1 (measured over seeds 0-5: 0.028-0.035, each time the
     10 x 10 table without the label axis). The broken variant — the forms of before (codes,
-    with the label axis only) — drops the pair and loses more than 0.2 in every seed. Seeds fixed: deterministic."""
+    with the label axis only) — drops the pair and loses more than 0.2 in every seed. Seeds
+    fixed: deterministic."""
     df, schema = _star(30_000)
     for seed in range(3):
         loss, uv = _corr_loss(df, schema, seed)
