@@ -323,6 +323,24 @@ def _check_cells(plan: Plan, n_bins: int) -> None:
     )
 
 
+def _edge_resolutions(
+    plan: Plan, a: int, first: NDArray[np.float64]
+) -> list[NDArray[np.int64] | None]:
+    """The level maps attribute ``a``'s edge tables may use, finest first: under
+    ``"chow-liu"`` its rare codes merged (from round 1's noisy table ``first``), else its
+    codes; then the schema's coarser resolutions (:func:`resolutions`). A categorical
+    column's codes whose noisy counts round 1 cannot tell from noise are also offered
+    merged (within their declared groups, if any), between its codes and its groups."""
+    groups = plan.bins.groups.get(a)
+    merged = compress_levels(first, plan.sigma_first, groups=groups)
+    coarser = resolutions(plan.bins, a)[1:]
+    if plan.compresses:
+        return [merged, *coarser]
+    if plan.bins.kinds[a] == "categorical" and int(merged.max()) + 1 < merged.size:
+        return [None, merged, *coarser]
+    return [None, *coarser]
+
+
 def _with_bins(plan: Plan, n_bins: int) -> Plan:
     """``plan`` with the numeric columns cut into ``n_bins`` bins (sizes only)."""
     sizes = tuple(
@@ -896,13 +914,7 @@ class TableSynthesizer(Publisher):
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
         # Each feature's finest level map (chow-liu: rare codes merged, from round 1), then
         # its coarser resolutions (from the schema).
-        maps = {
-            a: [
-                compress_levels(by_attr[a], plan.sigma_first) if plan.compresses else None,
-                *resolutions(plan.bins, a)[1:],
-            ]
-            for a in plan.features
-        }
+        maps = {a: _edge_resolutions(plan, a, by_attr[a]) for a in plan.features}
         edges, forms = select_tree(
             counts,
             sizes,

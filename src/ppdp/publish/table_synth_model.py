@@ -129,6 +129,8 @@ class Bins:
     #: Weights of the :data:`FINE_BINS` fine bins that values of those columns decode by
     #: within their bin (:func:`decoding_weights`), by attribute.
     weights: Mapping[int, NDArray[np.float64]] = field(default_factory=dict, compare=False)
+    #: The declared group of each code of a categorical column with ``groups``, by attribute.
+    groups: Mapping[int, NDArray[np.int64]] = field(default_factory=dict, compare=False)
 
     def cuts_of(self, j: int, col: NumericColumn) -> tuple[float, ...]:
         """The cut points of the "cut" attribute ``j``: measured ones, else the declared."""
@@ -157,11 +159,15 @@ class Bins:
     @classmethod
     def from_schema(cls, schema: Schema, n_bins: int) -> Bins:
         names, sizes, kinds = [], [], []
+        groups: dict[int, NDArray[np.int64]] = {}
         for col in schema.columns:
             names.append(col.name)
             if isinstance(col, CategoricalColumn):
                 sizes.append(len(col.categories))
                 kinds.append("categorical")
+                codes = col.group_codes()
+                if codes is not None:
+                    groups[len(names) - 1] = np.asarray(codes, dtype=np.int64)
             else:
                 assert isinstance(col, NumericColumn)
                 values = math.floor(col.upper) - math.ceil(col.lower) + 1
@@ -178,7 +184,9 @@ class Bins:
             names.append(schema.label.name)
             sizes.append(schema.label.n_classes)
             kinds.append("categorical")
-        return cls(tuple(names), tuple(sizes), tuple(kinds), schema.label is not None)
+        return cls(
+            tuple(names), tuple(sizes), tuple(kinds), schema.label is not None, groups=groups
+        )
 
     def codes(
         self, schema: Schema, X: NDArray[np.float64], y: NDArray[np.int64] | None
@@ -621,7 +629,10 @@ PRIOR_SIGMAS = 3.0
 
 
 def compress_levels(
-    first: NDArray[np.float64], sigma: float, factor: float = SUPPORT_SIGMAS
+    first: NDArray[np.float64],
+    sigma: float,
+    factor: float = SUPPORT_SIGMAS,
+    groups: NDArray[np.int64] | None = None,
 ) -> NDArray[np.int64]:
     """Which edge-table level each code of one attribute maps to (post-processing).
 
@@ -630,8 +641,10 @@ def compress_levels(
     ``factor·σ·√K`` (indistinguishable from noise) is merged with the other such codes into
     one last level, as MST compresses its domain ([MSM21]); the supported codes keep a level
     each, in code order. One lone unsupported code keeps its own level (merging gains
-    nothing). The map is a function of the noisy table only, so the edge tables measured
-    over it are adaptive choices, which zCDP composes as usual.
+    nothing). With declared ``groups`` (the group of each code, public) the unsupported
+    codes of each group share one level instead, after the supported codes' levels. The map
+    is a function of the noisy table and the schema only, so the edge tables measured over
+    it are adaptive choices, which zCDP composes as usual.
     """
     table = first.reshape(-1, first.shape[-1])
     total = table.sum(axis=0)
@@ -639,7 +652,12 @@ def compress_levels(
     if int((~supported).sum()) < 2:
         return np.arange(total.size, dtype=np.int64)
     levels = np.cumsum(supported) - 1
-    return np.where(supported, levels, int(supported.sum())).astype(np.int64)
+    if groups is None:
+        return np.where(supported, levels, int(supported.sum())).astype(np.int64)
+    # Unsupported codes: one level per group that has any, numbered after the supported.
+    rare_groups = np.unique(groups[~supported])
+    rare_level = int(supported.sum()) + np.searchsorted(rare_groups, groups)
+    return np.where(supported, levels, rare_level).astype(np.int64)
 
 
 def group_table(
@@ -716,9 +734,12 @@ def resolutions(bins: Bins, a: int) -> list[NDArray[np.int64] | None]:
     ``2·MIN_COARSE_LEVELS`` codes also get coarser maps, each merging neighbouring codes
     into half as many levels as the one before (16 bins: 8, then 4), so that a strong
     numeric pair can be measured where its full table would be mostly noise. A function of
-    the schema alone.
+    the schema alone. A categorical column with declared ``groups`` also gets its groups.
     """
     kind, size = bins.kinds[a], bins.sizes[a]
+    if a in bins.groups:
+        group = bins.groups[a]
+        return [None] if int(group.max()) + 1 >= size else [None, group]
     if kind in ("binned", "cut"):
         inner, lead = size - 2, 1
     elif kind == "integer":
