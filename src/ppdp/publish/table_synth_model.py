@@ -852,10 +852,27 @@ def edge_utilities(
                 if labelled_only and not form.labelled:
                     continue
                 shown = form_table(exact, form, label)
-                err = float(np.abs(shown - form_table(est, form, label)).sum())
+                penalty = math.sqrt(2.0 / math.pi) * sigma_edge * shown.size
                 cand.append((i, j, form))
-                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
+                if HONEST and any(m is not None for m in form.maps):
+                    e = exact if form.labelled or label is None else exact.sum(0, keepdims=True)
+                    t = est if form.labelled or label is None else est.sum(0, keepdims=True)
+                    fe = form_table(e, dataclasses.replace(form, labelled=True), label)
+                    ft = form_table(t, dataclasses.replace(form, labelled=True), label)
+                    li = np.arange(sizes[i]) if form.maps[0] is None else form.maps[0]
+                    lj = np.arange(sizes[j]) if form.maps[1] is None else form.maps[1]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        ratio = np.where(ft > 0, fe / ft, 0.0)
+                    r = t * ratio[:, li][:, :, lj]
+                    gain = float(np.abs(e - t).sum() - np.abs(e - r).sum()) - penalty
+                    util.append(gain / HONEST)
+                else:
+                    err = float(np.abs(shown - form_table(est, form, label)).sum())
+                    util.append(err - penalty)
     return cand, util
+
+
+HONEST = 0.0
 
 
 def select_tree(
@@ -1029,10 +1046,10 @@ def estimate(
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
        read as a strong association) and clipped at 0; its levels are spread over their
-       codes by the codes' shares of the (C, x) tables, a table without the label axis is
-       repeated for every class, and iterative proportional fitting matches it to its two
-       (C, x) tables (a small floor keeps every cell reachable): for a table without the
-       label axis, the (C, parent, child) table of largest entropy with those margins.
+       codes by the codes' shares of the (C, x) tables, and iterative proportional fitting
+       matches it to its two (C, x) tables (a small floor keeps every cell reachable); a
+       table without the label axis is a third margin of a (C, parent, child) table fitted
+       from uniform: the table of largest entropy with those three margins.
     """
     feats = list(features)
     K = sizes[label] if label is not None else 1
@@ -1123,10 +1140,18 @@ def estimate(
         t = t + 1e-3
         t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
         t = t * _within(col, lv_child)[:, None, :]
-        t = np.repeat(t, K // t.shape[0], axis=0)
         row, col = pairs[par], pairs[child]
+        joint = None
+        if t.shape[0] != K:
+            # No label axis: the (C, parent, child) table of largest entropy whose three
+            # 2-way margins are the two (C, x) tables and this one. (Starting from this
+            # table repeated per class and fitting only the (C, x) margins would count the
+            # association the classes already carry twice.)
+            joint, t = t[0], np.ones((K, *t.shape[1:]))
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
+                if joint is not None:
+                    t = t * np.nan_to_num(joint / t.sum(axis=0))[None, :, :]
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
                 t = t * np.nan_to_num(col / t.sum(axis=1))[:, None, :]
         triples[child] = t
