@@ -172,13 +172,12 @@ def test_cli_keep_is_repeatable_and_refuses_bad_pairs_writing_nothing(tmp_path, 
 
 def _star_table(n: int, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     """``s`` (binary) shifts ``u`` and ``v`` and three near-copies ``w0..w2`` of it, so the
-    tree stars around ``s``; ``u`` and ``v`` are also correlated given ``s`` (0.4), which
-    such a tree cannot hold: Pearson(u, v) ≈ 0.72, of which about 0.5 comes from ``s``. (At
-    0.6 given ``s`` the tree's selection takes the u:v edge itself, through its coarse form.)"""
+    tree stars around ``s``; ``u`` and ``v`` are also correlated given ``s`` (0.6), which
+    such a tree cannot hold: Pearson(u, v) ≈ 0.81, of which about 0.5 comes from ``s``."""
     rng = np.random.default_rng(seed)
     s = rng.integers(0, 2, n)
     z = rng.normal(size=(n, 2))
-    shift, r = 2.0 * (s - 0.5), 0.4
+    shift, r = 2.0 * (s - 0.5), 0.6
     sd = math.sqrt(2.0)  # of shift + z: each column is uniform on [0, 1] after ndtr
     u = ndtr((shift + z[:, 0]) / sd)
     v = ndtr((shift + r * z[:, 0] + math.sqrt(1 - r * r) * z[:, 1]) / sd)
@@ -196,13 +195,13 @@ def _star_table(n: int, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
 
 def test_keep_holds_a_strong_pair_that_the_tree_drops() -> None:
     """At ε = 1 on 30,000 rows the tree joins u and v through s in every seed (|Δcorr| about
-    0.22); with ``keep=u:v`` the pair's table is measured and |Δcorr| stays below 0.08.
-    Measured over seeds 0-3: without keep 0.211-0.223, with keep 0.066-0.078. The seeds are
-    fixed, so the test is deterministic; the thresholds sit 0.03 and 0.04 from the worst of
-    those seeds. The run without ``keep`` is the broken variant: it fails the check."""
+    0.28); with ``keep=u:v`` the pair's table is measured and |Δcorr| stays about 0.1.
+    Measured over seeds 0-5: without keep 0.269-0.294, with keep 0.077-0.106. The seeds are
+    fixed, so the test is deterministic; the thresholds sit 0.07 and 0.044 from the worst of
+    those six seeds. The run without ``keep`` is the broken variant: it fails the check."""
     df, schema = _star_table(30_000)
     real = df["u"].corr(df["v"])
-    assert 0.69 < real < 0.74
+    assert 0.78 < real < 0.83
     for seed in range(3):
         lost = TableSynthesizer(1.0, schema, method="tree", random_state=seed).fit(df)
         kept = TableSynthesizer(1.0, schema, method="tree", keep="u:v", random_state=seed).fit(df)
@@ -211,5 +210,5 @@ def test_keep_holds_a_strong_pair_that_the_tree_drops() -> None:
         assert kept.release_.guarantee.details["edges"][0] == ["u", "v"]
         drop = abs(lost.release_.data["u"].corr(lost.release_.data["v"]) - real)
         keep = abs(kept.release_.data["u"].corr(kept.release_.data["v"]) - real)
-        assert drop > 0.18, (seed, drop)
-        assert keep <= 0.12, (seed, keep)
+        assert drop > 0.2, (seed, drop)
+        assert keep <= 0.15, (seed, keep)

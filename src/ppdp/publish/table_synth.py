@@ -63,7 +63,7 @@ from ppdp.publish.table_synth_model import (
     fine_codes,
     fine_histogram,
     fit_joint,
-    form_table,
+    group_table,
     measure_table,
     noisy_total,
     occupied_bins,
@@ -328,9 +328,10 @@ def _edge_resolutions(
 ) -> list[NDArray[np.int64] | None]:
     """The level maps attribute ``a``'s edge tables may use, finest first: under
     ``"chow-liu"`` its rare codes merged (from round 1's noisy table ``first``), else its
-    codes; then the schema's coarser resolutions (:func:`resolutions`). A categorical
-    column's codes whose noisy counts round 1 cannot tell from noise are also offered
-    merged (within their declared groups, if any), between its codes and its groups."""
+    codes; then its declared groups (:func:`resolutions`). A categorical column's codes
+    whose noisy counts round 1 cannot tell from noise are also offered merged (within
+    their declared groups, if any), between its codes and its groups: post-processing of
+    round 1, so the selection may choose it (``benchmarks/synth/suite_forms.md``)."""
     groups = plan.bins.groups.get(a)
     merged = compress_levels(first, plan.sigma_first, groups=groups)
     coarser = resolutions(plan.bins, a)[1:]
@@ -930,14 +931,16 @@ class TableSynthesizer(Publisher):
             forced=plan.forced,
         )
         pre = (plan.label,) if plan.label is not None else ()
-        second = []
-        for e in edges:
-            form = forms[e]
-            exact = counts.table(pre + e).reshape(-1, sizes[e[0]], sizes[e[1]])
-            clique = pre + e if form.labelled else e
-            shown = form_table(exact, form, plan.label)
-            shown = shown.reshape(shown.shape[1:]) if len(clique) == 2 else shown
-            second.append(measure_table(shown, clique, plan.sigma_second, source))
+        lead = (None,) * len(pre)
+        second = [
+            measure_table(
+                group_table(counts.table(pre + e), (*lead, *forms[e].maps)),
+                pre + e,
+                plan.sigma_second,
+                source,
+            )
+            for e in edges
+        ]
         return first, edges, second, forms
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:

@@ -721,49 +721,24 @@ def draw_tables(
 
 # -- edge forms ----------------------------------------------------------------------------
 
-#: An ordered column's edge tables may merge its neighbouring codes: each coarser
-#: resolution halves the number of levels of the one before, down to this many.
-MIN_COARSE_LEVELS = 4
-
 
 def resolutions(bins: Bins, a: int) -> list[NDArray[np.int64] | None]:
-    """The level maps an edge table may read attribute ``a`` at, finest first (public).
+    """The level maps of attribute ``a`` that the schema alone offers its edge tables.
 
-    ``None`` is the codes themselves. An equal-width or cut numeric column (whose bounds
-    keep their own first and last codes) and an integer column of at least
-    ``2·MIN_COARSE_LEVELS`` codes also get coarser maps, each merging neighbouring codes
-    into half as many levels as the one before (16 bins: 8, then 4), so that a strong
-    numeric pair can be measured where its full table would be mostly noise. A function of
-    the schema alone. A categorical column with declared ``groups`` also gets its groups.
+    ``None`` is the codes themselves; a categorical column with declared ``groups`` also
+    offers its groups (each code summed into its group's level).
     """
-    kind, size = bins.kinds[a], bins.sizes[a]
-    if a in bins.groups:
-        group = bins.groups[a]
-        return [None] if int(group.max()) + 1 >= size else [None, group]
-    if kind in ("binned", "cut"):
-        inner, lead = size - 2, 1
-    elif kind == "integer":
-        inner, lead = size, 0
-    else:
+    group = bins.groups.get(a)
+    if group is None or int(group.max()) + 1 >= bins.sizes[a]:
         return [None]
-    out: list[NDArray[np.int64] | None] = [None]
-    levels = -(-inner // 2)
-    while levels >= MIN_COARSE_LEVELS and levels < inner:
-        codes = np.arange(size, dtype=np.int64)
-        inside = lead + (np.clip(codes - lead, 0, inner - 1) * levels) // inner
-        if lead:
-            inside = np.where(codes == 0, 0, np.where(codes == size - 1, levels + 1, inside))
-        out.append(inside.astype(np.int64))
-        levels = -(-levels // 2)
-    return out
+    return [None, group]
 
 
 @dataclass(frozen=True)
 class EdgeForm:
-    """How an edge's table is measured: with the label axis or not, and the level map of
-    each endpoint (``None``: its codes), in the edge's ``(i, j)`` order."""
+    """How an edge's table is measured: the level map of each endpoint (``None``: its
+    codes), in the edge's ``(i, j)`` order. The label axis, when there is one, is kept."""
 
-    labelled: bool
     maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
 
     def levels(self, sizes: Sequence[int], edge: tuple[int, int]) -> tuple[int, int]:
@@ -777,37 +752,27 @@ class EdgeForm:
     def describe(self, sizes: Sequence[int], edge: tuple[int, int], label: int | None) -> str:
         """E.g. ``"label x 6 x 18"``: the measured table's shape (public)."""
         dims = self.levels(sizes, edge)
-        lead = ["label"] if self.labelled and label is not None else []
+        lead = [] if label is None else ["label"]
         return " x ".join([*lead, *(str(v) for v in dims)])
 
 
 def edge_forms(
-    i: int,
-    j: int,
-    label: int | None,
-    maps: Mapping[int, list[NDArray[np.int64] | None]],
+    i: int, j: int, maps: Mapping[int, list[NDArray[np.int64] | None]]
 ) -> list[EdgeForm]:
-    """The forms the selection may choose for edge ``(i, j)``: each shared resolution step
-    (an endpoint with fewer steps stays at its coarsest), with and without the label axis."""
+    """The forms the selection may choose for edge ``(i, j)``: the endpoints' level maps
+    (``maps[a]``, finest first) taken step by step, an endpoint with fewer steps staying
+    at its coarsest."""
     steps = max(len(maps[i]), len(maps[j]))
-    forms = []
-    for labelled in (True, False) if label is not None else (False,):
-        for r in range(steps):
-            pick = (maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)])
-            forms.append(EdgeForm(labelled, pick))
-    return forms
+    return [
+        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]))
+        for r in range(steps)
+    ]
 
 
-def form_table(
-    exact: NDArray[np.float64], form: EdgeForm, label: int | None
-) -> NDArray[np.float64]:
-    """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: its codes
-    summed into the form's levels, and over the classes when the form has no label axis.
-    The result keeps three axes (a leading 1 without the label axis)."""
-    grouped = group_table(exact, (None, *form.maps))
-    if label is not None and not form.labelled:
-        grouped = grouped.sum(axis=0, keepdims=True)
-    return grouped
+def form_table(exact: NDArray[np.float64], form: EdgeForm) -> NDArray[np.float64]:
+    """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: each
+    endpoint's codes summed into the form's levels."""
+    return group_table(exact, (None, *form.maps))
 
 
 # -- selection ------------------------------------------------------------------------------
@@ -831,8 +796,6 @@ def edge_utilities(
     class_totals: NDArray[np.float64],
     sigma_edge: float,
     maps: Mapping[int, list[NDArray[np.int64] | None]],
-    *,
-    unlabelled: bool = True,
 ) -> tuple[list[tuple[int, int, EdgeForm]], list[float]]:
     """Every candidate (edge, form) of :func:`select_tree` and its utility.
 
@@ -840,7 +803,6 @@ def edge_utilities(
     and ``class_totals`` the (K,) class counts the independence tables divide by.
     """
     feats = list(features)
-    labelled_only = label is not None and not unlabelled
     cand: list[tuple[int, int, EdgeForm]] = []
     util: list[float] = []
     for x, i in enumerate(feats):
@@ -848,31 +810,12 @@ def edge_utilities(
             clique = (i, j) if label is None else (label, i, j)
             exact = counts.table(clique).reshape(class_totals.size, sizes[i], sizes[j])
             est = _independent(margins[i], margins[j], class_totals)
-            for form in edge_forms(i, j, label, maps):
-                if labelled_only and not form.labelled:
-                    continue
-                shown = form_table(exact, form, label)
-                penalty = math.sqrt(2.0 / math.pi) * sigma_edge * shown.size
+            for form in edge_forms(i, j, maps):
+                shown = form_table(exact, form)
+                err = float(np.abs(shown - form_table(est, form)).sum())
                 cand.append((i, j, form))
-                if HONEST and any(m is not None for m in form.maps):
-                    e = exact if form.labelled or label is None else exact.sum(0, keepdims=True)
-                    t = est if form.labelled or label is None else est.sum(0, keepdims=True)
-                    fe = form_table(e, dataclasses.replace(form, labelled=True), label)
-                    ft = form_table(t, dataclasses.replace(form, labelled=True), label)
-                    li = np.arange(sizes[i]) if form.maps[0] is None else form.maps[0]
-                    lj = np.arange(sizes[j]) if form.maps[1] is None else form.maps[1]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        ratio = np.where(ft > 0, fe / ft, 0.0)
-                    r = t * ratio[:, li][:, :, lj]
-                    gain = float(np.abs(e - t).sum() - np.abs(e - r).sum()) - penalty
-                    util.append(gain / HONEST)
-                else:
-                    err = float(np.abs(shown - form_table(est, form, label)).sum())
-                    util.append(err - penalty)
+                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
     return cand, util
-
-
-HONEST = 0.0
 
 
 def select_tree(
@@ -889,27 +832,24 @@ def select_tree(
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
     forced: Sequence[tuple[int, int]] = (),
-    unlabelled: bool = True,
 ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], EdgeForm]]:
     """A spanning tree over ``features`` and the form of each edge's table: Kruskal, each
     edge and its form chosen together by the exponential mechanism.
 
     ``forced`` edges (public, acyclic, each ``(i, j)`` in ``features`` order) come first,
-    by choice, in their finest form with the label axis; the mechanism then chooses the
+    by choice, in their finest form; the mechanism then chooses the
     ``len(features) − 1 − len(forced)`` others.
 
-    A candidate is an edge ``(i, j)`` in one of its forms (:func:`edge_forms`: the
-    resolutions ``maps[a]`` of its endpoints, finest first, ``None`` meaning the codes;
-    with the label axis, and without it when ``unlabelled``). Its utility is
-    ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells``: ``T`` the exact table in that form, ``T̂`` the table
-    the first-round measurements ``first`` imply if ``i ⊥ j | C``, in the same form, and
-    the last term the expected L1 error of measuring the form's ``cells`` at ``sigma_edge``
-    (public). A large table of a strong pair thus competes through its coarse forms, which
-    keep most of its signal at a fraction of the noise, and a pair whose association does
-    not depend on the class through its form without the label axis. ``T̂``, the forms
-    and the correction are public, and summing cells into levels or over the classes does
-    not raise an L1 distance's sensitivity, so every utility moves by at most 2 under
-    replace-one and 1 under add/remove (``utility_sensitivity``). Each of the choices is
+    A candidate is an edge ``(i, j)`` in one of its forms (:func:`edge_forms`: the level
+    maps ``maps[a]`` of its endpoints, finest first, ``None`` meaning the codes: e.g. a
+    long-tail column's rare codes merged, or its declared groups). Its utility is
+    ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells``: ``T`` the exact (C, i, j) table in that form, ``T̂``
+    the table the first-round measurements ``first`` imply if ``i ⊥ j | C``, in the same
+    form, and the last term the expected L1 error of measuring the form's ``cells`` at
+    ``sigma_edge`` (public). ``T̂``, the forms and the correction are public, and summing
+    cells into levels does not raise an L1 distance's sensitivity, so every utility moves
+    by at most 2 under replace-one and 1 under add/remove (``utility_sensitivity``). Each
+    of the choices is
     ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]). ``total`` is the number of
     rows used in ``T̂`` without a label: ``n`` where it is public (replace-one), else a
     noisy estimate (:func:`noisy_total`), so that ``T̂`` stays public.
@@ -933,9 +873,7 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    cand, util = edge_utilities(
-        counts, sizes, feats, label, marg, m_c, sigma_edge, res, unlabelled=unlabelled
-    )
+    cand, util = edge_utilities(counts, sizes, feats, label, marg, m_c, sigma_edge, res)
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -949,7 +887,7 @@ def select_tree(
     for i, j in forced:
         assert root(i) != root(j), "forced edges must form no cycle"
         chosen.append((i, j))
-        forms[(i, j)] = EdgeForm(label is not None, (res[i][0], res[j][0]))
+        forms[(i, j)] = EdgeForm((res[i][0], res[j][0]))
         parent[root(i)] = root(j)
     u = np.asarray(util)
     for _ in range(len(feats) - 1 - len(forced)):
@@ -1032,33 +970,30 @@ def estimate(
 ) -> Model:
     """Consistent non-negative tables from the noisy ones (post-processing only).
 
-    ``forms`` says how each edge's table was measured (:class:`EdgeForm`: with the label
-    axis or not, each endpoint's level map); an edge without one is a (C, i, j) table of
-    codes.
+    ``forms`` says how each edge's table was measured (:class:`EdgeForm`: each endpoint's
+    level map); an edge without one is a table of codes.
 
     1. Each (C, x) table is the inverse-variance average of its own measurement and the
-       margins of the edge tables with the label axis in which x's code has a level of its
-       own; the class counts are the inverse-variance
-       average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
-       (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
-       projected row by row onto those counts, and each code's class split is smoothed
-       toward the overall one (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
+       margins of the edge tables in which x's code has a level of its own; the class
+       counts are the inverse-variance average of every (C, x) table's class margin,
+       projected to ``{≥ 0, Σ = n}`` (``n`` public, or its noisy estimate under
+       add/remove); each (C, x) table is then projected row by row onto those counts,
+       and each code's class split is smoothed toward the overall one
+       (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
        read as a strong association) and clipped at 0; its levels are spread over their
        codes by the codes' shares of the (C, x) tables, and iterative proportional fitting
-       matches it to its two (C, x) tables (a small floor keeps every cell reachable); a
-       table without the label axis is a third margin of a (C, parent, child) table fitted
-       from uniform: the table of largest entropy with those three margins.
+       matches it to its two (C, x) tables (a small floor keeps every cell reachable).
     """
     feats = list(features)
     K = sizes[label] if label is not None else 1
     form_of = dict(forms or {})
     for e in edges:
-        form_of.setdefault(e, EdgeForm(label is not None, (None, None)))
+        form_of.setdefault(e, EdgeForm((None, None)))
 
     def as3(m: Measurement) -> NDArray[np.float64]:
-        return m.values.reshape((-1, *m.values.shape[-2:]))
+        return m.values.reshape((K, *m.values.shape[-2:]))
 
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
@@ -1071,8 +1006,6 @@ def estimate(
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
     for i, j in edges:
         m, form = second[(i, j)], form_of[(i, j)]
-        if label is not None and not form.labelled:
-            continue
         t = as3(m)
         var = m.sigma**2
         margins = ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1]))
@@ -1131,8 +1064,6 @@ def estimate(
             t = t.transpose(0, 2, 1)
             lv_par, lv_child = lv_child, lv_par
         row, col = pairs[par], pairs[child]
-        if t.shape[0] != row.shape[0]:  # no label axis: the class-summed margins
-            row, col = row.sum(axis=0, keepdims=True), col.sum(axis=0, keepdims=True)
         t = _shrink_edge_table(
             t, _level_totals(row, lv_par), _level_totals(col, lv_child), second[key].sigma
         )
@@ -1140,18 +1071,8 @@ def estimate(
         t = t + 1e-3
         t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
         t = t * _within(col, lv_child)[:, None, :]
-        row, col = pairs[par], pairs[child]
-        joint = None
-        if t.shape[0] != K:
-            # No label axis: the (C, parent, child) table of largest entropy whose three
-            # 2-way margins are the two (C, x) tables and this one. (Starting from this
-            # table repeated per class and fitting only the (C, x) margins would count the
-            # association the classes already carry twice.)
-            joint, t = t[0], np.ones((K, *t.shape[1:]))
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
-                if joint is not None:
-                    t = t * np.nan_to_num(joint / t.sum(axis=0))[None, :, :]
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
                 t = t * np.nan_to_num(col / t.sum(axis=1))[:, None, :]
         triples[child] = t
