@@ -417,12 +417,18 @@ class CategoricalColumn:
         Without it, an undeclared value is an error.
     impute : str, int or None
         Category that replaces a missing value when ``nan_policy`` is ``"impute"``.
+    groups : mapping of str to sequence of categories, or None
+        A declared (public) hierarchy above the codes, e.g. each ICD-10 code under its
+        chapter: every category in exactly one group (the ``other`` bucket, when not listed,
+        forms a group of its own). Synthesizers measure rare codes at the group level
+        instead of alone.
     """
 
     name: str
     categories: tuple[Category, ...]
     other: Category | None = None
     impute: Category | None = None
+    groups: tuple[tuple[str, tuple[Category, ...]], ...] | None = None
 
     def __post_init__(self) -> None:
         _check_name("categorical column", self.name)
@@ -439,6 +445,15 @@ class CategoricalColumn:
             if imp not in cats:
                 raise SchemaError(f"{where}: impute ({imp!r}) must be one of the categories")
             object.__setattr__(self, "impute", imp)
+        if self.groups is not None:
+            object.__setattr__(self, "groups", _check_groups(where, self.groups, cats, self.other))
+
+    def group_codes(self) -> tuple[int, ...] | None:
+        """The group index of each category, in category order (None: no groups declared)."""
+        if self.groups is None:
+            return None
+        index = {(isinstance(c, str), c): g for g, (_, cs) in enumerate(self.groups) for c in cs}
+        return tuple(index[(isinstance(c, str), c)] for c in self.categories)
 
     def to_dict(self) -> dict[str, Any]:
         """The column as it appears in a schema file."""
@@ -451,7 +466,63 @@ class CategoricalColumn:
             d["other"] = self.other
         if self.impute is not None:
             d["impute"] = self.impute
+        if self.groups is not None:
+            d["groups"] = {g: list(cs) for g, cs in self.groups}
         return d
+
+
+def _check_groups(
+    where: str, groups: Any, categories: tuple[Category, ...], other: Category | None
+) -> tuple[tuple[str, tuple[Category, ...]], ...]:
+    """Declared groups as ``((name, categories), ...)``: each category in exactly one group."""
+    if isinstance(groups, Mapping):
+        items = list(groups.items())
+    elif isinstance(groups, Iterable) and not isinstance(groups, str | bytes):
+        items = list(groups)
+        if not all(isinstance(it, tuple | list) and len(it) == 2 for it in items):
+            raise SchemaError(
+                f"{where}: groups must map each group name to its categories, e.g. "
+                "{'circulatory': ['I10', 'I20']}"
+            )
+    else:
+        raise SchemaError(
+            f"{where}: groups ({type(groups).__name__}) must map each group name to its "
+            "categories, e.g. {'circulatory': ['I10', 'I20']}"
+        )
+    declared = {(isinstance(c, str), c) for c in categories}
+    seen: dict[tuple[bool, Any], str] = {}
+    out: list[tuple[str, tuple[Category, ...]]] = []
+    for name, members in items:
+        if not isinstance(name, str) or not name:
+            raise SchemaError(f"{where}: group name {name!r} must be a non-empty string")
+        cats = _check_categories(where, members, f"group {name!r}")
+        for c in cats:
+            key = (isinstance(c, str), c)
+            if key not in declared:
+                raise SchemaError(
+                    f"{where}: group {name!r} lists {c!r}, which is not among the categories"
+                )
+            if key in seen:
+                raise SchemaError(
+                    f"{where}: {c!r} is in groups {seen[key]!r} and {name!r}; each category "
+                    "must be in exactly one group"
+                )
+            seen[key] = name
+        out.append((name, cats))
+    if other is not None and (isinstance(other, str), other) not in seen:
+        out.append((str(other), (other,)))
+        seen[(isinstance(other, str), other)] = str(other)
+    missing = [c for c in categories if (isinstance(c, str), c) not in seen]
+    if missing:
+        shown = ", ".join(repr(c) for c in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise SchemaError(
+            f"{where}: groups do not cover {len(missing)} categor"
+            f"{'y' if len(missing) == 1 else 'ies'} ({shown}); each category must be in "
+            "exactly one group"
+        )
+    if len({n for n, _ in out}) != len(out):
+        raise SchemaError(f"{where}: groups repeat a group name; each name once")
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -737,7 +737,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             date_format=raw.get("date_format"),
         )
     if kind == "categorical":
-        _check_keys(where, raw, {"name", "type", "categories", "other", "impute"})
+        _check_keys(where, raw, {"name", "type", "categories", "other", "impute", "groups"})
         if "categories" not in raw:
             raise SchemaError(f"{where}: 'categories' is missing")
         return CategoricalColumn(
@@ -745,6 +745,7 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             categories=raw["categories"],
             other=raw.get("other"),
             impute=raw.get("impute"),
+            groups=raw.get("groups"),
         )
     raise SchemaError(f"{where}: type ({kind!r}) must be 'numeric' or 'categorical'")
 

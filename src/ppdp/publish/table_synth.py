@@ -49,6 +49,7 @@ from ppdp.publish.table_synth_model import (
     TABLE_L2_SENSITIVITY,
     UTILITY_SENSITIVITY,
     Bins,
+    EdgeForm,
     FineHistograms,
     JointModel,
     MarginalCounts,
@@ -69,6 +70,7 @@ from ppdp.publish.table_synth_model import (
     noisy_total,
     occupied_bins,
     quantile_cuts,
+    resolutions,
     sample_codes,
     sample_codes_given_classes,
     sample_joint,
@@ -212,7 +214,10 @@ class Plan:
             "edge_selections": self.n_select,
             "epsilon_per_selection": self.epsilon_select,
             "edge_tables": self.n_second,
-            "edge_levels": "rare codes merged (< 3σ in round 1)" if self.compresses else "codes",
+            "edge_levels": ("rare codes merged (< 3σ in round 1)" if self.compresses else "codes")
+            + "; ordered columns also at coarser resolutions (neighbouring codes merged), "
+            + ("with or without the label axis, " if self.label is not None else "")
+            + "each edge's form chosen with it",
             "sigma_edge_tables": self.sigma_second,
             "table_sensitivity_l2": self.table_sensitivity,
             "utility_sensitivity": self.utility_sensitivity,
@@ -318,6 +323,25 @@ def _check_cells(plan: Plan, n_bins: int) -> None:
         f"{MAX_TABLE_CELLS:,} per table and {MAX_COUNTED_CELLS:,} in all are allowed (a few "
         f"hundred MB of memory); {advice}"
     )
+
+
+def _edge_resolutions(
+    plan: Plan, a: int, first: NDArray[np.float64]
+) -> list[NDArray[np.int64] | None]:
+    """The level maps attribute ``a``'s edge tables may use, finest first: under
+    ``"chow-liu"`` its rare codes merged (from round 1's noisy table ``first``), else its
+    codes; then its declared groups (:func:`resolutions`). A categorical column's codes
+    whose noisy counts round 1 cannot tell from noise are also offered merged (within
+    their declared groups, if any), between its codes and its groups: post-processing of
+    round 1, so the selection may choose it (``benchmarks/synth/suite_forms.md``)."""
+    groups = plan.bins.groups.get(a)
+    merged = compress_levels(first, plan.sigma_first, groups=groups)
+    coarser = resolutions(plan.bins, a)[1:]
+    if plan.compresses:
+        return [merged, *coarser]
+    if plan.bins.kinds[a] == "categorical" and int(merged.max()) + 1 < merged.size:
+        return [None, merged, *coarser]
+    return [None, *coarser]
 
 
 def _with_bins(plan: Plan, n_bins: int) -> Plan:
@@ -907,7 +931,7 @@ class TableSynthesizer(Publisher):
     def _measure_all(
         self, plan: Plan, counts: MarginalCounts, source: RandomSource
     ) -> tuple[
-        list[Measurement], list[tuple[int, int]], list[Measurement], dict[int, NDArray[np.int64]]
+        list[Measurement], list[tuple[int, int]], list[Measurement], dict[tuple[int, int], EdgeForm]
     ]:
         """Every private step of ``fit``, in order (first tables, selection, edge tables).
 
@@ -921,12 +945,10 @@ class TableSynthesizer(Publisher):
             return first, [], [], {}
         total = _row_count(plan, counts, first)
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
-        levels = (
-            {a: compress_levels(v, plan.sigma_first) for a, v in by_attr.items()}
-            if plan.compresses
-            else {}
-        )
-        edges = select_tree(
+        # Each feature's finest level map (chow-liu: rare codes merged, from round 1), then
+        # its coarser resolutions (from the schema).
+        maps = {a: _edge_resolutions(plan, a, by_attr[a]) for a in plan.features}
+        edges, forms = select_tree(
             counts,
             sizes,
             plan.features,
@@ -935,7 +957,7 @@ class TableSynthesizer(Publisher):
             plan.epsilon_select,
             plan.sigma_second,
             source,
-            levels,
+            maps,
             total=total,
             utility_sensitivity=plan.utility_sensitivity,
             forced=plan.forced,
@@ -944,18 +966,18 @@ class TableSynthesizer(Publisher):
         lead = (None,) * len(pre)
         second = [
             measure_table(
-                group_table(counts.table(pre + e), (*lead, levels.get(e[0]), levels.get(e[1]))),
+                group_table(counts.table(pre + e), (*lead, *forms[e].maps)),
                 pre + e,
                 plan.sigma_second,
                 source,
             )
             for e in edges
         ]
-        return first, edges, second, levels
+        return first, edges, second, forms
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
         """Measure, select and estimate; keep the model; the release without rows."""
-        first, edges, second, levels = self._measure_all(plan, counts, source)
+        first, edges, second, forms = self._measure_all(plan, counts, source)
         n = _row_count(plan, counts, first)
         sizes = plan.bins.sizes
         model: Model | JointModel
@@ -970,7 +992,7 @@ class TableSynthesizer(Publisher):
                 {m.clique[-1]: m for m in first},
                 edges,
                 {e: m for e, m in zip(edges, second, strict=True)},
-                levels=levels,
+                forms=forms,
             )
         self._model = model
         self._plan = plan
@@ -979,13 +1001,16 @@ class TableSynthesizer(Publisher):
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values for m in first + second
         }
-        # How the edge tables' levels map to codes (post-processing of round 1; needed to
-        # read the compressed edge tables).
-        statistics |= {"levels:" + names[a]: v for a, v in levels.items()}
+        # How each edge table's levels map to codes (public: the schema's resolutions, and
+        # under chow-liu round 1's merges of rare codes), needed to read the edge tables.
+        for (i, j), form in forms.items():
+            for a, mp in zip((i, j), form.maps, strict=True):
+                if mp is not None:
+                    statistics[f"levels:{names[i]}|{names[j]}:{names[a]}"] = mp
         return Release(
             data=None,
             encoded=None,
-            guarantee=self._guarantee(plan, n, edges),
+            guarantee=self._guarantee(plan, n, edges, forms),
             statistics=statistics,
         )
 
@@ -1053,8 +1078,15 @@ class TableSynthesizer(Publisher):
         bins = plan.bins.with_cuts(cuts, weights)
         return dataclasses.replace(plan, bins=bins), released
 
-    def _guarantee(self, plan: Plan, n: int, edges: list[tuple[int, int]]) -> Guarantee:
+    def _guarantee(
+        self,
+        plan: Plan,
+        n: int,
+        edges: list[tuple[int, int]],
+        forms: Mapping[tuple[int, int], EdgeForm] | None = None,
+    ) -> Guarantee:
         names = plan.bins.names
+        shown = forms or {}
         return Guarantee.approx(
             float(self.epsilon),
             float(self.delta),
@@ -1084,6 +1116,15 @@ class TableSynthesizer(Publisher):
             details={
                 **plan.details(),
                 "edges": [[names[i], names[j]] for i, j in edges],
+                **(
+                    {
+                        "edge_tables_shape": [
+                            shown[e].describe(plan.bins.sizes, e, plan.label) for e in edges
+                        ]
+                    }
+                    if shown
+                    else {}
+                ),
                 **(
                     {"cuts": {names[a]: list(c) for a, c in plan.bins.cuts.items()}}
                     if plan.bins.cuts

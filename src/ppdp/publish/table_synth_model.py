@@ -129,6 +129,8 @@ class Bins:
     #: Weights of the :data:`FINE_BINS` fine bins that values of those columns decode by
     #: within their bin (:func:`decoding_weights`), by attribute.
     weights: Mapping[int, NDArray[np.float64]] = field(default_factory=dict, compare=False)
+    #: The declared group of each code of a categorical column with ``groups``, by attribute.
+    groups: Mapping[int, NDArray[np.int64]] = field(default_factory=dict, compare=False)
 
     def cuts_of(self, j: int, col: NumericColumn) -> tuple[float, ...]:
         """The cut points of the "cut" attribute ``j``: measured ones, else the declared."""
@@ -157,11 +159,15 @@ class Bins:
     @classmethod
     def from_schema(cls, schema: Schema, n_bins: int) -> Bins:
         names, sizes, kinds = [], [], []
+        groups: dict[int, NDArray[np.int64]] = {}
         for col in schema.columns:
             names.append(col.name)
             if isinstance(col, CategoricalColumn):
                 sizes.append(len(col.categories))
                 kinds.append("categorical")
+                codes = col.group_codes()
+                if codes is not None:
+                    groups[len(names) - 1] = np.asarray(codes, dtype=np.int64)
             else:
                 assert isinstance(col, NumericColumn)
                 values = math.floor(col.upper) - math.ceil(col.lower) + 1
@@ -178,7 +184,9 @@ class Bins:
             names.append(schema.label.name)
             sizes.append(schema.label.n_classes)
             kinds.append("categorical")
-        return cls(tuple(names), tuple(sizes), tuple(kinds), schema.label is not None)
+        return cls(
+            tuple(names), tuple(sizes), tuple(kinds), schema.label is not None, groups=groups
+        )
 
     def codes(
         self, schema: Schema, X: NDArray[np.float64], y: NDArray[np.int64] | None
@@ -621,7 +629,10 @@ PRIOR_SIGMAS = 3.0
 
 
 def compress_levels(
-    first: NDArray[np.float64], sigma: float, factor: float = SUPPORT_SIGMAS
+    first: NDArray[np.float64],
+    sigma: float,
+    factor: float = SUPPORT_SIGMAS,
+    groups: NDArray[np.int64] | None = None,
 ) -> NDArray[np.int64]:
     """Which edge-table level each code of one attribute maps to (post-processing).
 
@@ -630,8 +641,10 @@ def compress_levels(
     ``factor·σ·√K`` (indistinguishable from noise) is merged with the other such codes into
     one last level, as MST compresses its domain ([MSM21]); the supported codes keep a level
     each, in code order. One lone unsupported code keeps its own level (merging gains
-    nothing). The map is a function of the noisy table only, so the edge tables measured
-    over it are adaptive choices, which zCDP composes as usual.
+    nothing). With declared ``groups`` (the group of each code, public) the unsupported
+    codes of each group share one level instead, after the supported codes' levels. The map
+    is a function of the noisy table and the schema only, so the edge tables measured over
+    it are adaptive choices, which zCDP composes as usual.
     """
     table = first.reshape(-1, first.shape[-1])
     total = table.sum(axis=0)
@@ -639,7 +652,12 @@ def compress_levels(
     if int((~supported).sum()) < 2:
         return np.arange(total.size, dtype=np.int64)
     levels = np.cumsum(supported) - 1
-    return np.where(supported, levels, int(supported.sum())).astype(np.int64)
+    if groups is None:
+        return np.where(supported, levels, int(supported.sum())).astype(np.int64)
+    # Unsupported codes: one level per group that has any, numbered after the supported.
+    rare_groups = np.unique(groups[~supported])
+    rare_level = int(supported.sum()) + np.searchsorted(rare_groups, groups)
+    return np.where(supported, levels, rare_level).astype(np.int64)
 
 
 def group_table(
@@ -701,6 +719,62 @@ def draw_tables(
     return flat + draw
 
 
+# -- edge forms ----------------------------------------------------------------------------
+
+
+def resolutions(bins: Bins, a: int) -> list[NDArray[np.int64] | None]:
+    """The level maps of attribute ``a`` that the schema alone offers its edge tables.
+
+    ``None`` is the codes themselves; a categorical column with declared ``groups`` also
+    offers its groups (each code summed into its group's level).
+    """
+    group = bins.groups.get(a)
+    if group is None or int(group.max()) + 1 >= bins.sizes[a]:
+        return [None]
+    return [None, group]
+
+
+@dataclass(frozen=True)
+class EdgeForm:
+    """How an edge's table is measured: the level map of each endpoint (``None``: its
+    codes), in the edge's ``(i, j)`` order. The label axis, when there is one, is kept."""
+
+    maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
+
+    def levels(self, sizes: Sequence[int], edge: tuple[int, int]) -> tuple[int, int]:
+        """How many levels each endpoint has in the measured table."""
+        (i, mi), (j, mj) = zip(edge, self.maps, strict=True)
+        return (
+            sizes[i] if mi is None else int(mi.max()) + 1,
+            sizes[j] if mj is None else int(mj.max()) + 1,
+        )
+
+    def describe(self, sizes: Sequence[int], edge: tuple[int, int], label: int | None) -> str:
+        """E.g. ``"label x 6 x 18"``: the measured table's shape (public)."""
+        dims = self.levels(sizes, edge)
+        lead = [] if label is None else ["label"]
+        return " x ".join([*lead, *(str(v) for v in dims)])
+
+
+def edge_forms(
+    i: int, j: int, maps: Mapping[int, list[NDArray[np.int64] | None]]
+) -> list[EdgeForm]:
+    """The forms the selection may choose for edge ``(i, j)``: the endpoints' level maps
+    (``maps[a]``, finest first) taken step by step, an endpoint with fewer steps staying
+    at its coarsest."""
+    steps = max(len(maps[i]), len(maps[j]))
+    return [
+        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]))
+        for r in range(steps)
+    ]
+
+
+def form_table(exact: NDArray[np.float64], form: EdgeForm) -> NDArray[np.float64]:
+    """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: each
+    endpoint's codes summed into the form's levels."""
+    return group_table(exact, (None, *form.maps))
+
+
 # -- selection ------------------------------------------------------------------------------
 
 
@@ -713,6 +787,37 @@ def _independent(
     return m_i[:, :, None] * m_j[:, None, :] * w[:, None, None]
 
 
+def edge_utilities(
+    counts: MarginalCounts,
+    sizes: Sequence[int],
+    features: Sequence[int],
+    label: int | None,
+    margins: Mapping[int, NDArray[np.float64]],
+    class_totals: NDArray[np.float64],
+    sigma_edge: float,
+    maps: Mapping[int, list[NDArray[np.int64] | None]],
+) -> tuple[list[tuple[int, int, EdgeForm]], list[float]]:
+    """Every candidate (edge, form) of :func:`select_tree` and its utility.
+
+    ``margins[a]`` is the clipped round-1 (K, k_a) table of ``a`` (K = 1 without a label)
+    and ``class_totals`` the (K,) class counts the independence tables divide by.
+    """
+    feats = list(features)
+    cand: list[tuple[int, int, EdgeForm]] = []
+    util: list[float] = []
+    for x, i in enumerate(feats):
+        for j in feats[x + 1 :]:
+            clique = (i, j) if label is None else (label, i, j)
+            exact = counts.table(clique).reshape(class_totals.size, sizes[i], sizes[j])
+            est = _independent(margins[i], margins[j], class_totals)
+            for form in edge_forms(i, j, maps):
+                shown = form_table(exact, form)
+                err = float(np.abs(shown - form_table(est, form)).sum())
+                cand.append((i, j, form))
+                util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * shown.size)
+    return cand, util
+
+
 def select_tree(
     counts: MarginalCounts | NDArray[np.int64],
     sizes: Sequence[int],
@@ -722,29 +827,35 @@ def select_tree(
     epsilon_step: float,
     sigma_edge: float,
     source: RandomSource,
-    levels: dict[int, NDArray[np.int64]] | None = None,
+    maps: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
     *,
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
     forced: Sequence[tuple[int, int]] = (),
-) -> list[tuple[int, int]]:
-    """A spanning tree over ``features``: Kruskal, each edge chosen by the exponential mechanism.
+) -> tuple[list[tuple[int, int]], dict[tuple[int, int], EdgeForm]]:
+    """A spanning tree over ``features`` and the form of each edge's table: Kruskal, each
+    edge and its form chosen together by the exponential mechanism.
 
     ``forced`` edges (public, acyclic, each ``(i, j)`` in ``features`` order) come first,
-    by choice; the mechanism then chooses the ``len(features) − 1 − len(forced)`` others.
+    by choice, in their finest form; the mechanism then chooses the
+    ``len(features) − 1 − len(forced)`` others.
 
-    Utility of the candidate edge ``(i, j)``: ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells`` where ``T`` is
-    the (C, i, j) table (the (i, j) table without a label), ``T̂`` the table the first-round
-    measurements ``first`` imply if ``i ⊥ j | C``, and the last term the expected L1 error of
-    measuring ``T`` at ``sigma_edge`` (public). ``T̂`` and the correction are public, so the
-    utility moves by at most 2 under replace-one and 1 under add/remove
-    (``utility_sensitivity``). Each of the ``len(features) − 1`` choices is
+    A candidate is an edge ``(i, j)`` in one of its forms (:func:`edge_forms`: the level
+    maps ``maps[a]`` of its endpoints, finest first, ``None`` meaning the codes: e.g. a
+    long-tail column's rare codes merged, or its declared groups). Its utility is
+    ``‖T(D) − T̂‖₁ − √(2/π)·σ·cells``: ``T`` the exact (C, i, j) table in that form, ``T̂``
+    the table the first-round measurements ``first`` imply if ``i ⊥ j | C``, in the same
+    form, and the last term the expected L1 error of measuring the form's ``cells`` at
+    ``sigma_edge`` (public). ``T̂``, the forms and the correction are public, and summing
+    cells into levels does not raise an L1 distance's sensitivity, so every utility moves
+    by at most 2 under replace-one and 1 under add/remove (``utility_sensitivity``). Each
+    of the choices is
     ``epsilon_step``-DP, hence ``epsilon_step²/8``-zCDP ([CR21]). ``total`` is the number of
     rows used in ``T̂`` without a label: ``n`` where it is public (replace-one), else a
     noisy estimate (:func:`noisy_total`), so that ``T̂`` stays public.
 
     ``counts`` holds the exact tables: :class:`MarginalCounts` with every candidate's
-    table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
+    (C, i, j) table (a distributed scan's), or the coded rows ``(n, d)`` themselves.
     """
     if not isinstance(counts, MarginalCounts):
         pre = () if label is None else (label,)
@@ -752,8 +863,9 @@ def select_tree(
         counts = MarginalCounts.of(counts, sizes, cliques)
     feats = list(features)
     if len(feats) < 2:
-        return []
-    lv = levels or {}
+        return [], {}
+    res = dict(maps or {})
+    res = {a: res.get(a, [None]) for a in feats}
     clean = {a: np.maximum(v, 0.0) for a, v in first.items()}
     if label is None:
         m_c = np.array([float(total)])
@@ -761,18 +873,7 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    marg = {a: group_table(marg[a], (None, lv.get(a))) for a in feats}
-    cand: list[tuple[int, int]] = []
-    util: list[float] = []
-    for x, i in enumerate(feats):
-        for j in feats[x + 1 :]:
-            clique = (i, j) if label is None else (label, i, j)
-            exact = counts.table(clique).reshape(m_c.size, sizes[i], sizes[j])
-            exact = group_table(exact, (None, lv.get(i), lv.get(j)))
-            est = _independent(marg[i], marg[j], m_c)
-            err = float(np.abs(exact - est).sum())
-            cand.append((i, j))
-            util.append(err - math.sqrt(2.0 / math.pi) * sigma_edge * exact.size)
+    cand, util = edge_utilities(counts, sizes, feats, label, marg, m_c, sigma_edge, res)
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -782,24 +883,27 @@ def select_tree(
         return a
 
     chosen: list[tuple[int, int]] = []
+    forms: dict[tuple[int, int], EdgeForm] = {}
     for i, j in forced:
         assert root(i) != root(j), "forced edges must form no cycle"
         chosen.append((i, j))
+        forms[(i, j)] = EdgeForm((res[i][0], res[j][0]))
         parent[root(i)] = root(j)
     u = np.asarray(util)
     for _ in range(len(feats) - 1 - len(forced)):
         # The candidates are the edges joining two components: a function of the
         # edges chosen so far (public), not of the data.
-        ok = np.array([root(i) != root(j) for i, j in cand])
+        ok = np.array([root(i) != root(j) for i, j, _ in cand])
         idx = np.nonzero(ok)[0]
         mech = ExponentialMechanism(
             epsilon=epsilon_step, sensitivity=utility_sensitivity, allow_large_epsilon=True
         )
         k = idx[mech.randomise(u[idx], random_state=source)]
-        i, j = cand[k]
+        i, j, form = cand[k]
         chosen.append((i, j))
+        forms[(i, j)] = form
         parent[root(i)] = root(j)
-    return chosen
+    return chosen, forms
 
 
 # -- estimation (post-processing) -----------------------------------------------------------
@@ -861,24 +965,32 @@ def estimate(
     edges: list[tuple[int, int]],
     second: dict[tuple[int, int], Measurement],
     *,
-    levels: dict[int, NDArray[np.int64]] | None = None,
+    forms: Mapping[tuple[int, int], EdgeForm] | None = None,
     ipf_iterations: int = 20,
 ) -> Model:
     """Consistent non-negative tables from the noisy ones (post-processing only).
 
+    ``forms`` says how each edge's table was measured (:class:`EdgeForm`: each endpoint's
+    level map); an edge without one is a table of codes.
+
     1. Each (C, x) table is the inverse-variance average of its own measurement and the
-       margins of the edge tables containing x; the class counts are the inverse-variance
-       average of every (C, x) table's class margin, projected to ``{≥ 0, Σ = n}``
-       (``n`` public, or its noisy estimate under add/remove); each (C, x) table is then
-       projected row by row onto those counts, and each code's class split is smoothed
-       toward the overall one (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
+       margins of the edge tables in which x's code has a level of its own; the class
+       counts are the inverse-variance average of every (C, x) table's class margin,
+       projected to ``{≥ 0, Σ = n}`` (``n`` public, or its noisy estimate under
+       add/remove); each (C, x) table is then projected row by row onto those counts,
+       and each code's class split is smoothed toward the overall one
+       (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
-       read as a strong association), clipped at 0 and fitted to its two (C, x) margins by
-       iterative proportional fitting (a small floor keeps every cell reachable).
+       read as a strong association) and clipped at 0; its levels are spread over their
+       codes by the codes' shares of the (C, x) tables, and iterative proportional fitting
+       matches it to its two (C, x) tables (a small floor keeps every cell reachable).
     """
     feats = list(features)
     K = sizes[label] if label is not None else 1
+    form_of = dict(forms or {})
+    for e in edges:
+        form_of.setdefault(e, EdgeForm((None, None)))
 
     def as3(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, *m.values.shape[-2:]))
@@ -886,20 +998,22 @@ def estimate(
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
 
-    lv = {a: np.arange(sizes[a], dtype=np.int64) for a in feats} | dict(levels or {})
-    # Codes alone in their edge-table level: an edge table's margin measures them directly.
-    alone = {a: np.bincount(lv[a])[lv[a]] == 1 for a in feats}
+    def level_map(a: int, m: NDArray[np.int64] | None) -> NDArray[np.int64]:
+        return np.arange(sizes[a], dtype=np.int64) if m is None else m
 
     # 1. (C, x) tables
     acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
     for i, j in edges:
-        m = second[(i, j)]
+        m, form = second[(i, j)], form_of[(i, j)]
         t = as3(m)
         var = m.sigma**2
-        for a, margin, other in ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1])):
-            keep = alone[a]
-            acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[a][keep]] / (var * other)
+        margins = ((i, t.sum(axis=2), t.shape[2]), (j, t.sum(axis=1), t.shape[1]))
+        for (a, margin, other), mp in zip(margins, form.maps, strict=True):
+            lv = level_map(a, mp)
+            # A code alone in its level: the edge table's margin measures it directly.
+            keep = np.bincount(lv)[lv] == 1
+            acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[keep]] / (var * other)
             wts[a][keep] = wts[a][keep] + 1.0 / (var * other)
     avg = {a: acc[a] / wts[a][None, :] for a in feats}
     if label is None:
@@ -943,17 +1057,20 @@ def estimate(
     triples: dict[int, NDArray[np.float64]] = {}
     for child, par in parent.items():
         key = (par, child) if (par, child) in second else (child, par)
-        row, col = pairs[par], pairs[child]
+        form = form_of[key]
         t = as3(second[key])
+        lv_par, lv_child = (level_map(a, m) for a, m in zip(key, form.maps, strict=True))
         if key[0] != par:
             t = t.transpose(0, 2, 1)
+            lv_par, lv_child = lv_child, lv_par
+        row, col = pairs[par], pairs[child]
         t = _shrink_edge_table(
-            t, _level_totals(row, lv[par]), _level_totals(col, lv[child]), second[key].sigma
+            t, _level_totals(row, lv_par), _level_totals(col, lv_child), second[key].sigma
         )
         # Back from the edge table's levels to codes, each code its share of its level.
         t = t + 1e-3
-        t = t[:, lv[par]][:, :, lv[child]] * _within(row, lv[par])[:, :, None]
-        t = t * _within(col, lv[child])[:, None, :]
+        t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
+        t = t * _within(col, lv_child)[:, None, :]
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
