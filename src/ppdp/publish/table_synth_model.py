@@ -25,6 +25,7 @@ from ppdp import noise
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.mechanisms import ExponentialMechanism
+from ppdp.mechanisms.calibration import zcdp_delta
 from ppdp.random import RandomSource
 
 __all__ = [
@@ -53,31 +54,9 @@ ADD_REMOVE_SENSITIVITY = 1.0
 # -- zCDP ↔ (ε, δ) ------------------------------------------------------------------------
 
 
-def cdp_delta(rho: float, epsilon: float) -> float:
-    """The δ at which ρ-zCDP implies (ε, δ)-DP ([CKS20], the conversion mbi uses).
-
-    ``δ = inf_{α>1} exp((α−1)(αρ−ε) + α·log(1−1/α)) / (α−1)``, evaluated at an α found by
-    bisection (any α > 1 gives a valid δ, so the bisection's accuracy only costs tightness),
-    and never above the classic ``exp(−(ε−ρ)²/(4ρ))`` of [BS16].
-
-    >>> round(cdp_delta(0.0107, 1.0), 12) <= 1e-9
-    True
-    """
-    if rho <= 0.0:
-        return 0.0
-    if epsilon <= rho:
-        return 1.0
-    classic = math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))
-    lo, hi = 1.000001, (epsilon + 1.0) / (2.0 * rho) + 2.0
-    for _ in range(200):
-        a = 0.5 * (lo + hi)
-        if (2.0 * a - 1.0) * rho - epsilon + math.log1p(-1.0 / a) < 0.0:
-            lo = a
-        else:
-            hi = a
-    a = 0.5 * (lo + hi)
-    log_d = (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a) - math.log(a - 1.0)
-    return min(classic, math.exp(min(log_d, 0.0)))
+#: The δ at which ρ-zCDP implies (ε, δ)-DP ([CKS20]); the ledger checks a plan's stated
+#: (ε, δ) with the same arithmetic.
+cdp_delta = zcdp_delta
 
 
 def cdp_rho(epsilon: float, delta: float) -> float:
