@@ -673,6 +673,18 @@ class TableSynthesizer(Publisher):
         part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
         frame the fit reads the data twice (the fine histograms, then the tables on the
         measured cut points) and gives the in-memory release for the same seed.
+    decode : {"uniform", "sub-bins"}, default "uniform"
+        How values are drawn within an equal-width bin. ``"uniform"``: uniformly (an
+        integer column: uniformly over the bin's integers). ``"sub-bins"`` spends 5 % of ρ
+        (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
+        column of 16 sub-bins per bin, measured before the tables, and draws a value's
+        sub-bin by the noisy counts shrunk toward uniform as far as the noise requires
+        (:func:`~ppdp.publish.table_synth_model.sub_bin_weights`), then a value within it;
+        an integer column whose range holds at most 2¹⁶ integers decodes onto the
+        integers of the sub-bin, so a heaped value (40 hours a week) keeps its share when
+        its count exceeds the noise. Nothing is measured, and nothing spent, when no column
+        is binned at equal widths (``binning="private-quantiles"`` decodes by its own
+        sub-bins). ``benchmarks/synth/suite_decode.md`` has the figures.
     keep : sequence of column pairs, optional
         Pairs whose joint table is always measured, whatever the selection would choose,
         added to the schema's ``keep``: ``[("los", "cost"), ("age", "los")]`` or

@@ -502,6 +502,9 @@ def quantile_cuts(
 #: onto the integers of each sub-bin, read from the schema (a wider one, within the sub-bin
 #: as :func:`_within_bins` does within a bin).
 MAX_ENUMERATED_INTEGERS = 1 << 16
+#: A bin departs from the uniform decoding only when its noisy sub-bins' departure ``Q``
+#: exceeds what noise alone exceeds with this probability (a χ² test at this level).
+DECODE_GATE = 1e-3
 
 
 def sub_bin_codes(col: NumericColumn, encoded: NDArray[np.float64], n_bins: int) -> NDArray[np.int64]:
@@ -557,11 +560,17 @@ def sub_bin_weights(
     ``T``. The estimate is ``Tπ + α (y − Tπ)`` clipped at 0, where ``α = max(0, 1 − E₀/Q)``,
     ``Q = ‖y − Tπ‖²`` and ``E₀ = σ² (c − 2 + c‖π‖²)`` is ``Q``'s expectation when the bin is
     spread as ``π`` exactly (noise alone): the share of ``Q`` that is signal, as in a
-    positive-part James–Stein estimator. A bin whose departure from uniform is within the
-    noise (a sparse bin, a flat one) keeps about the uniform decoding (``α ≈ 0``); a heap
-    whose count exceeds the noise by many σ gives ``α`` near 1 and keeps its share.
-    A bin with ``T ≤ 0`` or at most one possible sub-bin decodes as ``π``.
+    positive-part James–Stein estimator. ``α`` is 0 unless ``Q`` passes a χ² test: ``Q >
+    E₀ · χ²_{c−1}(1 − DECODE_GATE) / (c − 1)`` (exact for equal support; noise alone passes
+    it in a :data:`DECODE_GATE` share of bins), since in a bin whose departure from uniform
+    is within the noise (a sparse bin, a smooth one) even a small ``α`` adds more noise than
+    it removes error. So such a bin keeps the uniform decoding, and a heap whose count
+    exceeds the noise by a few σ (about 4.5σ with 6 sub-bins, 6σ with 16) gives ``α`` near 1
+    and keeps its share. A bin with ``T ≤ 0`` or at most one possible sub-bin decodes as
+    ``π``.
     """
+    from scipy.stats import chi2
+
     y = np.asarray(noisy, dtype=np.float64).reshape(n_bins, SUB_BINS)
     m = np.asarray(support, dtype=np.float64).reshape(n_bins, SUB_BINS)
     active = m > 0
@@ -573,8 +582,10 @@ def sub_bin_weights(
     resid = y - total * pi
     q = (resid**2).sum(axis=1)
     e0 = sigma**2 * (c - 2 + c * (pi**2).sum(axis=1))
-    alpha = np.where(q > 0, np.clip(1.0 - e0 / np.where(q > 0, q, 1.0), 0.0, 1.0), 0.0)
-    alpha = np.where((c >= 2) & (total[:, 0] > 0), alpha, 0.0)
+    dof = np.maximum(c - 1, 1)
+    gate = e0 * chi2.isf(DECODE_GATE, dof) / dof
+    alpha = np.where(q > gate, 1.0 - e0 / np.where(q > 0, q, 1.0), 0.0)
+    alpha = np.where((c >= 2) & (total[:, 0] > 0), np.clip(alpha, 0.0, 1.0), 0.0)
     est = np.maximum(total * pi + alpha[:, None] * resid, 0.0) * active
     flat = est.sum(axis=1, keepdims=True) <= 0
     return np.where(flat, pi, est)
