@@ -880,10 +880,12 @@ class TableSynthesizer(Publisher):
             counts = self._count_again(frame, scan, plan, scheduler)
         else:
             counts = scan.value
+        sub_bins = None
         if isinstance(counts, TablesAndSubBins):  # decode="sub-bins": pass 1 reduced both
-            plan, histograms = self._measure_decoding(plan, counts.sub_bins, source)
-            counts = counts.tables
+            counts, sub_bins = counts.tables, counts.sub_bins
         release = self._fit_model(plan, counts, source)
+        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        histograms |= decoding
         statistics = {**histograms, **release.statistics}
         data = None
         if output is not None:
@@ -1031,13 +1033,13 @@ class TableSynthesizer(Publisher):
         params = self._params()
         fine = _fine_histograms(self.schema, params.plan, X)
         plan, histograms = self._place_cuts(params.plan, params.n_bins, fine, source)
-        sub_bins = _sub_bin_histograms(self.schema, plan, X)
-        plan, decoding = self._measure_decoding(plan, sub_bins, source)
-        histograms |= decoding
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
         release = self._fit_model(plan, counts, source)
+        sub_bins = _sub_bin_histograms(self.schema, plan, X)
+        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        histograms |= decoding
         Z, yy = self._decode(self._draw(self._model.n, source), source)
         return Release(
             data=self.schema.decode(Z, yy),
@@ -1094,9 +1096,9 @@ class TableSynthesizer(Publisher):
         """``decode="sub-bins"``: for each of :attr:`Plan.decode_columns`, a Gaussian
         histogram of its ``n_bins · SUB_BINS`` sub-bins (:func:`sub_bin_histogram`, one cell
         per row at most) at :attr:`Plan.sigma_decode`, and the plan whose bins decode the
-        column by them (:class:`SubBinDecoder`, post-processing). Drawn after the cut
-        points and before every table, in memory and distributed alike. The plan as it is
-        otherwise."""
+        column by them (:class:`SubBinDecoder`, post-processing). Drawn after every
+        table, in memory and distributed alike (so a seed's tables get the noise draws they
+        get without it: a paired comparison). The plan as it is otherwise."""
         if not plan.decode_columns:
             return plan, {}
         assert sub_bins is not None and sub_bins.columns == plan.decode_columns
@@ -1315,7 +1317,7 @@ def _decoding_assumption(plan: Plan) -> list[str]:
     return [
         f"the values of {names} are drawn within their bins by a Gaussian histogram of "
         f"{SUB_BINS} sub-bins per bin (σ = {plan.sigma_decode:.6g}, part of ρ), measured "
-        "before every table"
+        "after every table"
     ]
 
 
