@@ -36,7 +36,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import suite  # noqa: E402
+import suite
 
 TABLES = ("adult", "cps1988", "fertility", "flights", "credit", "chem97", "diamonds")
 DECODES = ("uniform", "sub-bins")

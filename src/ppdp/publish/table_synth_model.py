@@ -31,9 +31,9 @@ __all__ = [
     "Bins",
     "FineHistograms",
     "MarginalCounts",
+    "Measurement",
     "SubBinDecoder",
     "TablesAndSubBins",
-    "Measurement",
     "cdp_delta",
     "cdp_rho",
     "estimate",
@@ -507,7 +507,9 @@ MAX_ENUMERATED_INTEGERS = 1 << 16
 DECODE_GATE = 1e-3
 
 
-def sub_bin_codes(col: NumericColumn, encoded: NDArray[np.float64], n_bins: int) -> NDArray[np.int64]:
+def sub_bin_codes(
+    col: NumericColumn, encoded: NDArray[np.float64], n_bins: int
+) -> NDArray[np.int64]:
     """Sub-bin codes of a binned column's encoded values: ``-1`` for either bound itself
     (each has a code of its own), else ``floor(b · n_bins · SUB_BINS)``. Sub-bin ``s`` lies
     in bin ``s // SUB_BINS`` of :meth:`Bins.codes` exactly (scaling by the power of two
