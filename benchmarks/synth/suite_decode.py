@@ -161,8 +161,17 @@ def main() -> None:
     parser.add_argument("--out-csv", type=Path, required=True,
                         help="rows here, per-column rows beside it (.columns.csv)")  # fmt: skip
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--decode-share",
+        type=float,
+        help="experiment: the share of ρ that decode='sub-bins' spends (default: the library's)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.decode_share is not None:
+        from ppdp.publish import table_synth
+
+        table_synth.DECODE_SHARE = args.decode_share
     cols_csv = args.out_csv.with_suffix(".columns.csv")
     if not args.report_only:
         rows: list = []

@@ -109,7 +109,7 @@ QUANTILE_SHARE = 0.1
 #: bin's sub-bins, measured with part of ρ (:class:`~ppdp.publish.table_synth_model.SubBinDecoder`).
 DECODES = ("uniform", "sub-bins")
 #: Share of ρ that ``decode="sub-bins"`` spends on the sub-bin histograms.
-DECODE_SHARE = 0.05
+DECODE_SHARE = 0.02
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
 #: working memory (codes, encoded rows and the decoded frame).
 SAMPLE_PARTITION_BYTES = 64 << 20
@@ -675,7 +675,7 @@ class TableSynthesizer(Publisher):
         measured cut points) and gives the in-memory release for the same seed.
     decode : {"uniform", "sub-bins"}, default "uniform"
         How values are drawn within an equal-width bin. ``"uniform"``: uniformly (an
-        integer column: uniformly over the bin's integers). ``"sub-bins"`` spends 5 % of ρ
+        integer column: uniformly over the bin's integers). ``"sub-bins"`` spends 2 % of ρ
         (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
         column of 16 sub-bins per bin, measured before the tables, and draws a value's
         sub-bin by the noisy counts shrunk toward uniform as far as the noise requires

@@ -559,17 +559,17 @@ def sub_bin_weights(
 
     Within a bin, the ``c`` sub-bins that can hold values (support > 0) have prior shares
     ``π`` proportional to their support (the uniform decoding) and noisy counts ``y`` of total
-    ``T``. The estimate is ``Tπ + α (y − Tπ)`` clipped at 0, where ``α = max(0, 1 − E₀/Q)``,
-    ``Q = ‖y − Tπ‖²`` and ``E₀ = σ² (c − 2 + c‖π‖²)`` is ``Q``'s expectation when the bin is
-    spread as ``π`` exactly (noise alone): the share of ``Q`` that is signal, as in a
-    positive-part James–Stein estimator. ``α`` is 0 unless ``Q`` passes a χ² test: ``Q >
-    E₀ · χ²_{c−1}(1 − DECODE_GATE) / (c − 1)`` (exact for equal support; noise alone passes
-    it in a :data:`DECODE_GATE` share of bins), since in a bin whose departure from uniform
-    is within the noise (a sparse bin, a smooth one) even a small ``α`` adds more noise than
-    it removes error. So such a bin keeps the uniform decoding, and a heap whose count
-    exceeds the noise by a few σ (about 4.5σ with 6 sub-bins, 6σ with 16) gives ``α`` near 1
-    and keeps its share. A bin with ``T ≤ 0`` or at most one possible sub-bin decodes as
-    ``π``.
+    ``T``. The estimate is ``Tπ + α (y − Tπ)`` clipped at 0, where ``α = max(0, 1 − G/Q)``,
+    ``Q = ‖y − Tπ‖²`` and ``G = E₀ · χ²_{c−1}(1 − DECODE_GATE) / (c − 1)``, with ``E₀ = σ²
+    (c − 2 + c‖π‖²)`` the expectation of ``Q`` when the bin is spread as ``π`` exactly (noise
+    alone): a positive-part James–Stein factor whose threshold is the χ² test's critical
+    value instead of the mean (exact for equal support), so noise alone gives ``α > 0`` in
+    only a :data:`DECODE_GATE` share of bins, and then a small one. In a bin whose departure
+    from uniform is within the noise (a sparse bin, a smooth one) even a small ``α`` adds
+    more noise than it removes error, so such a bin keeps the uniform decoding; a heap whose
+    count exceeds the noise by many σ (``Q ≫ G``: ``G`` is about 20σ² with 6 sub-bins, 38σ²
+    with 16) gives ``α`` near 1 and keeps its share. A bin with ``T ≤ 0`` or at most one
+    possible sub-bin decodes as ``π``.
     """
     from scipy.stats import chi2
 
@@ -586,7 +586,7 @@ def sub_bin_weights(
     e0 = sigma**2 * (c - 2 + c * (pi**2).sum(axis=1))
     dof = np.maximum(c - 1, 1)
     gate = e0 * chi2.isf(DECODE_GATE, dof) / dof
-    alpha = np.where(q > gate, 1.0 - e0 / np.where(q > 0, q, 1.0), 0.0)
+    alpha = np.where(q > gate, 1.0 - gate / np.where(q > 0, q, 1.0), 0.0)
     alpha = np.where((c >= 2) & (total[:, 0] > 0), np.clip(alpha, 0.0, 1.0), 0.0)
     est = np.maximum(total * pi + alpha[:, None] * resid, 0.0) * active
     flat = est.sum(axis=1, keepdims=True) <= 0
