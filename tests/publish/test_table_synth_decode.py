@@ -198,9 +198,9 @@ def test_the_sub_bin_histogram_passes_its_audit_and_half_noise_fails(multiplier,
 
 def test_a_heaped_integer_column_keeps_its_heap(seed):
     """40 % of the rows at 40 (bin [37.1, 43.3) also holds 37..43 of the uniform rest): the
-    synthetic share at 40 is 0.384 ± 0.025 (mean ± sd over seeds 0-19, n = 5000, ε = 1;
-    real 0.406), so the bounds [0.25, 0.55] are over 5 sd away and fail a correct fit with
-    probability below 1e-6. Uniform decoding, the control, gives 0.072 ± 0.003 and fails
+    synthetic share at 40 is 0.379 ± 0.027 (mean ± sd over seeds 0-19, n = 5000, ε = 1;
+    real 0.405), so the bounds [0.25, 0.55] are about 5 sd away or more and fail a correct
+    fit with probability about 1e-6. Uniform decoding, the control, gives 0.072 ± 0.003 and fails
     them."""
     df = _table(5000, seed)
     kw = {"method": "tree", "random_state": seed}

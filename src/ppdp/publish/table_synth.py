@@ -604,9 +604,10 @@ class TableSynthesizer(Publisher):
     keep their declared levels; a numeric column whose declared integer domain has at most
     ``n_bins`` values keeps one level per value, any other numeric column is cut into
     ``n_bins`` equal-width bins over its declared bounds (values decode uniformly within
-    their bin) plus one level for each bound itself (so the zeros of a zero-heavy column
-    decode to 0 and a rate's ones to 1, not across the end bins). ``fit`` then spends a zCDP
-    budget ρ, the largest whose conversion gives (ε, δ)-DP, in one of two ways:
+    their bin, or by measured sub-bins with ``decode="sub-bins"``) plus one level for each
+    bound itself (so the zeros of a zero-heavy column decode to 0 and a rate's ones to 1,
+    not across the end bins). ``fit`` then spends a zCDP budget ρ, the largest whose
+    conversion gives (ε, δ)-DP, in one of two ways:
 
     - ``"tree"``: Gaussian (label, x) tables for every feature x (1-way tables without a
       label), then a spanning tree over the features chosen edge by edge with the
