@@ -204,6 +204,7 @@ CASES: dict[str, list[Case]] = {
         _synth("add-remove", epsilon=1.0),
         _synth("add-remove-small-eps-big-delta", epsilon=0.05, delta=0.5, method="pairs", n_bins=2),
         _synth("add-remove-quantiles", epsilon=1.0, binning="private-quantiles", method="chow-liu"),
+        _synth("replace-one-sub-bins", relation="replace-one", epsilon=1.0, decode="sub-bins"),
         _synth("add-remove-empty", n=0, epsilon=1.0),
         _synth("add-remove-one-row-many-bins", n=1, epsilon=1.0, method="tree", n_bins=64),
         _synth("add-remove-keep", epsilon=1.0, method="tree", keep="age:income,sex:dx"),

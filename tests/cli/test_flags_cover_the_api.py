@@ -46,6 +46,7 @@ PUBLISH = {
     "n_bins": "--bins",
     "relation": "--relation",
     "binning": "--binning",
+    "decode": "--decode",
     "keep": "--keep",
     "by": "--by",
     "means": "--means",

@@ -54,6 +54,12 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 f"{d['quantile_histograms']} histograms ({d['quantile_bins']}) that place "
                 "the numeric columns' cut points (binning private-quantiles)"
             )
+        if d.get("decode_histograms"):  # TableSynthesizer's decode="sub-bins"
+            lines.append(
+                f"     and sigma = {d['sigma_decode_histograms']:.4g} per cell of the "
+                f"{d['decode_histograms']} histograms ({d['decode_bins']}) that values are "
+                "drawn by within their bins (decode sub-bins)"
+            )
         return lines
     if d.get("noise") == "discrete-laplace":
         # Integers (counts, or sums in fixed steps of a range): the scale in their units, and

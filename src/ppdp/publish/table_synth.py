@@ -55,6 +55,8 @@ from ppdp.publish.table_synth_model import (
     MarginalCounts,
     Measurement,
     Model,
+    SubBinDecoder,
+    TablesAndSubBins,
     cdp_rho,
     class_counts_for,
     coarse_of,
@@ -76,6 +78,8 @@ from ppdp.publish.table_synth_model import (
     sample_joint,
     select_tree,
     sigma_for,
+    sub_bin_codes,
+    sub_bin_histogram,
     sub_bins_of,
 )
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
@@ -105,6 +109,11 @@ TREE_SHARES = (0.3, 0.1, 0.6)
 BINNINGS = ("equal-width", "private-quantiles")
 #: Share of ρ that ``binning="private-quantiles"`` spends on the fine histograms.
 QUANTILE_SHARE = 0.1
+#: How values are drawn within a numeric column's equal-width bin: uniformly, or by the
+#: bin's sub-bins, measured with part of ρ (:class:`~ppdp.publish.table_synth_model.SubBinDecoder`).
+DECODES = ("uniform", "sub-bins")
+#: Share of ρ that ``decode="sub-bins"`` spends on the sub-bin histograms.
+DECODE_SHARE = 0.02
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
 #: working memory (codes, encoded rows and the decoded frame).
 SAMPLE_PARTITION_BYTES = 64 << 20
@@ -152,6 +161,10 @@ class Plan:
     #: and the exponential mechanism chooses only the ``n_select`` other edges.
     kept: tuple[tuple[int, int], ...] = ()
     forced: tuple[tuple[int, int], ...] = ()
+    #: Columns whose values decode by their measured sub-bins (``decode="sub-bins"``): one
+    #: Gaussian histogram of ``n_bins · SUB_BINS`` cells per column, at this σ.
+    decode_columns: tuple[int, ...] = ()
+    sigma_decode: float = 0.0
 
     @property
     def table_sensitivity(self) -> float:
@@ -185,6 +198,8 @@ class Plan:
             total += self.n_select * self.epsilon_select**2 / 8.0
         if self.quantile_columns:
             total += 2 * len(self.quantile_columns) * half_sq / self.sigma_quantiles**2
+        if self.decode_columns:
+            total += len(self.decode_columns) * half_sq / self.sigma_decode**2
         return total
 
     def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
@@ -234,6 +249,16 @@ class Plan:
                 if self.quantile_columns
                 else {}
             ),
+            **self._decode_details(),
+        }
+
+    def _decode_details(self) -> dict[str, Any]:
+        if not self.decode_columns:
+            return {}
+        return {
+            "decode_histograms": len(self.decode_columns),
+            "sigma_decode_histograms": self.sigma_decode,
+            "decode_bins": f"{SUB_BINS} sub-bins of each equal-width bin",
         }
 
 
@@ -268,14 +293,15 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     n_bins = checked["n_bins"]
     relation: Neighbouring = checked["relation"]
     binning: str = checked["binning"]
+    decode: str = checked["decode"]
     keep: tuple[tuple[int, int], ...] = checked["keep"]
     try:
-        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation, binning, keep)
+        plan = _build_plan(method, epsilon, delta, bins, n_bins, relation, binning, keep, decode)
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
-                _build_plan(method, eps, delta, bins, n_bins, relation, binning, keep)
+                _build_plan(method, eps, delta, bins, n_bins, relation, binning, keep, decode)
             except UndrawableNoiseError:
                 return False
             return True
@@ -359,7 +385,7 @@ def _with_bins(plan: Plan, n_bins: int) -> Plan:
 
 def _check_sigmas(plan: Plan) -> Plan:
     """Refuse table noise the sampler cannot draw exactly (ε too small)."""
-    sigma = max(plan.sigma_first, plan.sigma_second, plan.sigma_quantiles)
+    sigma = max(plan.sigma_first, plan.sigma_second, plan.sigma_quantiles, plan.sigma_decode)
     if not sigma <= MAX_TABLE_SIGMA:
         raise UndrawableNoiseError(
             f"TableSynthesizer's table noise (σ = {sigma:.3g}) exceeds {MAX_TABLE_SIGMA:.3g}",
@@ -379,23 +405,40 @@ def _build_plan(
     relation: Neighbouring = Neighbouring.REPLACE_ONE,
     binning: str = "equal-width",
     keep: tuple[tuple[int, int], ...] = (),
+    decode: str = "uniform",
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
     With ``binning="private-quantiles"`` and numeric columns binned at equal widths, a
     :data:`QUANTILE_SHARE` of ρ goes to two histograms per such column (coarse bins, then
-    the sub-bins of the occupied ones) and the rest to the plan as without it.
+    the sub-bins of the occupied ones) and the rest to the plan as without it. With
+    ``decode="sub-bins"`` and columns left at equal widths, a :data:`DECODE_SHARE` of ρ
+    goes to their sub-bin histograms (:func:`_with_decoding`).
     """
     rho = cdp_rho(epsilon, delta)
-    quantiled = tuple(a for a, k in enumerate(bins.kinds) if k == "binned")
-    if binning != "private-quantiles" or not quantiled:
+    binned = tuple(a for a, k in enumerate(bins.kinds) if k == "binned")
+    quantiled = binned if binning == "private-quantiles" else ()
+    decoded = binned if decode == "sub-bins" and not quantiled else ()
+    if not quantiled and not decoded:
         return _measured_plan(method, rho, bins, n_bins, relation, keep)
-    share = rho * QUANTILE_SHARE
-    plan = _measured_plan(method, rho - share, bins, n_bins, relation, keep)
-    sigma = _round_sigma_up(share / (2 * len(quantiled)), _table_sensitivity(relation))
-    return _check_sigmas(
-        dataclasses.replace(plan, rho=rho, quantile_columns=quantiled, sigma_quantiles=sigma)
-    )
+    share = rho * QUANTILE_SHARE if quantiled else 0.0
+    decode_share = rho * DECODE_SHARE if decoded else 0.0
+    plan = _measured_plan(method, rho - share - decode_share, bins, n_bins, relation, keep)
+    if quantiled:
+        sigma = _round_sigma_up(share / (2 * len(quantiled)), _table_sensitivity(relation))
+        plan = dataclasses.replace(plan, quantile_columns=quantiled, sigma_quantiles=sigma)
+    if decoded:
+        plan = _with_decoding(plan, decoded, decode_share, relation)
+    return _check_sigmas(dataclasses.replace(plan, rho=rho))
+
+
+def _with_decoding(
+    plan: Plan, columns: tuple[int, ...], rho_share: float, relation: Neighbouring
+) -> Plan:
+    """``plan`` with one sub-bin histogram per column of ``columns``, spending ``rho_share``
+    equally (public: the columns come from the schema)."""
+    sigma = _round_sigma_up(rho_share / len(columns), _table_sensitivity(relation))
+    return dataclasses.replace(plan, decode_columns=columns, sigma_decode=sigma)
 
 
 def _measured_plan(
@@ -557,6 +600,7 @@ class TableSynthParams:
     bins: Bins
     relation: Neighbouring
     binning: str
+    decode: str
     declared_keep: tuple[tuple[str, str], ...]
     keep: tuple[tuple[int, int], ...]
     plan: Plan
@@ -572,6 +616,7 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("bins", _check_bins, attribute="schema"),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("binning", lambda v, _: check_option("binning", v, BINNINGS)),
+    Rule("decode", lambda v, _: check_option("decode", v, DECODES)),
     Rule("declared_keep", lambda v, _: v.keep, attribute="schema"),
     Rule("keep", lambda v, checked: _check_keep(v, checked)),
     Rule("plan", _plan, attribute="method"),
@@ -617,9 +662,10 @@ class TableSynthesizer(Publisher):
     keep their declared levels; a numeric column whose declared integer domain has at most
     ``n_bins`` values keeps one level per value, any other numeric column is cut into
     ``n_bins`` equal-width bins over its declared bounds (values decode uniformly within
-    their bin) plus one level for each bound itself (so the zeros of a zero-heavy column
-    decode to 0 and a rate's ones to 1, not across the end bins). ``fit`` then spends a zCDP
-    budget ρ, the largest whose conversion gives (ε, δ)-DP, in one of two ways:
+    their bin, or by measured sub-bins with ``decode="sub-bins"``) plus one level for each
+    bound itself (so the zeros of a zero-heavy column decode to 0 and a rate's ones to 1,
+    not across the end bins). ``fit`` then spends a zCDP budget ρ, the largest whose
+    conversion gives (ε, δ)-DP, in one of two ways:
 
     - ``"tree"``: Gaussian (label, x) tables for every feature x (1-way tables without a
       label), then a spanning tree over the features chosen edge by edge with the
@@ -686,6 +732,18 @@ class TableSynthesizer(Publisher):
         part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
         frame the fit reads the data twice (the fine histograms, then the tables on the
         measured cut points) and gives the in-memory release for the same seed.
+    decode : {"uniform", "sub-bins"}, default "uniform"
+        How values are drawn within an equal-width bin. ``"uniform"``: uniformly (an
+        integer column: uniformly over the bin's integers). ``"sub-bins"`` spends 2 % of ρ
+        (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
+        column of 16 sub-bins per bin, measured before the tables, and draws a value's
+        sub-bin by the noisy counts shrunk toward uniform as far as the noise requires
+        (:func:`~ppdp.publish.table_synth_model.sub_bin_weights`), then a value within it;
+        an integer column whose range holds at most 2¹⁶ integers decodes onto the
+        integers of the sub-bin, so a heaped value (40 hours a week) keeps its share when
+        its count exceeds the noise. Nothing is measured, and nothing spent, when no column
+        is binned at equal widths (``binning="private-quantiles"`` decodes by its own
+        sub-bins). ``benchmarks/synth/suite_decode.md`` has the figures.
     keep : sequence of column pairs, optional
         Pairs whose joint table is always measured, whatever the selection would choose,
         added to the schema's ``keep``: ``[("los", "cost"), ("age", "los")]`` or
@@ -761,6 +819,7 @@ class TableSynthesizer(Publisher):
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         binning: Literal["equal-width", "private-quantiles"] = "equal-width",
+        decode: Literal["uniform", "sub-bins"] = "uniform",
         keep: Any = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
@@ -772,6 +831,7 @@ class TableSynthesizer(Publisher):
         self.n_bins = n_bins
         self.relation = relation
         self.binning = binning
+        self.decode = decode
         self.keep = keep
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
@@ -831,9 +891,11 @@ class TableSynthesizer(Publisher):
         plan = self._params().plan
         if plan.quantile_columns:
             return _fine_histograms(self.schema, plan, X)
-        return _count_tables(
+        tables = _count_tables(
             X, y, schema=self.schema, bins=plan.bins, cliques=plan.counted_cliques()
         )
+        sub_bins = _sub_bin_histograms(self.schema, plan, X)
+        return tables if sub_bins is None else TablesAndSubBins(tables, sub_bins)
 
     def _check_rows(self, n: int) -> None:
         """Refuse fewer than 2 rows where ``n`` is public (replace-one). Under add/remove
@@ -875,7 +937,12 @@ class TableSynthesizer(Publisher):
             counts = self._count_again(frame, scan, plan, scheduler)
         else:
             counts = scan.value
+        sub_bins = None
+        if isinstance(counts, TablesAndSubBins):  # decode="sub-bins": pass 1 reduced both
+            counts, sub_bins = counts.tables, counts.sub_bins
         release = self._fit_model(plan, counts, source)
+        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        histograms |= decoding
         statistics = {**histograms, **release.statistics}
         data = None
         if output is not None:
@@ -1028,6 +1095,9 @@ class TableSynthesizer(Publisher):
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
         release = self._fit_model(plan, counts, source)
+        sub_bins = _sub_bin_histograms(self.schema, plan, X)
+        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        histograms |= decoding
         Z, yy = self._decode(self._draw(self._model.n, source), source)
         return Release(
             data=self.schema.decode(Z, yy),
@@ -1078,6 +1148,31 @@ class TableSynthesizer(Publisher):
         bins = plan.bins.with_cuts(cuts, weights)
         return dataclasses.replace(plan, bins=bins), released
 
+    def _measure_decoding(
+        self, plan: Plan, sub_bins: FineHistograms | None, source: RandomSource
+    ) -> tuple[Plan, dict[str, NDArray[np.float64]]]:
+        """``decode="sub-bins"``: for each of :attr:`Plan.decode_columns`, a Gaussian
+        histogram of its ``n_bins · SUB_BINS`` sub-bins (:func:`sub_bin_histogram`, one cell
+        per row at most) at :attr:`Plan.sigma_decode`, and the plan whose bins decode the
+        column by them (:class:`SubBinDecoder`, post-processing). Drawn after every
+        table, in memory and distributed alike (so a seed's tables get the noise draws they
+        get without it: a paired comparison). The plan as it is otherwise."""
+        if not plan.decode_columns:
+            return plan, {}
+        assert sub_bins is not None and sub_bins.columns == plan.decode_columns
+        sigma = plan.sigma_decode
+        decoders: dict[int, SubBinDecoder] = {}
+        released: dict[str, NDArray[np.float64]] = {}
+        for a in plan.decode_columns:
+            col = self.schema.column(plan.bins.names[a])
+            assert isinstance(col, NumericColumn)
+            exact = sub_bins.histogram(a).astype(np.float64)
+            noisy = measure_table(exact, (a,), sigma, source).values
+            inner = plan.bins.sizes[a] - 2
+            decoders[a] = SubBinDecoder.measured(col, inner, noisy, sigma)
+            released[f"noisy-decode-sub-bins:{col.name}"] = noisy
+        return dataclasses.replace(plan, bins=plan.bins.with_decoders(decoders)), released
+
     def _guarantee(
         self,
         plan: Plan,
@@ -1099,6 +1194,7 @@ class TableSynthesizer(Publisher):
                 "from the noisy tables",
                 f"ρ-zCDP with ρ = {plan.rho:.6g}, converted to (ε, δ) [CKS20]",
                 _binning_assumption(plan),
+                *_decoding_assumption(plan),
                 f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
                 "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
                 f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
@@ -1269,6 +1365,34 @@ def _fine_histograms(schema: Schema, plan: Plan, X: NDArray[np.float64]) -> Fine
         assert isinstance(col, NumericColumn)
         counts.append(fine_histogram(fine_codes(col, X[:, schema.blocks[col.name].start])))
     return FineHistograms(plan.quantile_columns, tuple(counts))
+
+
+def _sub_bin_histograms(
+    schema: Schema, plan: Plan, X: NDArray[np.float64]
+) -> FineHistograms | None:
+    """The exact sub-bin histograms of ``plan``'s decoded columns in ``X`` (None without)."""
+    if not plan.decode_columns:
+        return None
+    counts = []
+    for a in plan.decode_columns:
+        col = schema.column(plan.bins.names[a])
+        assert isinstance(col, NumericColumn)
+        inner = plan.bins.sizes[a] - 2
+        codes = sub_bin_codes(col, X[:, schema.blocks[col.name].start], inner)
+        counts.append(sub_bin_histogram(codes, inner))
+    return FineHistograms(plan.decode_columns, tuple(counts))
+
+
+def _decoding_assumption(plan: Plan) -> list[str]:
+    """How values are drawn within their bins, for the guarantee (empty: uniformly)."""
+    if not plan.decode_columns:
+        return []
+    names = ", ".join(repr(plan.bins.names[a]) for a in plan.decode_columns)
+    return [
+        f"the values of {names} are drawn within their bins by a Gaussian histogram of "
+        f"{SUB_BINS} sub-bins per bin (σ = {plan.sigma_decode:.6g}, part of ρ), measured "
+        "after every table"
+    ]
 
 
 def _count_tables(
