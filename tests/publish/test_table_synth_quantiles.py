@@ -74,12 +74,15 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
 
 @pytest.mark.parametrize(("method", "relation"), [("tree", "replace-one"), ("pairs", "add/remove")])
 def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, method, relation):
-    seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
+    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
     real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
 
     def gaussian(sigma, size=None, **kw):
-        seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))
+        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
+            seen["check"].append((float(sigma), float(kw["granularity"])))
+        else:
+            seen["sigma"].append(float(sigma))
+            seen["size"].append(float(np.prod(size)))
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
@@ -97,6 +100,8 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
     rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    # the pair check's residuals: L1 sensitivity 2 (1 under add/remove) plus their grid
+    rho += sum((2 * half_sq + lam) ** 2 / (2 * s**2) for s, lam in seen["check"])
     stats = synth.release_.statistics
     # a column whose coarse histogram shows no rows (3σ) skips its second one: spent less
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))
