@@ -186,6 +186,7 @@ def test_fit_writes_n_rows_reproducibly_and_they_respect_the_schema(dataset, tmp
     assert_same_measurements(mem, runs[0])
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # age:level, named
 def test_sample_to_parquet_follows_the_models_law(dataset, tmp_path) -> None:
     path, _ = dataset
     synth = TableSynthesizer(2.0, make_schema(), method="tree", random_state=3)

@@ -28,6 +28,7 @@ from ppdp.exceptions import ParameterError
 from ppdp.mechanisms import ExponentialMechanism
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
+from ppdp.publish.table_synth_check import CHECK_SHARE
 from ppdp.publish import table_synth_model as model
 
 
@@ -116,7 +117,9 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     assert seen["sigma"][:k] == [plan.sigma_quantiles] * k
     assert seen["size"].count(float(model.COARSE_BINS)) >= len(plan.quantile_columns)
     planned = 2 * len(plan.quantile_columns) * half_sq / plan.sigma_quantiles**2
-    assert math.isclose(planned, 0.1 * plan.rho, rel_tol=1e-9)  # QUANTILE_SHARE of ρ
+    # QUANTILE_SHARE of what the pair check leaves (CHECK_SHARE of ρ, when it runs)
+    left = plan.rho * (1 - CHECK_SHARE if plan.check is not None else 1.0)
+    assert math.isclose(planned, 0.1 * left, rel_tol=1e-9)
 
 
 def test_the_cut_points_are_released_and_fix_the_codes():
