@@ -223,8 +223,7 @@ def _neighbours(relation: str):
     schema = Schema.from_dict(
         {
             "columns": [
-                {"name": c, "type": "categorical", "categories": ["0", "1", "2"]}
-                for c in "abc"
+                {"name": c, "type": "categorical", "categories": ["0", "1", "2"]} for c in "abc"
             ]
         }
     )

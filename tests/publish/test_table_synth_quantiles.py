@@ -28,8 +28,8 @@ from ppdp.exceptions import ParameterError
 from ppdp.mechanisms import ExponentialMechanism
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
-from ppdp.publish.table_synth_check import CHECK_SHARE
 from ppdp.publish import table_synth_model as model
+from ppdp.publish.table_synth_check import CHECK_SHARE
 
 
 def _schema(*, label: bool = True) -> Schema:

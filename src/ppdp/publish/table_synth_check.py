@@ -157,6 +157,11 @@ class _Paths:
             out.append(self.model.parent[out[-1]])
         return out
 
+    def common(self, i: int, j: int) -> int | None:
+        """The lowest common ancestor of ``i`` and ``j`` (None: two components)."""
+        up_j = set(self.ancestors(j))
+        return next((a for a in self.ancestors(i) if a in up_j), None)
+
     def counts(self, a: int) -> NDArray[np.float64]:
         """The (class, a) table the sampler draws: the root's, pushed down the tree."""
         if a not in self.marg:
@@ -198,8 +203,7 @@ def model_pair_table(model: Model | _Paths, i: int, j: int) -> NDArray[np.float6
         x = j if i == m.label else i
         t = paths.counts(x)
         return t if i == m.label else t.T
-    up_j = set(paths.ancestors(j))
-    common = next((a for a in paths.ancestors(i) if a in up_j), None)
+    common = paths.common(i, j)
     if common is None:
         n_c = m.class_counts
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -269,12 +273,21 @@ def pair_residuals(
     is the model's (public), so each ``r_ij`` moves by at most ``‖T_ij(D) − T_ij(D')‖₁``: 2
     under replace-one, 1 under add/remove."""
     paths = _Paths(model)
-    resid, cells = [], []
-    for i, j in candidates:
+    resid = np.zeros(len(candidates))
+    cells = [0] * len(candidates)
+    # By common ancestor, the path products of one ancestor at a time in memory (a chain of
+    # d columns would otherwise hold d² of them).
+    tops = [paths.common(i, j) for i, j in candidates]
+    current: int | None = -1
+    for t in sorted(range(len(candidates)), key=lambda t: -1 if tops[t] is None else tops[t]):
+        if tops[t] != current:
+            paths.down.clear()
+            current = tops[t]
+        i, j = candidates[t]
         exact = exact_pair_table(counts, label, i, j)
-        resid.append(float(np.abs(exact - model_pair_table(paths, i, j)).sum()))
-        cells.append(int(exact.size))
-    return np.asarray(resid, dtype=np.float64), cells
+        resid[t] = float(np.abs(exact - model_pair_table(paths, i, j)).sum())
+        cells[t] = int(exact.size)
+    return resid, cells
 
 
 def draw_residuals(
