@@ -280,3 +280,15 @@ def test_the_residual_passes_its_audit_and_half_noise_fails(relation, seed) -> N
     assert ok.passed, str(ok)
     broken = audit(on(r_d, 0.5), on(r_d2, 0.5), claimed_epsilon=eps, delta=delta, **draws)
     assert not broken.passed, f"the audit is broken: the half-noise residual passed: {broken}"
+
+
+def test_the_dry_run_shows_the_check_before_anything_is_spent(tmp_path, capsys) -> None:
+    make_df(300).to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(make_schema().to_json())
+    argv = ["publish", "synth", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    argv += ["--epsilon", "1", "--method", "tree", "--dry-run", "-o", str(tmp_path / "o.csv")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "and 3 pair-check round(s) (3% of rho)" in out, out
+    assert main([*argv, "--check-pairs", "0"]) == 0
+    assert "pair-check" not in capsys.readouterr().out
