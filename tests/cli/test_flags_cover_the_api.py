@@ -47,6 +47,7 @@ PUBLISH = {
     "relation": "--relation",
     "binning": "--binning",
     "keep": "--keep",
+    "check_pairs": "--check-pairs",
     "by": "--by",
     "means": "--means",
 }

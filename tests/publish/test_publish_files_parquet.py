@@ -64,6 +64,7 @@ def _hidden(folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 @pytest.mark.parametrize(
     ("method", "options"),
     [("pca", {"n_components": 2}), ("synth", {}), ("lda-synth", {})],
@@ -131,6 +132,7 @@ def test_statistics_equal_the_in_memory_release(adult, tmp_path):
     assert dist.release.guarantee.to_dict() == mem.release.guarantee.to_dict()
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 def test_clipping_warning_comes_from_the_one_scan(adult, tmp_path, monkeypatch):
     root, df, _schema = adult
     spoiled = tmp_path / "spoiled"
@@ -208,6 +210,7 @@ def test_force_replaces_only_a_complete_ppdp_folder(adult, tmp_path):
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 @pytest.mark.parametrize("step", ["the rows written in fit", "the final rename"])
 def test_a_failed_write_after_the_spend_leaves_nothing_visible(adult, tmp_path, monkeypatch, step):
     root, _df, _schema = adult

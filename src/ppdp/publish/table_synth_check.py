@@ -225,17 +225,21 @@ def exact_pair_table(counts: MarginalCounts, label: int | None, i: int, j: int) 
 # -- the check ----------------------------------------------------------------------------
 
 
-def sampling_floor(cells: int, n: float) -> float:
-    """``√(2·cells·n/π)``: the L1 distance by which ``n`` rows drawn from a table's own law
-    are expected to miss it at most (Σ_c √(2 n p_c/π), Cauchy–Schwarz). Public."""
-    return math.sqrt(2.0 * cells * max(n, 1.0) / math.pi)
+def sampling_floor(expected: NDArray[np.float64], n: float) -> float:
+    """``Σ_c √(2·m_c·(1 − m_c/n)/π)``: about the L1 distance by which ``n`` rows drawn from
+    the table ``expected`` (counts ``m_c``, summing to ``n``) miss it by chance alone (the
+    mean absolute deviation of each binomial count, normal approximation). Of the model's
+    table, so public; small for a table whose rows sit in few cells."""
+    m = np.maximum(np.asarray(expected, dtype=np.float64), 0.0)
+    share = np.clip(m / max(n, 1.0), 0.0, 1.0)
+    return float(np.sqrt(2.0 * m * (1.0 - share) / math.pi).sum())
 
 
-def warn_threshold(cells: int, n: float) -> float:
-    """The 2-way TVD above which a checked pair warns: :data:`CHECK_TVD` plus the sampling
-    floor of its table in TVD (``√(cells/(2πn))``): a pair of many cells on few rows misses
-    by that much by chance alone."""
-    return CHECK_TVD + sampling_floor(cells, n) / (2.0 * max(n, 1.0))
+def warn_threshold(floor: float, n: float) -> float:
+    """The 2-way TVD above which a checked pair warns: :data:`CHECK_TVD` plus the pair's
+    :func:`sampling_floor` in TVD (``floor / (2n)``): a table of many cells on few rows
+    misses by that much by chance alone."""
+    return CHECK_TVD + floor / (2.0 * max(n, 1.0))
 
 
 @dataclass(frozen=True)
@@ -268,13 +272,14 @@ def pair_residuals(
     counts: MarginalCounts,
     label: int | None,
     candidates: Sequence[tuple[int, int]],
-) -> tuple[NDArray[np.float64], list[int]]:
-    """``r_ij = ‖T_ij(D) − M_ij‖₁`` of every candidate, and the cells of its table. ``M_ij``
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``r_ij = ‖T_ij(D) − M_ij‖₁`` of every candidate, and the :func:`sampling_floor` of
+    ``M_ij`` (public) for ``n = model.n``. ``M_ij``
     is the model's (public), so each ``r_ij`` moves by at most ``‖T_ij(D) − T_ij(D')‖₁``: 2
     under replace-one, 1 under add/remove."""
     paths = _Paths(model)
     resid = np.zeros(len(candidates))
-    cells = [0] * len(candidates)
+    floors = np.zeros(len(candidates))
     # By common ancestor, the path products of one ancestor at a time in memory (a chain of
     # d columns would otherwise hold d² of them).
     tops = [paths.common(i, j) for i, j in candidates]
@@ -285,9 +290,10 @@ def pair_residuals(
             current = tops[t]
         i, j = candidates[t]
         exact = exact_pair_table(counts, label, i, j)
-        resid[t] = float(np.abs(exact - model_pair_table(paths, i, j)).sum())
-        cells[t] = int(exact.size)
-    return resid, cells
+        expected = model_pair_table(paths, i, j)
+        resid[t] = float(np.abs(exact - expected).sum())
+        floors[t] = sampling_floor(expected, float(model.n))
+    return resid, floors
 
 
 def draw_residuals(
@@ -322,13 +328,14 @@ def run_pair_check(
 
     Round ``t``: the exponential mechanism (``check.epsilon``, sensitivity
     ``check.sensitivity``) picks among the pairs not picked yet the one of largest utility
-    ``r_ij − √(2·cells·n/π)`` (:func:`pair_residuals`; the offset is public), then
+    ``r_ij − floor_ij`` (:func:`pair_residuals`; the offset is the model's
+    :func:`sampling_floor`, public), then
     ``snap(r_ij, Λ) + N(0, σ²)`` is released. ``n`` is ``model.n`` (public, or the noisy
     estimate under add/remove); the model and the candidates are public, so each utility
     and each residual moves by at most ``check.sensitivity`` between neighbours."""
     n = float(model.n)
-    r, cells = pair_residuals(model, counts, label, candidates)
-    util = r - np.array([sampling_floor(c, n) for c in cells])
+    r, floors = pair_residuals(model, counts, label, candidates)
+    util = r - floors
     mech = ExponentialMechanism(
         epsilon=check.epsilon, sensitivity=check.sensitivity, allow_large_epsilon=True
     )
@@ -345,7 +352,7 @@ def run_pair_check(
                 tuple(candidates[k]),
                 value / scale,
                 CHECK_SIGMAS * check.sigma / scale,
-                warn_threshold(cells[k], n),
+                warn_threshold(float(floors[k]), n),
             )
         )
     return out
