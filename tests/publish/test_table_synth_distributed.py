@@ -32,6 +32,11 @@ from ppdp.data.distributed import SUCCESS_MARKER  # noqa: E402
 ALPHA = 1e-4
 
 
+# make_df plants age -> level, a pair the tree often leaves off: the pair check names it
+# (test_table_synth_check.py); here only the equality of the two paths is tested.
+pytestmark = pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
+
+
 def make_schema(label: bool = True) -> Schema:
     cols = [
         {"name": "age", "type": "numeric", "lower": 0, "upper": 100, "integer": True},
@@ -89,6 +94,9 @@ def assert_same_measurements(a: TableSynthesizer, b: TableSynthesizer) -> None:
     for k in sa:
         np.testing.assert_allclose(sb[k], sa[k], rtol=1e-9, atol=0, err_msg=k)
     assert a.release_.guarantee.details["edges"] == b.release_.guarantee.details["edges"]
+    # the pair check's draws too (its pairs and noisy TVDs)
+    checked = a.release_.guarantee.details.get("checked_pairs")
+    assert checked == b.release_.guarantee.details.get("checked_pairs")
 
 
 @pytest.mark.parametrize(
@@ -186,7 +194,6 @@ def test_fit_writes_n_rows_reproducibly_and_they_respect_the_schema(dataset, tmp
     assert_same_measurements(mem, runs[0])
 
 
-@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # age:level, named
 def test_sample_to_parquet_follows_the_models_law(dataset, tmp_path) -> None:
     path, _ = dataset
     synth = TableSynthesizer(2.0, make_schema(), method="tree", random_state=3)
