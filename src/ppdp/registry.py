@@ -361,7 +361,7 @@ PUBLISHERS.register(
            "added to the schema's keep", action="append", metavar="COL:COL"),
     option("--check-pairs", "check_pairs",
            "how many column pairs the tree leaves off that the release checks privately "
-           "(3%% of the budget) and names with a warning when the model loses them "
+           "(3 percent of the budget) and names with a warning when the model loses them "
            "(default 3; 0: no check, its share goes to the tables)", type=int, metavar="K"),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
