@@ -364,6 +364,10 @@ PUBLISHERS.register(
            "a pair of columns whose joint table is always measured, whatever the selection "
            "chooses (repeat the flag or separate pairs by commas: --keep los:cost,age:los); "
            "added to the schema's keep", action="append", metavar="COL:COL"),
+    option("--check-pairs", "check_pairs",
+           "how many column pairs the tree leaves off that the release checks privately "
+           "(3 percent of the budget) and names with a warning when the model loses them "
+           "(default 3; 0: no check, its share goes to the tables)", type=int, metavar="K"),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

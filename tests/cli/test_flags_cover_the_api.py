@@ -48,6 +48,7 @@ PUBLISH = {
     "binning": "--binning",
     "decode": "--decode",
     "keep": "--keep",
+    "check_pairs": "--check-pairs",
     "by": "--by",
     "means": "--means",
 }

@@ -64,6 +64,7 @@ def _hidden(folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 @pytest.mark.parametrize(
     ("method", "options"),
     [("pca", {"n_components": 2}), ("synth", {}), ("lda-synth", {})],
@@ -114,6 +115,7 @@ def _parts(folder) -> list[str]:
     return sorted(p.name for p in folder.glob("part-*.parquet"))
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 def test_clipping_warning_comes_from_the_one_scan(adult, tmp_path, monkeypatch):
     root, df, _schema = adult
     spoiled = tmp_path / "spoiled"
@@ -191,6 +193,7 @@ def test_force_replaces_only_a_complete_ppdp_folder(adult, tmp_path):
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 @pytest.mark.parametrize("step", ["the rows written in fit", "the final rename"])
 def test_a_failed_write_after_the_spend_leaves_nothing_visible(adult, tmp_path, monkeypatch, step):
     root, _df, _schema = adult

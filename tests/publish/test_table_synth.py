@@ -98,14 +98,20 @@ def test_rho_converts_back_within_delta_and_beats_the_classic_bound(eps, delta) 
 # -- the budget: every draw intercepted ------------------------------------------------------
 
 
-def _intercept(monkeypatch, utility_sensitivity: float = 2.0) -> dict[str, list[float]]:
-    seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
+def _intercept(monkeypatch, utility_sensitivity: float = 2.0) -> dict[str, list]:
+    """Every noise draw of a fit: tables (``sigma``, ``size``), the pair check's scalar
+    residuals (``check``: σ and the grid the residual is snapped to) and every exponential-
+    mechanism choice (``eps``), whose utility sensitivity must be ``utility_sensitivity``."""
+    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
     real_gaussian = noise.gaussian
     real_select = ExponentialMechanism.randomise
 
     def gaussian(sigma, size=None, **kw):
-        seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))  # one table per draw
+        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
+            seen["check"].append((float(sigma), float(kw["granularity"])))
+        else:
+            seen["sigma"].append(float(sigma))
+            seen["size"].append(float(np.prod(size)))  # one table per draw
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
@@ -118,6 +124,16 @@ def _intercept(monkeypatch, utility_sensitivity: float = 2.0) -> dict[str, list[
     return seen
 
 
+def drawn_rho(seen: dict[str, list], relation: str = "replace-one") -> float:
+    """ρ of the intercepted draws: ``Δ²/(2σ²)`` per table (Δ = √2 under replace-one, 1 under
+    add/remove), ``(Δ_r + Λ)²/(2σ²)`` per check residual (its L1 sensitivity Δ_r = 2 or 1,
+    plus the grid it is snapped to) and ``ε²/8`` per exponential-mechanism choice."""
+    table_sq, resid = (2.0, 2.0) if relation == "replace-one" else (1.0, 1.0)
+    rho = sum(table_sq / (2.0 * s**2) for s in seen["sigma"])
+    rho += sum((resid + lam) ** 2 / (2.0 * s**2) for s, lam in seen["check"])
+    return rho + sum(e**2 / 8 for e in seen["eps"])
+
+
 @pytest.mark.parametrize(
     ("method", "label", "classes"),
     [
@@ -128,6 +144,7 @@ def _intercept(monkeypatch, utility_sensitivity: float = 2.0) -> dict[str, list[
         ("pairs", False, 2),
     ],
 )
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check's
 def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     monkeypatch, method, label, classes
 ) -> None:
@@ -139,7 +156,7 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     seen = _intercept(monkeypatch)
     a = acct()
     synth.fit(make_df(500, label=label, classes=classes), accountant=a, allow_seeded=True)
-    rho = sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    rho = drawn_rho(seen)
     stated = synth.release_.guarantee.details["rho"]
     assert rho <= stated * (1 + 1e-12)
     assert rho >= stated * (1 - 1e-9)  # nothing planned is left unspent either
@@ -147,12 +164,14 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     assert a.spent == PrivacyBudget(eps, delta) and len(synth.release_.ledger_indices) == 1
     d = len(schema.columns) + (schema.label is not None)
     f = len(schema.columns)
-    if method == "pairs":
-        assert len(seen["sigma"]) == d * (d - 1) // 2 and not seen["eps"]
+    k = 3  # the pair check's rounds (check_pairs): one choice and one residual each
+    if method == "pairs":  # every pair measured: no check
+        assert len(seen["sigma"]) == d * (d - 1) // 2 and not seen["eps"] and not seen["check"]
     elif method == "chow-liu":  # the label is one more node of the tree
-        assert len(seen["sigma"]) == d + (d - 1) and len(seen["eps"]) == d - 1
+        assert len(seen["sigma"]) == d + (d - 1) and len(seen["eps"]) == d - 1 + k
     else:
-        assert len(seen["sigma"]) == f + (f - 1) and len(seen["eps"]) == f - 1
+        assert len(seen["sigma"]) == f + (f - 1) and len(seen["eps"]) == f - 1 + k
+    assert len(seen["check"]) == (0 if method == "pairs" else k)
     # The sampling that follows uses uniforms only: no further noise was drawn.
     n_draws = len(seen["sigma"])
     synth.sample(50, random_state=1)
@@ -163,6 +182,7 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     ("method", "label", "classes"),
     [("tree", True, 2), ("tree", False, 2), ("chow-liu", True, 3), ("pairs", True, 2)],
 )
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
 def test_add_remove_draws_sum_to_rho_at_sensitivity_one_and_never_read_n(
     monkeypatch, method, label, classes
 ) -> None:
@@ -190,7 +210,7 @@ def test_add_remove_draws_sum_to_rho_at_sensitivity_one_and_never_read_n(
     a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation="add/remove")
     df = make_df(500, label=label, classes=classes)
     synth.fit(df, accountant=a, allow_seeded=True)
-    rho = sum(0.5 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    rho = drawn_rho(seen, "add/remove")
     stated = synth.release_.guarantee.details["rho"]
     assert stated * (1 - 1e-9) <= rho <= stated * (1 + 1e-12)
     assert model.cdp_delta(rho, eps) <= delta and a.spent == PrivacyBudget(eps, delta)

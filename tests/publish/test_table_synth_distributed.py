@@ -32,6 +32,11 @@ from ppdp.data.distributed import SUCCESS_MARKER  # noqa: E402
 ALPHA = 1e-4
 
 
+# make_df plants age -> level, a pair the tree often leaves off: the pair check names it
+# (test_table_synth_check.py); here only the equality of the two paths is tested.
+pytestmark = pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
+
+
 def make_schema(label: bool = True) -> Schema:
     cols = [
         {"name": "age", "type": "numeric", "lower": 0, "upper": 100, "integer": True},
@@ -89,6 +94,9 @@ def assert_same_measurements(a: TableSynthesizer, b: TableSynthesizer) -> None:
     for k in sa:
         np.testing.assert_allclose(sb[k], sa[k], rtol=1e-9, atol=0, err_msg=k)
     assert a.release_.guarantee.details["edges"] == b.release_.guarantee.details["edges"]
+    # the pair check's draws too (its pairs and noisy TVDs)
+    checked = a.release_.guarantee.details.get("checked_pairs")
+    assert checked == b.release_.guarantee.details.get("checked_pairs")
 
 
 @pytest.mark.parametrize(

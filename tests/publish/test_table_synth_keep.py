@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import ndtr
-from test_table_synth import _intercept, make_df, make_schema
+from test_table_synth import _intercept, drawn_rho, make_df, make_schema
 
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
 from ppdp.data import Schema
-from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.exceptions import LowUtilityWarning, ParameterError, ParameterTypeError
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth_model as model
 
@@ -56,11 +56,11 @@ def test_a_keep_runs_draws_sum_to_the_planned_rho(
     plan = synth.plan()  # from the parameters alone, before the data are read
     seen = _intercept(monkeypatch)
     stated, a = _fit_spending(synth, make_df(500))
-    rho = sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    rho = drawn_rho(seen)
     assert stated * (1 - 1e-9) <= rho <= stated * (1 + 1e-12)
     assert plan.spent_rho() == pytest.approx(stated, rel=1e-12)
     assert model.cdp_delta(rho, eps) <= delta and a.spent == PrivacyBudget(eps, delta)
-    assert len(seen["eps"]) == n_select == plan.n_select
+    assert len(seen["eps"]) - plan.check_pairs == n_select == plan.n_select
     details = synth.release_.guarantee.details
     edges = details["edges"]
     if forced is None:  # every edge kept
@@ -203,7 +203,9 @@ def test_keep_holds_a_strong_pair_that_the_tree_drops() -> None:
     real = df["u"].corr(df["v"])
     assert 0.78 < real < 0.83
     for seed in range(3):
-        lost = TableSynthesizer(1.0, schema, method="tree", random_state=seed).fit(df)
+        # the pair check names the pair the tree drops (test_table_synth_check.py)
+        with pytest.warns(LowUtilityWarning, match="pair 'u':'v'.*declare it in keep"):
+            lost = TableSynthesizer(1.0, schema, method="tree", random_state=seed).fit(df)
         kept = TableSynthesizer(1.0, schema, method="tree", keep="u:v", random_state=seed).fit(df)
         assert ["u", "v"] not in lost.release_.guarantee.details["edges"]
         assert lost.release_.guarantee.details["edges"][0] != ["u", "v"]

@@ -29,6 +29,7 @@ from ppdp.mechanisms import ExponentialMechanism
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth_model as model
+from ppdp.publish.table_synth_check import CHECK_SHARE
 
 
 def _schema(*, label: bool = True) -> Schema:
@@ -74,12 +75,15 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
 
 @pytest.mark.parametrize(("method", "relation"), [("tree", "replace-one"), ("pairs", "add/remove")])
 def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, method, relation):
-    seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
+    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
     real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
 
     def gaussian(sigma, size=None, **kw):
-        seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))
+        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
+            seen["check"].append((float(sigma), float(kw["granularity"])))
+        else:
+            seen["sigma"].append(float(sigma))
+            seen["size"].append(float(np.prod(size)))
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
@@ -97,6 +101,8 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
     rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    # the pair check's residuals: L1 sensitivity 2 (1 under add/remove) plus their grid
+    rho += sum((2 * half_sq + lam) ** 2 / (2 * s**2) for s, lam in seen["check"])
     stats = synth.release_.statistics
     # a column whose coarse histogram shows no rows (3σ) skips its second one: spent less
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))
@@ -111,7 +117,9 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     assert seen["sigma"][:k] == [plan.sigma_quantiles] * k
     assert seen["size"].count(float(model.COARSE_BINS)) >= len(plan.quantile_columns)
     planned = 2 * len(plan.quantile_columns) * half_sq / plan.sigma_quantiles**2
-    assert math.isclose(planned, 0.1 * plan.rho, rel_tol=1e-9)  # QUANTILE_SHARE of ρ
+    # QUANTILE_SHARE of what the pair check leaves (CHECK_SHARE of ρ, when it runs)
+    left = plan.rho * (1 - CHECK_SHARE if plan.check is not None else 1.0)
+    assert math.isclose(planned, 0.1 * left, rel_tol=1e-9)
 
 
 def test_the_cut_points_are_released_and_fix_the_codes():

@@ -186,12 +186,15 @@ def test_every_draw_sums_to_the_stated_rho_on_the_distributed_path(
     monkeypatch, dataset, method, relation
 ):
     folder, whole = dataset
-    seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
+    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
     real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
 
     def gaussian(sigma, size=None, **kw):
-        seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))
+        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
+            seen["check"].append((float(sigma), float(kw["granularity"])))
+        else:
+            seen["sigma"].append(float(sigma))
+            seen["size"].append(float(np.prod(size)))
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
@@ -213,6 +216,8 @@ def test_every_draw_sums_to_the_stated_rho_on_the_distributed_path(
     synth.fit(folder, accountant=acct, allow_seeded=True, scheduler="sync")
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
     rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    # the pair check's residuals: L1 sensitivity 2 (1 under add/remove) plus their grid
+    rho += sum((2 * half_sq + lam) ** 2 / (2 * s**2) for s, lam in seen["check"])
     stats = synth.release_.statistics
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))
     rho += skipped * half_sq / synth.plan().sigma_quantiles ** 2

@@ -60,6 +60,14 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 f"{d['decode_histograms']} histograms ({d['decode_bins']}) that values are "
                 "drawn by within their bins (decode sub-bins)"
             )
+        check = d.get("pair_check")
+        if isinstance(check, dict):  # TableSynthesizer's pair check
+            lines.append(
+                f"     and {check['pairs']} pair-check round(s) ({check['rho_share']:.0%} of "
+                f"rho): an exponential-mechanism choice at epsilon "
+                f"{check['epsilon_per_selection']:.4g} of the off-tree pair the model misses "
+                f"most, then its L1 residual with sigma = {check['sigma_residual']:.4g}"
+            )
         return lines
     if d.get("noise") == "discrete-laplace":
         # Integers (counts, or sums in fixed steps of a range): the scale in their units, and
