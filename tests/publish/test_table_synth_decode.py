@@ -77,11 +77,16 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
     assert not both.plan().decode_columns and both.plan().sigma_decode == 0.0
 
 
-def _intercept(monkeypatch) -> dict[str, list[float]]:
-    seen: dict[str, list[float]] = {"sigma": [], "size": [], "eps": []}
+def _intercept(monkeypatch) -> dict[str, list]:
+    """Every draw: tables (``sigma``, ``size``), the pair check's residuals (``check``: σ and
+    the grid they are snapped to) and exponential-mechanism choices (``eps``)."""
+    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
     real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
 
     def gaussian(sigma, size=None, **kw):
+        if kw.get("granularity") is not None:  # the pair check's residual
+            seen["check"].append((float(sigma), float(kw["granularity"])))
+            return real_gaussian(sigma, size, **kw)
         seen["sigma"].append(float(sigma))
         seen["size"].append(float(np.prod(size)))
         return real_gaussian(sigma, size, **kw)
@@ -106,6 +111,8 @@ def _fit_and_sum(monkeypatch, method: str, relation: str) -> tuple[TableSynthesi
     assert acct.spent == PrivacyBudget(eps, delta)
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
     rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
+    resid = 2.0 if relation == "replace-one" else 1.0  # the check residual's L1 sensitivity
+    rho += sum((resid + lam) ** 2 / (2.0 * s**2) for s, lam in seen["check"])
     return synth, seen, rho
 
 
