@@ -160,15 +160,29 @@ def test_one_round_of_tables_is_one_gaussian_with_the_same_privacy_loss():
 
 
 @pytest.mark.parametrize("method", ["tree", "chow-liu", "pairs"])
-def test_the_synth_event_states_its_plan(method):
-    synth = TableSynthesizer(1.0, _schema(), method=method, binning="private-quantiles")
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"binning": "private-quantiles"},
+        {"decode": "sub-bins"},
+        {"decode": "sub-bins", "check_pairs": 0},
+    ],
+)
+def test_the_synth_event_states_its_plan(method, options):
+    """The event lists every draw of the plan (tables, sub-bin histograms, edge choices, the
+    pair check's choices and residuals): a draw left out would be composed as if free on a
+    PLD ledger (the merge of the pair check and the sub-bins once left both out)."""
+    synth = TableSynthesizer(1.0, _schema(), method=method, **options)
     plan = synth.plan()
     event = synth._charges(plan, 300)[0].event
     assert isinstance(event, ZCDP) and event.rho == plan.rho
     assert event.budget() == PrivacyBudget(1.0, 1e-9)
     assert sum(zcdp_rho_of(e) for e in event.events) == pytest.approx(plan.spent_rho(), rel=1e-9)
+    assert plan.spent_rho() == pytest.approx(plan.rho, rel=1e-9)  # nothing planned is left out
     exps = [e for e in event.events if isinstance(e, Exponential)]
-    assert len(exps) == plan.n_select and all(e.epsilon == plan.epsilon_select for e in exps)
+    checks = plan.check_pairs if plan.check is not None else 0
+    assert len(exps) == plan.n_select + checks
+    assert all(e.epsilon == plan.epsilon_select for e in exps[: plan.n_select])
     assert event.compositions == ("basic", "pld", "rdp")
 
 

@@ -39,7 +39,7 @@ from ppdp.exceptions import (
     ParameterTypeError,
     user_stacklevel,
 )
-from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
+from ppdp.mechanisms.grid import UndrawableNoiseError, effective_sensitivity, too_small_epsilon
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.table_synth_check import (
     CHECK_SHARE,
@@ -697,20 +697,31 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
 
     Its draws: each round of count tables is one Gaussian query (``k`` tables of L2
     sensitivity Δ, each with its own noise, are one vector of sensitivity ``√k·Δ``, rounded
-    up: the same privacy loss as the ``k`` tables composed), and each edge choice one
-    exponential mechanism. See ``docs/proofs/table-synth.md`` §Accounting.
+    up: the same privacy loss as the ``k`` tables composed), each edge choice one
+    exponential mechanism, and each round of the pair check one exponential mechanism and
+    one Gaussian scalar (its residual, sensitivity ``Δ_r + Λ`` once snapped to its grid).
+    Every draw of the plan is listed (:meth:`Plan.spent_rho` adds the same terms). See
+    ``docs/proofs/table-synth.md`` §Accounting.
     """
     sens = Fraction(plan.table_sensitivity)
     rounds = (
         (len(plan.first), plan.sigma_first),
         (plan.n_second, plan.sigma_second),
         (2 * len(plan.quantile_columns), plan.sigma_quantiles),
+        (len(plan.decode_columns), plan.sigma_decode),
     )
     draws: list[PrivacyEvent] = [
         Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
     ]
     if plan.n_select:
         draws += [Exponential(epsilon=plan.epsilon_select)] * plan.n_select
+    if plan.check is not None:
+        check = plan.check
+        residual = effective_sensitivity(check.sensitivity, check.grid)
+        draws += [
+            Exponential(epsilon=check.epsilon),
+            Gaussian(l2_sensitivity=residual, sigma=check.sigma),
+        ] * plan.check_pairs
     return ZCDP(rho=plan.rho, epsilon=epsilon, delta=delta, events=tuple(draws))
 
 
