@@ -357,7 +357,7 @@ PUBLISHERS.register(
            choices=("equal-width", "private-quantiles")),
     option("--decode", "decode",
            "values within an equal-width bin: uniform (default) or by the bin's sub-bins, "
-           "measured with 2 % of the budget (heaped values such as 40 hours a week "
+           "measured with 2 percent of the budget (heaped values such as 40 hours a week "
            "keep their share)",
            choices=("uniform", "sub-bins")),
     option("--keep", "keep",

@@ -45,6 +45,22 @@ class TestDiscreteLaplaceContract(MechanismContract):
     valid_input = 123
     bad_input: ClassVar[Any] = [123.456, math.nan]
 
+    def expected_abs_noise(self, mech: Any) -> float:
+        """E|K| of P(k) ∝ q^|k|, q = exp(−1/b): 2q / ((1 + q)(1 − q))."""
+        q = math.exp(-1.0 / mech.scale)
+        return 2.0 * q / ((1.0 + q) * (1.0 - q))
+
+    def test_default_randomness_is_fresh_noise_of_the_right_scale(self) -> None:
+        """Integer noise repeats (the contract's "20 distinct draws" cannot hold): 200 default
+        releases are not all equal and their mean |noise| is within [0.6, 1.6]·E|K| (1.92 at
+        b = 2; the mean's sd is about 0.14, so a correct mechanism fails with probability
+        below 1e-7)."""
+        mech = self.make()
+        outs = np.array([mech.randomise(self.valid_input) for _ in range(200)], dtype=float)
+        mean = float(np.mean(np.abs(outs - self.valid_input)))
+        expected = self.expected_abs_noise(mech)
+        assert len(set(outs.tolist())) > 1 and 0.6 * expected <= mean <= 1.6 * expected
+
 
 # -- calibration and exact arithmetic -------------------------------------------------------
 

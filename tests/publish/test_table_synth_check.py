@@ -139,7 +139,9 @@ def test_every_check_draw_is_in_the_plan_and_the_charge(monkeypatch, method, rel
 @pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
 def test_a_mis_declared_residual_sensitivity_overspends(monkeypatch):
     """The broken variant: the residual calibrated as if it moved like a table (L2 √2)
-    instead of by its L1 bound 2. The release still states ρ; the draws spend more."""
+    instead of by its L1 bound 2. The plan still states ρ, but the draws would spend more:
+    the zCDP event that every fit charges (or states, without a ledger) lists every draw and
+    refuses, before anything is spent or drawn."""
     real = ts.check_noise
 
     def broken(rho: float, k: int, sens: float) -> check.CheckNoise:
@@ -149,9 +151,13 @@ def test_a_mis_declared_residual_sensitivity_overspends(monkeypatch):
     synth = TableSynthesizer(0.7, make_schema(), delta=1e-6, method="tree", random_state=3)
     seen = _intercept(monkeypatch)
     a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
-    synth.fit(make_df(500), accountant=a, allow_seeded=True)
-    stated = synth.release_.guarantee.details["rho"]
-    assert drawn_rho(seen) > stated * (1 + 1e-3)
+    for ledger in (a, None):
+        with pytest.raises(ParameterError, match=r"below the ρ .* of its events"):
+            synth.fit(make_df(500), accountant=ledger, allow_seeded=True)
+    assert not a.history() and not seen["sigma"] and not seen["check"]
+    # What it would have drawn: more than the stated ρ.
+    plan = synth.plan()
+    assert plan.spent_rho() > plan.rho * (1 + 1e-3)
 
 
 def test_no_check_gives_its_share_back_to_the_tables() -> None:
