@@ -1030,9 +1030,10 @@ def report(df: pd.DataFrame, pairs: pd.DataFrame, floor: dict | None = None, exa
     return "\n".join(lines) + "\n"
 
 
-#: The committed AIM / mbi 2.0 peer runs: four processes side by side (each one fit at a
-#: time), in the issue's priority order; the later two were started 14 minutes after the
-#: first two to use the wall time left (``--peer-wall``: no fit starts after 16:18 UTC).
+#: The committed AIM / mbi 2.0 peer runs: processes side by side (each one fit at a time),
+#: in the issue's priority order, started at 15:01 (the first two), 15:15 and 15:54 UTC to use
+#: the wall time left. A fit that another process already ran, or that could not end before
+#: the session's end, was killed by hand as it started (recorded as not run).
 PEER_ALL = "cps1988 credit diamonds kddcup99 flights adult chem97 nltcs fertility"
 PEER_ARGS = "--aim-time 400 --peer-time 2400 --peer-budget 1900"
 PEER_COMMANDS = [
@@ -1045,8 +1046,12 @@ PEER_COMMANDS = [
     "--peer-wall 3781 --out-csv /tmp/peers/aim_c.csv &",
     "nice .venv/bin/python $S --peers-only --peer-methods mbi2-mst --tables diamonds kddcup99 "
     "flights adult chem97 nltcs fertility $A --peer-wall 3781 --out-csv /tmp/peers/mbi2_d.csv &",
+    "nice .venv/bin/python $S --peers-only --peer-methods aim --tables fertility nltcs $A "
+    "--peer-wall 996 --out-csv /tmp/peers/aim_e.csv &",
+    "nice .venv/bin/python $S --peers-only --peer-methods mbi2-aim --tables chem97 $A "
+    "--peer-wall 996 --out-csv /tmp/peers/mbi2_f.csv &",
     "wait; .venv/bin/python $S --merge /tmp/peers/aim.csv /tmp/peers/mbi2.csv "
-    "/tmp/peers/aim_c.csv /tmp/peers/mbi2_d.csv",
+    "/tmp/peers/aim_c.csv /tmp/peers/mbi2_d.csv /tmp/peers/aim_e.csv /tmp/peers/mbi2_f.csv",
 ]
 PEER_AIM_TIME, PEER_BUDGET = 400, 1900
 #: The peers of the second peer section, as the csv names them.
@@ -1086,7 +1091,9 @@ add/remove neighbours, 1 seed, numeric values decoded uniformly inside each bin.
   rows above. The peer runs (commands at the top) went side by side, each one fit at a
   time, in the issue's priority order (cps1988, credit, diamonds, kddcup99, flights, adult,
   chem97, nltcs, fertility) until the session's wall time ran out; the peer CPU budget
-  ({budget:g} s per run) was never reached.
+  ({budget:g} s per run) was never reached. Fits that another process already ran, or that
+  could not end before the session did (AIM on kddcup99, flights, adult; mbi 2.0 AIM
+  on diamonds and after), were killed by hand as they started and are listed as not run.
 
 venvs (git-ignored):
 
