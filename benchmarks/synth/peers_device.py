@@ -317,7 +317,8 @@ def run_aim(train, meta, eps: float, seed: int, opts: dict) -> list[tuple[str, o
     from snsynth import Synthesizer
 
     np.random.seed(seed)  # noqa: NPY002
-    stop_at = time.perf_counter() + opts["aim_time"]
+    clock = opts.get("clock", time.perf_counter)  # the suite passes process CPU time
+    stop_at = clock() + opts["aim_time"]
     real_md = estimation.mirror_descent
     real_em = aim_mod.exponential_mechanism
     calls = {"md": 0}
@@ -326,7 +327,7 @@ def run_aim(train, meta, eps: float, seed: int, opts: dict) -> list[tuple[str, o
 
     def mirror_descent(domain, measurements, *a, **k):
         calls["md"] += 1
-        if calls["md"] > 1 and time.perf_counter() > stop_at:
+        if calls["md"] > 1 and clock() > stop_at:
             taken["measurements"] = list(measurements)
             raise _TimeUpError
         return real_md(domain, measurements, *a, **k)
