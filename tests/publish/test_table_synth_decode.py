@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_table_synth import _intercept, drawn_rho
 
 from ppdp import noise
 from ppdp.accounting import Accountant
@@ -27,7 +28,6 @@ from ppdp.cli import main
 from ppdp.data import Schema
 from ppdp.data.columns import NumericColumn
 from ppdp.exceptions import ParameterError
-from ppdp.mechanisms import ExponentialMechanism
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth_model as model
@@ -77,31 +77,8 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
     assert not both.plan().decode_columns and both.plan().sigma_decode == 0.0
 
 
-def _intercept(monkeypatch) -> dict[str, list]:
-    """Every draw: tables (``sigma``, ``size``), the pair check's residuals (``check``: σ and
-    the grid they are snapped to) and exponential-mechanism choices (``eps``)."""
-    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
-    real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
-
-    def gaussian(sigma, size=None, **kw):
-        if kw.get("granularity") is not None:  # the pair check's residual
-            seen["check"].append((float(sigma), float(kw["granularity"])))
-            return real_gaussian(sigma, size, **kw)
-        seen["sigma"].append(float(sigma))
-        seen["size"].append(float(np.prod(size)))
-        return real_gaussian(sigma, size, **kw)
-
-    def randomise(self, utilities, random_state=None):
-        seen["eps"].append(float(self.epsilon))
-        return real_select(self, utilities, random_state=random_state)
-
-    monkeypatch.setattr(noise, "gaussian", gaussian)
-    monkeypatch.setattr(ExponentialMechanism, "randomise", randomise)
-    return seen
-
-
 def _fit_and_sum(monkeypatch, method: str, relation: str) -> tuple[TableSynthesizer, dict, float]:
-    seen = _intercept(monkeypatch)
+    seen = _intercept(monkeypatch, utility_sensitivity=2.0 if relation == "replace-one" else 1.0)
     eps, delta = 0.8, 1e-6
     kw = {"delta": delta, "method": method, "relation": relation, "random_state": 3}
     synth = TableSynthesizer(eps, _schema(label=method == "tree"), decode="sub-bins", **kw)
@@ -109,10 +86,7 @@ def _fit_and_sum(monkeypatch, method: str, relation: str) -> tuple[TableSynthesi
     df = _table(800)
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     assert acct.spent == PrivacyBudget(eps, delta)
-    half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
-    rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
-    resid = 2.0 if relation == "replace-one" else 1.0  # the check residual's L1 sensitivity
-    rho += sum((resid + lam) ** 2 / (2.0 * s**2) for s, lam in seen["check"])
+    rho = drawn_rho(seen, relation)
     return synth, seen, rho
 
 

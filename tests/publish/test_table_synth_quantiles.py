@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_table_synth import _intercept, drawn_rho
 
-from ppdp import noise
 from ppdp.accounting import Accountant
 from ppdp.audit import audit
 from ppdp.budget import PrivacyBudget
@@ -25,7 +25,6 @@ from ppdp.cli import main
 from ppdp.data import Schema
 from ppdp.data.columns import NumericColumn
 from ppdp.exceptions import ParameterError
-from ppdp.mechanisms import ExponentialMechanism
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth_model as model
@@ -75,23 +74,7 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
 
 @pytest.mark.parametrize(("method", "relation"), [("tree", "replace-one"), ("pairs", "add/remove")])
 def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, method, relation):
-    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
-    real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
-
-    def gaussian(sigma, size=None, **kw):
-        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
-            seen["check"].append((float(sigma), float(kw["granularity"])))
-        else:
-            seen["sigma"].append(float(sigma))
-            seen["size"].append(float(np.prod(size)))
-        return real_gaussian(sigma, size, **kw)
-
-    def randomise(self, utilities, random_state=None):
-        seen["eps"].append(float(self.epsilon))
-        return real_select(self, utilities, random_state=random_state)
-
-    monkeypatch.setattr(noise, "gaussian", gaussian)
-    monkeypatch.setattr(ExponentialMechanism, "randomise", randomise)
+    seen = _intercept(monkeypatch, utility_sensitivity=2.0 if relation == "replace-one" else 1.0)
     eps, delta = 0.8, 1e-6
     schema = _schema(label=method == "tree")
     kw = {"delta": delta, "method": method, "relation": relation, "random_state": 3}
@@ -100,9 +83,7 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     df = _table(800)
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
-    rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
-    # the pair check's residuals: L1 sensitivity 2 (1 under add/remove) plus their grid
-    rho += sum((2 * half_sq + lam) ** 2 / (2 * s**2) for s, lam in seen["check"])
+    rho = drawn_rho(seen, relation)
     stats = synth.release_.statistics
     # a column whose coarse histogram shows no rows (3σ) skips its second one: spent less
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))

@@ -18,14 +18,13 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from test_table_synth import _intercept, drawn_rho
 
-from ppdp import noise
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, LowUtilityWarning
-from ppdp.mechanisms import ExponentialMechanism
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth as ts
 from ppdp.publish import table_synth_model as model
@@ -186,23 +185,7 @@ def test_every_draw_sums_to_the_stated_rho_on_the_distributed_path(
     monkeypatch, dataset, method, relation
 ):
     folder, whole = dataset
-    seen: dict[str, list] = {"sigma": [], "size": [], "eps": [], "check": []}
-    real_gaussian, real_select = noise.gaussian, ExponentialMechanism.randomise
-
-    def gaussian(sigma, size=None, **kw):
-        if kw.get("granularity") is not None:  # the pair check's residual, snapped to it
-            seen["check"].append((float(sigma), float(kw["granularity"])))
-        else:
-            seen["sigma"].append(float(sigma))
-            seen["size"].append(float(np.prod(size)))
-        return real_gaussian(sigma, size, **kw)
-
-    def randomise(self, utilities, random_state=None):
-        seen["eps"].append(float(self.epsilon))
-        return real_select(self, utilities, random_state=random_state)
-
-    monkeypatch.setattr(noise, "gaussian", gaussian)
-    monkeypatch.setattr(ExponentialMechanism, "randomise", randomise)
+    seen = _intercept(monkeypatch, utility_sensitivity=2.0 if relation == "replace-one" else 1.0)
     eps, delta = 0.8, 1e-6
     kw = {"delta": delta, "method": method, "relation": relation, "random_state": 3}
     schema = _schema(label=method == "tree")
@@ -215,9 +198,7 @@ def test_every_draw_sums_to_the_stated_rho_on_the_distributed_path(
     acct = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=relation)
     synth.fit(folder, accountant=acct, allow_seeded=True, scheduler="sync")
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
-    rho = half_sq * sum(1.0 / s**2 for s in seen["sigma"]) + sum(e**2 / 8 for e in seen["eps"])
-    # the pair check's residuals: L1 sensitivity 2 (1 under add/remove) plus their grid
-    rho += sum((2 * half_sq + lam) ** 2 / (2 * s**2) for s, lam in seen["check"])
+    rho = drawn_rho(seen, relation)
     stats = synth.release_.statistics
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))
     rho += skipped * half_sq / synth.plan().sigma_quantiles ** 2
