@@ -1,5 +1,5 @@
-"""A new user's exports through the CLI (trial items 2-5): a Latin-1 file, decimal commas,
-a wrong --sep, and a detected separator said only with -v."""
+"""Text exports through the CLI: a Latin-1 file, decimal commas, a wrong --sep, and a
+detected separator said only with -v (found in a new-user trial, items 2-5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Fixes from the fifth new-user trial (demo, federate demo): a file given where a folder is
-expected is named in one line with the flag, before anything runs."""
+"""A file given where a folder is expected (demo, federate demo) is named in one line with
+the flag, before anything runs (found in the fifth new-user trial)."""
 
 from __future__ import annotations
 

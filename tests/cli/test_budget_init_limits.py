@@ -1,4 +1,4 @@
-"""Trial item 7: ``ppdp budget init`` holds a total to the limit every release has, a
+"""``ppdp budget init`` holds a total to the limit every release has, a
 wrong flag points at the sub-command's help, and budgets print for people."""
 
 from __future__ import annotations
