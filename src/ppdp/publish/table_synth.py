@@ -263,9 +263,8 @@ class Plan:
             "epsilon_per_selection": self.epsilon_select,
             "edge_tables": self.n_second,
             "edge_levels": ("rare codes merged (< 3σ in round 1)" if self.compresses else "codes")
-            + "; ordered columns also at coarser resolutions (neighbouring codes merged), "
-            + ("with or without the label axis, " if self.label is not None else "")
-            + "each edge's form chosen with it",
+            + "; a categorical column's codes under 3σ in round 1 also merged (within its "
+            "declared groups), and its declared groups; each edge's form chosen with it",
             "sigma_edge_tables": self.sigma_second,
             "table_sensitivity_l2": self.table_sensitivity,
             "utility_sensitivity": self.utility_sensitivity,
@@ -399,14 +398,13 @@ def _edge_resolutions(
     whose noisy counts round 1 cannot tell from noise are also offered merged (within
     their declared groups, if any), between its codes and its groups: post-processing of
     round 1, so the selection may choose it (``benchmarks/synth/suite_forms.md``)."""
-    groups = plan.bins.groups.get(a)
-    merged = compress_levels(first, plan.sigma_first, groups=groups)
     coarser = resolutions(plan.bins, a)[1:]
+    if not plan.compresses and plan.bins.kinds[a] != "categorical":
+        return [None, *coarser]
+    merged = compress_levels(first, plan.sigma_first, groups=plan.bins.groups.get(a))
     if plan.compresses:
         return [merged, *coarser]
-    if plan.bins.kinds[a] == "categorical" and int(merged.max()) + 1 < merged.size:
-        return [None, merged, *coarser]
-    return [None, *coarser]
+    return [None, merged, *coarser] if int(merged.max()) + 1 < merged.size else [None, *coarser]
 
 
 def _with_bins(plan: Plan, n_bins: int) -> Plan:
@@ -1107,8 +1105,8 @@ class TableSynthesizer(Publisher):
             return first, [], [], {}
         total = _row_count(plan, counts, first)
         by_attr = {c[-1]: m.values for c, m in zip(plan.first, first, strict=True)}
-        # Each feature's finest level map (chow-liu: rare codes merged, from round 1), then
-        # its coarser resolutions (from the schema).
+        # Each feature's level maps, finest first (:func:`_edge_resolutions`): public, from
+        # the schema and round 1's noisy tables.
         maps = {a: _edge_resolutions(plan, a, by_attr[a]) for a in plan.features}
         edges, forms = select_tree(
             counts,
