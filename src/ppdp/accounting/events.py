@@ -400,16 +400,8 @@ class Gaussian(PrivacyEvent):
             self, "dimension", _check(k, "dimension", self.dimension, check_int, minimum=1)
         )
         object.__setattr__(self, "granularity", _nonneg(k, "granularity", self.granularity))
-        if (self.epsilon is None) != (self.delta is None):
-            raise ParameterError(
-                f"{k}.epsilon ({self.epsilon!r}) and {k}.delta ({self.delta!r}) must be given "
-                "together (the (ε, δ) the noise was calibrated for) or both left out"
-            )
-        if self.epsilon is not None:
-            eps = _check(k, "epsilon", self.epsilon, check_positive)
-            delta = _check(k, "delta", self.delta, check_delta, allow_zero=False)
-            object.__setattr__(self, "epsilon", eps)
-            object.__setattr__(self, "delta", delta)
+        if _stated_pair(self, "the noise was calibrated for"):
+            eps, delta = self.epsilon, self.delta
             from ppdp.mechanisms.calibration import gaussian_delta
 
             needed = gaussian_delta(self.noise_multiplier, eps, 1.0)
@@ -528,6 +520,22 @@ def _check_stated(event: Any, exact: Fraction) -> None:
             f"{event.kind}.epsilon ({eps!r}) is below the ε ({float(exact)!r}) that this "
             "noise scale gives; state the ε the noise was calibrated for, or leave it out"
         )
+
+
+def _stated_pair(event: Any, meaning: str) -> bool:
+    """Check an event's optional stated (ε, δ) (both or neither) and store them checked;
+    whether they were given. ``meaning`` says what the pair is, for the error line."""
+    k, eps, delta = event.kind, event.epsilon, event.delta
+    if (eps is None) != (delta is None):
+        raise ParameterError(
+            f"{k}.epsilon ({eps!r}) and {k}.delta ({delta!r}) must be given together (the "
+            f"(ε, δ) {meaning}) or both left out"
+        )
+    if eps is None:
+        return False
+    object.__setattr__(event, "epsilon", _check(k, "epsilon", eps, check_positive))
+    object.__setattr__(event, "delta", _check(k, "delta", delta, check_delta, allow_zero=False))
+    return True
 
 
 def _nonneg(kind: str, name: str, value: Any) -> float:
@@ -707,16 +715,8 @@ class ZCDP(PrivacyEvent):
         k = self.kind
         rho = _check(k, "rho", self.rho, check_positive)
         object.__setattr__(self, "rho", rho)
-        if (self.epsilon is None) != (self.delta is None):
-            raise ParameterError(
-                f"{k}.epsilon ({self.epsilon!r}) and {k}.delta ({self.delta!r}) must be given "
-                "together (the (ε, δ) ρ was converted to) or both left out"
-            )
-        if self.epsilon is not None:
-            eps = _check(k, "epsilon", self.epsilon, check_positive)
-            delta = _check(k, "delta", self.delta, check_delta, allow_zero=False)
-            object.__setattr__(self, "epsilon", eps)
-            object.__setattr__(self, "delta", delta)
+        if _stated_pair(self, "ρ was converted to"):
+            eps, delta = self.epsilon, self.delta
             from ppdp.mechanisms.calibration import zcdp_delta
 
             needed = zcdp_delta(rho, eps)
