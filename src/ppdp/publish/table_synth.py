@@ -442,7 +442,7 @@ def _build_plan(
     relation: Neighbouring = Neighbouring.REPLACE_ONE,
     binning: str = "equal-width",
     keep: tuple[tuple[int, int], ...] = (),
-    decode: str = "uniform",
+    decode: str = "sub-bins",
     check_pairs: int = 0,
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
@@ -471,7 +471,7 @@ def _spend(
     relation: Neighbouring,
     binning: str,
     keep: tuple[tuple[int, int], ...],
-    decode: str = "uniform",
+    decode: str = "sub-bins",
 ) -> Plan:
     """The tables, selections and histograms that spend ``rho``.
 
