@@ -356,10 +356,10 @@ PUBLISHERS.register(
            "incomes; in-memory input only)",
            choices=("equal-width", "private-quantiles")),
     option("--decode", "decode",
-           "values within an equal-width bin: uniform (default) or by the bin's sub-bins, "
-           "measured with 2 percent of the budget (heaped values such as 40 hours a week "
-           "keep their share)",
-           choices=("uniform", "sub-bins")),
+           "values within an equal-width bin: by the bin's sub-bins, measured with 2 percent of "
+           "the budget (default: heaped values such as 40 hours a week keep their share), "
+           "or uniform",
+           choices=("sub-bins", "uniform")),
     option("--keep", "keep",
            "a pair of columns whose joint table is always measured, whatever the selection "
            "chooses (repeat the flag or separate pairs by commas: --keep los:cost,age:los); "
