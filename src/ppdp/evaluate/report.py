@@ -41,6 +41,7 @@ from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.data.dates import date_form, day_text, parse_dates
 from ppdp.data.names import near_names
 from ppdp.evaluate.classification import roc_auc
+from ppdp.evaluate.pairs import pair_summary, pair_view
 from ppdp.exceptions import (
     DataValidationError,
     OptionalDependencyError,
@@ -72,20 +73,35 @@ NOT_JUDGED = "not judged"
 #: undeclared values that a release imputed or dropped.
 UNDECLARED_LIMITS: dict[str, float] = {"release": 0.01, "original": 0.20}
 
-#: Where the verdicts change (stated in every report).
+#: Where the verdicts change (stated in every report). The verdict of a table is the worst of
+#: the verdicts of its parts (each part's own line is in :attr:`QualityReport.verdict_parts`):
 #:
-#: With a target, ``lift`` is the share of the real data's AUC gain over chance that the
-#: release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
+#: *Marginals* (1-way), from the mean total-variation distance (TV) of the columns' marginals:
+#: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
+#: ``trivial_tv_share`` x the mean TV of the trivial release (values drawn uniformly within
+#: the declared bounds and categories); "weak" otherwise.
+#:
+#: *Pairs* (2-way), from the mean TV of every pair's joint distribution on coarse cells
+#: (:mod:`ppdp.evaluate.pairs`): "no better than the trivial baseline" when it is >=
+#: ``trivial_tv_share`` x the trivial release's; "weak" when it is >= ``shuffled_tv_share`` x
+#: that of the *shuffled baseline* (the original with each column shuffled on its own: the
+#: real marginals, no association), a comparison made only when some real pair's
+#: association reaches ``dependence_floor``; "useful" otherwise.
+#:
+#: *Associations*: a pair whose real association (Pearson's |r| for two numeric columns,
+#: else bias-corrected Cramér's V) is >= ``strong_association`` is *lost* when the release
+#: keeps less than ``kept_association`` of it. "no better than the trivial baseline" when
+#: every such pair is lost; "weak" when one is; "useful" otherwise (and when there is none).
+#:
+#: *The target* (with ``target=``): ``lift`` is the share of the real data's AUC gain over
+#: chance that the release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
 #: "useful": lift >= ``useful_lift`` and accuracy >= the majority class's;
 #: "no better than the trivial baseline": lift < ``trivial_lift``, or lift <
 #: ``low_accuracy_lift`` with an accuracy more than ``trivial_accuracy_gap`` below the majority
 #: class's; "weak" otherwise. When the real data's own AUC is within ``chance_auc_z`` standard
-#: errors of 0.5 (the target is not predictable), the verdict falls back to the marginals.
+#: errors of 0.5 (the target is not predictable), this part is not judged.
 #:
-#: Without a target, from the mean total-variation distance (TV) of the columns' marginals:
-#: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
-#: ``trivial_tv_share`` x the mean TV of the trivial release (values drawn uniformly within
-#: the declared bounds and categories); "weak" otherwise.
+#: A model or an LDA projection release is judged on its target alone.
 THRESHOLDS: dict[str, float] = {
     "useful_lift": 0.75,
     "trivial_lift": 0.25,
@@ -94,6 +110,10 @@ THRESHOLDS: dict[str, float] = {
     "chance_auc_z": 2.0,
     "useful_tv": 0.10,
     "trivial_tv_share": 0.80,
+    "shuffled_tv_share": 1.0,
+    "dependence_floor": 0.10,
+    "strong_association": 0.30,
+    "kept_association": 0.50,
 }
 
 #: Bins of a numeric column's histogram (equal widths over the declared bounds) when the
@@ -594,6 +614,7 @@ def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
 
 
 def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
+    """The marginals' part of a table's verdict (see :data:`THRESHOLDS`)."""
     t = THRESHOLDS
     tv = float(np.mean([c["tv"] for c in columns]))
     base = float(np.mean([c["tv_uniform"] for c in columns]))
@@ -606,6 +627,85 @@ def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
     if tv >= t["trivial_tv_share"] * base:
         return VERDICTS[2], numbers
     return VERDICTS[1], numbers
+
+
+def _verdict_pairs(ps: dict[str, Any]) -> tuple[str, str]:
+    """The pairs' part of a table's verdict: 2-way TV against the shuffled and the trivial
+    releases."""
+    t = THRESHOLDS
+    tv, shuf, uni = ps["mean_tv"], ps["mean_tv_shuffled"], ps["mean_tv_uniform"]
+    numbers = (
+        f"mean total-variation distance of the {ps['n_pairs']:,} column pairs {tv:.3f}; "
+        f"of the real columns shuffled independently {shuf:.3f}; of the trivial release {uni:.3f}"
+    )
+    if tv >= t["trivial_tv_share"] * uni:
+        return VERDICTS[2], numbers
+    if ps["max_association"] >= t["dependence_floor"] and tv >= t["shuffled_tv_share"] * shuf:
+        return VERDICTS[1], numbers + ": the release's pairs are no closer to the real ones "
+        "than the real columns shuffled independently"
+    return VERDICTS[0], numbers
+
+
+def _pair_text(d: dict[str, Any]) -> str:
+    a, b = d["columns"]
+    return f"{a} × {b}, {d['measure']} {d['original']:.2f} → {d['release']:.2f}"
+
+
+def _verdict_associations(ps: dict[str, Any]) -> tuple[str, str]:
+    """The associations' part of a table's verdict: are the strong real pairs kept?"""
+    t = THRESHOLDS
+    strong = ps["strong"]
+    if not strong:
+        return VERDICTS[0], (
+            f"no pair of columns has a real association of {t['strong_association']:g} or more"
+        )
+    lost = [d for d in strong if d["lost"]]
+    if len(lost) == len(strong):
+        return VERDICTS[2], (
+            f"the release keeps none of the {len(strong)} strong associations "
+            f"(e.g. {_pair_text(lost[0])})"
+        )
+    if lost:
+        shown = "; ".join(_pair_text(d) for d in lost[:3])
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        return VERDICTS[1], (
+            f"the release loses {len(lost)} of the {len(strong)} strong associations "
+            f"({shown}{more})"
+        )
+    return VERDICTS[0], (
+        f"the release keeps the {len(strong)} strong association(s) (the least kept: "
+        f"{_pair_text(strong[0])})"
+    )
+
+
+def _verdict_table(
+    columns: list[dict[str, Any]], ps: dict[str, Any], ml: dict[str, Any] | None
+) -> tuple[str, str, list[dict[str, str]]]:
+    """A table's verdict: the worst of its parts' (:data:`THRESHOLDS`), the line behind it
+    (the deciding parts first) and every part's verdict and numbers."""
+    parts: list[dict[str, str]] = []
+
+    def add(part: str, judged: tuple[str, str]) -> None:
+        parts.append({"part": part, "verdict": judged[0], "basis": judged[1]})
+
+    add("marginals", _verdict_tv(columns))
+    if ps["n_pairs"]:
+        add("pairs", _verdict_pairs(ps))
+        add("associations", _verdict_associations(ps))
+    unjudged = None
+    if ml is not None:
+        target = f"target {ml['target']!r}"
+        if ml["lift"] is None:  # nothing to keep: the other parts judge the release
+            unjudged = {"part": target, "verdict": "not judged", "basis": _verdict_ml(ml)[1]}
+        else:
+            add(target, _verdict_ml(ml))
+    worst = max(VERDICTS.index(p["verdict"]) for p in parts)
+    ordered = sorted(parts, key=lambda p: -VERDICTS.index(p["verdict"]))
+    if unjudged is not None:
+        ordered.append(unjudged)
+        parts.append(unjudged)
+    basis = "; ".join(f"{p['part']}: {p['verdict']} ({p['basis']})" for p in ordered)
+    return VERDICTS[worst], basis, parts
 
 
 def missing_note(
@@ -718,6 +818,8 @@ class QualityReport:
     cramers_original: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
     cramers_release: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
     lda: dict[str, Any] | None = None
+    verdict_parts: list[dict[str, str]] = field(default_factory=list)
+    pairs: dict[str, Any] | None = None
 
     @property
     def corr_max_abs_diff(self) -> float:
@@ -784,6 +886,8 @@ class QualityReport:
                 "max_abs_difference": _max_abs(self.cramers_original - self.cramers_release),
             },
             "ml_utility": self.ml,
+            "verdict_parts": self.verdict_parts,
+            "pairs": self.pairs,
         }
         if self.lda is not None:
             data["lda"] = {k: v for k, v in self.lda.items() if not k.startswith("_")}
@@ -1072,12 +1176,12 @@ def _assemble(
         ml = _ml_utility(*ml_tables, cols, target_col)
         if n_original > MAX_ROWS or n_release > MAX_ROWS:
             ml["sampled"] = True
-        verdict, basis = _verdict_ml(ml)
-        if ml["lift"] is None:  # nothing to keep: judge the release on its marginals instead
-            verdict, marginals = _verdict_tv(columns)
-            basis = f"{marginals}; {basis}"
-    else:
-        verdict, basis = _verdict_tv(columns)
+    pairs = pair_summary(
+        pair_view(orig_s, rel_s, cols),
+        THRESHOLDS["strong_association"],
+        THRESHOLDS["kept_association"],
+    )
+    verdict, basis, parts = _verdict_table(columns, pairs, ml)
     alarm = undeclared_alarm(cols, counts)
     if alarm is not None:
         verdict, basis = NOT_JUDGED, alarm
@@ -1088,7 +1192,10 @@ def _assemble(
             "cannot say what the release promises"
         )
     if target_col is None:
-        notes.append("no target was given: the verdict rests on the column marginals alone")
+        notes.append(
+            "no target was given (target=, --target COL): no classifier was trained; the "
+            "verdict rests on the marginals, the pairs and the associations"
+        )
     if n_original > MAX_ROWS or n_release > MAX_ROWS:
         notes.append(
             f"the association maps and the classifiers use a seeded random sample of at most "
@@ -1115,6 +1222,8 @@ def _assemble(
         categorical_names=[c.name for c in cats],
         cramers_original=_cramers_v(orig_s, cats),
         cramers_release=_cramers_v(rel_s, cats),
+        verdict_parts=parts,
+        pairs=pairs,
     )
 
 
