@@ -139,18 +139,25 @@ def _cells(
 def _code_matrix(
     df: pd.DataFrame, coders: list[Any], names: list[str], name: str
 ) -> NDArray[np.int64]:
-    return np.column_stack([f(df[n], name) for f, n in zip(coders, names, strict=True)])
+    """Every column's cell codes, column-major, a missing or undeclared value (-1) as the
+    extra cell :data:`PAIR_CELLS`."""
+    codes = np.column_stack([f(df[n], name) for f, n in zip(coders, names, strict=True)])
+    return np.asfortranarray(np.where(codes < 0, PAIR_CELLS, codes).astype(np.int64))
 
 
 def _pair_counts(codes: NDArray[np.int64], i: int, k: int) -> NDArray[np.int64]:
-    """Joint counts of column ``i`` with every later column: shape (m - i - 1, k, k)."""
-    a = codes[:, i][:, None]
+    """Joint counts of column ``i`` with every later column: shape (m - i - 1, k, k).
+
+    ``codes`` is column-major with -1 already mapped to the extra cell ``k`` (cut off
+    here), so one flat :func:`numpy.bincount` counts every pair without a mask.
+    """
+    kk = k + 1
     b = codes[:, i + 1 :]
     m = b.shape[1]
-    flat = a * k + b + (np.arange(m) * k * k)[None, :]
-    ok = (a >= 0) & (b >= 0)
-    out = np.bincount(flat[ok], minlength=m * k * k)
-    return out.reshape(m, k, k)
+    flat = b + codes[:, i : i + 1] * kk
+    flat += (np.arange(m, dtype=np.int64) * kk * kk)[None, :]
+    out = np.bincount(flat.ravel(order="K"), minlength=m * kk * kk)
+    return out.reshape(m, kk, kk)[:, :k, :k]
 
 
 def corrected_v(table: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -235,7 +242,9 @@ def pair_view(
     k = PAIR_CELLS
     c0 = _code_matrix(orig, coders, names, "original")
     c1 = _code_matrix(rel, coders, names, "release")
-    shuffled = np.column_stack([rng.permutation(c0[:, j]) for j in range(c0.shape[1])])
+    shuffled = np.asfortranarray(
+        np.column_stack([rng.permutation(c0[:, j]) for j in range(c0.shape[1])])
+    )
     m = len(cols)
     idx, tv, tvs, tvu, v0, v1 = [], [], [], [], [], []
     joints: dict[tuple[int, int], tuple[Any, Any]] = {}

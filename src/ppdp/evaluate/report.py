@@ -40,6 +40,7 @@ from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.data.dates import date_form, day_text, parse_dates
 from ppdp.data.names import near_names
+from ppdp.evaluate import pairs as pairs_mod
 from ppdp.evaluate.classification import roc_auc
 from ppdp.evaluate.pairs import pair_summary, pair_view
 from ppdp.exceptions import (
@@ -262,10 +263,14 @@ def _tv(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
 
 # ---------------------------------------------------------------------------- encoding
 def _encode(
-    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
+    df: pd.DataFrame,
+    cols: list[NumericColumn | CategoricalColumn],
+    name: str,
+    keep: dict[str, list[str]] | None = None,
 ) -> tuple[NDArray[np.float64], list[str]]:
     """Numeric columns scaled to [0, 1] by their bounds (clipped, on the column's scale:
-    :meth:`NumericColumn.to_unit`), categories one-hot."""
+    :meth:`NumericColumn.to_unit`), categories one-hot (only the categories ``keep`` names
+    for a column it names)."""
     blocks: list[NDArray[np.float64]] = []
     names: list[str] = []
     for col in cols:
@@ -275,6 +280,8 @@ def _encode(
             names.append(col.name)
         else:
             cats = [str(c) for c in col.categories]
+            if keep is not None and col.name in keep:
+                cats = keep[col.name]
             codes = _codes(df[col.name], cats)
             onehot = np.zeros((len(df), len(cats)))
             ok = codes >= 0
@@ -820,18 +827,51 @@ class QualityReport:
     lda: dict[str, Any] | None = None
     verdict_parts: list[dict[str, str]] = field(default_factory=list)
     pairs: dict[str, Any] | None = None
+    corr_live: NDArray[np.bool_] | None = None
+
+    def _corr_diff(self) -> NDArray[np.float64]:
+        """|released − real| correlation over the pairs of features that vary in both tables
+        (a category that no row of one table holds has no correlation: its 0 against a real
+        value would be an artefact), the diagonal left out; NaN elsewhere."""
+        d = np.abs(self.corr_original - self.corr_release)
+        n = d.shape[0]
+        if n == 0:
+            return d
+        live = np.ones(n, dtype=bool) if self.corr_live is None else self.corr_live
+        keep = np.outer(live, live) & ~np.eye(n, dtype=bool)
+        return np.where(keep, d, np.nan)
 
     @property
     def corr_max_abs_diff(self) -> float:
-        if self.corr_original.size == 0:
-            return 0.0
-        return float(np.max(np.abs(self.corr_original - self.corr_release)))
+        """The largest |released − real| correlation of two features that vary in both."""
+        d = self._corr_diff()
+        return float(np.nanmax(d)) if np.isfinite(d).any() else 0.0
 
     @property
     def corr_mean_abs_diff(self) -> float:
-        d = np.abs(self.corr_original - self.corr_release)
-        n = d.shape[0]
-        return float(d[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
+        """The mean |released − real| correlation of two features that vary in both."""
+        d = self._corr_diff()
+        return float(np.nanmean(d)) if np.isfinite(d).any() else 0.0
+
+    @property
+    def corr_largest(self) -> dict[str, Any] | None:
+        """The pair of features whose correlation moved most (varying in both tables)."""
+        d = self._corr_diff()
+        if not np.isfinite(d).any():
+            return None
+        i, j = np.unravel_index(int(np.nanargmax(d)), d.shape)
+        return {
+            "features": [self.feature_names[i], self.feature_names[j]],
+            "original": float(self.corr_original[i, j]),
+            "release": float(self.corr_release[i, j]),
+        }
+
+    @property
+    def corr_empty(self) -> list[str]:
+        """Features (categories) that no row, or every row, of one of the tables holds."""
+        if self.corr_live is None:
+            return []
+        return [n for n, ok in zip(self.feature_names, self.corr_live, strict=True) if not ok]
 
     def summary(self) -> str:
         """One line: the verdict and the numbers behind it.
@@ -878,6 +918,8 @@ class QualityReport:
                 "release": self.corr_release.tolist(),
                 "max_abs_difference": self.corr_max_abs_diff,
                 "mean_abs_difference": self.corr_mean_abs_diff,
+                "largest_difference": self.corr_largest,
+                "constant_features": self.corr_empty,
             },
             "cramers_v": {
                 "columns": self.categorical_names,
@@ -1150,6 +1192,41 @@ def _column_entries(
     return columns
 
 
+#: Most encoded features of the correlation map: a wider encoding keeps each categorical
+#: column's commonest real categories only (stated on the page).
+MAX_FEATURES = 400
+
+
+def _wide_keep(
+    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn]
+) -> dict[str, list[str]] | None:
+    """For an encoding wider than :data:`MAX_FEATURES`: the categories each categorical
+    column keeps (its commonest in ``df``, the original's sample); None otherwise."""
+    cats = [c for c in cols if isinstance(c, CategoricalColumn)]
+    width = len(cols) - len(cats) + sum(len(c.categories) for c in cats)
+    if width <= MAX_FEATURES or not cats:
+        return None
+    per = max(1, (MAX_FEATURES - (len(cols) - len(cats))) // len(cats))
+    keep = {}
+    for col in cats:
+        texts = [str(c) for c in col.categories]
+        if len(texts) <= per:
+            continue
+        counts = pd.Series(df[col.name]).astype(str).value_counts()
+        counts = counts.reindex(texts, fill_value=0)
+        keep[col.name] = [texts[i] for i in np.argsort(-counts.to_numpy(), kind="stable")[:per]]
+    return keep
+
+
+def _wide_note(keep: dict[str, list[str]], cols: list[Any]) -> str:
+    per = max(len(v) for v in keep.values())
+    return (
+        f"the table encodes to more than {MAX_FEATURES} features: the correlation map keeps "
+        f"the {per} commonest real categories of each of {len(keep)} categorical columns and "
+        f"uses a seeded sample of at most {pairs_mod.PAIR_ROWS:,} rows of each table"
+    )
+
+
 def _assemble(
     cols: list[NumericColumn | CategoricalColumn],
     counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
@@ -1165,10 +1242,17 @@ def _assemble(
     columns = _column_entries(cols, counts)
     n_original, n_release = sizes
     orig_s, rel_s = samples
-    X0, names = _encode(orig_s, cols, "original")
-    X1, _ = _encode(rel_s, cols, "release")
+    keep = _wide_keep(orig_s, cols)
+    if keep is not None:  # a wide table: a smaller sample and the commonest categories
+        rng = np.random.default_rng(_SEED + 1)
+        orig_s = orig_s.iloc[_sample(len(orig_s), rng, pairs_mod.PAIR_ROWS)]
+        rel_s = rel_s.iloc[_sample(len(rel_s), rng, pairs_mod.PAIR_ROWS)]
+        extra_notes = (*extra_notes, _wide_note(keep, cols))
+    X0, names = _encode(orig_s, cols, "original", keep)
+    X1, _ = _encode(rel_s, cols, "release", keep)
     with _one_thread():
         corr0, corr1 = _corr(X0), _corr(X1)
+    live = (X0.std(axis=0) > 1e-12) & (X1.std(axis=0) > 1e-12)
     del X0, X1
     cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
@@ -1176,11 +1260,9 @@ def _assemble(
         ml = _ml_utility(*ml_tables, cols, target_col)
         if n_original > MAX_ROWS or n_release > MAX_ROWS:
             ml["sampled"] = True
-    pairs = pair_summary(
-        pair_view(orig_s, rel_s, cols),
-        THRESHOLDS["strong_association"],
-        THRESHOLDS["kept_association"],
-    )
+    with _one_thread():
+        view = pair_view(orig_s, rel_s, cols)
+    pairs = pair_summary(view, THRESHOLDS["strong_association"], THRESHOLDS["kept_association"])
     verdict, basis, parts = _verdict_table(columns, pairs, ml)
     alarm = undeclared_alarm(cols, counts)
     if alarm is not None:
@@ -1224,6 +1306,7 @@ def _assemble(
         cramers_release=_cramers_v(rel_s, cats),
         verdict_parts=parts,
         pairs=pairs,
+        corr_live=live,
     )
 
 
