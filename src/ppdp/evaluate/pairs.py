@@ -3,9 +3,10 @@
 Each column is cut into at most :data:`PAIR_CELLS` coarse cells (a numeric column's report
 bins merged in runs; a categorical column's most frequent real codes, the rest as
 "other"), and every pair's joint distribution is counted on a seeded sample of at most
-:data:`PAIR_ROWS` rows of three tables: the original, the release, and the original with
-each column shuffled independently (the *shuffled baseline*: it keeps every real marginal
-exactly and no association at all). Per pair:
+:data:`PAIR_ROWS` rows of three tables: the original, the release, and the *shuffled
+baseline*: as many rows as the release, each column drawn on its own from the original's
+(with replacement): the real marginals, with the sampling noise of a table of that size, and
+no association at all. Per pair:
 
 * ``tv``: the total-variation distance of the released joint distribution to the real one;
 * ``tv_shuffled``: the same distance for the shuffled baseline;
@@ -242,8 +243,11 @@ def pair_view(
     k = PAIR_CELLS
     c0 = _code_matrix(orig, coders, names, "original")
     c1 = _code_matrix(rel, coders, names, "release")
+    # Each column drawn on its own, with replacement, as many rows as the release has: the
+    # real marginals with the sampling noise of a table of the release's size.
+    n1 = c1.shape[0]
     shuffled = np.asfortranarray(
-        np.column_stack([rng.permutation(c0[:, j]) for j in range(c0.shape[1])])
+        np.column_stack([c0[rng.integers(0, len(c0), n1), j] for j in range(c0.shape[1])])
     )
     m = len(cols)
     idx, tv, tvs, tvu, v0, v1 = [], [], [], [], [], []

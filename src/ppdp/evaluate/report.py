@@ -112,7 +112,7 @@ THRESHOLDS: dict[str, float] = {
     "useful_tv": 0.10,
     "trivial_tv_share": 0.80,
     "shuffled_tv_share": 1.0,
-    "dependence_floor": 0.10,
+    "dependence_floor": 0.20,
     "strong_association": 0.30,
     "kept_association": 0.50,
 }
