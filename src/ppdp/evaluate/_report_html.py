@@ -16,7 +16,14 @@ import numpy as np
 
 from ppdp.accounting.receipt import replace_one_equivalent
 from ppdp.data.dates import day_text
-from ppdp.evaluate.report import BANNER, N_BINS, THRESHOLDS, VERDICTS, import_matplotlib
+from ppdp.evaluate.report import (
+    BANNER,
+    N_BINS,
+    THRESHOLDS,
+    VERDICTS,
+    _two,
+    import_matplotlib,
+)
 
 if TYPE_CHECKING:
     from ppdp.evaluate.report import QualityReport
@@ -36,7 +43,9 @@ h3{font-size:1.05rem;margin:1.2rem 0 .3rem}
 .fig svg{width:100%;height:auto;max-width:36rem;display:block}
 .fig.wide svg{max-width:100%}
 .fig.small svg{max-width:24rem}
-td.basis{text-align:left;font-size:.85rem}
+.heat{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34rem),1fr));gap:1rem}
+.heat .fig svg{max-width:100%}
+td.basis,th.basis{text-align:left;font-size:.85rem}
 td.v-useful,td.v-weak,td.v-trivial{text-align:left;white-space:nowrap}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
 .scroll{overflow-x:auto}
@@ -261,17 +270,21 @@ def _marginal_svg(col: dict[str, Any]) -> str:
 
 
 def _most_associated(
-    C0: Any, C1: Any, names: list[str], k: int, live: Any = None
+    C0: Any, C1: Any, names: list[str], k: int, live: Any = None, groups: Any = None
 ) -> tuple[list[int], str]:
     """The ``k`` features (or columns) with the largest off-diagonal association in either
     table or the largest change, in their original order, and a sentence saying so when
-    some were left out."""
+    some were left out. Features of the same ``groups`` entry (two categories of one
+    column, always associated) do not count for each other."""
     n = len(names)
     if n <= k:
         return list(range(n)), ""
     A = np.maximum(np.abs(C0), np.abs(C1))
     A = np.maximum(A, np.abs(C1 - C0))
     np.fill_diagonal(A, 0.0)
+    if groups is not None:
+        g = np.asarray(groups)
+        A[g[:, None] == g[None, :]] = 0.0
     if live is not None:
         A[~np.asarray(live)] = 0.0
     keep = sorted(np.argsort(-A.max(axis=1), kind="stable")[:k].tolist())
@@ -279,6 +292,15 @@ def _most_associated(
         f" Shown: the {k} of {n} with the strongest association (real or released) or the "
         "largest change; the JSON holds them all."
     )
+
+
+def _feature_columns(r: QualityReport) -> list[str]:
+    """The column of each encoded feature (``col=category`` belongs to ``col``)."""
+    out, names = [], [c["name"] for c in r.columns]
+    for f in r.feature_names:
+        owner = next((n for n in names if f == n or f.startswith(n + "=")), f)
+        out.append(owner)
+    return out
 
 
 def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool, positive: bool = False) -> str:
@@ -336,7 +358,7 @@ def _parts_html(r: QualityReport) -> str:
     )
     return (
         "<div class='scroll'><table class='parts'><tr><th>part</th><th>verdict</th>"
-        f"<th>numbers</th></tr>{rows}</table></div>"
+        f"<th class='basis'>numbers</th></tr>{rows}</table></div>"
     )
 
 
@@ -344,18 +366,18 @@ def _joint_svg(p: Any, q: Any, cells: list[list[str]], names: list[str]) -> str:
     """Real and released joint shares of a pair side by side, one colour scale."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     ka, kb = p.shape
-    cell, gap, left, top = 13.0, 26.0, 70.0, 16.0
+    cell, gap, left, top = 12.0, 22.0, 64.0, 16.0
     W = left + 2 * kb * cell + gap + 8
     H = top + ka * cell + 70.0
     vmax = max(float(p.max(initial=0)), float(q.max(initial=0)), 1e-9)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W:g} {H:g}" role="img" '
         f'aria-label="{escape(names[0])} by {escape(names[1])}: real and released joint shares" '
-        'font-family="system-ui, sans-serif" font-size="8">'
+        'font-family="system-ui, sans-serif" font-size="9">'
     ]
     for panel, (M, title) in enumerate(((p, "real"), (q, "released"))):
         x0 = left + panel * (kb * cell + gap)
-        out.append(f'<text x="{x0:g}" y="{top - 5:g}" font-size="9">{title}</text>')
+        out.append(f'<text x="{x0:g}" y="{top - 5:g}" font-size="10">{title}</text>')
         for a in range(ka):
             for b in range(kb):
                 shade = 1.0 - M[a, b] / vmax
@@ -378,7 +400,7 @@ def _joint_svg(p: Any, q: Any, cells: list[list[str]], names: list[str]) -> str:
             f"{escape(_short(cells[0][a], 12))}</text>"
         )
     out.append(
-        f'<text x="{W / 2:.1f}" y="{H - 3:g}" text-anchor="middle" font-size="9">'
+        f'<text x="{W / 2:.1f}" y="{H - 3:g}" text-anchor="middle" font-size="10">'
         f"{escape(_short(names[1], 30))} (across) by {escape(_short(names[0], 30))} (down)"
         "</text></svg>"
     )
@@ -397,7 +419,7 @@ def _pairs_html(r: QualityReport) -> str:
     for d in ps["worst"]:
         a, b = d["columns"]
         r0, r1 = d.get("r_original"), d.get("r_release")
-        corr = f"{r0:.2f} → {r1:.2f}" if r0 is not None and r1 is not None else "–"
+        corr = f"{_two(r0)} → {_two(r1)}" if r0 is not None and r1 is not None else "–"
         rows.append(
             f"<tr><td>{escape(a)} × {escape(b)}</td><td>{d['tv']:.3f}</td>"
             f"<td>{d['tv_shuffled']:.3f}</td><td>{d['v_original']:.2f} → "
@@ -414,7 +436,7 @@ def _pairs_html(r: QualityReport) -> str:
     if ps["strong"]:
         items = "".join(
             f"<li>{escape(x['columns'][0])} × {escape(x['columns'][1])}: {escape(x['measure'])}"
-            f" {x['original']:.2f} real, {x['release']:.2f} released</li>"
+            f" {_two(x['original'])} real, {_two(x['release'])} released</li>"
             for x in (lost or ps["strong"][:3])[:10]
         )
         head = (
@@ -645,12 +667,17 @@ def render(r: QualityReport) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
         columns = _columns_html(r)
         shown, heat_note = _most_associated(
-            r.corr_original, r.corr_release, r.feature_names, MAX_HEAT_FEATURES, r.corr_live
+            r.corr_original,
+            r.corr_release,
+            r.feature_names,
+            MAX_HEAT_FEATURES,
+            r.corr_live,
+            _feature_columns(r),
         )
         names = [r.feature_names[i] for i in shown]
         sub = np.ix_(shown, shown)
         heat = (
-            "<div class='grid'>"
+            "<div class='heat'>"
             + "".join(
                 f"<div class='fig wide'>{_heat_svg(C[sub], names, title, diff=diff)}</div>"
                 for C, title, diff in (
@@ -667,7 +694,7 @@ def render(r: QualityReport) -> str:
         cats = [r.categorical_names[i] for i in cshown]
         csub = np.ix_(cshown, cshown)
         cramer = (
-            "<div class='grid'>"
+            "<div class='heat'>"
             + "".join(
                 f"<div class='fig'>{_heat_svg(C[csub], cats, title, diff=diff, positive=True)}"
                 "</div>"
@@ -730,10 +757,15 @@ the declared categories are left out.{cramer_note}</p>
 
 
 def _head(r: QualityReport, what: str) -> str:
+    basis = (
+        "The worst of the verdicts of its parts, below."
+        if r.verdict_parts and r.verdict in VERDICTS
+        else f"{r.verdict_basis}."
+    )
     return f"""<h1>Quality report of {what}</h1>
 <p class="banner"><strong>For the custodian only.</strong> {escape(BANNER)}</p>
 <p class="verdict {_verdict_class(r.verdict)}"><strong>Verdict: {escape(r.verdict)}.</strong>
-<span class="note">{escape(r.verdict_basis)}.</span></p>"""
+<span class="note">{escape(basis)}</span></p>"""
 
 
 def _model_body(r: QualityReport) -> str:

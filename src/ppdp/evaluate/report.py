@@ -648,14 +648,21 @@ def _verdict_pairs(ps: dict[str, Any]) -> tuple[str, str]:
     if tv >= t["trivial_tv_share"] * uni:
         return VERDICTS[2], numbers
     if ps["max_association"] >= t["dependence_floor"] and tv >= t["shuffled_tv_share"] * shuf:
-        return VERDICTS[1], numbers + ": the release's pairs are no closer to the real ones "
-        "than the real columns shuffled independently"
+        return VERDICTS[1], (
+            f"{numbers}: the release's pairs are no closer to the real ones than the real "
+            "columns drawn independently"
+        )
     return VERDICTS[0], numbers
 
 
 def _pair_text(d: dict[str, Any]) -> str:
     a, b = d["columns"]
-    return f"{a} × {b}, {d['measure']} {d['original']:.2f} → {d['release']:.2f}"
+    return f"{a} × {b}, {d['measure']} {_two(d['original'])} → {_two(d['release'])}"
+
+
+def _two(x: float) -> str:
+    """Two decimals, without a "-0.00"."""
+    return f"{round(x, 2) + 0.0:.2f}"
 
 
 def _verdict_associations(ps: dict[str, Any]) -> tuple[str, str]:
