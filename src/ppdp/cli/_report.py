@@ -52,6 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         json_output=args.json,
         **c.pick(args, "output original schema holdout target force no_guarantee scheduler"),
         **c.table_args(args),
+        progress=c.say("ppdp report", quiet=args.quiet),
     )
     print(done.report.summary())
     if getattr(done.report, "verdict", None) == NOT_JUDGED:  # stdout may go to a file

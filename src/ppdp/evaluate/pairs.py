@@ -32,7 +32,15 @@ from numpy.typing import NDArray
 
 from ppdp.data.columns import CategoricalColumn, NumericColumn
 
-__all__ = ["PAIR_CELLS", "PAIR_ROWS", "WORST_PAIRS", "PairView", "pair_summary", "pair_view"]
+__all__ = [
+    "PAIR_CELLS",
+    "PAIR_ROWS",
+    "WORST_PAIRS",
+    "PairView",
+    "pair_summary",
+    "pair_tables",
+    "pair_view",
+]
 
 #: Most coarse cells per column in the two-way view (so at most 100 cells per pair).
 PAIR_CELLS = 10
@@ -146,7 +154,7 @@ def _code_matrix(
     return np.asfortranarray(np.where(codes < 0, PAIR_CELLS, codes).astype(np.int64))
 
 
-def _pair_counts(codes: NDArray[np.int64], i: int, k: int) -> NDArray[np.int64]:
+def pair_tables(codes: NDArray[np.int64], i: int, k: int) -> NDArray[np.int64]:
     """Joint counts of column ``i`` with every later column: shape (m - i - 1, k, k).
 
     ``codes`` is column-major with -1 already mapped to the extra cell ``k`` (cut off
@@ -252,11 +260,11 @@ def pair_view(
     m = len(cols)
     idx, tv, tvs, tvu, v0, v1 = [], [], [], [], [], []
     joints: dict[tuple[int, int], tuple[Any, Any]] = {}
-    pair_tables: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
+    kept: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
     for i in range(m - 1):
-        p = _pair_counts(c0, i, k)
-        q = _pair_counts(c1, i, k)
-        s = _pair_counts(shuffled, i, k)
+        p = pair_tables(c0, i, k)
+        q = pair_tables(c1, i, k)
+        s = pair_tables(shuffled, i, k)
         idx.extend((i, j) for j in range(i + 1, m))
         tv.append(_tv_pairs(p, q))
         tvs.append(_tv_pairs(p, s))
@@ -265,7 +273,7 @@ def pair_view(
         tvu.append(0.5 * np.abs(ps - u).sum(axis=(1, 2)))
         v0.append(corrected_v(p))
         v1.append(corrected_v(q))
-        pair_tables.append((p, q))
+        kept.append((p, q))
     index = np.asarray(idx, dtype=np.int64).reshape(-1, 2)
     tv_all = np.concatenate(tv) if tv else np.zeros(0)
     numeric = [i for i, c in enumerate(cols) if isinstance(c, NumericColumn)]
@@ -286,7 +294,7 @@ def pair_view(
     order = np.argsort(-tv_all, kind="stable")[:keep_joints]
     for t in order:
         i, j = (int(x) for x in index[t])
-        p, q = pair_tables[i]
+        p, q = kept[i]
         ka, kb = len(cells[i]), len(cells[j])
         pj, qj = p[j - i - 1][:ka, :kb], q[j - i - 1][:ka, :kb]
         joints[(i, j)] = (pj / max(int(pj.sum()), 1), qj / max(int(qj.sum()), 1))

@@ -26,7 +26,7 @@ import contextlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,29 +308,35 @@ def _cramers_v(df: pd.DataFrame, cats: list[CategoricalColumn]) -> NDArray[np.fl
     and c count the categories that occur; 0 when either column has a single category. The
     diagonal is 1 for a column with two or more categories, else 0.
     """
-    codes = []
-    for col in cats:
-        cells = [str(c) for c in col.categories]
-        codes.append(_codes(df[col.name], cells))
     k = len(cats)
     V = np.zeros((k, k))
+    if k == 0:
+        return V
+    width = max(len(c.categories) for c in cats)
+    codes = np.column_stack(
+        [_codes(df[col.name], [str(c) for c in col.categories]) for col in cats]
+    )
+    codes = np.asfortranarray(np.where(codes < 0, width, codes).astype(np.int64))
     for i in range(k):
-        a = codes[i]
-        V[i, i] = 1.0 if np.unique(a[a >= 0]).size > 1 else 0.0
-        for j in range(i + 1, k):
-            b = codes[j]
-            ok = (a >= 0) & (b >= 0)
-            na, nb = len(cats[i].categories), len(cats[j].categories)
-            table = np.bincount(a[ok] * nb + b[ok], minlength=na * nb).reshape(na, nb)
-            table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
-            n = table.sum()
-            m = min(table.shape) - 1
-            if m < 1 or n == 0:
-                continue
-            expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
-            chi2 = float(((table - expected) ** 2 / expected).sum())
-            V[i, j] = V[j, i] = min(1.0, math.sqrt(chi2 / (n * m)))
+        a = codes[:, i]
+        V[i, i] = 1.0 if np.unique(a[a < width]).size > 1 else 0.0
+        if i + 1 < k:
+            V[i, i + 1 :] = _plain_v(pairs_mod.pair_tables(codes, i, width))
+            V[i + 1 :, i] = V[i, i + 1 :]
     return V
+
+
+def _plain_v(t: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Cramér's V (no bias correction) of contingency tables, shape (m, r, c)."""
+    t = t.astype(np.float64)
+    n = t.sum(axis=(1, 2))
+    rows, cols = t.sum(axis=2), t.sum(axis=1)
+    m = np.minimum((rows > 0).sum(axis=1), (cols > 0).sum(axis=1)) - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = rows[:, :, None] * cols[:, None, :] / n[:, None, None]
+        chi2 = np.where(expected > 0, (t - expected) ** 2 / expected, 0.0).sum(axis=(1, 2))
+        v = np.sqrt(chi2 / (n * m))
+    return np.where((m >= 1) & (n > 0), np.minimum(v, 1.0), 0.0)
 
 
 # ---------------------------------------------------------------------------- ML utility
@@ -1006,6 +1012,7 @@ def quality_report(
     holdout: pd.DataFrame | None = None,
     target: str | None = None,
     guarantee: Guarantee | dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> QualityReport:
     """Measure how well a released table keeps the private table's structure.
 
@@ -1025,6 +1032,9 @@ def quality_report(
         verdict on it. Without it the verdict comes from the marginal distances.
     guarantee : Guarantee or dict, optional
         The release's guarantee, or the content of its ``.guarantee.json`` sidecar.
+    progress : callable, optional
+        Called with a short line as each stage starts (``ppdp report`` prints them on
+        stderr; ``-q`` silences them).
 
     Returns
     -------
@@ -1052,6 +1062,8 @@ def quality_report(
             raise DataValidationError(f"the holdout has no column {target!r} (the target)")
         holdout = _check_table("holdout", holdout, schema, exact=False)
 
+    say = progress or (lambda line: None)
+    say(f"marginals of {len(cols)} columns ({len(original):,} and {len(release):,} rows)")
     counts = (column_counts(original, cols, "original"), column_counts(release, cols, "release"))
     rng = np.random.default_rng(_SEED)
     orig_s = original.iloc[_sample(len(original), rng)]
@@ -1064,6 +1076,7 @@ def quality_report(
         (original, release, holdout),
         target_col,
         guarantee,
+        progress=say,
     )
 
 
@@ -1243,8 +1256,10 @@ def _assemble(
     target_col: CategoricalColumn | None,
     guarantee: Any,
     extra_notes: tuple[str, ...] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> QualityReport:
     """The report from the column counts, the seeded samples and the ML utility's tables."""
+    say = progress or (lambda line: None)
     g, info = _guarantee(guarantee)
     columns = _column_entries(cols, counts)
     n_original, n_release = sizes
@@ -1255,6 +1270,7 @@ def _assemble(
         orig_s = orig_s.iloc[_sample(len(orig_s), rng, pairs_mod.PAIR_ROWS)]
         rel_s = rel_s.iloc[_sample(len(rel_s), rng, pairs_mod.PAIR_ROWS)]
         extra_notes = (*extra_notes, _wide_note(keep, cols))
+    say("correlations")
     X0, names = _encode(orig_s, cols, "original", keep)
     X1, _ = _encode(rel_s, cols, "release", keep)
     with _one_thread():
@@ -1264,9 +1280,11 @@ def _assemble(
     cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
     if target_col is not None:
+        say(f"classifiers predicting {target_col.name!r}")
         ml = _ml_utility(*ml_tables, cols, target_col)
         if n_original > MAX_ROWS or n_release > MAX_ROWS:
             ml["sampled"] = True
+    say(f"{len(cols) * (len(cols) - 1) // 2:,} pairs of columns")
     with _one_thread():
         view = pair_view(orig_s, rel_s, cols)
     pairs = pair_summary(view, THRESHOLDS["strong_association"], THRESHOLDS["kept_association"])
