@@ -1,5 +1,7 @@
-"""``ppdp report`` says on stderr what it is doing (a wide report takes a while); ``-q``
-silences it; stdout keeps the verdict and the paths only."""
+"""``ppdp report`` says on stderr what it is doing (a wide report takes a while) where progress
+bars would be drawn (a terminal; here ``is_active`` is made true, as on a terminal); ``-q``
+silences it, and a piped stderr keeps only its error lines; stdout keeps the verdict and the
+paths only."""
 
 from __future__ import annotations
 
@@ -28,7 +30,14 @@ def _argv(files, name, *extra):
             "--no-guarantee", "-o", str(tmp / name)]  # fmt: skip
 
 
-def test_the_report_says_what_it_is_doing(files, capsys):
+@pytest.fixture
+def terminal(monkeypatch):
+    from ppdp import _progress
+
+    monkeypatch.setattr(_progress, "is_active", lambda: True)
+
+
+def test_the_report_says_what_it_is_doing(files, capsys, terminal):
     assert main(_argv(files, "a.html")) == 0
     out, err = capsys.readouterr()
     lines = [x for x in err.splitlines() if x.startswith("ppdp report: ")]
@@ -39,7 +48,12 @@ def test_the_report_says_what_it_is_doing(files, capsys):
     assert "ppdp report:" not in out
 
 
-def test_quiet_silences_it(files, capsys):
+def test_quiet_silences_it(files, capsys, terminal):
     assert main(_argv(files, "b.html", "-q")) == 0
     _, err = capsys.readouterr()
     assert "ppdp report: " not in err
+
+
+def test_a_piped_stderr_gets_no_stage_lines(files, capsys):
+    assert main(_argv(files, "c.html")) == 0
+    assert "ppdp report: " not in capsys.readouterr().err
