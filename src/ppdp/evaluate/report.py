@@ -951,6 +951,30 @@ class QualityReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, its parts and the notes (no figures: the full page
+        is :meth:`to_html`)."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(p['part'])}</td><td>{escape(p['verdict'])}</td>"
+            f"<td style='text-align:left'>{escape(p['basis'])}</td></tr>"
+            for p in self.verdict_parts
+        )
+        parts = (
+            f"<table><tr><th>part</th><th>verdict</th><th>numbers</th></tr>{rows}</table>"
+            if rows
+            else f"<p>{escape(self.verdict_basis)}</p>"
+        )
+        g = "" if self.guarantee is None else f"<p>{escape(self.guarantee.summary())}</p>"
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes)
+        return (
+            f"<p><strong>Verdict: {escape(self.verdict)}</strong> (for the custodian only: "
+            f"it compares the release with the private data)</p>{parts}{g}"
+            + (f"<ul>{notes}</ul>" if notes else "")
+            + "<p><code>report.to_html(path)</code> writes the full page with its figures.</p>"
+        )
+
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML page; written to ``path`` when given. Needs matplotlib."""
         from ppdp.evaluate._report_html import render
