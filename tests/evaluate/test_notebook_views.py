@@ -23,7 +23,7 @@ def release():
 
 
 def test_release_save_writes_the_table_and_its_guarantee(release, tmp_path):
-    df, schema, rel = release
+    rel = release[2]
     out = rel.save(tmp_path / "lap.csv", method="laplace")
     side = json.loads((tmp_path / "lap.csv.guarantee.json").read_text())
     assert side["method"] == "laplace" and side["seeded"] is True
