@@ -105,6 +105,56 @@ class Release:
     seeded: bool = False
     replayed: bool = False
 
+    def save(
+        self, path: str | os.PathLike[str], *, method: str = "python", force: bool = False
+    ) -> Path:
+        """Write the released table and its guarantee file (``PATH.guarantee.json``) together.
+
+        Both files appear at once or not at all, as ``ppdp publish`` writes them, so
+        ``ppdp report`` and ``ppdp note`` read the result like a command's release.
+
+        Parameters
+        ----------
+        path : path
+            ``.csv``, ``.csv.gz`` or ``.parquet``.
+        method : str, default "python"
+            The publisher's registry name (``"synth"``, ``"groupby"``...), recorded in the
+            guarantee file: the report and the note read what the release holds from it.
+        force : bool, default False
+            Replace existing files.
+
+        Returns
+        -------
+        Path
+            The table's path.
+        """
+        from ppdp._io import atomic_paths, check_output
+        from ppdp.publish.files import sidecar_for, sidecar_text, write_table
+
+        if self.data is None:
+            raise ParameterError("this release holds no table to save (its statistics only)")
+        out = Path(os.fspath(path))
+        side = sidecar_for(out)
+        check_output(out, param="path", suffixes=(".csv", ".gz", ".parquet"), force=force,
+                     sidecars=[("the guarantee file", side)])  # fmt: skip
+        with atomic_paths(side, out) as (tmp_side, tmp_out):
+            tmp_side.write_text(sidecar_text(method, self, None, {}), encoding="utf-8")
+            write_table(self.data, tmp_out, name=out.name)
+        return out
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the guarantee and the first rows."""
+        from html import escape
+
+        head = f"<p><strong>{escape(self.guarantee.summary())}</strong>"
+        if self.seeded:
+            head += " <em>(seeded noise: not fit for a real release)</em>"
+        head += "</p>"
+        if self.data is None:
+            return head + f"<p>Statistics: {escape(', '.join(self.statistics))}</p>"
+        rows = f"<p>{len(self.data):,} rows × {self.data.shape[1]} columns</p>"
+        return head + rows + self.data.head(10).to_html(index=False, max_cols=20)
+
 
 def new_folder(output: Any, param: str) -> Path:
     """A folder a distributed release will create: it must not exist, and its parent must."""
