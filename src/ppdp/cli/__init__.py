@@ -26,7 +26,7 @@ from ppdp.exceptions import LedgerIntegrityError, ParameterError, PPDPError
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
 _COMMANDS = ("demo", "schema", "budget", "ledger", "audit", "publish", "report", "reproduce")
 _COMMAND_MODULES = tuple(
-    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local")
+    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local", "ui")
 )
 
 EXIT_OK = 0
