@@ -1,26 +1,17 @@
-"""Fixtures of the ``ppdp ui`` tests: a small table drafted by the app, and a client of the
-app holding its token (or not)."""
+"""Fixtures of the ``ppdp ui`` tests: a small table, and a client of the app holding its
+token (or not). Helpers: ui_helpers.py."""
 
 from __future__ import annotations
-
-import re
-import warnings
 
 import pytest
 
 pytest.importorskip("fastapi", reason="ppdp ui needs the server extra")
 pytest.importorskip("jinja2", reason="ppdp ui needs the server extra")
 
-with warnings.catch_warnings():  # this starlette asks for httpx2; httpx still works
-    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-    from fastapi.testclient import TestClient
+from ui_helpers import BASE, TestClient
 
 from ppdp.datasets import load_adult
 from ppdp.ui import Secrets, create_app
-
-#: The columns of Adult the tests keep (a small, fast table with numbers, codes and a label).
-COLUMNS = ["age", "workclass", "education-num", "sex", "hours-per-week", "income"]
-BASE = "http://127.0.0.1"
 
 
 @pytest.fixture(autouse=True)
@@ -31,10 +22,13 @@ def _anchors(tmp_path, monkeypatch):
 
 @pytest.fixture
 def table(tmp_path):
-    """1,500 rows of Adult (6 columns) as a CSV file."""
+    """1,500 rows of Adult (10 features and the label) as a CSV file.
+
+    (Fewer columns make a domain small enough for the synthesizer's ``pairs`` model, which
+    takes minutes on 6 of Adult's columns; the ``tree`` model chosen here takes a second.)"""
     df, _ = load_adult()
     path = tmp_path / "adult.csv"
-    df[COLUMNS].head(1500).to_csv(path, index=False)
+    df.head(1500).to_csv(path, index=False)
     return path
 
 
@@ -61,22 +55,3 @@ def client(app, secrets_):
     response = c.get(f"/?token={secrets_.token}")
     assert response.status_code == 200
     return c
-
-
-def csrf(page: str) -> str:
-    """The CSRF token of a page's form."""
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-
-
-def confirm_all(client, **changes):
-    """Post the schema form with every column (and the label) confirmed public."""
-    page = client.get("/schema").text
-    fields = dict(re.findall(r'name="(c\d+-[a-z]+)" value="([^"]*)"', page))
-    fields.update({name: "on" for name in re.findall(r'name="(c\d+-public)"', page)})
-    for name, kind in re.findall(r'name="(c\d+-type)".*?<option selected>(\w+)', page, re.S):
-        fields[name] = kind
-    for name in re.findall(r'name="(c\d+-integer)" checked', page):
-        fields[name] = "on"
-    fields.update({"label-classes": "<=50K, >50K", "label-public": "on", "next": "1"})
-    fields.update(changes)
-    return client.post("/schema", data={"csrf": csrf(page), **fields})

@@ -20,7 +20,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ppdp.exceptions import PPDPError
+from ppdp.exceptions import BudgetExceededError, PPDPError
 from ppdp.ui import _steps
 from ppdp.ui._schema_form import column_rows, error_column, schema_from_form
 from ppdp.ui._security import (
@@ -78,9 +78,12 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _field_of(message: str, fields: tuple[str, ...]) -> str:
-    """The form field a library message is about: the first of ``fields`` it opens with or
-    names as ``name (`` / ``--name``; ``"form"`` when none."""
+def _field_of(message: str, fields: tuple[str, ...], exc: BaseException | None = None) -> str:
+    """The form field a library message is about: ε for a spend the ledger cannot take, else
+    the first of ``fields`` it opens with or names as ``name (`` / ``--name``; ``"form"``
+    when none."""
+    if isinstance(exc, BudgetExceededError) and "epsilon" in fields:
+        return "epsilon"
     low = message.lower()
     for name in fields:
         flag = "--" + name.replace("_", "-")
@@ -291,7 +294,7 @@ def create_app(
             result = _quietly(step.run)
         except USER_ERRORS as exc:
             line = _one_line(exc)
-            return _release_page(run, {_field_of(line, _RELEASE_FIELDS): line})
+            return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
         session.ledger = Path(values["ledger"]).resolve()
         run.plan = {
             "nonce": secrets.token_urlsafe(16), "values": values, "line": step.line(),
@@ -327,7 +330,7 @@ def create_app(
             except USER_ERRORS as exc:
                 line = _one_line(exc)
                 run.plan = None
-                return _release_page(run, {_field_of(line, _RELEASE_FIELDS): line})
+                return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
             run.record("release", step.line())
             run.result = _release_summary(values["kind"], result, run)
             run.report = None
@@ -440,8 +443,8 @@ def _done(run: Run | None) -> set[str]:
 
 _INIT_FIELDS = ("ledger", "dataset_id", "total_epsilon", "total_delta", "relation", "epsilon",
                 "delta")  # fmt: skip
-_RELEASE_FIELDS = ("ledger", "epsilon", "delta", "by", "means", "regularization", "seed", "bins",
-                   "schema", "kind")  # fmt: skip
+#: The release form's fields that show an error next to them (others go above the form).
+_RELEASE_FIELDS = ("ledger", "epsilon", "delta", "by", "means", "regularization", "seed", "kind")
 
 
 def _release_defaults(run: Run, session: Session) -> dict[str, Any]:

@@ -1,0 +1,207 @@
+"""The flow of ``ppdp ui`` through FastAPI's TestClient: the same release as the command
+line it shows, the leak warning until every bound is confirmed, and bad input refused in
+one line next to its field with nothing written and nothing spent."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from ui_helpers import confirm_all, csrf, errors
+
+from ppdp.accounting import budget_report
+from ppdp.cli import main
+
+
+def _draft(client, table, **extra):
+    data = {"csrf": csrf(client.get("/").text), "table": str(table), "label": "income", **extra}
+    return client.post("/draft", data=data)
+
+
+def _ledger(client, path, total="3"):
+    page = client.get("/release").text
+    return client.post("/ledger/init", data={
+        "csrf": csrf(page), "ledger": str(path), "dataset_id": "adult",
+        "total_epsilon": total, "total_delta": "1e-6", "relation": "replace-one"})  # fmt: skip
+
+
+def _plan(client, ledger, **values):
+    page = client.get("/release").text
+    data = {"csrf": csrf(page), "ledger": str(ledger), "kind": "synth", "epsilon": "1",
+            "delta": "1e-9", **values}  # fmt: skip
+    return client.post("/plan", data=data)
+
+
+def _publish(client):
+    page = client.get("/budget").text
+    nonce = re.search(r'name="nonce" value="([^"]*)"', page).group(1)
+    return client.post("/publish", data={"csrf": csrf(page), "nonce": nonce})
+
+
+def _ready(client, table, tmp_path):
+    """Drafted, confirmed and with a ledger: the release screen."""
+    assert _draft(client, table).status_code == 200
+    assert confirm_all(client).url.path == "/release"
+    ledger = tmp_path / "adult.ledger.db"
+    assert _ledger(client, ledger).status_code == 200
+    return ledger
+
+
+def _spent(ledger: Path) -> float:
+    return budget_report(ledger).spent.epsilon
+
+
+def _run(app):
+    return app.state.session.run
+
+
+def test_a_release_through_the_ui_equals_the_command_line_it_shows(app, client, table, tmp_path):
+    ledger = _ready(client, table, tmp_path)
+    assert _plan(client, ledger, seed="7").url.path == "/budget"
+    page = _publish(client)
+    assert page.url.path == "/report"
+    run = _run(app)
+    line = run.commands["release"]
+    assert f"<code>{line}</code>".replace("'", "&#39;") in page.text or line in page.text
+    # the command line shown, run by the CLI on a fresh ledger of the same budget
+    cli_ledger, cli_out = tmp_path / "cli.ledger.db", tmp_path / "cli.csv"
+    assert main(["budget", "init", str(cli_ledger), "--dataset-id", "adult", "--epsilon", "3",
+                 "--delta", "1e-6"]) == 0  # fmt: skip
+    argv = shlex.split(line)[1:]
+    argv[argv.index("--ledger") + 1] = str(cli_ledger)
+    argv[argv.index("-o") + 1] = str(cli_out)
+    assert main(argv) == 0
+    ui_out = run.folder / "synthetic.csv"
+    assert ui_out.read_bytes() == cli_out.read_bytes()
+    ui_side = Path(str(ui_out) + ".guarantee.json").read_text().replace(str(ledger), "L")
+    cli_side = Path(str(cli_out) + ".guarantee.json").read_text().replace(str(cli_ledger), "L")
+    assert ui_side == cli_side
+    assert _spent(ledger) == _spent(cli_ledger) == 1.0
+
+
+def test_the_run_folder_holds_the_schema_the_commands_and_the_outputs(app, client, table, tmp_path):
+    ledger = _ready(client, table, tmp_path)
+    _plan(client, ledger)
+    _publish(client)
+    report = client.post("/report", data={"csrf": csrf(client.get("/report").text)})
+    assert "verdict:" in re.search(r'id="verdict">([^<]*)', report.text).group(1)
+    run = _run(app)
+    names = {p.name for p in run.folder.iterdir()}
+    assert {"schema.json", "commands.sh", "synthetic.csv", "synthetic.csv.guarantee.json",
+            "report.html"} <= names  # fmt: skip
+    script = (run.folder / "commands.sh").read_text()
+    for step in ("ledger", "dry-run", "release", "report", "history"):
+        assert run.commands[step] in script
+    assert f"test -e {ledger} || ppdp budget init {ledger}" in script
+    assert client.get("/files/report.html").headers["content-security-policy"].endswith("sandbox")
+    history = client.get("/ledger").text
+    assert "TableSynthesizer" in history and f"ppdp budget show {ledger} -v" in history
+
+
+def test_the_leak_warning_stays_until_every_column_is_confirmed(app, client, table, tmp_path):
+    page = _draft(client, table).text
+    assert "were read from your data" in page and "10 column(s) and the label" in page
+    # confirm all but 'age': still a draft, saved as one, and every release refuses it
+    response = confirm_all(client, **{"c0-public": ""})
+    assert response.url.path == "/schema"
+    assert "1 column(s) still to confirm" in response.text
+    assert Path(_run(app).schema_path).read_text().count('"draft": true') == 1
+    ledger = tmp_path / "l.db"
+    _ledger(client, ledger)
+    refused = _plan(client, ledger)
+    assert "is a draft read from the data" in refused.text
+    assert _spent(ledger) == 0.0
+    done = confirm_all(client)
+    assert done.url.path == "/release" and "draft" not in Path(_run(app).schema_path).read_text()
+
+
+def test_a_schema_error_is_one_line_in_its_column_and_nothing_is_saved(app, client, table):
+    _draft(client, table)
+    response = confirm_all(client, **{"c0-lower": "90", "c0-upper": "17"})
+    assert response.url.path == "/schema"
+    assert errors(response.text) == {"c0": "column 'age': lower (90.0) must be < upper (17.0)"}
+    assert not _run(app).schema_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "text"),
+    [
+        ({"epsilon": "-1"}, "epsilon", "epsilon (-1.0) must be"),
+        ({"epsilon": "abc"}, "epsilon", "epsilon ('abc') must be a number"),
+        ({"epsilon": "5"}, "epsilon", "remain"),  # over the ledger's total of 3
+        ({"seed": "1.5"}, "seed", "seed ('1.5') must be a whole number"),
+        ({"kind": "groupby", "by": "nope"}, "by", "nope"),
+    ],
+)
+def test_a_refused_release_is_one_line_next_to_its_field(
+    app, client, table, tmp_path, values, field, text
+):
+    ledger = _ready(client, table, tmp_path)
+    response = _plan(client, ledger, **values)
+    assert response.url.path == "/plan"  # the release screen again, not the budget
+    found = errors(response.text)
+    assert list(found) == [field], found
+    assert text in found[field] and "\n" not in found[field]
+    assert _spent(ledger) == 0.0
+    assert (
+        sorted(p.name for p in _run(app).folder.iterdir())
+        == ["commands.sh", "log.txt", "schema.draft.json", "schema.json"]
+        or not (_run(app).folder / "synthetic.csv").exists()
+    )
+
+
+def test_a_release_refused_after_the_plan_writes_nothing_and_spends_nothing(
+    app, client, table, tmp_path
+):
+    ledger = _ready(client, table, tmp_path)
+    assert _plan(client, ledger).url.path == "/budget"
+    table.unlink()  # the table is gone when the release runs
+    response = _publish(client)
+    assert response.url.path == "/publish"
+    assert "adult.csv" in " ".join(errors(response.text).values()) + response.text
+    assert _spent(ledger) == 0.0
+    assert not (_run(app).folder / "synthetic.csv").exists()
+
+
+def test_a_double_submit_releases_once(app, client, table, tmp_path):
+    ledger = _ready(client, table, tmp_path)
+    _plan(client, ledger)
+    page = client.get("/budget").text
+    form = {"csrf": csrf(page), "nonce": re.search(r'name="nonce" value="([^"]*)"', page)[1]}
+    assert client.post("/publish", data=form).url.path == "/report"
+    again = client.post("/publish", data=form)
+    assert "already submitted" in again.text
+    assert _spent(ledger) == 1.0
+
+
+def test_group_statistics_and_a_model_through_the_ui(app, client, table, tmp_path):
+    ledger = _ready(client, table, tmp_path)
+    assert _plan(client, ledger, kind="groupby", by="sex", means="age").url.path == "/budget"
+    page = _publish(client).text
+    assert "released group statistics" in page and "mean_age" in page
+    assert "ppdp publish groupby" in _run(app).commands["release"]
+    assert _plan(client, ledger, kind="model", epsilon="0.5").url.path == "/budget"
+    page = _publish(client).text
+    assert "model.json" in page and "ppdp train logreg" in _run(app).commands["release"]
+    assert _spent(ledger) == 1.5
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("", "give the path"), ("/etc/passwd", "must be a file ending in"),
+     ("missing.csv", "does not exist"), ("folder.csv", "is not a regular file")],
+)  # fmt: skip
+def test_the_table_path_is_validated_in_one_line(app, client, tmp_path, path, text):
+    (tmp_path / "folder.csv").mkdir()
+    response = _draft(client, tmp_path / path if path and path[0] != "/" else path)
+    assert text in errors(response.text)["table"]
+    assert _run(app) is None and not (tmp_path / "runs").exists()
+
+
+def test_only_the_runs_own_files_are_served(client, table):
+    _draft(client, table)
+    assert client.get("/files/schema.draft.json").status_code == 404
+    assert client.get("/files/..%2Fadult.csv").status_code == 404
+    assert client.get("/files/commands.sh").status_code == 200
