@@ -82,7 +82,7 @@ def test_pages_forbid_caching_framing_and_foreign_resources(client):
     headers = response.headers
     assert headers["cache-control"] == "no-store"
     assert headers["x-frame-options"] == "DENY"
-    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["referrer-policy"] == "same-origin"
     csp = headers["content-security-policy"]
     assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
     # no CDN, no inline script: every resource of the page is the app's own
