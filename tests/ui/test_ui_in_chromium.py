@@ -55,6 +55,15 @@ def _unlabelled(page) -> list[str]:
     )
 
 
+def _small_png(png: bytes, path: Path) -> None:
+    """A screenshot in 64 colours (a fifth of the bytes; the pages are flat colours)."""
+    import io
+
+    from PIL import Image
+
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(64).save(path, optimize=True)
+
+
 def test_the_whole_flow_in_chromium(tmp_path):
     df, _ = load_adult()
     df = df.head(1500).copy()
@@ -72,7 +81,7 @@ def test_the_whole_flow_in_chromium(tmp_path):
         if shots:
             if at is not None:
                 page.locator(at).scroll_into_view_if_needed()
-            page.screenshot(path=str(Path(shots) / f"ui-{name}.png"))
+            _small_png(page.screenshot(), Path(shots) / f"ui-{name}.png")
 
     with Served(tmp_path / "runs", tmp_path) as served, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
