@@ -20,11 +20,11 @@ def _draft(client, table, **extra):
     return client.post("/draft", data=data)
 
 
-def _ledger(client, path, total="3"):
+def _ledger(client, path, total="3", relation="replace-one"):
     page = client.get("/release").text
     return client.post("/ledger/init", data={
         "csrf": csrf(page), "ledger": str(path), "dataset_id": "adult",
-        "total_epsilon": total, "total_delta": "1e-6", "relation": "replace-one"})  # fmt: skip
+        "total_epsilon": total, "total_delta": "1e-6", "relation": relation})  # fmt: skip
 
 
 def _plan(client, ledger, **values):
@@ -205,3 +205,42 @@ def test_only_the_runs_own_files_are_served(client, table):
     assert client.get("/files/schema.draft.json").status_code == 404
     assert client.get("/files/..%2Fadult.csv").status_code == 404
     assert client.get("/files/commands.sh").status_code == 200
+
+
+def test_a_release_is_charged_under_the_ledgers_relation(app, client, table, tmp_path):
+    _draft(client, table)
+    confirm_all(client)
+    ledger = tmp_path / "add-remove.db"
+    _ledger(client, ledger, relation="add/remove")
+    assert _plan(client, ledger).url.path == "/budget"
+    assert "--relation add/remove" in _run(app).commands["dry-run"]
+    assert _publish(client).url.path == "/report"
+    assert budget_report(ledger).spends[0].epsilon == 1.0
+
+
+def test_an_existing_ledger_is_used_by_typing_its_path(app, client, table, tmp_path):
+    ledger = tmp_path / "kept.db"
+    assert (
+        main(
+            [
+                "budget",
+                "init",
+                str(ledger),
+                "--dataset-id",
+                "a",
+                "--epsilon",
+                "2",
+                "--delta",
+                "1e-6",
+            ]
+        )
+        == 0
+    )
+    _draft(client, table)
+    confirm_all(client)
+    missing = _plan(client, tmp_path / "nope.db")
+    assert "ledger" in errors(missing.text) and "Create the ledger" in missing.text
+    assert _plan(client, ledger).url.path == "/budget"
+    _publish(client)
+    assert _spent(ledger) == 1.0
+    assert str(ledger) in client.get("/ledger").text

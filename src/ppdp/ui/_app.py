@@ -500,6 +500,13 @@ def _plan_step(
     except ValueError as exc:
         return None, str(exc)
     options: dict[str, Any] = {}
+    if kind in ("synth", "groupby") and ledger.is_file():
+        # the release is charged under the ledger's relation, chosen when it was created
+        try:
+            relation = _ledger_relation(ledger)
+        except USER_ERRORS as exc:
+            return None, _one_line(exc)
+        options["--relation"] = relation if relation != "replace-one" else None
     if kind == "synth":
         delta = str(values.get("delta", "")).strip()
         options["--delta"] = _float("delta", delta) if delta else None
@@ -517,6 +524,13 @@ def _plan_step(
         options=options, seed=seed, dry_run=dry_run, say=run.say,
     )  # fmt: skip
     return step, None
+
+
+def _ledger_relation(ledger: Path) -> str:
+    """The neighbouring relation pinned in a budget ledger (verified first)."""
+    from ppdp.accounting import budget_report
+
+    return str(budget_report(ledger).relation.value)
 
 
 def _quietly(call: Callable[[], Any]) -> Any:
