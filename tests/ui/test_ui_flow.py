@@ -57,9 +57,16 @@ def _run(app):
     return app.state.session.run
 
 
-def test_a_release_through_the_ui_equals_the_command_line_it_shows(app, client, table, tmp_path):
+@pytest.mark.parametrize(
+    ("values", "name"),
+    [({"kind": "synth"}, "synthetic.csv"),
+     ({"kind": "groupby", "by": "sex,race", "means": "age"}, "groups.csv")],
+)  # fmt: skip
+def test_a_release_through_the_ui_equals_the_command_line_it_shows(
+    app, client, table, tmp_path, values, name
+):
     ledger = _ready(client, table, tmp_path)
-    assert _plan(client, ledger, seed="7").url.path == "/budget"
+    assert _plan(client, ledger, seed="7", **values).url.path == "/budget"
     page = _publish(client)
     assert page.url.path == "/report"
     run = _run(app)
@@ -73,7 +80,7 @@ def test_a_release_through_the_ui_equals_the_command_line_it_shows(app, client, 
     argv[argv.index("--ledger") + 1] = str(cli_ledger)
     argv[argv.index("-o") + 1] = str(cli_out)
     assert main(argv) == 0
-    ui_out = run.folder / "synthetic.csv"
+    ui_out = run.folder / name
     assert ui_out.read_bytes() == cli_out.read_bytes()
     ui_side = Path(str(ui_out) + ".guarantee.json").read_text().replace(str(ledger), "L")
     cli_side = Path(str(cli_out) + ".guarantee.json").read_text().replace(str(cli_ledger), "L")
@@ -244,3 +251,15 @@ def test_an_existing_ledger_is_used_by_typing_its_path(app, client, table, tmp_p
     _publish(client)
     assert _spent(ledger) == 1.0
     assert str(ledger) in client.get("/ledger").text
+
+
+def test_a_parquet_table_goes_through_the_same_flow(app, client, table, tmp_path):
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    parquet = tmp_path / "adult.parquet"
+    pd.read_csv(table).to_parquet(parquet, index=False)
+    ledger = _ready(client, parquet, tmp_path)
+    assert _plan(client, ledger).url.path == "/budget"
+    assert _publish(client).url.path == "/report"
+    assert f"ppdp publish synth {parquet}" in _run(app).commands["release"]
