@@ -221,6 +221,7 @@ def test_a_release_is_charged_under_the_ledgers_relation(app, client, table, tmp
     _ledger(client, ledger, relation="add/remove")
     assert _plan(client, ledger).url.path == "/budget"
     assert "--relation add/remove" in _run(app).commands["dry-run"]
+    assert "1,500 rows" not in client.get("/budget").text  # n is private under add/remove
     assert _publish(client).url.path == "/report"
     assert budget_report(ledger).spends[0].epsilon == 1.0
 

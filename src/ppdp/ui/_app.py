@@ -9,6 +9,7 @@ runs. Security (token, Host, CSRF, headers): :mod:`._security`.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shlex
 import warnings
@@ -20,6 +21,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from ppdp.budget import Neighbouring
 from ppdp.exceptions import BudgetExceededError, PPDPError
 from ppdp.ui import _steps
 from ppdp.ui._schema_form import column_rows, error_column, schema_from_form
@@ -555,7 +557,12 @@ def _dry_run_lines(kind: str, result: Any) -> list[str]:
                           report=result.report, per_value=False, after=result.after,
                           remaining=None if state is None else state.remaining)  # fmt: skip
     cut = next((i for i, s in enumerate(lines) if s.startswith("values clipped")), len(lines))
-    return lines[:cut]
+    lines = lines[:cut]
+    relation = getattr(getattr(result, "publisher", None), "relation", "replace-one")
+    if Neighbouring.parse(relation) is Neighbouring.ADD_REMOVE:
+        # n is private under add/remove: the screens show no private value
+        lines[0] = re.sub(r" on [\d,]+ rows:", " (n private under add/remove):", lines[0])
+    return lines
 
 
 def _what(kind: str) -> str:
