@@ -264,3 +264,33 @@ def test_a_parquet_table_goes_through_the_same_flow(app, client, table, tmp_path
     assert _plan(client, ledger).url.path == "/budget"
     assert _publish(client).url.path == "/report"
     assert f"ppdp publish synth {parquet}" in _run(app).commands["release"]
+
+
+@pytest.mark.slow  # eight 'ppdp' processes: about 30 s on two busy cores
+def test_commands_sh_repeats_the_release(app, client, table, tmp_path):
+    """The run folder's script, rerun once the outputs are moved away, releases the same
+    table again (seeded) through the same ledger: a second spend."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    ledger = _ready(client, table, tmp_path)
+    _plan(client, ledger, seed="11")
+    _publish(client)
+    client.post("/report", data={"csrf": csrf(client.get("/report").text), "target": ""})
+    run = _run(app)
+    kept = tmp_path / "kept.csv"
+    shutil.move(run.folder / "synthetic.csv", kept)
+    (run.folder / "synthetic.csv.guarantee.json").unlink()
+    shim = tmp_path / "bin" / "ppdp"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m ppdp "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
+    done = subprocess.run(["sh", str(run.folder / "commands.sh")], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (run.folder / "synthetic.csv").read_bytes() == kept.read_bytes()
+    assert _spent(ledger) == 2.0
