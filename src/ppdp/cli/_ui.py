@@ -44,6 +44,10 @@ def _run(args: argparse.Namespace) -> int:
         raise OptionalDependencyError(
             f"ppdp ui needs the server extra ({exc.name} is missing): pip install 'ppdp[server]'"
         ) from None
+
+    def say(line: str) -> None:
+        print(line, flush=True)  # the link, before the server blocks
+
     serve(workdir=args.workdir, host=args.host, port=args.port, allow_remote=args.allow_remote,
-          open_browser=not args.no_browser)  # fmt: skip
+          open_browser=not args.no_browser, say=say)  # fmt: skip
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import sys
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +35,7 @@ def serve(
     port: int = 0,
     open_browser: bool = True,
     allow_remote: bool = False,
-    say: Callable[[str], None] = print,
+    say: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the app until interrupted.
 
@@ -51,8 +50,9 @@ def serve(
         The port (0: a free one).
     open_browser : bool, default True
         Open the URL in the default browser (``--no-browser``: only print it).
-    say : callable
-        Where the URL line goes (stdout).
+    say : callable, optional
+        Called with the link line and a reminder to keep it private (the command line
+        prints them); None says nothing (the library never prints).
     """
     import uvicorn
 
@@ -70,9 +70,9 @@ def serve(
     hosts = ("127.0.0.1", "localhost", "::1") if is_loopback(host) else (host,)
     app = create_app(workdir=workdir, secrets_=keys, port=port, allowed_hosts=hosts)
     url = f"http://{shown}:{port}/?token={keys.token}"
-    say(f"ppdp ui: serving on {url}")
-    say("ppdp ui: keep this link to yourself (it opens the app); Ctrl-C stops it")
-    sys.stdout.flush()
+    if say is not None:
+        say(f"ppdp ui: serving on {url}")
+        say("ppdp ui: keep this link to yourself (it opens the app); Ctrl-C stops it")
     if open_browser:
         webbrowser.open(url)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
