@@ -294,3 +294,18 @@ def test_commands_sh_repeats_the_release(app, client, table, tmp_path):
     assert done.returncode == 0, done.stderr
     assert (run.folder / "synthetic.csv").read_bytes() == kept.read_bytes()
     assert _spent(ledger) == 2.0
+
+
+def test_a_wide_table_of_120_columns(app, client, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame(rng.integers(0, 1000, (200, 120)), columns=[f"x{i}" for i in range(120)])
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path, index=False)
+    page = client.post("/draft", data={"csrf": csrf(client.get("/").text), "table": str(path)})
+    assert page.text.count('aria-label="select x') == 120
+    assert "120 column(s) still to confirm" in page.text
+    assert confirm_all(client, **{"label-classes": ""}).url.path == "/release"
+    assert len(_run(app).schema["columns"]) == 120 and "draft" not in _run(app).schema
