@@ -309,3 +309,22 @@ def test_a_wide_table_of_120_columns(app, client, tmp_path):
     assert "120 column(s) still to confirm" in page.text
     assert confirm_all(client, **{"label-classes": ""}).url.path == "/release"
     assert len(_run(app).schema["columns"]) == 120 and "draft" not in _run(app).schema
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "text"),
+    [({"total_epsilon": "30"}, "total_epsilon", "epsilon (30) of the dataset's total budget"),
+     ({"dataset_id": ""}, "dataset_id", "dataset_id ('') must be a non-empty string"),
+     ({"total_delta": "x"}, "total_delta", "total_delta ('x') must be a number")],
+)  # fmt: skip
+def test_a_refused_ledger_is_one_line_next_to_its_field(client, table, tmp_path, values, field,
+                                                        text):  # fmt: skip
+    _draft(client, table)
+    confirm_all(client)
+    page = client.get("/release").text
+    data = {"csrf": csrf(page), "ledger": str(tmp_path / "l.db"), "dataset_id": "a",
+            "total_epsilon": "3", "total_delta": "1e-6", "relation": "replace-one"}  # fmt: skip
+    data |= values
+    found = errors(client.post("/ledger/init", data=data).text)
+    assert list(found) == [field] and found[field].startswith(text)
+    assert not (tmp_path / "l.db").exists()

@@ -8,6 +8,7 @@ runs. Security (token, Host, CSRF, headers): :mod:`._security`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -248,11 +249,13 @@ def create_app(
         assert run.schema is not None
         values = {**_release_defaults(run, session), **run.release}
         ledger = Path(values["ledger"]) if values.get("ledger") else None
-        init = None
-        if ledger is not None and not ledger.exists():
-            init = _init_step(values, ledger)
+        needs_init, init = ledger is not None and not ledger.exists(), None
+        if needs_init:  # a total that is not a number is said next to its field instead
+            with contextlib.suppress(ValueError):
+                init = _init_step(values, ledger)  # type: ignore[arg-type]
         return page(
             "release.html", "/release", values=values, errors=errors, init=init,
+            needs_init=needs_init,
             ledger_exists=bool(ledger and ledger.exists()), schema=run.schema,
             columns=[c["name"] for c in run.schema["columns"]], draft=bool(run.schema.get(
             "draft")), plan_step=_plan_step(run, values, dry_run=True, session=session)[0],
@@ -271,13 +274,13 @@ def create_app(
             ledger = _ledger_path(values["ledger"])
             step = _init_step(values, ledger)
         except ValueError as exc:
-            return _release_page(run, {_field_of(str(exc), _INIT_FIELDS): str(exc)})
+            return _release_page(run, {_init_field(str(exc)): str(exc)})
         with session.lock:
             try:
                 step.run()
             except USER_ERRORS as exc:
                 line = _one_line(exc)
-                return _release_page(run, {_field_of(line, _INIT_FIELDS): line})
+                return _release_page(run, {_init_field(line): line})
             session.ledger = ledger
             # the script creates the ledger only where there is none (a budget is never reset)
             run.record("ledger", f"test -e {shlex.quote(str(ledger))} || {step.line()}")
@@ -443,10 +446,18 @@ def _done(run: Run | None) -> set[str]:
     return done
 
 
+#: The ledger form's fields; the library's "epsilon" and "delta" are its totals.
 _INIT_FIELDS = ("ledger", "dataset_id", "total_epsilon", "total_delta", "relation", "epsilon",
                 "delta")  # fmt: skip
+
+
 #: The release form's fields that show an error next to them (others go above the form).
 _RELEASE_FIELDS = ("ledger", "epsilon", "delta", "by", "means", "regularization", "seed", "kind")
+
+
+def _init_field(message: str) -> str:
+    field = _field_of(message, _INIT_FIELDS)
+    return {"epsilon": "total_epsilon", "delta": "total_delta"}.get(field, field)
 
 
 def _release_defaults(run: Run, session: Session) -> dict[str, Any]:
