@@ -314,6 +314,9 @@ def test_a_wide_table_of_120_columns(app, client, tmp_path):
 @pytest.mark.parametrize(
     ("values", "field", "text"),
     [({"total_epsilon": "30"}, "total_epsilon", "epsilon (30) of the dataset's total budget"),
+     ({"total_epsilon": "30"}, "total_epsilon", "epsilon (30) of the dataset's total budget "
+      "must be at most 10, the limit of every release: a larger total is a weak guarantee "
+      "(the app stays within 10; the command line's --allow-large-epsilon accepts more)"),
      ({"dataset_id": ""}, "dataset_id", "dataset_id ('') must be a non-empty string"),
      ({"total_delta": "x"}, "total_delta", "total_delta ('x') must be a number")],
 )  # fmt: skip

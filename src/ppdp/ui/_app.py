@@ -77,8 +77,18 @@ _SERVED = {
 }
 
 
+#: Python advice in library messages, in the app's words.
+_UI_ADVICE = (
+    (re.compile(r";? ?pass allow_large_epsilon=True to accept (it|a larger value)"),
+     " (the app stays within 10; the command line's --allow-large-epsilon accepts more)"),
+)  # fmt: skip
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    for pattern, words in _UI_ADVICE:
+        text = pattern.sub(words, text)
+    return text
 
 
 def _field_of(message: str, fields: tuple[str, ...], exc: BaseException | None = None) -> str:
