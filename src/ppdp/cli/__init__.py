@@ -36,7 +36,7 @@ _COMMANDS = (
     "reproduce",
 )
 _COMMAND_MODULES = tuple(
-    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local")
+    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local", "ui")
 )
 
 EXIT_OK = 0
