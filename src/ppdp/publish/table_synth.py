@@ -806,10 +806,13 @@ class TableSynthesizer(Publisher):
         two Gaussian histograms per such column (16 equal-width bins of its bounds, then 16
         sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
         ``k / n_bins`` quantiles: a skewed column (an income on ``[0, 1e6]``) gets narrow
-        bins where its values are instead of one bin holding most rows. The cut points are
-        part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
-        frame the fit reads the data twice (the fine histograms, then the tables on the
-        measured cut points) and gives the in-memory release for the same seed.
+        bins where its values are instead of one bin holding most rows. Values decode
+        within their interval by the second histogram's noisy counts (an integer column:
+        onto the integers of the weighted fine bins, so a heap keeps its share). The cut
+        points are part of the release (``guarantee.details["cuts"]``). On a Parquet
+        dataset or a Dask frame the fit reads the data twice (the fine histograms, then the
+        tables on the measured cut points) and gives the in-memory release for the same
+        seed.
     decode : {"sub-bins", "uniform"}, default "sub-bins"
         How values are drawn within an equal-width bin. ``"sub-bins"`` spends 2 % of ρ
         (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
@@ -821,8 +824,9 @@ class TableSynthesizer(Publisher):
         its count exceeds the noise. Nothing is measured, and nothing spent, when no column
         is binned at equal widths (``binning="private-quantiles"`` decodes by its own
         sub-bins). ``"uniform"``: uniformly (an integer column: uniformly over the bin's
-        integers), with the whole ρ on the tables. ``benchmarks/synth/suite_decode.md`` has
-        the figures.
+        integers), with the whole ρ on the tables (the pair check's 3 % apart). With the
+        check, the default splits ρ as 3 % check, 1.94 % sub-bins and the rest for the
+        tables and selections. ``benchmarks/synth/suite_decode.md`` has the figures.
     keep : sequence of column pairs, optional
         Pairs whose joint table is always measured, whatever the selection would choose,
         added to the schema's ``keep``: ``[("los", "cost"), ("age", "los")]`` or
