@@ -55,3 +55,17 @@ def test_budget_show_says_the_chain_counts_its_header(files, capsys):
     assert main(["budget", "show", str(ledger)]) == 0
     out = capsys.readouterr().out
     assert "a chain of 2 records, the header included" in out and "1 spends" in out
+
+
+def test_schema_check_names_a_text_in_a_numeric_column_and_its_row(tmp_path, capsys):
+    df, schema = load_adult()
+    df = df.head(30).astype({"age": object})
+    df.loc[4, "age"] = "n/a"  # read as missing by the CSV reader
+    df.loc[9, "age"] = "inconnu"  # not: refused, and named here (custodian-only)
+    data, s = tmp_path / "d.csv", tmp_path / "s.json"
+    df.to_csv(data, index=False)
+    schema.to_file(s)
+    assert main(["schema", "check", str(s), "--data", str(data)]) == 2
+    out = capsys.readouterr().out
+    assert "age: 'inconnu' (data row 10)" in out
+    assert "n/a" in out and "missing_values" in out  # says which texts are missing already
