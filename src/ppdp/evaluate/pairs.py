@@ -3,10 +3,10 @@
 Each column is cut into at most :data:`PAIR_CELLS` coarse cells (a numeric column's report
 bins merged in runs; a categorical column's most frequent real codes, the rest as
 "other"), and every pair's joint distribution is counted on a seeded sample of at most
-:data:`PAIR_ROWS` rows (fewer for a wide table: :data:`PAIR_BUDGET`) of three tables: the original, the release, and the *shuffled
-baseline*: as many rows as the release, each column drawn on its own from the original's
-(with replacement): the real marginals, with the sampling noise of a table of that size, and
-no association at all. Per pair:
+:data:`PAIR_ROWS` rows (fewer for a wide table: :data:`PAIR_BUDGET`) of three tables: the
+original, the release, and the *shuffled baseline*: as many rows as the release, each column
+drawn on its own from the original's (with replacement): the real marginals, with the
+sampling noise of a table of that size, and no association at all. Per pair:
 
 * ``tv``: the total-variation distance of the released joint distribution to the real one;
 * ``tv_shuffled``: the same distance for the shuffled baseline;
