@@ -57,10 +57,10 @@ def test_draft_writes_a_valid_schema_and_warns(tmp_path, csv_path, capsys, suffi
     assert str(out) in captured.out
     s = Schema.from_file(out)
     assert s.column_names == ("age", "city", "label")
-    assert s.column("city").categories == ("Oslo", "Bergen")  # type: ignore[union-attr]  # first seen
+    assert s.column("city").categories == ("Bergen", "Oslo")  # type: ignore[union-attr]  # sorted
     # the '?' is missing: the draft imputes declared values (mid-bounds, first category)
     assert s.nan_policy == "impute"
-    assert (s.column("age").impute, s.column("city").impute) == (45, "Oslo")  # type: ignore[union-attr]
+    assert (s.column("age").impute, s.column("city").impute) == (45, "Bergen")  # type: ignore[union-attr]
     assert not list(tmp_path.glob("*.part"))
 
 

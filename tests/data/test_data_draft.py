@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -36,7 +39,7 @@ def test_draft_always_warns_and_proposes_observed_domains() -> None:
     assert (flag.lower, flag.upper, flag.integer) == (0, 1, True)  # type: ignore[union-attr]
     const = s.column("const")
     assert (const.lower, const.upper) == (7, 8)  # type: ignore[union-attr]
-    assert s.column("city").categories == ("Oslo", "Bergen")  # type: ignore[union-attr]  # first seen
+    assert s.column("city").categories == ("Bergen", "Oslo")  # type: ignore[union-attr]  # sorted
     assert s.label is not None and s.label.classes == ("no", "yes")
     assert s.missing_values == ("?",)
     # The draft encodes the data it came from without clipping anything.
@@ -157,3 +160,29 @@ def test_read_table_errors(tmp_path) -> None:
     empty.write_text("")
     with pytest.raises(DataValidationError, match="could not be read"):
         read_table(empty)
+
+
+def test_drafted_codes_are_sorted_with_their_numbers_read_as_numbers():
+    import pandas as pd
+
+    from ppdp.data import draft_schema
+
+    df = pd.DataFrame({"code": ["c10", "b", "c2", "A", "c1"] * 4, "x": range(20)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = draft_schema(df)
+    assert s.column("code").categories == ("A", "b", "c1", "c2", "c10")
+
+
+def test_a_column_over_max_categories_names_the_flag():
+    import pandas as pd
+
+    from ppdp.data import draft_schema
+
+    codes = [f"k{i % 55}" for i in range(110)]
+    df = pd.DataFrame({"code": codes, "x": [i % 13 + 0.5 for i in range(110)]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draft_schema(df)
+    said = [str(w.message) for w in caught]
+    assert any(re.search(r"55 distinct values.*--max-categories", m) for m in said), said

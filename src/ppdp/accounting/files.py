@@ -126,7 +126,9 @@ def _fact(value: object) -> str:
 def _head_lines(report: Any) -> list[str]:
     v = report.verification
     lines = [
-        f"ledger:    {report.path} (verified: {v.length} entries, head {v.head_hash[:16]}…)",
+        # the chain's length counts its header record too: not the number of spends below
+        f"ledger:    {report.path} (verified: a chain of {v.length} records, the header "
+        f"included; head {v.head_hash[:16]}…)",
         f"dataset:   {report.dataset_id}",
         f"relation:  {report.relation.value} ({report.composition} composition)",
         f"total:     {_budget(report.total)}",

@@ -212,8 +212,28 @@ def _dispatch(args: argparse.Namespace, names: dict[str, str]) -> int:
         )
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _error("ppdp: interrupted", names)
+        _error(_interrupted(args), names)
         return 130
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """The line of an interrupt (Ctrl-C): with a ledger, that the spend may already be
+    charged and how to retry without paying twice."""
+    ledger = getattr(args, "ledger", None)
+    if not ledger or getattr(args, "dry_run", False):
+        return "ppdp: interrupted"
+    key = getattr(args, "idempotency_key", None)
+    retry = (
+        f"run the same command with --idempotency-key {key} again: a key already charged is "
+        "not charged twice"
+        if key
+        else "a run interrupted after its charge is not refunded: give --idempotency-key KEY "
+        "to a release so that a retry with the same key is not charged twice"
+    )
+    return (
+        f"ppdp: interrupted: if the spend was already recorded, ε was charged in {ledger} "
+        f"(see 'ppdp budget show {ledger}'); {retry}"
+    )
 
 
 #: Python advice in library messages that no flag name says, and what fixes it on the

@@ -58,10 +58,23 @@ def _note_path(args: argparse.Namespace) -> Any:
     return path
 
 
+def _warn_replaced(args: argparse.Namespace) -> None:
+    """With --force over an existing release: it may already be out, and is charged."""
+    from pathlib import Path
+
+    if args.force and not args.dry_run and Path(args.output).exists():
+        c.say("ppdp publish")(
+            f"warning: {args.output} exists and will be replaced (--force): if it was already "
+            "shared, the earlier release is out and stays charged; both count against the "
+            "budget"
+        )
+
+
 def _run(args: argparse.Namespace) -> int:
     from ppdp.publish.files import publish_table_file
 
     note = _note_path(args)
+    _warn_replaced(args)
     result = publish_table_file(
         args.method,
         args.input,

@@ -710,7 +710,9 @@ def _natural_order(values: Sequence[object]) -> list[Category] | None:
 
 
 def _category_order(values: Sequence[object]) -> tuple[Category, ...]:
-    """Numbers ascending, months and weekdays in calendar order, anything else as first seen."""
+    """Numbers ascending, months and weekdays in calendar order, texts sorted with their
+    numbers read as numbers (``c2`` before ``c10``), so a reviewer finds a code where
+    expected and the order says nothing of the data's row order."""
     natural = _natural_order(list(values))
     if natural is not None:
         return tuple(natural)
@@ -720,7 +722,13 @@ def _category_order(values: Sequence[object]) -> tuple[Category, ...]:
     seen: dict[Category, None] = {}
     for v in values:
         seen.setdefault(_sorted_values([v])[0], None)
-    return tuple(seen)
+    return tuple(sorted(seen, key=_text_key))
+
+
+def _text_key(value: Category) -> tuple[Any, ...]:
+    """Case-folded text with each run of digits compared as a number."""
+    parts = re.split(r"(\d+)", str(value))
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in parts if p)
 
 
 #: Most decimals a draft proposes; values finer than this get no ``decimals``.
@@ -761,7 +769,7 @@ def draft_schema(
     their values are written with; a constant column gets ``upper = lower + 1``); boolean
     columns become integer columns on ``[0, 1]``; other columns become categorical with
     their observed values: numbers ascending, month and weekday names in calendar order,
-    anything else in the order first seen. Integer columns with at most
+    anything else sorted with its numbers read as numbers. Integer columns with at most
     ``max_integer_codes`` distinct values, each seen five times on average (codes such as
     SEX 1/2 or EDUCATION 1–6), are drafted as categorical, with a warning naming them. A
     column with a distinct value in every row (an identifier) is left out, with a warning.
@@ -912,8 +920,10 @@ def draft_schema(
         if len(values) > max_categories:
             warnings.warn(
                 PPDPWarning(
-                    f"column {name!r} has more than max_categories={max_categories} distinct "
-                    "values and was left out of the draft; declare it by hand if it belongs"
+                    f"column {name!r} has {len(values)} distinct values, more than "
+                    f"max_categories={max_categories} (--max-categories), and was left out of "
+                    "the draft; raise --max-categories to draft it, or declare it by hand if "
+                    "it belongs"
                 ),
                 stacklevel=user_stacklevel(),
             )

@@ -513,6 +513,7 @@ def check_table(
     lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
     lines += unchecked
     lines += _undeclared_lines(schema, df, max_values)
+    lines += _not_number_lines(schema, df, max_values)
     report, problems = encode_collecting(schema, df)[2:]
     if schema.numeric_columns:
         lines += ["values clipped to the declared bounds:", *clipping_lines(schema, report)]
@@ -520,6 +521,40 @@ def check_table(
         lines += ["missing values filled with the schema's impute constants:", *imputed]
     refusals = [str(error) for error in problems.errors()]
     return TableCheck(lines, identifier_warnings(schema, df), refusals)
+
+
+def _not_number_lines(schema: Any, df: Any, max_values: int) -> list[str]:
+    """The texts of numeric (not date) columns that are not numbers, each with the first data
+    row holding it (custodian-only lines), and which texts are read as missing anyway."""
+    import numpy as np
+    import pandas as pd
+
+    out = []
+    for col in schema.numeric_columns:
+        if col.date or col.name not in df.columns:
+            continue
+        s = df[col.name]
+        bad = s.notna() & pd.to_numeric(s, errors="coerce").isna()
+        if schema.missing_values:
+            bad &= ~s.astype(str).isin([str(t) for t in schema.missing_values])
+        if not bad.any():
+            continue
+        texts = s[bad].astype(str)
+        rows = np.flatnonzero(bad.to_numpy())
+        first: dict[str, int] = {}
+        for row, text in zip(rows, texts.to_numpy(), strict=True):
+            first.setdefault(str(text), int(row))
+        first = dict(list(first.items())[:max_values])
+        shown = ", ".join(f"{v!r} (data row {r + 1:,})" for v, r in first.items())
+        out.append(f"  {col.name}: {shown}")
+    if not out:
+        return []
+    return [
+        "texts in numeric columns that are not numbers (data rows counted from 1 after the "
+        "header; empty cells, NA, N/A, n/a, NaN, null and the like are read as missing "
+        "already; list any other text that means missing in the schema's missing_values):",
+        *out,
+    ]
 
 
 def check_table_lines(

@@ -239,7 +239,7 @@ def _acc_synth(d: dict[str, Any], n: int | None) -> tuple[Rows, list[str]]:
     return rows, words
 
 
-def _acc_groupby(d: dict[str, Any], n: int | None) -> tuple[Rows, list[str]]:
+def _acc_groupby(d: dict[str, Any]) -> tuple[Rows, list[str]]:
     scale = d.get("count_sensitivity", 2) / d["epsilon_count"]
     rows = [_laplace("each group's count (discrete)", scale)]
     words = []
@@ -313,7 +313,7 @@ def _accuracy(method: str, g: Guarantee, n: int | None) -> tuple[Rows, list[str]
     if method == "synth" and "noise_scale" in d:
         return _acc_synth(d, n)
     if method == "groupby" and "epsilon_count" in d:
-        return _acc_groupby(d, n)
+        return _acc_groupby(d)
     if method in ("laplace", "exponential") and "noise_scale" in d:
         return _acc_per_record(method, d)
     if method == "pca" and "stage1" in d:

@@ -3,10 +3,10 @@
 Each column is cut into at most :data:`PAIR_CELLS` coarse cells (a numeric column's report
 bins merged in runs; a categorical column's most frequent real codes, the rest as
 "other"), and every pair's joint distribution is counted on a seeded sample of at most
-:data:`PAIR_ROWS` rows of three tables: the original, the release, and the *shuffled
-baseline*: as many rows as the release, each column drawn on its own from the original's
-(with replacement): the real marginals, with the sampling noise of a table of that size, and
-no association at all. Per pair:
+:data:`PAIR_ROWS` rows (fewer for a wide table: :data:`PAIR_BUDGET`) of three tables: the
+original, the release, and the *shuffled baseline*: as many rows as the release, each column
+drawn on its own from the original's (with replacement): the real marginals, with the
+sampling noise of a table of that size, and no association at all. Per pair:
 
 * ``tv``: the total-variation distance of the released joint distribution to the real one;
 * ``tv_shuffled``: the same distance for the shuffled baseline;
@@ -46,6 +46,11 @@ __all__ = [
 PAIR_CELLS = 10
 #: Rows of each table the two-way view counts at most (a seeded sample beyond that).
 PAIR_ROWS = 20_000
+#: Cells the two-way view counts at most per table (rows x pairs): a wide table's sample is
+#: smaller (at least :data:`MIN_PAIR_ROWS` rows), so that its time grows with the columns,
+#: not with their square (150 columns: 11,175 pairs, 5,000 rows).
+PAIR_BUDGET = 60_000_000
+MIN_PAIR_ROWS = 5_000
 #: Pairs named in the report's table of the pairs that moved most.
 WORST_PAIRS = 10
 _SEED = 1
@@ -234,8 +239,10 @@ def pair_view(
     from ppdp.evaluate.report import _codes, _numeric
 
     rng = np.random.default_rng(_SEED)
-    orig = original.iloc[_pick(len(original), rng)]
-    rel = release.iloc[_pick(len(release), rng)]
+    n_pairs = len(cols) * (len(cols) - 1) // 2
+    cap = max(MIN_PAIR_ROWS, min(PAIR_ROWS, PAIR_BUDGET // max(n_pairs, 1)))
+    orig = original.iloc[_pick(len(original), rng, cap)]
+    rel = release.iloc[_pick(len(release), rng, cap)]
     names = [c.name for c in cols]
     cells, coders, uniforms = [], [], []
     for col in cols:
@@ -314,10 +321,10 @@ def pair_view(
     )
 
 
-def _pick(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    if n <= PAIR_ROWS:
+def _pick(n: int, rng: np.random.Generator, cap: int) -> NDArray[np.int64]:
+    if n <= cap:
         return np.arange(n)
-    return np.sort(rng.choice(n, PAIR_ROWS, replace=False))
+    return np.sort(rng.choice(n, cap, replace=False))
 
 
 def _r(x: float) -> float | None:

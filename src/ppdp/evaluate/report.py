@@ -4,10 +4,13 @@ The report compares a release (DP-PCA, DP-LDA synthetic data, the Laplace and ex
 baselines, any table with the schema's columns) with the private table it came from:
 
 * a verdict line ("useful", "weak", "no better than the trivial baseline") with the numbers
-  behind it (see :data:`THRESHOLDS`);
+  behind it: for a table, the worst of its parts' (marginals, pairs of columns against the
+  shuffled baseline, strong associations kept, and the target); see :data:`THRESHOLDS`;
 * the release's guarantee in words (from its ``.guarantee.json`` sidecar);
 * per column: real and released marginals overlaid, the total-variation distance, and the
   share of values at each declared bound;
+* every pair of columns (:mod:`ppdp.evaluate.pairs`): the 10 whose joint distribution moved
+  most, by name, with their real and released joint shares;
 * pairwise association: Pearson correlation of the encoded columns (a ``scale: log``
   column on its log scale), real, released and their difference;
 * machine-learning utility when a target is given: logistic regression trained on the
@@ -1262,7 +1265,7 @@ def _wide_keep(
     return keep
 
 
-def _wide_note(keep: dict[str, list[str]], cols: list[Any]) -> str:
+def _wide_note(keep: dict[str, list[str]]) -> str:
     per = max(len(v) for v in keep.values())
     return (
         f"the table encodes to more than {MAX_FEATURES} features: the correlation map keeps "
@@ -1293,7 +1296,7 @@ def _assemble(
         rng = np.random.default_rng(_SEED + 1)
         orig_s = orig_s.iloc[_sample(len(orig_s), rng, pairs_mod.PAIR_ROWS)]
         rel_s = rel_s.iloc[_sample(len(rel_s), rng, pairs_mod.PAIR_ROWS)]
-        extra_notes = (*extra_notes, _wide_note(keep, cols))
+        extra_notes = (*extra_notes, _wide_note(keep))
     say("correlations")
     X0, names = _encode(orig_s, cols, "original", keep)
     X1, _ = _encode(rel_s, cols, "release", keep)
