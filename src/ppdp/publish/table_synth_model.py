@@ -1511,32 +1511,41 @@ def fit_joint(
         flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
         return JointModel(n, shape, flat.reshape(shape))
     d = len(shape)
-    width = sum(shape)
-    cells = math.prod(shape)
-    offsets = np.concatenate([[0], np.cumsum(shape)[:-1]]).astype(np.int64)
-    codes = np.stack(np.unravel_index(np.arange(cells), shape), axis=1)
-    # One-hot design of every cell (float32: the marginals are sums of at most n/n = 1).
-    A = np.zeros((cells, width), dtype=np.float32)
-    for a in range(d):
-        A[np.arange(cells), offsets[a] + codes[:, a]] = 1.0
-    Y = np.zeros((width, width))
-    W = np.zeros((width, width))
+    # The last measurement of a pair counts (as a dict keeps it), its weight relative to
+    # the least noisy one.
+    pairs: dict[tuple[int, int], tuple[NDArray[np.float64], float]] = {}
     sigma_min = min(m.sigma for m in measurements)
     floor = 0.0  # the expected loss of the true table
     for m in measurements:
         i, j = m.clique
-        bi = slice(offsets[i], offsets[i] + shape[i])
-        bj = slice(offsets[j], offsets[j] + shape[j])
-        Y[bi, bj] = m.values.reshape(shape[i], shape[j]) / n
-        W[bi, bj] = 1.0 / m.sigma**2
+        pairs[(i, j)] = (m.values.reshape(shape[i], shape[j]) / n, 1.0 / m.sigma**2)
         floor += shape[i] * shape[j] * sigma_min**2 / float(n) ** 2
-    W /= W.max()
+    top = max(w for _, w in pairs.values())
+    terms = [(i, j, y, w / top) for (i, j), (y, w) in pairs.items()]
 
-    def loss(p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        G = (A.T @ (p.astype(np.float32)[:, None] * A)).astype(np.float64)
-        R = W * (G - Y)
-        return float((R * (G - Y)).sum()), R
+    def marginal(table: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+        other = tuple(a for a in range(d) if a not in (i, j))
+        g = table.sum(axis=other) if other else table
+        return g if i < j else g.T
 
+    def expand(r: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+        # A pair table broadcast over the whole domain (axes i and j, the rest of size 1).
+        view = [1] * d
+        view[i], view[j] = shape[i], shape[j]
+        return (r if i < j else r.T).reshape(view)
+
+    def loss(
+        p: NDArray[np.float64],
+    ) -> tuple[float, list[tuple[int, int, NDArray[np.float64]]]]:
+        table = p.reshape(shape)
+        value, residuals = 0.0, []
+        for i, j, y, w in terms:
+            diff = marginal(table, i, j) - y
+            value += w * float((diff * diff).sum())
+            residuals.append((i, j, w * diff))
+        return value, residuals
+
+    cells = math.prod(shape)
     theta = np.zeros(cells)
     p = np.full(cells, 1.0 / cells)
     value, R = loss(p)
@@ -1544,7 +1553,10 @@ def fit_joint(
     for step_index in range(max_iterations):
         if step_index >= min_iterations and value <= floor:
             break
-        grad = 2.0 * ((A @ R.astype(np.float32)) * A).sum(axis=1, dtype=np.float64)
+        grad_table = np.zeros(shape)
+        for i, j, r in R:
+            grad_table += expand(r, i, j)
+        grad = 2.0 * grad_table.reshape(-1)
         while True:
             trial = theta - step * grad
             w = np.exp(trial - trial.max())
