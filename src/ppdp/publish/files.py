@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from typing import Any
 
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import ParameterError
+from ppdp.release import WorkflowOptions
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -336,67 +338,58 @@ def prepare_publisher(
     *,
     schema: Any,
     epsilon: float,
-    random_state: Any,
-    allow_seeded: bool,
-    allow_large_epsilon: bool,
     options: Mapping[str, Any] | None,
-    ledger: Any,
-    tell: Callable[[str], None],
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
 ) -> tuple[Any, Any, Any, str | None]:
     """Refuse a seeded ledger release, load the schema, build and validate the publisher.
 
-    Returns the schema (a :class:`~ppdp.data.Schema`), the publisher, its cost and its
-    low-utility message (already said as one line), all before the data are read or
-    anything is spent.
+    The publisher's parameters are validated once, here, for the whole run: ``scope`` holds
+    :meth:`~ppdp.publish.Publisher.validated` until the workflow ends. Returns the schema
+    (a :class:`~ppdp.data.Schema`), the publisher, its cost and its low-utility message
+    (already said as one line), all before the data are read or anything is spent.
     """
     from ppdp.data import Schema
     from ppdp.random import refuse_seeded
 
-    if ledger is not None:
+    random_state = run.random_state
+    if run.ledger is not None:
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+        refuse_seeded(seeded, allow_seeded=run.allow_seeded, value=random_state)
     schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
     publisher = build_publisher(
         method,
         epsilon=epsilon,
         schema=schema,
         random_state=random_state,
-        allow_large_epsilon=allow_large_epsilon,
+        allow_large_epsilon=run.allow_large_epsilon,
         options=options,
     )
+    scope.enter_context(publisher.validated())
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
     low = getattr(publisher, "low_utility_message", None)
     message = low() if low is not None else None
     if message:  # said before anything is spent, from public quantities
-        tell(f"warning: LowUtilityWarning: {message}")
+        run.tell(f"warning: LowUtilityWarning: {message}")
     return schema, publisher, cost, message
 
 
-def check_budget(
-    acct: Any,
-    publisher: Any,
-    cost: Any,
-    *,
-    out: Path,
-    idempotency_key: str | None,
-    tell: Callable[[str], None],
-    dry_run: bool = False,
-) -> None:
+def check_budget(acct: Any, publisher: Any, cost: Any, *, out: Path, run: WorkflowOptions) -> None:
     """Refuse a retry of a written release and a spend the ledger cannot take (or say that
     nothing will be recorded: a dry run's summary says it instead), before the data are
     read."""
     from ppdp.accounting import check_charges, refuse_released_retry
 
-    refuse_released_retry(acct, idempotency_key, out)
+    refuse_released_retry(acct, run.idempotency_key, out)
     if acct is not None:
         check_charges(
             acct,
-            publisher._validate_params(),
+            publisher.planned_charges(),
             mechanism=type(publisher).__name__,
-            idempotency_key=idempotency_key,
+            idempotency_key=run.idempotency_key,
         )
-    elif not dry_run:
-        tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+    elif not run.dry_run:
+        run.tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
 
 
 def publish_table_file(
@@ -475,32 +468,56 @@ def publish_table_file(
     -------
     PublishResult
     """
-    from ppdp._io import atomic_paths, check_csv_format, check_output, ledger_files, write_error
+    from ppdp._io import check_csv_format
+    from ppdp.publish.parquet_files import distributed_input, publish_dataset
+
+    run = WorkflowOptions(
+        ledger=ledger,
+        random_state=random_state,
+        allow_seeded=allow_seeded,
+        allow_large_epsilon=allow_large_epsilon,
+        idempotency_key=idempotency_key,
+        force=force,
+        dry_run=dry_run,
+        scheduler=scheduler,
+        say=say,
+    )
+    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
+    with contextlib.ExitStack() as scope:
+        if distributed_input(data, scheduler):
+            return publish_dataset(  # type: ignore[no-any-return]
+                method, data, schema=schema, output=output, epsilon=epsilon, options=options,
+                run=run, scope=scope,
+            )  # fmt: skip
+        return _publish_file(
+            method, data, schema=schema, output=output, epsilon=epsilon, options=options,
+            run=run, scope=scope, sep=sep, encoding=encoding, output_sep=output_sep,
+            output_decimal=output_decimal,
+        )  # fmt: skip
+
+
+def _publish_file(
+    method: str,
+    data: str | os.PathLike[str],
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Mapping[str, Any] | None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
+    sep: str | None,
+    encoding: str,
+    output_sep: str,
+    output_decimal: str,
+) -> PublishResult:
+    """:func:`publish_table_file` for a file read into memory."""
+    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
     from ppdp.accounting import Accountant, claim_key
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
-    from ppdp.publish.parquet_files import distributed_input, publish_dataset
 
-    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
-    if distributed_input(data, scheduler):
-        return publish_dataset(  # type: ignore[no-any-return]
-            method,
-            data,
-            schema=schema,
-            output=output,
-            epsilon=epsilon,
-            options=options,
-            ledger=ledger,
-            random_state=random_state,
-            allow_seeded=allow_seeded,
-            allow_large_epsilon=allow_large_epsilon,
-            idempotency_key=idempotency_key,
-            force=force,
-            dry_run=dry_run,
-            scheduler=scheduler,
-            say=say,
-        )
-    tell = say if say is not None else (lambda _m: None)
+    ledger, say, tell = run.ledger, run.say, run.tell
     out = Path(output)
     side = sidecar_for(out)
     # Every output check before anything is read or spent (DESIGN.md contract 6).
@@ -513,28 +530,17 @@ def publish_table_file(
             ("schema", schema if isinstance(schema, str | os.PathLike) else None),
             *ledger_files(ledger),
         ],
-        force=force,
+        force=run.force,
     )
     schema, publisher, cost, message = prepare_publisher(
-        method,
-        schema=schema,
-        epsilon=epsilon,
-        random_state=random_state,
-        allow_seeded=allow_seeded,
-        allow_large_epsilon=allow_large_epsilon,
-        options=options,
-        ledger=ledger,
-        tell=tell,
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
     )
     acct = Accountant.open_existing(ledger) if ledger else None
     state: LedgerState | None = None
-    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
+    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
     try:
         claim.acquire()
-        check_budget(
-            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
-            dry_run=dry_run,
-        )  # fmt: skip
+        check_budget(acct, publisher, cost, out=out, run=run)
         tell(f"reading {data}")
         df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
@@ -542,11 +548,10 @@ def publish_table_file(
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            if dry_run:
+            if run.dry_run:
                 tell(f"{_rows(df, publisher)}; checking the data (dry run: nothing is spent)")
-                charges = publisher._validate_params(len(df))
-                publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
-        if dry_run:
+                charges = list(publisher.run(df, run.release_options(acct)).charges)
+        if run.dry_run:
             report = encode_report(schema, df, on_invalid=on_invalid)
             say_corrections(schema, report, tell)
             warn_identifiers(schema, df, tell)
@@ -582,9 +587,7 @@ def publish_table_file(
                 warnings.simplefilter("ignore", InsecureRandomnessWarning)
                 if message:  # already said above as one line
                     warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-                publisher.fit(
-                    df, accountant=acct, allow_seeded=allow_seeded, idempotency_key=idempotency_key
-                )
+                publisher.run(df, run.release_options(acct))
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")

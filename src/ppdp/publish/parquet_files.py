@@ -27,12 +27,13 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ppdp.exceptions import ParameterError
+from ppdp.release import WorkflowOptions
 
 __all__ = [
     "FOLDER_REFUSED_SUFFIXES",
@@ -232,29 +233,6 @@ def row_sampler(publisher: Any) -> Callable[..., Any] | None:
     return None
 
 
-@contextlib.contextmanager
-def keep_scan(publisher: Any, on_scan: Callable[[Any], None]) -> Iterator[list[Any]]:
-    """Call ``on_scan(scan)`` when ``publisher.fit`` has scanned the table, before its spend.
-
-    Wraps the instance's ``_check_scan`` for the duration (the class is untouched): the
-    custodian's clipping counts come from the one validating scan, no second pass.
-    """
-    original = publisher._check_scan
-    kept: list[Any] = []
-
-    def check(scan: Any, on_invalid: str) -> None:
-        kept.append(scan)
-        on_scan(scan)
-        original(scan, on_invalid)
-
-    publisher._check_scan = check
-    try:
-        yield kept
-    finally:
-        with contextlib.suppress(AttributeError):
-            del publisher._check_scan
-
-
 def readback(publisher: Any, out: Path) -> Any:
     """Point ``publisher.release_.data`` at the folder's final place; return that frame."""
     from ppdp.data.distributed import read_parquet_dataset
@@ -344,15 +322,8 @@ def publish_dataset(
     output: str | os.PathLike[str],
     epsilon: float,
     options: Any = None,
-    ledger: str | os.PathLike[str] | None = None,
-    random_state: Any = None,
-    allow_seeded: bool = False,
-    allow_large_epsilon: bool = False,
-    idempotency_key: str | None = None,
-    force: bool = False,
-    dry_run: bool = False,
-    scheduler: Any = None,
-    say: Callable[[str], None] | None = None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
 ) -> Any:
     """:func:`ppdp.publish.files.publish_table_file` for a Parquet dataset or a Dask DataFrame.
 
@@ -368,11 +339,11 @@ def publish_dataset(
 
     from ppdp._io import ledger_files, write_error
     from ppdp.accounting import Accountant, claim_key
-    from ppdp.data.distributed import DaskRunError, dask_session, open_table, scan_table
+    from ppdp.data.distributed import DaskRunError, dask_session, open_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish import files as pf
 
-    tell = say if say is not None else (lambda _m: None)
+    ledger, tell = run.ledger, run.tell
     out = Path(os.fspath(output))
     side = pf.sidecar_for(out)
     path_in = data if isinstance(data, str | os.PathLike) else None
@@ -384,55 +355,53 @@ def publish_dataset(
             ("schema", schema if isinstance(schema, str | os.PathLike) else None),
             *ledger_files(ledger),
         ],
-        force=force,
+        force=run.force,
     )
     schema, publisher, cost, message = pf.prepare_publisher(
-        method,
-        schema=schema,
-        epsilon=epsilon,
-        random_state=random_state,
-        allow_seeded=allow_seeded,
-        allow_large_epsilon=allow_large_epsilon,
-        options=options,
-        ledger=ledger,
-        tell=tell,
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
     )
     how = writes_rows(publisher, method)
     acct = Accountant.open_existing(ledger) if ledger else None
     state: pf.LedgerState | None = None
     staged = staging_folder(out)
-    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
+    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
     try:
         claim.acquire()
-        pf.check_budget(
-            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
-            dry_run=dry_run,
-        )  # fmt: skip
-        on_invalid = acct.on_invalid if acct is not None else "raise"
+        pf.check_budget(acct, publisher, cost, out=out, run=run)
         open_table(data, schema)  # the files' footers, before a cluster is started
         local_default = path_in is not None
         with (
-            dask_session(scheduler, default_local_cluster=local_default) as sched,
+            dask_session(run.scheduler, default_local_cluster=local_default) as sched,
             warnings.catch_warnings(),
         ):
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            note = "" if dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
+            note = "" if run.dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
             tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
-            if dry_run:
-                frame = open_table(data, schema)
-                scan = scan_table(
-                    frame,
-                    schema,
-                    include_label=publisher._distributed_include_label(),
-                    on_invalid=on_invalid,
-                    scheduler=sched,
-                )
+            scanned: list[Any] = []
+
+            def on_scan(scan: Any) -> None:
+                scanned.append(scan)
                 pf.say_corrections(schema, scan.report, tell)
-                publisher._check_scan(scan, on_invalid)
-                charges = publisher._validate_params(scan.n_rows)
-                tell(f"{pf.rows_text(scan.n_rows, publisher)} checked (dry run: nothing is spent)")
+
+            release_options = run.release_options(
+                acct,
+                scheduler=sched,
+                output=staged if how == "fit" else None,
+                on_scan=on_scan,
+            )
+            try:
+                result = publisher.run(data, release_options)
+            except OSError as exc:
+                if not scanned or run.dry_run:  # reading the data failed: nothing was spent
+                    raise
+                # The scan passed, so the spend was recorded; the rows' write failed.
+                where = f"in {ledger}" if ledger is not None else "recorded nowhere"
+                raise write_error(exc, out, charged=f"{cost} {where}") from exc
+            n_rows = result.n_rows
+            if run.dry_run:
+                tell(f"{pf.rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
                 return pf.PublishResult(
                     path=out,
                     sidecar=side,
@@ -444,30 +413,12 @@ def publish_dataset(
                         if acct is not None
                         else None
                     ),
-                    n_rows=scan.n_rows,
+                    n_rows=n_rows,
                     dry_run=True,
-                    charges=charges,
-                    report=scan.report,
-                    after=pf.planned_remaining(acct, charges),
+                    charges=list(result.charges),
+                    report=result.report,
+                    after=pf.planned_remaining(acct, list(result.charges)),
                 )
-            with keep_scan(publisher, lambda s: pf.say_corrections(schema, s.report, tell)) as kept:
-                try:
-                    publisher.fit(
-                        data,
-                        accountant=acct,
-                        allow_seeded=allow_seeded,
-                        idempotency_key=idempotency_key,
-                        scheduler=sched,
-                        output=staged if how == "fit" else None,
-                    )
-                except OSError as exc:
-                    if not kept:  # reading the data failed: nothing was spent
-                        raise
-                    # The scan passed, so the spend was recorded; the rows' write failed.
-                    where = f"in {ledger}" if ledger is not None else "recorded nowhere"
-                    charged = f"{cost} {where}"
-                    raise write_error(exc, out, charged=charged) from exc
-            n_rows = kept[0].n_rows
             if acct is not None:
                 state = pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
             release = publisher.release_
