@@ -7,8 +7,9 @@ ledger (check, validate the data, spend, release), then writes the table and its
 ``OUT.guarantee.json`` atomically. Invalid input writes nothing and spends nothing.
 
 A Parquet dataset (a folder or a glob) or a Dask DataFrame goes through
-:mod:`ppdp.publish.parquet_files` instead: one validating scan inside ``fit``, and the
-release written as a folder of Parquet parts with ``_SUCCESS``, its guarantee beside it.
+:func:`publish_dataset` instead (the folder helpers are :mod:`ppdp.publish.parquet_files`'s):
+one validating scan inside ``fit``, and the release written as a folder of Parquet parts
+with ``_SUCCESS``, its guarantee beside it.
 
 Examples
 --------
@@ -469,7 +470,7 @@ def publish_table_file(
     PublishResult
     """
     from ppdp._io import check_csv_format
-    from ppdp.publish.parquet_files import distributed_input, publish_dataset
+    from ppdp.publish.parquet_files import distributed_input
 
     run = WorkflowOptions(
         ledger=ledger,
@@ -485,7 +486,7 @@ def publish_table_file(
     output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
     with contextlib.ExitStack() as scope:
         if distributed_input(data, scheduler):
-            return publish_dataset(  # type: ignore[no-any-return]
+            return publish_dataset(
                 method, data, schema=schema, output=output, epsilon=epsilon, options=options,
                 run=run, scope=scope,
             )  # fmt: skip
@@ -618,6 +619,159 @@ def _publish_file(
         ledger=state,
         n_rows=len(df),
         rows_written=len(table),
+    )
+
+
+def publish_dataset(
+    method: str,
+    data: Any,
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Any = None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
+) -> PublishResult:
+    """:func:`publish_table_file` for a Parquet dataset or a Dask DataFrame.
+
+    The same order as for a file: every output check, the publisher's parameters, whether
+    the method takes a distributed table, the budget; then one validating scan (inside
+    ``fit``; the clipping warnings come from its counts), the spend, the release, the rows
+    written partition by partition into a hidden folder, the guarantee file beside it, and
+    the folder renamed into place. Returns a :class:`~ppdp.publish.files.PublishResult`
+    whose ``table`` is a lazy Dask DataFrame of the folder and ``rows_written`` its rows.
+    """
+    import shutil
+
+    from ppdp._io import ledger_files, write_error
+    from ppdp.accounting import Accountant, claim_key
+    from ppdp.data.distributed import DaskRunError, dask_session, open_table
+    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+    from ppdp.publish.parquet_files import (
+        _write_rows,
+        check_folder_output,
+        folder_rows,
+        move_into_place,
+        readback,
+        staging_folder,
+        writes_rows,
+    )
+
+    ledger, tell = run.ledger, run.tell
+    out = Path(os.fspath(output))
+    side = sidecar_for(out)
+    path_in = data if isinstance(data, str | os.PathLike) else None
+    check_folder_output(
+        out,
+        sidecars=[("--output's guarantee file", side)],
+        inputs=[
+            ("data", path_in),
+            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
+            *ledger_files(ledger),
+        ],
+        force=run.force,
+    )
+    schema, publisher, cost, message = prepare_publisher(
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
+    )
+    how = writes_rows(publisher, method)
+    acct = Accountant.open_existing(ledger) if ledger else None
+    state: LedgerState | None = None
+    staged = staging_folder(out)
+    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
+    try:
+        claim.acquire()
+        check_budget(acct, publisher, cost, out=out, run=run)
+        open_table(data, schema)  # the files' footers, before a cluster is started
+        local_default = path_in is not None
+        with (
+            dask_session(run.scheduler, default_local_cluster=local_default) as sched,
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            if message:  # already said above as one line
+                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+            note = "" if run.dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
+            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
+            scanned: list[Any] = []
+
+            def on_scan(scan: Any) -> None:
+                scanned.append(scan)
+                say_corrections(schema, scan.report, tell)
+
+            release_options = run.release_options(
+                acct,
+                scheduler=sched,
+                output=staged if how == "fit" else None,
+                on_scan=on_scan,
+            )
+            try:
+                result = publisher.run(data, release_options)
+            except OSError as exc:
+                if not scanned or run.dry_run:  # reading the data failed: nothing was spent
+                    raise
+                # The scan passed, so the spend was recorded; the rows' write failed.
+                where = f"in {ledger}" if ledger is not None else "recorded nowhere"
+                raise write_error(exc, out, charged=f"{cost} {where}") from exc
+            n_rows = result.n_rows
+            if run.dry_run:
+                tell(f"{rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
+                return PublishResult(
+                    path=out,
+                    sidecar=side,
+                    publisher=publisher,
+                    table=None,
+                    cost=cost,
+                    ledger=(
+                        LedgerState(acct.guarantee, acct.composition, acct.remaining)
+                        if acct is not None
+                        else None
+                    ),
+                    n_rows=n_rows,
+                    dry_run=True,
+                    charges=list(result.charges),
+                    report=result.report,
+                    after=planned_remaining(acct, list(result.charges)),
+                )
+            if acct is not None:
+                state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
+            release = publisher.release_
+            tell(f"{rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
+            try:
+                if how != "fit":
+                    _write_rows(publisher, method, staged, n_rows, scheduler=sched)
+                written = folder_rows(staged)
+                text = sidecar_text(
+                    method,
+                    release,
+                    ledger,
+                    publisher.guarantee_fields(),
+                    rows=written,
+                    folder=True,
+                )
+                move_into_place(staged, out, [(side, text)])
+            except OSError as exc:
+                raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
+            except DaskRunError as exc:  # the rows' write, on a cluster that failed
+                raise DaskRunError(
+                    f"{exc}; ε was charged ({_charged(ledger, release, cost)}) and nothing "
+                    "was released: the charge stands"
+                ) from None
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+        claim.release()
+        if acct is not None:
+            acct.close()
+    return PublishResult(
+        path=out,
+        sidecar=side,
+        publisher=publisher,
+        table=readback(publisher, out),
+        cost=cost,
+        ledger=state,
+        n_rows=n_rows,
+        rows_written=written,
     )
 
 
