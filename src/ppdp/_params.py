@@ -179,3 +179,12 @@ class ValidatedParams:
         finally:
             if not outer:
                 self.__dict__.pop(FIT_PARAMS_KEY, None)
+
+    def validated(self) -> contextlib.AbstractContextManager[None]:
+        """The block inside which the parameters are validated once, at the outer entry.
+
+        A file workflow (``ppdp publish``, ``ppdp train``) enters it before it asks the cost,
+        checks the budget and fits, so that ε and every other parameter are checked once
+        per run, as scikit-learn validates once in ``fit``. Nothing stays cached after it.
+        """
+        return self._params_once()
