@@ -387,6 +387,21 @@ PUBLISHERS.register(
            "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
            "add/remove keeps n private and halves both sensitivities)",
            choices=("replace-one", "add/remove")),
+    option("--keys", "keys",
+           "declared (default: every declared combination) or private: keys of open columns "
+           "(open: true in the schema) read from the data and released only when a noisy "
+           "count passes a threshold; needs --delta",
+           choices=("declared", "private"), dest="group_keys"),
+    option("--delta", "delta",
+           "δ of --keys private: at most the chance that a key held by one person is released "
+           "(e.g. 1e-6, well below 1/n)", **_DELTA),
+    option("--selection", "selection",
+           "how --keys private selects: laplace (default; noisy counts over a threshold), "
+           "gaussian (for many groups per person) or truncated-geometric (one group per "
+           "person; keys only, the counts get their own half of the counts' share)",
+           choices=("laplace", "gaussian", "truncated-geometric")),
+    option("--threshold", "threshold",
+           "a selection threshold above the least that meets --delta (stricter)", type=float),
     summary="noisy counts, sums and means per group of categorical columns (group by)",
 )  # fmt: skip
 

@@ -239,7 +239,7 @@ class Schema:
         if self.nan_policy not in _NAN_POLICIES:
             raise SchemaError(f"nan_policy ({self.nan_policy!r}) must be one of 'error', 'impute'")
         if self.nan_policy == "impute":
-            lacking = [c.name for c in (*cols, *opened) if c.impute is None]
+            lacking = [c.name for c in cols if c.impute is None]
             if lacking:
                 names = ", ".join(repr(n) for n in lacking)
                 raise SchemaError(

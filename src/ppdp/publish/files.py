@@ -536,7 +536,8 @@ def publish_table_file(
             dry_run=dry_run,
         )  # fmt: skip
         tell(f"reading {data}")
-        df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
+        wanted = (*schema.column_names, *schema.open_column_names)
+        df = read_table(data, columns=wanted, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)

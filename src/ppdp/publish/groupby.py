@@ -24,13 +24,16 @@ from numpy.typing import NDArray
 
 from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_real
+from ppdp.accounting.events import EpsilonDelta
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
-from ppdp.data.columns import CategoricalColumn, Category, NumericColumn
+from ppdp.data.columns import CategoricalColumn, Category, NumericColumn, OpenCategoricalColumn
 from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
+from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
+from ppdp.publish.partition_selection import METHODS, PartitionSelection
 from ppdp.random import RandomSource, RandomState
 
 __all__ = ["GroupByPublisher", "GroupPlan", "GroupStatistics"]
@@ -74,6 +77,20 @@ class GroupPlan:
     relation: Neighbouring
     epsilon_count: float
     epsilon_mean: float
+    #: ``"declared"`` (the declared domain only) or ``"private"`` (declared keys, then keys of
+    #: the open ``by`` columns chosen by ``selection``).
+    key_mode: str = "declared"
+    #: The ``by`` columns declared open (their undeclared keys come from the data).
+    open_by: tuple[str, ...] = ()
+    #: keys="private": the selection; its ε is ``epsilon_count`` for the thresholding
+    #: methods (the counts are its noisy counts), or ``epsilon_select`` (truncated geometric).
+    selection: PartitionSelection | None = None
+    epsilon_select: float = 0.0
+
+    @property
+    def delta(self) -> float:
+        """δ of the release: the selection's (0 for declared keys)."""
+        return self.selection.delta if self.selection is not None else 0.0
 
     @property
     def n_groups(self) -> int:
@@ -123,6 +140,10 @@ class GroupByParams:
     by: tuple[str, ...]
     means: tuple[str, ...]
     count_share: float | None
+    keys: str
+    delta: float | None
+    selection: str
+    threshold: float | None
     plan: GroupPlan
 
 
@@ -172,11 +193,20 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     for name in by:
         if name == label:
             continue
+        if name in schema.open_column_names:
+            if checked["keys"] != "private":
+                raise ParameterError(
+                    f"by ({name!r}) is an open column (its categories are not declared): its "
+                    "keys can only be selected privately; use keys='private' (--keys private) "
+                    "with a delta, or declare its categories in the schema"
+                )
+            continue
         if name not in schema.column_names:
+            known = [*categorical, *schema.open_column_names]
             raise ParameterError(
                 f"by ({name!r}) is not a column of the schema; declared categorical columns: "
-                f"{', '.join(map(repr, categorical)) or 'none'}"
-                + near_names([name], categorical, where="the schema")
+                f"{', '.join(map(repr, known)) or 'none'}"
+                + near_names([name], known, where="the schema")
             )
         col = schema.column(name)
         if isinstance(col, NumericColumn) and col.cuts is None:
@@ -188,6 +218,11 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
             )
     if "count" in by:
         raise ParameterError("by ('count') clashes with the released column 'count'; rename it")
+    if checked["keys"] == "private" and not any(n in schema.open_column_names for n in by):
+        raise ParameterError(
+            f"keys ('private') selects the keys of open columns, but by ({', '.join(by) or '()'}) "
+            "names none; declare a column open: true in the schema, or use keys='declared'"
+        )
     return by
 
 
@@ -231,6 +266,53 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     return share
 
 
+def _check_keys(value: Any, _: Mapping[str, Any]) -> str:
+    if value not in ("declared", "private"):
+        raise ParameterError(
+            f"keys ({value!r}) must be 'declared' (the declared domain of by) or 'private' "
+            "(keys of open columns selected from the data, at a cost in delta)"
+        )
+    return str(value)
+
+
+def _check_delta(value: Any, checked: Mapping[str, Any]) -> float | None:
+    if checked["keys"] != "private":
+        if value is not None:
+            raise ParameterError(
+                f"delta ({value!r}) applies to keys='private' only (declared keys cost no delta); "
+                "leave it unset"
+            )
+        return None
+    if value is None:
+        raise ParameterError(
+            "delta (None): keys='private' needs delta > 0, the chance that a key held by one "
+            "person is released (e.g. --delta 1e-6, well below 1/n)"
+        )
+    delta = check_real("delta", value)
+    if not 0.0 < delta < 1.0:
+        raise ParameterError(f"delta ({value!r}) must be in (0, 1), well below 1/n")
+    return delta
+
+
+def _check_selection(value: Any, checked: Mapping[str, Any]) -> str:
+    if value not in METHODS:
+        raise ParameterError(
+            f"selection ({value!r}) must be one of {', '.join(map(repr, METHODS))}"
+        )
+    return str(value)
+
+
+def _check_threshold(value: Any, checked: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    if checked["keys"] != "private" or checked["selection"] == "truncated-geometric":
+        raise ParameterError(
+            f"threshold ({value!r}) applies to keys='private' with selection 'laplace' or "
+            "'gaussian' only; leave it unset"
+        )
+    return check_real("threshold", value)
+
+
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
     """(ε of the counts, ε of each of the ``k`` mean columns); their sum is at most ε.
 
@@ -251,6 +333,8 @@ def _levels_of(col: Any) -> tuple[Category, ...]:
     """A grouping column's levels: its declared categories, or the intervals between a
     numeric column's bounds and declared cuts, written ``[30, 45)`` (the last one closed,
     ``[60, 90]``; dates as ISO dates)."""
+    if isinstance(col, OpenCategoricalColumn):  # its known keys, as the data's key texts
+        return tuple(str(c) for c in col.categories)
     if isinstance(col, CategoricalColumn):
         return tuple(col.categories)
     from ppdp.data.dates import day_text
@@ -271,7 +355,9 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     levels = tuple(
         tuple(schema.label.classes)
         if schema.label is not None and name == schema.label.name
-        else _levels_of(schema.column(name))
+        else _levels_of(
+            schema.open_column(name) if name in schema.open_column_names else schema.column(name)
+        )
         for name in by
     )
     n_groups = math.prod(len(lv) for lv in levels)
@@ -281,7 +367,32 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
             f"categories); at most {MAX_GROUPS:,} are allowed: group by fewer columns"
         )
     eps_count, eps_mean = _split(checked["epsilon"], len(means), checked["count_share"])
-    return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean)
+    open_by = tuple(n for n in by if n in schema.open_column_names)
+    if checked["keys"] != "private":
+        return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean)
+    eps_select = 0.0
+    if checked["selection"] == "truncated-geometric":  # keys only: half of ε_count each
+        eps_select = eps_count / 2.0
+        eps_count = eps_count - eps_select
+    selection = PartitionSelection(
+        checked["selection"],
+        eps_select or eps_count,
+        checked["delta"],
+        checked["relation"],
+        threshold=checked["threshold"],
+    )
+    return GroupPlan(
+        by,
+        levels,
+        means,
+        checked["relation"],
+        eps_count,
+        eps_mean,
+        key_mode="private",
+        open_by=open_by,
+        selection=selection,
+        epsilon_select=eps_select,
+    )
 
 
 def _numeric(schema: Schema, name: str) -> NumericColumn:
@@ -295,9 +406,13 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     *epsilon_rules(),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("schema", _check_schema),
+    Rule("keys", _check_keys),
     Rule("by", _check_by),
     Rule("means", _check_means),
     Rule("count_share", _check_share),
+    Rule("delta", _check_delta),
+    Rule("selection", _check_selection),
+    Rule("threshold", _check_threshold),
     Rule("plan", _plan, attribute="by"),
 )
 
@@ -383,6 +498,8 @@ class GroupByPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    #: keys="private" reads the keys of open columns through a private selection.
+    accepts_open_columns: ClassVar[bool] = True
     output_kind: ClassVar[str] = "groups"
     _params_type = GroupByParams
     _constraints = GROUPBY_CONSTRAINTS
@@ -396,6 +513,10 @@ class GroupByPublisher(Publisher):
         means: Any = (),
         count_share: float | None = None,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        keys: str = "declared",
+        delta: float | None = None,
+        selection: str = "laplace",
+        threshold: float | None = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -405,6 +526,10 @@ class GroupByPublisher(Publisher):
         self.means = means
         self.count_share = count_share
         self.relation = relation
+        self.keys = keys
+        self.delta = delta
+        self.selection = selection
+        self.threshold = threshold
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -431,7 +556,7 @@ class GroupByPublisher(Publisher):
             return DiscreteLaplaceMechanism(
                 epsilon=eps,
                 sensitivity=sensitivity,
-                dimension=plan.n_groups,
+                dimension=max(1, plan.n_groups),
                 relation=plan.relation,
                 allow_large_epsilon=True,  # a share of an ε already checked
             )
@@ -455,6 +580,8 @@ class GroupByPublisher(Publisher):
         if n_rows is not None and plan.relation is Neighbouring.REPLACE_ONE:
             details["n"] = n_rows
         charges = [Charge(counts.event, f"{_NAME}: counts", details)]
+        if plan.selection is not None:
+            charges = self._selection_charges(plan, charges[0])
         if plan.means:
             sums = self._sum_mechanism(plan)
             for name in plan.means:
@@ -469,12 +596,59 @@ class GroupByPublisher(Publisher):
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
         return charges
 
+    def _selection_charges(self, plan: GroupPlan, counts: Charge) -> list[Charge]:
+        """keys="private": the selection (with the counts, for the thresholding methods)
+        is one (ε, δ) entry; truncated geometric's keys are an entry before the counts."""
+        sel = plan.selection
+        assert sel is not None
+        what = (
+            f"keys of ({', '.join(plan.by)}): {plan.n_groups} declared key(s) always, others "
+            f"(open columns {', '.join(plan.open_by)}) selected privately"
+        )
+        event = EpsilonDelta(epsilon=sel.epsilon, delta=sel.delta)
+        if sel.method == "truncated-geometric":
+            details = {"query": what, **sel.details()}
+            return [Charge(event, f"{_NAME}: keys", details), counts]
+        details = {"query": f"noisy row counts and {what}", **sel.details(), "units": "rows"}
+        if "n" in counts.details:
+            details["n"] = counts.details["n"]
+        return [Charge(event, f"{_NAME}: keys and counts", details)]
+
+    @staticmethod
+    def _selection_assumption(plan: GroupPlan) -> str:
+        sel = plan.selection
+        assert sel is not None
+        how = (
+            f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
+            if sel.method != "truncated-geometric"
+            else "a key of n persons is kept with the truncated-geometric probability π(n)"
+        )
+        return (
+            f"group keys: the {plan.n_groups} declared key(s) of ({', '.join(plan.by)}) always; "
+            f"keys of the open column(s) {', '.join(plan.open_by)} read from the data and "
+            f"selected privately ({sel.method}, ε = {sel.epsilon:.6g}, δ = {sel.delta:g}: "
+            f"{how}; each person in at most {sel.max_groups} key(s)); the released keys are "
+            "sorted by their text, so their order reveals nothing more"
+        )
+
     # -- data -----------------------------------------------------------------------------
 
     def _encode(self, df: pd.DataFrame, on_invalid: str = "raise") -> tuple[Any, Any]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
         self._check_rows(X.shape[0])
+        plan = self._params().plan
+        if plan.key_mode == "private":
+            keys, keep = open_key_values(self.schema, df, plan.open_by, on_invalid)
+            return KeyedRows(X, keys, keep), y
         return X, y
+
+    def _fit_distributed(self, data: Any, *args: Any, **kwargs: Any) -> Publisher:
+        if self._params().keys == "private":
+            raise ParameterError(
+                "keys ('private') reads a table in memory for now; pass a pandas DataFrame "
+                "(a Parquet dataset or Dask DataFrame takes keys='declared')"
+            )
+        return super()._fit_distributed(data, *args, **kwargs)
 
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
@@ -504,7 +678,64 @@ class GroupByPublisher(Publisher):
 
     def _release(self, X: Any, y: Any, source: RandomSource, charges: list[Charge]) -> Release:
         plan = self._params().plan
+        if isinstance(X, KeyedRows):
+            return self._publish_private(plan, X, y, source)
         return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
+
+    def _private_statistics(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any
+    ) -> tuple[GroupStatistics, pd.DataFrame, GroupStatistics]:
+        """The declared keys' exact statistics, the candidate keys and theirs."""
+        X, keep = rows.X[rows.keep], rows.keep
+        y = None if y is None else np.asarray(y)[keep]
+        codes = column_codes(self.schema, plan, X, y)
+        labels: dict[str, Any] = {}
+        for j, name in enumerate(plan.by):
+            if name in plan.open_by:
+                labels[name] = rows.open_keys[name][keep]
+            else:
+                labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
+        blocks = self.schema.layout().blocks
+        sums = np.zeros((len(plan.means), X.shape[0]), dtype=np.int64)
+        for j, name in enumerate(plan.means):
+            sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        dc, ds, cand_keys, cc, cs = candidate_statistics(plan.by, plan.levels, labels, sums)
+        return GroupStatistics(dc, ds), cand_keys, GroupStatistics(cc, cs)
+
+    def _publish_private(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any, source: RandomSource
+    ) -> Release:
+        """keys="private": declared keys always, candidate keys through the selection;
+        then the sums of the released keys (the noise of the declared keys drawn first)."""
+        declared, cand_keys, cand = self._private_statistics(plan, rows, y)
+        counts, keep = self._private_counts(plan, declared, cand, source)
+        exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
+        sums = self._noisy_sums(plan, exact_sums, source)
+        keys = pd.concat([plan.keys(), cand_keys[keep]], ignore_index=True)
+        return self._table(plan, keys, counts, sums)
+
+    def _private_counts(
+        self,
+        plan: GroupPlan,
+        declared: GroupStatistics,
+        cand: GroupStatistics,
+        source: RandomSource,
+    ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """The released keys' noisy counts (declared, then selected) and the selection mask
+        of the candidates."""
+        sel = plan.selection
+        assert sel is not None
+        factor = self._noise_factor()
+        if sel.method == "truncated-geometric":
+            keep, _ = sel.select(cand.counts, source)
+            exact = np.concatenate([declared.counts, cand.counts[keep]])
+            mech = self._count_mechanism(plan)
+            return mech._release(exact, source, scale=mech.scale * factor), keep
+        noisy_declared = sel.noisy_counts(declared.counts, source, factor=factor)
+        keep, noisy = sel.select(cand.counts, source, factor=factor)
+        assert noisy is not None
+        counts = np.concatenate([noisy_declared, noisy[keep]])
+        return np.rint(counts).astype(np.int64), keep
 
     def _release_distributed(
         self,
@@ -535,19 +766,35 @@ class GroupByPublisher(Publisher):
             source,
             scale=counts_mech.scale * factor,
         ).reshape(np.shape(stats.counts))
-        sums = np.zeros(np.shape(stats.sums), dtype=np.int64)
+        return counts, self._noisy_sums(plan, stats.sums, source)
+
+    def _noisy_sums(
+        self, plan: GroupPlan, exact_sums: Any, source: RandomSource
+    ) -> NDArray[np.int64]:
+        """Each ``means`` column's noisy centred sums (integers), column by column."""
+        factor = self._noise_factor()
+        sums = np.zeros(np.shape(exact_sums), dtype=np.int64)
         if plan.means:
             sums_mech = self._sum_mechanism(plan)
             for j in range(len(plan.means)):
-                exact = np.clip(np.asarray(stats.sums[j], dtype=np.int64), -SUM_LIMIT, SUM_LIMIT)
+                exact = np.clip(np.asarray(exact_sums[j], dtype=np.int64), -SUM_LIMIT, SUM_LIMIT)
                 sums[j] = sums_mech._release(
                     exact.reshape(-1), source, scale=sums_mech.scale * factor
                 ).reshape(exact.shape)
-        return counts, sums
+        return sums
 
     def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:
         noisy_counts, noisy_sums = self._noisy(plan, stats, source)
-        table = plan.keys()
+        return self._table(plan, plan.keys(), noisy_counts, noisy_sums)
+
+    def _table(
+        self,
+        plan: GroupPlan,
+        table: pd.DataFrame,
+        noisy_counts: NDArray[np.int64],
+        noisy_sums: NDArray[np.int64],
+    ) -> Release:
+        """The released table from the keys and the noisy integers (post-processing)."""
         counts = noisy_counts.astype(np.float64)
         table["count"] = noisy_counts
         statistics: dict[str, NDArray[np.float64]] = {"count": counts}
@@ -598,10 +845,20 @@ class GroupByPublisher(Publisher):
             assumptions.append(
                 "means and sums are post-processing (mean NaN where the noisy count < 1)"
             )
-        return Guarantee.pure(
+        mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
+        if plan.selection is not None:
+            assumptions[1] = self._selection_assumption(plan)
+            if plan.selection.method != "truncated-geometric":
+                assumptions[2] = (
+                    f"counts: the selection's noisy counts ({plan.selection.method}), "
+                    f"ε = {plan.epsilon_count:.6g}, δ = {plan.delta:g}"
+                )
+            mechanism = f"{_NAME} (private keys: {plan.selection.method} selection)"
+        return Guarantee.approx(
             float(self.epsilon),
+            plan.delta,
             relation=plan.relation,
-            mechanism=f"{_NAME} (discrete Laplace counts and centred sums)",
+            mechanism=mechanism,
             assumptions=tuple(assumptions),
             details={
                 "by": list(plan.by),
@@ -612,6 +869,8 @@ class GroupByPublisher(Publisher):
                 "epsilon_count": plan.epsilon_count,
                 "epsilon_per_mean": plan.epsilon_mean,
                 "relation": plan.relation.value,
+                "keys": plan.key_mode,
+                **({"selection": plan.selection.details()} if plan.selection else {}),
             },
         )
 
@@ -621,10 +880,21 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
     n = X.shape[0]
     if not plan.by:
         return np.zeros(n, dtype=np.int64)
-    codes = []
+    codes = column_codes(schema, plan, X, y)
+    sizes = tuple(len(lv) for lv in plan.levels)
+    return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+
+
+def column_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> list[Any]:
+    """Each ``by`` column's level index of every encoded row (an empty array for an open
+    column: its keys are texts, read apart)."""
+    codes: list[Any] = []
     label = schema.label.name if schema.label is not None else None
     blocks = schema.layout().blocks
     for name in plan.by:
+        if name in plan.open_by:
+            codes.append(np.zeros(0, dtype=np.int64))
+            continue
         col = schema.column(name) if name != label else None
         if name == label:
             codes.append(np.asarray(y, dtype=np.int64))
@@ -634,8 +904,7 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
             codes.append(np.searchsorted(cuts, u, side="right").astype(np.int64))
         else:
             codes.append(np.argmax(X[:, blocks[name]], axis=1).astype(np.int64))
-    sizes = tuple(len(lv) for lv in plan.levels)
-    return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+    return codes
 
 
 def centred_units(col: NumericColumn, u: NDArray[np.float64]) -> NDArray[np.int64]:
