@@ -137,8 +137,8 @@ def candidate_statistics(
     keys.columns = list(by)
     return (
         declared[:, 0].copy(),
-        declared[:, 1:].T.copy().reshape(k, -1),
+        np.ascontiguousarray(declared[:, 1:].T).reshape(k, len(declared)),
         keys,
         cand_values[:, 0].copy(),
-        cand_values[:, 1:].T.copy().reshape(k, -1),
+        np.ascontiguousarray(cand_values[:, 1:].T).reshape(k, len(cand_values)),
     )
