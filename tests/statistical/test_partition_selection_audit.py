@@ -9,8 +9,8 @@ the selection of :meth:`GroupByPublisher._private_counts` on many stacked copies
 candidates). Claim: (ε, δ) = (1, 10⁻³) (δ this large so that 200,000 draws can see it).
 
 Each correct selection must PASS; the broken controls (a threshold of 2, and for laplace
-the least threshold that meets δ lowered by 5) must FAIL. False-positive rate: each audit of a correct
-release fails with probability at most α = 1e-6 (``docs/audit.md``). Seeded (seed 0).
+the least threshold that meets δ lowered by 5) must FAIL. False-positive rate: each audit
+of a correct release fails with probability at most α = 1e-6 (``docs/audit.md``). Seeded (seed 0).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
 def _sampler(pub: GroupByPublisher, df: pd.DataFrame, shift: float):
     plan = pub.plan()
     rows, y = pub._encode(df)
-    declared, keys, cand = pub._private_statistics(plan, rows, y)
+    _, keys, cand = pub._private_statistics(plan, rows, y)
     is_x = (keys["dx"] == "X").to_numpy()
     sel = plan.selection
 
