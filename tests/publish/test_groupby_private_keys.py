@@ -90,7 +90,7 @@ def test_gaussian_threshold_meets_its_share_of_delta() -> None:
     sel = PartitionSelection("gaussian", 1.0, 1e-6, Neighbouring.ADD_REMOVE, max_groups=4)
     sigma = sel.gaussian().sigma
     tail = 4 * norm.sf((sel.threshold_ - 1) / sigma)
-    assert tail == pytest.approx(1e-6 / (2 * math.e), rel=1e-6)
+    assert tail == pytest.approx(1e-6 / (2 * (1 + math.e)), rel=1e-6)
 
 
 def test_truncated_geometric_probabilities_meet_both_dp_inequalities() -> None:

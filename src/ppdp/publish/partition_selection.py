@@ -183,7 +183,8 @@ class PartitionSelection:
             return float(c + t)
         if self.method == "gaussian":
             sigma = self.gaussian().sigma
-            per_key = self.delta / (2.0 * math.exp(self.epsilon) * m)
+            # δ/2 for the noise, δ_t (1 + e^ε) for the keys new on either side: δ in all.
+            per_key = self.delta / (2.0 * (1.0 + math.exp(self.epsilon)) * m)
             return c + sigma * float(ndtri(1.0 - per_key))
         return 1.0  # truncated geometric: keep-probabilities, no threshold on a count
 
