@@ -282,6 +282,37 @@ def _ridge(text: str) -> float | str:
 PUBLISHERS = Registry("method")
 _COMPONENTS = {"type": int, "metavar": "K"}
 _DELTA = {"type": float}
+
+
+def _level(text: str) -> float | None:
+    """``--interval``: a coverage such as 0.95, or ``none``."""
+    from ppdp.exceptions import ParameterError
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(
+            f"--interval ({text!r}) must be a coverage such as 0.95, or none"
+        ) from None
+
+
+def _rounding(text: str) -> int | str | None:
+    """``--round``: ``auto``, ``none`` or a number of decimals."""
+    from ppdp.exceptions import ParameterError
+
+    t = text.strip().lower()
+    if t in ("auto", "none"):
+        return None if t == "none" else "auto"
+    try:
+        return int(t)
+    except ValueError:
+        raise ParameterError(
+            f"--round ({text!r}) must be auto, none or a number of decimals"
+        ) from None
+
+
 PUBLISHERS.register(
     "pca",
     "ppdp.publish.pca:DPPCAPublisher",
@@ -402,6 +433,18 @@ PUBLISHERS.register(
            choices=("laplace", "gaussian", "truncated-geometric")),
     option("--threshold", "threshold",
            "a selection threshold above the least that meets --delta (stricter)", type=float),
+    option("--variances", "variances",
+           "numeric columns whose per-group variance and standard deviation are released "
+           "(from a noisy sum of squares: one more share of ε each)", metavar="COL,COL"),
+    option("--interval", "interval",
+           "coverage of the interval released beside every statistic (default 0.95; none: "
+           "no intervals)", metavar="LEVEL", parse=_level),
+    option("--round", "rounding",
+           "decimals of the released table: auto (default: what each value's noise "
+           "supports), a number of decimals, or none", metavar="D", parse=_rounding),
+    option("--min-count", "min_count",
+           "leave out groups whose noisy count is below this (post-processing)", type=float,
+           metavar="T"),
     summary="noisy counts, sums and means per group of categorical columns (group by)",
 )  # fmt: skip
 

@@ -51,6 +51,13 @@ PUBLISH = {
     "check_pairs": "--check-pairs",
     "by": "--by",
     "means": "--means",
+    "keys": "--keys",
+    "selection": "--selection",
+    "threshold": "--threshold",
+    "variances": "--variances",
+    "interval": "--interval",
+    "rounding": "--round",
+    "min_count": "--min-count",
 }
 TRAIN = {
     "epsilon": "--epsilon",

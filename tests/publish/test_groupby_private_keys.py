@@ -56,7 +56,7 @@ def fit(df: pd.DataFrame, **kw) -> GroupByPublisher:
 def test_common_keys_are_released_rare_ones_not_and_declared_ones_always(selection) -> None:
     table = fit(hospital(), selection=selection, means=["los"]).release_.data
     assert table["dx"].tolist() == ["Z99", "C0", "C1", "C2", "C3", "C4"]  # Z99 declared, empty
-    assert table.columns.tolist() == ["dx", "count", "mean_los", "mean_los_sd"]
+    assert table.columns.tolist()[:2] == ["dx", "count"] and "mean_los_hi" in table.columns
     assert np.all(np.abs(table["count"].to_numpy()[1:] - 400) < 60)
 
 
@@ -214,3 +214,39 @@ def test_the_command_line_selects_keys_and_writes_delta(tmp_path, capsys) -> Non
     assert table["dx"].tolist() == ["Z99", "C0", "C1", "C2", "C3", "C4"]
     guarantee = json.loads((tmp_path / "by-dx.csv.guarantee.json").read_text())
     assert guarantee["guarantee"]["delta"] == 1e-6
+
+
+# -- statistics, intervals, rounding, suppression ------------------------------------------
+
+
+def test_variances_intervals_rounding_and_min_count_are_stated_and_applied() -> None:
+    df = hospital(n_common=800)
+    pub = fit(df, means=["los"], variances=["los"], min_count=500)
+    table = pub.release_.data
+    assert table["dx"].tolist() == ["C0", "C1", "C2", "C3", "C4"]  # Z99 (about 0) suppressed
+    for col in ("count", "mean_los", "var_los", "std_los"):
+        assert np.all(table[f"{col}_lo"] <= table[col]) and np.all(table[col] <= table[f"{col}_hi"])
+    text = " ".join(pub.release_.guarantee.assumptions)
+    assert "intervals (0.95) are post-processing" in text
+    assert "below 500 are left out" in text and "rounded to what each value's interval" in text
+    assert "var_los/std_los" in pub.release_.guarantee.details["columns"]
+    # auto rounding: two significant digits of the interval's half-width
+    half = (table["mean_los_hi"] - table["mean_los_lo"]) / 2
+    decimals = 1 - np.floor(np.log10(half.to_numpy()))
+    assert np.allclose(table["mean_los"] * 10**decimals, np.round(table["mean_los"] * 10**decimals))
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"min_count": -1}, r"^min_count \(-1\) must be a number >= 0"),
+        ({"interval": 1.0}, r"^interval \(1.0\) is the coverage of each released interval"),
+        ({"rounding": "some"}, r"^rounding \('some'\) must be 'auto'"),
+        ({"variances": ["sex"]}, r"^variances \('sex'\) is not a numeric column"),
+    ],
+)
+def test_bad_statistics_parameters_are_one_line_and_spend_nothing(kw, match) -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0, 1e-5))
+    with pytest.raises(ParameterError, match=match):
+        GroupByPublisher(1.0, SCHEMA, by=["sex"], **kw).fit(hospital(), accountant=acct)
+    assert acct.history() == []

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy.special import ndtri
 
 from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_real
@@ -33,6 +34,11 @@ from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeEr
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
+from ppdp.publish.intervals import (
+    discrete_laplace_halfwidth,
+    laplace_mix_halfwidth,
+    round_to_noise,
+)
 from ppdp.publish.partition_selection import METHODS, PartitionSelection
 from ppdp.random import RandomSource, RandomState
 
@@ -47,6 +53,11 @@ HALF_UNIT = UNIT // 2
 #: The integer centred sums are clamped to ``±SUM_LIMIT`` (1-Lipschitz: no sensitivity
 #: change); reached only by a group of more than 2²⁹ rows all at one bound.
 SUM_LIMIT = 2**52
+#: Squares use a coarser grid: ``[−SQ_HALF, SQ_HALF]`` in steps of ``2⁻¹²`` of the range,
+#: so a square is at most ``2²²`` and a group's sum of squares stays exact below 2³⁰ rows.
+SQ_BITS = 12
+SQ_UNIT = 2**SQ_BITS
+SQ_HALF = SQ_UNIT // 2
 #: The most groups (cells of the declared domain of ``by``).
 MAX_GROUPS = 2**22
 #: Rows per exact chunk of the float ``bincount`` (partial sums stay below 2⁵³).
@@ -86,6 +97,23 @@ class GroupPlan:
     #: methods (the counts are its noisy counts), or ``epsilon_select`` (truncated geometric).
     selection: PartitionSelection | None = None
     epsilon_select: float = 0.0
+    #: Columns (among ``means``) whose per-group variance and standard deviation are
+    #: released, from a noisy sum of squares (its own part, ``epsilon_mean``).
+    variances: tuple[str, ...] = ()
+    #: The nominal coverage of every released interval (None: no intervals).
+    interval: float | None = 0.95
+    #: Decimals of the released table: ``"auto"`` (what each value's interval supports),
+    #: an integer, or None (unrounded).
+    rounding: int | str | None = "auto"
+    #: Groups whose noisy count is below this are left out of the table (None: none).
+    min_count: float | None = None
+
+    @property
+    def square_sensitivity(self) -> int:
+        """L1 sensitivity of one column's sum-of-squares vector, in ``(2⁻¹²·range)²``:
+        ``SQ_HALF²·2`` under replace-one (a row moves between groups), ``SQ_HALF²`` under
+        add/remove."""
+        return SQ_HALF**2 * (2 if self.relation is Neighbouring.REPLACE_ONE else 1)
 
     @property
     def delta(self) -> float:
@@ -124,9 +152,13 @@ class GroupStatistics:
 
     counts: NDArray[np.int64]  # (G,)
     sums: NDArray[np.int64]  # (k, G)
+    squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
-        return GroupStatistics(self.counts + other.counts, self.sums + other.sums)
+        squares = None
+        if self.squares is not None and other.squares is not None:
+            squares = self.squares + other.squares
+        return GroupStatistics(self.counts + other.counts, self.sums + other.sums, squares)
 
 
 @dataclass(frozen=True)
@@ -144,6 +176,10 @@ class GroupByParams:
     delta: float | None
     selection: str
     threshold: float | None
+    variances: tuple[str, ...]
+    interval: float | None
+    rounding: int | str | None
+    min_count: float | None
     plan: GroupPlan
 
 
@@ -258,7 +294,7 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     share = check_real("count_share", value)
     if not (0.0 < share < 1.0):
         raise ParameterError(f"count_share ({value!r}) must be in (0, 1)")
-    if not checked["means"]:
+    if not checked["means"] and not checked["variances"]:
         raise ParameterError(
             f"count_share ({value!r}) splits ε between the counts and the means, but means is "
             "empty (the counts get all of ε); leave it unset or name means columns"
@@ -311,6 +347,55 @@ def _check_threshold(value: Any, checked: Mapping[str, Any]) -> float | None:
             "'gaussian' only; leave it unset"
         )
     return check_real("threshold", value)
+
+
+def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
+    schema: Schema = checked["schema"]
+    names = _names("variances", value, schema.column_names)
+    numeric = [c.name for c in schema.numeric_columns if not c.date]
+    for name in names:
+        if name not in numeric:
+            raise ParameterError(
+                f"variances ({name!r}) is not a numeric column of the schema; numeric columns: "
+                f"{', '.join(map(repr, numeric)) or 'none'}"
+                + near_names([name], numeric, where="the schema")
+            )
+    return names
+
+
+def _check_interval(value: Any, _: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    level = check_real("interval", value)
+    if not 0.5 <= level < 1.0:
+        raise ParameterError(
+            f"interval ({value!r}) is the coverage of each released interval: a number in "
+            "[0.5, 1), e.g. 0.95; None releases no intervals"
+        )
+    return level
+
+
+def _check_rounding(value: Any, _: Mapping[str, Any]) -> int | str | None:
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not -15 <= value <= 15:
+        raise ParameterError(
+            f"rounding ({value!r}) must be 'auto' (to what each value's noise supports), a "
+            "number of decimals in [-15, 15], or None (unrounded)"
+        )
+    return int(value)
+
+
+def _check_min_count(value: Any, _: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    t = check_real("min_count", value)
+    if not (math.isfinite(t) and t >= 0):
+        raise ParameterError(
+            f"min_count ({value!r}) must be a number >= 0: groups whose noisy count is below it "
+            "are left out of the table"
+        )
+    return t
 
 
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
@@ -366,10 +451,19 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
             f"by ({', '.join(by)}) spans {n_groups:,} groups (the product of the declared "
             f"categories); at most {MAX_GROUPS:,} are allowed: group by fewer columns"
         )
-    eps_count, eps_mean = _split(checked["epsilon"], len(means), checked["count_share"])
+    variances = checked["variances"]
+    means = (*means, *(v for v in variances if v not in means))  # a variance needs the sum
+    parts = len(means) + len(variances)
+    eps_count, eps_mean = _split(checked["epsilon"], parts, checked["count_share"])
     open_by = tuple(n for n in by if n in schema.open_column_names)
+    post = {
+        "variances": variances,
+        "interval": checked["interval"],
+        "rounding": checked["rounding"],
+        "min_count": checked["min_count"],
+    }
     if checked["keys"] != "private":
-        return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean)
+        return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
     eps_select = 0.0
     if checked["selection"] == "truncated-geometric":  # keys only: half of ε_count each
         eps_select = eps_count / 2.0
@@ -392,6 +486,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         open_by=open_by,
         selection=selection,
         epsilon_select=eps_select,
+        **post,
     )
 
 
@@ -409,10 +504,14 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("keys", _check_keys),
     Rule("by", _check_by),
     Rule("means", _check_means),
+    Rule("variances", _check_variances),
     Rule("count_share", _check_share),
     Rule("delta", _check_delta),
     Rule("selection", _check_selection),
     Rule("threshold", _check_threshold),
+    Rule("interval", _check_interval),
+    Rule("rounding", _check_rounding),
+    Rule("min_count", _check_min_count),
     Rule("plan", _plan, attribute="by"),
 )
 
@@ -517,6 +616,10 @@ class GroupByPublisher(Publisher):
         delta: float | None = None,
         selection: str = "laplace",
         threshold: float | None = None,
+        variances: Any = (),
+        interval: float | None = 0.95,
+        rounding: int | str | None = "auto",
+        min_count: float | None = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -530,6 +633,10 @@ class GroupByPublisher(Publisher):
         self.delta = delta
         self.selection = selection
         self.threshold = threshold
+        self.variances = variances
+        self.interval = interval
+        self.rounding = rounding
+        self.min_count = min_count
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -548,6 +655,11 @@ class GroupByPublisher(Publisher):
 
     def _sum_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
         return self._mechanism(plan.epsilon_mean, plan.sum_sensitivity, plan, "each mean column")
+
+    def _square_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
+        return self._mechanism(
+            plan.epsilon_mean, plan.square_sensitivity, plan, "each variance column"
+        )
 
     def _mechanism(
         self, eps: float, sensitivity: int, plan: GroupPlan, what: str
@@ -594,6 +706,17 @@ class GroupByPublisher(Publisher):
                     "noise_scale_in_column_units": sums.scale * (col.upper - col.lower) / UNIT,
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
+        if plan.variances:
+            squares = self._square_mechanism(plan)
+            for name in plan.variances:
+                sq_details = {
+                    "query": f"sums of squared offsets of {name} from its declared midpoint per "
+                    f"group, in units of (2**-{SQ_BITS} of its declared range)**2",
+                    **squares.ledger_details(),
+                }
+                charges.append(
+                    Charge(squares.event, f"{_NAME}: sums of squares of {name}", sq_details)
+                )
         return charges
 
     def _selection_charges(self, plan: GroupPlan, counts: Charge) -> list[Charge]:
@@ -613,6 +736,58 @@ class GroupByPublisher(Publisher):
         if "n" in counts.details:
             details["n"] = counts.details["n"]
         return [Charge(event, f"{_NAME}: keys and counts", details)]
+
+    def _post_processing(self, plan: GroupPlan) -> list[str]:
+        """The guarantee's lines on what is computed from released values only."""
+        lines = []
+        if plan.variances:
+            lines.append(
+                f"sums of squared offsets from the midpoint ({', '.join(plan.variances)}), exact "
+                f"integers in steps of 2^-{SQ_BITS} of the declared range: discrete Laplace, L1 "
+                f"sensitivity {'half ' if plan.relation is Neighbouring.ADD_REMOVE else ''}"
+                f"(range/2)^2·2, ε = {plan.epsilon_mean:.6g} per column; var and std are "
+                "post-processing (NaN where the noisy count < 2)"
+            )
+        if plan.interval is not None:
+            lines.append(
+                f"intervals ({plan.interval:g}) are post-processing: computed from the noise "
+                "laws and the released values only (to first order for means, variances and "
+                "standard deviations)"
+            )
+        if plan.rounding is not None:
+            how = (
+                "to what each value's interval supports (two significant digits of its half-width)"
+                if plan.rounding == "auto"
+                else f"to {plan.rounding} decimal(s)"
+            )
+            lines.append(f"table values rounded {how}: post-processing")
+        if plan.min_count is not None:
+            lines.append(
+                f"groups whose noisy count is below {plan.min_count:g} are left out: "
+                "post-processing of the noisy counts"
+            )
+        return lines
+
+    def _column_notes(self, plan: GroupPlan) -> dict[str, str]:
+        """One plain-words line per released column (the guarantee file's header)."""
+        level = f"{plan.interval:g}" if plan.interval is not None else ""
+        notes = {"count": "the group's row count plus noise (may be 0 or negative)"}
+        if level:
+            notes["count_lo/count_hi"] = f"a {level} interval for the true count"
+        for name in plan.means:
+            notes[f"mean_{name}"] = (
+                f"the group's average {name}, from noisy sums over the noisy count, within the "
+                "declared bounds; empty where the noisy count is below 1"
+            )
+            notes[f"mean_{name}_sd"] = f"the standard deviation of mean_{name}'s sum noise"
+            if level:
+                notes[f"mean_{name}_lo/hi"] = f"a {level} interval for the true average"
+        for name in plan.variances:
+            notes[f"var_{name}/std_{name}"] = (
+                f"the group's variance and standard deviation of {name} (population, values "
+                "clipped to the declared bounds); empty below 2 rows"
+            )
+        return notes
 
     @staticmethod
     def _selection_assumption(plan: GroupPlan) -> str:
@@ -696,11 +871,18 @@ class GroupByPublisher(Publisher):
             else:
                 labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
         blocks = self.schema.layout().blocks
-        sums = np.zeros((len(plan.means), X.shape[0]), dtype=np.int64)
+        k = len(plan.means)
+        sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
         for j, name in enumerate(plan.means):
             sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        for j, name in enumerate(plan.variances):  # squares ride along as more sums
+            sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
         dc, ds, cand_keys, cc, cs = candidate_statistics(plan.by, plan.levels, labels, sums)
-        return GroupStatistics(dc, ds), cand_keys, GroupStatistics(cc, cs)
+        return (
+            GroupStatistics(dc, ds[:k], ds[k:]),
+            cand_keys,
+            GroupStatistics(cc, cs[:k], cs[k:]),
+        )
 
     def _publish_private(
         self, plan: GroupPlan, rows: KeyedRows, y: Any, source: RandomSource
@@ -711,8 +893,12 @@ class GroupByPublisher(Publisher):
         counts, keep = self._private_counts(plan, declared, cand, source)
         exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
         sums = self._noisy_sums(plan, exact_sums, source)
+        squares = None
+        if declared.squares is not None and cand.squares is not None:
+            exact_sq = np.concatenate([declared.squares, cand.squares[:, keep]], axis=1)
+            squares = self._noisy_squares(plan, exact_sq, source)
         keys = pd.concat([plan.keys(), cand_keys[keep]], ignore_index=True)
-        return self._table(plan, keys, counts, sums)
+        return self._table(plan, keys, counts, sums, squares)
 
     def _private_counts(
         self,
@@ -783,9 +969,26 @@ class GroupByPublisher(Publisher):
                 ).reshape(exact.shape)
         return sums
 
+    def _noisy_squares(
+        self, plan: GroupPlan, exact: Any, source: RandomSource
+    ) -> NDArray[np.int64] | None:
+        """Each ``variances`` column's noisy sums of squares (integers), after the sums."""
+        if not plan.variances or exact is None:
+            return None
+        mech = self._square_mechanism(plan)
+        factor = self._noise_factor()
+        out = np.zeros(np.shape(exact), dtype=np.int64)
+        for j in range(len(plan.variances)):
+            e = np.clip(np.asarray(exact[j], dtype=np.int64), 0, SUM_LIMIT)
+            out[j] = mech._release(e.reshape(-1), source, scale=mech.scale * factor).reshape(
+                e.shape
+            )
+        return out
+
     def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:
         noisy_counts, noisy_sums = self._noisy(plan, stats, source)
-        return self._table(plan, plan.keys(), noisy_counts, noisy_sums)
+        squares = self._noisy_squares(plan, stats.squares, source)
+        return self._table(plan, plan.keys(), noisy_counts, noisy_sums, squares)
 
     def _table(
         self,
@@ -793,31 +996,152 @@ class GroupByPublisher(Publisher):
         table: pd.DataFrame,
         noisy_counts: NDArray[np.int64],
         noisy_sums: NDArray[np.int64],
+        noisy_squares: NDArray[np.int64] | None = None,
     ) -> Release:
-        """The released table from the keys and the noisy integers (post-processing)."""
+        """The released table from the keys and the noisy integers (post-processing: it
+        reads released values and public noise scales only)."""
         counts = noisy_counts.astype(np.float64)
-        table["count"] = noisy_counts
-        statistics: dict[str, NDArray[np.float64]] = {"count": counts}
+        stats: dict[str, NDArray[np.float64]] = {"count": counts}
+        hw: dict[str, NDArray[np.float64]] = {}  # interval half-widths (or sds), per statistic
+        law, b_count = self._count_noise(plan)
+        level = plan.interval if plan.interval is not None else 0.95
+        if law == "dlap":
+            hw["count"] = np.full(counts.shape, float(discrete_laplace_halfwidth(b_count, level)))
+            b_n = b_count  # as a Laplace term of the mixes below
+        else:  # Gaussian counts, rounded to integers
+            z = float(ndtri(0.5 + level / 2.0))
+            hw["count"] = np.full(counts.shape, z * b_count + 0.5)
+            b_n = b_count / math.sqrt(2.0)  # the Laplace of the same variance (approximate)
+        sum_b = self._sum_mechanism(plan).scale if plan.means else 0.0
         sum_sd = math.sqrt(self._sum_mechanism(plan).variance()) if plan.means else 0.0
+        ok = counts >= 1.0
+        n = np.maximum(counts, 1.0)
         for j, name in enumerate(plan.means):
             col = _numeric(self.schema, name)
             span = col.upper - col.lower
             centre = col.lower + span / 2.0
-            centred = noisy_sums[j].astype(np.float64) * (span / UNIT)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                mean = np.clip(centre + centred / counts, col.lower, col.upper)
-            mean = np.where(counts >= 1.0, mean, np.nan)
-            table[f"mean_{name}"] = mean
-            # How far the mean may be from the group's: the sum noise's standard deviation
-            # over the released count (public quantities only: post-processing).
-            table[f"mean_{name}_sd"] = np.where(
-                counts >= 1.0, sum_sd * (span / UNIT) / np.maximum(counts, 1.0), np.nan
+            a = span / UNIT
+            centred = noisy_sums[j].astype(np.float64) * a
+            mu = np.where(ok, centred / n, 0.0)
+            mean = np.where(ok, np.clip(centre + mu, col.lower, col.upper), np.nan)
+            stats[f"sum_{name}"] = centred + centre * counts
+            hw[f"sum_{name}"] = laplace_mix_halfwidth(
+                np.stack(
+                    [np.full(counts.shape, a * sum_b), np.full(counts.shape, abs(centre) * b_n)]
+                ),
+                level,
             )
-            statistics[f"sum_{name}"] = centred + centre * counts
-            statistics[f"mean_{name}"] = mean
-        return Release(
-            data=table, encoded=None, guarantee=self._guarantee(plan), statistics=statistics
+            stats[f"mean_{name}"] = mean
+            stats[f"mean_{name}_sd"] = np.where(ok, sum_sd * a / n, np.nan)
+            hw[f"mean_{name}"] = np.where(
+                ok,
+                laplace_mix_halfwidth(np.stack([a * sum_b / n, np.abs(mu) * b_n / n]), level),
+                np.nan,
+            )
+            if name in plan.variances:
+                self._variance(plan, name, noisy_squares, counts, mu, sum_b, b_n, level, stats, hw)
+        keep = np.ones(len(counts), dtype=bool)
+        if plan.min_count is not None:
+            keep = counts >= plan.min_count  # post-processing of the noisy counts
+        bounds = {"count": (-np.inf, np.inf)}
+        for name in plan.means:
+            col = _numeric(self.schema, name)
+            bounds[f"mean_{name}"] = (col.lower, col.upper)
+            bounds[f"sum_{name}"] = (-np.inf, np.inf)
+        for name in plan.variances:
+            span = _numeric(self.schema, name).upper - _numeric(self.schema, name).lower
+            bounds[f"var_{name}"] = (0.0, (span / 2.0) ** 2)
+        if plan.interval is not None:
+            for key, h in list(hw.items()):
+                lo, hi = bounds[key]
+                stats[f"{key}_lo"] = np.clip(stats[key] - h, lo, hi)
+                stats[f"{key}_hi"] = np.clip(stats[key] + h, lo, hi)
+            for name in plan.variances:  # std: the square root of var's interval's ends
+                stats[f"std_{name}_lo"] = np.sqrt(stats[f"var_{name}_lo"])
+                stats[f"std_{name}_hi"] = np.sqrt(stats[f"var_{name}_hi"])
+        stats = {k: v[keep] for k, v in stats.items()}
+        hw = {k: v[keep] for k, v in hw.items()}
+        table = table[keep].reset_index(drop=True)
+        self._fill(plan, table, noisy_counts[keep], stats, hw)
+        return Release(data=table, encoded=None, guarantee=self._guarantee(plan), statistics=stats)
+
+    def _variance(
+        self,
+        plan: GroupPlan,
+        name: str,
+        noisy_squares: NDArray[np.int64] | None,
+        counts: NDArray[np.float64],
+        mu: NDArray[np.float64],
+        sum_b: float,
+        b_n: float,
+        level: float,
+        stats: dict[str, NDArray[np.float64]],
+        hw: dict[str, NDArray[np.float64]],
+    ) -> None:
+        """``var_x`` (population variance of the clipped values) and ``std_x`` from the noisy
+        sum of squares, the noisy centred sum and the noisy count; NaN below 2 rows."""
+        assert noisy_squares is not None
+        col = _numeric(self.schema, name)
+        span = col.upper - col.lower
+        a, a2 = span / UNIT, span / SQ_UNIT
+        j = plan.variances.index(name)
+        ok = counts >= 2.0
+        n = np.maximum(counts, 1.0)
+        mean_sq = noisy_squares[j].astype(np.float64) * a2 * a2 / n
+        var = np.where(ok, np.clip(mean_sq - mu * mu, 0.0, (span / 2.0) ** 2), np.nan)
+        b_q = self._square_mechanism(plan).scale * a2 * a2
+        scales = np.stack(
+            [b_q / n, 2.0 * np.abs(mu) * a * sum_b / n, np.abs(2 * mu * mu - mean_sq) * b_n / n]
         )
+        stats[f"var_{name}"] = var
+        hw[f"var_{name}"] = np.where(ok, laplace_mix_halfwidth(scales, level), np.nan)
+        stats[f"std_{name}"] = np.sqrt(var)
+
+    def _count_noise(self, plan: GroupPlan) -> tuple[str, float]:
+        """The law and scale of the released counts' noise: ``("dlap", b)`` or
+        ``("gauss", σ)`` (Gaussian selection)."""
+        sel = plan.selection
+        if sel is not None and sel.method == "laplace":
+            return "dlap", sel.laplace().scale
+        if sel is not None and sel.method == "gaussian":
+            return "gauss", sel.gaussian().sigma
+        return "dlap", self._count_mechanism(plan).scale
+
+    def _fill(
+        self,
+        plan: GroupPlan,
+        table: pd.DataFrame,
+        counts: NDArray[np.int64],
+        stats: dict[str, NDArray[np.float64]],
+        hw: dict[str, NDArray[np.float64]],
+    ) -> None:
+        """Write the table's columns: each statistic, then its interval, rounded."""
+
+        def put(key: str, column: str, halfwidth: NDArray[np.float64]) -> None:
+            digits = plan.rounding if isinstance(plan.rounding, int) else None
+            for suffix in ("", "_lo", "_hi"):
+                if suffix and plan.interval is None:
+                    continue
+                v = stats[key + suffix]
+                if plan.rounding is not None:
+                    v = round_to_noise(v, halfwidth, digits)
+                table[column + suffix] = v
+
+        table["count"] = counts
+        if plan.interval is not None:
+            table["count_lo"] = np.rint(stats["count_lo"]).astype(np.int64)
+            table["count_hi"] = np.rint(stats["count_hi"]).astype(np.int64)
+        for name in plan.means:
+            h = hw[f"mean_{name}"] if plan.interval is not None else stats[f"mean_{name}_sd"]
+            put(f"mean_{name}", f"mean_{name}", h)
+            sd = stats[f"mean_{name}_sd"]
+            table[f"mean_{name}_sd"] = sd if plan.rounding is None else round_to_noise(sd, sd, None)
+            if name in plan.variances:
+                put(f"var_{name}", f"var_{name}", hw[f"var_{name}"])
+                std = stats[f"std_{name}"]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    h_std = hw[f"var_{name}"] / (2.0 * np.maximum(std, 1e-300))
+                put(f"std_{name}", f"std_{name}", np.minimum(h_std, np.sqrt(hw[f"var_{name}"])))
 
     def _guarantee(self, plan: GroupPlan) -> Guarantee:
         count_sens = plan.count_sensitivity
@@ -845,6 +1169,7 @@ class GroupByPublisher(Publisher):
             assumptions.append(
                 "means and sums are post-processing (mean NaN where the noisy count < 1)"
             )
+        assumptions.extend(self._post_processing(plan))
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
         if plan.selection is not None:
             assumptions[1] = self._selection_assumption(plan)
@@ -870,6 +1195,7 @@ class GroupByPublisher(Publisher):
                 "epsilon_per_mean": plan.epsilon_mean,
                 "relation": plan.relation.value,
                 "keys": plan.key_mode,
+                "columns": self._column_notes(plan),
                 **({"selection": plan.selection.details()} if plan.selection else {}),
             },
         )
@@ -931,4 +1257,20 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
         for start in range(0, len(c), _CHUNK_ROWS):  # float partial sums < 2**53: exact
             part = slice(start, start + _CHUNK_ROWS)
             sums[j] += np.rint(np.bincount(g[part], weights=c[part], minlength=G)).astype(np.int64)
-    return GroupStatistics(counts, sums)
+    squares = np.zeros((len(plan.variances), G), dtype=np.int64)
+    for j, name in enumerate(plan.variances):
+        sq = squared_units(_numeric(schema, name), X[:, blocks[name].start])
+        for start in range(0, len(sq), _CHUNK_ROWS // 2**10):  # partial sums < 2**50
+            part = slice(start, start + _CHUNK_ROWS // 2**10)
+            squares[j] += np.rint(np.bincount(g[part], weights=sq[part], minlength=G)).astype(
+                np.int64
+            )
+    return GroupStatistics(counts, sums, squares)
+
+
+def squared_units(col: NumericColumn, u: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Each encoded value's squared offset from the midpoint, in ``(2⁻¹²·range)²``: the
+    clipped position on a ``2⁻¹²`` grid of the range, centred, squared (``≤ 2²²``)."""
+    c = centred_units(col, u)  # exact integer in [−2²³, 2²³]
+    q = np.rint(c / (UNIT // SQ_UNIT)).astype(np.int64)  # in [−SQ_HALF, SQ_HALF]
+    return q * q
