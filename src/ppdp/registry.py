@@ -298,6 +298,16 @@ def _level(text: str) -> float | None:
         ) from None
 
 
+def _probabilities(text: str) -> tuple[float, ...]:
+    """``--q``: comma-separated probabilities (checked by the publisher)."""
+    from ppdp.exceptions import ParameterError
+
+    try:
+        return tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise ParameterError(f"--q ({text!r}) must be probabilities such as 0.5,0.9") from None
+
+
 def _rounding(text: str) -> int | str | None:
     """``--round``: ``auto``, ``none`` or a number of decimals."""
     from ppdp.exceptions import ParameterError
@@ -442,6 +452,11 @@ PUBLISHERS.register(
     option("--round", "rounding",
            "decimals of the released table: auto (default: what each value's noise "
            "supports), a number of decimals, or none", metavar="D", parse=_rounding),
+    option("--quantiles", "quantiles",
+           "numeric columns whose per-group quantiles are released (exponential mechanism on "
+           "the declared bounds; declared keys, in-memory input)", metavar="COL,COL"),
+    option("--q", "q", "the probabilities of --quantiles, each in (0, 1) (default 0.5: the "
+           "median)", metavar="P,P", parse=_probabilities),
     option("--min-count", "min_count",
            "leave out groups whose noisy count is below this (post-processing)", type=float,
            metavar="T"),

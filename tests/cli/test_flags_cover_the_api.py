@@ -58,6 +58,8 @@ PUBLISH = {
     "interval": "--interval",
     "rounding": "--round",
     "min_count": "--min-count",
+    "quantiles": "--quantiles",
+    "q": "--q",
 }
 TRAIN = {
     "epsilon": "--epsilon",

@@ -61,6 +61,7 @@ def _value(opt: Option) -> tuple[list[str], object]:
         "--ridge": "auto",
         "--interval": "0.9",
         "--round": "auto",
+        "--q": "0.5",
     }.get(opt.flag, "1,2")
     return [opt.flag, text], text
 

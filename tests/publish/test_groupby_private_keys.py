@@ -250,3 +250,32 @@ def test_bad_statistics_parameters_are_one_line_and_spend_nothing(kw, match) -> 
     with pytest.raises(ParameterError, match=match):
         GroupByPublisher(1.0, SCHEMA, by=["sex"], **kw).fit(hospital(), accountant=acct)
     assert acct.history() == []
+
+
+def test_quantiles_are_near_the_truth_and_charged_as_exponential_mechanisms() -> None:
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"dx": "C0", "sex": np.repeat(["F", "M"], 3000), "los": 0.0})
+    df["los"] = np.r_[rng.uniform(10, 30, 3000), rng.uniform(100, 200, 3000)]
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(
+            2.0, SCHEMA, by=["sex"], quantiles=["los"], q=[0.5, 0.9], random_state=3
+        )
+        pub.fit(df, accountant=acct, allow_seeded=True)
+    table = pub.release_.data
+    truth = df.groupby("sex")["los"].quantile([0.5, 0.9]).unstack().to_numpy()
+    np.testing.assert_allclose(table[["p50_los", "p90_los"]].to_numpy(), truth, atol=2.0)
+    kinds = [h.event.kind for h in acct.history()]
+    assert kinds == ["discrete-laplace", "exponential", "exponential"]
+    assert acct.spent.epsilon == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, 1.5, -0.1])
+def test_a_quantile_outside_zero_one_is_one_line_and_spends_nothing(q) -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with pytest.raises(ParameterError, match=r"^q \(.*\) must be a probability strictly between"):
+        GroupByPublisher(1.0, SCHEMA, by=["sex"], quantiles=["los"], q=[0.5, q]).fit(
+            hospital(), accountant=acct
+        )
+    assert acct.history() == []

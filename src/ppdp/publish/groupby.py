@@ -25,7 +25,7 @@ from scipy.special import ndtri
 
 from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_real
-from ppdp.accounting.events import EpsilonDelta
+from ppdp.accounting.events import EpsilonDelta, Exponential
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, Category, NumericColumn, OpenCategoricalColumn
@@ -33,6 +33,7 @@ from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
+from ppdp.publish.group_quantiles import exponential_quantiles
 from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
 from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
@@ -107,6 +108,17 @@ class GroupPlan:
     rounding: int | str | None = "auto"
     #: Groups whose noisy count is below this are left out of the table (None: none).
     min_count: float | None = None
+    #: Columns whose per-group quantiles at each of ``probabilities`` are released (the
+    #: exponential mechanism on the declared range, ``epsilon_mean`` each).
+    quantiles: tuple[str, ...] = ()
+    probabilities: tuple[float, ...] = ()
+
+    @property
+    def epsilon_quantile_group(self) -> float:
+        """ε of one group's quantile draw: a row moving between groups changes two groups'
+        draws under replace-one, so each gets half of the part."""
+        half = self.relation is Neighbouring.REPLACE_ONE
+        return self.epsilon_mean / 2.0 if half else self.epsilon_mean
 
     @property
     def square_sensitivity(self) -> int:
@@ -180,6 +192,8 @@ class GroupByParams:
     interval: float | None
     rounding: int | str | None
     min_count: float | None
+    quantiles: tuple[str, ...]
+    q: tuple[float, ...]
     plan: GroupPlan
 
 
@@ -294,7 +308,7 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     share = check_real("count_share", value)
     if not (0.0 < share < 1.0):
         raise ParameterError(f"count_share ({value!r}) must be in (0, 1)")
-    if not checked["means"] and not checked["variances"]:
+    if not checked["means"] and not checked["variances"] and not checked["quantiles"]:
         raise ParameterError(
             f"count_share ({value!r}) splits ε between the counts and the means, but means is "
             "empty (the counts get all of ε); leave it unset or name means columns"
@@ -361,6 +375,31 @@ def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
                 + near_names([name], numeric, where="the schema")
             )
     return names
+
+
+def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
+    names = _check_variances(value, checked) if value else ()
+    if names and checked["keys"] == "private":
+        raise ParameterError(
+            f"quantiles ({', '.join(names)}): not yet with keys='private'; group by declared "
+            "keys, or release means and variances"
+        )
+    return names
+
+
+def _check_q(value: Any, checked: Mapping[str, Any]) -> tuple[float, ...]:
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for v in items:
+        p = check_real("q", v)
+        if not 0.0 < p < 1.0:
+            raise ParameterError(
+                f"q ({v!r}) must be a probability strictly between 0 and 1 (0.5: the median)"
+            )
+        out.append(p)
+    if len(set(out)) != len(out) or not out:
+        raise ParameterError(f"q ({value!r}) must list distinct probabilities, at least one")
+    return tuple(out)
 
 
 def _check_interval(value: Any, _: Mapping[str, Any]) -> float | None:
@@ -453,7 +492,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         )
     variances = checked["variances"]
     means = (*means, *(v for v in variances if v not in means))  # a variance needs the sum
-    parts = len(means) + len(variances)
+    parts = len(means) + len(variances) + len(checked["quantiles"]) * len(checked["q"])
     eps_count, eps_mean = _split(checked["epsilon"], parts, checked["count_share"])
     open_by = tuple(n for n in by if n in schema.open_column_names)
     post = {
@@ -461,6 +500,8 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         "interval": checked["interval"],
         "rounding": checked["rounding"],
         "min_count": checked["min_count"],
+        "quantiles": checked["quantiles"],
+        "probabilities": checked["q"] if checked["quantiles"] else (),
     }
     if checked["keys"] != "private":
         return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
@@ -505,6 +546,8 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("by", _check_by),
     Rule("means", _check_means),
     Rule("variances", _check_variances),
+    Rule("quantiles", _check_quantiles),
+    Rule("q", _check_q),
     Rule("count_share", _check_share),
     Rule("delta", _check_delta),
     Rule("selection", _check_selection),
@@ -620,6 +663,8 @@ class GroupByPublisher(Publisher):
         interval: float | None = 0.95,
         rounding: int | str | None = "auto",
         min_count: float | None = None,
+        quantiles: Any = (),
+        q: Any = (0.5,),
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -637,6 +682,8 @@ class GroupByPublisher(Publisher):
         self.interval = interval
         self.rounding = rounding
         self.min_count = min_count
+        self.quantiles = quantiles
+        self.q = q
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -717,6 +764,16 @@ class GroupByPublisher(Publisher):
                 charges.append(
                     Charge(squares.event, f"{_NAME}: sums of squares of {name}", sq_details)
                 )
+        for name in plan.quantiles:
+            col = _numeric(self.schema, name)
+            for p in plan.probabilities:
+                q_details = {
+                    "query": f"the {p:g}-quantile of {name} per group, exponential mechanism on "
+                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity 1)",
+                    "epsilon_per_group": plan.epsilon_quantile_group,
+                }
+                event = Exponential(epsilon=plan.epsilon_mean)
+                charges.append(Charge(event, f"{_NAME}: {_qname(p, name)}", q_details))
         return charges
 
     def _selection_charges(self, plan: GroupPlan, counts: Charge) -> list[Charge]:
@@ -818,6 +875,11 @@ class GroupByPublisher(Publisher):
         return X, y
 
     def _fit_distributed(self, data: Any, *args: Any, **kwargs: Any) -> Publisher:
+        if self._params().quantiles:
+            raise ParameterError(
+                "quantiles read a table in memory for now; pass a pandas DataFrame (a Parquet "
+                "dataset or Dask DataFrame takes means and variances)"
+            )
         if self._params().keys == "private":
             raise ParameterError(
                 "keys ('private') reads a table in memory for now; pass a pandas DataFrame "
@@ -855,7 +917,8 @@ class GroupByPublisher(Publisher):
         plan = self._params().plan
         if isinstance(X, KeyedRows):
             return self._publish_private(plan, X, y, source)
-        return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
+        rows = (group_codes(self.schema, plan, X, y), X) if plan.quantiles else None
+        return self._publish(plan, group_statistics(self.schema, plan, X, y), source, rows)
 
     def _private_statistics(
         self, plan: GroupPlan, rows: KeyedRows, y: Any
@@ -985,10 +1048,43 @@ class GroupByPublisher(Publisher):
             )
         return out
 
-    def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:
+    def _publish(
+        self,
+        plan: GroupPlan,
+        stats: GroupStatistics,
+        source: RandomSource,
+        rows: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
+    ) -> Release:
         noisy_counts, noisy_sums = self._noisy(plan, stats, source)
         squares = self._noisy_squares(plan, stats.squares, source)
-        return self._table(plan, plan.keys(), noisy_counts, noisy_sums, squares)
+        extra = self._quantiles(plan, rows, source) if rows is not None else {}
+        return self._table(plan, plan.keys(), noisy_counts, noisy_sums, squares, extra)
+
+    def _quantiles(
+        self,
+        plan: GroupPlan,
+        rows: tuple[NDArray[np.int64], NDArray[np.float64]],
+        source: RandomSource,
+    ) -> dict[str, NDArray[np.float64]]:
+        """Each quantile column's per-group draws (after every other draw)."""
+        g, X = rows
+        blocks = self.schema.layout().blocks
+        out: dict[str, NDArray[np.float64]] = {}
+        for name in plan.quantiles:
+            col = _numeric(self.schema, name)
+            values = col.from_unit(X[:, blocks[name].start])
+            for p in plan.probabilities:
+                out[_qname(p, name)] = exponential_quantiles(
+                    g,
+                    values,
+                    plan.n_groups,
+                    p,
+                    plan.epsilon_quantile_group,
+                    col.lower,
+                    col.upper,
+                    source,
+                )
+        return out
 
     def _table(
         self,
@@ -997,6 +1093,7 @@ class GroupByPublisher(Publisher):
         noisy_counts: NDArray[np.int64],
         noisy_sums: NDArray[np.int64],
         noisy_squares: NDArray[np.int64] | None = None,
+        extra: dict[str, NDArray[np.float64]] | None = None,
     ) -> Release:
         """The released table from the keys and the noisy integers (post-processing: it
         reads released values and public noise scales only)."""
@@ -1040,6 +1137,7 @@ class GroupByPublisher(Publisher):
             )
             if name in plan.variances:
                 self._variance(plan, name, noisy_squares, counts, mu, sum_b, b_n, level, stats, hw)
+        stats.update(extra or {})
         keep = np.ones(len(counts), dtype=bool)
         if plan.min_count is not None:
             keep = counts >= plan.min_count  # post-processing of the noisy counts
@@ -1142,6 +1240,15 @@ class GroupByPublisher(Publisher):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     h_std = hw[f"var_{name}"] / (2.0 * np.maximum(std, 1e-300))
                 put(f"std_{name}", f"std_{name}", np.minimum(h_std, np.sqrt(hw[f"var_{name}"])))
+        for name in plan.quantiles:  # no interval: rounded to a hundredth of the range
+            col = _numeric(self.schema, name)
+            for p in plan.probabilities:
+                key = _qname(p, name)
+                v = stats[key]
+                if plan.rounding is not None:
+                    digits = plan.rounding if isinstance(plan.rounding, int) else None
+                    v = round_to_noise(v, np.full(v.shape, (col.upper - col.lower) / 100), digits)
+                table[key] = v
 
     def _guarantee(self, plan: GroupPlan) -> Guarantee:
         count_sens = plan.count_sensitivity
@@ -1199,6 +1306,11 @@ class GroupByPublisher(Publisher):
                 **({"selection": plan.selection.details()} if plan.selection else {}),
             },
         )
+
+
+def _qname(p: float, name: str) -> str:
+    """The column of the ``p``-quantile of ``name``: ``p50_age`` for the median."""
+    return f"p{round(p * 100, 10):g}_{name}"
 
 
 def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> Any:
