@@ -543,7 +543,8 @@ def _publish_file(
         claim.acquire()
         check_budget(acct, publisher, cost, out=out, run=run)
         tell(f"reading {data}")
-        df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
+        wanted = (*schema.column_names, *schema.open_column_names)
+        df = read_table(data, columns=wanted, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
