@@ -19,6 +19,7 @@ from ppdp.data.schema import (
     LabelSpec,
     Layout,
     NumericColumn,
+    PrivacyUnit,
     Schema,
 )
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
@@ -30,6 +31,7 @@ __all__ = [
     "LabelSpec",
     "Layout",
     "NumericColumn",
+    "PrivacyUnit",
     "Schema",
     "SchemaEncoder",
     "SufficientStats",
