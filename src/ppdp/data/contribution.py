@@ -49,6 +49,8 @@ __all__ = [
     "bound_dask",
     "bound_table",
     "bounding_keys",
+    "log_counts",
+    "log_dask_counts",
 ]
 
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
@@ -400,3 +402,11 @@ def _second(pair: tuple[Any, Any]) -> Any:
 def log_counts(counts: BoundingCounts, bounds: ContributionBounds) -> None:
     """The custodian's line of a (merged) bounding."""
     _custodian_log.info("%s", counts.summary(bounds))
+
+
+def log_dask_counts(counts: list[Any], bounds: ContributionBounds, *, scheduler: Any) -> None:
+    """Compute the partitions' delayed counts of :func:`bound_dask` and log their sum."""
+    from ppdp.data._dask import compute
+
+    parts = compute(*counts, scheduler=scheduler)
+    log_counts(sum(parts, BoundingCounts()), bounds)

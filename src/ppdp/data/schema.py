@@ -285,6 +285,18 @@ class Schema:
         if refusal is not None:
             raise SchemaError(refusal)
 
+    def check_row_level(self, method: str) -> None:
+        """Refuse a privacy unit, in one line, for a ``method`` that protects single rows
+        only: it never falls back to a per-row guarantee (DESIGN.md, contract 7)."""
+        unit = self.privacy_unit
+        if unit is None:
+            return
+        raise SchemaError(
+            f"schema declares privacy_unit (column {unit.column!r}, max_rows {unit.max_rows}); "
+            f"{method} protects single rows only and cannot honour a person-level unit yet: "
+            "use GroupByPublisher, or remove privacy_unit only if every person has one row"
+        )
+
     def reviewed(self) -> Schema:
         """The same schema with ``draft=False``: call it once you have reviewed every
         bound and category against public knowledge (the Python way of deleting

@@ -366,6 +366,8 @@ class Publisher(ValidatedParams):
         charges, the ``δ ≥ 1/n`` warning) reads the row count through this, so that under
         add/remove no output but the noisy release depends on ``n``.
         """
+        if self.schema.privacy_unit is not None:
+            return None  # rows per person are private: only persons are counted, noisily
         params = self._params() if self._params_type is not None else self
         relation = Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
         return n_rows if relation is Neighbouring.REPLACE_ONE else None
@@ -408,7 +410,7 @@ class Publisher(ValidatedParams):
             refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
             check_charges(accountant, charges, mechanism=name, idempotency_key=idempotency_key)
         mode = accountant.on_invalid if accountant is not None else "raise"
-        X, y = self._encode(df, on_invalid=mode)
+        X, y = self._encode(self._bounded(df, source, mode), on_invalid=mode)
         records = charge(
             accountant,
             charges,
@@ -462,14 +464,16 @@ class Publisher(ValidatedParams):
             dask_session(scheduler, default_local_cluster=local_default) as sched,
         ):
             frame = open_table(data, self.schema)
+            bounded, bounding = self._bounded_frame(frame, source, mode)
             scan = scan_table(
-                frame,
+                bounded,
                 self.schema,
                 include_label=self._distributed_include_label(),
                 on_invalid=mode,
                 partition_fn=self._shipped()._partition_statistics,
                 scheduler=sched,
             )
+            self._log_bounding(bounding, sched)
             self._check_scan(scan, mode)
             n_rows = self._public_rows(scan.n_rows)
             charges = self._validate_params(n_rows)
@@ -486,11 +490,48 @@ class Publisher(ValidatedParams):
             if accountant is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", name)
             release = self._release_distributed(
-                frame, scan, source, charges, scheduler=sched, output=output_path
+                bounded, scan, source, charges, scheduler=sched, output=output_path
             )
         record_keyed_release(accountant, records, release.guarantee, idempotency_key)
         self._finish(release, records, seeded)
         return self
+
+    # -- privacy unit (docs/proofs/privacy-unit.md) -----------------------------------------
+
+    def _contribution_bounds(self) -> Any:
+        """The caps of each person (:class:`ppdp.data.contribution.ContributionBounds`), or
+        None without a privacy unit. Publishers with group caps override it."""
+        from ppdp.data.contribution import ContributionBounds
+
+        unit = self.schema.privacy_unit
+        return None if unit is None else ContributionBounds(unit)
+
+    def _bounded(self, df: Any, source: RandomSource, on_invalid: str) -> Any:
+        """``df`` with at most the caps' rows of each person (``df`` itself without a unit)."""
+        bounds = self._contribution_bounds()
+        if bounds is None:
+            return df
+        from ppdp.data.contribution import bound_table, bounding_keys
+
+        kept, _ = bound_table(df, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid)
+        return kept
+
+    def _bounded_frame(self, frame: Any, source: RandomSource, on_invalid: str) -> Any:
+        """The distributed :meth:`_bounded`: ``(bounded frame, delayed counts or None)``."""
+        bounds = self._contribution_bounds()
+        if bounds is None:
+            return frame, None
+        from ppdp.data.contribution import bound_dask, bounding_keys
+
+        return bound_dask(frame, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid)
+
+    def _log_bounding(self, counts: Any, scheduler: Any) -> None:
+        """The custodian's line of a distributed bounding (one more pass over the counts)."""
+        if counts is None:
+            return
+        from ppdp.data.contribution import log_dask_counts
+
+        log_dask_counts(counts, self._contribution_bounds(), scheduler=scheduler)
 
     def _shipped(self) -> Publisher:
         """A shallow copy without a previous release, to send to every partition task."""

@@ -536,7 +536,7 @@ def publish_table_file(
             dry_run=dry_run,
         )  # fmt: skip
         tell(f"reading {data}")
-        df = read_table(data, columns=schema.column_names, sep=sep, encoding=encoding)
+        df = read_table(data, columns=schema.data_columns, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)

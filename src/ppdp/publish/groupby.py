@@ -74,6 +74,9 @@ class GroupPlan:
     relation: Neighbouring
     epsilon_count: float
     epsilon_mean: float
+    #: The most rows of one person in the statistics (1 without a privacy unit):
+    #: ``min(max_rows, max_groups · max_rows_per_group)`` (docs/proofs/privacy-unit.md).
+    contribution: int = 1
 
     @property
     def n_groups(self) -> int:
@@ -83,14 +86,16 @@ class GroupPlan:
     @property
     def count_sensitivity(self) -> int:
         """L1 sensitivity of the count vector: 2 (replace-one: one row moves between
-        groups), 1 (add/remove)."""
-        return 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        groups), 1 (add/remove); times :attr:`contribution` under a privacy unit."""
+        return (2 if self.relation is Neighbouring.REPLACE_ONE else 1) * self.contribution
 
     @property
     def sum_sensitivity(self) -> int:
         """L1 sensitivity of one column's centred-sum vector, in units of ``2⁻²⁴`` of the
-        declared range: ``UNIT`` (the range) under replace-one, ``UNIT/2`` under add/remove."""
-        return UNIT if self.relation is Neighbouring.REPLACE_ONE else HALF_UNIT
+        declared range: ``UNIT`` (the range) under replace-one, ``UNIT/2`` under add/remove;
+        times :attr:`contribution` under a privacy unit."""
+        one = UNIT if self.relation is Neighbouring.REPLACE_ONE else HALF_UNIT
+        return one * self.contribution
 
     def keys(self) -> pd.DataFrame:
         """One row per group, the ``by`` columns' declared values, in release order."""
@@ -123,6 +128,8 @@ class GroupByParams:
     by: tuple[str, ...]
     means: tuple[str, ...]
     count_share: float | None
+    max_groups: int | None
+    max_rows_per_group: int | None
     plan: GroupPlan
 
 
@@ -231,6 +238,36 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     return share
 
 
+def _check_cap(param: str) -> Any:
+    """The rule of a per-person group cap: None, or an integer >= 1 with a privacy unit."""
+
+    def check(value: Any, checked: Mapping[str, Any]) -> int | None:
+        if value is None:
+            return None
+        if checked["schema"].privacy_unit is None:
+            raise ParameterError(
+                f"{param} ({value!r}) caps what one person contributes, but the schema "
+                "declares no privacy_unit (each row is its own person); leave it unset"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ParameterError(f"{param} ({value!r}) must be an integer >= 1")
+        return int(value)
+
+    return check
+
+
+def _contribution(checked: Mapping[str, Any]) -> int:
+    """The most rows of one person in the statistics (1 without a privacy unit)."""
+    unit = checked["schema"].privacy_unit
+    if unit is None:
+        return 1
+    k = unit.max_rows
+    l0, linf = checked["max_groups"], checked["max_rows_per_group"]
+    if l0 is not None and linf is not None:
+        k = min(k, l0 * linf)
+    return k
+
+
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
     """(ε of the counts, ε of each of the ``k`` mean columns); their sum is at most ε.
 
@@ -281,7 +318,9 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
             f"categories); at most {MAX_GROUPS:,} are allowed: group by fewer columns"
         )
     eps_count, eps_mean = _split(checked["epsilon"], len(means), checked["count_share"])
-    return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean)
+    return GroupPlan(
+        by, levels, means, checked["relation"], eps_count, eps_mean, _contribution(checked)
+    )
 
 
 def _numeric(schema: Schema, name: str) -> NumericColumn:
@@ -298,6 +337,8 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("by", _check_by),
     Rule("means", _check_means),
     Rule("count_share", _check_share),
+    Rule("max_groups", _check_cap("max_groups")),
+    Rule("max_rows_per_group", _check_cap("max_rows_per_group")),
     Rule("plan", _plan, attribute="by"),
 )
 
@@ -383,6 +424,7 @@ class GroupByPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    supports_privacy_unit: ClassVar[bool] = True
     output_kind: ClassVar[str] = "groups"
     _params_type = GroupByParams
     _constraints = GROUPBY_CONSTRAINTS
@@ -395,6 +437,8 @@ class GroupByPublisher(Publisher):
         by: Any = (),
         means: Any = (),
         count_share: float | None = None,
+        max_groups: int | None = None,
+        max_rows_per_group: int | None = None,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
@@ -404,6 +448,8 @@ class GroupByPublisher(Publisher):
         self.by = by
         self.means = means
         self.count_share = count_share
+        self.max_groups = max_groups
+        self.max_rows_per_group = max_rows_per_group
         self.relation = relation
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
@@ -417,6 +463,28 @@ class GroupByPublisher(Publisher):
     def plan(self) -> GroupPlan:
         """Validate the parameters and return what ``fit`` will release (public)."""
         return self._params().plan
+
+    def _contribution_bounds(self) -> Any:
+        """The privacy unit's caps, with this release's L0/L∞ caps on the ``by`` groups."""
+        unit = self.schema.privacy_unit
+        if unit is None:
+            return None
+        import functools
+
+        from ppdp.data.contribution import ContributionBounds
+
+        params = self._params()
+        return ContributionBounds(
+            unit,
+            max_groups=params.max_groups,
+            max_rows_per_group=params.max_rows_per_group,
+            group_fn=functools.partial(group_codes, self.schema, params.plan),
+        )
+
+    def _unit_details(self) -> dict[str, Any]:
+        """``{"privacy_unit": {...}}`` for the ledger and the guarantee (empty without)."""
+        bounds = self._contribution_bounds()
+        return {} if bounds is None else {"privacy_unit": bounds.ledger_details()}
 
     def _count_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
         return self._mechanism(plan.epsilon_count, plan.count_sensitivity, plan, "the counts")
@@ -451,6 +519,7 @@ class GroupByPublisher(Publisher):
             f"({', '.join(plan.by) or 'whole table'})",
             **counts.ledger_details(),
             "units": "rows",
+            **self._unit_details(),
         }
         if n_rows is not None and plan.relation is Neighbouring.REPLACE_ONE:
             details["n"] = n_rows
@@ -465,6 +534,7 @@ class GroupByPublisher(Publisher):
                     **sums.ledger_details(),
                     "units": f"2**-{QUANT_BITS} of the declared range of {name}",
                     "noise_scale_in_column_units": sums.scale * (col.upper - col.lower) / UNIT,
+                    **self._unit_details(),
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
         return charges
@@ -579,11 +649,19 @@ class GroupByPublisher(Publisher):
             for name in plan.means
         )
         half = "" if plan.relation is Neighbouring.REPLACE_ONE else "half "
-        assumptions = [
-            "n (the number of rows) is public; neighbours replace one row (a row may move "
-            "between groups)"
-            if plan.relation is Neighbouring.REPLACE_ONE
-            else "n private (add/remove neighbours)",
+        bounds = self._contribution_bounds()
+        times = "" if bounds is None else f"{plan.contribution} × the "
+        assumptions = (
+            [
+                "n (the number of rows) is public; neighbours replace one row (a row may move "
+                "between groups)"
+                if plan.relation is Neighbouring.REPLACE_ONE
+                else "n private (add/remove neighbours)"
+            ]
+            if bounds is None
+            else _unit_assumptions(bounds, plan)
+        )
+        assumptions += [
             f"group keys are the declared domain of ({', '.join(plan.by) or 'whole table'}): "
             f"{plan.n_groups} group(s), empty ones included, never read from the data",
             f"counts: discrete Laplace, L1 sensitivity {count_sens}, ε = {plan.epsilon_count:.6g}",
@@ -591,7 +669,7 @@ class GroupByPublisher(Publisher):
         if plan.means:
             assumptions.append(
                 "centred sums Σ(clip(x) − midpoint), exact integers in steps of 2^-24 of the "
-                f"declared range: discrete Laplace, L1 sensitivity the {half}range "
+                f"declared range: discrete Laplace, L1 sensitivity {times or 'the '}{half}range "
                 f"({ranges}), ε = {plan.epsilon_mean:.6g} per column; values clipped to "
                 "their declared bounds"
             )
@@ -608,12 +686,39 @@ class GroupByPublisher(Publisher):
                 "means": list(plan.means),
                 "groups": plan.n_groups,
                 "count_sensitivity": count_sens,
-                "sum_sensitivity_ranges": 1.0 if half == "" else 0.5,
+                "sum_sensitivity_ranges": (1.0 if half == "" else 0.5) * plan.contribution,
                 "epsilon_count": plan.epsilon_count,
                 "epsilon_per_mean": plan.epsilon_mean,
                 "relation": plan.relation.value,
+                **self._unit_details(),
             },
         )
+
+
+def _unit_assumptions(bounds: Any, plan: GroupPlan) -> list[str]:
+    """What a person-level guarantee rests on: the unit, the caps and the bounding."""
+    unit = bounds.unit
+    extra = [
+        f"{v} {what}"
+        for v, what in (
+            (bounds.max_groups, "group(s)"),
+            (bounds.max_rows_per_group, "row(s) per group"),
+        )
+        if v is not None
+    ]
+    caps = f" in at most {' and '.join(extra)}" if extra else ""
+    relation = (
+        "the number of persons is public; neighbours replace one person's whole set of rows"
+        if plan.relation is Neighbouring.REPLACE_ONE
+        else "the numbers of persons and rows are private (add/remove one person's rows)"
+    )
+    return [
+        f"privacy unit: the persons of column {unit.column!r} (read only to bound "
+        "contributions, never released); " + relation,
+        f"each person keeps at most {unit.max_rows} row(s){caps} (chosen uniformly at random "
+        "before any statistic): at most "
+        f"{plan.contribution} row(s) of one person reach the statistics",
+    ]
 
 
 def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> Any:
