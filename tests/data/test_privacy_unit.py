@@ -1,0 +1,336 @@
+"""The privacy unit: declared in the schema, bounded before any statistic, calibrated per
+person (GroupByPublisher), refused by the methods that cannot honour it, pinned by the
+ledger. Bad input: one line, nothing written, nothing spent."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.accounting import Accountant
+from ppdp.budget import PrivacyBudget
+from ppdp.data import PrivacyUnit, Schema
+from ppdp.data.contribution import (
+    ContributionBounds,
+    bound_dask,
+    bound_table,
+    bounding_keys,
+)
+from ppdp.exceptions import DataValidationError, ParameterError, SchemaError
+from ppdp.publish import DPPCAPublisher, GroupByPublisher, TableSynthesizer
+from ppdp.random import resolve_random_state
+
+COLUMNS = [
+    {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+    {"name": "sex", "type": "categorical", "categories": ["F", "M"]},
+    {"name": "ward", "type": "categorical", "categories": ["a", "b", "c"]},
+]
+
+
+def schema(max_rows: int = 3, **extra) -> Schema:
+    return Schema.from_dict(
+        {"columns": COLUMNS, "privacy_unit": {"column": "pid", "max_rows": max_rows}, **extra}
+    )
+
+
+def panel(n_persons: int = 200, seed: int = 0) -> pd.DataFrame:
+    """Persons with 1 to 8 rows each, rows shuffled (a person's rows are scattered)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, n_persons)
+    pid = np.repeat(np.arange(n_persons), sizes)
+    n = len(pid)
+    df = pd.DataFrame(
+        {
+            "pid": pid,
+            "age": rng.integers(0, 100, n).astype(float),
+            "sex": np.repeat(rng.choice(["F", "M"], n_persons), sizes),
+            "ward": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    return df.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def keys(seed: int = 1) -> tuple[str, str]:
+    with pytest.warns(Warning):  # a seeded source warns
+        return bounding_keys(resolve_random_state(seed))
+
+
+# -- the schema ---------------------------------------------------------------------------
+
+
+def test_round_trips_through_json_and_yaml(tmp_path) -> None:
+    s = schema(5)
+    assert s.privacy_unit == PrivacyUnit("pid", 5)
+    for suffix in (".json", ".yaml"):
+        path = s.to_file(tmp_path / f"s{suffix}")
+        assert Schema.from_file(path) == s
+    assert "privacy_unit: {column: pid, max_rows: 5}" in s.to_yaml()
+    assert s.data_columns == ("age", "sex", "ward", "pid")
+    assert "pid" not in s.column_names and "pid" not in " ".join(s.feature_names)
+
+
+@pytest.mark.parametrize(
+    ("unit", "words"),
+    [
+        ({"column": "pid", "max_rows": 0}, "max_rows (0) must be an integer >= 1"),
+        ({"column": "pid", "max_rows": -2}, "max_rows (-2) must be an integer >= 1"),
+        ({"column": "pid", "max_rows": 2.5}, "max_rows (2.5) must be an integer >= 1"),
+        ({"column": "pid", "max_rows": "5"}, "max_rows ('5') must be an integer >= 1"),
+        ({"column": "pid", "max_rows": True}, "max_rows (True) must be an integer >= 1"),
+        ({"column": "pid", "max_rows": "auto"}, "max_rows ('auto') is not supported yet"),
+        ({"column": "pid"}, "'max_rows' is missing"),
+        ({"column": "", "max_rows": 2}, "name ('') must be a non-empty string"),
+        ({"column": "age", "max_rows": 2}, "is also a feature column"),
+        ({"column": "pid", "max_rows": 2, "max_rowz": 1}, "unknown key 'max_rowz'"),
+        ("pid", "must be a mapping"),
+    ],
+)
+def test_a_bad_unit_is_one_line(unit, words) -> None:
+    with pytest.raises(SchemaError, match=None) as info:
+        Schema.from_dict({"columns": COLUMNS, "privacy_unit": unit})
+    message = str(info.value)
+    assert words in message and "\n" not in message
+
+
+# -- the bounding -------------------------------------------------------------------------
+
+
+def test_each_person_keeps_at_most_max_rows_whatever_the_order() -> None:
+    df = panel()
+    bounds = ContributionBounds(schema(3).privacy_unit)
+    kept, counts = bound_table(df, schema(3), bounds, keys(), log=False)
+    per_person = kept.groupby("pid").size()
+    sizes = df.groupby("pid").size()
+    assert (per_person == np.minimum(sizes, 3)).all()  # never more, never needlessly fewer
+    assert counts.kept == len(kept) and counts.persons == df["pid"].nunique()
+    assert counts.by_rows == len(df) - len(kept)
+    # Another order of the same rows: the same rows (as values) are kept.
+    again, _ = bound_table(df.iloc[::-1], schema(3), bounds, keys(), log=False)
+    cols = ["pid", "age", "sex", "ward"]
+    pd.testing.assert_frame_equal(
+        kept.sort_values(cols).reset_index(drop=True),
+        again.sort_values(cols).reset_index(drop=True),
+    )
+
+
+def test_the_rows_kept_are_uniformly_random_not_the_first() -> None:
+    """2,000 persons with the same 4 rows, max_rows 1: each row is kept w.p. 1/4, persons
+    independently (their ids key the priorities). The chi-square test (3 d.o.f.) rejects
+    uniformity at p < 1e-4 (false-positive rate 1e-4); the broken variant that keeps each
+    person's first row gives counts (2000, 0, 0, 0) and is rejected."""
+    from scipy.stats import chisquare
+
+    n = 2000
+    df = pd.DataFrame(
+        {"pid": np.repeat(np.arange(n), 4), "age": np.tile([1.0, 2.0, 3.0, 4.0], n)}
+    ).assign(sex="F", ward="a")
+    s = schema(1)
+    bounds = ContributionBounds(s.privacy_unit)
+    source = resolve_random_state(None)  # the secure source, as a release uses
+    kept, _ = bound_table(df, s, bounds, bounding_keys(source), log=False)
+    hits = kept["age"].value_counts().reindex([1.0, 2.0, 3.0, 4.0], fill_value=0).to_numpy()
+    assert hits.sum() == n
+    assert chisquare(hits).pvalue > 1e-4
+    first = df.groupby("pid").head(1)["age"].value_counts().reindex([1.0, 2.0, 3.0, 4.0])
+    assert chisquare(first.fillna(0).to_numpy()).pvalue < 1e-4  # the broken variant fails
+
+
+def test_group_caps_bound_groups_and_rows_per_group() -> None:
+    df = panel(300, seed=2)
+    s = schema(6)
+    codes = {"a": 0, "b": 1, "c": 2}
+
+    def ward(X, y):
+        return np.argmax(X[:, s.layout().blocks["ward"]], axis=1).astype(np.int64)
+
+    bounds = ContributionBounds(s.privacy_unit, max_groups=2, max_rows_per_group=1, group_fn=ward)
+    kept, counts = bound_table(df, s, bounds, keys(), log=False)
+    assert kept.groupby(["pid", "ward"]).size().max() == 1
+    assert kept.groupby("pid")["ward"].nunique().max() <= 2
+    assert bounds.max_contribution == 2
+    assert counts.by_rows_per_group > 0 and counts.by_groups > 0
+    assert set(kept["ward"].map(codes)) <= {0, 1, 2}
+
+
+def test_the_share_dropped_goes_to_the_custodians_log_only(caplog) -> None:
+    df = panel()
+    with caplog.at_level(logging.INFO, logger="ppdp.custodian"):
+        with pytest.warns(Warning):
+            pub = GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(df)
+    lines = [r.getMessage() for r in caplog.records if r.name == "ppdp.custodian"]
+    assert any("custodian only" in m and "% dropped" in m and "max_rows=3" in m for m in lines)
+    shown = str(pub.guarantee) + pub.release_.data.to_string()
+    assert "dropped" not in shown
+
+
+# -- GroupByPublisher per person ----------------------------------------------------------
+
+
+def test_groupby_sensitivities_scale_with_the_rows_of_one_person() -> None:
+    row = Schema.from_dict({"columns": COLUMNS})
+    base = GroupByPublisher(1.0, row, by=["ward"], means=["age"]).plan()
+    per = GroupByPublisher(1.0, schema(5), by=["ward"], means=["age"]).plan()
+    assert per.count_sensitivity == 5 * base.count_sensitivity
+    assert per.sum_sensitivity == 5 * base.sum_sensitivity
+    capped = GroupByPublisher(
+        1.0, schema(5), by=["ward"], means=["age"], max_groups=2, max_rows_per_group=1
+    ).plan()
+    assert capped.count_sensitivity == 2 * base.count_sensitivity  # min(5, 2 x 1)
+    addrm = GroupByPublisher(1.0, schema(5), by=["ward"], relation="add/remove").plan()
+    assert addrm.count_sensitivity == 5
+
+
+def test_groupby_guarantee_reads_per_person_and_the_ledger_records_the_unit(tmp_path) -> None:
+    acct = Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
+    with pytest.warns(Warning):
+        pub = GroupByPublisher(1.0, schema(4), by=["sex"], max_groups=1, random_state=0)
+        pub.fit(panel(), accountant=acct, allow_seeded=True)
+    summary = pub.guarantee.summary()
+    assert "per person (pid, ≤ 4 rows each, ≤ 1 group(s))" in summary
+    assert acct.privacy_unit == "pid"
+    details = acct.history()[-1].details
+    assert details["privacy_unit"] == {"column": "pid", "max_rows": 4, "max_groups": 1}
+    assert "n" not in details  # rows are not public under a unit
+
+
+def test_in_memory_and_dask_give_the_same_release_when_persons_span_partitions() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    df = panel(400, seed=5)  # shuffled: each person's rows are spread over partitions
+    frame = dd.from_pandas(df, npartitions=4)
+    spans = sum(
+        frame.partitions[i].compute()["pid"].isin(frame.partitions[j].compute()["pid"]).any()
+        for i in range(4)
+        for j in range(4)
+        if i < j
+    )
+    assert spans > 0
+    kw = {"by": ["sex", "ward"], "means": ["age"], "max_groups": 2, "max_rows_per_group": 2}
+    with pytest.warns(Warning):
+        mem = GroupByPublisher(1.0, schema(3), random_state=11, **kw).fit(df)
+    with pytest.warns(Warning):
+        dist = GroupByPublisher(1.0, schema(3), random_state=11, **kw)
+        dist.fit(frame, scheduler="sync")
+    pd.testing.assert_frame_equal(dist.release_.data, mem.release_.data)
+    assert dist.release_.guarantee == mem.release_.guarantee
+
+
+def test_dask_bounding_keeps_exactly_the_in_memory_rows() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    df = panel(300, seed=6)
+    s = schema(2)
+    bounds = ContributionBounds(s.privacy_unit)
+    k = keys()
+    mem, _ = bound_table(df, s, bounds, k, log=False)
+    frame, counts = bound_dask(dd.from_pandas(df, npartitions=5), s, bounds, k)
+    dist = frame.compute(scheduler="sync")
+    cols = ["pid", "age", "sex", "ward"]
+    pd.testing.assert_frame_equal(
+        mem[cols].sort_values(cols).reset_index(drop=True),
+        dist[cols].sort_values(cols).reset_index(drop=True),
+        check_dtype=False,
+    )
+    import dask
+
+    total = sum(dask.compute(*counts, scheduler="sync"), type(dask.compute(counts[0])[0])())
+    assert total.kept == len(mem) and total.rows == len(df)
+
+
+# -- bad input: one line, nothing written, nothing spent ----------------------------------
+
+
+def _acct(tmp_path) -> Accountant:
+    return Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "words"),
+    [
+        (lambda df: df.drop(columns="pid"), DataValidationError, "lacks column 'pid'"),
+        (
+            lambda df: df.assign(pid=df["pid"].where(df.index != 3)),
+            DataValidationError,
+            "has 1 missing id(s)",
+        ),
+    ],
+)
+def test_bad_unit_data_is_refused_before_any_spend(tmp_path, change, error, words) -> None:
+    acct = _acct(tmp_path)
+    with pytest.raises(error) as info, pytest.warns(Warning):
+        GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(
+            change(panel()), accountant=acct, allow_seeded=True
+        )
+    assert words in str(info.value) and "\n" not in str(info.value)
+    assert acct.spent == PrivacyBudget(0.0)
+
+
+@pytest.mark.parametrize(
+    ("kw", "words"),
+    [
+        ({"max_groups": 0}, "max_groups (0) must be an integer >= 1"),
+        ({"max_rows_per_group": 1.5}, "max_rows_per_group (1.5) must be an integer >= 1"),
+        ({"max_groups": True}, "max_groups (True) must be an integer >= 1"),
+    ],
+)
+def test_bad_group_caps_are_one_line(tmp_path, kw, words) -> None:
+    acct = _acct(tmp_path)
+    with pytest.raises(ParameterError) as info:
+        GroupByPublisher(1.0, schema(3), by=["sex"], **kw).fit(panel(), accountant=acct)
+    assert words in str(info.value) and "\n" not in str(info.value)
+    assert acct.spent == PrivacyBudget(0.0)
+
+
+def test_group_caps_without_a_unit_are_refused() -> None:
+    row = Schema.from_dict({"columns": COLUMNS})
+    with pytest.raises(ParameterError, match="declares no privacy_unit"):
+        GroupByPublisher(1.0, row, by=["sex"], max_groups=2).plan()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: DPPCAPublisher(1.0, 2, s),
+        lambda s: TableSynthesizer(1.0, s),
+    ],
+)
+def test_a_method_that_cannot_honour_a_unit_refuses_it(tmp_path, make) -> None:
+    acct = _acct(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(SchemaError) as info:
+        make(schema(3)).fit(panel(), accountant=acct)
+    message = str(info.value)
+    assert "privacy_unit" in message and "cannot honour" in message and "\n" not in message
+    assert acct.spent == PrivacyBudget(0.0) and not out.exists()
+
+
+def test_a_learner_refuses_a_unit() -> None:
+    from ppdp.learn import PrivateLogisticRegression
+
+    s = schema(3, label={"name": "y", "classes": [0, 1]})
+    df = panel().assign(y=0)
+    with pytest.raises(SchemaError, match="cannot honour a person-level unit"):
+        PrivateLogisticRegression(epsilon=1.0, schema=s).fit(df.drop(columns="y"), df["y"])
+
+
+def test_a_ledger_refuses_a_release_under_another_unit(tmp_path) -> None:
+    acct = _acct(tmp_path)
+    with pytest.warns(Warning):
+        GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(
+            panel(), accountant=acct, allow_seeded=True
+        )
+    spent = acct.spent
+    entries = len(acct.history())
+    other = Schema.from_dict(
+        {"columns": COLUMNS, "privacy_unit": {"column": "household", "max_rows": 3}}
+    )
+    rows = Schema.from_dict({"columns": COLUMNS})
+    for s, df in ((other, panel().rename(columns={"pid": "household"})), (rows, panel())):
+        with pytest.raises(ParameterError) as info, pytest.warns(Warning):
+            GroupByPublisher(1.0, s, by=["sex"], random_state=0).fit(
+                df, accountant=acct, allow_seeded=True
+            )
+        assert "differs from the unit this ledger's spends protect" in str(info.value)
+        assert "\n" not in str(info.value)
+    assert acct.spent == spent and len(acct.history()) == entries
