@@ -157,9 +157,8 @@ def test_group_caps_bound_groups_and_rows_per_group() -> None:
 
 def test_the_share_dropped_goes_to_the_custodians_log_only(caplog) -> None:
     df = panel()
-    with caplog.at_level(logging.INFO, logger="ppdp.custodian"):
-        with pytest.warns(Warning):
-            pub = GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(df)
+    with caplog.at_level(logging.INFO, logger="ppdp.custodian"), pytest.warns(Warning):
+        pub = GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(df)
     lines = [r.getMessage() for r in caplog.records if r.name == "ppdp.custodian"]
     assert any("custodian only" in m and "% dropped" in m and "max_rows=3" in m for m in lines)
     shown = str(pub.guarantee) + pub.release_.data.to_string()
