@@ -333,3 +333,34 @@ def test_a_ledger_refuses_a_release_under_another_unit(tmp_path) -> None:
         assert "differs from the unit this ledger's spends protect" in str(info.value)
         assert "\n" not in str(info.value)
     assert acct.spent == spent and len(acct.history()) == entries
+
+
+# -- schema draft -------------------------------------------------------------------------
+
+
+def test_draft_proposes_a_repeating_identifier_as_the_unit() -> None:
+    from ppdp.data import draft_schema
+
+    df = panel(300, seed=3).rename(columns={"pid": "idcode"})
+    with pytest.warns(Warning) as caught:
+        s = draft_schema(df)
+    assert s.privacy_unit is not None and s.privacy_unit.column == "idcode"
+    assert "idcode" not in s.column_names  # never a feature
+    assert any("proposes privacy_unit" in str(w.message) for w in caught)
+    text = s.to_yaml()
+    assert text.split("privacy_unit:")[0].rstrip().splitlines()[-1].startswith("# ")
+    assert "# PROPOSED" in text and Schema.from_dict(s.to_dict()) == s
+    sizes = df.groupby("idcode").size()
+    assert s.privacy_unit.max_rows == int(np.ceil(np.quantile(sizes, 0.9)))
+
+
+def test_draft_proposes_no_unit_for_codes_or_unique_ids() -> None:
+    from ppdp.data import draft_schema
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {"id": np.arange(200), "ward_id": rng.integers(0, 3, 200), "age": rng.random(200)}
+    )
+    with pytest.warns(Warning):
+        s = draft_schema(df)
+    assert s.privacy_unit is None

@@ -88,6 +88,13 @@ DRAFT_COMMENT = (
     "# questionnaire's range, a regulation), then delete the next line; releases refuse a draft.\n"
 )
 
+#: The comment above a drafted ``privacy_unit``: a proposal read from the data.
+UNIT_PROPOSAL_COMMENT = (
+    "# PROPOSED: this column repeats like a person's identifier; every release then protects\n"
+    "# each person's rows (at most max_rows of them, read from the data: choose it from public\n"
+    "# knowledge). Delete privacy_unit if each row is a different person.\n"
+)
+
 NanPolicy = Literal["error", "impute"]
 _NAN_POLICIES = ("error", "impute")
 
@@ -502,6 +509,9 @@ class Schema:
         text = yaml.safe_dump(
             self.to_dict(), sort_keys=False, allow_unicode=True, default_flow_style=None, width=100
         )
+        if self.draft and self.privacy_unit is not None:
+            proposal = "\n" + UNIT_PROPOSAL_COMMENT + "privacy_unit:"
+            text = text.replace("\nprivacy_unit:", proposal, 1)
         return DRAFT_COMMENT + text if self.draft else text
 
     def __str__(self) -> str:
