@@ -364,3 +364,35 @@ def test_draft_proposes_no_unit_for_codes_or_unique_ids() -> None:
     with pytest.warns(Warning):
         s = draft_schema(df)
     assert s.privacy_unit is None
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def test_cli_groupby_reads_the_unit_column_and_never_writes_it(tmp_path, capsys) -> None:
+    import json
+
+    from ppdp.cli import main
+
+    panel().to_csv(tmp_path / "t.csv", index=False)
+    schema(3).to_file(tmp_path / "s.json")
+    ledger = tmp_path / "l.db"
+    assert main(["budget", "init", str(ledger), "--dataset-id", "t", "--epsilon", "3"]) == 0
+    argv = ["publish", "groupby", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    argv += ["--epsilon", "1", "--by", "ward", "--means", "age", "--ledger", str(ledger)]
+    out = tmp_path / "out.csv"
+    assert main([*argv, "-o", str(out), "--max-groups", "2", "--max-rows-per-group", "1"]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["ward", "count", "mean_age", "mean_age_sd"]
+    said = capsys.readouterr().err
+    assert "(custodian only, not released)" in said and "% dropped" in said
+    assert "n is private under a privacy unit" in said
+    side = json.loads((tmp_path / "out.csv.guarantee.json").read_text())
+    assert side["guarantee"]["details"]["privacy_unit"]["max_groups"] == 2
+    assert "dropped" not in json.dumps(side)
+    assert side["guarantee"]["details"]["count_sensitivity"] == 4  # 2 x min(3, 2 x 1)
+    capsys.readouterr()
+    bad = main([*argv, "-o", str(tmp_path / "b.csv"), "--max-groups", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert bad != 0 and "--max-groups (0) must be an integer >= 1" in err[-1]
+    assert not (tmp_path / "b.csv").exists()

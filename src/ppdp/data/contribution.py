@@ -404,9 +404,13 @@ def log_counts(counts: BoundingCounts, bounds: ContributionBounds) -> None:
     _custodian_log.info("%s", counts.summary(bounds))
 
 
-def log_dask_counts(counts: list[Any], bounds: ContributionBounds, *, scheduler: Any) -> None:
-    """Compute the partitions' delayed counts of :func:`bound_dask` and log their sum."""
+def log_dask_counts(
+    counts: list[Any], bounds: ContributionBounds, *, scheduler: Any
+) -> BoundingCounts:
+    """Compute the partitions' delayed counts of :func:`bound_dask`, log and return their sum."""
     from ppdp.data._dask import compute
 
     parts = compute(*counts, scheduler=scheduler)
-    log_counts(sum(parts, BoundingCounts()), bounds)
+    merged = sum(parts, BoundingCounts())
+    log_counts(merged, bounds)
+    return merged

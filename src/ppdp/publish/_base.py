@@ -513,7 +513,10 @@ class Publisher(ValidatedParams):
             return df
         from ppdp.data.contribution import bound_table, bounding_keys
 
-        kept, _ = bound_table(df, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid)
+        kept, counts = bound_table(
+            df, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid
+        )
+        self.bounding_summary_ = counts.summary(bounds)  # custodian only, never released
         return kept
 
     def _bounded_frame(self, frame: Any, source: RandomSource, on_invalid: str) -> Any:
@@ -531,7 +534,8 @@ class Publisher(ValidatedParams):
             return
         from ppdp.data.contribution import log_dask_counts
 
-        log_dask_counts(counts, self._contribution_bounds(), scheduler=scheduler)
+        merged = log_dask_counts(counts, self._contribution_bounds(), scheduler=scheduler)
+        self.bounding_summary_ = merged.summary(self._contribution_bounds())  # custodian only
 
     def _shipped(self) -> Publisher:
         """A shallow copy without a previous release, to send to every partition task."""

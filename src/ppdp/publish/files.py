@@ -588,6 +588,8 @@ def publish_table_file(
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
+        if getattr(publisher, "bounding_summary_", None):  # privacy unit: custodian's line
+            tell(publisher.bounding_summary_)
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:
@@ -630,4 +632,6 @@ def rows_text(n: int, publisher: Any) -> str:
     relation = getattr(publisher, "relation", Neighbouring.REPLACE_ONE)
     private = Neighbouring.parse(relation) is Neighbouring.ADD_REMOVE  # checked already
     note = " (custodian only: n is private under add/remove)" if private else ""
+    if getattr(getattr(publisher, "schema", None), "privacy_unit", None) is not None:
+        note = " (custodian only: n is private under a privacy unit)"
     return f"{n:,} rows{note}"
