@@ -5,6 +5,7 @@ ledger. Bad input: one line, nothing written, nothing spent."""
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ from ppdp.data.contribution import (
     bounding_keys,
 )
 from ppdp.exceptions import DataValidationError, ParameterError, SchemaError
-from ppdp.publish import DPPCAPublisher, GroupByPublisher, TableSynthesizer
+from ppdp.publish import DPPCAPublisher, GroupByPublisher, LaplacePublisher, TableSynthesizer
 from ppdp.random import resolve_random_state
 
 COLUMNS = [
@@ -241,7 +242,7 @@ def test_dask_bounding_keeps_exactly_the_in_memory_rows() -> None:
 
 
 def _acct(tmp_path) -> Accountant:
-    return Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
+    return Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0, 1e-6))
 
 
 @pytest.mark.parametrize(
@@ -291,7 +292,7 @@ def test_group_caps_without_a_unit_are_refused() -> None:
     "make",
     [
         lambda s: DPPCAPublisher(1.0, 2, s),
-        lambda s: TableSynthesizer(1.0, s),
+        lambda s: LaplacePublisher(1.0, s),
     ],
 )
 def test_a_method_that_cannot_honour_a_unit_refuses_it(tmp_path, make) -> None:
@@ -396,3 +397,65 @@ def test_cli_groupby_reads_the_unit_column_and_never_writes_it(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert bad != 0 and "--max-groups (0) must be an integer >= 1" in err[-1]
     assert not (tmp_path / "b.csv").exists()
+
+
+# -- TableSynthesizer per person ----------------------------------------------------------
+
+
+def test_synth_plan_per_person_is_the_row_plan_at_rho_over_k_squared() -> None:
+    from ppdp.accounting.events import Exponential, Gaussian
+
+    row = TableSynthesizer(
+        1.0, Schema.from_dict({"columns": COLUMNS}), method="tree", check_pairs=1
+    )
+    per = TableSynthesizer(1.0, schema(4), method="tree", check_pairs=1)
+    p1, p4 = row.plan(), per.plan()
+    assert p4.rho == p1.rho and p4.contribution == 4 and not p4.n_public
+    for name in ("sigma_first", "sigma_second"):
+        assert math.isclose(getattr(p4, name), 4 * getattr(p1, name), rel_tol=1e-9)
+    assert math.isclose(p4.epsilon_select, p1.epsilon_select / 4, rel_tol=1e-9)
+    assert p1.rho * (1 - 1e-9) <= p4.spent_rho() <= p4.rho
+    (e1,), (e4,) = row.privacy_events(), per.privacy_events()
+    assert e4.rho == e1.rho
+    # Each draw costs what the row plan's does: sensitivity and σ both k times, selection ε
+    # the same (k times the ε of a row plan at ρ/k²).
+    assert len(e1.events) == len(e4.events) > 3
+    for a, b in zip(e1.events, e4.events, strict=True):
+        assert type(a) is type(b)
+        if isinstance(a, Gaussian):
+            assert math.isclose(b.l2_sensitivity, 4 * a.l2_sensitivity, rel_tol=1e-6)
+            assert math.isclose(b.sigma, 4 * a.sigma, rel_tol=1e-6)
+        else:
+            assert isinstance(b, Exponential)
+            assert math.isclose(b.epsilon, a.epsilon, rel_tol=1e-6)
+
+
+def test_synth_fits_per_person_and_says_so(tmp_path) -> None:
+    acct = _acct(tmp_path)
+    with pytest.warns(Warning):
+        synth = TableSynthesizer(1.0, schema(4), random_state=0)
+        synth.fit(panel(), accountant=acct, allow_seeded=True)
+    assert "per person (pid, ≤ 4 rows each)" in synth.guarantee.summary()
+    text = str(synth.guarantee)
+    assert "4 × √2 (per person)" in text and "n private" in text
+    details = acct.history()[-1].details
+    assert details["privacy_unit"] == {"column": "pid", "max_rows": 4} and "n" not in details
+    out = synth.sample(50, random_state=1)
+    assert "pid" not in out.columns and len(out) == 50
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "private-quantiles"])
+def test_synth_on_dask_measures_what_it_measures_in_memory(binning) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    df = panel(300, seed=8)
+    kw = {"method": "tree", "binning": binning, "check_pairs": 1}
+    with pytest.warns(Warning):
+        mem = TableSynthesizer(1.0, schema(2), random_state=5, **kw).fit(df)
+    with pytest.warns(Warning):
+        dist = TableSynthesizer(1.0, schema(2), random_state=5, **kw)
+        dist.fit(dd.from_pandas(df, npartitions=4), scheduler="sync")
+    sa, sb = mem.release_.statistics, dist.release_.statistics
+    assert sa.keys() == sb.keys() and len(sa) > 0
+    for key in sa:
+        np.testing.assert_allclose(sb[key], sa[key], rtol=1e-9, atol=0, err_msg=key)
+    assert mem.release_.guarantee == dist.release_.guarantee
