@@ -1373,7 +1373,8 @@ class TableSynthesizer(Publisher):
                         f"pair check: {plan.check_pairs} off-tree pair(s) chosen by the "
                         "exponential mechanism on the L1 residual of their 2-way table against "
                         "the fitted model (sensitivity "
-                        f"{_sens(plan.utility_sensitivity, k)}), each residual then measured with Gaussian noise (σ = "
+                        f"{_sens(plan.utility_sensitivity, k)}), each residual then measured "
+                        "with Gaussian noise (σ = "
                         f"{plan.check.sigma:.6g}); {CHECK_SHARE:.0%} of ρ"
                     ]
                     if plan.check is not None
