@@ -301,7 +301,8 @@ class Schema:
         raise SchemaError(
             f"schema declares privacy_unit (column {unit.column!r}, max_rows {unit.max_rows}); "
             f"{method} protects single rows only and cannot honour a person-level unit yet: "
-            "use GroupByPublisher, or remove privacy_unit only if every person has one row"
+            "use GroupByPublisher or TableSynthesizer, or remove privacy_unit only if every "
+            "person has one row"
         )
 
     def reviewed(self) -> Schema:

@@ -369,7 +369,11 @@ class GroupByPublisher(Publisher):
 
     Guarantee: ε-differential privacy under ``relation`` (basic composition of the count
     vector and one centred-sum vector per ``means`` column); see
-    ``docs/proofs/groupby.md``.
+    ``docs/proofs/groupby.md``. With a schema's privacy unit, per person: each person keeps
+    at most ``max_rows`` rows (and the caps below), chosen at random before anything is
+    counted, and both sensitivities are multiplied by the most rows one person can bring,
+    ``min(max_rows, max_groups · max_rows_per_group)``; see
+    ``docs/proofs/privacy-unit.md``.
 
     Parameters
     ----------
@@ -387,6 +391,12 @@ class GroupByPublisher(Publisher):
     count_share : float, optional
         Share of ε, in (0, 1), for the counts; the rest is split equally between the
         ``means`` columns. Default: equal shares, ``ε / (1 + len(means))`` each.
+    max_groups : int, optional
+        With a schema's privacy unit only: at most this many groups per person (L0), chosen
+        uniformly at random among the person's groups.
+    max_rows_per_group : int, optional
+        With a schema's privacy unit only: at most this many rows of one person in one
+        group (L∞), chosen uniformly at random.
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
