@@ -459,3 +459,24 @@ def test_synth_on_dask_measures_what_it_measures_in_memory(binning) -> None:
     for key in sa:
         np.testing.assert_allclose(sb[key], sa[key], rtol=1e-9, atol=0, err_msg=key)
     assert mem.release_.guarantee == dist.release_.guarantee
+
+
+def test_dask_refuses_missing_ids_and_a_missing_unit_column_before_any_spend(tmp_path) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    acct = _acct(tmp_path)
+    df = panel()
+    holes = df.assign(pid=df["pid"].astype("float64").where(df.index != 5))
+    cases = [
+        (holes, "has 1 missing id(s)"),
+        (df.drop(columns="pid"), "missing column(s) 'pid' declared in the schema"),
+    ]
+    for data, words in cases:
+        with pytest.raises(DataValidationError) as info, pytest.warns(Warning):
+            GroupByPublisher(1.0, schema(3), by=["sex"], random_state=0).fit(
+                dd.from_pandas(data, npartitions=3),
+                accountant=acct,
+                allow_seeded=True,
+                scheduler="sync",
+            )
+        assert words in str(info.value) and "\n" not in str(info.value)
+    assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
