@@ -117,6 +117,28 @@ def test_each_person_keeps_at_most_max_rows_whatever_the_order() -> None:
     )
 
 
+def test_the_bounding_is_a_per_person_map() -> None:
+    """Lemma 1 of docs/proofs/privacy-unit.md: removing one person (any number of rows)
+    leaves every other person's kept rows unchanged, for one key, with all three caps."""
+    df = panel(150, seed=9)
+    s = schema(4)
+
+    def ward(X, y):
+        return np.argmax(X[:, s.layout().blocks["ward"]], axis=1).astype(np.int64)
+
+    bounds = ContributionBounds(s.privacy_unit, max_groups=2, max_rows_per_group=2, group_fn=ward)
+    k = keys(3)
+    kept, _ = bound_table(df, s, bounds, k, log=False)
+    cols = ["pid", "age", "sex", "ward"]
+    for p in (0, 7, 42):
+        without, _ = bound_table(df[df["pid"] != p], s, bounds, k, log=False)
+        pd.testing.assert_frame_equal(
+            kept[kept["pid"] != p][cols].sort_values(cols).reset_index(drop=True),
+            without[cols].sort_values(cols).reset_index(drop=True),
+        )
+        assert (kept["pid"] == p).sum() <= bounds.max_contribution
+
+
 def test_the_rows_kept_are_uniformly_random_not_the_first() -> None:
     """2,000 persons with the same 4 rows, max_rows 1: each row is kept w.p. 1/4, persons
     independently (their ids key the priorities). The chi-square test (3 d.o.f.) rejects

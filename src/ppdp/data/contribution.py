@@ -197,11 +197,20 @@ def _fingerprints(ids: pd.Series, X: NDArray[np.float64], y: Any) -> NDArray[np.
     return pd.util.hash_pandas_object(frame, index=False, categorize=False).to_numpy(np.uint64)
 
 
-def _rank_within(keys: NDArray[Any], priority: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """Each row's rank (0, 1, ...) by ``priority`` among the rows with the same ``keys``."""
-    order = np.lexsort((priority, keys))
-    sorted_keys = keys[order]
-    starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
+def _rank_within(
+    keys: NDArray[Any] | tuple[NDArray[Any], ...], priority: NDArray[np.uint64]
+) -> NDArray[np.int64]:
+    """Each row's rank (0, 1, ...) by ``priority`` among the rows with equal ``keys`` (one
+    array, or a tuple of arrays compared together)."""
+    cols = keys if isinstance(keys, tuple) else (keys,)
+    order = np.lexsort((priority, *reversed(cols)))
+    starts = np.ones(len(order), dtype=bool)
+    if len(order):
+        same = np.ones(len(order) - 1, dtype=bool)
+        for col in cols:
+            c = col[order]
+            same &= c[1:] == c[:-1]
+        starts[1:] = ~same
     idx = np.arange(len(order))
     first = np.maximum.accumulate(np.where(starts, idx, 0))
     rank = np.empty(len(order), dtype=np.int64)
@@ -240,7 +249,9 @@ def _bound_mask(
         return np.zeros(0, dtype=bool), BoundingCounts()
     person = _person_codes(ids)
     content = _fingerprints(ids, X, y)
-    occurrence = _rank_within(content, np.zeros(n, dtype=np.uint64))
+    # Occurrence number among the same person's identical rows (within the person: no
+    # other person's rows enter a person's priorities, even under a fingerprint collision).
+    occurrence = _rank_within((person, content), np.zeros(n, dtype=np.uint64))
     priority = _keyed(np.column_stack([content, occurrence.astype(np.uint64)]), keys[0])
     keep = np.ones(n, dtype=bool)
     counts = {"by_rows_per_group": 0, "by_groups": 0}
