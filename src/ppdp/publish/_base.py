@@ -516,7 +516,7 @@ class Publisher(ValidatedParams):
         kept, counts = bound_table(
             df, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid
         )
-        self.bounding_summary_ = counts.summary(bounds)  # custodian only, never released
+        self._custodian_bounding_line = counts.summary(bounds)  # custodian only, never released
         return kept
 
     def _bounded_frame(self, frame: Any, source: RandomSource, on_invalid: str) -> Any:
@@ -534,8 +534,9 @@ class Publisher(ValidatedParams):
             return
         from ppdp.data.contribution import log_dask_counts
 
-        merged = log_dask_counts(counts, self._contribution_bounds(), scheduler=scheduler)
-        self.bounding_summary_ = merged.summary(self._contribution_bounds())  # custodian only
+        bounds = self._contribution_bounds()
+        merged = log_dask_counts(counts, bounds, scheduler=scheduler)
+        self._custodian_bounding_line = merged.summary(bounds)  # custodian only, never released
 
     def _shipped(self) -> Publisher:
         """A shallow copy without a previous release, to send to every partition task."""

@@ -588,8 +588,8 @@ def publish_table_file(
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
-        if getattr(publisher, "bounding_summary_", None):  # privacy unit: custodian's line
-            tell(publisher.bounding_summary_)
+        if getattr(publisher, "_custodian_bounding_line", None):  # privacy unit: custodian's line
+            tell(publisher._custodian_bounding_line)
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:

@@ -468,8 +468,10 @@ def publish_dataset(
                     charged = f"{cost} {where}"
                     raise write_error(exc, out, charged=charged) from exc
             n_rows = kept[0].n_rows
-            if getattr(publisher, "bounding_summary_", None):  # privacy unit: custodian's line
-                tell(publisher.bounding_summary_)
+            if getattr(
+                publisher, "_custodian_bounding_line", None
+            ):  # privacy unit: custodian's line
+                tell(publisher._custodian_bounding_line)
             if acct is not None:
                 state = pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
             release = publisher.release_
