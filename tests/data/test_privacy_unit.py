@@ -415,6 +415,8 @@ def test_cli_groupby_reads_the_unit_column_and_never_writes_it(tmp_path, capsys)
     assert "dropped" not in json.dumps(side)
     assert side["guarantee"]["details"]["count_sensitivity"] == 4  # 2 x min(3, 2 x 1)
     capsys.readouterr()
+    assert main(["budget", "show", str(ledger)]) == 0
+    assert "unit:      persons of column 'pid'" in capsys.readouterr().out
     bad = main([*argv, "-o", str(tmp_path / "b.csv"), "--max-groups", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert bad != 0 and "--max-groups (0) must be an integer >= 1" in err[-1]
