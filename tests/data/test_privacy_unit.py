@@ -504,3 +504,18 @@ def test_dask_refuses_missing_ids_and_a_missing_unit_column_before_any_spend(tmp
             )
         assert words in str(info.value) and "\n" not in str(info.value)
     assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
+
+
+def test_schema_check_shows_rows_per_person_and_what_max_rows_drops(tmp_path) -> None:
+    from ppdp.data.schema_files import check_table
+
+    df = panel()
+    df.to_csv(tmp_path / "t.csv", index=False)
+    result = check_table(schema(3), tmp_path / "t.csv")
+    text = "\n".join(result.all_lines())
+    sizes = df.groupby("pid").size()
+    dropped = int((sizes - 3).clip(lower=0).sum())
+    assert f"{sizes.size:,} persons" in text and f"max_rows 3 drops {dropped:,}" in text
+    df.assign(pid=df["pid"].where(df.index != 0)).to_csv(tmp_path / "h.csv", index=False)
+    holes = check_table(schema(3), tmp_path / "h.csv")
+    assert any("has 1 missing id(s)" in r for r in holes.refusals)
