@@ -519,3 +519,20 @@ def test_schema_check_shows_rows_per_person_and_what_max_rows_drops(tmp_path) ->
     df.assign(pid=df["pid"].where(df.index != 0)).to_csv(tmp_path / "h.csv", index=False)
     holes = check_table(schema(3), tmp_path / "h.csv")
     assert any("has 1 missing id(s)" in r for r in holes.refusals)
+
+
+def test_a_parquet_dataset_gives_the_in_memory_release(tmp_path) -> None:
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    df = panel(300, seed=12)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(df)), 3)):  # persons span files
+        df.iloc[part].to_parquet(folder / f"part-{i}.parquet", index=False)
+    kw = {"by": ["ward"], "means": ["age"], "max_rows_per_group": 1}
+    with pytest.warns(Warning):
+        mem = GroupByPublisher(1.0, schema(3), random_state=4, **kw).fit(df)
+    with pytest.warns(Warning):
+        dist = GroupByPublisher(1.0, schema(3), random_state=4, **kw)
+        dist.fit(folder, scheduler="sync")
+    pd.testing.assert_frame_equal(dist.release_.data, mem.release_.data)
