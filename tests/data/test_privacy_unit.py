@@ -79,6 +79,7 @@ def test_round_trips_through_json_and_yaml(tmp_path) -> None:
         ({"column": "pid", "max_rows": 0}, "max_rows (0) must be an integer >= 1"),
         ({"column": "pid", "max_rows": -2}, "max_rows (-2) must be an integer >= 1"),
         ({"column": "pid", "max_rows": 2.5}, "max_rows (2.5) must be an integer >= 1"),
+        ({"column": "pid", "max_rows": 5.0}, "max_rows (5.0) must be an integer >= 1"),
         ({"column": "pid", "max_rows": "5"}, "max_rows ('5') must be an integer >= 1"),
         ({"column": "pid", "max_rows": True}, "max_rows (True) must be an integer >= 1"),
         ({"column": "pid", "max_rows": "auto"}, "max_rows ('auto') is not supported yet"),

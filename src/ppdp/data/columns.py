@@ -584,8 +584,6 @@ class LabelSpec:
 def check_cap(param: str, value: Any, allowed: str = "an integer >= 1") -> int:
     """A contribution cap (``max_rows``, ``max_groups``, ...): an integer >= 1, else one line."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, float) and value.is_integer() and value >= 1:
-            return int(value)  # YAML/JSON may write 5 as 5.0
         raise SchemaError(f"{param} ({value!r}) must be {allowed}")
     if value < 1:
         raise SchemaError(f"{param} ({value!r}) must be {allowed}")
