@@ -296,7 +296,6 @@ def bound_table(
     bounds: ContributionBounds,
     keys: tuple[str, str],
     *,
-    include_label: bool | None = None,
     on_invalid: str = "raise",
     log: bool = True,
 ) -> tuple[pd.DataFrame, BoundingCounts]:
@@ -311,8 +310,6 @@ def bound_table(
     bounds : ContributionBounds
     keys : (str, str)
         From :func:`bounding_keys` (the release's random source).
-    include_label : bool, optional
-        Encode the label into the fingerprint (default: when declared).
     on_invalid : {"raise", "mask"}
         Missing ids: refused (``"raise"``) or dropped (``"mask"``).
     log : bool
@@ -337,10 +334,8 @@ def bound_table(
         )
     has_id = check_ids(df[unit.column], unit, on_invalid)
     valid = df if has_id.all() else df.loc[has_id]
-    with_label = schema.label is not None if include_label is None else include_label
+    # The label's class codes (when declared) enter the fingerprint and the groups.
     X, y, _ = encode(schema, valid, include_label=False, log=False, on_invalid="mask")
-    if not with_label:
-        y = None
     mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys)
     counts = BoundingCounts(
         rows=len(df),
