@@ -157,3 +157,87 @@ def test_the_scan_finds_a_planted_violation(tmp_path: Path) -> None:
             "private to ppdp.ledger",
         ]
     )
+
+
+# -- the layers ---------------------------------------------------------------------------------
+
+DOC = SRC.parent / "docs" / "architecture.md"
+
+#: The upward imports the architecture page names, each lazy, inside the one function that
+#: needs it: ``(importing package, imported module)``.
+UPWARD = frozenset(
+    {
+        ("accounting", "ppdp.mechanisms.calibration"),  # the Gaussian event's δ
+        ("_params", "ppdp.data.schema"),  # a draft schema refused before any table
+    }
+)
+
+
+def documented_layers(text: str) -> dict[str, int]:
+    """``package or module -> layer`` from the table of the architecture page ("Layers")."""
+    import re
+
+    layers: dict[str, int] = {}
+    for line in text.splitlines():
+        row = re.match(r"\| (\d+)\. [^|]+\| ([^|]+)\|", line)
+        if row:
+            for name in re.findall(r"`([a-z_]+)`", row.group(2)):
+                layers[name] = int(row.group(1))
+    return layers
+
+
+def _top(module: str) -> str:
+    """The top-level package (or module) of a dotted ``ppdp`` name."""
+    return module.split(".")[1] if module.count(".") else "__init__"
+
+
+def layer_violations(root: Path, layers: dict[str, int]) -> list[str]:
+    """Every import of a higher layer and every package without a layer, one line each."""
+    found = []
+    for path in sorted((root / "ppdp").rglob("*.py")):
+        module, is_package = _module_name(path, root)
+        top = _top(module)
+        if top == "__init__":
+            continue
+        if top not in layers:
+            found.append(f"{path.relative_to(root)}: ppdp.{top} has no layer on the page")
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, name in _imported_names(tree, module, is_package):
+            if not name.startswith("ppdp.") or _top(name) not in layers:
+                continue  # a name imported from a module, or not ppdp's
+            target = _top(name)
+            named = any(top == t and (name == m or name.startswith(m + ".")) for t, m in UPWARD)
+            if layers[target] > layers[top] and not named:
+                found.append(
+                    f"{path.relative_to(root)}:{line}: ppdp.{top} (layer {layers[top]}) "
+                    f"imports {name} (layer {layers[target]})"
+                )
+    return sorted(set(found))
+
+
+def test_every_package_imports_only_its_layer_and_those_above() -> None:
+    layers = documented_layers(DOC.read_text(encoding="utf-8"))
+    assert {"publish", "learn", "release", "accounting", "cli"} <= set(layers)
+    found = layer_violations(SRC, layers)
+    assert not found, (
+        "an import runs down the layers of docs/architecture.md (or a package has no row "
+        "there): move the shared piece up, or give the package its row:\n" + "\n".join(found)
+    )
+
+
+def test_the_layer_check_finds_a_planted_violation(tmp_path: Path) -> None:
+    pkg = tmp_path / "ppdp"
+    for sub in ("", "accounting", "publish", "newpkg"):
+        (pkg / sub).mkdir(parents=True, exist_ok=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "publish" / "ok.py").write_text("from ppdp.accounting import charge\n")
+    (pkg / "accounting" / "bad.py").write_text("def f():\n    from ppdp.publish import ok\n")
+    layers = documented_layers(
+        "| 2. accounting | `accounting` | x |\n| 4. releases | `publish` | y |\n"
+    )
+    assert layer_violations(tmp_path, layers) == [
+        "ppdp/accounting/bad.py:2: ppdp.accounting (layer 2) imports ppdp.publish (layer 4)",
+        "ppdp/accounting/bad.py:2: ppdp.accounting (layer 2) imports ppdp.publish.ok (layer 4)",
+        "ppdp/newpkg/__init__.py: ppdp.newpkg has no layer on the page",
+    ]

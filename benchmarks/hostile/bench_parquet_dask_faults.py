@@ -36,7 +36,7 @@ code before a change: ``git archive a2b99e2 src | tar -x -C /tmp/before``)::
         --rows 1000000 --cap 600
 
 The in-process changes (monkeypatched ``ppdp.data.distributed.scan_table`` and
-``ppdp.publish._base.charge``) run in a child process of this script (``--child``).
+``ppdp.release.charge``) run in a child process of this script (``--child``).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def _after_first_call(module: object, name: str, action: object) -> None:
 
 def _child_mutate(root: Path, change: str, when: str) -> int:
     import ppdp.data.distributed as dist
-    import ppdp.publish._base as base
+    import ppdp.release as base
     from ppdp.cli import main
 
     target = (dist, "scan_table") if when == "before-spend" else (base, "charge")

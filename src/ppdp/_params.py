@@ -95,10 +95,13 @@ def check_table(obj: Any, table: tuple[Rule, ...], params_type: type[P]) -> P:
     ------
     SchemaError
         First of all, when ``obj.schema`` is a draft read from the data
-        (:meth:`ppdp.data.Schema.check_reviewed`): its bounds and categories would leak.
+        (:meth:`ppdp.data.Schema.check_reviewed`): its bounds and categories would leak;
+        then when it declares an open column and ``obj`` does not select keys privately
+        (:meth:`ppdp.data.Schema.check_closed`).
     """
     _refuse_draft_schema(getattr(obj, "schema", None))
     _refuse_privacy_unit(obj, getattr(obj, "schema", None))
+    _refuse_open_columns(obj)
     checked: dict[str, Any] = {}
     for rule in table:
         checked[rule.field] = rule.check(getattr(obj, rule.source), _ReadOnly(checked))
@@ -124,6 +127,16 @@ def _refuse_privacy_unit(obj: Any, schema: Any) -> None:
     if getattr(obj, "supports_privacy_unit", False):
         return
     schema.check_row_level(type(obj).__name__)
+
+
+def _refuse_open_columns(obj: Any) -> None:
+    """Refuse a schema with an open column (its keys would come from the data) unless
+    ``obj`` selects keys privately (its class sets ``accepts_open_columns``)."""
+    from ppdp.data.schema import Schema
+
+    schema = getattr(obj, "schema", None)
+    if isinstance(schema, Schema) and not getattr(type(obj), "accepts_open_columns", False):
+        schema.check_closed(type(obj).__name__)
 
 
 def table_fields(table: tuple[Rule, ...], params_type: type) -> tuple[list[str], list[str]]:
@@ -193,3 +206,12 @@ class ValidatedParams:
         finally:
             if not outer:
                 self.__dict__.pop(FIT_PARAMS_KEY, None)
+
+    def validated(self) -> contextlib.AbstractContextManager[None]:
+        """The block inside which the parameters are validated once, at the outer entry.
+
+        A file workflow (``ppdp publish``, ``ppdp train``) enters it before it asks the cost,
+        checks the budget and fits, so that ε and every other parameter are checked once
+        per run, as scikit-learn validates once in ``fit``. Nothing stays cached after it.
+        """
+        return self._params_once()

@@ -554,6 +554,15 @@ class Guarantee:
         label = mechanism_label(self.mechanism) if self.mechanism else ""
         return f"{text} — {label}" if label else text
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary line, then the full statement."""
+        from html import escape
+
+        return (
+            f"<p><strong>{escape(self.summary())}</strong></p>"
+            f"<p style='font-size:90%'>{escape(str(self))}</p>"
+        )
+
     def _short_kind(self) -> str:
         kind = self.kind
         if kind is GuaranteeKind.LOCAL and self.epsilon is not None:

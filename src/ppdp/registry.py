@@ -282,6 +282,47 @@ def _ridge(text: str) -> float | str:
 PUBLISHERS = Registry("method")
 _COMPONENTS = {"type": int, "metavar": "K"}
 _DELTA = {"type": float}
+
+
+def _level(text: str) -> float | None:
+    """``--interval``: a coverage such as 0.95, or ``none``."""
+    from ppdp.exceptions import ParameterError
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(
+            f"--interval ({text!r}) must be a coverage such as 0.95, or none"
+        ) from None
+
+
+def _probabilities(text: str) -> tuple[float, ...]:
+    """``--q``: comma-separated probabilities (checked by the publisher)."""
+    from ppdp.exceptions import ParameterError
+
+    try:
+        return tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise ParameterError(f"--q ({text!r}) must be probabilities such as 0.5,0.9") from None
+
+
+def _rounding(text: str) -> int | str | None:
+    """``--round``: ``auto``, ``none`` or a number of decimals."""
+    from ppdp.exceptions import ParameterError
+
+    t = text.strip().lower()
+    if t in ("auto", "none"):
+        return None if t == "none" else "auto"
+    try:
+        return int(t)
+    except ValueError:
+        raise ParameterError(
+            f"--round ({text!r}) must be auto, none or a number of decimals"
+        ) from None
+
+
 PUBLISHERS.register(
     "pca",
     "ppdp.publish.pca:DPPCAPublisher",
@@ -356,10 +397,10 @@ PUBLISHERS.register(
            "incomes; in-memory input only)",
            choices=("equal-width", "private-quantiles")),
     option("--decode", "decode",
-           "values within an equal-width bin: uniform (default) or by the bin's sub-bins, "
-           "measured with 2 percent of the budget (heaped values such as 40 hours a week "
-           "keep their share)",
-           choices=("uniform", "sub-bins")),
+           "values within an equal-width bin: by the bin's sub-bins, measured with 2 percent of "
+           "the budget (default: heaped values such as 40 hours a week keep their share), "
+           "or uniform",
+           choices=("sub-bins", "uniform")),
     option("--keep", "keep",
            "a pair of columns whose joint table is always measured, whatever the selection "
            "chooses (repeat the flag or separate pairs by commas: --keep los:cost,age:los); "
@@ -393,6 +434,38 @@ PUBLISHERS.register(
            "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
            "add/remove keeps n private and halves both sensitivities)",
            choices=("replace-one", "add/remove")),
+    option("--keys", "keys",
+           "declared (default: every declared combination) or private: keys of open columns "
+           "(open: true in the schema) read from the data and released only when a noisy "
+           "count passes a threshold; needs --delta",
+           choices=("declared", "private"), dest="group_keys"),
+    option("--delta", "delta",
+           "δ of --keys private: at most the chance that a key held by one person is released "
+           "(e.g. 1e-6, well below 1/n)", **_DELTA),
+    option("--selection", "selection",
+           "how --keys private selects: laplace (default; noisy counts over a threshold), "
+           "gaussian (for many groups per person) or truncated-geometric (one group per "
+           "person; keys only, the counts get their own half of the counts' share)",
+           choices=("laplace", "gaussian", "truncated-geometric")),
+    option("--threshold", "threshold",
+           "a selection threshold above the least that meets --delta (stricter)", type=float),
+    option("--variances", "variances",
+           "numeric columns whose per-group variance and standard deviation are released "
+           "(from a noisy sum of squares: one more share of ε each)", metavar="COL,COL"),
+    option("--interval", "interval",
+           "coverage of the interval released beside every statistic (default 0.95; none: "
+           "no intervals)", metavar="LEVEL", parse=_level),
+    option("--round", "rounding",
+           "decimals of the released table: auto (default: what each value's noise "
+           "supports), a number of decimals, or none", metavar="D", parse=_rounding),
+    option("--quantiles", "quantiles",
+           "numeric columns whose per-group quantiles are released (exponential mechanism on "
+           "the declared bounds; declared keys, in-memory input)", metavar="COL,COL"),
+    option("--q", "q", "the probabilities of --quantiles, each in (0, 1) (default 0.5: the "
+           "median)", metavar="P,P", parse=_probabilities),
+    option("--min-count", "min_count",
+           "leave out groups whose noisy count is below this (post-processing)", type=float,
+           metavar="T"),
     summary="noisy counts, sums and means per group of categorical columns (group by)",
 )  # fmt: skip
 

@@ -31,6 +31,7 @@ from ppdp.publish import (
     LaplacePublisher,
     Publisher,
 )
+from ppdp.release import ReleaseOptions
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ppdp"
 
@@ -199,8 +200,25 @@ def _xy() -> tuple[np.ndarray, np.ndarray]:
             lambda o, acc: o.fit(*_xy(), accountant=acc),
         ),
         (PrivateRBFSVM, lambda c: c(epsilon=1.0), lambda o, acc: o.fit(*_xy(), acc)),
+        (
+            DPPCAPublisher,
+            lambda c: c(1.0, 2, SCHEMA),
+            lambda o, acc: o.run(_table(), ReleaseOptions(accountant=acc)),
+        ),
+        (
+            PrivateLogisticRegression,
+            lambda c: c(epsilon=1.0, data_norm=3.0),
+            lambda o, acc: o.run(*_xy(), options=ReleaseOptions(accountant=acc, dry_run=True)),
+        ),
     ],
-    ids=["pca-positional", "laplace-keyword", "logistic-keyword", "rbf-positional"],
+    ids=[
+        "pca-positional",
+        "laplace-keyword",
+        "logistic-keyword",
+        "rbf-positional",
+        "pca-run",
+        "logistic-run-dry",
+    ],
 )
 def test_a_variant_refuses_an_accountant_and_spends_nothing(cls, build, call) -> None:
     """A broken variant is never charged: refused before anything is validated or spent."""

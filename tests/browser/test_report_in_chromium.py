@@ -1,16 +1,19 @@
 """The HTML quality report in a real browser: headless Debian Chromium driven by Playwright.
 
 Three seeded releases of a 12,000-row sample of Adult (test rows: 3,000 others), each reported
-against its rows and opened in Chromium: a DP-LDA synthetic table at ε = 2 (verdict
-"useful"), LDA-DP noisy projections at ε = 0.5 ("no better than the trivial baseline") and
-a LAP (per-record Laplace) table at ε = 1 ("no better than the trivial baseline"). In each
-page every figure (inline ``<svg>``, its embedded images, any ``<img>``) must have a
-non-zero rendered size, no console error or page error may be logged, the verdict line must
-read as expected, and the page must not scroll sideways on a phone-wide viewport.
+against its rows and opened in Chromium: a DP-LDA synthetic table at ε = 2 (verdict "weak":
+its classifier keeps the real data's AUC gain, but its marginals and pairs do not hold, see
+``benchmarks/report/verdict.md``), LDA-DP noisy projections at ε = 0.5 ("no better than
+the trivial baseline") and a LAP (per-record Laplace) table at ε = 1 ("no better than the
+trivial baseline"). In each page every figure (inline ``<svg>``, its embedded images, any
+``<img>``) must have a non-zero rendered size, no console error or page error may be logged,
+the verdict line must read as expected, and the page must not scroll sideways on a
+phone-wide viewport.
 
 The noise is seeded, so the verdicts are deterministic; they hold with margins (the
-synthetic table keeps 86 % of the real AUC gain where 75 % is needed, and across seeds 1-10
-it kept 77-92 %, always "useful"; the other two keep less than 5 % where 25 % is the line).
+synthetic table's marginals are 0.13 from the real ones where 0.10 is "useful", and its
+target part keeps 86 % of the real AUC gain where 75 % is needed; the other two keep less
+than 5 % where 25 % is the line).
 
 Needs Chromium (``apt-get install chromium``; ``.ci/run`` installs it) and the ``playwright``
 package (the ``dev`` extra); no browser is downloaded. Skipped, saying why, when either is
@@ -50,7 +53,7 @@ from ppdp.evaluate import VERDICTS, lda_projection_report, quality_report  # noq
 from ppdp.exceptions import LowUtilityWarning  # noqa: E402
 from ppdp.publish import DPLDASynthesizer, LaplacePublisher, LDAProjectionPublisher  # noqa: E402
 
-USEFUL, WEAK, TRIVIAL = VERDICTS
+_, WEAK, TRIVIAL = VERDICTS
 #: Screenshot width and the height kept from the top of the page (CSS pixels).
 SHOT_WIDTH, SHOT_HEIGHT = 900, 1600
 
@@ -79,7 +82,7 @@ def reports(tmp_path_factory):
         train, synth.data, schema, holdout=test, target="income",
         guarantee=_sidecar("lda-synth", synth),
     )  # fmt: skip
-    out["dp-lda"] = (_write(report, root / "dp-lda.html"), USEFUL)
+    out["dp-lda"] = (_write(report, root / "dp-lda.html"), WEAK)
 
     counts = train["income"].value_counts().reindex(list(schema.label.classes)).tolist()
     pub = LDAProjectionPublisher(0.5, 1e-6, schema, class_counts=counts, random_state=1)
@@ -149,7 +152,8 @@ def test_the_report_renders_in_chromium(reports, browser, name):
     finally:
         page.close()
     assert errors == []
-    assert n_svg == (2 if name == "lda-dp" else 11 + 3 + 3 + 1)  # Adult has 11 columns
+    # Adult has 11 columns; the 10 pairs that moved most have a figure each
+    assert n_svg == (2 if name == "lda-dp" else 11 + 10 + 3 + 3 + 1)
     assert len(figures) >= n_svg
     empty = [f for f in figures if not (f["w"] > 0 and f["h"] > 0)]
     assert empty == []

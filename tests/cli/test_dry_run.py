@@ -9,6 +9,7 @@ per-row noise swamps the projection's range warn before the spend with the ε th
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -287,3 +288,35 @@ def test_dry_run_without_a_ledger_says_so_once_in_its_summary(files, command, ca
     assert "not recorded anywhere" not in printed.err
     assert main(argv) == 0  # the real run still warns
     assert "no --ledger given; the spend" in capsys.readouterr().err
+
+
+# -- each mechanism is named by its own dry run --------------------------------------------
+
+
+def test_the_exponential_dry_run_describes_the_exponential_mechanism(bank_table, tmp_path, capsys):
+    data, schema = bank_table
+    argv = ["publish", "exponential", str(data), "-o", str(tmp_path / "out.csv")]
+    assert main([*argv, "--schema", str(schema), "--epsilon", "1", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "Laplace noise" not in out
+    # Δu = p1 + 2·p2 = 1 + 2·2 = 5 (label included); the sampler's Laplace is at ε/2.
+    line = next(x for x in out.splitlines() if "exponential mechanism" in x)
+    assert "sensitivity 5" in line and "truncated to [0, 1]" in line
+    b = float(line.split("scale b = ")[1].split()[0])
+    assert b == pytest.approx(10.0, rel=0.01)
+    worst = float(line.split("at most ")[1].split(",")[0])
+    assert worst == pytest.approx(b - 1 / math.expm1(1 / b), rel=1e-3)
+    # The stated worst case is an exponential of mean b cut at 1 (a value at a bound).
+    rng = np.random.default_rng(1)
+    t = rng.exponential(b, 400_000)
+    assert t[t <= 1].mean() == pytest.approx(worst, abs=0.005)
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_laplace_dry_run_still_says_laplace(bank_table, tmp_path, capsys):
+    data, schema = bank_table
+    argv = ["publish", "laplace", str(data), "-o", str(tmp_path / "out.csv")]
+    assert main([*argv, "--schema", str(schema), "--epsilon", "1", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "Laplace noise, scale b = 5 per released value" in out
+    assert "exponential mechanism" not in out

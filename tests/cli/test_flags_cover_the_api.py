@@ -53,6 +53,15 @@ PUBLISH = {
     "check_pairs": "--check-pairs",
     "by": "--by",
     "means": "--means",
+    "keys": "--keys",
+    "selection": "--selection",
+    "threshold": "--threshold",
+    "variances": "--variances",
+    "interval": "--interval",
+    "rounding": "--round",
+    "min_count": "--min-count",
+    "quantiles": "--quantiles",
+    "q": "--q",
 }
 TRAIN = {
     "epsilon": "--epsilon",

@@ -56,7 +56,13 @@ def _value(opt: Option) -> tuple[list[str], object]:
     kind = opt.spec.get("type")
     if kind is int or kind is float:
         return [opt.flag, "2"], kind("2")
-    text = {"--param-grid": '{"C": [1, 2]}', "--ridge": "auto"}.get(opt.flag, "1,2")
+    text = {
+        "--param-grid": '{"C": [1, 2]}',
+        "--ridge": "auto",
+        "--interval": "0.9",
+        "--round": "auto",
+        "--q": "0.5",
+    }.get(opt.flag, "1,2")
     return [opt.flag, text], text
 
 

@@ -110,7 +110,7 @@ _RUN = textwrap.dedent(
     """
     import os, signal, sys
     import distributed
-    import ppdp.publish._base as base
+    import ppdp.release as base
     from ppdp.cli import main
 
     real = base.charge

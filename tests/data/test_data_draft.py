@@ -49,14 +49,23 @@ def test_draft_warns_even_without_numeric_columns() -> None:
         draft_schema(pd.DataFrame({"c": ["a", "b"]}))
 
 
-def test_too_many_categories_are_left_out_with_a_warning() -> None:
+def test_too_many_categories_are_drafted_open_with_a_warning() -> None:
+    """A 15-code column over max_categories=10 is kept as an open column (issue 33: a
+    diagnosis column was dropped), the warning naming --max-categories; it round-trips
+    through the file and every publisher but the private-key group-by refuses it."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame(
         {"name": [f"p{i % 15}" for i in range(30)], "x": rng.integers(0, 100, 30) + 0.5}
     )
-    with pytest.warns(PrivacyLeakWarning), pytest.warns(PPDPWarning, match="'name'"):
+    with (
+        pytest.warns(PrivacyLeakWarning),
+        pytest.warns(PPDPWarning, match=r"'name'.*--max-categories.*open"),
+    ):
         s = draft_schema(df, max_categories=10)
     assert s.column_names == ("x",)
+    assert s.open_column_names == ("name",)
+    assert {"name": "name", "type": "categorical", "open": True} in s.to_dict()["columns"]
+    assert Schema.from_dict(s.to_dict()) == s
 
 
 def test_identifiers_codes_exclusions_and_natural_order() -> None:

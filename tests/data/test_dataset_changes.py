@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import ppdp.data.distributed as dist
-import ppdp.publish._base as base
+import ppdp.release as base
 from ppdp.accounting import budget_report
 from ppdp.cli import main
 from ppdp.datasets import load_adult

@@ -96,8 +96,11 @@ def test_the_html_is_self_contained_with_banner_and_verdict(same_report, tmp_pat
     for ref in re.findall(r"""(?:xlink:)?href\s*=\s*["']([^"']*)""", text):
         assert ref.startswith(("data:", "#")), ref
     assert "<script" not in text
-    # a marginal per column, 3 correlation maps, 3 Cramér's V maps, the ROC curves
-    assert text.count("<svg") == len(same_report.columns) + 3 + 3 + 1
+    # a marginal per column, the joint shares of the pairs that moved most, 3 correlation
+    # maps, 3 Cramér's V maps, the ROC curves
+    joints = len(same_report.pairs["worst"])
+    assert joints == 10
+    assert text.count("<svg") == len(same_report.columns) + joints + 3 + 3 + 1
     assert "Cramér's V" in text and "ROC curves" in text and "gradient-boosted trees" in text
     assert "For the custodian only" in text
     assert "not itself differentially private" in text

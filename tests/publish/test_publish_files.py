@@ -84,7 +84,9 @@ def test_options_are_refused_where_they_do_not_apply(adult_files):
         build_publisher("pca", epsilon=1, schema=schema, options={"n_bins": 8, "n_components": 2})
     with pytest.raises(ParameterError, match=r"--components \(not given\) is required for pca"):
         build_publisher("pca", epsilon=1, schema=schema)
-    with pytest.raises(ParameterError, match="lda-projection and synth only, not laplace"):
+    with pytest.raises(
+        ParameterError, match="lda-projection and synth and groupby only, not laplace"
+    ):
         build_publisher("laplace", epsilon=1, schema=schema, options={"--delta": 1e-6})
 
 

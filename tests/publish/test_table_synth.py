@@ -165,12 +165,17 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     d = len(schema.columns) + (schema.label is not None)
     f = len(schema.columns)
     k = 3  # the pair check's rounds (check_pairs): one choice and one residual each
+    # decode="sub-bins" (the default): one sub-bin histogram per column binned at equal
+    # widths, here age (101 integers) and score; level has 5 integers, one code each
+    h = 2
+    assert [synth.plan().bins.names[a] for a in synth.plan().decode_columns] == ["age", "score"]
     if method == "pairs":  # every pair measured: no check
-        assert len(seen["sigma"]) == d * (d - 1) // 2 and not seen["eps"] and not seen["check"]
+        assert len(seen["sigma"]) == d * (d - 1) // 2 + h and not seen["eps"]
+        assert not seen["check"]
     elif method == "chow-liu":  # the label is one more node of the tree
-        assert len(seen["sigma"]) == d + (d - 1) and len(seen["eps"]) == d - 1 + k
+        assert len(seen["sigma"]) == d + (d - 1) + h and len(seen["eps"]) == d - 1 + k
     else:
-        assert len(seen["sigma"]) == f + (f - 1) and len(seen["eps"]) == f - 1 + k
+        assert len(seen["sigma"]) == f + (f - 1) + h and len(seen["eps"]) == f - 1 + k
     assert len(seen["check"]) == (0 if method == "pairs" else k)
     # The sampling that follows uses uniforms only: no further noise was drawn.
     n_draws = len(seen["sigma"])

@@ -96,15 +96,18 @@ def _incomes(n: int = 6000) -> pd.DataFrame:
 
 
 def test_declared_brackets_keep_a_skewed_columns_quantiles():
-    """Median and 90th percentile within 8 % with the brackets; without them the median is
-    off by more than 40 % (the first of 16 equal bins holds most rows). Seeded, 3 seeds."""
+    """Median and 90th percentile within 8 % with the brackets; without them, decoded
+    uniformly within the bin (the control), the median is off by more than 40 % (the first
+    of 16 equal bins holds most rows). Seeded, 3 seeds. (With the default sub-bin decoding
+    the equal-width median is 0-22 % off at this n, seeds 0-5: better, but noisier than the
+    brackets.)"""
     df = _incomes()
     real = df.income.quantile([0.5, 0.9]).to_numpy()
     for seed in range(3):
         cut = TableSynthesizer(1.0, _schema(BRACKETS), random_state=seed).fit(df)
         q = cut.release_.data.income.quantile([0.5, 0.9]).to_numpy()
         assert np.all(np.abs(q / real - 1) < 0.08), (seed, q, real)
-        equal = TableSynthesizer(1.0, _schema(None), random_state=seed, n_bins=16)
+        equal = TableSynthesizer(1.0, _schema(None), random_state=seed, n_bins=16, decode="uniform")
         with pytest.warns(Warning, match="first bin"):
             equal.fit(df)
         median = equal.release_.data.income.median()

@@ -71,7 +71,10 @@ def test_the_plan_measures_one_histogram_per_equal_width_column_only():
     assert math.isclose(plan.spent_rho(), plan.rho, rel_tol=1e-9)
     half_sq = 1.0  # replace-one: Δ² / 2 = 1
     assert math.isclose(2 * half_sq / plan.sigma_decode**2, 0.02 * plan.rho, rel_tol=1e-9)
-    assert not TableSynthesizer(1.0, _schema()).plan().decode_columns  # the default
+    assert TableSynthesizer(1.0, _schema()).plan().decode_columns == (0, 1)  # the default
+    uniform = TableSynthesizer(1.0, _schema(), decode="uniform").plan()
+    assert not uniform.decode_columns and uniform.sigma_decode == 0.0
+    assert math.isclose(uniform.spent_rho(), uniform.rho, rel_tol=1e-9)
     # private quantiles cut every such column and decode by their own sub-bins
     both = TableSynthesizer(1.0, _schema(), decode="sub-bins", binning="private-quantiles")
     assert not both.plan().decode_columns and both.plan().sigma_decode == 0.0
@@ -188,7 +191,7 @@ def test_a_heaped_integer_column_keeps_its_heap(seed):
     out = TableSynthesizer(1.0, _schema(), decode="sub-bins", **kw).fit(df).release_.data
     assert 0.25 <= float(np.mean(out["hours"] == 40)) <= 0.55
     assert np.all(out["hours"] == np.round(out["hours"]))
-    control = TableSynthesizer(1.0, _schema(), **kw).fit(df).release_.data
+    control = TableSynthesizer(1.0, _schema(), decode="uniform", **kw).fit(df).release_.data
     assert not 0.25 <= float(np.mean(control["hours"] == 40)) <= 0.55
 
 

@@ -22,7 +22,13 @@ from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import DataValidationError, ParameterError
 from ppdp.publish import TableSynthesizer
-from ppdp.publish.table_synth_model import MarginalCounts, class_counts_for
+from ppdp.publish.table_synth_model import (
+    MarginalCounts,
+    TablesAndSubBins,
+    class_counts_for,
+    sub_bin_codes,
+    sub_bin_histogram,
+)
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
@@ -157,9 +163,22 @@ def test_reduced_counts_are_the_whole_tables_counts(dataset) -> None:
     ref = MarginalCounts.of(
         plan.bins.codes(make_schema(), X, y), plan.bins.sizes, plan.counted_cliques()
     )
+    # decode="sub-bins" (the default): the scan also reduces the sub-bin histograms of the
+    # columns binned at equal widths (age, score), equal to the whole table's
+    assert isinstance(merged, TablesAndSubBins) and merged.sub_bins.columns == (0, 1)
+    for a in merged.sub_bins.columns:
+        col = make_schema().columns[a]
+        inner = plan.bins.sizes[a] - 2
+        whole_codes = sub_bin_codes(col, X[:, make_schema().blocks[col.name].start], inner)
+        expected = sub_bin_histogram(whole_codes, inner)
+        np.testing.assert_array_equal(merged.sub_bins.histogram(a), expected)
+        assert 0 < expected.sum() <= len(whole)  # a value at a bound is in no sub-bin
+    merged = merged.tables
     assert merged.n == len(whole) and merged.cliques == ref.cliques
     for a, b in zip(merged.tables, ref.tables, strict=True):
         np.testing.assert_array_equal(a, b)
+    uniform = TableSynthesizer(1.0, make_schema(), method="tree", decode="uniform")
+    assert isinstance(uniform._partition_statistics(X, y), MarginalCounts)
     # every candidate edge of the selection is counted: 1 + 4 features -> C(4, 2) pairs
     assert len(plan.counted_cliques()) == len(plan.first) + math.comb(len(plan.features), 2)
 

@@ -122,8 +122,22 @@ def _variant(cls: type, factor: float) -> type:
             )
         return release_fit(self, *args, **kwargs)
 
+    release_run = cls.run  # type: ignore[attr-defined]
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        options = inspect.signature(release_run).bind(self, *args, **kwargs).arguments
+        accountant = getattr(options.get("options"), "accountant", None)
+        if accountant is not None:
+            # ``fit`` runs through ``run``: the same refusal, whichever is called.
+            raise ParameterError(
+                f"accountant ({type(accountant).__name__}) must be None: {name} is an "
+                f"audit-only variant (noise factor {factor:g}), not DP at its claimed ε"
+            )
+        return release_run(self, *args, **kwargs)
+
     fit.__doc__ = release_fit.__doc__
     fit.__signature__ = signature  # type: ignore[attr-defined]
+    run.__doc__ = release_run.__doc__
     namespace = {
         "__module__": __name__,
         "__qualname__": name,
@@ -134,5 +148,6 @@ def _variant(cls: type, factor: float) -> type:
         "audit_noise_factor": factor,
         _HOOK: _noise_factor,
         "fit": fit,
+        "run": run,
     }
     return type(name, (cls,), namespace)

@@ -24,9 +24,19 @@ from ppdp.cli._common import LEVEL_FLAGS, HelpFormatter
 from ppdp.exceptions import LedgerIntegrityError, ParameterError, PPDPError
 
 #: Sub-command modules, in the order they appear in ``ppdp --help``.
-_COMMANDS = ("demo", "schema", "budget", "ledger", "audit", "publish", "report", "reproduce")
+_COMMANDS = (
+    "demo",
+    "schema",
+    "budget",
+    "ledger",
+    "audit",
+    "publish",
+    "report",
+    "note",
+    "reproduce",
+)
 _COMMAND_MODULES = tuple(
-    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local")
+    f"ppdp.cli._{n}" for n in (*_COMMANDS, "correlated", "train", "federate", "local", "ui")
 )
 
 EXIT_OK = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ppdp.cli import _common as c
 from ppdp.registry import PUBLISHERS
@@ -21,6 +22,9 @@ _FLAGS: tuple[c.Flag, ...] = (
      "the release (.csv, .parquet, or a folder); its guarantee goes to OUT.guarantee.json"),
     c.SCHEMA, c.EPSILON, c.LEDGER, *c.RELEASE, c.OUTPUT_SEP, c.OUTPUT_DECIMAL,
     c.ALLOW_LARGE_EPSILON, c.DRY_RUN,
+    ("--note", {"action": "store_true"},
+     "also write a note for recipients beside the release, OUT.note.md (ppdp note): what, how, "
+     "the guarantee in words and the accuracy to expect, from public quantities only"),
 )
 # fmt: on
 
@@ -40,9 +44,24 @@ def _summary() -> str:
     return f"release a private table: {first}, {', '.join(rest)}"
 
 
+def _note_path(args: argparse.Namespace) -> Any:
+    """``OUT.note.md`` when ``--note`` is given, checked before anything is spent."""
+    if not getattr(args, "note", False) or args.dry_run:
+        return None
+    from pathlib import Path
+
+    from ppdp.evaluate.note import check_note_output
+
+    out = Path(args.output)
+    path = out.with_name(out.name + ".note.md")
+    check_note_output(path, out, force=args.force)
+    return path
+
+
 def _run(args: argparse.Namespace) -> int:
     from ppdp.publish.files import publish_table_file
 
+    note = _note_path(args)
     result = publish_table_file(
         args.method,
         args.input,
@@ -64,4 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     c.print_guarantee(rel.guarantee, verbose=args.verbose, full_in=result.sidecar)
     c.print_release_end(args.ledger, rel.ledger_indices, seeded=rel.seeded, state=result.ledger,
                         replayed=rel.replayed)  # fmt: skip
+    if note is not None:
+        from ppdp.evaluate.note import release_note
+
+        release_note(result.path, schema=args.schema).write(note, force=args.force)
+        print(f"wrote the release note {note} (public quantities only: share it with the release)")
     return 0

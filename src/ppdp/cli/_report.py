@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ppdp.cli import _common as c
 
@@ -43,6 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.command(subparsers, "report", what, _DESCRIPTION, *_FLAGS, func=_run)
 
 
+def _progress_lines(args: argparse.Namespace) -> Any:
+    """Stage lines on stderr where progress bars would be drawn (a terminal, or
+    ``PPDP_PROGRESS=1``; never with ``-q``): a piped stderr keeps its one error line."""
+    from ppdp import _progress
+
+    if args.quiet or not _progress.is_active():
+        return None
+    return c.say("ppdp report")
+
+
 def _run(args: argparse.Namespace) -> int:
     from ppdp.evaluate.files import report_file
     from ppdp.evaluate.report import NOT_JUDGED
@@ -52,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
         json_output=args.json,
         **c.pick(args, "output original schema holdout target force no_guarantee scheduler"),
         **c.table_args(args),
+        progress=_progress_lines(args),
     )
     print(done.report.summary())
     if getattr(done.report, "verdict", None) == NOT_JUDGED:  # stdout may go to a file

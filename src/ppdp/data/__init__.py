@@ -19,6 +19,7 @@ from ppdp.data.schema import (
     LabelSpec,
     Layout,
     NumericColumn,
+    OpenCategoricalColumn,
     PrivacyUnit,
     Schema,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "LabelSpec",
     "Layout",
     "NumericColumn",
+    "OpenCategoricalColumn",
     "PrivacyUnit",
     "Schema",
     "SchemaEncoder",

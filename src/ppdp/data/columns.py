@@ -29,6 +29,7 @@ __all__ = [
     "Column",
     "LabelSpec",
     "NumericColumn",
+    "OpenCategoricalColumn",
     "PrivacyUnit",
     "ReadOnlyMapping",
 ]
@@ -469,6 +470,56 @@ class CategoricalColumn:
             d["impute"] = self.impute
         if self.groups is not None:
             d["groups"] = {g: list(cs) for g, cs in self.groups}
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCategoricalColumn:
+    """A categorical column whose categories are not all declared (``open: true``).
+
+    Its keys come from the data, so only a release that selects keys privately may read it
+    (:class:`~ppdp.publish.GroupByPublisher` with ``keys="private"``); every other
+    publisher and learner refuses a schema that declares one, in one line, until its
+    categories are declared. It is not encoded: it has no one-hot block.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the data.
+    categories : sequence of str or int, default ()
+        Categories known in public (optional): these keys are always released, empty
+        ones included; any other value of the column is a candidate for private selection.
+    impute : str or int or None
+        Key that replaces a missing value when ``nan_policy`` is ``"impute"``.
+    """
+
+    name: str
+    categories: tuple[Category, ...] = ()
+    impute: Category | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("categorical column", self.name)
+        where = f"column {self.name!r}"
+        cats = self.categories
+        if isinstance(cats, str | bytes) or not isinstance(cats, Iterable):
+            raise SchemaError(f"{where}: categories ({cats!r}) must be a list")
+        cats = _check_categories(where, cats) if len(tuple(cats)) else ()
+        object.__setattr__(self, "categories", cats)
+        if self.impute is not None:
+            object.__setattr__(self, "impute", check_category(where, self.impute))
+
+    @property
+    def open(self) -> bool:
+        """Always True: the column's keys are not all declared."""
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        """The column as it appears in a schema file."""
+        d: dict[str, Any] = {"name": self.name, "type": "categorical", "open": True}
+        if self.categories:
+            d["categories"] = list(self.categories)
+        if self.impute is not None:
+            d["impute"] = self.impute
         return d
 
 

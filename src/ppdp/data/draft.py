@@ -37,6 +37,7 @@ from ppdp.data.schema import (
     Category,
     LabelSpec,
     NumericColumn,
+    OpenCategoricalColumn,
     PrivacyUnit,
     Schema,
 )
@@ -775,9 +776,11 @@ def draft_schema(
     label : str, optional
         Column to declare as the label.
     max_categories : int, default 50
-        Non-numeric columns with more distinct values are left out of the draft with a
-        :class:`~ppdp.exceptions.PPDPWarning` (free text or identifiers do not belong in a
-        schema); a label with more classes is an error.
+        Non-numeric columns with more distinct values are drafted as *open* columns
+        (:class:`~ppdp.data.OpenCategoricalColumn`: ``open: true``, no category list), with a
+        :class:`~ppdp.exceptions.PPDPWarning`: only a release that selects group keys
+        privately reads them (``GroupByPublisher(keys="private")``). A label with more
+        classes is an error.
     missing_values : sequence of str or int
         Tokens meaning "missing" (e.g. ``["?"]``): excluded from categories and bounds and
         written into the schema.
@@ -810,6 +813,7 @@ def draft_schema(
         raise ParameterError(f"exclude ({label!r}) is the label; a label cannot be excluded")
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=user_stacklevel())
     columns: list[NumericColumn | CategoricalColumn] = []
+    opened: list[OpenCategoricalColumn] = []
     coded: list[str] = []
     skewed_low: list[str] = []  # crowded near the lower bound: a log scale spreads them
     skewed_high: list[str] = []
@@ -912,13 +916,7 @@ def draft_schema(
         if len(values) == 1 and len(s) >= _FEW_ROWS:
             constant.append(name)
         if len(values) > max_categories:
-            warnings.warn(
-                PPDPWarning(
-                    f"column {name!r} has more than max_categories={max_categories} distinct "
-                    "values and was left out of the draft; declare it by hand if it belongs"
-                ),
-                stacklevel=user_stacklevel(),
-            )
+            opened.append(OpenCategoricalColumn(name))
             continue
         if len(values) == 0:
             warnings.warn(
@@ -932,6 +930,13 @@ def draft_schema(
         "column(s) {names} hold one value in every row: a release learns nothing from them; "
         "exclude them (--exclude, or exclude=[...] in Python) unless the data to release "
         "will vary there",
+    )
+    _warn_columns(
+        [c.name for c in opened],
+        f"column(s) {{names}} have more than max_categories={max_categories} distinct values "
+        "(--max-categories on the command line): drafted as open (open: true, no category "
+        "list), usable only as privately selected group keys (ppdp publish groupby --keys "
+        "private); declare their categories to use them elsewhere, or delete them",
     )
     _warn_columns(
         coded,
@@ -955,7 +960,7 @@ def draft_schema(
         "declare public cut points for them ('cuts', e.g. brackets: docs/schema.md), or let "
         "the synthesizer place them (--binning private-quantiles)",
     )
-    if not columns:
+    if not columns and not opened:
         raise DataValidationError("the data has no column that could be drafted")
     label_spec = None
     if label is not None:
@@ -974,6 +979,7 @@ def draft_schema(
         label=label_spec,
         missing_values=tokens,
         privacy_unit=unit,
+        open_columns=tuple(opened),
         draft=True,
     )
 

@@ -54,6 +54,7 @@ from ppdp.data.columns import (
     Column,
     LabelSpec,
     NumericColumn,
+    OpenCategoricalColumn,
     PrivacyUnit,
     ReadOnlyMapping,
     check_category,
@@ -75,6 +76,7 @@ __all__ = [
     "LabelSpec",
     "Layout",
     "NumericColumn",
+    "OpenCategoricalColumn",
     "PrivacyUnit",
     "Schema",
 ]
@@ -167,6 +169,12 @@ class Schema:
         is read only to bound contributions (:mod:`ppdp.data.contribution`): it is neither a
         feature nor the label, is never encoded and never released. Publishers that cannot
         calibrate to a person refuse such a schema in one line.
+    open_columns : sequence of OpenCategoricalColumn, default ()
+        Categorical columns declared ``open: true`` (their categories are not all
+        declared). They are not encoded; only a release that selects group keys privately
+        reads them (:class:`~ppdp.publish.GroupByPublisher` with ``keys="private"``), and
+        every other publisher or learner refuses the schema in one line
+        (:meth:`check_closed`).
     draft : bool, default False
         True for a schema drafted from the data (:func:`ppdp.data.draft_schema`): its bounds
         and categories are the data's own, and every release refuses it
@@ -200,6 +208,7 @@ class Schema:
     nan_policy: NanPolicy = "error"
     keep: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     privacy_unit: PrivacyUnit | None = field(default=None, kw_only=True)
+    open_columns: tuple[OpenCategoricalColumn, ...] = field(default=(), kw_only=True)
     draft: bool = field(default=False, kw_only=True)
     source: str | None = field(default=None, kw_only=True, compare=False, repr=False)
 
@@ -207,11 +216,12 @@ class Schema:
         if isinstance(self.columns, str | bytes) or not isinstance(self.columns, Iterable):
             raise SchemaError("columns must be a list of column declarations")
         cols = tuple(self.columns)
-        if not cols:
+        opened = self._check_open_columns()
+        if not cols and not opened:
             raise SchemaError("columns must declare at least one feature column")
         seen: set[str] = set()
-        for c in cols:
-            if not isinstance(c, NumericColumn | CategoricalColumn):
+        for c in (*cols, *opened):
+            if not isinstance(c, NumericColumn | CategoricalColumn | OpenCategoricalColumn):
                 raise SchemaError(
                     f"columns must hold NumericColumn or CategoricalColumn, not {type(c).__name__}"
                 )
@@ -265,6 +275,47 @@ class Schema:
                     raise SchemaError(
                         f"column {c.name!r}: category {clash[0]!r} is also a missing-value token"
                     )
+
+    def _check_open_columns(self) -> tuple[OpenCategoricalColumn, ...]:
+        value = self.open_columns
+        if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+            raise SchemaError("open_columns must be a list of OpenCategoricalColumn")
+        opened = tuple(value)
+        for c in opened:
+            if not isinstance(c, OpenCategoricalColumn):
+                raise SchemaError(
+                    f"open_columns must hold OpenCategoricalColumn, not {type(c).__name__}"
+                )
+        object.__setattr__(self, "open_columns", opened)
+        return opened
+
+    # ------------------------------------------------------------------ open columns
+    @property
+    def open_column_names(self) -> tuple[str, ...]:
+        """Names of the columns declared ``open: true`` (read from the data only by a
+        release that selects keys privately)."""
+        return tuple(c.name for c in self.open_columns)
+
+    def open_column(self, name: str) -> OpenCategoricalColumn:
+        """The declaration of open column ``name``."""
+        for c in self.open_columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def check_closed(self, user: str) -> None:
+        """Refuse a schema with an open column, in one line naming it and ``user``.
+
+        Every publisher and learner runs it when its parameters are validated
+        (:func:`ppdp._params.check_table`), unless it selects keys privately.
+        """
+        if self.open_columns:
+            name = self.open_columns[0].name
+            raise SchemaError(
+                f"column {name!r} is declared open (open: true, no full category list): "
+                f"{user} cannot use it; declare its categories, delete it from the schema, "
+                "or group by it with ppdp publish groupby --keys private"
+            )
 
     # ------------------------------------------------------------------ draft
     def draft_refusal(self) -> str | None:
@@ -439,6 +490,7 @@ class Schema:
             nan_policy=self.nan_policy,
             keep=tuple(p for p in self.keep if self.label is None or self.label.name not in p),
             privacy_unit=self.privacy_unit,
+            open_columns=self.open_columns,
             draft=self.draft,
             source=self.source,
         )
@@ -484,7 +536,7 @@ class Schema:
         """The schema as plain JSON/YAML-compatible data."""
         d: dict[str, Any] = {"draft": True} if self.draft else {}
         d["schema_version"] = SCHEMA_VERSION
-        d["columns"] = [c.to_dict() for c in self.columns]
+        d["columns"] = [c.to_dict() for c in (*self.columns, *self.open_columns)]
         if self.label is not None:
             d["label"] = self.label.to_dict()
         if self.missing_values:
@@ -571,7 +623,9 @@ class Schema:
         raw_cols = data.get("columns")
         if not isinstance(raw_cols, Sequence) or isinstance(raw_cols, str | bytes):
             raise SchemaError("schema: 'columns' must be a list of column declarations")
-        columns = tuple(_column_from_dict(i, c) for i, c in enumerate(raw_cols))
+        declared = [_column_from_dict(i, c) for i, c in enumerate(raw_cols)]
+        columns = tuple(c for c in declared if not isinstance(c, OpenCategoricalColumn))
+        opened = tuple(c for c in declared if isinstance(c, OpenCategoricalColumn))
         label = None
         if data.get("label") is not None:
             raw = data["label"]
@@ -593,6 +647,7 @@ class Schema:
             nan_policy=data.get("nan_policy", "error"),
             keep=data.get("keep") or (),
             privacy_unit=_unit_from_dict(data.get("privacy_unit")),
+            open_columns=opened,
             draft=data.get("draft", False),
             source=source,
         )
@@ -756,7 +811,7 @@ def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str]) -> None:
         )
 
 
-def _column_from_dict(index: int, raw: Any) -> Column:
+def _column_from_dict(index: int, raw: Any) -> Column | OpenCategoricalColumn:
     if not isinstance(raw, Mapping):
         raise SchemaError(f"columns[{index}] must be a mapping, not {type(raw).__name__}")
     name = raw.get("name")
@@ -786,9 +841,24 @@ def _column_from_dict(index: int, raw: Any) -> Column:
             date_format=raw.get("date_format"),
         )
     if kind == "categorical":
-        _check_keys(where, raw, {"name", "type", "categories", "other", "impute", "groups"})
+        keys = {"name", "type", "categories", "other", "impute", "groups", "open"}
+        _check_keys(where, raw, keys)
+        is_open = raw.get("open", False)
+        if not isinstance(is_open, bool):
+            raise SchemaError(f"{where}: open ({is_open!r}) must be true or false")
+        if is_open:
+            open_keys = {"name", "type", "categories", "impute", "open"}
+            _check_keys(f"{where} (open: true)", raw, open_keys)
+            return OpenCategoricalColumn(
+                name=name,  # type: ignore[arg-type]
+                categories=raw.get("categories") or (),
+                impute=raw.get("impute"),
+            )
         if "categories" not in raw:
-            raise SchemaError(f"{where}: 'categories' is missing")
+            raise SchemaError(
+                f"{where}: 'categories' is missing; declare them, or declare the column "
+                "open: true (its keys then come from the data, through private selection only)"
+            )
         return CategoricalColumn(
             name=name,  # type: ignore[arg-type]
             categories=raw["categories"],

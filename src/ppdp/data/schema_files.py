@@ -78,7 +78,8 @@ class DraftResult:
         """``wrote OUT (12 columns, label 'income')``."""
         label = self.schema.label
         tail = f", label {label.name!r}" if label is not None else ""
-        return f"wrote {self.path} ({len(self.schema.columns)} columns{tail})"
+        n_cols = len(self.schema.columns) + len(self.schema.open_columns)
+        return f"wrote {self.path} ({n_cols} columns{tail})"
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
         missing_values=tokens,
         nan_policy=policy,
         keep=schema.keep,
+        open_columns=schema.open_columns,
         draft=schema.draft,
     )
 

@@ -13,6 +13,8 @@ publish next to a release.
   table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON;
   :func:`model_report`: the same verdict for a private model file on held-out rows;
   :func:`lda_projection_report`: for an LDA projection release (direction and rows).
+* :func:`release_note`: a note for the recipients of a release (what, method, guarantee in
+  words, accuracy from the noise law), from public quantities only.
 * :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
   distributions on fixed public cells.
 """
@@ -32,6 +34,7 @@ from ppdp.evaluate.information import (
     kl_divergence,
 )
 from ppdp.evaluate.matrix import frobenius_error, mse
+from ppdp.evaluate.note import ReleaseNote, release_note
 from ppdp.evaluate.report import (
     NOT_JUDGED,
     THRESHOLDS,
@@ -50,6 +53,7 @@ __all__ = [
     "THRESHOLDS",
     "VERDICTS",
     "QualityReport",
+    "ReleaseNote",
     "attribute_distributions",
     "baseline_accuracy",
     "classification_utility",
@@ -61,5 +65,6 @@ __all__ = [
     "model_report",
     "mse",
     "quality_report",
+    "release_note",
     "roc_auc",
 ]

@@ -16,7 +16,14 @@ import numpy as np
 
 from ppdp.accounting.receipt import replace_one_equivalent
 from ppdp.data.dates import day_text
-from ppdp.evaluate.report import BANNER, N_BINS, THRESHOLDS, VERDICTS, import_matplotlib
+from ppdp.evaluate.report import (
+    BANNER,
+    N_BINS,
+    THRESHOLDS,
+    VERDICTS,
+    _two,
+    import_matplotlib,
+)
 
 if TYPE_CHECKING:
     from ppdp.evaluate.report import QualityReport
@@ -35,6 +42,11 @@ h3{font-size:1.05rem;margin:1.2rem 0 .3rem}
 .note{color:#555;font-size:.92rem}
 .fig svg{width:100%;height:auto;max-width:36rem;display:block}
 .fig.wide svg{max-width:100%}
+.fig.small svg{max-width:24rem}
+.heat{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34rem),1fr));gap:1rem}
+.heat .fig svg{max-width:100%}
+td.basis,th.basis{text-align:left;font-size:.85rem}
+td.v-useful,td.v-weak,td.v-trivial{text-align:left;white-space:nowrap}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
@@ -125,12 +137,39 @@ def _date_ticks(lo: float, hi: float) -> list[float]:
     return [float(math.ceil(lo)), float(math.floor(hi))]
 
 
+#: Most bars of a categorical column's chart: its commonest cells, then one "other" bar.
+MAX_BARS = 20
+#: Most features of the correlation maps, and columns of the Cramér's V maps.
+MAX_HEAT_FEATURES = 30
+MAX_HEAT_COLUMNS = 20
+
+
+def _top_cells(col: dict[str, Any]) -> dict[str, Any]:
+    """A categorical column with more than :data:`MAX_BARS` cells as its commonest cells
+    (by the larger of the real and released share) and one "other" cell summing the rest."""
+    p, q = np.asarray(col["p_original"]), np.asarray(col["p_release"])
+    n = max(p.size, q.size)
+    if col["type"] == "numeric" or n <= MAX_BARS:
+        return col
+    p, q = np.pad(p, (0, n - p.size)), np.pad(q, (0, n - q.size))
+    top = np.sort(np.argsort(-np.maximum(p, q), kind="stable")[: MAX_BARS - 1])
+    rest = np.setdiff1d(np.arange(n), top)
+    cells = [col["cells"][k] if k < len(col["cells"]) else "" for k in top]
+    return {
+        **col,
+        "p_original": np.r_[p[top], p[rest].sum()],
+        "p_release": np.r_[q[top], q[rest].sum()],
+        "cells": [*cells, f"other ({rest.size})"],
+    }
+
+
 def _marginal_svg(col: dict[str, Any]) -> str:
     """Real (bars) and released (red) shares of one column, drawn directly as SVG.
 
     Drawn by hand rather than with matplotlib: the eleven charts of an Adult report took
     about two seconds through matplotlib and take milliseconds this way.
     """
+    col = _top_cells(col)
     p, q = np.asarray(col["p_original"]), np.asarray(col["p_release"])
     n = max(p.size, q.size)
     p = np.pad(p, (0, n - p.size))
@@ -230,6 +269,40 @@ def _marginal_svg(col: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _most_associated(
+    C0: Any, C1: Any, names: list[str], k: int, live: Any = None, groups: Any = None
+) -> tuple[list[int], str]:
+    """The ``k`` features (or columns) with the largest off-diagonal association in either
+    table or the largest change, in their original order, and a sentence saying so when
+    some were left out. Features of the same ``groups`` entry (two categories of one
+    column, always associated) do not count for each other."""
+    n = len(names)
+    if n <= k:
+        return list(range(n)), ""
+    A = np.maximum(np.abs(C0), np.abs(C1))
+    A = np.maximum(A, np.abs(C1 - C0))
+    np.fill_diagonal(A, 0.0)
+    if groups is not None:
+        g = np.asarray(groups)
+        A[g[:, None] == g[None, :]] = 0.0
+    if live is not None:
+        A[~np.asarray(live)] = 0.0
+    keep = sorted(np.argsort(-A.max(axis=1), kind="stable")[:k].tolist())
+    return keep, (
+        f" Shown: the {k} of {n} with the strongest association (real or released) or the "
+        "largest change; the JSON holds them all."
+    )
+
+
+def _feature_columns(r: QualityReport) -> list[str]:
+    """The column of each encoded feature (``col=category`` belongs to ``col``)."""
+    out, names = [], [c["name"] for c in r.columns]
+    for f in r.feature_names:
+        owner = next((n for n in names if f == n or f.startswith(n + "=")), f)
+        out.append(owner)
+    return out
+
+
 def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool, positive: bool = False) -> str:
     k = len(names)
     size = min(9.0, 2.5 + 0.16 * k) if not positive else min(6.0, 3.0 + 0.2 * k)
@@ -250,6 +323,141 @@ def _heat_svg(C: Any, names: list[str], title: str, *, diff: bool, positive: boo
     fig.colorbar(mesh, cax=cax)
     cax.tick_params(labelsize=7)
     return _svg(fig)
+
+
+def _corr_sentence(r: QualityReport) -> str:
+    """The correlation map's headline: mean and largest change over the features that vary
+    in both tables (an empty category's 0 against a real value is no finding), named."""
+    text = f"Mean absolute difference {r.corr_mean_abs_diff:.3f}"
+    big = r.corr_largest
+    if big is not None:
+        a, b = (escape(x) for x in big["features"])
+        text += (
+            f", largest {r.corr_max_abs_diff:.3f} ({a} × {b}: {big['original']:.2f} real, "
+            f"{big['release']:.2f} released)"
+        )
+    text += "."
+    empty = r.corr_empty
+    if empty:
+        shown = ", ".join(escape(e) for e in empty[:8]) + (" …" if len(empty) > 8 else "")
+        text += (
+            f" Left out of these figures: {len(empty)} feature(s) that one table holds in no "
+            f"row or in every row ({shown}), whose correlation is undefined there."
+        )
+    return text
+
+
+def _parts_html(r: QualityReport) -> str:
+    """The verdict of each part of a table, and its numbers."""
+    if not r.verdict_parts:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(p['part'])}</td><td class='{_verdict_class(p['verdict'])}'>"
+        f"{escape(p['verdict'])}</td><td class='basis'>{escape(p['basis'])}</td></tr>"
+        for p in r.verdict_parts
+    )
+    return (
+        "<div class='scroll'><table class='parts'><tr><th>part</th><th>verdict</th>"
+        f"<th class='basis'>numbers</th></tr>{rows}</table></div>"
+    )
+
+
+def _joint_svg(p: Any, q: Any, cells: list[list[str]], names: list[str]) -> str:
+    """Real and released joint shares of a pair side by side, one colour scale."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ka, kb = p.shape
+    cell, gap, left, top = 12.0, 22.0, 64.0, 16.0
+    W = left + 2 * kb * cell + gap + 8
+    H = top + ka * cell + 70.0
+    vmax = max(float(p.max(initial=0)), float(q.max(initial=0)), 1e-9)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W:g} {H:g}" role="img" '
+        f'aria-label="{escape(names[0])} by {escape(names[1])}: real and released joint shares" '
+        'font-family="system-ui, sans-serif" font-size="9">'
+    ]
+    for panel, (M, title) in enumerate(((p, "real"), (q, "released"))):
+        x0 = left + panel * (kb * cell + gap)
+        out.append(f'<text x="{x0:g}" y="{top - 5:g}" font-size="10">{title}</text>')
+        for a in range(ka):
+            for b in range(kb):
+                shade = 1.0 - M[a, b] / vmax
+                level = int(255 * shade)
+                out.append(
+                    f'<rect x="{x0 + b * cell:.1f}" y="{top + a * cell:.1f}" width="{cell:g}" '
+                    f'height="{cell:g}" fill="rgb({level},{level},255)" stroke="#fff" '
+                    'stroke-width="0.5"/>'
+                )
+        for b in range(kb):
+            label = escape(_short(cells[1][b], 9))
+            cx, ty = x0 + b * cell + cell / 2, top + ka * cell + 4
+            out.append(
+                f'<text x="{cx:.1f}" y="{ty:.1f}" text-anchor="end" '
+                f'transform="rotate(-60 {cx:.1f} {ty:.1f})">{label}</text>'
+            )
+    for a in range(ka):
+        out.append(
+            f'<text x="{left - 3:g}" y="{top + a * cell + cell * 0.7:.1f}" text-anchor="end">'
+            f"{escape(_short(cells[0][a], 12))}</text>"
+        )
+    out.append(
+        f'<text x="{W / 2:.1f}" y="{H - 3:g}" text-anchor="middle" font-size="10">'
+        f"{escape(_short(names[1], 30))} (across) by {escape(_short(names[0], 30))} (down)"
+        "</text></svg>"
+    )
+    return "".join(out)
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _pairs_html(r: QualityReport) -> str:
+    ps = r.pairs
+    if not ps or not ps["n_pairs"]:
+        return ""
+    rows, figs = [], []
+    for d in ps["worst"]:
+        a, b = d["columns"]
+        r0, r1 = d.get("r_original"), d.get("r_release")
+        corr = f"{_two(r0)} → {_two(r1)}" if r0 is not None and r1 is not None else "–"
+        rows.append(
+            f"<tr><td>{escape(a)} × {escape(b)}</td><td>{d['tv']:.3f}</td>"
+            f"<td>{d['tv_shuffled']:.3f}</td><td>{d['v_original']:.2f} → "
+            f"{d['v_release']:.2f}</td><td>{corr}</td></tr>"
+        )
+        if "original" in d:
+            figs.append(
+                f"<div class='col'><h3>{escape(a)} × {escape(b)}</h3><p class='note'>TV "
+                f"{d['tv']:.3f} (shuffled: {d['tv_shuffled']:.3f}).</p><div class='fig small'>"
+                f"{_joint_svg(d['original'], d['release'], d['cells'], d['columns'])}</div></div>"
+            )
+    lost = [x for x in ps["strong"] if x["lost"]]
+    strong = ""
+    if ps["strong"]:
+        items = "".join(
+            f"<li>{escape(x['columns'][0])} × {escape(x['columns'][1])}: {escape(x['measure'])}"
+            f" {_two(x['original'])} real, {_two(x['release'])} released</li>"
+            for x in (lost or ps["strong"][:3])[:10]
+        )
+        head = (
+            f"<strong>{len(lost)} of the {len(ps['strong'])} strong associations are lost</strong>"
+            if lost
+            else f"The {len(ps['strong'])} strong associations are kept; the least kept"
+        )
+        strong = f"<p>{head}:</p><ul>{items}</ul>"
+    return f"""<h2>Pairs of columns</h2>
+<p class="note">Every pair's joint distribution on coarse cells (at most {ps["cells_per_column"]}
+per column: a numeric column's bins merged, a categorical column's commonest real codes and
+"(other)"), counted on {ps["n_rows"][0]:,} original and {ps["n_rows"][1]:,} released rows.
+Mean total-variation distance of the {ps["n_pairs"]:,} pairs: {ps["mean_tv"]:.3f}; of the real
+columns shuffled independently (real marginals, no association) {ps["mean_tv_shuffled"]:.3f};
+of the trivial release {ps["mean_tv_uniform"]:.3f}. Association: bias-corrected Cramér's V
+(and Pearson's r for two numeric columns).</p>
+{strong}
+<h3>The {len(ps["worst"])} pairs that moved most</h3>
+<div class='scroll'><table><tr><th>pair</th><th>TV</th><th>TV shuffled</th>
+<th>Cramér's V real → released</th><th>Pearson's r</th></tr>{"".join(rows)}</table></div>
+<div class='grid'>{"".join(figs)}</div>"""
 
 
 def _pct(x: float) -> str:
@@ -458,11 +666,20 @@ def render(r: QualityReport) -> str:
             return _page(r, _lda_body(r))
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
         columns = _columns_html(r)
-        names = r.feature_names
+        shown, heat_note = _most_associated(
+            r.corr_original,
+            r.corr_release,
+            r.feature_names,
+            MAX_HEAT_FEATURES,
+            r.corr_live,
+            _feature_columns(r),
+        )
+        names = [r.feature_names[i] for i in shown]
+        sub = np.ix_(shown, shown)
         heat = (
-            "<div class='grid'>"
+            "<div class='heat'>"
             + "".join(
-                f"<div class='fig wide'>{_heat_svg(C, names, title, diff=diff)}</div>"
+                f"<div class='fig wide'>{_heat_svg(C[sub], names, title, diff=diff)}</div>"
                 for C, title, diff in (
                     (r.corr_original, "real", False),
                     (r.corr_release, "released", False),
@@ -471,11 +688,16 @@ def render(r: QualityReport) -> str:
             )
             + "</div>"
         )
-        cats = r.categorical_names
+        cshown, cramer_note = _most_associated(
+            r.cramers_original, r.cramers_release, r.categorical_names, MAX_HEAT_COLUMNS
+        )
+        cats = [r.categorical_names[i] for i in cshown]
+        csub = np.ix_(cshown, cshown)
         cramer = (
-            "<div class='grid'>"
+            "<div class='heat'>"
             + "".join(
-                f"<div class='fig'>{_heat_svg(C, cats, title, diff=diff, positive=True)}</div>"
+                f"<div class='fig'>{_heat_svg(C[csub], cats, title, diff=diff, positive=True)}"
+                "</div>"
                 for C, title, diff in (
                     (r.cramers_original, "real", False),
                     (r.cramers_release, "released", False),
@@ -496,6 +718,7 @@ def render(r: QualityReport) -> str:
     )
     body = f"""
 {_head(r, "a release")}
+{_parts_html(r)}
 <p class="note">Original: {r.n_original:,} rows. Release: {r.n_release:,} rows.</p>
 {f"<ul class='note'>{notes}</ul>" if notes else ""}
 <h2>Guarantee</h2>
@@ -514,18 +737,18 @@ the declared bounds. Compare the released share exactly at a bound with the real
 released share well above it is the mark of noise that was clipped (a synthetic table keeps
 each bound's real share: rates at 1, zeros, top-coded values).</p>
 {columns}
+{_pairs_html(r)}
 <h2>Pairwise association</h2>
 <h3>Correlation</h3>
 <p class="note">Pearson correlation of the encoded columns (numeric columns scaled to [0, 1]
 by their bounds, one indicator per category), in the real data, in the release, and the
-difference. Mean absolute difference {r.corr_mean_abs_diff:.3f}, largest
-{r.corr_max_abs_diff:.3f}.</p>
+difference. {_corr_sentence(r)}{heat_note}</p>
 {heat}
 <h3>Cramér's V of the categorical columns</h3>
 <p class="note">The strength of association of every pair of categorical columns (the label
 included): 0 for independent columns, 1 when one determines the other, in the real data, in
 the release, and the difference (largest absolute difference {cv_max:.3f}). Values outside
-the declared categories are left out.</p>
+the declared categories are left out.{cramer_note}</p>
 {cramer}
 {_how(t)}
 </ul>
@@ -534,10 +757,15 @@ the declared categories are left out.</p>
 
 
 def _head(r: QualityReport, what: str) -> str:
+    basis = (
+        "The worst of the verdicts of its parts, below."
+        if r.verdict_parts and r.verdict in VERDICTS
+        else f"{r.verdict_basis}."
+    )
     return f"""<h1>Quality report of {what}</h1>
 <p class="banner"><strong>For the custodian only.</strong> {escape(BANNER)}</p>
 <p class="verdict {_verdict_class(r.verdict)}"><strong>Verdict: {escape(r.verdict)}.</strong>
-<span class="note">{escape(r.verdict_basis)}.</span></p>"""
+<span class="note">{escape(basis)}</span></p>"""
 
 
 def _model_body(r: QualityReport) -> str:
@@ -653,10 +881,23 @@ at least the majority class's. <strong>No better than the trivial baseline</stro
 {t["trivial_lift"]:g}, or lift &lt; {t["low_accuracy_lift"]:g} with an accuracy more than
 {t["trivial_accuracy_gap"]:g} below the majority class's. <strong>Weak</strong>: in
 between.</li>
-<li>Without a target: <strong>useful</strong> when the mean TV distance of the columns is ≤
+<li>A table's verdict is the worst of the verdicts of its parts (the table under the
+verdict): the target's (above, with a target), the marginals', the pairs' and the
+associations'.</li>
+<li>Marginals: <strong>useful</strong> when the mean TV distance of the columns is ≤
 {t["useful_tv"]:g}; <strong>no better than the trivial baseline</strong> when it is ≥
 {t["trivial_tv_share"]:g} × the mean TV of the uniform release; <strong>weak</strong> in
-between.</li>"""
+between.</li>
+<li>Pairs: <strong>no better than the trivial baseline</strong> when the mean TV of the pairs
+is ≥ {t["trivial_tv_share"]:g} × the uniform release's; <strong>weak</strong> when it is ≥
+{t["shuffled_tv_share"]:g} × that of the real columns shuffled independently (compared only
+when some real pair's association reaches {t["dependence_floor"]:g});
+<strong>useful</strong> otherwise.</li>
+<li>Associations: a pair is strong when its real association (Pearson's |r| for two numeric
+columns, else bias-corrected Cramér's V) is ≥ {t["strong_association"]:g}, and lost when the
+release keeps less than {t["kept_association"]:g} of it. <strong>No better than the trivial
+baseline</strong> when every strong pair is lost; <strong>weak</strong> when one is;
+<strong>useful</strong> otherwise.</li>"""
 
 
 def _page(r: QualityReport, body: str) -> str:

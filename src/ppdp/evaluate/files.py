@@ -117,6 +117,7 @@ def report_file(
     sep: str | None = None,
     encoding: str = "utf-8",
     scheduler: Any = None,
+    progress: Any = None,
 ) -> ReportFileResult:
     """Report on ``release`` against the private data; write ``output`` (HTML).
 
@@ -152,6 +153,8 @@ def report_file(
         every row, the rest from the report's seeded sample of at most 100,000 rows).
         ``None`` or ``"local"``: a ``LocalCluster``; ``"tcp://host:8786"``; a Dask local
         scheduler name. A single ``.parquet`` file is read into memory unless it is given.
+    progress : callable, optional
+        Called with a short line as each stage starts (reading, the measures, the page).
 
     Returns
     -------
@@ -160,6 +163,7 @@ def report_file(
     from ppdp.evaluate.report import import_matplotlib
 
     import_matplotlib()  # before anything is read: one line naming the extra
+    say = progress or (lambda line: None)
     read = _reader(sep, encoding)
     read_release = _release_reader()
     if str(release).lower().endswith(".json"):
@@ -198,8 +202,9 @@ def report_file(
     else:
         report = _report_table(
             release, original, schema, holdout, target, side, sidecar, no_guarantee,
-            (read, read_release),
+            (read, read_release), say,
         )  # fmt: skip
+    say(f"writing {paths[0]}")
     _write(report, paths)
     note = f"note: no guarantee file ({side}); the report says so" if sidecar is None else None
     return ReportFileResult(report, paths, note)
@@ -237,12 +242,14 @@ def _report_table(
     sidecar: dict[str, Any] | None,
     no_guarantee: bool,
     readers: tuple[Any, Any],
+    say: Any,
 ) -> Any:
     from ppdp.data import Schema
     from ppdp.evaluate.report import lda_projection_report, quality_report
 
     read, read_release = readers
     schema = Schema.from_file(schema)
+    say("reading the release and the original")
     released, orig, test = read_release(release), read(original), read(holdout)
     if _output_kind(sidecar) == "projection":
         return lda_projection_report(orig, released, schema, sidecar, holdout=test, target=target)
@@ -258,7 +265,9 @@ def _report_table(
             "release's guarantee from it; restore it, or add --no-guarantee to report a "
             "table without one"
         )
-    return quality_report(orig, released, schema, holdout=test, target=target, guarantee=sidecar)
+    return quality_report(
+        orig, released, schema, holdout=test, target=target, guarantee=sidecar, progress=say
+    )
 
 
 def _report_dataset(

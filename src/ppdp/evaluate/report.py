@@ -26,7 +26,7 @@ import contextlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,9 @@ from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.data.dates import date_form, day_text, parse_dates
 from ppdp.data.names import near_names
+from ppdp.evaluate import pairs as pairs_mod
 from ppdp.evaluate.classification import roc_auc
+from ppdp.evaluate.pairs import pair_summary, pair_view
 from ppdp.exceptions import (
     DataValidationError,
     OptionalDependencyError,
@@ -72,20 +74,35 @@ NOT_JUDGED = "not judged"
 #: undeclared values that a release imputed or dropped.
 UNDECLARED_LIMITS: dict[str, float] = {"release": 0.01, "original": 0.20}
 
-#: Where the verdicts change (stated in every report).
+#: Where the verdicts change (stated in every report). The verdict of a table is the worst of
+#: the verdicts of its parts (each part's own line is in :attr:`QualityReport.verdict_parts`):
 #:
-#: With a target, ``lift`` is the share of the real data's AUC gain over chance that the
-#: release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
+#: *Marginals* (1-way), from the mean total-variation distance (TV) of the columns' marginals:
+#: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
+#: ``trivial_tv_share`` x the mean TV of the trivial release (values drawn uniformly within
+#: the declared bounds and categories); "weak" otherwise.
+#:
+#: *Pairs* (2-way), from the mean TV of every pair's joint distribution on coarse cells
+#: (:mod:`ppdp.evaluate.pairs`): "no better than the trivial baseline" when it is >=
+#: ``trivial_tv_share`` x the trivial release's; "weak" when it is >= ``shuffled_tv_share`` x
+#: that of the *shuffled baseline* (the original with each column shuffled on its own: the
+#: real marginals, no association), a comparison made only when some real pair's
+#: association reaches ``dependence_floor``; "useful" otherwise.
+#:
+#: *Associations*: a pair whose real association (Pearson's |r| for two numeric columns,
+#: else bias-corrected Cramér's V) is >= ``strong_association`` is *lost* when the release
+#: keeps less than ``kept_association`` of it. "no better than the trivial baseline" when
+#: every such pair is lost; "weak" when one is; "useful" otherwise (and when there is none).
+#:
+#: *The target* (with ``target=``): ``lift`` is the share of the real data's AUC gain over
+#: chance that the release keeps: ``(AUC_release - 0.5) / (AUC_real - 0.5)``.
 #: "useful": lift >= ``useful_lift`` and accuracy >= the majority class's;
 #: "no better than the trivial baseline": lift < ``trivial_lift``, or lift <
 #: ``low_accuracy_lift`` with an accuracy more than ``trivial_accuracy_gap`` below the majority
 #: class's; "weak" otherwise. When the real data's own AUC is within ``chance_auc_z`` standard
-#: errors of 0.5 (the target is not predictable), the verdict falls back to the marginals.
+#: errors of 0.5 (the target is not predictable), this part is not judged.
 #:
-#: Without a target, from the mean total-variation distance (TV) of the columns' marginals:
-#: "useful": mean TV <= ``useful_tv``; "no better than the trivial baseline": mean TV >=
-#: ``trivial_tv_share`` x the mean TV of the trivial release (values drawn uniformly within
-#: the declared bounds and categories); "weak" otherwise.
+#: A model or an LDA projection release is judged on its target alone.
 THRESHOLDS: dict[str, float] = {
     "useful_lift": 0.75,
     "trivial_lift": 0.25,
@@ -94,6 +111,10 @@ THRESHOLDS: dict[str, float] = {
     "chance_auc_z": 2.0,
     "useful_tv": 0.10,
     "trivial_tv_share": 0.80,
+    "shuffled_tv_share": 1.0,
+    "dependence_floor": 0.20,
+    "strong_association": 0.30,
+    "kept_association": 0.50,
 }
 
 #: Bins of a numeric column's histogram (equal widths over the declared bounds) when the
@@ -242,10 +263,14 @@ def _tv(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
 
 # ---------------------------------------------------------------------------- encoding
 def _encode(
-    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn], name: str
+    df: pd.DataFrame,
+    cols: list[NumericColumn | CategoricalColumn],
+    name: str,
+    keep: dict[str, list[str]] | None = None,
 ) -> tuple[NDArray[np.float64], list[str]]:
     """Numeric columns scaled to [0, 1] by their bounds (clipped, on the column's scale:
-    :meth:`NumericColumn.to_unit`), categories one-hot."""
+    :meth:`NumericColumn.to_unit`), categories one-hot (only the categories ``keep`` names
+    for a column it names)."""
     blocks: list[NDArray[np.float64]] = []
     names: list[str] = []
     for col in cols:
@@ -255,6 +280,8 @@ def _encode(
             names.append(col.name)
         else:
             cats = [str(c) for c in col.categories]
+            if keep is not None and col.name in keep:
+                cats = keep[col.name]
             codes = _codes(df[col.name], cats)
             onehot = np.zeros((len(df), len(cats)))
             ok = codes >= 0
@@ -281,29 +308,35 @@ def _cramers_v(df: pd.DataFrame, cats: list[CategoricalColumn]) -> NDArray[np.fl
     and c count the categories that occur; 0 when either column has a single category. The
     diagonal is 1 for a column with two or more categories, else 0.
     """
-    codes = []
-    for col in cats:
-        cells = [str(c) for c in col.categories]
-        codes.append(_codes(df[col.name], cells))
     k = len(cats)
     V = np.zeros((k, k))
+    if k == 0:
+        return V
+    width = max(len(c.categories) for c in cats)
+    codes = np.column_stack(
+        [_codes(df[col.name], [str(c) for c in col.categories]) for col in cats]
+    )
+    codes = np.asfortranarray(np.where(codes < 0, width, codes).astype(np.int64))
     for i in range(k):
-        a = codes[i]
-        V[i, i] = 1.0 if np.unique(a[a >= 0]).size > 1 else 0.0
-        for j in range(i + 1, k):
-            b = codes[j]
-            ok = (a >= 0) & (b >= 0)
-            na, nb = len(cats[i].categories), len(cats[j].categories)
-            table = np.bincount(a[ok] * nb + b[ok], minlength=na * nb).reshape(na, nb)
-            table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
-            n = table.sum()
-            m = min(table.shape) - 1
-            if m < 1 or n == 0:
-                continue
-            expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
-            chi2 = float(((table - expected) ** 2 / expected).sum())
-            V[i, j] = V[j, i] = min(1.0, math.sqrt(chi2 / (n * m)))
+        a = codes[:, i]
+        V[i, i] = 1.0 if np.unique(a[a < width]).size > 1 else 0.0
+        if i + 1 < k:
+            V[i, i + 1 :] = _plain_v(pairs_mod.pair_tables(codes, i, width))
+            V[i + 1 :, i] = V[i, i + 1 :]
     return V
+
+
+def _plain_v(t: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Cramér's V (no bias correction) of contingency tables, shape (m, r, c)."""
+    t = t.astype(np.float64)
+    n = t.sum(axis=(1, 2))
+    rows, cols = t.sum(axis=2), t.sum(axis=1)
+    m = np.minimum((rows > 0).sum(axis=1), (cols > 0).sum(axis=1)) - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = rows[:, :, None] * cols[:, None, :] / n[:, None, None]
+        chi2 = np.where(expected > 0, (t - expected) ** 2 / expected, 0.0).sum(axis=(1, 2))
+        v = np.sqrt(chi2 / (n * m))
+    return np.where((m >= 1) & (n > 0), np.minimum(v, 1.0), 0.0)
 
 
 # ---------------------------------------------------------------------------- ML utility
@@ -594,6 +627,7 @@ def _verdict_ml(ml: dict[str, Any]) -> tuple[str, str]:
 
 
 def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
+    """The marginals' part of a table's verdict (see :data:`THRESHOLDS`)."""
     t = THRESHOLDS
     tv = float(np.mean([c["tv"] for c in columns]))
     base = float(np.mean([c["tv_uniform"] for c in columns]))
@@ -606,6 +640,92 @@ def _verdict_tv(columns: list[dict[str, Any]]) -> tuple[str, str]:
     if tv >= t["trivial_tv_share"] * base:
         return VERDICTS[2], numbers
     return VERDICTS[1], numbers
+
+
+def _verdict_pairs(ps: dict[str, Any]) -> tuple[str, str]:
+    """The pairs' part of a table's verdict: 2-way TV against the shuffled and the trivial
+    releases."""
+    t = THRESHOLDS
+    tv, shuf, uni = ps["mean_tv"], ps["mean_tv_shuffled"], ps["mean_tv_uniform"]
+    numbers = (
+        f"mean total-variation distance of the {ps['n_pairs']:,} column pairs {tv:.3f}; "
+        f"of the real columns shuffled independently {shuf:.3f}; of the trivial release {uni:.3f}"
+    )
+    if tv >= t["trivial_tv_share"] * uni:
+        return VERDICTS[2], numbers
+    if ps["max_association"] >= t["dependence_floor"] and tv >= t["shuffled_tv_share"] * shuf:
+        return VERDICTS[1], (
+            f"{numbers}: the release's pairs are no closer to the real ones than the real "
+            "columns drawn independently"
+        )
+    return VERDICTS[0], numbers
+
+
+def _pair_text(d: dict[str, Any]) -> str:
+    a, b = d["columns"]
+    return f"{a} × {b}, {d['measure']} {_two(d['original'])} → {_two(d['release'])}"
+
+
+def _two(x: float) -> str:
+    """Two decimals, without a "-0.00"."""
+    return f"{round(x, 2) + 0.0:.2f}"
+
+
+def _verdict_associations(ps: dict[str, Any]) -> tuple[str, str]:
+    """The associations' part of a table's verdict: are the strong real pairs kept?"""
+    t = THRESHOLDS
+    strong = ps["strong"]
+    if not strong:
+        return VERDICTS[0], (
+            f"no pair of columns has a real association of {t['strong_association']:g} or more"
+        )
+    lost = [d for d in strong if d["lost"]]
+    if len(lost) == len(strong):
+        return VERDICTS[2], (
+            f"the release keeps none of the {len(strong)} strong associations "
+            f"(e.g. {_pair_text(lost[0])})"
+        )
+    if lost:
+        shown = "; ".join(_pair_text(d) for d in lost[:3])
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        return VERDICTS[1], (
+            f"the release loses {len(lost)} of the {len(strong)} strong associations "
+            f"({shown}{more})"
+        )
+    return VERDICTS[0], (
+        f"the release keeps the {len(strong)} strong association(s) (the least kept: "
+        f"{_pair_text(strong[0])})"
+    )
+
+
+def _verdict_table(
+    columns: list[dict[str, Any]], ps: dict[str, Any], ml: dict[str, Any] | None
+) -> tuple[str, str, list[dict[str, str]]]:
+    """A table's verdict: the worst of its parts' (:data:`THRESHOLDS`), the line behind it
+    (the deciding parts first) and every part's verdict and numbers."""
+    parts: list[dict[str, str]] = []
+
+    def add(part: str, judged: tuple[str, str]) -> None:
+        parts.append({"part": part, "verdict": judged[0], "basis": judged[1]})
+
+    add("marginals", _verdict_tv(columns))
+    if ps["n_pairs"]:
+        add("pairs", _verdict_pairs(ps))
+        add("associations", _verdict_associations(ps))
+    unjudged = None
+    if ml is not None:
+        target = f"target {ml['target']!r}"
+        if ml["lift"] is None:  # nothing to keep: the other parts judge the release
+            unjudged = {"part": target, "verdict": "not judged", "basis": _verdict_ml(ml)[1]}
+        else:
+            add(target, _verdict_ml(ml))
+    worst = max(VERDICTS.index(p["verdict"]) for p in parts)
+    ordered = sorted(parts, key=lambda p: -VERDICTS.index(p["verdict"]))
+    if unjudged is not None:
+        ordered.append(unjudged)
+        parts.append(unjudged)
+    basis = "; ".join(f"{p['part']}: {p['verdict']} ({p['basis']})" for p in ordered)
+    return VERDICTS[worst], basis, parts
 
 
 def missing_note(
@@ -718,18 +838,53 @@ class QualityReport:
     cramers_original: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
     cramers_release: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
     lda: dict[str, Any] | None = None
+    verdict_parts: list[dict[str, str]] = field(default_factory=list)
+    pairs: dict[str, Any] | None = None
+    corr_live: NDArray[np.bool_] | None = None
+
+    def _corr_diff(self) -> NDArray[np.float64]:
+        """|released − real| correlation over the pairs of features that vary in both tables
+        (a category that no row of one table holds has no correlation: its 0 against a real
+        value would be an artefact), the diagonal left out; NaN elsewhere."""
+        d = np.abs(self.corr_original - self.corr_release)
+        n = d.shape[0]
+        if n == 0:
+            return d
+        live = np.ones(n, dtype=bool) if self.corr_live is None else self.corr_live
+        keep = np.outer(live, live) & ~np.eye(n, dtype=bool)
+        return np.where(keep, d, np.nan)
 
     @property
     def corr_max_abs_diff(self) -> float:
-        if self.corr_original.size == 0:
-            return 0.0
-        return float(np.max(np.abs(self.corr_original - self.corr_release)))
+        """The largest |released − real| correlation of two features that vary in both."""
+        d = self._corr_diff()
+        return float(np.nanmax(d)) if np.isfinite(d).any() else 0.0
 
     @property
     def corr_mean_abs_diff(self) -> float:
-        d = np.abs(self.corr_original - self.corr_release)
-        n = d.shape[0]
-        return float(d[~np.eye(n, dtype=bool)].mean()) if n > 1 else 0.0
+        """The mean |released − real| correlation of two features that vary in both."""
+        d = self._corr_diff()
+        return float(np.nanmean(d)) if np.isfinite(d).any() else 0.0
+
+    @property
+    def corr_largest(self) -> dict[str, Any] | None:
+        """The pair of features whose correlation moved most (varying in both tables)."""
+        d = self._corr_diff()
+        if not np.isfinite(d).any():
+            return None
+        i, j = np.unravel_index(int(np.nanargmax(d)), d.shape)
+        return {
+            "features": [self.feature_names[i], self.feature_names[j]],
+            "original": float(self.corr_original[i, j]),
+            "release": float(self.corr_release[i, j]),
+        }
+
+    @property
+    def corr_empty(self) -> list[str]:
+        """Features (categories) that no row, or every row, of one of the tables holds."""
+        if self.corr_live is None:
+            return []
+        return [n for n, ok in zip(self.feature_names, self.corr_live, strict=True) if not ok]
 
     def summary(self) -> str:
         """One line: the verdict and the numbers behind it.
@@ -776,6 +931,8 @@ class QualityReport:
                 "release": self.corr_release.tolist(),
                 "max_abs_difference": self.corr_max_abs_diff,
                 "mean_abs_difference": self.corr_mean_abs_diff,
+                "largest_difference": self.corr_largest,
+                "constant_features": self.corr_empty,
             },
             "cramers_v": {
                 "columns": self.categorical_names,
@@ -784,6 +941,8 @@ class QualityReport:
                 "max_abs_difference": _max_abs(self.cramers_original - self.cramers_release),
             },
             "ml_utility": self.ml,
+            "verdict_parts": self.verdict_parts,
+            "pairs": self.pairs,
         }
         if self.lda is not None:
             data["lda"] = {k: v for k, v in self.lda.items() if not k.startswith("_")}
@@ -791,6 +950,30 @@ class QualityReport:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, its parts and the notes (no figures: the full page
+        is :meth:`to_html`)."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(p['part'])}</td><td>{escape(p['verdict'])}</td>"
+            f"<td style='text-align:left'>{escape(p['basis'])}</td></tr>"
+            for p in self.verdict_parts
+        )
+        parts = (
+            f"<table><tr><th>part</th><th>verdict</th><th>numbers</th></tr>{rows}</table>"
+            if rows
+            else f"<p>{escape(self.verdict_basis)}</p>"
+        )
+        g = "" if self.guarantee is None else f"<p>{escape(self.guarantee.summary())}</p>"
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes)
+        return (
+            f"<p><strong>Verdict: {escape(self.verdict)}</strong> (for the custodian only: "
+            f"it compares the release with the private data)</p>{parts}{g}"
+            + (f"<ul>{notes}</ul>" if notes else "")
+            + "<p><code>report.to_html(path)</code> writes the full page with its figures.</p>"
+        )
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML page; written to ``path`` when given. Needs matplotlib."""
@@ -853,6 +1036,7 @@ def quality_report(
     holdout: pd.DataFrame | None = None,
     target: str | None = None,
     guarantee: Guarantee | dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> QualityReport:
     """Measure how well a released table keeps the private table's structure.
 
@@ -872,6 +1056,9 @@ def quality_report(
         verdict on it. Without it the verdict comes from the marginal distances.
     guarantee : Guarantee or dict, optional
         The release's guarantee, or the content of its ``.guarantee.json`` sidecar.
+    progress : callable, optional
+        Called with a short line as each stage starts (``ppdp report`` prints them on
+        stderr; ``-q`` silences them).
 
     Returns
     -------
@@ -899,6 +1086,8 @@ def quality_report(
             raise DataValidationError(f"the holdout has no column {target!r} (the target)")
         holdout = _check_table("holdout", holdout, schema, exact=False)
 
+    say = progress or (lambda line: None)
+    say(f"marginals of {len(cols)} columns ({len(original):,} and {len(release):,} rows)")
     counts = (column_counts(original, cols, "original"), column_counts(release, cols, "release"))
     rng = np.random.default_rng(_SEED)
     orig_s = original.iloc[_sample(len(original), rng)]
@@ -911,6 +1100,7 @@ def quality_report(
         (original, release, holdout),
         target_col,
         guarantee,
+        progress=say,
     )
 
 
@@ -1046,6 +1236,41 @@ def _column_entries(
     return columns
 
 
+#: Most encoded features of the correlation map: a wider encoding keeps each categorical
+#: column's commonest real categories only (stated on the page).
+MAX_FEATURES = 400
+
+
+def _wide_keep(
+    df: pd.DataFrame, cols: list[NumericColumn | CategoricalColumn]
+) -> dict[str, list[str]] | None:
+    """For an encoding wider than :data:`MAX_FEATURES`: the categories each categorical
+    column keeps (its commonest in ``df``, the original's sample); None otherwise."""
+    cats = [c for c in cols if isinstance(c, CategoricalColumn)]
+    width = len(cols) - len(cats) + sum(len(c.categories) for c in cats)
+    if width <= MAX_FEATURES or not cats:
+        return None
+    per = max(1, (MAX_FEATURES - (len(cols) - len(cats))) // len(cats))
+    keep = {}
+    for col in cats:
+        texts = [str(c) for c in col.categories]
+        if len(texts) <= per:
+            continue
+        counts = pd.Series(df[col.name]).astype(str).value_counts()
+        counts = counts.reindex(texts, fill_value=0)
+        keep[col.name] = [texts[i] for i in np.argsort(-counts.to_numpy(), kind="stable")[:per]]
+    return keep
+
+
+def _wide_note(keep: dict[str, list[str]], cols: list[Any]) -> str:
+    per = max(len(v) for v in keep.values())
+    return (
+        f"the table encodes to more than {MAX_FEATURES} features: the correlation map keeps "
+        f"the {per} commonest real categories of each of {len(keep)} categorical columns and "
+        f"uses a seeded sample of at most {pairs_mod.PAIR_ROWS:,} rows of each table"
+    )
+
+
 def _assemble(
     cols: list[NumericColumn | CategoricalColumn],
     counts: tuple[dict[str, NDArray[np.int64]], dict[str, NDArray[np.int64]]],
@@ -1055,29 +1280,39 @@ def _assemble(
     target_col: CategoricalColumn | None,
     guarantee: Any,
     extra_notes: tuple[str, ...] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> QualityReport:
     """The report from the column counts, the seeded samples and the ML utility's tables."""
+    say = progress or (lambda line: None)
     g, info = _guarantee(guarantee)
     columns = _column_entries(cols, counts)
     n_original, n_release = sizes
     orig_s, rel_s = samples
-    X0, names = _encode(orig_s, cols, "original")
-    X1, _ = _encode(rel_s, cols, "release")
+    keep = _wide_keep(orig_s, cols)
+    if keep is not None:  # a wide table: a smaller sample and the commonest categories
+        rng = np.random.default_rng(_SEED + 1)
+        orig_s = orig_s.iloc[_sample(len(orig_s), rng, pairs_mod.PAIR_ROWS)]
+        rel_s = rel_s.iloc[_sample(len(rel_s), rng, pairs_mod.PAIR_ROWS)]
+        extra_notes = (*extra_notes, _wide_note(keep, cols))
+    say("correlations")
+    X0, names = _encode(orig_s, cols, "original", keep)
+    X1, _ = _encode(rel_s, cols, "release", keep)
     with _one_thread():
         corr0, corr1 = _corr(X0), _corr(X1)
+    live = (X0.std(axis=0) > 1e-12) & (X1.std(axis=0) > 1e-12)
     del X0, X1
     cats = [c for c in cols if isinstance(c, CategoricalColumn)]
     ml = None
     if target_col is not None:
+        say(f"classifiers predicting {target_col.name!r}")
         ml = _ml_utility(*ml_tables, cols, target_col)
         if n_original > MAX_ROWS or n_release > MAX_ROWS:
             ml["sampled"] = True
-        verdict, basis = _verdict_ml(ml)
-        if ml["lift"] is None:  # nothing to keep: judge the release on its marginals instead
-            verdict, marginals = _verdict_tv(columns)
-            basis = f"{marginals}; {basis}"
-    else:
-        verdict, basis = _verdict_tv(columns)
+    say(f"{len(cols) * (len(cols) - 1) // 2:,} pairs of columns")
+    with _one_thread():
+        view = pair_view(orig_s, rel_s, cols)
+    pairs = pair_summary(view, THRESHOLDS["strong_association"], THRESHOLDS["kept_association"])
+    verdict, basis, parts = _verdict_table(columns, pairs, ml)
     alarm = undeclared_alarm(cols, counts)
     if alarm is not None:
         verdict, basis = NOT_JUDGED, alarm
@@ -1088,7 +1323,10 @@ def _assemble(
             "cannot say what the release promises"
         )
     if target_col is None:
-        notes.append("no target was given: the verdict rests on the column marginals alone")
+        notes.append(
+            "no target was given (target=, --target COL): no classifier was trained; the "
+            "verdict rests on the marginals, the pairs and the associations"
+        )
     if n_original > MAX_ROWS or n_release > MAX_ROWS:
         notes.append(
             f"the association maps and the classifiers use a seeded random sample of at most "
@@ -1115,6 +1353,9 @@ def _assemble(
         categorical_names=[c.name for c in cats],
         cramers_original=_cramers_v(orig_s, cats),
         cramers_release=_cramers_v(rel_s, cats),
+        verdict_parts=parts,
+        pairs=pairs,
+        corr_live=live,
     )
 
 

@@ -2,7 +2,8 @@
 
 A private learner follows the scikit-learn contract: ``__init__`` only stores its
 parameters; ``fit(X, y, accountant=None)`` is the only step that reads the data or spends
-budget, and returns ``self``; learned state ends in ``_``. ``fit`` always runs in this order
+budget, and returns ``self``; learned state ends in ``_``. ``fit`` is the release run
+(:func:`ppdp.release.run_release`, with this module's steps), always in this order
 (DESIGN.md contract 2, RELIABILITY.md (c)):
 
 1. validate the parameters (:meth:`PrivateClassifierBase._plan`): the budget and the
@@ -70,14 +71,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ppdp._params import ValidatedParams
-from ppdp.accounting import (
-    Accountant,
-    Charge,
-    charge,
-    check_charges,
-    claim_key,
-    record_keyed_release,
-)
+from ppdp.accounting import Accountant, Charge, check_charges
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.data.schema import Schema
@@ -90,7 +84,14 @@ from ppdp.exceptions import (
     user_stacklevel,
 )
 from ppdp.learn._erm import ERMPartial, Loss, PartitionedERMData, erm_partition_terms
-from ppdp.random import RandomSource, refuse_seeded, resolve_random_state
+from ppdp.random import RandomSource, resolve_random_state
+from ppdp.release import (
+    InMemoryTable,
+    PartitionedTable,
+    ReleaseOptions,
+    RunResult,
+    run_release,
+)
 
 __all__ = [
     "CUSTODIAN_LOGGER",
@@ -429,6 +430,12 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         with self._params_once():
             return self._plan(None).budget
 
+    def planned_charges(self) -> list[Charge]:
+        """The charge one :meth:`fit` makes, from the parameters alone (what a budget check
+        before the data are read compares with the ledger)."""
+        with self._params_once():
+            return [self._plan(None)]
+
     def privacy_events(self) -> tuple[PrivacyEvent, ...]:
         """The typed events one :meth:`fit` charges, from the parameters alone."""
         with self._params_once():
@@ -455,7 +462,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
             With ``schema=`` the raw table, encoded here with the schema: a pandas
             DataFrame, or (learners with ``supports_distributed``) a Dask DataFrame or a
             Parquet dataset (a folder, a ``.parquet`` file or a glob) holding the label
-            column, trained partition by partition (:meth:`_fit_distributed`).
+            column, trained partition by partition (a partitioned table of the release run).
         y : array_like, shape (n_samples,)
             Exactly two distinct labels (treated as public, like the feature count). With
             ``schema=`` it may be left out when ``X`` holds the label column (it must be
@@ -482,99 +489,45 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         -------
         self
         """
-        with self._params_once(), claim_key(accountant, idempotency_key):
-            name = type(self).__name__
-            if accountant is not None and not isinstance(accountant, Accountant):
-                raise ParameterTypeError(
-                    f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
-                )
-            from ppdp.data.distributed import is_distributed
-
-            if is_distributed(X):
-                return self._fit_distributed(
-                    X,
-                    y,
-                    accountant,
-                    scheduler=scheduler,
-                    allow_seeded=allow_seeded,
-                    idempotency_key=idempotency_key,
-                )
-            if scheduler is not None:
-                raise ParameterError(
-                    f"scheduler ({scheduler!r}) is for a Dask DataFrame or a Parquet dataset; X is "
-                    f"a {type(X).__name__}, processed in memory"
-                )
-            if y is None and self._schema() is None:
-                raise DataValidationError(
-                    f"{name} requires y to be passed, but the target y is None "
-                    "(give the labels, or schema= and a table holding the label column)"
-                )
-            self._declared_classes()  # schema= and classes= checked before anything else
-            n_rows = _row_count(X)
-            plan = self._plan(n_rows)
-            source = resolve_random_state(getattr(self, "random_state", None))
-            self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
-            mode = accountant.on_invalid if accountant is not None else "raise"
-            self._on_invalid = mode  # where value-dependent notes go (see _value_note)
-            Xv, classes, ypm = self._validate_training_data(X, y, on_invalid=mode)
-            Z = self._prepare(Xv)
-            plan = self._plan(Xv.shape[0])  # with the validated shape (n, and the width)
-            self._warn_low_utility(Xv.shape[0])
-            planned = Charge(
-                plan.events,
-                plan.mechanism,
-                {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
-            )
-            records = charge(
-                accountant,
-                planned,
-                seeded=not source.is_secure,
-                allow_seeded=allow_seeded,
-                idempotency_key=idempotency_key,
-            )
-            if accountant is None:
-                logger.info("%s.fit without an accountant: nothing is recorded", name)
-                if source.is_secure:
-                    _warn_unaccounted(name)
-            self.classes_ = classes
-            try:
-                self._release(Z, ypm, source, plan)
-            except BaseException:
-                del self.classes_  # never look fitted after a failed release
-                raise
-            return self._released(accountant, records, source, idempotency_key)
-
-    def _released(
-        self,
-        accountant: Accountant | None,
-        records: Any,
-        source: RandomSource,
-        idempotency_key: str | None,
-    ) -> Any:
-        """After a release (both paths): a keyed release recorded before it leaves ``fit``,
-        then the ledger entries, replay and seeding state."""
-        record_keyed_release(accountant, records, self.guarantee_, idempotency_key)
-        self.ledger_indices_ = tuple(r.index for r in records)
-        self.replayed_ = bool(records) and all(r.replayed for r in records)
-        self.seeded_ = not source.is_secure
+        options = ReleaseOptions(
+            accountant=accountant,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+            scheduler=scheduler,
+        )
+        self.run(X, y, options)
         return self
 
+    def run(self, X: Any, y: Any = None, options: ReleaseOptions | None = None) -> RunResult:
+        """:meth:`fit` with its options as one object, returning what the run did.
+
+        ``ReleaseOptions(dry_run=True)`` runs every check of a real fit (parameters, budget,
+        the data's validation, or one scan of a distributed table) and stops before the
+        charge: nothing is spent or trained, and the result's ``charges`` hold the charge a
+        real fit would make.
+
+        Parameters
+        ----------
+        X, y : see :meth:`fit`
+        options : ReleaseOptions, optional
+            The accountant and every option of the run (default: none, no accountant).
+
+        Returns
+        -------
+        ppdp.release.RunResult
+        """
+        return run_release(_LearnerSteps(self, y), X, options or ReleaseOptions())
+
+    def _released(self, records: Any, seeded: bool) -> None:
+        """After a release (both paths): the ledger entries, replay and seeding state."""
+        self.ledger_indices_ = tuple(r.index for r in records)
+        self.replayed_ = bool(records) and all(r.replayed for r in records)
+        self.seeded_ = seeded
+
     def _check_accountant(
-        self,
-        accountant: Accountant | None,
-        source: RandomSource,
-        plan: Plan,
-        allow_seeded: bool,
-        idempotency_key: str | None,
+        self, accountant: Accountant, plan: Plan, idempotency_key: str | None
     ) -> None:
-        """Step 2: refuse a seeded source, another relation, or no budget."""
-        if accountant is None:
-            return
-        refuse_seeded(
-            not source.is_secure,
-            allow_seeded=allow_seeded,
-            value=getattr(self, "random_state", None),
-        )
+        """Step 2 after the seeded source: refuse another relation, or no budget."""
         if accountant.relation is not Neighbouring.REPLACE_ONE:
             raise ParameterError(
                 f"accountant relation ({accountant.relation.value!r}) must be 'replace-one': "
@@ -635,112 +588,6 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         """
         raise NotImplementedError
 
-    def _fit_distributed(
-        self,
-        data: Any,
-        y: Any,
-        accountant: Accountant | None,
-        *,
-        scheduler: Any,
-        allow_seeded: bool,
-        idempotency_key: str | None,
-    ) -> Any:
-        """:meth:`fit` for a Dask DataFrame or a Parquet dataset, in the same order.
-
-        Parameters are validated and the budget checked first; one distributed scan then
-        encodes every partition with the schema (the error an in-memory fit would raise,
-        with the whole table's count) and counts the rows; only then is the plan charged.
-        Training makes passes over the partitions (:meth:`_release_distributed`): nothing
-        is persisted, so memory stays bounded by a few partitions per worker.
-        """
-        from ppdp.data.distributed import (
-            check_unchanged,
-            dask_session,
-            guarded_release,
-            open_table,
-            scan_table,
-        )
-
-        name = type(self).__name__
-        schema = self._schema()
-        if schema is None:
-            raise ParameterError(
-                f"X ({_describe_table(data)}) is a distributed table: {name} needs schema= "
-                "(a ppdp.data.Schema with the two-class label) to encode it"
-            )
-        if y is not None:
-            raise ParameterError(
-                f"y ({type(y).__name__}) must be left out for a Dask DataFrame or a Parquet "
-                f"dataset: the labels are the table's column {schema.label.name!r}"
-                if schema.label is not None
-                else f"y ({type(y).__name__}) must be left out for a distributed table"
-            )
-        classes = self._declared_classes()
-        if not self.supports_distributed:
-            raise ParameterError(
-                f"X ({_describe_table(data)}): {name} does not accept a Dask DataFrame or a "
-                "Parquet dataset; read the table into a pandas DataFrame"
-            )
-        plan = self._plan(None)
-        self._check_distributed_params()
-        source = resolve_random_state(getattr(self, "random_state", None))
-        self._check_accountant(accountant, source, plan, allow_seeded, idempotency_key)
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        self._on_invalid = mode
-        local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
-        with (
-            guarded_release() as stage,
-            dask_session(scheduler, default_local_cluster=local_default) as sched,
-        ):
-            frame = open_table(data, schema, param="X")
-            scan = scan_table(
-                frame,
-                schema,
-                include_label=False,
-                on_invalid=mode,
-                partition_fn=self._scan_function(),
-                scheduler=sched,
-            )
-            n = int(scan.n_rows)
-            # The custodian's encoding counts (clipping, imputation): never part of a release.
-            self.encode_report_ = scan.report
-            self._check_row_count(n)
-            names = schema.without_label().column_names
-            self.n_features_in_ = len(names)
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-            self._after_scan(scan.value, n, schema.n_features)
-            plan = self._plan(n)
-            self._warn_low_utility(n)
-            planned = Charge(
-                plan.events,
-                plan.mechanism,
-                {**plan.details, "relation": Neighbouring.REPLACE_ONE.value},
-            )
-            check_unchanged(frame, param="X")  # the files scanned are those trained on
-            records = charge(
-                accountant,
-                planned,
-                seeded=not source.is_secure,
-                allow_seeded=allow_seeded,
-                idempotency_key=idempotency_key,
-            )
-            stage.spent(records)
-            if accountant is None:
-                logger.info("%s.fit without an accountant: nothing is recorded", name)
-                if source.is_secure:
-                    _warn_unaccounted(name)
-
-            def rows(transform: Any, dim: int) -> PartitionedERMData:
-                return _partitioned_rows(frame, schema, mode, transform, dim, n, sched)
-
-            self.classes_ = classes
-            try:
-                self._release_distributed(rows, n, source, plan)
-            except BaseException:
-                del self.classes_  # never look fitted after a failed release
-                raise
-        return self._released(accountant, records, source, idempotency_key)
-
     def _validate_training_data(
         self, X: ArrayLike, y: ArrayLike, *, on_invalid: str = "raise"
     ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
@@ -795,6 +642,16 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                 raise
             raise DataValidationError(_one_line(exc)) from None
         return self._decision(Xv)
+
+    def encoded_decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores of rows already encoded with the learner's schema (free post-processing).
+
+        For a learner trained with ``schema=`` whose caller encoded the rows itself (a
+        prediction workflow that flags refused values first); the scores are those
+        :meth:`decision_function` gives the raw rows.
+        """
+        self._check_fitted()
+        return self._decision(np.asarray(X, dtype=np.float64))
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class of each row: ``classes_[1]`` where the score is positive.
@@ -1110,3 +967,135 @@ def _partitioned_rows(
 
 #: Partitions tried (in order) for a non-empty one to draw the warm start's rows from.
 _SAMPLE_PARTITIONS = 4
+
+
+class _LearnerSteps:
+    """How a learner plans, scans and trains, for :func:`ppdp.release.run_release`."""
+
+    def __init__(self, learner: PrivateClassifierBase, y: Any) -> None:
+        self.learner = learner
+        self.y = y
+        self.name = type(learner).__name__
+        self.random_state = getattr(learner, "random_state", None)
+        self.classes: Any = None
+        self.plan_: Plan | None = None
+
+    def validated(self) -> Any:
+        return self.learner._params_once()
+
+    def table(self, data: Any, options: ReleaseOptions) -> InMemoryTable | PartitionedTable:
+        est, name, y = self.learner, self.name, self.y
+        if not _is_distributed(data):
+            if options.scheduler is not None:
+                raise ParameterError(
+                    f"scheduler ({options.scheduler!r}) is for a Dask DataFrame or a Parquet "
+                    f"dataset; X is a {type(data).__name__}, processed in memory"
+                )
+            if y is None and est._schema() is None:
+                raise DataValidationError(
+                    f"{name} requires y to be passed, but the target y is None "
+                    "(give the labels, or schema= and a table holding the label column)"
+                )
+            est._declared_classes()  # schema= and classes= checked before anything else
+            return InMemoryTable(data, _row_count(data))
+        schema = est._schema()
+        if schema is None:
+            raise ParameterError(
+                f"X ({_describe_table(data)}) is a distributed table: {name} needs schema= "
+                "(a ppdp.data.Schema with the two-class label) to encode it"
+            )
+        if y is not None:
+            raise ParameterError(
+                f"y ({type(y).__name__}) must be left out for a Dask DataFrame or a Parquet "
+                f"dataset: the labels are the table's column {schema.label.name!r}"
+                if schema.label is not None
+                else f"y ({type(y).__name__}) must be left out for a distributed table"
+            )
+        self.classes = est._declared_classes()
+        if not est.supports_distributed:
+            raise ParameterError(
+                f"X ({_describe_table(data)}): {name} does not accept a Dask DataFrame or a "
+                "Parquet dataset; read the table into a pandas DataFrame"
+            )
+        return PartitionedTable(data, schema, scheduler=options.scheduler, param="X")
+
+    def plan(self, table: Any) -> list[Charge]:
+        self.plan_ = self.learner._plan(table.rows)
+        if table.partitioned:
+            self.learner._check_distributed_params()
+        return [self.plan_]
+
+    def source(self) -> RandomSource:
+        return resolve_random_state(self.random_state)
+
+    def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
+        self.learner._check_accountant(accountant, charges[0], key)
+
+    def scan(self, table: Any, on_invalid: str, on_scan: Any) -> Any:
+        est = self.learner
+        est._on_invalid = on_invalid  # where value-dependent notes go (see _value_note)
+        if not table.partitioned:
+            Xv, self.classes, ypm = est._validate_training_data(
+                table.data, self.y, on_invalid=on_invalid
+            )
+            return est._prepare(Xv), ypm
+        schema = table.schema
+        scan = table.scan(
+            include_label=False, on_invalid=on_invalid, partition_fn=est._scan_function()
+        )
+        if on_scan is not None:
+            on_scan(scan)
+        n = int(scan.n_rows)
+        # The custodian's encoding counts (clipping, imputation): never part of a release.
+        est.encode_report_ = scan.report
+        est._check_row_count(n)
+        names = schema.without_label().column_names
+        est.n_features_in_ = len(names)
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+        est._after_scan(scan.value, n, schema.n_features)
+        return scan
+
+    def rows_scanned(self, scan: Any) -> int:
+        return int(scan.n_rows) if hasattr(scan, "n_rows") else int(scan[0].shape[0])
+
+    def replan(self, table: Any, scan: Any, charges: list[Charge]) -> list[Charge]:
+        n = self.rows_scanned(scan)
+        self.plan_ = plan = self.learner._plan(n)  # with the validated shape (n, and the width)
+        self.learner._warn_low_utility(n)
+        details = {**plan.details, "relation": Neighbouring.REPLACE_ONE.value}
+        return [Charge(plan.events, plan.mechanism, details)]
+
+    def unaccounted(self, source: RandomSource) -> None:
+        if source.is_secure:
+            _warn_unaccounted(self.name)
+
+    def release(
+        self, table: Any, scan: Any, source: RandomSource, charges: list[Charge], output: Any
+    ) -> Guarantee:
+        est, plan = self.learner, self.plan_
+        assert plan is not None
+        est.classes_ = self.classes
+        try:
+            if table.partitioned:
+                frame, schema, sched, mode = (
+                    table.frame,
+                    table.schema,
+                    table.scheduler,
+                    (est._on_invalid),
+                )
+                n = int(scan.n_rows)
+
+                def rows(transform: Any, dim: int) -> PartitionedERMData:
+                    return _partitioned_rows(frame, schema, mode, transform, dim, n, sched)
+
+                est._release_distributed(rows, n, source, plan)
+            else:
+                Z, ypm = scan
+                est._release(Z, ypm, source, plan)
+        except BaseException:
+            del est.classes_  # never look fitted after a failed release
+            raise
+        return est.guarantee_  # type: ignore[no-any-return]
+
+    def finish(self, records: tuple[Any, ...], seeded: bool) -> None:
+        self.learner._released(records, seeded)

@@ -31,6 +31,7 @@ from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.learn._model_io import read_model, save_model
 from ppdp.random import refuse_seeded
 from ppdp.registry import LEARNERS as _REGISTRY
+from ppdp.release import WorkflowOptions
 
 __all__ = [
     "LEARNERS",
@@ -175,6 +176,14 @@ def _binary_schema(schema: Schema) -> Schema:
     return schema
 
 
+def _param_names(cls: type) -> list[str]:
+    """The constructor parameters of a learner class (what ``get_params`` returns)."""
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD]
+
+
 def build_learner(
     kind: str,
     *,
@@ -194,7 +203,7 @@ def build_learner(
     ``None`` leaves the learner's default.
     """
     cls = _learner_class(kind)
-    accepted = set(cls._get_param_names())  # type: ignore[attr-defined]
+    accepted = set(_param_names(cls))
     wanted: dict[str, Any] = {
         "epsilon": epsilon,
         "regularization": regularization,
@@ -219,11 +228,7 @@ def build_learner(
             raise ParameterError(f"public (None) is required for {kind}: a public sample")
         return cls(public_X, **kwargs)
     if public_X is not None:
-        owners = [
-            e.name
-            for e in _REGISTRY.entries()
-            if "public_X" in e.load()._get_param_names()  # type: ignore[attr-defined]
-        ]
+        owners = [e.name for e in _REGISTRY.entries() if "public_X" in _param_names(e.load())]
         raise ParameterError(f"public data apply to {' and '.join(owners)} only, not {kind}")
     return cls(**kwargs)
 
@@ -326,28 +331,29 @@ def train_model_file(
     try:
         claim.acquire()
         refuse_released_retry(acct, idempotency_key, output)
-        result = _train_model_file(
+        run = WorkflowOptions(
+            ledger=getattr(acct, "path", None),
+            random_state=random_state,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+            force=force,
+            dry_run=dry_run,
+            scheduler=scheduler,
+            say=say,
+        )
+        learner = functools.partial(
+            build_learner,
             kind,
-            data,
-            schema=schema,
-            output=output,
             epsilon=epsilon,
             regularization=regularization,
             perturbation=perturbation,
-            public=public,
-            accountant=acct,
             random_state=random_state,
             options=options,
-            allow_seeded=allow_seeded,
-            force=force,
-            sep=sep,
-            encoding=encoding,
-            dry_run=dry_run,
-            on_report=on_report,
-            idempotency_key=idempotency_key,
-            scheduler=scheduler,
-            tell=say if say is not None else (lambda _line: None),
         )
+        result = _train_model_file(
+            learner, kind, data, schema=schema, output=output, public=public, accountant=acct,
+            run=run, sep=sep, encoding=encoding, on_report=on_report,
+        )  # fmt: skip
         if acct is None:
             return result
         return replace(
@@ -362,33 +368,24 @@ def train_model_file(
 
 
 def _train_model_file(
+    learner: Callable[..., Any],
     kind: str,
     data: Any,
     *,
     schema: Any,
     output: str | os.PathLike[str],
-    epsilon: float,
-    regularization: float | None = None,
-    perturbation: str | None = None,
-    public: Any = None,
-    accountant: Any = None,
-    random_state: Any = None,
-    options: Mapping[str, Any] | None = None,
-    allow_seeded: bool = False,
-    force: bool = False,
-    sep: str | None = None,
-    encoding: str = "utf-8",
-    dry_run: bool = False,
-    on_report: Any = None,
-    idempotency_key: str | None = None,
-    scheduler: Any = None,
-    tell: Callable[[str], None] = lambda _line: None,
+    public: Any,
+    accountant: Any,
+    run: WorkflowOptions,
+    sep: str | None,
+    encoding: str,
+    on_report: Any,
 ) -> TrainResult:
-    """:func:`train_model_file` with an open accountant (or none); ``tell`` gets the
-    progress lines."""
-    from ppdp.publish.files import warn_crowded_features
+    """:func:`train_model_file` with an open accountant (or none); ``learner(schema=...,
+    public_X=...)`` builds the learner with the caller's parameters."""
     from ppdp.publish.parquet_files import distributed_input
 
+    tell, random_state = run.tell, run.random_state
     ledger = getattr(accountant, "path", None)
     dest = check_output(
         output,
@@ -400,29 +397,21 @@ def _train_model_file(
             ("public sample", _file(public)),
             *ledger_files(ledger),
         ],
-        force=force,
+        force=run.force,
     )
     if accountant is not None:
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+        refuse_seeded(seeded, allow_seeded=run.allow_seeded, value=random_state)
     sch = _binary_schema(_as_schema(schema))
-    distributed = distributed_input(data, scheduler)
+    distributed = distributed_input(data, run.scheduler)
     if distributed:
         from ppdp.learn.parquet_files import refuse_unsupported
 
         refuse_unsupported(kind, _learner_class(kind))
-        options = {**dict(options or {}), "schema": sch}
+        given = dict(getattr(learner, "keywords", {}).get("options") or {})
+        learner = functools.partial(learner, options={**given, "schema": sch})
+    learner = functools.partial(learner, schema=sch)
     features = sch.without_label()
-    learner = functools.partial(
-        build_learner,
-        kind,
-        schema=sch,
-        epsilon=epsilon,
-        regularization=regularization,
-        perturbation=perturbation,
-        random_state=random_state,
-        options=options,
-    )
     public_X = None
     if public is not None:
         # The parameters first, on a stand-in for the public rows: a refused --gamma is said
@@ -433,6 +422,30 @@ def _train_model_file(
             _as_frame(public, "public", features.column_names, sep=sep, encoding=encoding)
         )
     est = learner(public_X=public_X)
+    with est.validated():  # the parameters are validated once for the whole run
+        return _check_and_train(est, kind, data, sch, dest, public_X, accountant, run, on_report,
+                                sep=sep, encoding=encoding, distributed=distributed)  # fmt: skip
+
+
+def _check_and_train(
+    est: Any,
+    kind: str,
+    data: Any,
+    sch: Schema,
+    dest: Path,
+    public_X: Any,
+    accountant: Any,
+    run: WorkflowOptions,
+    on_report: Any,
+    *,
+    sep: str | None,
+    encoding: str,
+    distributed: bool,
+) -> TrainResult:
+    """The budget check, the data read and checked, then the fit (or the dry run's stop)."""
+    from ppdp.publish.files import warn_crowded_features
+
+    tell, dry_run = run.tell, run.dry_run
     cost = est.privacy_budget()  # validates every parameter; reads no data
     if accountant is None and not dry_run:  # said once the parameters hold; a dry run says it
         tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
@@ -441,26 +454,12 @@ def _train_model_file(
 
         check_charges(
             accountant,
-            est._plan(None),
+            est.planned_charges(),
             mechanism=type(est).__name__,
-            idempotency_key=idempotency_key,
+            idempotency_key=run.idempotency_key,
         )
     if distributed:
-        return _train_dataset(
-            est,
-            data,
-            sch,
-            dest,
-            cost=cost,
-            accountant=accountant,
-            allow_seeded=allow_seeded,
-            idempotency_key=idempotency_key,
-            dry_run=dry_run,
-            on_report=on_report,
-            scheduler=scheduler,
-            random_state=random_state,
-            tell=tell,
-        )
+        return _train_dataset(est, data, sch, dest, cost, accountant, run, on_report)
     tell(f"reading {data}")
     X, y, report = sch.encode(
         _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
@@ -471,17 +470,13 @@ def _train_model_file(
     warn_crowded_features(sch.without_label(), X, tell)
     if dry_run:
         # The checks fit runs before its spend, in its order; then stop.
-        est._declared_classes()
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        Xv, _, _ = est._validate_training_data(X, y, on_invalid=mode)
-        plan = est._plan(Xv.shape[0])
-        est._warn_low_utility(Xv.shape[0])
+        (plan,) = est.run(X, y, run.release_options(accountant)).charges
         return TrainResult(
             path=dest,
             estimator=est,
             guarantee=None,
             ledger_indices=(),
-            seeded=random_state is not None,
+            seeded=run.random_state is not None,
             report=report,
             plan=plan,
             schema=sch,
@@ -497,8 +492,9 @@ def _train_model_file(
             "of their number)"
         )
     tell(f"{len(X):,} rows; checking the data and training {kind} ({cost}){fitted_first}")
-    est.fit(X, y, accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key)
+    est.run(X, y, run.release_options(accountant))
     tell(f"writing {dest}")
+    ledger = getattr(accountant, "path", None)
     return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
 
 
@@ -507,59 +503,37 @@ def _train_dataset(
     data: Any,
     sch: Schema,
     dest: Path,
-    *,
     cost: Any,
     accountant: Any,
-    allow_seeded: bool,
-    idempotency_key: str | None,
-    dry_run: bool,
+    run: WorkflowOptions,
     on_report: Any,
-    scheduler: Any,
-    random_state: Any,
-    tell: Callable[[str], None],
 ) -> TrainResult:
     """Fit ``est`` (built with ``schema=``) on a Parquet dataset or a Dask DataFrame."""
-    from ppdp.data.distributed import dask_session, open_table, scan_table
+    from ppdp.data.distributed import dask_session, open_table
 
-    mode = accountant.on_invalid if accountant is not None else "raise"
     local_default = isinstance(data, str | os.PathLike)
     open_table(data, sch)  # the files' footers, before a cluster is started
-    with dask_session(scheduler, default_local_cluster=local_default) as sched:
+    with dask_session(run.scheduler, default_local_cluster=local_default) as sched:
         where = data if isinstance(data, str | os.PathLike) else "the Dask DataFrame"
-        tell(f"scanning {where}" + (" (dry run: nothing is spent)" if dry_run else ""))
-        if dry_run:
-            # The checks fit runs before its spend (one validating scan), then stop.
-            est._declared_classes()
-            scan = scan_table(
-                open_table(data, sch), sch, include_label=False, on_invalid=mode, scheduler=sched
-            )
-            if on_report is not None:
-                on_report(sch, scan.report)
-            plan = est._plan(scan.n_rows)
-            est._warn_low_utility(scan.n_rows)
-            return TrainResult(
-                path=dest,
-                estimator=est,
-                guarantee=None,
-                ledger_indices=(),
-                seeded=random_state is not None,
-                report=scan.report,
-                plan=plan,
-                schema=sch,
-            )
-        est.fit(
-            data,
-            accountant=accountant,
-            allow_seeded=allow_seeded,
-            idempotency_key=idempotency_key,
-            scheduler=sched,
+        run.tell(f"scanning {where}" + (" (dry run: nothing is spent)" if run.dry_run else ""))
+        result = est.run(data, None, run.release_options(accountant, scheduler=sched))
+    if on_report is not None:
+        on_report(sch, result.report)
+    if run.dry_run:
+        (plan,) = result.charges
+        return TrainResult(
+            path=dest,
+            estimator=est,
+            guarantee=None,
+            ledger_indices=(),
+            seeded=run.random_state is not None,
+            report=result.report,
+            plan=plan,
+            schema=sch,
         )
-    report = getattr(est, "encode_report_", None)
-    if report is not None and on_report is not None:
-        on_report(sch, report)
+    run.tell(f"writing {dest}")
     ledger = getattr(accountant, "path", None)
-    tell(f"writing {dest}")
-    return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)
+    return _saved(est, dest, sch, cost=cost, ledger=ledger, report=result.report)
 
 
 def _saved(

@@ -133,8 +133,7 @@ def predictions_frame(est: Any, X: Any, classes: Any, *, encoded: bool = False) 
     if encoded and getattr(est, "schema", None) is not None:
         from scipy.special import expit
 
-        est._check_fitted()
-        scores = np.asarray(est._decision(np.asarray(X, dtype=np.float64)), dtype=np.float64)
+        scores = np.asarray(est.encoded_decision_function(X), dtype=np.float64)
         predicted = np.asarray(est.classes_)[(scores > 0).astype(int)]  # as est.predict
         if hasattr(est, "predict_proba"):  # the logistic model's P(classes_[1])
             probability = expit(scores)

@@ -4,7 +4,8 @@ A publisher follows the scikit-learn contract: ``__init__`` only stores its para
 ``fit(df, accountant=None)`` is the only step that spends budget and returns ``self``;
 the result is in ``release_``; ``sample`` / ``transform`` are free post-processing.
 
-``fit`` always runs in this order (DESIGN.md contract 2, RELIABILITY.md (c)):
+``fit`` is the release run (:func:`ppdp.release.run_release`, with this module's steps),
+always in this order (DESIGN.md contract 2, RELIABILITY.md (c)):
 
 1. validate the parameters (:meth:`Publisher._validate_params`), which also fixes the
    planned spends from the parameters, the schema and the number of rows (public under
@@ -44,10 +45,7 @@ from ppdp._params import ValidatedParams
 from ppdp.accounting import (
     Accountant,
     Charge,
-    charge,
     check_charges,
-    claim_key,
-    record_keyed_release,
 )
 from ppdp.accounting.events import PrivacyEvent
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
@@ -61,7 +59,14 @@ from ppdp.exceptions import (
     user_stacklevel,
 )
 from ppdp.publish._noise_limits import planned_charges
-from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
+from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.release import (
+    InMemoryTable,
+    PartitionedTable,
+    ReleaseOptions,
+    RunResult,
+    run_release,
+)
 
 __all__ = ["Charge", "Publisher", "Release"]
 
@@ -104,6 +109,56 @@ class Release:
     ledger_indices: tuple[int, ...] = ()
     seeded: bool = False
     replayed: bool = False
+
+    def save(
+        self, path: str | os.PathLike[str], *, method: str = "python", force: bool = False
+    ) -> Path:
+        """Write the released table and its guarantee file (``PATH.guarantee.json``) together.
+
+        Both files appear at once or not at all, as ``ppdp publish`` writes them, so
+        ``ppdp report`` and ``ppdp note`` read the result like a command's release.
+
+        Parameters
+        ----------
+        path : path
+            ``.csv``, ``.csv.gz`` or ``.parquet``.
+        method : str, default "python"
+            The publisher's registry name (``"synth"``, ``"groupby"``...), recorded in the
+            guarantee file: the report and the note read what the release holds from it.
+        force : bool, default False
+            Replace existing files.
+
+        Returns
+        -------
+        Path
+            The table's path.
+        """
+        from ppdp._io import atomic_paths, check_output
+        from ppdp.publish.files import sidecar_for, sidecar_text, write_table
+
+        if self.data is None:
+            raise ParameterError("this release holds no table to save (its statistics only)")
+        out = Path(os.fspath(path))
+        side = sidecar_for(out)
+        check_output(out, param="path", suffixes=(".csv", ".gz", ".parquet"), force=force,
+                     sidecars=[("the guarantee file", side)])  # fmt: skip
+        with atomic_paths(side, out) as (tmp_side, tmp_out):
+            tmp_side.write_text(sidecar_text(method, self, None, {}), encoding="utf-8")
+            write_table(self.data, tmp_out, name=out.name)
+        return out
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the guarantee and the first rows."""
+        from html import escape
+
+        head = f"<p><strong>{escape(self.guarantee.summary())}</strong>"
+        if self.seeded:
+            head += " <em>(seeded noise: not fit for a real release)</em>"
+        head += "</p>"
+        if self.data is None:
+            return head + f"<p>Statistics: {escape(', '.join(self.statistics))}</p>"
+        rows = f"<p>{len(self.data):,} rows × {self.data.shape[1]} columns</p>"
+        return head + rows + self.data.head(10).to_html(index=False, max_cols=20)
 
 
 def new_folder(output: Any, param: str) -> Path:
@@ -254,6 +309,12 @@ class Publisher(ValidatedParams):
             total = total + planned.budget
         return total
 
+    def planned_charges(self) -> list[Charge]:
+        """The charges one :meth:`fit` makes, from the parameters alone (what a budget check
+        before the data are read compares with the ledger)."""
+        with self._params_once():
+            return self._validate_params()
+
     def privacy_events(self) -> tuple[PrivacyEvent, ...]:
         """The typed events one :meth:`fit` charges, from the parameters alone.
 
@@ -305,58 +366,46 @@ class Publisher(ValidatedParams):
         -------
         self
         """
-        self._check_fit_arguments(accountant)
-        with self._params_once(), claim_key(accountant, idempotency_key):
-            return self._fit_dispatch(
-                df,
-                accountant,
-                allow_seeded=allow_seeded,
-                idempotency_key=idempotency_key,
-                scheduler=scheduler,
-                output=output,
-            )
-
-    def _fit_dispatch(
-        self,
-        df: Any,
-        accountant: Accountant | None,
-        *,
-        allow_seeded: bool,
-        idempotency_key: str | None,
-        scheduler: Any,
-        output: str | os.PathLike[str] | None,
-    ) -> Publisher:
-        from ppdp.data.distributed import is_distributed
-
-        if is_distributed(df):
-            return self._fit_distributed(
-                df,
-                accountant,
-                allow_seeded=allow_seeded,
-                idempotency_key=idempotency_key,
-                scheduler=scheduler,
-                output=output,
-            )
-        for name, value in (("scheduler", scheduler), ("output", output)):
-            if value is not None:
-                raise ParameterError(
-                    f"{name} ({value!r}) is for a Dask DataFrame or a Parquet dataset; "
-                    f"df is a {type(df).__name__}, processed in memory"
-                )
-        return self._fit_in_memory(
-            df, accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key
+        options = ReleaseOptions(
+            accountant=accountant,
+            allow_seeded=allow_seeded,
+            idempotency_key=idempotency_key,
+            scheduler=scheduler,
+            output=output,
         )
+        self.run(df, options)
+        return self
 
-    def _check_fit_arguments(self, accountant: Accountant | None) -> None:
+    def run(self, df: Any, options: ReleaseOptions | None = None) -> RunResult:
+        """:meth:`fit` with its options as one object, returning what the run did.
+
+        ``ReleaseOptions(dry_run=True)`` runs every check of a real release (parameters,
+        budget, one validating scan of the data) and stops before the charge: nothing is
+        spent or released, and the result's ``charges`` are those a real run would make.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame, dask DataFrame, or path to a Parquet dataset
+            The private table (see :meth:`fit`).
+        options : ReleaseOptions, optional
+            The accountant and every option of the run (default: none, no accountant).
+
+        Returns
+        -------
+        ppdp.release.RunResult
+        """
+        return run_release(_PublisherSteps(self), df, options or ReleaseOptions())
+
+    def _check_fit_arguments(self) -> None:
         if not isinstance(self.schema, Schema):
             raise ParameterTypeError(
                 f"schema ({type(self.schema).__name__}) must be a ppdp.data.Schema; "
                 "load one with Schema.from_file(path)"
             )
-        if accountant is not None and not isinstance(accountant, Accountant):
-            raise ParameterTypeError(
-                f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
-            )
+
+    def _check_partitioned(self) -> None:
+        """Refuse, in one line, parameters that need the table in memory (a Dask DataFrame
+        or a Parquet dataset was given); nothing by default."""
 
     def _public_rows(self, n_rows: int | None) -> int | None:
         """``n_rows`` where the number of rows is public (replace-one), None where it is
@@ -392,111 +441,14 @@ class Publisher(ValidatedParams):
             replayed=bool(records) and all(r.replayed for r in records),
         )
 
-    def _fit_in_memory(
-        self,
-        df: Any,
-        accountant: Accountant | None,
-        *,
-        allow_seeded: bool,
-        idempotency_key: str | None,
-    ) -> Publisher:
-        n_rows = self._public_rows(_public_row_count(df))
-        charges = self._validate_params(n_rows)
-        _warn_delta_of_rows(charges, n_rows)
-        name = type(self).__name__
-        source = resolve_random_state(self.random_state)
-        seeded = not source.is_secure
-        if accountant is not None:
-            refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
-            check_charges(accountant, charges, mechanism=name, idempotency_key=idempotency_key)
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        X, y = self._encode(self._bounded(df, source, mode), on_invalid=mode)
-        records = charge(
-            accountant,
-            charges,
-            seeded=seeded,
-            allow_seeded=allow_seeded,
-            idempotency_key=idempotency_key,
-        )
-        if accountant is None:
-            logger.info("%s.fit without an accountant: nothing is recorded", name)
-        release = self._release(X, y, source, charges)
-        record_keyed_release(accountant, records, release.guarantee, idempotency_key)
-        self._finish(release, records, seeded)
-        return self
-
-    def _fit_distributed(
-        self,
-        data: Any,
-        accountant: Accountant | None,
-        *,
-        allow_seeded: bool,
-        idempotency_key: str | None,
-        scheduler: Any,
-        output: str | os.PathLike[str] | None,
-    ) -> Publisher:
-        """The flow of :meth:`fit` for a Dask DataFrame or a Parquet dataset."""
-        from ppdp.data.distributed import (
-            check_unchanged,
-            dask_session,
-            guarded_release,
-            open_table,
-            scan_table,
-        )
-
-        name = type(self).__name__
-        if not self.supports_distributed:
-            raise ParameterError(
-                f"{name} does not accept a Dask DataFrame or a Parquet dataset; read the "
-                "table into a pandas DataFrame"
-            )
-        output_path = self._check_output(output, name)
-        planned = self._validate_params(None)
-        source = resolve_random_state(self.random_state)
-        seeded = not source.is_secure
-        if accountant is not None:
-            refuse_seeded(seeded, allow_seeded=allow_seeded, value=self.random_state)
-            check_charges(accountant, planned, mechanism=name, idempotency_key=idempotency_key)
-        mode = accountant.on_invalid if accountant is not None else "raise"
-        local_default = not hasattr(data, "to_delayed")  # a path: start a LocalCluster
-        with (
-            guarded_release() as stage,
-            dask_session(scheduler, default_local_cluster=local_default) as sched,
-        ):
-            frame = open_table(data, self.schema)
-            bounded, bounding = self._bounded_frame(frame, source, mode)
-            scan = scan_table(
-                bounded,
-                self.schema,
-                include_label=self._distributed_include_label(),
-                on_invalid=mode,
-                partition_fn=self._shipped()._partition_statistics,
-                scheduler=sched,
-            )
-            self._log_bounding(bounding, sched)
-            self._check_scan(scan, mode)
-            n_rows = self._public_rows(scan.n_rows)
-            charges = self._validate_params(n_rows)
-            _warn_delta_of_rows(charges, n_rows)
-            check_unchanged(frame)  # the files scanned are the files the release reads
-            records = charge(
-                accountant,
-                charges,
-                seeded=seeded,
-                allow_seeded=allow_seeded,
-                idempotency_key=idempotency_key,
-            )
-            stage.spent(records)
-            if accountant is None:
-                logger.info("%s.fit without an accountant: nothing is recorded", name)
-            release = self._release_distributed(
-                bounded, scan, source, charges, scheduler=sched, output=output_path
-            )
-        record_keyed_release(accountant, records, release.guarantee, idempotency_key)
-        self._finish(release, records, seeded)
-        return self
-
     # -- privacy unit (docs/proofs/privacy-unit.md) -----------------------------------------
+
+    @property
+    def bounding_summary(self) -> str | None:
+        """The custodian's line of the last fit's contribution bounding (persons, rows
+        dropped), or None without a privacy unit. Computed from the private data: for the
+        custodian's terminal or log only, never released."""
+        return getattr(self, "_custodian_bounding_line", None)
 
     def _contribution_bounds(self) -> Any:
         """The caps of each person (:class:`ppdp.data.contribution.ContributionBounds`), or
@@ -592,3 +544,106 @@ class Publisher(ValidatedParams):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "schema")
         return f"{type(self).__name__}({params})"
+
+
+class _PublisherSteps:
+    """How a publisher plans, scans and releases, for :func:`ppdp.release.run_release`."""
+
+    def __init__(self, publisher: Publisher) -> None:
+        self.publisher = publisher
+        self.name = type(publisher).__name__
+        self.random_state = publisher.random_state
+        self.output: Any = None
+        self.released: Release | None = None
+        self._source: Any = None
+        self.frame: Any = None  # the partitioned table as scanned and released (bounded)
+
+    def validated(self) -> Any:
+        return self.publisher._params_once()
+
+    def table(self, data: Any, options: ReleaseOptions) -> InMemoryTable | PartitionedTable:
+        from ppdp.data.distributed import is_distributed
+
+        pub = self.publisher
+        pub._check_fit_arguments()
+        if is_distributed(data):
+            if not pub.supports_distributed:
+                raise ParameterError(
+                    f"{self.name} does not accept a Dask DataFrame or a Parquet dataset; read "
+                    "the table into a pandas DataFrame"
+                )
+            pub._check_partitioned()
+            self.output = pub._check_output(options.output, self.name)
+            return PartitionedTable(data, pub.schema, scheduler=options.scheduler)
+        for name, value in (("scheduler", options.scheduler), ("output", options.output)):
+            if value is not None:
+                raise ParameterError(
+                    f"{name} ({value!r}) is for a Dask DataFrame or a Parquet dataset; "
+                    f"df is a {type(data).__name__}, processed in memory"
+                )
+        return InMemoryTable(data, _public_row_count(data))
+
+    def plan(self, table: Any) -> list[Charge]:
+        if table.rows is None:
+            return self.publisher._validate_params(None)
+        n_rows = self.publisher._public_rows(table.rows)
+        charges = self.publisher._validate_params(n_rows)
+        _warn_delta_of_rows(charges, n_rows)
+        return charges
+
+    def source(self) -> RandomSource:
+        self._source = resolve_random_state(self.publisher.random_state)
+        return self._source
+
+    def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
+        check_charges(accountant, charges, mechanism=self.name, idempotency_key=key)
+
+    def scan(self, table: Any, on_invalid: str, on_scan: Any) -> Any:
+        pub = self.publisher
+        if not table.partitioned:  # each person's rows bounded first (privacy unit)
+            return pub._encode(
+                pub._bounded(table.data, self._source, on_invalid), on_invalid=on_invalid
+            )
+        self.frame, bounding = pub._bounded_frame(table.frame, self._source, on_invalid)
+        scan = table.scan(
+            include_label=pub._distributed_include_label(),
+            on_invalid=on_invalid,
+            partition_fn=pub._shipped()._partition_statistics,
+            frame=self.frame,
+        )
+        pub._log_bounding(bounding, table.scheduler)
+        if on_scan is not None:
+            on_scan(scan)
+        pub._check_scan(scan, on_invalid)
+        return scan
+
+    def rows_scanned(self, scan: Any) -> int:
+        return int(scan.n_rows) if hasattr(scan, "n_rows") else int(scan[0].shape[0])
+
+    def replan(self, table: Any, scan: Any, charges: list[Charge]) -> list[Charge]:
+        if not table.partitioned:
+            return charges
+        n_rows = self.publisher._public_rows(scan.n_rows)
+        charges = self.publisher._validate_params(n_rows)
+        _warn_delta_of_rows(charges, n_rows)
+        return charges
+
+    def unaccounted(self, source: RandomSource) -> None:
+        """A publisher's unaccounted release is said in the log only."""
+
+    def release(
+        self, table: Any, scan: Any, source: RandomSource, charges: list[Charge], output: Any
+    ) -> Guarantee:
+        pub = self.publisher
+        if table.partitioned:
+            self.released = pub._release_distributed(
+                self.frame, scan, source, charges, scheduler=table.scheduler, output=self.output
+            )
+        else:
+            X, y = scan
+            self.released = pub._release(X, y, source, charges)
+        return self.released.guarantee
+
+    def finish(self, records: tuple[Any, ...], seeded: bool) -> None:
+        assert self.released is not None
+        self.publisher._finish(self.released, list(records), seeded)

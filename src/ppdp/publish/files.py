@@ -7,8 +7,9 @@ ledger (check, validate the data, spend, release), then writes the table and its
 ``OUT.guarantee.json`` atomically. Invalid input writes nothing and spends nothing.
 
 A Parquet dataset (a folder or a glob) or a Dask DataFrame goes through
-:mod:`ppdp.publish.parquet_files` instead: one validating scan inside ``fit``, and the
-release written as a folder of Parquet parts with ``_SUCCESS``, its guarantee beside it.
+:func:`publish_dataset` instead (the folder helpers are :mod:`ppdp.publish.parquet_files`'s):
+one validating scan inside ``fit``, and the release written as a folder of Parquet parts
+with ``_SUCCESS``, its guarantee beside it.
 
 Examples
 --------
@@ -21,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -32,6 +34,7 @@ from typing import Any
 
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import ParameterError
+from ppdp.release import WorkflowOptions
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -336,67 +339,58 @@ def prepare_publisher(
     *,
     schema: Any,
     epsilon: float,
-    random_state: Any,
-    allow_seeded: bool,
-    allow_large_epsilon: bool,
     options: Mapping[str, Any] | None,
-    ledger: Any,
-    tell: Callable[[str], None],
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
 ) -> tuple[Any, Any, Any, str | None]:
     """Refuse a seeded ledger release, load the schema, build and validate the publisher.
 
-    Returns the schema (a :class:`~ppdp.data.Schema`), the publisher, its cost and its
-    low-utility message (already said as one line), all before the data are read or
-    anything is spent.
+    The publisher's parameters are validated once, here, for the whole run: ``scope`` holds
+    :meth:`~ppdp.publish.Publisher.validated` until the workflow ends. Returns the schema
+    (a :class:`~ppdp.data.Schema`), the publisher, its cost and its low-utility message
+    (already said as one line), all before the data are read or anything is spent.
     """
     from ppdp.data import Schema
     from ppdp.random import refuse_seeded
 
-    if ledger is not None:
+    random_state = run.random_state
+    if run.ledger is not None:
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
-        refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
+        refuse_seeded(seeded, allow_seeded=run.allow_seeded, value=random_state)
     schema = schema if isinstance(schema, Schema) else Schema.from_file(schema)
     publisher = build_publisher(
         method,
         epsilon=epsilon,
         schema=schema,
         random_state=random_state,
-        allow_large_epsilon=allow_large_epsilon,
+        allow_large_epsilon=run.allow_large_epsilon,
         options=options,
     )
+    scope.enter_context(publisher.validated())
     cost = publisher.privacy_budget()  # validates every parameter before the data are read
     low = getattr(publisher, "low_utility_message", None)
     message = low() if low is not None else None
     if message:  # said before anything is spent, from public quantities
-        tell(f"warning: LowUtilityWarning: {message}")
+        run.tell(f"warning: LowUtilityWarning: {message}")
     return schema, publisher, cost, message
 
 
-def check_budget(
-    acct: Any,
-    publisher: Any,
-    cost: Any,
-    *,
-    out: Path,
-    idempotency_key: str | None,
-    tell: Callable[[str], None],
-    dry_run: bool = False,
-) -> None:
+def check_budget(acct: Any, publisher: Any, cost: Any, *, out: Path, run: WorkflowOptions) -> None:
     """Refuse a retry of a written release and a spend the ledger cannot take (or say that
     nothing will be recorded: a dry run's summary says it instead), before the data are
     read."""
     from ppdp.accounting import check_charges, refuse_released_retry
 
-    refuse_released_retry(acct, idempotency_key, out)
+    refuse_released_retry(acct, run.idempotency_key, out)
     if acct is not None:
         check_charges(
             acct,
-            publisher._validate_params(),
+            publisher.planned_charges(),
             mechanism=type(publisher).__name__,
-            idempotency_key=idempotency_key,
+            idempotency_key=run.idempotency_key,
         )
-    elif not dry_run:
-        tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
+    elif not run.dry_run:
+        run.tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
 
 
 def publish_table_file(
@@ -475,32 +469,56 @@ def publish_table_file(
     -------
     PublishResult
     """
-    from ppdp._io import atomic_paths, check_csv_format, check_output, ledger_files, write_error
+    from ppdp._io import check_csv_format
+    from ppdp.publish.parquet_files import distributed_input
+
+    run = WorkflowOptions(
+        ledger=ledger,
+        random_state=random_state,
+        allow_seeded=allow_seeded,
+        allow_large_epsilon=allow_large_epsilon,
+        idempotency_key=idempotency_key,
+        force=force,
+        dry_run=dry_run,
+        scheduler=scheduler,
+        say=say,
+    )
+    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
+    with contextlib.ExitStack() as scope:
+        if distributed_input(data, scheduler):
+            return publish_dataset(
+                method, data, schema=schema, output=output, epsilon=epsilon, options=options,
+                run=run, scope=scope,
+            )  # fmt: skip
+        return _publish_file(
+            method, data, schema=schema, output=output, epsilon=epsilon, options=options,
+            run=run, scope=scope, sep=sep, encoding=encoding, output_sep=output_sep,
+            output_decimal=output_decimal,
+        )  # fmt: skip
+
+
+def _publish_file(
+    method: str,
+    data: str | os.PathLike[str],
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Mapping[str, Any] | None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
+    sep: str | None,
+    encoding: str,
+    output_sep: str,
+    output_decimal: str,
+) -> PublishResult:
+    """:func:`publish_table_file` for a file read into memory."""
+    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
     from ppdp.accounting import Accountant, claim_key
     from ppdp.data.draft import read_table
     from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
-    from ppdp.publish.parquet_files import distributed_input, publish_dataset
 
-    output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
-    if distributed_input(data, scheduler):
-        return publish_dataset(  # type: ignore[no-any-return]
-            method,
-            data,
-            schema=schema,
-            output=output,
-            epsilon=epsilon,
-            options=options,
-            ledger=ledger,
-            random_state=random_state,
-            allow_seeded=allow_seeded,
-            allow_large_epsilon=allow_large_epsilon,
-            idempotency_key=idempotency_key,
-            force=force,
-            dry_run=dry_run,
-            scheduler=scheduler,
-            say=say,
-        )
-    tell = say if say is not None else (lambda _m: None)
+    ledger, say, tell = run.ledger, run.say, run.tell
     out = Path(output)
     side = sidecar_for(out)
     # Every output check before anything is read or spent (DESIGN.md contract 6).
@@ -513,40 +531,29 @@ def publish_table_file(
             ("schema", schema if isinstance(schema, str | os.PathLike) else None),
             *ledger_files(ledger),
         ],
-        force=force,
+        force=run.force,
     )
     schema, publisher, cost, message = prepare_publisher(
-        method,
-        schema=schema,
-        epsilon=epsilon,
-        random_state=random_state,
-        allow_seeded=allow_seeded,
-        allow_large_epsilon=allow_large_epsilon,
-        options=options,
-        ledger=ledger,
-        tell=tell,
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
     )
     acct = Accountant.open_existing(ledger) if ledger else None
     state: LedgerState | None = None
-    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
+    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
     try:
         claim.acquire()
-        check_budget(
-            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
-            dry_run=dry_run,
-        )  # fmt: skip
+        check_budget(acct, publisher, cost, out=out, run=run)
         tell(f"reading {data}")
-        df = read_table(data, columns=schema.data_columns, sep=sep, encoding=encoding)
+        wanted = (*schema.data_columns, *schema.open_column_names)
+        df = read_table(data, columns=wanted, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
             if message:  # already said above as one line
                 warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            if dry_run:
+            if run.dry_run:
                 tell(f"{_rows(df, publisher)}; checking the data (dry run: nothing is spent)")
-                charges = publisher._validate_params(len(df))
-                publisher._encode(df, on_invalid=on_invalid)  # the checks fit runs
-        if dry_run:
+                charges = list(publisher.run(df, run.release_options(acct)).charges)
+        if run.dry_run:
             report = encode_report(schema, df, on_invalid=on_invalid)
             say_corrections(schema, report, tell)
             warn_identifiers(schema, df, tell)
@@ -582,14 +589,12 @@ def publish_table_file(
                 warnings.simplefilter("ignore", InsecureRandomnessWarning)
                 if message:  # already said above as one line
                     warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-                publisher.fit(
-                    df, accountant=acct, allow_seeded=allow_seeded, idempotency_key=idempotency_key
-                )
+                publisher.run(df, run.release_options(acct))
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
-        if getattr(publisher, "_custodian_bounding_line", None):  # privacy unit: custodian's line
-            tell(publisher._custodian_bounding_line)
+        if publisher.bounding_summary:  # privacy unit: the custodian's line
+            tell(publisher.bounding_summary)
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:
@@ -617,6 +622,161 @@ def publish_table_file(
         ledger=state,
         n_rows=len(df),
         rows_written=len(table),
+    )
+
+
+def publish_dataset(
+    method: str,
+    data: Any,
+    *,
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Any = None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
+) -> PublishResult:
+    """:func:`publish_table_file` for a Parquet dataset or a Dask DataFrame.
+
+    The same order as for a file: every output check, the publisher's parameters, whether
+    the method takes a distributed table, the budget; then one validating scan (inside
+    ``fit``; the clipping warnings come from its counts), the spend, the release, the rows
+    written partition by partition into a hidden folder, the guarantee file beside it, and
+    the folder renamed into place. Returns a :class:`~ppdp.publish.files.PublishResult`
+    whose ``table`` is a lazy Dask DataFrame of the folder and ``rows_written`` its rows.
+    """
+    import shutil
+
+    from ppdp._io import ledger_files, write_error
+    from ppdp.accounting import Accountant, claim_key
+    from ppdp.data.distributed import DaskRunError, dask_session, open_table
+    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+    from ppdp.publish.parquet_files import (
+        _write_rows,
+        check_folder_output,
+        folder_rows,
+        move_into_place,
+        readback,
+        staging_folder,
+        writes_rows,
+    )
+
+    ledger, tell = run.ledger, run.tell
+    out = Path(os.fspath(output))
+    side = sidecar_for(out)
+    path_in = data if isinstance(data, str | os.PathLike) else None
+    check_folder_output(
+        out,
+        sidecars=[("--output's guarantee file", side)],
+        inputs=[
+            ("data", path_in),
+            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
+            *ledger_files(ledger),
+        ],
+        force=run.force,
+    )
+    schema, publisher, cost, message = prepare_publisher(
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
+    )
+    how = writes_rows(publisher, method)
+    acct = Accountant.open_existing(ledger) if ledger else None
+    state: LedgerState | None = None
+    staged = staging_folder(out)
+    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
+    try:
+        claim.acquire()
+        check_budget(acct, publisher, cost, out=out, run=run)
+        open_table(data, schema)  # the files' footers, before a cluster is started
+        local_default = path_in is not None
+        with (
+            dask_session(run.scheduler, default_local_cluster=local_default) as sched,
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            if message:  # already said above as one line
+                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+            note = "" if run.dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
+            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
+            scanned: list[Any] = []
+
+            def on_scan(scan: Any) -> None:
+                scanned.append(scan)
+                say_corrections(schema, scan.report, tell)
+
+            release_options = run.release_options(
+                acct,
+                scheduler=sched,
+                output=staged if how == "fit" else None,
+                on_scan=on_scan,
+            )
+            try:
+                result = publisher.run(data, release_options)
+            except OSError as exc:
+                if not scanned or run.dry_run:  # reading the data failed: nothing was spent
+                    raise
+                # The scan passed, so the spend was recorded; the rows' write failed.
+                where = f"in {ledger}" if ledger is not None else "recorded nowhere"
+                raise write_error(exc, out, charged=f"{cost} {where}") from exc
+            n_rows = result.n_rows
+            if publisher.bounding_summary:  # privacy unit: the custodian's line
+                tell(publisher.bounding_summary)
+            if run.dry_run:
+                tell(f"{rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
+                return PublishResult(
+                    path=out,
+                    sidecar=side,
+                    publisher=publisher,
+                    table=None,
+                    cost=cost,
+                    ledger=(
+                        LedgerState(acct.guarantee, acct.composition, acct.remaining)
+                        if acct is not None
+                        else None
+                    ),
+                    n_rows=n_rows,
+                    dry_run=True,
+                    charges=list(result.charges),
+                    report=result.report,
+                    after=planned_remaining(acct, list(result.charges)),
+                )
+            if acct is not None:
+                state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
+            release = publisher.release_
+            tell(f"{rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
+            try:
+                if how != "fit":
+                    _write_rows(publisher, method, staged, n_rows, scheduler=sched)
+                written = folder_rows(staged)
+                text = sidecar_text(
+                    method,
+                    release,
+                    ledger,
+                    publisher.guarantee_fields(),
+                    rows=written,
+                    folder=True,
+                )
+                move_into_place(staged, out, [(side, text)])
+            except OSError as exc:
+                raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
+            except DaskRunError as exc:  # the rows' write, on a cluster that failed
+                raise DaskRunError(
+                    f"{exc}; ε was charged ({_charged(ledger, release, cost)}) and nothing "
+                    "was released: the charge stands"
+                ) from None
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+        claim.release()
+        if acct is not None:
+            acct.close()
+    return PublishResult(
+        path=out,
+        sidecar=side,
+        publisher=publisher,
+        table=readback(publisher, out),
+        cost=cost,
+        ledger=state,
+        n_rows=n_rows,
+        rows_written=written,
     )
 
 

@@ -21,16 +21,26 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy.special import ndtri
 
 from ppdp._params import Rule, epsilon_rules
 from ppdp._validation import check_real
+from ppdp.accounting.events import EpsilonDelta, Exponential
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.data import Schema
-from ppdp.data.columns import CategoricalColumn, Category, NumericColumn
+from ppdp.data.columns import CategoricalColumn, Category, NumericColumn, OpenCategoricalColumn
 from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
+from ppdp.publish.group_quantiles import exponential_quantiles
+from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
+from ppdp.publish.intervals import (
+    discrete_laplace_halfwidth,
+    laplace_mix_halfwidth,
+    round_to_noise,
+)
+from ppdp.publish.partition_selection import METHODS, PartitionSelection
 from ppdp.random import RandomSource, RandomState
 
 __all__ = ["GroupByPublisher", "GroupPlan", "GroupStatistics"]
@@ -44,6 +54,11 @@ HALF_UNIT = UNIT // 2
 #: The integer centred sums are clamped to ``±SUM_LIMIT`` (1-Lipschitz: no sensitivity
 #: change); reached only by a group of more than 2²⁹ rows all at one bound.
 SUM_LIMIT = 2**52
+#: Squares use a coarser grid: ``[−SQ_HALF, SQ_HALF]`` in steps of ``2⁻¹²`` of the range,
+#: so a square is at most ``2²²`` and a group's sum of squares stays exact below 2³⁰ rows.
+SQ_BITS = 12
+SQ_UNIT = 2**SQ_BITS
+SQ_HALF = SQ_UNIT // 2
 #: The most groups (cells of the declared domain of ``by``).
 MAX_GROUPS = 2**22
 #: Rows per exact chunk of the float ``bincount`` (partial sums stay below 2⁵³).
@@ -77,6 +92,50 @@ class GroupPlan:
     #: The most rows of one person in the statistics (1 without a privacy unit):
     #: ``min(max_rows, max_groups · max_rows_per_group)`` (docs/proofs/privacy-unit.md).
     contribution: int = 1
+    #: ``"declared"`` (the declared domain only) or ``"private"`` (declared keys, then keys of
+    #: the open ``by`` columns chosen by ``selection``).
+    key_mode: str = "declared"
+    #: The ``by`` columns declared open (their undeclared keys come from the data).
+    open_by: tuple[str, ...] = ()
+    #: keys="private": the selection; its ε is ``epsilon_count`` for the thresholding
+    #: methods (the counts are its noisy counts), or ``epsilon_select`` (truncated geometric).
+    selection: PartitionSelection | None = None
+    epsilon_select: float = 0.0
+    #: Columns (among ``means``) whose per-group variance and standard deviation are
+    #: released, from a noisy sum of squares (its own part, ``epsilon_mean``).
+    variances: tuple[str, ...] = ()
+    #: The nominal coverage of every released interval (None: no intervals).
+    interval: float | None = 0.95
+    #: Decimals of the released table: ``"auto"`` (what each value's interval supports),
+    #: an integer, or None (unrounded).
+    rounding: int | str | None = "auto"
+    #: Groups whose noisy count is below this are left out of the table (None: none).
+    min_count: float | None = None
+    #: Columns whose per-group quantiles at each of ``probabilities`` are released (the
+    #: exponential mechanism on the declared range, ``epsilon_mean`` each).
+    quantiles: tuple[str, ...] = ()
+    probabilities: tuple[float, ...] = ()
+
+    @property
+    def epsilon_quantile_group(self) -> float:
+        """ε of one group's quantile draw: a row moving between groups changes two groups'
+        draws under replace-one, so each gets half of the part."""
+        half = self.relation is Neighbouring.REPLACE_ONE
+        return self.epsilon_mean / 2.0 if half else self.epsilon_mean
+
+    @property
+    def square_sensitivity(self) -> int:
+        """L1 sensitivity of one column's sum-of-squares vector, in ``(2⁻¹²·range)²``:
+        ``SQ_HALF²·2`` under replace-one (a row moves between groups), ``SQ_HALF²`` under
+        add/remove; times :attr:`contribution` under a privacy unit (each of a person's
+        rows adds at most ``SQ_HALF²`` to one group's sum)."""
+        moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        return SQ_HALF**2 * moves * self.contribution
+
+    @property
+    def delta(self) -> float:
+        """δ of the release: the selection's (0 for declared keys)."""
+        return self.selection.delta if self.selection is not None else 0.0
 
     @property
     def n_groups(self) -> int:
@@ -112,9 +171,13 @@ class GroupStatistics:
 
     counts: NDArray[np.int64]  # (G,)
     sums: NDArray[np.int64]  # (k, G)
+    squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
-        return GroupStatistics(self.counts + other.counts, self.sums + other.sums)
+        squares = None
+        if self.squares is not None and other.squares is not None:
+            squares = self.squares + other.squares
+        return GroupStatistics(self.counts + other.counts, self.sums + other.sums, squares)
 
 
 @dataclass(frozen=True)
@@ -130,6 +193,16 @@ class GroupByParams:
     count_share: float | None
     max_groups: int | None
     max_rows_per_group: int | None
+    keys: str
+    delta: float | None
+    selection: str
+    threshold: float | None
+    variances: tuple[str, ...]
+    interval: float | None
+    rounding: int | str | None
+    min_count: float | None
+    quantiles: tuple[str, ...]
+    q: tuple[float, ...]
     plan: GroupPlan
 
 
@@ -179,11 +252,20 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     for name in by:
         if name == label:
             continue
+        if name in schema.open_column_names:
+            if checked["keys"] != "private":
+                raise ParameterError(
+                    f"by ({name!r}) is an open column (its categories are not declared): its "
+                    "keys can only be selected privately; use keys='private' (--keys private) "
+                    "with a delta, or declare its categories in the schema"
+                )
+            continue
         if name not in schema.column_names:
+            known = [*categorical, *schema.open_column_names]
             raise ParameterError(
                 f"by ({name!r}) is not a column of the schema; declared categorical columns: "
-                f"{', '.join(map(repr, categorical)) or 'none'}"
-                + near_names([name], categorical, where="the schema")
+                f"{', '.join(map(repr, known)) or 'none'}"
+                + near_names([name], known, where="the schema")
             )
         col = schema.column(name)
         if isinstance(col, NumericColumn) and col.cuts is None:
@@ -195,6 +277,11 @@ def _check_by(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
             )
     if "count" in by:
         raise ParameterError("by ('count') clashes with the released column 'count'; rename it")
+    if checked["keys"] == "private" and not any(n in schema.open_column_names for n in by):
+        raise ParameterError(
+            f"keys ('private') selects the keys of open columns, but by ({', '.join(by) or '()'}) "
+            "names none; declare a column open: true in the schema, or use keys='declared'"
+        )
     return by
 
 
@@ -230,7 +317,7 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     share = check_real("count_share", value)
     if not (0.0 < share < 1.0):
         raise ParameterError(f"count_share ({value!r}) must be in (0, 1)")
-    if not checked["means"]:
+    if not checked["means"] and not checked["variances"] and not checked["quantiles"]:
         raise ParameterError(
             f"count_share ({value!r}) splits ε between the counts and the means, but means is "
             "empty (the counts get all of ε); leave it unset or name means columns"
@@ -251,6 +338,12 @@ def _check_cap(param: str) -> Any:
             )
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ParameterError(f"{param} ({value!r}) must be an integer >= 1")
+        if checked["keys"] == "private":
+            raise ParameterError(
+                f"{param} ({value!r}): not yet with keys='private' (the caps bound declared "
+                "groups only); leave it unset: each person's max_rows rows then bound the "
+                "selection"
+            )
         return int(value)
 
     return check
@@ -266,6 +359,145 @@ def _contribution(checked: Mapping[str, Any]) -> int:
     if l0 is not None and linf is not None:
         k = min(k, l0 * linf)
     return k
+
+
+def _check_keys(value: Any, _: Mapping[str, Any]) -> str:
+    if value not in ("declared", "private"):
+        raise ParameterError(
+            f"keys ({value!r}) must be 'declared' (the declared domain of by) or 'private' "
+            "(keys of open columns selected from the data, at a cost in delta)"
+        )
+    return str(value)
+
+
+def _check_delta(value: Any, checked: Mapping[str, Any]) -> float | None:
+    if checked["keys"] != "private":
+        if value is not None:
+            raise ParameterError(
+                f"delta ({value!r}) applies to keys='private' only (declared keys cost no delta); "
+                "leave it unset"
+            )
+        return None
+    if value is None:
+        raise ParameterError(
+            "delta (None): keys='private' needs delta > 0, the chance that a key held by one "
+            "person is released (e.g. --delta 1e-6, well below 1/n)"
+        )
+    delta = check_real("delta", value)
+    if not 0.0 < delta < 1.0:
+        raise ParameterError(f"delta ({value!r}) must be in (0, 1), well below 1/n")
+    return delta
+
+
+def _check_selection(value: Any, checked: Mapping[str, Any]) -> str:
+    if value not in METHODS:
+        raise ParameterError(
+            f"selection ({value!r}) must be one of {', '.join(map(repr, METHODS))}"
+        )
+    return str(value)
+
+
+def _check_threshold(value: Any, checked: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    if checked["keys"] != "private" or checked["selection"] == "truncated-geometric":
+        raise ParameterError(
+            f"threshold ({value!r}) applies to keys='private' with selection 'laplace' or "
+            "'gaussian' only; leave it unset"
+        )
+    return check_real("threshold", value)
+
+
+def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
+    schema: Schema = checked["schema"]
+    names = _names("variances", value, schema.column_names)
+    numeric = [c.name for c in schema.numeric_columns if not c.date]
+    for name in names:
+        if name not in numeric:
+            raise ParameterError(
+                f"variances ({name!r}) is not a numeric column of the schema; numeric columns: "
+                f"{', '.join(map(repr, numeric)) or 'none'}"
+                + near_names([name], numeric, where="the schema")
+            )
+    return names
+
+
+def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
+    names = _check_variances(value, checked) if value else ()
+    unit = checked["schema"].privacy_unit
+    if names and unit is not None:
+        raise ParameterError(
+            f"quantiles ({', '.join(names)}): not yet with a privacy unit (the schema's "
+            f"privacy_unit {unit.column!r}); release means and variances, which are "
+            "calibrated per person"
+        )
+    if names and checked["keys"] == "private":
+        raise ParameterError(
+            f"quantiles ({', '.join(names)}): not yet with keys='private'; group by declared "
+            "keys, or release means and variances"
+        )
+    return names
+
+
+def _check_q(value: Any, checked: Mapping[str, Any]) -> tuple[float, ...]:
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for v in items:
+        p = check_real("q", v)
+        if not 0.0 < p < 1.0:
+            raise ParameterError(
+                f"q ({v!r}) must be a probability strictly between 0 and 1 (0.5: the median)"
+            )
+        out.append(p)
+    if len(set(out)) != len(out) or not out:
+        raise ParameterError(f"q ({value!r}) must list distinct probabilities, at least one")
+    return tuple(out)
+
+
+def _check_interval(value: Any, _: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    level = check_real("interval", value)
+    if not 0.5 <= level < 1.0:
+        raise ParameterError(
+            f"interval ({value!r}) is the coverage of each released interval: a number in "
+            "[0.5, 1), e.g. 0.95; None releases no intervals"
+        )
+    return level
+
+
+def _check_rounding(value: Any, _: Mapping[str, Any]) -> int | str | None:
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not -15 <= value <= 15:
+        raise ParameterError(
+            f"rounding ({value!r}) must be 'auto' (to what each value's noise supports), a "
+            "number of decimals in [-15, 15], or None (unrounded)"
+        )
+    return int(value)
+
+
+def _check_min_count(value: Any, _: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    t = check_real("min_count", value)
+    if not (math.isfinite(t) and t >= 0):
+        raise ParameterError(
+            f"min_count ({value!r}) must be a number >= 0: groups whose noisy count is below it "
+            "are left out of the table"
+        )
+    return t
+
+
+def _selection_caps(checked: Mapping[str, Any]) -> dict[str, int]:
+    """The private selection's caps per person: 1 where rows are persons; with a privacy
+    unit of ``k = max_rows`` rows, a person reaches at most ``k`` keys (L0) with at most
+    ``k`` rows in one (L∞) and ``k`` rows in all (docs/proofs/partition-selection.md §6)."""
+    unit = checked["schema"].privacy_unit
+    if unit is None:
+        return {}
+    k = int(unit.max_rows)
+    return {"max_groups": k, "max_rows_per_group": k, "max_contribution": k}
 
 
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
@@ -288,6 +520,8 @@ def _levels_of(col: Any) -> tuple[Category, ...]:
     """A grouping column's levels: its declared categories, or the intervals between a
     numeric column's bounds and declared cuts, written ``[30, 45)`` (the last one closed,
     ``[60, 90]``; dates as ISO dates)."""
+    if isinstance(col, OpenCategoricalColumn):  # its known keys, as the data's key texts
+        return tuple(str(c) for c in col.categories)
     if isinstance(col, CategoricalColumn):
         return tuple(col.categories)
     from ppdp.data.dates import day_text
@@ -308,7 +542,9 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     levels = tuple(
         tuple(schema.label.classes)
         if schema.label is not None and name == schema.label.name
-        else _levels_of(schema.column(name))
+        else _levels_of(
+            schema.open_column(name) if name in schema.open_column_names else schema.column(name)
+        )
         for name in by
     )
     n_groups = math.prod(len(lv) for lv in levels)
@@ -317,9 +553,46 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
             f"by ({', '.join(by)}) spans {n_groups:,} groups (the product of the declared "
             f"categories); at most {MAX_GROUPS:,} are allowed: group by fewer columns"
         )
-    eps_count, eps_mean = _split(checked["epsilon"], len(means), checked["count_share"])
+    variances = checked["variances"]
+    means = (*means, *(v for v in variances if v not in means))  # a variance needs the sum
+    parts = len(means) + len(variances) + len(checked["quantiles"]) * len(checked["q"])
+    eps_count, eps_mean = _split(checked["epsilon"], parts, checked["count_share"])
+    open_by = tuple(n for n in by if n in schema.open_column_names)
+    post = {
+        "contribution": _contribution(checked),
+        "variances": variances,
+        "interval": checked["interval"],
+        "rounding": checked["rounding"],
+        "min_count": checked["min_count"],
+        "quantiles": checked["quantiles"],
+        "probabilities": checked["q"] if checked["quantiles"] else (),
+    }
+    if checked["keys"] != "private":
+        return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
+    eps_select = 0.0
+    if checked["selection"] == "truncated-geometric":  # keys only: half of ε_count each
+        eps_select = eps_count / 2.0
+        eps_count = eps_count - eps_select
+    selection = PartitionSelection(
+        checked["selection"],
+        eps_select or eps_count,
+        checked["delta"],
+        checked["relation"],
+        threshold=checked["threshold"],
+        **_selection_caps(checked),
+    )
     return GroupPlan(
-        by, levels, means, checked["relation"], eps_count, eps_mean, _contribution(checked)
+        by,
+        levels,
+        means,
+        checked["relation"],
+        eps_count,
+        eps_mean,
+        key_mode="private",
+        open_by=open_by,
+        selection=selection,
+        epsilon_select=eps_select,
+        **post,
     )
 
 
@@ -334,11 +607,21 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     *epsilon_rules(),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("schema", _check_schema),
+    Rule("keys", _check_keys),
     Rule("by", _check_by),
     Rule("means", _check_means),
+    Rule("variances", _check_variances),
+    Rule("quantiles", _check_quantiles),
+    Rule("q", _check_q),
     Rule("count_share", _check_share),
     Rule("max_groups", _check_cap("max_groups")),
     Rule("max_rows_per_group", _check_cap("max_rows_per_group")),
+    Rule("delta", _check_delta),
+    Rule("selection", _check_selection),
+    Rule("threshold", _check_threshold),
+    Rule("interval", _check_interval),
+    Rule("rounding", _check_rounding),
+    Rule("min_count", _check_min_count),
     Rule("plan", _plan, attribute="by"),
 )
 
@@ -435,6 +718,8 @@ class GroupByPublisher(Publisher):
 
     supports_distributed: ClassVar[bool] = True
     supports_privacy_unit: ClassVar[bool] = True
+    #: keys="private" reads the keys of open columns through a private selection.
+    accepts_open_columns: ClassVar[bool] = True
     output_kind: ClassVar[str] = "groups"
     _params_type = GroupByParams
     _constraints = GROUPBY_CONSTRAINTS
@@ -450,6 +735,16 @@ class GroupByPublisher(Publisher):
         max_groups: int | None = None,
         max_rows_per_group: int | None = None,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        keys: str = "declared",
+        delta: float | None = None,
+        selection: str = "laplace",
+        threshold: float | None = None,
+        variances: Any = (),
+        interval: float | None = 0.95,
+        rounding: int | str | None = "auto",
+        min_count: float | None = None,
+        quantiles: Any = (),
+        q: Any = (0.5,),
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -461,6 +756,16 @@ class GroupByPublisher(Publisher):
         self.max_groups = max_groups
         self.max_rows_per_group = max_rows_per_group
         self.relation = relation
+        self.keys = keys
+        self.delta = delta
+        self.selection = selection
+        self.threshold = threshold
+        self.variances = variances
+        self.interval = interval
+        self.rounding = rounding
+        self.min_count = min_count
+        self.quantiles = quantiles
+        self.q = q
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -484,11 +789,13 @@ class GroupByPublisher(Publisher):
         from ppdp.data.contribution import ContributionBounds
 
         params = self._params()
+        capped = params.max_groups is not None or params.max_rows_per_group is not None
         return ContributionBounds(
             unit,
             max_groups=params.max_groups,
             max_rows_per_group=params.max_rows_per_group,
-            group_fn=functools.partial(group_codes, self.schema, params.plan),
+            # Only declared groups are capped (the caps are refused with keys="private").
+            group_fn=functools.partial(group_codes, self.schema, params.plan) if capped else None,
         )
 
     def _unit_details(self) -> dict[str, Any]:
@@ -502,6 +809,11 @@ class GroupByPublisher(Publisher):
     def _sum_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
         return self._mechanism(plan.epsilon_mean, plan.sum_sensitivity, plan, "each mean column")
 
+    def _square_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
+        return self._mechanism(
+            plan.epsilon_mean, plan.square_sensitivity, plan, "each variance column"
+        )
+
     def _mechanism(
         self, eps: float, sensitivity: int, plan: GroupPlan, what: str
     ) -> DiscreteLaplaceMechanism:
@@ -509,7 +821,7 @@ class GroupByPublisher(Publisher):
             return DiscreteLaplaceMechanism(
                 epsilon=eps,
                 sensitivity=sensitivity,
-                dimension=plan.n_groups,
+                dimension=max(1, plan.n_groups),
                 relation=plan.relation,
                 allow_large_epsilon=True,  # a share of an ε already checked
             )
@@ -534,6 +846,8 @@ class GroupByPublisher(Publisher):
         if n_rows is not None and plan.relation is Neighbouring.REPLACE_ONE:
             details["n"] = n_rows
         charges = [Charge(counts.event, f"{_NAME}: counts", details)]
+        if plan.selection is not None:
+            charges = self._selection_charges(plan, charges[0])
         if plan.means:
             sums = self._sum_mechanism(plan)
             for name in plan.means:
@@ -547,14 +861,138 @@ class GroupByPublisher(Publisher):
                     **self._unit_details(),
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
+        if plan.variances:
+            squares = self._square_mechanism(plan)
+            for name in plan.variances:
+                sq_details = {
+                    "query": f"sums of squared offsets of {name} from its declared midpoint per "
+                    f"group, in units of (2**-{SQ_BITS} of its declared range)**2",
+                    **squares.ledger_details(),
+                }
+                charges.append(
+                    Charge(squares.event, f"{_NAME}: sums of squares of {name}", sq_details)
+                )
+        for name in plan.quantiles:
+            col = _numeric(self.schema, name)
+            for p in plan.probabilities:
+                q_details = {
+                    "query": f"the {p:g}-quantile of {name} per group, exponential mechanism on "
+                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity 1)",
+                    "epsilon_per_group": plan.epsilon_quantile_group,
+                }
+                event = Exponential(epsilon=plan.epsilon_mean)
+                charges.append(Charge(event, f"{_NAME}: {_qname(p, name)}", q_details))
         return charges
+
+    def _selection_charges(self, plan: GroupPlan, counts: Charge) -> list[Charge]:
+        """keys="private": the selection (with the counts, for the thresholding methods)
+        is one (ε, δ) entry; truncated geometric's keys are an entry before the counts."""
+        sel = plan.selection
+        assert sel is not None
+        what = (
+            f"keys of ({', '.join(plan.by)}): {plan.n_groups} declared key(s) always, others "
+            f"(open columns {', '.join(plan.open_by)}) selected privately"
+        )
+        event = EpsilonDelta(epsilon=sel.epsilon, delta=sel.delta)
+        if sel.method == "truncated-geometric":
+            details = {"query": what, **sel.details()}
+            return [Charge(event, f"{_NAME}: keys", details), counts]
+        details = {"query": f"noisy row counts and {what}", **sel.details(), "units": "rows"}
+        if "n" in counts.details:
+            details["n"] = counts.details["n"]
+        return [Charge(event, f"{_NAME}: keys and counts", details)]
+
+    def _post_processing(self, plan: GroupPlan) -> list[str]:
+        """The guarantee's lines on what is computed from released values only."""
+        lines = []
+        if plan.variances:
+            lines.append(
+                f"sums of squared offsets from the midpoint ({', '.join(plan.variances)}), exact "
+                f"integers in steps of 2^-{SQ_BITS} of the declared range: discrete Laplace, L1 "
+                f"sensitivity {'half ' if plan.relation is Neighbouring.ADD_REMOVE else ''}"
+                f"(range/2)^2·2, ε = {plan.epsilon_mean:.6g} per column; var and std are "
+                "post-processing (NaN where the noisy count < 2)"
+            )
+        if plan.interval is not None:
+            lines.append(
+                f"intervals ({plan.interval:g}) are post-processing: computed from the noise "
+                "laws and the released values only (to first order for means, variances and "
+                "standard deviations)"
+            )
+        if plan.rounding is not None:
+            how = (
+                "to what each value's interval supports (two significant digits of its half-width)"
+                if plan.rounding == "auto"
+                else f"to {plan.rounding} decimal(s)"
+            )
+            lines.append(f"table values rounded {how}: post-processing")
+        if plan.min_count is not None:
+            lines.append(
+                f"groups whose noisy count is below {plan.min_count:g} are left out: "
+                "post-processing of the noisy counts"
+            )
+        return lines
+
+    def _column_notes(self, plan: GroupPlan) -> dict[str, str]:
+        """One plain-words line per released column (the guarantee file's header)."""
+        level = f"{plan.interval:g}" if plan.interval is not None else ""
+        notes = {"count": "the group's row count plus noise (may be 0 or negative)"}
+        if level:
+            notes["count_lo/count_hi"] = f"a {level} interval for the true count"
+        for name in plan.means:
+            notes[f"mean_{name}"] = (
+                f"the group's average {name}, from noisy sums over the noisy count, within the "
+                "declared bounds; empty where the noisy count is below 1"
+            )
+            notes[f"mean_{name}_sd"] = f"the standard deviation of mean_{name}'s sum noise"
+            if level:
+                notes[f"mean_{name}_lo/hi"] = f"a {level} interval for the true average"
+        for name in plan.variances:
+            notes[f"var_{name}/std_{name}"] = (
+                f"the group's variance and standard deviation of {name} (population, values "
+                "clipped to the declared bounds); empty below 2 rows"
+            )
+        return notes
+
+    @staticmethod
+    def _selection_assumption(plan: GroupPlan) -> str:
+        sel = plan.selection
+        assert sel is not None
+        how = (
+            f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
+            if sel.method != "truncated-geometric"
+            else "a key of n persons is kept with the truncated-geometric probability π(n)"
+        )
+        return (
+            f"group keys: the {plan.n_groups} declared key(s) of ({', '.join(plan.by)}) always; "
+            f"keys of the open column(s) {', '.join(plan.open_by)} read from the data and "
+            f"selected privately ({sel.method}, ε = {sel.epsilon:.6g}, δ = {sel.delta:g}: "
+            f"{how}; each person in at most {sel.max_groups} key(s)); the released keys are "
+            "sorted by their text, so their order reveals nothing more"
+        )
 
     # -- data -----------------------------------------------------------------------------
 
     def _encode(self, df: pd.DataFrame, on_invalid: str = "raise") -> tuple[Any, Any]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
         self._check_rows(X.shape[0])
+        plan = self._params().plan
+        if plan.key_mode == "private":
+            keys, keep = open_key_values(self.schema, df, plan.open_by, on_invalid)
+            return KeyedRows(X, keys, keep), y
         return X, y
+
+    def _check_partitioned(self) -> None:
+        if self._params().quantiles:
+            raise ParameterError(
+                "quantiles read a table in memory for now; pass a pandas DataFrame (a Parquet "
+                "dataset or Dask DataFrame takes means and variances)"
+            )
+        if self._params().keys == "private":
+            raise ParameterError(
+                "keys ('private') reads a table in memory for now; pass a pandas DataFrame "
+                "(a Parquet dataset or Dask DataFrame takes keys='declared')"
+            )
 
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
@@ -584,7 +1022,76 @@ class GroupByPublisher(Publisher):
 
     def _release(self, X: Any, y: Any, source: RandomSource, charges: list[Charge]) -> Release:
         plan = self._params().plan
-        return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
+        if isinstance(X, KeyedRows):
+            return self._publish_private(plan, X, y, source)
+        rows = (group_codes(self.schema, plan, X, y), X) if plan.quantiles else None
+        return self._publish(plan, group_statistics(self.schema, plan, X, y), source, rows)
+
+    def _private_statistics(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any
+    ) -> tuple[GroupStatistics, pd.DataFrame, GroupStatistics]:
+        """The declared keys' exact statistics, the candidate keys and theirs."""
+        X, keep = rows.X[rows.keep], rows.keep
+        y = None if y is None else np.asarray(y)[keep]
+        codes = column_codes(self.schema, plan, X, y)
+        labels: dict[str, Any] = {}
+        for j, name in enumerate(plan.by):
+            if name in plan.open_by:
+                labels[name] = rows.open_keys[name][keep]
+            else:
+                labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
+        blocks = self.schema.layout().blocks
+        k = len(plan.means)
+        sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
+        for j, name in enumerate(plan.means):
+            sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        for j, name in enumerate(plan.variances):  # squares ride along as more sums
+            sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        dc, ds, cand_keys, cc, cs = candidate_statistics(plan.by, plan.levels, labels, sums)
+        return (
+            GroupStatistics(dc, ds[:k], ds[k:]),
+            cand_keys,
+            GroupStatistics(cc, cs[:k], cs[k:]),
+        )
+
+    def _publish_private(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any, source: RandomSource
+    ) -> Release:
+        """keys="private": declared keys always, candidate keys through the selection;
+        then the sums of the released keys (the noise of the declared keys drawn first)."""
+        declared, cand_keys, cand = self._private_statistics(plan, rows, y)
+        counts, keep = self._private_counts(plan, declared, cand, source)
+        exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
+        sums = self._noisy_sums(plan, exact_sums, source)
+        squares = None
+        if declared.squares is not None and cand.squares is not None:
+            exact_sq = np.concatenate([declared.squares, cand.squares[:, keep]], axis=1)
+            squares = self._noisy_squares(plan, exact_sq, source)
+        keys = pd.concat([plan.keys(), cand_keys[keep]], ignore_index=True)
+        return self._table(plan, keys, counts, sums, squares)
+
+    def _private_counts(
+        self,
+        plan: GroupPlan,
+        declared: GroupStatistics,
+        cand: GroupStatistics,
+        source: RandomSource,
+    ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """The released keys' noisy counts (declared, then selected) and the selection mask
+        of the candidates."""
+        sel = plan.selection
+        assert sel is not None
+        factor = self._noise_factor()
+        if sel.method == "truncated-geometric":
+            keep, _ = sel.select(cand.counts, source)
+            exact = np.concatenate([declared.counts, cand.counts[keep]])
+            mech = self._count_mechanism(plan)
+            return mech._release(exact, source, scale=mech.scale * factor), keep
+        noisy_declared = sel.noisy_counts(declared.counts, source, factor=factor)
+        keep, noisy = sel.select(cand.counts, source, factor=factor)
+        assert noisy is not None
+        counts = np.concatenate([noisy_declared, noisy[keep]])
+        return np.rint(counts).astype(np.int64), keep
 
     def _release_distributed(
         self,
@@ -615,42 +1122,240 @@ class GroupByPublisher(Publisher):
             source,
             scale=counts_mech.scale * factor,
         ).reshape(np.shape(stats.counts))
-        sums = np.zeros(np.shape(stats.sums), dtype=np.int64)
+        return counts, self._noisy_sums(plan, stats.sums, source)
+
+    def _noisy_sums(
+        self, plan: GroupPlan, exact_sums: Any, source: RandomSource
+    ) -> NDArray[np.int64]:
+        """Each ``means`` column's noisy centred sums (integers), column by column."""
+        factor = self._noise_factor()
+        sums = np.zeros(np.shape(exact_sums), dtype=np.int64)
         if plan.means:
             sums_mech = self._sum_mechanism(plan)
             for j in range(len(plan.means)):
-                exact = np.clip(np.asarray(stats.sums[j], dtype=np.int64), -SUM_LIMIT, SUM_LIMIT)
+                exact = np.clip(np.asarray(exact_sums[j], dtype=np.int64), -SUM_LIMIT, SUM_LIMIT)
                 sums[j] = sums_mech._release(
                     exact.reshape(-1), source, scale=sums_mech.scale * factor
                 ).reshape(exact.shape)
-        return counts, sums
+        return sums
 
-    def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:
+    def _noisy_squares(
+        self, plan: GroupPlan, exact: Any, source: RandomSource
+    ) -> NDArray[np.int64] | None:
+        """Each ``variances`` column's noisy sums of squares (integers), after the sums."""
+        if not plan.variances or exact is None:
+            return None
+        mech = self._square_mechanism(plan)
+        factor = self._noise_factor()
+        out = np.zeros(np.shape(exact), dtype=np.int64)
+        for j in range(len(plan.variances)):
+            e = np.clip(np.asarray(exact[j], dtype=np.int64), 0, SUM_LIMIT)
+            out[j] = mech._release(e.reshape(-1), source, scale=mech.scale * factor).reshape(
+                e.shape
+            )
+        return out
+
+    def _publish(
+        self,
+        plan: GroupPlan,
+        stats: GroupStatistics,
+        source: RandomSource,
+        rows: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
+    ) -> Release:
         noisy_counts, noisy_sums = self._noisy(plan, stats, source)
-        table = plan.keys()
+        squares = self._noisy_squares(plan, stats.squares, source)
+        extra = self._quantiles(plan, rows, source) if rows is not None else {}
+        return self._table(plan, plan.keys(), noisy_counts, noisy_sums, squares, extra)
+
+    def _quantiles(
+        self,
+        plan: GroupPlan,
+        rows: tuple[NDArray[np.int64], NDArray[np.float64]],
+        source: RandomSource,
+    ) -> dict[str, NDArray[np.float64]]:
+        """Each quantile column's per-group draws (after every other draw)."""
+        g, X = rows
+        blocks = self.schema.layout().blocks
+        out: dict[str, NDArray[np.float64]] = {}
+        for name in plan.quantiles:
+            col = _numeric(self.schema, name)
+            values = col.from_unit(X[:, blocks[name].start])
+            for p in plan.probabilities:
+                out[_qname(p, name)] = exponential_quantiles(
+                    g,
+                    values,
+                    plan.n_groups,
+                    p,
+                    plan.epsilon_quantile_group,
+                    col.lower,
+                    col.upper,
+                    source,
+                )
+        return out
+
+    def _table(
+        self,
+        plan: GroupPlan,
+        table: pd.DataFrame,
+        noisy_counts: NDArray[np.int64],
+        noisy_sums: NDArray[np.int64],
+        noisy_squares: NDArray[np.int64] | None = None,
+        extra: dict[str, NDArray[np.float64]] | None = None,
+    ) -> Release:
+        """The released table from the keys and the noisy integers (post-processing: it
+        reads released values and public noise scales only)."""
         counts = noisy_counts.astype(np.float64)
-        table["count"] = noisy_counts
-        statistics: dict[str, NDArray[np.float64]] = {"count": counts}
+        stats: dict[str, NDArray[np.float64]] = {"count": counts}
+        hw: dict[str, NDArray[np.float64]] = {}  # interval half-widths (or sds), per statistic
+        law, b_count = self._count_noise(plan)
+        level = plan.interval if plan.interval is not None else 0.95
+        if law == "dlap":
+            hw["count"] = np.full(counts.shape, float(discrete_laplace_halfwidth(b_count, level)))
+            b_n = b_count  # as a Laplace term of the mixes below
+        else:  # Gaussian counts, rounded to integers
+            z = float(ndtri(0.5 + level / 2.0))
+            hw["count"] = np.full(counts.shape, z * b_count + 0.5)
+            b_n = b_count / math.sqrt(2.0)  # the Laplace of the same variance (approximate)
+        sum_b = self._sum_mechanism(plan).scale if plan.means else 0.0
         sum_sd = math.sqrt(self._sum_mechanism(plan).variance()) if plan.means else 0.0
+        ok = counts >= 1.0
+        n = np.maximum(counts, 1.0)
         for j, name in enumerate(plan.means):
             col = _numeric(self.schema, name)
             span = col.upper - col.lower
             centre = col.lower + span / 2.0
-            centred = noisy_sums[j].astype(np.float64) * (span / UNIT)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                mean = np.clip(centre + centred / counts, col.lower, col.upper)
-            mean = np.where(counts >= 1.0, mean, np.nan)
-            table[f"mean_{name}"] = mean
-            # How far the mean may be from the group's: the sum noise's standard deviation
-            # over the released count (public quantities only: post-processing).
-            table[f"mean_{name}_sd"] = np.where(
-                counts >= 1.0, sum_sd * (span / UNIT) / np.maximum(counts, 1.0), np.nan
+            a = span / UNIT
+            centred = noisy_sums[j].astype(np.float64) * a
+            mu = np.where(ok, centred / n, 0.0)
+            mean = np.where(ok, np.clip(centre + mu, col.lower, col.upper), np.nan)
+            stats[f"sum_{name}"] = centred + centre * counts
+            hw[f"sum_{name}"] = laplace_mix_halfwidth(
+                np.stack(
+                    [np.full(counts.shape, a * sum_b), np.full(counts.shape, abs(centre) * b_n)]
+                ),
+                level,
             )
-            statistics[f"sum_{name}"] = centred + centre * counts
-            statistics[f"mean_{name}"] = mean
-        return Release(
-            data=table, encoded=None, guarantee=self._guarantee(plan), statistics=statistics
+            stats[f"mean_{name}"] = mean
+            stats[f"mean_{name}_sd"] = np.where(ok, sum_sd * a / n, np.nan)
+            hw[f"mean_{name}"] = np.where(
+                ok,
+                laplace_mix_halfwidth(np.stack([a * sum_b / n, np.abs(mu) * b_n / n]), level),
+                np.nan,
+            )
+            if name in plan.variances:
+                self._variance(plan, name, noisy_squares, counts, mu, sum_b, b_n, level, stats, hw)
+        stats.update(extra or {})
+        keep = np.ones(len(counts), dtype=bool)
+        if plan.min_count is not None:
+            keep = counts >= plan.min_count  # post-processing of the noisy counts
+        bounds = {"count": (-np.inf, np.inf)}
+        for name in plan.means:
+            col = _numeric(self.schema, name)
+            bounds[f"mean_{name}"] = (col.lower, col.upper)
+            bounds[f"sum_{name}"] = (-np.inf, np.inf)
+        for name in plan.variances:
+            span = _numeric(self.schema, name).upper - _numeric(self.schema, name).lower
+            bounds[f"var_{name}"] = (0.0, (span / 2.0) ** 2)
+        if plan.interval is not None:
+            for key, h in list(hw.items()):
+                lo, hi = bounds[key]
+                stats[f"{key}_lo"] = np.clip(stats[key] - h, lo, hi)
+                stats[f"{key}_hi"] = np.clip(stats[key] + h, lo, hi)
+            for name in plan.variances:  # std: the square root of var's interval's ends
+                stats[f"std_{name}_lo"] = np.sqrt(stats[f"var_{name}_lo"])
+                stats[f"std_{name}_hi"] = np.sqrt(stats[f"var_{name}_hi"])
+        stats = {k: v[keep] for k, v in stats.items()}
+        hw = {k: v[keep] for k, v in hw.items()}
+        table = table[keep].reset_index(drop=True)
+        self._fill(plan, table, noisy_counts[keep], stats, hw)
+        return Release(data=table, encoded=None, guarantee=self._guarantee(plan), statistics=stats)
+
+    def _variance(
+        self,
+        plan: GroupPlan,
+        name: str,
+        noisy_squares: NDArray[np.int64] | None,
+        counts: NDArray[np.float64],
+        mu: NDArray[np.float64],
+        sum_b: float,
+        b_n: float,
+        level: float,
+        stats: dict[str, NDArray[np.float64]],
+        hw: dict[str, NDArray[np.float64]],
+    ) -> None:
+        """``var_x`` (population variance of the clipped values) and ``std_x`` from the noisy
+        sum of squares, the noisy centred sum and the noisy count; NaN below 2 rows."""
+        assert noisy_squares is not None
+        col = _numeric(self.schema, name)
+        span = col.upper - col.lower
+        a, a2 = span / UNIT, span / SQ_UNIT
+        j = plan.variances.index(name)
+        ok = counts >= 2.0
+        n = np.maximum(counts, 1.0)
+        mean_sq = noisy_squares[j].astype(np.float64) * a2 * a2 / n
+        var = np.where(ok, np.clip(mean_sq - mu * mu, 0.0, (span / 2.0) ** 2), np.nan)
+        b_q = self._square_mechanism(plan).scale * a2 * a2
+        scales = np.stack(
+            [b_q / n, 2.0 * np.abs(mu) * a * sum_b / n, np.abs(2 * mu * mu - mean_sq) * b_n / n]
         )
+        stats[f"var_{name}"] = var
+        hw[f"var_{name}"] = np.where(ok, laplace_mix_halfwidth(scales, level), np.nan)
+        stats[f"std_{name}"] = np.sqrt(var)
+
+    def _count_noise(self, plan: GroupPlan) -> tuple[str, float]:
+        """The law and scale of the released counts' noise: ``("dlap", b)`` or
+        ``("gauss", σ)`` (Gaussian selection)."""
+        sel = plan.selection
+        if sel is not None and sel.method == "laplace":
+            return "dlap", sel.laplace().scale
+        if sel is not None and sel.method == "gaussian":
+            return "gauss", sel.gaussian().sigma
+        return "dlap", self._count_mechanism(plan).scale
+
+    def _fill(
+        self,
+        plan: GroupPlan,
+        table: pd.DataFrame,
+        counts: NDArray[np.int64],
+        stats: dict[str, NDArray[np.float64]],
+        hw: dict[str, NDArray[np.float64]],
+    ) -> None:
+        """Write the table's columns: each statistic, then its interval, rounded."""
+
+        def put(key: str, column: str, halfwidth: NDArray[np.float64]) -> None:
+            digits = plan.rounding if isinstance(plan.rounding, int) else None
+            for suffix in ("", "_lo", "_hi"):
+                if suffix and plan.interval is None:
+                    continue
+                v = stats[key + suffix]
+                if plan.rounding is not None:
+                    v = round_to_noise(v, halfwidth, digits)
+                table[column + suffix] = v
+
+        table["count"] = counts
+        if plan.interval is not None:
+            table["count_lo"] = np.rint(stats["count_lo"]).astype(np.int64)
+            table["count_hi"] = np.rint(stats["count_hi"]).astype(np.int64)
+        for name in plan.means:
+            h = hw[f"mean_{name}"] if plan.interval is not None else stats[f"mean_{name}_sd"]
+            put(f"mean_{name}", f"mean_{name}", h)
+            sd = stats[f"mean_{name}_sd"]
+            table[f"mean_{name}_sd"] = sd if plan.rounding is None else round_to_noise(sd, sd, None)
+            if name in plan.variances:
+                put(f"var_{name}", f"var_{name}", hw[f"var_{name}"])
+                std = stats[f"std_{name}"]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    h_std = hw[f"var_{name}"] / (2.0 * np.maximum(std, 1e-300))
+                put(f"std_{name}", f"std_{name}", np.minimum(h_std, np.sqrt(hw[f"var_{name}"])))
+        for name in plan.quantiles:  # no interval: rounded to a hundredth of the range
+            col = _numeric(self.schema, name)
+            for p in plan.probabilities:
+                key = _qname(p, name)
+                v = stats[key]
+                if plan.rounding is not None:
+                    digits = plan.rounding if isinstance(plan.rounding, int) else None
+                    v = round_to_noise(v, np.full(v.shape, (col.upper - col.lower) / 100), digits)
+                table[key] = v
 
     def _guarantee(self, plan: GroupPlan) -> Guarantee:
         count_sens = plan.count_sensitivity
@@ -671,6 +1376,7 @@ class GroupByPublisher(Publisher):
             if bounds is None
             else _unit_assumptions(bounds, plan)
         )
+        keys_at = len(assumptions)  # the keys' line, then the counts'
         assumptions += [
             f"group keys are the declared domain of ({', '.join(plan.by) or 'whole table'}): "
             f"{plan.n_groups} group(s), empty ones included, never read from the data",
@@ -686,10 +1392,21 @@ class GroupByPublisher(Publisher):
             assumptions.append(
                 "means and sums are post-processing (mean NaN where the noisy count < 1)"
             )
-        return Guarantee.pure(
+        assumptions.extend(self._post_processing(plan))
+        mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
+        if plan.selection is not None:
+            assumptions[keys_at] = self._selection_assumption(plan)
+            if plan.selection.method != "truncated-geometric":
+                assumptions[keys_at + 1] = (
+                    f"counts: the selection's noisy counts ({plan.selection.method}), "
+                    f"ε = {plan.epsilon_count:.6g}, δ = {plan.delta:g}"
+                )
+            mechanism = f"{_NAME} (private keys: {plan.selection.method} selection)"
+        return Guarantee.approx(
             float(self.epsilon),
+            plan.delta,
             relation=plan.relation,
-            mechanism=f"{_NAME} (discrete Laplace counts and centred sums)",
+            mechanism=mechanism,
             assumptions=tuple(assumptions),
             details={
                 "by": list(plan.by),
@@ -701,6 +1418,9 @@ class GroupByPublisher(Publisher):
                 "epsilon_per_mean": plan.epsilon_mean,
                 "relation": plan.relation.value,
                 **self._unit_details(),
+                "keys": plan.key_mode,
+                "columns": self._column_notes(plan),
+                **({"selection": plan.selection.details()} if plan.selection else {}),
             },
         )
 
@@ -731,15 +1451,31 @@ def _unit_assumptions(bounds: Any, plan: GroupPlan) -> list[str]:
     ]
 
 
+def _qname(p: float, name: str) -> str:
+    """The column of the ``p``-quantile of ``name``: ``p50_age`` for the median."""
+    return f"p{round(p * 100, 10):g}_{name}"
+
+
 def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> Any:
     """The group index of every encoded row (row-major over the ``by`` columns' levels)."""
     n = X.shape[0]
     if not plan.by:
         return np.zeros(n, dtype=np.int64)
-    codes = []
+    codes = column_codes(schema, plan, X, y)
+    sizes = tuple(len(lv) for lv in plan.levels)
+    return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+
+
+def column_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> list[Any]:
+    """Each ``by`` column's level index of every encoded row (an empty array for an open
+    column: its keys are texts, read apart)."""
+    codes: list[Any] = []
     label = schema.label.name if schema.label is not None else None
     blocks = schema.layout().blocks
     for name in plan.by:
+        if name in plan.open_by:
+            codes.append(np.zeros(0, dtype=np.int64))
+            continue
         col = schema.column(name) if name != label else None
         if name == label:
             codes.append(np.asarray(y, dtype=np.int64))
@@ -749,8 +1485,7 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
             codes.append(np.searchsorted(cuts, u, side="right").astype(np.int64))
         else:
             codes.append(np.argmax(X[:, blocks[name]], axis=1).astype(np.int64))
-    sizes = tuple(len(lv) for lv in plan.levels)
-    return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+    return codes
 
 
 def centred_units(col: NumericColumn, u: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -777,4 +1512,20 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
         for start in range(0, len(c), _CHUNK_ROWS):  # float partial sums < 2**53: exact
             part = slice(start, start + _CHUNK_ROWS)
             sums[j] += np.rint(np.bincount(g[part], weights=c[part], minlength=G)).astype(np.int64)
-    return GroupStatistics(counts, sums)
+    squares = np.zeros((len(plan.variances), G), dtype=np.int64)
+    for j, name in enumerate(plan.variances):
+        sq = squared_units(_numeric(schema, name), X[:, blocks[name].start])
+        for start in range(0, len(sq), _CHUNK_ROWS // 2**10):  # partial sums < 2**50
+            part = slice(start, start + _CHUNK_ROWS // 2**10)
+            squares[j] += np.rint(np.bincount(g[part], weights=sq[part], minlength=G)).astype(
+                np.int64
+            )
+    return GroupStatistics(counts, sums, squares)
+
+
+def squared_units(col: NumericColumn, u: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Each encoded value's squared offset from the midpoint, in ``(2⁻¹²·range)²``: the
+    clipped position on a ``2⁻¹²`` grid of the range, centred, squared (``≤ 2²²``)."""
+    c = centred_units(col, u)  # exact integer in [−2²³, 2²³]
+    q = np.rint(c / (UNIT // SQ_UNIT)).astype(np.int64)  # in [−SQ_HALF, SQ_HALF]
+    return q * q

@@ -1,9 +1,11 @@
-"""Publishing a Parquet dataset or a Dask DataFrame to a partitioned Parquet folder.
+"""The partitioned Parquet folder a release of a table larger than memory is written to.
 
-What :func:`ppdp.publish.files.publish_table_file` does when its input is a table larger
-than memory: a Dask DataFrame, a folder of Parquet files, a glob, or (with a
-``scheduler``) a single Parquet file. The shared helpers here are also used by
-``ppdp train``/``ppdp predict`` (:mod:`ppdp.learn.files`) and ``ppdp report``.
+The folder helpers of :func:`ppdp.publish.files.publish_dataset` (what
+:func:`~ppdp.publish.files.publish_table_file` does when its input is a Dask DataFrame, a
+folder of Parquet files, a glob, or with a ``scheduler`` a single Parquet file): which
+input is distributed, the output folder's checks, its staging and its move into place.
+They are also used by ``ppdp train``/``ppdp predict`` (:mod:`ppdp.learn.files`) and
+``ppdp report``; this module imports nothing of :mod:`ppdp.publish.files`.
 
 The release is a folder ``OUT/`` of ``part-00000.parquet``, ``part-00001.parquet``, ...
 with a ``_SUCCESS`` marker, and its guarantee is ``OUT.guarantee.json`` *beside* the folder
@@ -27,7 +29,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -232,29 +234,6 @@ def row_sampler(publisher: Any) -> Callable[..., Any] | None:
     return None
 
 
-@contextlib.contextmanager
-def keep_scan(publisher: Any, on_scan: Callable[[Any], None]) -> Iterator[list[Any]]:
-    """Call ``on_scan(scan)`` when ``publisher.fit`` has scanned the table, before its spend.
-
-    Wraps the instance's ``_check_scan`` for the duration (the class is untouched): the
-    custodian's clipping counts come from the one validating scan, no second pass.
-    """
-    original = publisher._check_scan
-    kept: list[Any] = []
-
-    def check(scan: Any, on_invalid: str) -> None:
-        kept.append(scan)
-        on_scan(scan)
-        original(scan, on_invalid)
-
-    publisher._check_scan = check
-    try:
-        yield kept
-    finally:
-        with contextlib.suppress(AttributeError):
-            del publisher._check_scan
-
-
 def readback(publisher: Any, out: Path) -> Any:
     """Point ``publisher.release_.data`` at the folder's final place; return that frame."""
     from ppdp.data.distributed import read_parquet_dataset
@@ -333,181 +312,4 @@ def writes_rows(publisher: Any, method: str) -> str:
     raise ParameterError(
         f"method ({method!r}) releases statistics only on a Parquet dataset and has no way "
         "to write rows from them; give it a CSV file (read into memory)"
-    )
-
-
-def publish_dataset(
-    method: str,
-    data: Any,
-    *,
-    schema: Any,
-    output: str | os.PathLike[str],
-    epsilon: float,
-    options: Any = None,
-    ledger: str | os.PathLike[str] | None = None,
-    random_state: Any = None,
-    allow_seeded: bool = False,
-    allow_large_epsilon: bool = False,
-    idempotency_key: str | None = None,
-    force: bool = False,
-    dry_run: bool = False,
-    scheduler: Any = None,
-    say: Callable[[str], None] | None = None,
-) -> Any:
-    """:func:`ppdp.publish.files.publish_table_file` for a Parquet dataset or a Dask DataFrame.
-
-    The same order as for a file: every output check, the publisher's parameters, whether
-    the method takes a distributed table, the budget; then one validating scan (inside
-    ``fit``; the clipping warnings come from its counts), the spend, the release, the rows
-    written partition by partition into a hidden folder, the guarantee file beside it, and
-    the folder renamed into place. Returns a :class:`~ppdp.publish.files.PublishResult`
-    whose ``table`` is a lazy Dask DataFrame of the folder and ``rows_written`` its rows.
-    """
-    import re
-    import warnings
-
-    from ppdp._io import ledger_files, write_error
-    from ppdp.accounting import Accountant, claim_key
-    from ppdp.data.distributed import DaskRunError, dask_session, open_table, scan_table
-    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
-    from ppdp.publish import files as pf
-
-    tell = say if say is not None else (lambda _m: None)
-    out = Path(os.fspath(output))
-    side = pf.sidecar_for(out)
-    path_in = data if isinstance(data, str | os.PathLike) else None
-    check_folder_output(
-        out,
-        sidecars=[("--output's guarantee file", side)],
-        inputs=[
-            ("data", path_in),
-            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
-            *ledger_files(ledger),
-        ],
-        force=force,
-    )
-    schema, publisher, cost, message = pf.prepare_publisher(
-        method,
-        schema=schema,
-        epsilon=epsilon,
-        random_state=random_state,
-        allow_seeded=allow_seeded,
-        allow_large_epsilon=allow_large_epsilon,
-        options=options,
-        ledger=ledger,
-        tell=tell,
-    )
-    how = writes_rows(publisher, method)
-    acct = Accountant.open_existing(ledger) if ledger else None
-    state: pf.LedgerState | None = None
-    staged = staging_folder(out)
-    claim = claim_key(acct, idempotency_key)  # held from the checks to the recorded release
-    try:
-        claim.acquire()
-        pf.check_budget(
-            acct, publisher, cost, out=out, idempotency_key=idempotency_key, tell=tell,
-            dry_run=dry_run,
-        )  # fmt: skip
-        on_invalid = acct.on_invalid if acct is not None else "raise"
-        open_table(data, schema)  # the files' footers, before a cluster is started
-        local_default = path_in is not None
-        with (
-            dask_session(scheduler, default_local_cluster=local_default) as sched,
-            warnings.catch_warnings(),
-        ):
-            warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            if message:  # already said above as one line
-                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            note = "" if dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
-            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
-            if dry_run:
-                frame = open_table(data, schema)
-                scan = scan_table(
-                    frame,
-                    schema,
-                    include_label=publisher._distributed_include_label(),
-                    on_invalid=on_invalid,
-                    scheduler=sched,
-                )
-                pf.say_corrections(schema, scan.report, tell)
-                publisher._check_scan(scan, on_invalid)
-                charges = publisher._validate_params(scan.n_rows)
-                tell(f"{pf.rows_text(scan.n_rows, publisher)} checked (dry run: nothing is spent)")
-                return pf.PublishResult(
-                    path=out,
-                    sidecar=side,
-                    publisher=publisher,
-                    table=None,
-                    cost=cost,
-                    ledger=(
-                        pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
-                        if acct is not None
-                        else None
-                    ),
-                    n_rows=scan.n_rows,
-                    dry_run=True,
-                    charges=charges,
-                    report=scan.report,
-                    after=pf.planned_remaining(acct, charges),
-                )
-            with keep_scan(publisher, lambda s: pf.say_corrections(schema, s.report, tell)) as kept:
-                try:
-                    publisher.fit(
-                        data,
-                        accountant=acct,
-                        allow_seeded=allow_seeded,
-                        idempotency_key=idempotency_key,
-                        scheduler=sched,
-                        output=staged if how == "fit" else None,
-                    )
-                except OSError as exc:
-                    if not kept:  # reading the data failed: nothing was spent
-                        raise
-                    # The scan passed, so the spend was recorded; the rows' write failed.
-                    where = f"in {ledger}" if ledger is not None else "recorded nowhere"
-                    charged = f"{cost} {where}"
-                    raise write_error(exc, out, charged=charged) from exc
-            n_rows = kept[0].n_rows
-            if getattr(
-                publisher, "_custodian_bounding_line", None
-            ):  # privacy unit: custodian's line
-                tell(publisher._custodian_bounding_line)
-            if acct is not None:
-                state = pf.LedgerState(acct.guarantee, acct.composition, acct.remaining)
-            release = publisher.release_
-            tell(f"{pf.rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
-            try:
-                if how != "fit":
-                    _write_rows(publisher, method, staged, n_rows, scheduler=sched)
-                written = folder_rows(staged)
-                text = pf.sidecar_text(
-                    method,
-                    release,
-                    ledger,
-                    publisher.guarantee_fields(),
-                    rows=written,
-                    folder=True,
-                )
-                move_into_place(staged, out, [(side, text)])
-            except OSError as exc:
-                raise write_error(exc, out, charged=pf._charged(ledger, release, cost)) from exc
-            except DaskRunError as exc:  # the rows' write, on a cluster that failed
-                raise DaskRunError(
-                    f"{exc}; ε was charged ({pf._charged(ledger, release, cost)}) and nothing "
-                    "was released: the charge stands"
-                ) from None
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
-        claim.release()
-        if acct is not None:
-            acct.close()
-    return pf.PublishResult(
-        path=out,
-        sidecar=side,
-        publisher=publisher,
-        table=readback(publisher, out),
-        cost=cost,
-        ledger=state,
-        n_rows=n_rows,
-        rows_written=written,
     )

@@ -454,7 +454,7 @@ def _build_plan(
     relation: Neighbouring = Neighbouring.REPLACE_ONE,
     binning: str = "equal-width",
     keep: tuple[tuple[int, int], ...] = (),
-    decode: str = "uniform",
+    decode: str = "sub-bins",
     check_pairs: int = 0,
     contribution: int = 1,
 ) -> Plan:
@@ -488,7 +488,7 @@ def _spend(
     relation: Neighbouring,
     binning: str,
     keep: tuple[tuple[int, int], ...],
-    decode: str = "uniform",
+    decode: str = "sub-bins",
 ) -> Plan:
     """The tables, selections and histograms that spend ``rho``.
 
@@ -769,8 +769,8 @@ class TableSynthesizer(Publisher):
     Every column is discretised from the schema alone: categorical columns and the label
     keep their declared levels; a numeric column whose declared integer domain has at most
     ``n_bins`` values keeps one level per value, any other numeric column is cut into
-    ``n_bins`` equal-width bins over its declared bounds (values decode uniformly within
-    their bin, or by measured sub-bins with ``decode="sub-bins"``) plus one level for each
+    ``n_bins`` equal-width bins over its declared bounds (values decode within their bin by
+    its measured sub-bins, or uniformly with ``decode="uniform"``) plus one level for each
     bound itself (so the zeros of a zero-heavy column decode to 0 and a rate's ones to 1,
     not across the end bins). ``fit`` then spends a zCDP budget ρ, the largest whose
     conversion gives (ε, δ)-DP, in one of two ways:
@@ -840,18 +840,19 @@ class TableSynthesizer(Publisher):
         part of the release (``guarantee.details["cuts"]``). On a Parquet dataset or a Dask
         frame the fit reads the data twice (the fine histograms, then the tables on the
         measured cut points) and gives the in-memory release for the same seed.
-    decode : {"uniform", "sub-bins"}, default "uniform"
-        How values are drawn within an equal-width bin. ``"uniform"``: uniformly (an
-        integer column: uniformly over the bin's integers). ``"sub-bins"`` spends 2 % of ρ
+    decode : {"sub-bins", "uniform"}, default "sub-bins"
+        How values are drawn within an equal-width bin. ``"sub-bins"`` spends 2 % of ρ
         (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
-        column of 16 sub-bins per bin, measured before the tables, and draws a value's
+        column of 16 sub-bins per bin, measured after the tables, and draws a value's
         sub-bin by the noisy counts shrunk toward uniform as far as the noise requires
         (:func:`~ppdp.publish.table_synth_model.sub_bin_weights`), then a value within it;
         an integer column whose range holds at most 2¹⁶ integers decodes onto the
         integers of the sub-bin, so a heaped value (40 hours a week) keeps its share when
         its count exceeds the noise. Nothing is measured, and nothing spent, when no column
         is binned at equal widths (``binning="private-quantiles"`` decodes by its own
-        sub-bins). ``benchmarks/synth/suite_decode.md`` has the figures.
+        sub-bins). ``"uniform"``: uniformly (an integer column: uniformly over the bin's
+        integers), with the whole ρ on the tables. ``benchmarks/synth/suite_decode.md`` has
+        the figures.
     keep : sequence of column pairs, optional
         Pairs whose joint table is always measured, whatever the selection would choose,
         added to the schema's ``keep``: ``[("los", "cost"), ("age", "los")]`` or
@@ -943,7 +944,7 @@ class TableSynthesizer(Publisher):
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         binning: Literal["equal-width", "private-quantiles"] = "equal-width",
-        decode: Literal["uniform", "sub-bins"] = "uniform",
+        decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
         random_state: RandomState = None,

@@ -227,9 +227,10 @@ class Bins:
             elif kind == "cut":
                 u = np.asarray(noise.uniform(n, random_state=source))
                 cuts = self.cuts_of(j, col)
-                if j in self.weights and not col.integer:
+                if j in self.weights:
                     second = np.asarray(noise.uniform(n, random_state=source))
-                    v = _within_weighted(col, cuts, self.weights[j], c, u, second)
+                    within = _within_weighted_integers if col.integer else _within_weighted
+                    v = within(col, cuts, self.weights[j], c, u, second)
                 else:
                     v = _within_cuts(col, cuts, c, u)
             else:
@@ -299,6 +300,40 @@ def _within_weighted(
     v = col.from_unit((fine + second) / FINE_BINS)
     upper = codes == len(starts) + 1
     return np.where(codes == 0, col.lower, np.where(upper, col.upper, v))
+
+
+def _within_weighted_integers(
+    col: NumericColumn,
+    cuts: Sequence[float],
+    weights: NDArray[np.float64],
+    codes: NDArray[np.int64],
+    u: NDArray[np.float64],
+    second: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`_within_weighted` for an integer column: a fine bin of the code's interval by
+    ``weights`` restricted to the fine bins that hold an interior integer (read from the
+    schema), then by ``second`` one of that fine bin's integers, so a heaped value keeps the
+    share its fine bin's count shows. An interval whose weights are all 0 there, and a
+    column of more than :data:`MAX_ENUMERATED_INTEGERS` integers, decode as
+    :func:`_within_cuts` (uniformly over the interval's integers). Post-processing."""
+    ints = _interior_integers(col)
+    if ints is None or ints.size == 0:
+        return _within_cuts(col, cuts, codes, u)
+    fine_of = fine_codes(col, col.to_unit(ints))  # sorted: to_unit is increasing
+    first = np.searchsorted(fine_of, np.arange(FINE_BINS + 1)).astype(np.int64)
+    held = np.diff(first)
+    steps = np.rint(col.to_unit(cuts) * FINE_BINS).astype(np.int64)
+    starts, ends = np.concatenate([[0], steps]), np.concatenate([steps, [FINE_BINS]])
+    k = np.clip(codes - 1, 0, len(starts) - 1)
+    lo, hi = starts[k], ends[k]
+    cum = np.concatenate([[0.0], np.cumsum(np.where(held > 0, np.maximum(weights, 0.0), 0.0))])
+    mass = cum[hi] - cum[lo]
+    fine = np.clip(np.searchsorted(cum, cum[lo] + u * mass, side="right") - 1, lo, hi - 1)
+    count = held[fine]
+    pick = first[fine] + np.minimum(np.floor(second * count), np.maximum(count - 1, 0))
+    v = ints[np.clip(pick.astype(np.int64), 0, ints.size - 1)]
+    inner = (codes >= 1) & (codes <= len(starts))  # not a bound's own code
+    return np.where(inner & (mass > 0) & (count > 0), v, _within_cuts(col, cuts, codes, u))
 
 
 def decoding_weights(

@@ -1,0 +1,154 @@
+"""The schema as a form and back: a schema file's dictionary, row by row.
+
+No rule of its own: the form's text is turned into the values a schema file holds (numbers
+where the text is a number, lists where it is comma-separated) and
+:meth:`ppdp.data.Schema.from_dict` validates them, in its own words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["column_rows", "error_column", "schema_from_form", "split_values"]
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _number(text: str) -> Any:
+    """``"17"`` -> 17, ``"2.5"`` -> 2.5; other text stays text (the schema refuses it)."""
+    text = text.strip()
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+def split_values(text: str) -> list[Any]:
+    """Comma-separated values; a whole integer (written as Python writes it) is a number."""
+    out: list[Any] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        out.append(int(part) if _INT.fullmatch(part) and str(int(part)) == part else part)
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def column_rows(schema: dict[str, Any], public: set[str]) -> list[dict[str, Any]]:
+    """One row per column of the schema file ``schema``: its form fields as text."""
+    rows = []
+    for i, col in enumerate(schema.get("columns", [])):
+        rows.append(
+            {
+                "i": i,
+                "name": col["name"],
+                "type": col.get("type", "numeric"),
+                "lower": _text(col.get("lower")),
+                "upper": _text(col.get("upper")),
+                "integer": bool(col.get("integer", False)),
+                "scale": col.get("scale", "linear"),
+                "date": bool(col.get("date", False)),
+                "impute": _text(col.get("impute")),
+                "categories": _text(col.get("categories")),
+                "other": _text(col.get("other")),
+                "public": col["name"] in public,
+            }
+        )
+    return rows
+
+
+def _numeric(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
+    date = form.get(f"{p}-date") == "on"
+    value = (lambda t: t.strip()) if date else _number
+    col = {k: v for k, v in old.items() if k not in ("categories", "other", "groups")}
+    col.update(type="numeric", lower=value(form.get(f"{p}-lower", "")),
+               upper=value(form.get(f"{p}-upper", "")))  # fmt: skip
+    for key, on in (("integer", form.get(f"{p}-integer") == "on"), ("date", date)):
+        if on and not (key == "integer" and date):  # a date is an integer column already
+            col[key] = True
+        else:
+            col.pop(key, None)
+    if date:
+        col.pop("scale", None)
+    elif form.get(f"{p}-scale") == "log":
+        col["scale"] = "log"
+    else:
+        col.pop("scale", None)
+    impute = str(form.get(f"{p}-impute", "")).strip()
+    if impute:
+        col["impute"] = value(impute)
+    else:
+        col.pop("impute", None)
+    return col
+
+
+def _categorical(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
+    keep = ("name", "groups") if old.get("type") == "categorical" else ("name",)
+    col = {k: v for k, v in old.items() if k in keep}
+    col.update(type="categorical", categories=split_values(form.get(f"{p}-categories", "")))
+    for key in ("other", "impute"):
+        values = split_values(str(form.get(f"{p}-{key}", "")))
+        if values:
+            col[key] = values[0]
+    return col
+
+
+def schema_from_form(
+    schema: dict[str, Any], form: dict[str, Any]
+) -> tuple[dict[str, Any], set[str]]:
+    """The schema file's dictionary the form says, and the columns confirmed public.
+
+    Columns marked "leave out" are dropped; everything the form does not show (cuts,
+    groups, decimals, a date format, the privacy unit, keep) is kept as it was."""
+    columns, public = [], set()
+    for i, old in enumerate(schema.get("columns", [])):
+        p = f"c{i}"
+        if form.get(f"{p}-drop") == "on":
+            continue
+        kind = form.get(f"{p}-type", old.get("type"))
+        col = _categorical(old, form, p) if kind == "categorical" else _numeric(old, form, p)
+        columns.append(col)
+        if form.get(f"{p}-public") == "on":
+            public.add(old["name"])
+    out = {k: v for k, v in schema.items() if k not in ("columns", "draft")}
+    out["columns"] = columns
+    missing = split_values(str(form.get("missing", "")))
+    if missing:
+        out["missing_values"] = [str(m) for m in missing]
+    else:
+        out.pop("missing_values", None)
+    if form.get("nan_policy") in ("error", "impute"):
+        out["nan_policy"] = form["nan_policy"]
+    label = out.get("label")
+    if label is not None and "label-classes" in form:
+        out["label"] = {**label, "classes": split_values(str(form["label-classes"]))}
+        if form.get("label-public") == "on":
+            public.add(label["name"])
+    kept = {c["name"] for c in columns} | ({label["name"]} if label else set())
+    if not kept <= public:
+        out["draft"] = True
+    return out, public & kept
+
+
+def error_column(message: str, names: list[str]) -> str | None:
+    """The column a schema error names (``column 'age': ...``), if any."""
+    match = re.search(r"column '((?:[^'\\]|\\.)*)'", message)
+    if match and match.group(1) in names:
+        return match.group(1)
+    for name in names:
+        if f"'{name}'" in message:
+            return name
+    return None

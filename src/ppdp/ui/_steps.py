@@ -1,0 +1,183 @@
+"""The steps of the UI's flow: each is one ``ppdp`` command line and the library call behind it.
+
+Every step is built from one mapping of parameters, from which both the command line
+shown on the page (:meth:`Step.argv`) and the library call (:meth:`Step.run`) are made, so
+that the two cannot drift apart: the UI has no logic of its own, and a release through it
+equals the release of the command line it shows (``tests/ui/test_ui_same_as_cli.py``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "METHODS",
+    "Step",
+    "budget_show_step",
+    "draft_step",
+    "init_ledger_step",
+    "release_step",
+    "report_step",
+    "schema_check_step",
+]
+
+#: What can be released from the UI: the ``ppdp`` command and its method or learner.
+METHODS: dict[str, tuple[str, str]] = {
+    "synth": ("publish", "synth"),
+    "groupby": ("publish", "groupby"),
+    "model": ("train", "logreg"),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the flow.
+
+    Attributes
+    ----------
+    words : tuple of str
+        The command's words after ``ppdp`` (``("publish", "synth")``).
+    positional : tuple of str
+        Its positional arguments.
+    flags : tuple of (str, object)
+        ``(flag, value)`` in order; ``True`` is a switch, ``None`` and ``False`` are left out.
+    call : callable
+        The library function of the command, called by :meth:`run` with ``kwargs``.
+    kwargs : dict
+        The keyword arguments of ``call``.
+    """
+
+    words: tuple[str, ...]
+    positional: tuple[str, ...]
+    flags: tuple[tuple[str, Any], ...]
+    call: Callable[..., Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        """The command line's arguments after ``ppdp``."""
+        out = [*self.words, *self.positional]
+        for flag, value in self.flags:
+            if value is None or value is False:
+                continue
+            out += [flag] if value is True else [flag, str(value)]
+        return out
+
+    def line(self) -> str:
+        """The command line, quoted for a POSIX shell."""
+        return shlex.join(["ppdp", *self.argv()])
+
+    def run(self) -> Any:
+        """Call the library function behind the command."""
+        return self.call(**self.kwargs)
+
+
+def _comma(values: list[str]) -> str | None:
+    return ",".join(values) if values else None
+
+
+def draft_step(
+    data: Path, output: Path, *, label: str | None, missing: list[str], exclude: list[str]
+) -> Step:
+    """``ppdp schema draft DATA -o OUT``: :func:`ppdp.data.schema_files.draft_schema_file`."""
+    from ppdp.data.schema_files import draft_schema_file
+
+    flags: list[tuple[str, Any]] = [("-o", output), ("--force", True), ("--label", label)]
+    flags += [("--missing-value", m) for m in missing] + [("--exclude", x) for x in exclude]
+    kwargs = {"output": output, "force": True, "label": label, "missing_values": missing,
+              "exclude": exclude}  # fmt: skip
+    return Step(("schema", "draft"), (str(data),), tuple(flags),
+                lambda **kw: draft_schema_file(data, **kw), kwargs)  # fmt: skip
+
+
+def schema_check_step(schema: Path) -> Step:
+    """``ppdp schema check S`` (without ``--data``: nothing read from the data)."""
+    from ppdp.data.schema import Schema
+    from ppdp.data.schema_files import describe_schema
+
+    def check(path: Path) -> list[str]:
+        return describe_schema(Schema.from_file(path))
+
+    return Step(("schema", "check"), (str(schema),), (), check, {"path": schema})
+
+
+def init_ledger_step(
+    ledger: Path, *, dataset_id: str, epsilon: Any, delta: Any, relation: str
+) -> Step:
+    """``ppdp budget init``: :func:`ppdp.accounting.files.init_budget_ledger`."""
+    from ppdp.accounting.files import init_budget_ledger
+
+    flags = (("--dataset-id", dataset_id), ("--epsilon", epsilon), ("--delta", delta),
+             ("--relation", relation))  # fmt: skip
+    kwargs = {"dataset_id": dataset_id, "epsilon": epsilon, "delta": delta, "relation": relation}
+    return Step(("budget", "init"), (str(ledger),), flags,
+                lambda **kw: init_budget_ledger(ledger, **kw), kwargs)  # fmt: skip
+
+
+def release_step(
+    kind: str,
+    data: Path,
+    *,
+    schema: Path,
+    output: Path,
+    epsilon: Any,
+    ledger: Path,
+    options: dict[str, Any],
+    seed: int | None,
+    dry_run: bool,
+    say: Callable[[str], None],
+) -> Step:
+    """``ppdp publish synth|groupby`` (:func:`ppdp.publish.files.publish_table_file`) or
+    ``ppdp train logreg`` (:func:`ppdp.learn.files.train_model_file`).
+
+    ``options``: the method's own flags (``"--delta"``, ``"--by"``, ...) and their values
+    as the command line takes them (None: not given)."""
+    command, method = METHODS[kind]
+    flags: list[tuple[str, Any]] = [("--schema", schema), ("--epsilon", epsilon),
+                                    ("--ledger", ledger), ("-o", output)]  # fmt: skip
+    flags += list(options.items())
+    flags += [("--seed", seed), ("--allow-seeded", seed is not None), ("--dry-run", dry_run)]
+    common = {"schema": schema, "output": output, "epsilon": epsilon, "ledger": ledger,
+              "random_state": seed, "allow_seeded": seed is not None, "dry_run": dry_run,
+              "say": say}  # fmt: skip
+    if command == "publish":
+        from ppdp.publish.files import publish_table_file
+
+        kwargs = {**common, "options": options}
+        call: Callable[..., Any] = lambda **kw: publish_table_file(method, data, **kw)  # noqa: E731
+    else:
+        from ppdp.learn.files import train_model_file
+        from ppdp.registry import LEARNERS
+
+        kwargs = {**common, "options": LEARNERS.parameters(method, options)}
+        call = lambda **kw: train_model_file(method, data, **kw)  # noqa: E731
+    return Step((command, method), (str(data),), tuple(flags), call, kwargs)
+
+
+def report_step(
+    release: Path, *, original: Path, schema: Path, output: Path, target: str | None
+) -> Step:
+    """``ppdp report``: :func:`ppdp.evaluate.files.report_file` (custodian only)."""
+    from ppdp.evaluate.files import report_file
+
+    flags = (("--original", original), ("--schema", schema), ("--target", target),
+             ("-o", output), ("--force", True))  # fmt: skip
+    kwargs = {"original": original, "schema": schema, "target": target, "output": output,
+              "force": True}  # fmt: skip
+    return Step(("report",), (str(release),), flags,
+                lambda **kw: report_file(release, **kw), kwargs)  # fmt: skip
+
+
+def budget_show_step(ledger: Path) -> Step:
+    """``ppdp budget show L``: :func:`ppdp.accounting.budget_report`, formatted as the CLI
+    prints it (:func:`ppdp.accounting.files.format_budget_report`)."""
+    from ppdp.accounting import budget_report
+    from ppdp.accounting.files import format_budget_report
+
+    def show(path: Path) -> str:
+        return format_budget_report(budget_report(path), verbose=True)
+
+    return Step(("budget", "show"), (str(ledger),), (("-v", True),), show, {"path": ledger})

@@ -1,0 +1,86 @@
+"""Black-box audit of GroupByPublisher's per-group quantiles (exponential mechanism).
+
+D′ moves one row from group F at the lower bound (age 0) to group M at the upper bound
+(age 100): both groups' medians move, so under replace-one each group's draw gets half of
+the quantile part's ε (the proof's factor). ε = 2 with count_share 0.5: the median part has
+ε = 1, the claim of the statistic p50_F + p50_M. Draws come from the release path of
+``fit`` (``GroupByPublisher._quantiles`` on the encoded rows, many releases stacked as
+groups of one draw). The correct release must PASS (measured ε ≥ 0.19, its bound 1: the
+exponential mechanism's realized loss on this pair is well below its bound). A broken
+variant drawing each group at 8 times its ε must FAIL (measured 1.9); a factor 2 (the move
+between groups forgotten alone) is beyond this audit's power on this pair, as the
+mechanism's slack hides it. False-positive rate: α = 1e-6 per audit (``docs/audit.md``);
+seeded (seed 0).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.audit import audit
+from ppdp.data import Schema
+from ppdp.publish import GroupByPublisher
+from ppdp.publish.groupby import GroupPlan, group_codes
+
+pytestmark = pytest.mark.statistical
+
+FACTOR = 8.0
+DRAWS = {"n_select": 20_000, "n_measure": 200_000, "alpha": 1e-6}
+SCHEMA = Schema.from_dict(
+    {
+        "columns": [
+            {"name": "sex", "type": "categorical", "categories": ["F", "M"]},
+            {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+        ]
+    }
+)
+
+
+class ForgetsTheMove(GroupByPublisher):
+    """Broken: each group's quantile draw at ``FACTOR`` times its ε."""
+
+    def _quantiles(self, plan: GroupPlan, rows, source):
+        whole = GroupPlan(**{**plan.__dict__, "epsilon_mean": plan.epsilon_mean * FACTOR})
+        return super()._quantiles(whole, rows, source)
+
+
+def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    base = pd.DataFrame({"sex": ["F", "F", "M", "M"], "age": [50.0, 50.0, 50.0, 50.0]})
+    d = pd.concat([base, pd.DataFrame({"sex": ["F"], "age": [0.0]})], ignore_index=True)
+    d2 = pd.concat([base, pd.DataFrame({"sex": ["M"], "age": [100.0]})], ignore_index=True)
+    return d, d2
+
+
+def _sampler(pub: GroupByPublisher, df: pd.DataFrame):
+    plan = pub.plan()
+    X, y = SCHEMA.encode(df)
+    g = group_codes(SCHEMA, plan, X, y)
+
+    def sample(n, source):
+        # n releases at once: copy r of the table's groups are groups 2r and 2r + 1.
+        stacked = GroupPlan(**{**plan.__dict__, "levels": (tuple(range(2 * n)),)})
+        rows = ((g + 2 * np.arange(n)[:, None]).reshape(-1), np.tile(X, (n, 1)))
+        q = pub._quantiles(stacked, rows, source)["p50_age"].reshape(n, 2)
+        return q[:, 0] + q[:, 1]
+
+    return sample
+
+
+def _audit(cls) -> object:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = cls(2.0, SCHEMA, by=["sex"], quantiles=["age"], count_share=0.5)
+    assert pub.plan().epsilon_mean == 1.0
+    d, d2 = _tables()
+    return audit(_sampler(pub, d), _sampler(pub, d2), claimed_epsilon=1.0, random_state=0, **DRAWS)
+
+
+def test_medians_pass_and_forgetting_the_move_between_groups_fails() -> None:
+    good = _audit(GroupByPublisher)
+    broken = _audit(ForgetsTheMove)
+    assert good.passed, good
+    assert not broken.passed, broken
