@@ -679,7 +679,9 @@ class GroupByPublisher(Publisher):
         uniformly at random among the person's groups.
     max_rows_per_group : int, optional
         With a schema's privacy unit only: at most this many rows of one person in one
-        group (L∞), chosen uniformly at random.
+        group (L∞), chosen uniformly at random. Both caps bound declared groups: they are
+        refused with ``keys="private"`` (whose selection then takes ``max_rows`` as both
+        caps); quantiles are refused under a privacy unit.
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
