@@ -188,21 +188,21 @@ class GroupByParams:
     epsilon: float
     relation: Neighbouring
     schema: Schema
+    keys: str
     by: tuple[str, ...]
     means: tuple[str, ...]
+    variances: tuple[str, ...]
+    quantiles: tuple[str, ...]
+    q: tuple[float, ...]
     count_share: float | None
     max_groups: int | None
     max_rows_per_group: int | None
-    keys: str
     delta: float | None
     selection: str
     threshold: float | None
-    variances: tuple[str, ...]
     interval: float | None
     rounding: int | str | None
     min_count: float | None
-    quantiles: tuple[str, ...]
-    q: tuple[float, ...]
     plan: GroupPlan
 
 
