@@ -383,7 +383,12 @@ def test_draft_proposes_no_unit_for_codes_or_unique_ids() -> None:
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame(
-        {"id": np.arange(200), "ward_id": rng.integers(0, 3, 200), "age": rng.random(200)}
+        {
+            "id": np.arange(200),
+            "ward_id": rng.integers(0, 3, 200),
+            "education-num": rng.integers(1, 17, 200),  # Adult's: 16 values, a category
+            "age": rng.random(200),
+        }
     )
     with pytest.warns(Warning):
         s = draft_schema(df)

@@ -819,7 +819,7 @@ def draft_schema(
     skewed_high: list[str] = []
     constant: list[str] = []
     n_rows = len(df)
-    unit = _proposed_unit(df, label, exclude, tokens, max_integer_codes)
+    unit = _proposed_unit(df, label, exclude, tokens, max(max_integer_codes, max_categories))
     for name in df.columns:
         if name == label or name in exclude or (unit is not None and name == unit.column):
             continue
@@ -997,10 +997,11 @@ def _proposed_unit(
     label: str | None,
     exclude: Sequence[str],
     tokens: tuple[Category, ...],
-    max_integer_codes: int,
+    max_codes: int,
 ) -> PrivacyUnit | None:
     """A privacy unit for the first column that looks like a person's identifier and
-    repeats (several rows per person), with ``max_rows`` the 90th percentile of rows per
+    repeats (several rows per person) with more values than ``max_codes`` (fewer would be
+    a code or a category), with ``max_rows`` the 90th percentile of rows per
     person in ``df`` (read from the data, like every drafted value: a proposal to review).
     Warns, naming the column and the proposal."""
     n_rows = len(df)
@@ -1017,8 +1018,10 @@ def _proposed_unit(
         if pd.api.types.is_float_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
             continue
         per_person = s.dropna().value_counts()
-        if per_person.size <= max(max_integer_codes, 1) or per_person.size >= n_rows:
-            continue  # a code, or one row each (an identifier left out as before)
+        if per_person.size <= max(max_codes, 1) or per_person.size >= n_rows:
+            # a code or a category (Adult's education-num: 16 values), or one row each
+            # (an identifier left out as before)
+            continue
         if per_person.max() < 2:
             continue
         max_rows = max(1, math.ceil(float(np.quantile(per_person.to_numpy(), 0.9))))
