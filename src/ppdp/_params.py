@@ -100,6 +100,7 @@ def check_table(obj: Any, table: tuple[Rule, ...], params_type: type[P]) -> P:
         (:meth:`ppdp.data.Schema.check_closed`).
     """
     _refuse_draft_schema(getattr(obj, "schema", None))
+    _refuse_privacy_unit(obj, getattr(obj, "schema", None))
     _refuse_open_columns(obj)
     checked: dict[str, Any] = {}
     for rule in table:
@@ -113,6 +114,19 @@ def _refuse_draft_schema(schema: Any) -> None:
 
     if isinstance(schema, Schema):
         schema.check_reviewed()
+
+
+def _refuse_privacy_unit(obj: Any, schema: Any) -> None:
+    """Refuse, in one line, a schema with a privacy unit for an estimator that cannot
+    calibrate to a person (``supports_privacy_unit`` false): it never falls back to a
+    per-row guarantee (DESIGN.md, contract 7)."""
+    from ppdp.data.schema import Schema
+
+    if not isinstance(schema, Schema) or schema.privacy_unit is None:
+        return
+    if getattr(obj, "supports_privacy_unit", False):
+        return
+    schema.check_row_level(type(obj).__name__)
 
 
 def _refuse_open_columns(obj: Any) -> None:

@@ -490,7 +490,7 @@ class Guarantee:
             text += f" with ε={self.epsilon:g}" if self.epsilon is not None else ""
             text += f", δ={self.delta:g}" if self.delta else ""
         if self.relation is not None:
-            text += f", neighbouring: {self.relation.value}"
+            text += f", neighbouring: {self.relation.value}{self._unit_text()}"
         extras = []
         if self.mechanism:
             extras.append(f"mechanism: {self.mechanism}")
@@ -500,6 +500,20 @@ class Guarantee:
         if extras:
             text += " (" + "; ".join(extras) + ")"
         return text
+
+    def _unit_text(self) -> str:
+        """`` per person (pid, ≤ 5 rows each)`` when the release declares a privacy unit
+        (``details["privacy_unit"]``, written by the publishers that honour one), else ``""``.
+        """
+        unit = self.details.get("privacy_unit") if isinstance(self.details, dict) else None
+        if not isinstance(unit, dict) or "column" not in unit:
+            return ""
+        text = f" per person ({unit['column']}, ≤ {unit.get('max_rows')} rows each"
+        if unit.get("max_groups") is not None:
+            text += f", ≤ {unit['max_groups']} group(s)"
+        if unit.get("max_rows_per_group") is not None:
+            text += f", ≤ {unit['max_rows_per_group']} row(s) per group"
+        return text + ")"
 
     def summary(self) -> str:
         """One line: the kind, ε and δ (where nonzero), the relation and the mechanism.
@@ -533,7 +547,7 @@ class Guarantee:
             if self.delta:
                 parts.append(f"δ = {self.delta:g}")
         if self.relation is not None:
-            parts.append(self.relation.value)
+            parts.append(self.relation.value + self._unit_text())
         elif kind is GuaranteeKind.LOCAL:
             parts.append("per respondent")
         text = ", ".join(parts)

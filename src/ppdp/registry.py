@@ -424,6 +424,12 @@ PUBLISHERS.register(
     option("--count-share", "count_share",
            "share of ε for the noisy counts, in (0, 1); the rest is split equally between the "
            "--means columns (default: equal shares)", type=float),
+    option("--max-groups", "max_groups",
+           "with a schema privacy_unit: at most this many groups per person (L0; default: no cap)",
+           type=int, metavar="N"),
+    option("--max-rows-per-group", "max_rows_per_group",
+           "with a schema privacy_unit: at most this many rows of one person per group (L∞; "
+           "default: no cap beyond max_rows)", type=int, metavar="N"),
     option("--relation", "relation",
            "neighbouring relation of the guarantee, the budget ledger's (default replace-one; "
            "add/remove keeps n private and halves both sensitivities)",

@@ -195,12 +195,15 @@ class PartitionedTable:
             self.frame = open_table(self.data, self.schema, param=self.param)
             yield stage
 
-    def scan(self, *, include_label: bool, on_invalid: str, partition_fn: Any) -> Any:
-        """One validating pass (:func:`ppdp.data.distributed.scan_table`)."""
+    def scan(
+        self, *, include_label: bool, on_invalid: str, partition_fn: Any, frame: Any = None
+    ) -> Any:
+        """One validating pass (:func:`ppdp.data.distributed.scan_table`) over the table, or
+        over ``frame``, a lazy view of it (each person's rows bounded, under a privacy unit)."""
         from ppdp.data.distributed import scan_table
 
         return scan_table(
-            self.frame,
+            self.frame if frame is None else frame,
             self.schema,
             include_label=include_label,
             on_invalid=on_invalid,

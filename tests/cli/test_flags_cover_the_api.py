@@ -42,6 +42,8 @@ PUBLISH = {
     "remove_constant": "--keep-constant",
     "class_sizes": "--class-sizes",
     "count_share": "--count-share",
+    "max_groups": "--max-groups",
+    "max_rows_per_group": "--max-rows-per-group",
     "method": "--method",
     "n_bins": "--bins",
     "relation": "--relation",

@@ -322,6 +322,21 @@ class Accountant:
         return self._tally.relation
 
     @property
+    def privacy_unit(self) -> str | None:
+        """The unit this ledger's spends protect: the privacy unit's id column, or None for
+        single rows (None too before the first spend, which pins it)."""
+        with self._lock:
+            self._refresh()
+            return ledger_unit(self._tally.records)
+
+    def check_unit(self, unit: Any) -> None:
+        """Refuse (one line, nothing charged) a charge whose ``privacy_unit`` detail names
+        another unit than this ledger's spends: ε per row and ε per person do not add up."""
+        with self._lock:
+            self._refresh()
+            check_unit(unit, self._tally.records, self.path)
+
+    @property
     def composition(self) -> str:
         """How spends compose: ``"basic"``, ``"pld"`` or ``"rdp"`` (pinned in the ledger)."""
         return self._tally.composition
@@ -565,6 +580,7 @@ class Accountant:
                 self._fold(txn.entries(self._tally.folded))
                 if idempotency_key is not None and idempotency_key in self._tally.by_key:
                     return self._replayed(self._tally.by_key[idempotency_key], event, mechanism)
+                check_unit(details.get("privacy_unit"), self._tally.records, self.path)
                 if not self._tally.fits(event):
                     raise self._exceeded(event, mechanism)
                 entry = txn.append(SPEND, payload)
@@ -847,3 +863,37 @@ def _load_when_complete(key_file: Path, *, wait: float = 5.0) -> Ed25519PrivateK
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _unit_column(unit: Any) -> str | None:
+    """The id column of a ``privacy_unit`` detail (None: single rows)."""
+    if isinstance(unit, Mapping):
+        column = unit.get("column")
+        return column if isinstance(column, str) else None
+    return None
+
+
+def ledger_unit(records: Sequence[SpendRecord]) -> str | None:
+    """The unit of a ledger's spends: its first spend's (None: single rows, or no spend)."""
+    for record in records:
+        return _unit_column(record.details.get("privacy_unit"))
+    return None
+
+
+def check_unit(unit: Any, records: Sequence[SpendRecord], path: Any) -> None:
+    """A charge's privacy unit must be the one of the ledger's spends (after the first)."""
+    if not records:
+        return
+    have, want = ledger_unit(records), _unit_column(unit)
+    if have == want:
+        return
+
+    def name(column: str | None) -> str:
+        return "single rows" if column is None else f"persons of column {column!r}"
+
+    where = f" at {path}" if path is not None else ""
+    raise ParameterError(
+        f"privacy unit ({name(want)}) differs from the unit this ledger's spends protect "
+        f"({name(have)}){where}; budgets per row and per person do not add up: use a ledger "
+        "for that unit"
+    )

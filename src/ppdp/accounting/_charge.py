@@ -271,9 +271,11 @@ def check_charges(
         _require_claim(accountant, idempotency_key)
     refuse_recorded_release(accountant, idempotency_key)
     planned = _as_charges(charges)
-    for planned_charge in planned:  # the relation too, before the data are read
+    for planned_charge in planned:  # the relation and the unit too, before the data are read
         if "relation" in planned_charge.details:
             check_relation(planned_charge.details["relation"], accountant.relation)
+    if planned:
+        accountant.check_unit(planned[0].details.get("privacy_unit"))
     keys = charge_keys(len(planned), idempotency_key)
     new = [c for c, k in zip(planned, keys, strict=True) if k is None or not accountant.charged(k)]
     if new:

@@ -123,6 +123,17 @@ def _fact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _unit_text(spends: Any) -> str:
+    """What the ledger's spends protect: its first spend's privacy unit (docs/proofs/
+    privacy-unit.md), or single rows."""
+    unit = spends[0].details.get("privacy_unit") if spends else None
+    if not spends:
+        return "not fixed yet (the first spend fixes it: single rows, or a privacy unit)"
+    if not isinstance(unit, dict) or "column" not in unit:
+        return "single rows"
+    return f"persons of column {unit['column']!r} (each release bounds their rows)"
+
+
 def _head_lines(report: Any) -> list[str]:
     v = report.verification
     lines = [
@@ -131,6 +142,7 @@ def _head_lines(report: Any) -> list[str]:
         f"included; head {v.head_hash[:16]}…)",
         f"dataset:   {report.dataset_id}",
         f"relation:  {report.relation.value} ({report.composition} composition)",
+        f"unit:      {_unit_text(report.spends)}",
         f"total:     {_budget(report.total)}",
     ]
     if report.composition == "basic":

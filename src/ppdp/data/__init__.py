@@ -20,6 +20,7 @@ from ppdp.data.schema import (
     Layout,
     NumericColumn,
     OpenCategoricalColumn,
+    PrivacyUnit,
     Schema,
 )
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
@@ -32,6 +33,7 @@ __all__ = [
     "Layout",
     "NumericColumn",
     "OpenCategoricalColumn",
+    "PrivacyUnit",
     "Schema",
     "SchemaEncoder",
     "SufficientStats",

@@ -30,6 +30,7 @@ __all__ = [
     "LabelSpec",
     "NumericColumn",
     "OpenCategoricalColumn",
+    "PrivacyUnit",
     "ReadOnlyMapping",
 ]
 
@@ -629,6 +630,59 @@ class LabelSpec:
         if self.public_counts is not None:
             d["public_counts"] = list(self.public_counts)
         return d
+
+
+def check_cap(param: str, value: Any, allowed: str = "an integer >= 1") -> int:
+    """A contribution cap (``max_rows``, ``max_groups``, ...): an integer >= 1, else one line."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SchemaError(f"{param} ({value!r}) must be {allowed}")
+    if value < 1:
+        raise SchemaError(f"{param} ({value!r}) must be {allowed}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """The unit a guarantee protects: every row of one person, at most ``max_rows`` of them.
+
+    Declared in a schema as ``privacy_unit: {column: patient_id, max_rows: 5}``. The column
+    holds a person's identifier; it is read only to bound each person's contribution
+    (:mod:`ppdp.data.contribution`), never encoded, never released. Each release keeps at
+    most ``max_rows`` rows per person, chosen uniformly at random, and is calibrated so that
+    neighbouring tables differ by one person's whole set of rows (up to ``max_rows``).
+
+    Parameters
+    ----------
+    column : str
+        The identifier column (not a feature, not the label).
+    max_rows : int
+        The most rows of one person a release reads (an integer >= 1; public, like every
+        declaration: choose it from what the custodian knows of the collection, e.g. "at most
+        5 stays a year"). ``auto`` (a DP choice) is not supported yet.
+    """
+
+    column: str
+    max_rows: int
+
+    def __post_init__(self) -> None:
+        _check_name("privacy_unit", self.column)
+        if isinstance(self.max_rows, str) and self.max_rows.strip().lower() == "auto":
+            raise SchemaError(
+                "privacy_unit: max_rows ('auto') is not supported yet; declare an integer >= 1 "
+                "(the most rows of one person a release may read)"
+            )
+        cap = check_cap(
+            "privacy_unit: max_rows", self.max_rows, "an integer >= 1 (rows per person)"
+        )
+        object.__setattr__(self, "max_rows", cap)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The unit as it appears in a schema file."""
+        return {"column": self.column, "max_rows": self.max_rows}
+
+    def describe(self) -> str:
+        """``per person (patient_id, ≤ 5 rows each)``: how a guarantee names the unit."""
+        return f"per person ({self.column}, ≤ {self.max_rows} rows each)"
 
 
 Column = NumericColumn | CategoricalColumn

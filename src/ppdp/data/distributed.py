@@ -592,7 +592,7 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
     import_dask()
     import dask.dataframe as dd
 
-    needed = list(schema.column_names)
+    needed = list(schema.data_columns)  # the privacy unit's id column too, when declared
     if _is_dask_frame(data):
         missing = [c for c in needed if c not in data.columns]
         if missing:

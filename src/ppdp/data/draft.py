@@ -38,6 +38,7 @@ from ppdp.data.schema import (
     LabelSpec,
     NumericColumn,
     OpenCategoricalColumn,
+    PrivacyUnit,
     Schema,
 )
 from ppdp.exceptions import (
@@ -826,8 +827,9 @@ def draft_schema(
     skewed_high: list[str] = []
     constant: list[str] = []
     n_rows = len(df)
+    unit = _proposed_unit(df, label, exclude, tokens, max(max_integer_codes, max_categories))
     for name in df.columns:
-        if name == label or name in exclude:
+        if name == label or name in exclude or (unit is not None and name == unit.column):
             continue
         if not isinstance(name, str):
             raise DataValidationError(f"column names must be strings; got {name!r}")
@@ -984,9 +986,65 @@ def draft_schema(
         columns=tuple(columns),
         label=label_spec,
         missing_values=tokens,
+        privacy_unit=unit,
         open_columns=tuple(opened),
         draft=True,
     )
+
+
+#: Names of columns that may identify a person (``idcode``, ``patient_id``, ``nr``...).
+_ID_NAME = re.compile(
+    r"(^|[_\W])(id|ids|idcode|pid|nr|num|key)($|[_\W])|^id|id$|patient|person|subject|member"
+    r"|customer|client|household|respondent|individual",
+    re.IGNORECASE,
+)
+
+
+def _proposed_unit(
+    df: pd.DataFrame,
+    label: str | None,
+    exclude: Sequence[str],
+    tokens: tuple[Category, ...],
+    max_codes: int,
+) -> PrivacyUnit | None:
+    """A privacy unit for the first column that looks like a person's identifier and
+    repeats (several rows per person) with more values than ``max_codes`` (fewer would be
+    a code or a category), with ``max_rows`` the 90th percentile of rows per
+    person in ``df`` (read from the data, like every drafted value: a proposal to review).
+    Warns, naming the column and the proposal."""
+    n_rows = len(df)
+    if n_rows < _FEW_ROWS:
+        return None
+    for name in df.columns:
+        if name == label or name in exclude or not isinstance(name, str):
+            continue
+        if not _ID_NAME.search(name):
+            continue
+        s = df[name]
+        if tokens:
+            s = s.mask(s.isin(list(tokens)))
+        if pd.api.types.is_float_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        per_person = s.dropna().value_counts()
+        if per_person.size <= max(max_codes, 1) or per_person.size >= n_rows:
+            # a code or a category (Adult's education-num: 16 values), or one row each
+            # (an identifier left out as before)
+            continue
+        if per_person.max() < 2:
+            continue
+        max_rows = max(1, math.ceil(float(np.quantile(per_person.to_numpy(), 0.9))))
+        warnings.warn(
+            PPDPWarning(
+                f"column {name!r} repeats across rows ({per_person.size:,} values, up to "
+                f"{int(per_person.max())} rows each): it looks like a person's identifier, so "
+                f"the draft proposes privacy_unit: {{column: {name}, max_rows: {max_rows}}} "
+                "(90th percentile of rows per person, read from the data: review it, or "
+                "delete privacy_unit if each row is a different person)"
+            ),
+            stacklevel=user_stacklevel(),
+        )
+        return PrivacyUnit(name, max_rows)
+    return None
 
 
 #: Dates as a draft recognises them: year first (2025-03-14, 2025/03/14, 2025.03.14) or

@@ -18,8 +18,12 @@ The file format (JSON shown; YAML has the same keys)::
       "label": {"name": "income", "classes": ["<=50K", ">50K"]},
       "missing_values": ["?"],
       "nan_policy": "error",
-      "row_norm_bound": null
+      "row_norm_bound": null,
+      "privacy_unit": {"column": "patient_id", "max_rows": 5}
     }
+
+``privacy_unit`` (optional) makes every guarantee protect a person's whole set of rows
+instead of one row (:class:`~ppdp.data.PrivacyUnit`).
 
 A schema written by ``ppdp schema draft`` (:func:`ppdp.data.draft_schema`) also holds
 ``"draft": true``: its bounds and categories were read from the data, and every release
@@ -51,6 +55,7 @@ from ppdp.data.columns import (
     LabelSpec,
     NumericColumn,
     OpenCategoricalColumn,
+    PrivacyUnit,
     ReadOnlyMapping,
     check_category,
 )
@@ -72,6 +77,7 @@ __all__ = [
     "Layout",
     "NumericColumn",
     "OpenCategoricalColumn",
+    "PrivacyUnit",
     "Schema",
 ]
 
@@ -82,6 +88,13 @@ SCHEMA_VERSION = 1
 DRAFT_COMMENT = (
     "# DRAFT: review every bound and category against public knowledge (a code list, a\n"
     "# questionnaire's range, a regulation), then delete the next line; releases refuse a draft.\n"
+)
+
+#: The comment above a drafted ``privacy_unit``: a proposal read from the data.
+UNIT_PROPOSAL_COMMENT = (
+    "# PROPOSED: this column repeats like a person's identifier; every release then protects\n"
+    "# each person's rows (at most max_rows of them, read from the data: choose it from public\n"
+    "# knowledge). Delete privacy_unit if each row is a different person.\n"
 )
 
 NanPolicy = Literal["error", "impute"]
@@ -150,6 +163,12 @@ class Schema:
         keep: :class:`~ppdp.publish.TableSynthesizer` always measures their joint table
         (``keep: [[los, cost], [age, los]]`` in a file). Each pair names two different
         declared columns, once. Public, like every declaration.
+    privacy_unit : PrivacyUnit, optional
+        The unit every guarantee protects, when it is not one row: a person's identifier
+        column and the most rows of one person a release reads (``max_rows``). The column
+        is read only to bound contributions (:mod:`ppdp.data.contribution`): it is neither a
+        feature nor the label, is never encoded and never released. Publishers that cannot
+        calibrate to a person refuse such a schema in one line.
     open_columns : sequence of OpenCategoricalColumn, default ()
         Categorical columns declared ``open: true`` (their categories are not all
         declared). They are not encoded; only a release that selects group keys privately
@@ -188,6 +207,7 @@ class Schema:
     missing_values: tuple[Category, ...] = ()
     nan_policy: NanPolicy = "error"
     keep: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    privacy_unit: PrivacyUnit | None = field(default=None, kw_only=True)
     open_columns: tuple[OpenCategoricalColumn, ...] = field(default=(), kw_only=True)
     draft: bool = field(default=False, kw_only=True)
     source: str | None = field(default=None, kw_only=True, compare=False, repr=False)
@@ -217,6 +237,7 @@ class Schema:
                     f"label {self.label.name!r} has the same name as a feature column"
                 )
         object.__setattr__(self, "keep", _check_keep(self.keep, cols, self.label))
+        _check_unit(self.privacy_unit, seen, self.label)
         if self.row_norm_bound is not None:
             r = self.row_norm_bound
             if (
@@ -322,6 +343,19 @@ class Schema:
         if refusal is not None:
             raise SchemaError(refusal)
 
+    def check_row_level(self, method: str) -> None:
+        """Refuse a privacy unit, in one line, for a ``method`` that protects single rows
+        only: it never falls back to a per-row guarantee (DESIGN.md, contract 7)."""
+        unit = self.privacy_unit
+        if unit is None:
+            return
+        raise SchemaError(
+            f"schema declares privacy_unit (column {unit.column!r}, max_rows {unit.max_rows}); "
+            f"{method} protects single rows only and cannot honour a person-level unit yet: "
+            "use GroupByPublisher or TableSynthesizer, or remove privacy_unit only if every "
+            "person has one row"
+        )
+
     def reviewed(self) -> Schema:
         """The same schema with ``draft=False``: call it once you have reviewed every
         bound and category against public knowledge (the Python way of deleting
@@ -344,6 +378,13 @@ class Schema:
         """Names of every column the data must have: the features, then the label."""
         names = tuple(c.name for c in self.columns)
         return (*names, self.label.name) if self.label is not None else names
+
+    @property
+    def data_columns(self) -> tuple[str, ...]:
+        """Names of every column a release reads: :attr:`column_names`, then the privacy
+        unit's identifier column when one is declared (read only to bound contributions)."""
+        unit = self.privacy_unit
+        return self.column_names if unit is None else (*self.column_names, unit.column)
 
     @property
     def classes(self) -> tuple[Category, ...] | None:
@@ -448,6 +489,7 @@ class Schema:
             missing_values=self.missing_values,
             nan_policy=self.nan_policy,
             keep=tuple(p for p in self.keep if self.label is None or self.label.name not in p),
+            privacy_unit=self.privacy_unit,
             open_columns=self.open_columns,
             draft=self.draft,
             source=self.source,
@@ -504,6 +546,8 @@ class Schema:
             d["row_norm_bound"] = self.row_norm_bound
         if self.keep:
             d["keep"] = [list(p) for p in self.keep]
+        if self.privacy_unit is not None:
+            d["privacy_unit"] = self.privacy_unit.to_dict()
         return d
 
     def to_json(self) -> str:
@@ -518,6 +562,9 @@ class Schema:
         text = yaml.safe_dump(
             self.to_dict(), sort_keys=False, allow_unicode=True, default_flow_style=None, width=100
         )
+        if self.draft and self.privacy_unit is not None:
+            proposal = "\n" + UNIT_PROPOSAL_COMMENT + "privacy_unit:"
+            text = text.replace("\nprivacy_unit:", proposal, 1)
         return DRAFT_COMMENT + text if self.draft else text
 
     def __str__(self) -> str:
@@ -567,6 +614,7 @@ class Schema:
                 "missing_values",
                 "nan_policy",
                 "keep",
+                "privacy_unit",
             },
         )
         version = data.get("schema_version", SCHEMA_VERSION)
@@ -598,6 +646,7 @@ class Schema:
             missing_values=data.get("missing_values") or (),
             nan_policy=data.get("nan_policy", "error"),
             keep=data.get("keep") or (),
+            privacy_unit=_unit_from_dict(data.get("privacy_unit")),
             open_columns=opened,
             draft=data.get("draft", False),
             source=source,
@@ -854,6 +903,40 @@ def _date_column_from_dict(where: str, raw: Mapping[str, Any]) -> NumericColumn:
         date=True,
         date_format=raw.get("date_format"),
     )
+
+
+def _unit_from_dict(raw: Any) -> PrivacyUnit | None:
+    """The ``privacy_unit`` of a schema file (None when absent)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise SchemaError(
+            f"privacy_unit ({raw!r}) must be a mapping, e.g. {{column: patient_id, max_rows: 5}}"
+        )
+    _check_keys("privacy_unit", raw, {"column", "max_rows"})
+    for key in ("column", "max_rows"):
+        if key not in raw:
+            raise SchemaError(
+                f"privacy_unit: '{key}' is missing; declare the person's identifier column "
+                "and the most rows of one person, e.g. {column: patient_id, max_rows: 5}"
+            )
+    return PrivacyUnit(column=raw["column"], max_rows=raw["max_rows"])
+
+
+def _check_unit(unit: Any, features: set[str], label: LabelSpec | None) -> None:
+    """The privacy unit is a :class:`PrivacyUnit` whose column is neither a feature nor
+    the label (it is read only to bound contributions, never encoded)."""
+    if unit is None:
+        return
+    if not isinstance(unit, PrivacyUnit):
+        raise SchemaError(f"privacy_unit must be a PrivacyUnit, not {type(unit).__name__}")
+    if unit.column in features or (label is not None and unit.column == label.name):
+        what = "the label" if unit.column not in features else "a feature column"
+        raise SchemaError(
+            f"privacy_unit: column ({unit.column!r}) is also {what}; the identifier is read "
+            "only to bound each person's rows and is never a feature: remove it from the "
+            "columns"
+        )
 
 
 def _check_keep(

@@ -504,13 +504,13 @@ def check_table(
 
     unchecked = []
     try:
-        df = read(schema.column_names)
+        df = read(schema.data_columns)
     except MissingColumnsError as exc:
         label = schema.label
         if label is None or exc.missing != (label.name,):
             raise
         schema = schema.without_label()  # a table to score: its features alone
-        df = read(schema.column_names)
+        df = read(schema.data_columns)
         unchecked = [f"label {label.name!r} is not a column of {data}: not checked (features only)"]
     lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
     lines += unchecked
@@ -522,6 +522,10 @@ def check_table(
     if imputed := imputed_lines(schema, report):
         lines += ["missing values filled with the schema's impute constants:", *imputed]
     refusals = [str(error) for error in problems.errors()]
+    if schema.privacy_unit is not None:
+        unit_lines, unit_refusal = _unit_lines(schema.privacy_unit, df)
+        lines += unit_lines
+        refusals += unit_refusal
     return TableCheck(lines, identifier_warnings(schema, df), refusals)
 
 
@@ -557,6 +561,37 @@ def _not_number_lines(schema: Any, df: Any, max_values: int) -> list[str]:
         "already; list any other text that means missing in the schema's missing_values):",
         *out,
     ]
+
+
+def _unit_lines(unit: Any, df: Any) -> tuple[list[str], list[str]]:
+    """Rows per person and what ``max_rows`` would drop (custodian only), and the refusal
+    of missing ids: how to choose the cap from the custodian's own data."""
+    import numpy as np
+
+    ids = df[unit.column]
+    missing = int(ids.isna().sum())
+    sizes = ids.dropna().value_counts().to_numpy()
+    lines = [f"privacy unit {unit.column!r} (max_rows {unit.max_rows}):"]
+    if sizes.size:
+        q50, q90, q99 = (int(np.ceil(np.quantile(sizes, q))) for q in (0.5, 0.9, 0.99))
+        dropped = int(np.maximum(sizes - unit.max_rows, 0).sum())
+        over = int((sizes > unit.max_rows).sum())
+        lines += [
+            f"  {sizes.size:,} persons; rows per person: median {q50}, 90th percentile {q90}, "
+            f"99th percentile {q99}, most {int(sizes.max())}",
+            f"  max_rows {unit.max_rows} drops {dropped:,} of {int(sizes.sum()):,} rows "
+            f"({dropped / sizes.sum():.1%}), from {over:,} persons (a larger cap keeps more rows "
+            "and adds noise in proportion)",
+        ]
+    refusal = (
+        [
+            f"column {unit.column!r} (the privacy unit) has {missing:,} missing id(s); every "
+            "row must name its person (fill them in, or drop those rows)"
+        ]
+        if missing
+        else []
+    )
+    return lines, refusal
 
 
 def check_table_lines(

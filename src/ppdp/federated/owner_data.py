@@ -161,6 +161,7 @@ def load_owner_statistics(
             "load one with Schema.from_file(path)"
         )
     schema.check_reviewed()  # a draft's bounds are the data's own
+    schema.check_row_level("a federated LDA owner")
     if schema.label is None:
         raise ParameterError("schema declares no label; an LDA owner needs classes")
     bound = schema.max_row_l2_norm if norm_bound is None else norm_bound

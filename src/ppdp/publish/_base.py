@@ -403,6 +403,10 @@ class Publisher(ValidatedParams):
                 "load one with Schema.from_file(path)"
             )
 
+    def _check_partitioned(self) -> None:
+        """Refuse, in one line, parameters that need the table in memory (a Dask DataFrame
+        or a Parquet dataset was given); nothing by default."""
+
     def _public_rows(self, n_rows: int | None) -> int | None:
         """``n_rows`` where the number of rows is public (replace-one), None where it is
         private (add/remove, a ``relation`` parameter of the publisher).
@@ -411,6 +415,8 @@ class Publisher(ValidatedParams):
         charges, the ``δ ≥ 1/n`` warning) reads the row count through this, so that under
         add/remove no output but the noisy release depends on ``n``.
         """
+        if self.schema.privacy_unit is not None:
+            return None  # rows per person are private: only persons are counted, noisily
         params = self._params() if self._params_type is not None else self
         relation = Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
         return n_rows if relation is Neighbouring.REPLACE_ONE else None
@@ -434,6 +440,55 @@ class Publisher(ValidatedParams):
             seeded=seeded,
             replayed=bool(records) and all(r.replayed for r in records),
         )
+
+    # -- privacy unit (docs/proofs/privacy-unit.md) -----------------------------------------
+
+    @property
+    def bounding_summary(self) -> str | None:
+        """The custodian's line of the last fit's contribution bounding (persons, rows
+        dropped), or None without a privacy unit. Computed from the private data: for the
+        custodian's terminal or log only, never released."""
+        return getattr(self, "_custodian_bounding_line", None)
+
+    def _contribution_bounds(self) -> Any:
+        """The caps of each person (:class:`ppdp.data.contribution.ContributionBounds`), or
+        None without a privacy unit. Publishers with group caps override it."""
+        from ppdp.data.contribution import ContributionBounds
+
+        unit = self.schema.privacy_unit
+        return None if unit is None else ContributionBounds(unit)
+
+    def _bounded(self, df: Any, source: RandomSource, on_invalid: str) -> Any:
+        """``df`` with at most the caps' rows of each person (``df`` itself without a unit)."""
+        bounds = self._contribution_bounds()
+        if bounds is None:
+            return df
+        from ppdp.data.contribution import bound_table, bounding_keys
+
+        kept, counts = bound_table(
+            df, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid
+        )
+        self._custodian_bounding_line = counts.summary(bounds)  # custodian only, never released
+        return kept
+
+    def _bounded_frame(self, frame: Any, source: RandomSource, on_invalid: str) -> Any:
+        """The distributed :meth:`_bounded`: ``(bounded frame, delayed counts or None)``."""
+        bounds = self._contribution_bounds()
+        if bounds is None:
+            return frame, None
+        from ppdp.data.contribution import bound_dask, bounding_keys
+
+        return bound_dask(frame, self.schema, bounds, bounding_keys(source), on_invalid=on_invalid)
+
+    def _log_bounding(self, counts: Any, scheduler: Any) -> None:
+        """The custodian's line of a distributed bounding (one more pass over the counts)."""
+        if counts is None:
+            return
+        from ppdp.data.contribution import log_dask_counts
+
+        bounds = self._contribution_bounds()
+        merged = log_dask_counts(counts, bounds, scheduler=scheduler)
+        self._custodian_bounding_line = merged.summary(bounds)  # custodian only, never released
 
     def _shipped(self) -> Publisher:
         """A shallow copy without a previous release, to send to every partition task."""
@@ -500,6 +555,8 @@ class _PublisherSteps:
         self.random_state = publisher.random_state
         self.output: Any = None
         self.released: Release | None = None
+        self._source: Any = None
+        self.frame: Any = None  # the partitioned table as scanned and released (bounded)
 
     def validated(self) -> Any:
         return self.publisher._params_once()
@@ -515,6 +572,7 @@ class _PublisherSteps:
                     f"{self.name} does not accept a Dask DataFrame or a Parquet dataset; read "
                     "the table into a pandas DataFrame"
                 )
+            pub._check_partitioned()
             self.output = pub._check_output(options.output, self.name)
             return PartitionedTable(data, pub.schema, scheduler=options.scheduler)
         for name, value in (("scheduler", options.scheduler), ("output", options.output)):
@@ -534,20 +592,26 @@ class _PublisherSteps:
         return charges
 
     def source(self) -> RandomSource:
-        return resolve_random_state(self.publisher.random_state)
+        self._source = resolve_random_state(self.publisher.random_state)
+        return self._source
 
     def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
         check_charges(accountant, charges, mechanism=self.name, idempotency_key=key)
 
     def scan(self, table: Any, on_invalid: str, on_scan: Any) -> Any:
         pub = self.publisher
-        if not table.partitioned:
-            return pub._encode(table.data, on_invalid=on_invalid)
+        if not table.partitioned:  # each person's rows bounded first (privacy unit)
+            return pub._encode(
+                pub._bounded(table.data, self._source, on_invalid), on_invalid=on_invalid
+            )
+        self.frame, bounding = pub._bounded_frame(table.frame, self._source, on_invalid)
         scan = table.scan(
             include_label=pub._distributed_include_label(),
             on_invalid=on_invalid,
             partition_fn=pub._shipped()._partition_statistics,
+            frame=self.frame,
         )
+        pub._log_bounding(bounding, table.scheduler)
         if on_scan is not None:
             on_scan(scan)
         pub._check_scan(scan, on_invalid)
@@ -573,7 +637,7 @@ class _PublisherSteps:
         pub = self.publisher
         if table.partitioned:
             self.released = pub._release_distributed(
-                table.frame, scan, source, charges, scheduler=table.scheduler, output=self.output
+                self.frame, scan, source, charges, scheduler=table.scheduler, output=self.output
             )
         else:
             X, y = scan

@@ -543,7 +543,7 @@ def _publish_file(
         claim.acquire()
         check_budget(acct, publisher, cost, out=out, run=run)
         tell(f"reading {data}")
-        wanted = (*schema.column_names, *schema.open_column_names)
+        wanted = (*schema.data_columns, *schema.open_column_names)
         df = read_table(data, columns=wanted, sep=sep, encoding=encoding)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
@@ -593,6 +593,8 @@ def _publish_file(
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
+        if publisher.bounding_summary:  # privacy unit: the custodian's line
+            tell(publisher.bounding_summary)
         if acct is not None:
             state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
     finally:
@@ -716,6 +718,8 @@ def publish_dataset(
                 where = f"in {ledger}" if ledger is not None else "recorded nowhere"
                 raise write_error(exc, out, charged=f"{cost} {where}") from exc
             n_rows = result.n_rows
+            if publisher.bounding_summary:  # privacy unit: the custodian's line
+                tell(publisher.bounding_summary)
             if run.dry_run:
                 tell(f"{rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
                 return PublishResult(
@@ -788,4 +792,6 @@ def rows_text(n: int, publisher: Any) -> str:
     relation = getattr(publisher, "relation", Neighbouring.REPLACE_ONE)
     private = Neighbouring.parse(relation) is Neighbouring.ADD_REMOVE  # checked already
     note = " (custodian only: n is private under add/remove)" if private else ""
+    if getattr(getattr(publisher, "schema", None), "privacy_unit", None) is not None:
+        note = " (custodian only: n is private under a privacy unit)"
     return f"{n:,} rows{note}"

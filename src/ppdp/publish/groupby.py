@@ -89,6 +89,9 @@ class GroupPlan:
     relation: Neighbouring
     epsilon_count: float
     epsilon_mean: float
+    #: The most rows of one person in the statistics (1 without a privacy unit):
+    #: ``min(max_rows, max_groups · max_rows_per_group)`` (docs/proofs/privacy-unit.md).
+    contribution: int = 1
     #: ``"declared"`` (the declared domain only) or ``"private"`` (declared keys, then keys of
     #: the open ``by`` columns chosen by ``selection``).
     key_mode: str = "declared"
@@ -124,8 +127,10 @@ class GroupPlan:
     def square_sensitivity(self) -> int:
         """L1 sensitivity of one column's sum-of-squares vector, in ``(2⁻¹²·range)²``:
         ``SQ_HALF²·2`` under replace-one (a row moves between groups), ``SQ_HALF²`` under
-        add/remove."""
-        return SQ_HALF**2 * (2 if self.relation is Neighbouring.REPLACE_ONE else 1)
+        add/remove; times :attr:`contribution` under a privacy unit (each of a person's
+        rows adds at most ``SQ_HALF²`` to one group's sum)."""
+        moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        return SQ_HALF**2 * moves * self.contribution
 
     @property
     def delta(self) -> float:
@@ -140,14 +145,16 @@ class GroupPlan:
     @property
     def count_sensitivity(self) -> int:
         """L1 sensitivity of the count vector: 2 (replace-one: one row moves between
-        groups), 1 (add/remove)."""
-        return 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        groups), 1 (add/remove); times :attr:`contribution` under a privacy unit."""
+        return (2 if self.relation is Neighbouring.REPLACE_ONE else 1) * self.contribution
 
     @property
     def sum_sensitivity(self) -> int:
         """L1 sensitivity of one column's centred-sum vector, in units of ``2⁻²⁴`` of the
-        declared range: ``UNIT`` (the range) under replace-one, ``UNIT/2`` under add/remove."""
-        return UNIT if self.relation is Neighbouring.REPLACE_ONE else HALF_UNIT
+        declared range: ``UNIT`` (the range) under replace-one, ``UNIT/2`` under add/remove;
+        times :attr:`contribution` under a privacy unit."""
+        one = UNIT if self.relation is Neighbouring.REPLACE_ONE else HALF_UNIT
+        return one * self.contribution
 
     def keys(self) -> pd.DataFrame:
         """One row per group, the ``by`` columns' declared values, in release order."""
@@ -188,6 +195,8 @@ class GroupByParams:
     quantiles: tuple[str, ...]
     q: tuple[float, ...]
     count_share: float | None
+    max_groups: int | None
+    max_rows_per_group: int | None
     delta: float | None
     selection: str
     threshold: float | None
@@ -316,6 +325,42 @@ def _check_share(value: Any, checked: Mapping[str, Any]) -> float | None:
     return share
 
 
+def _check_cap(param: str) -> Any:
+    """The rule of a per-person group cap: None, or an integer >= 1 with a privacy unit."""
+
+    def check(value: Any, checked: Mapping[str, Any]) -> int | None:
+        if value is None:
+            return None
+        if checked["schema"].privacy_unit is None:
+            raise ParameterError(
+                f"{param} ({value!r}) caps what one person contributes, but the schema "
+                "declares no privacy_unit (each row is its own person); leave it unset"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ParameterError(f"{param} ({value!r}) must be an integer >= 1")
+        if checked["keys"] == "private":
+            raise ParameterError(
+                f"{param} ({value!r}): not yet with keys='private' (the caps bound declared "
+                "groups only); leave it unset: each person's max_rows rows then bound the "
+                "selection"
+            )
+        return int(value)
+
+    return check
+
+
+def _contribution(checked: Mapping[str, Any]) -> int:
+    """The most rows of one person in the statistics (1 without a privacy unit)."""
+    unit = checked["schema"].privacy_unit
+    if unit is None:
+        return 1
+    k = unit.max_rows
+    l0, linf = checked["max_groups"], checked["max_rows_per_group"]
+    if l0 is not None and linf is not None:
+        k = min(k, l0 * linf)
+    return k
+
+
 def _check_keys(value: Any, _: Mapping[str, Any]) -> str:
     if value not in ("declared", "private"):
         raise ParameterError(
@@ -379,6 +424,13 @@ def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     names = _check_variances(value, checked) if value else ()
+    unit = checked["schema"].privacy_unit
+    if names and unit is not None:
+        raise ParameterError(
+            f"quantiles ({', '.join(names)}): not yet with a privacy unit (the schema's "
+            f"privacy_unit {unit.column!r}); release means and variances, which are "
+            "calibrated per person"
+        )
     if names and checked["keys"] == "private":
         raise ParameterError(
             f"quantiles ({', '.join(names)}): not yet with keys='private'; group by declared "
@@ -435,6 +487,17 @@ def _check_min_count(value: Any, _: Mapping[str, Any]) -> float | None:
             "are left out of the table"
         )
     return t
+
+
+def _selection_caps(checked: Mapping[str, Any]) -> dict[str, int]:
+    """The private selection's caps per person: 1 where rows are persons; with a privacy
+    unit of ``k = max_rows`` rows, a person reaches at most ``k`` keys (L0) with at most
+    ``k`` rows in one (L∞) and ``k`` rows in all (docs/proofs/partition-selection.md §6)."""
+    unit = checked["schema"].privacy_unit
+    if unit is None:
+        return {}
+    k = int(unit.max_rows)
+    return {"max_groups": k, "max_rows_per_group": k, "max_contribution": k}
 
 
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
@@ -496,6 +559,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     eps_count, eps_mean = _split(checked["epsilon"], parts, checked["count_share"])
     open_by = tuple(n for n in by if n in schema.open_column_names)
     post = {
+        "contribution": _contribution(checked),
         "variances": variances,
         "interval": checked["interval"],
         "rounding": checked["rounding"],
@@ -515,6 +579,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         checked["delta"],
         checked["relation"],
         threshold=checked["threshold"],
+        **_selection_caps(checked),
     )
     return GroupPlan(
         by,
@@ -549,6 +614,8 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("quantiles", _check_quantiles),
     Rule("q", _check_q),
     Rule("count_share", _check_share),
+    Rule("max_groups", _check_cap("max_groups")),
+    Rule("max_rows_per_group", _check_cap("max_rows_per_group")),
     Rule("delta", _check_delta),
     Rule("selection", _check_selection),
     Rule("threshold", _check_threshold),
@@ -585,7 +652,11 @@ class GroupByPublisher(Publisher):
 
     Guarantee: ε-differential privacy under ``relation`` (basic composition of the count
     vector and one centred-sum vector per ``means`` column); see
-    ``docs/proofs/groupby.md``.
+    ``docs/proofs/groupby.md``. With a schema's privacy unit, per person: each person keeps
+    at most ``max_rows`` rows (and the caps below), chosen at random before anything is
+    counted, and both sensitivities are multiplied by the most rows one person can bring,
+    ``min(max_rows, max_groups · max_rows_per_group)``; see
+    ``docs/proofs/privacy-unit.md``.
 
     Parameters
     ----------
@@ -603,6 +674,14 @@ class GroupByPublisher(Publisher):
     count_share : float, optional
         Share of ε, in (0, 1), for the counts; the rest is split equally between the
         ``means`` columns. Default: equal shares, ``ε / (1 + len(means))`` each.
+    max_groups : int, optional
+        With a schema's privacy unit only: at most this many groups per person (L0), chosen
+        uniformly at random among the person's groups.
+    max_rows_per_group : int, optional
+        With a schema's privacy unit only: at most this many rows of one person in one
+        group (L∞), chosen uniformly at random. Both caps bound declared groups: they are
+        refused with ``keys="private"`` (whose selection then takes ``max_rows`` as both
+        caps); quantiles are refused under a privacy unit.
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
@@ -640,6 +719,7 @@ class GroupByPublisher(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    supports_privacy_unit: ClassVar[bool] = True
     #: keys="private" reads the keys of open columns through a private selection.
     accepts_open_columns: ClassVar[bool] = True
     output_kind: ClassVar[str] = "groups"
@@ -654,6 +734,8 @@ class GroupByPublisher(Publisher):
         by: Any = (),
         means: Any = (),
         count_share: float | None = None,
+        max_groups: int | None = None,
+        max_rows_per_group: int | None = None,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         keys: str = "declared",
         delta: float | None = None,
@@ -673,6 +755,8 @@ class GroupByPublisher(Publisher):
         self.by = by
         self.means = means
         self.count_share = count_share
+        self.max_groups = max_groups
+        self.max_rows_per_group = max_rows_per_group
         self.relation = relation
         self.keys = keys
         self.delta = delta
@@ -696,6 +780,30 @@ class GroupByPublisher(Publisher):
     def plan(self) -> GroupPlan:
         """Validate the parameters and return what ``fit`` will release (public)."""
         return self._params().plan
+
+    def _contribution_bounds(self) -> Any:
+        """The privacy unit's caps, with this release's L0/L∞ caps on the ``by`` groups."""
+        unit = self.schema.privacy_unit
+        if unit is None:
+            return None
+        import functools
+
+        from ppdp.data.contribution import ContributionBounds
+
+        params = self._params()
+        capped = params.max_groups is not None or params.max_rows_per_group is not None
+        return ContributionBounds(
+            unit,
+            max_groups=params.max_groups,
+            max_rows_per_group=params.max_rows_per_group,
+            # Only declared groups are capped (the caps are refused with keys="private").
+            group_fn=functools.partial(group_codes, self.schema, params.plan) if capped else None,
+        )
+
+    def _unit_details(self) -> dict[str, Any]:
+        """``{"privacy_unit": {...}}`` for the ledger and the guarantee (empty without)."""
+        bounds = self._contribution_bounds()
+        return {} if bounds is None else {"privacy_unit": bounds.ledger_details()}
 
     def _count_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
         return self._mechanism(plan.epsilon_count, plan.count_sensitivity, plan, "the counts")
@@ -735,6 +843,7 @@ class GroupByPublisher(Publisher):
             f"({', '.join(plan.by) or 'whole table'})",
             **counts.ledger_details(),
             "units": "rows",
+            **self._unit_details(),
         }
         if n_rows is not None and plan.relation is Neighbouring.REPLACE_ONE:
             details["n"] = n_rows
@@ -751,6 +860,7 @@ class GroupByPublisher(Publisher):
                     **sums.ledger_details(),
                     "units": f"2**-{QUANT_BITS} of the declared range of {name}",
                     "noise_scale_in_column_units": sums.scale * (col.upper - col.lower) / UNIT,
+                    **self._unit_details(),
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
         if plan.variances:
@@ -874,7 +984,7 @@ class GroupByPublisher(Publisher):
             return KeyedRows(X, keys, keep), y
         return X, y
 
-    def _fit_distributed(self, data: Any, *args: Any, **kwargs: Any) -> Publisher:
+    def _check_partitioned(self) -> None:
         if self._params().quantiles:
             raise ParameterError(
                 "quantiles read a table in memory for now; pass a pandas DataFrame (a Parquet "
@@ -885,7 +995,6 @@ class GroupByPublisher(Publisher):
                 "keys ('private') reads a table in memory for now; pass a pandas DataFrame "
                 "(a Parquet dataset or Dask DataFrame takes keys='declared')"
             )
-        return super()._fit_distributed(data, *args, **kwargs)
 
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
@@ -1257,11 +1366,20 @@ class GroupByPublisher(Publisher):
             for name in plan.means
         )
         half = "" if plan.relation is Neighbouring.REPLACE_ONE else "half "
-        assumptions = [
-            "n (the number of rows) is public; neighbours replace one row (a row may move "
-            "between groups)"
-            if plan.relation is Neighbouring.REPLACE_ONE
-            else "n private (add/remove neighbours)",
+        bounds = self._contribution_bounds()
+        times = "" if bounds is None else f"{plan.contribution} × the "
+        assumptions = (
+            [
+                "n (the number of rows) is public; neighbours replace one row (a row may move "
+                "between groups)"
+                if plan.relation is Neighbouring.REPLACE_ONE
+                else "n private (add/remove neighbours)"
+            ]
+            if bounds is None
+            else _unit_assumptions(bounds, plan)
+        )
+        keys_at = len(assumptions)  # the keys' line, then the counts'
+        assumptions += [
             f"group keys are the declared domain of ({', '.join(plan.by) or 'whole table'}): "
             f"{plan.n_groups} group(s), empty ones included, never read from the data",
             f"counts: discrete Laplace, L1 sensitivity {count_sens}, ε = {plan.epsilon_count:.6g}",
@@ -1269,7 +1387,7 @@ class GroupByPublisher(Publisher):
         if plan.means:
             assumptions.append(
                 "centred sums Σ(clip(x) − midpoint), exact integers in steps of 2^-24 of the "
-                f"declared range: discrete Laplace, L1 sensitivity the {half}range "
+                f"declared range: discrete Laplace, L1 sensitivity {times or 'the '}{half}range "
                 f"({ranges}), ε = {plan.epsilon_mean:.6g} per column; values clipped to "
                 "their declared bounds"
             )
@@ -1279,9 +1397,9 @@ class GroupByPublisher(Publisher):
         assumptions.extend(self._post_processing(plan))
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
         if plan.selection is not None:
-            assumptions[1] = self._selection_assumption(plan)
+            assumptions[keys_at] = self._selection_assumption(plan)
             if plan.selection.method != "truncated-geometric":
-                assumptions[2] = (
+                assumptions[keys_at + 1] = (
                     f"counts: the selection's noisy counts ({plan.selection.method}), "
                     f"ε = {plan.epsilon_count:.6g}, δ = {plan.delta:g}"
                 )
@@ -1297,15 +1415,42 @@ class GroupByPublisher(Publisher):
                 "means": list(plan.means),
                 "groups": plan.n_groups,
                 "count_sensitivity": count_sens,
-                "sum_sensitivity_ranges": 1.0 if half == "" else 0.5,
+                "sum_sensitivity_ranges": (1.0 if half == "" else 0.5) * plan.contribution,
                 "epsilon_count": plan.epsilon_count,
                 "epsilon_per_mean": plan.epsilon_mean,
                 "relation": plan.relation.value,
+                **self._unit_details(),
                 "keys": plan.key_mode,
                 "columns": self._column_notes(plan),
                 **({"selection": plan.selection.details()} if plan.selection else {}),
             },
         )
+
+
+def _unit_assumptions(bounds: Any, plan: GroupPlan) -> list[str]:
+    """What a person-level guarantee rests on: the unit, the caps and the bounding."""
+    unit = bounds.unit
+    extra = [
+        f"{v} {what}"
+        for v, what in (
+            (bounds.max_groups, "group(s)"),
+            (bounds.max_rows_per_group, "row(s) per group"),
+        )
+        if v is not None
+    ]
+    caps = f" in at most {' and '.join(extra)}" if extra else ""
+    relation = (
+        "the number of persons is public; neighbours replace one person's whole set of rows"
+        if plan.relation is Neighbouring.REPLACE_ONE
+        else "the numbers of persons and rows are private (add/remove one person's rows)"
+    )
+    return [
+        f"privacy unit: the persons of column {unit.column!r} (read only to bound "
+        "contributions, never released); " + relation,
+        f"each person keeps at most {unit.max_rows} row(s){caps} (chosen uniformly at random "
+        "before any statistic): at most "
+        f"{plan.contribution} row(s) of one person reach the statistics",
+    ]
 
 
 def _qname(p: float, name: str) -> str:

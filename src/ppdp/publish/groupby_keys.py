@@ -39,6 +39,11 @@ class KeyedRows:
     open_keys: dict[str, NDArray[Any]]
     keep: NDArray[np.bool_]
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The encoded rows' shape (the release run counts the rows scanned by it)."""
+        return self.X.shape
+
 
 def key_text(values: pd.Series) -> NDArray[Any]:
     """Each value as its key text: an integral number as an integer (``401``, not

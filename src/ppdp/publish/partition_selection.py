@@ -82,6 +82,9 @@ class PartitionSelection:
     threshold : float, optional
         A threshold above the least one that meets δ (a stricter selection); a lower one
         is refused in one line naming the least.
+    max_contribution : int, optional
+        The most rows of one person over all keys (a privacy unit's ``max_rows``); default
+        ``max_groups · max_rows_per_group``. It tightens the sensitivities only.
     """
 
     method: str
@@ -91,6 +94,7 @@ class PartitionSelection:
     max_groups: int = 1
     max_rows_per_group: int = 1
     threshold: float | None = None
+    max_contribution: int | None = None
     _tau: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -98,8 +102,10 @@ class PartitionSelection:
             raise ParameterError(
                 f"selection ({self.method!r}) must be one of {', '.join(map(repr, METHODS))}"
             )
-        for name in ("max_groups", "max_rows_per_group"):
+        for name in ("max_groups", "max_rows_per_group", "max_contribution"):
             v = getattr(self, name)
+            if name == "max_contribution" and v is None:
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ParameterError(f"{name} ({v!r}) must be an integer >= 1")
         if self.method == "truncated-geometric" and (
@@ -134,14 +140,23 @@ class PartitionSelection:
         return 2 if self.relation is Neighbouring.REPLACE_ONE else 1
 
     @property
+    def _rows(self) -> int:
+        """The most rows of one person over all keys: ``min(L0 · L∞, max_contribution)``."""
+        full = self.max_groups * self.max_rows_per_group
+        return full if self.max_contribution is None else min(full, self.max_contribution)
+
+    @property
     def count_sensitivity_l1(self) -> int:
-        """L1 change of the count vector between neighbours: ``moves · L0 · L∞``."""
-        return self._moves * self.max_groups * self.max_rows_per_group
+        """L1 change of the count vector between neighbours: ``moves · min(L0 · L∞, C)``
+        (``C`` the person's rows in all, ``max_contribution``)."""
+        return self._moves * self._rows
 
     @property
     def count_sensitivity_l2(self) -> float:
-        """L2 change of the count vector: ``√(moves · L0) · L∞``."""
-        return math.sqrt(self._moves * self.max_groups) * self.max_rows_per_group
+        """L2 change of the count vector: ``√(moves · min(L0, C / L∞)) · L∞`` (a person's
+        squared changes sum to at most ``L∞ · min(L0 · L∞, C)``)."""
+        keys = min(float(self.max_groups), self._rows / self.max_rows_per_group)
+        return math.sqrt(self._moves * keys) * self.max_rows_per_group
 
     def laplace(self) -> DiscreteLaplaceMechanism:
         """The counts' discrete Laplace mechanism (``"laplace"``)."""
@@ -205,6 +220,8 @@ class PartitionSelection:
             "max_groups": self.max_groups,
             "max_rows_per_group": self.max_rows_per_group,
         }
+        if self.max_contribution is not None:
+            d["max_contribution"] = self.max_contribution
         if self.method == "laplace":
             d["threshold"] = self._tau
             d["count_noise_scale"] = self.laplace().scale

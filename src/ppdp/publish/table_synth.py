@@ -181,6 +181,10 @@ class Plan:
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
     check: CheckNoise | None = None
+    #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
+    #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
+    #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
+    contribution: int = 1
 
     @property
     def table_sensitivity(self) -> float:
@@ -196,8 +200,9 @@ class Plan:
 
     @property
     def n_public(self) -> bool:
-        """Whether the number of rows is public (replace-one) or must be estimated."""
-        return self.relation is Neighbouring.REPLACE_ONE
+        """Whether the number of rows is public (replace-one, one row per person) or must
+        be estimated (add/remove, or several rows per person)."""
+        return self.relation is Neighbouring.REPLACE_ONE and self.contribution == 1
 
     @property
     def compresses(self) -> bool:
@@ -205,7 +210,11 @@ class Plan:
         return self.method == "chow-liu"
 
     def spent_rho(self) -> float:
-        """ρ of every draw of the plan (Gaussian tables ``Δ²/(2σ²)``, selections ``ε²/8``)."""
+        """ρ of every draw of the plan (Gaussian tables ``Δ²/(2σ²)``, selections ``ε²/8``),
+        per person: ``k²`` times the row-level sum under a privacy unit of ``k`` rows."""
+        return self.contribution**2 * self._row_spent_rho()
+
+    def _row_spent_rho(self) -> float:
         half_sq = self.table_sensitivity**2 / 2.0
         total = len(self.first) * half_sq / self.sigma_first**2
         if self.n_second:
@@ -266,8 +275,9 @@ class Plan:
             + "; a categorical column's codes under 3σ in round 1 also merged (within its "
             "declared groups), and its declared groups; each edge's form chosen with it",
             "sigma_edge_tables": self.sigma_second,
-            "table_sensitivity_l2": self.table_sensitivity,
-            "utility_sensitivity": self.utility_sensitivity,
+            "table_sensitivity_l2": self.table_sensitivity * self.contribution,
+            "utility_sensitivity": self.utility_sensitivity * self.contribution,
+            **({"rows_per_person": self.contribution} if self.contribution > 1 else {}),
             "bins": dict(zip(self.bins.names, self.bins.sizes, strict=True)),
             **({"kept_pairs": self._named(self.kept)} if self.kept else {}),
             **self._check_details(),
@@ -329,17 +339,19 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     decode: str = checked["decode"]
     keep: tuple[tuple[int, int], ...] = checked["keep"]
     check_pairs: int = checked["check_pairs"]
+    k: int = checked["contribution"]
     try:
         plan = _build_plan(
-            method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs
+            method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k
         )
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
                 _build_plan(
-                    method, eps, delta, bins, n_bins, relation, binning, keep, decode, check_pairs
-                )
+                    method, eps, delta, bins, n_bins, relation, binning, keep, decode, check_pairs,
+                    k,
+                )  # fmt: skip
             except UndrawableNoiseError:
                 return False
             return True
@@ -444,23 +456,28 @@ def _build_plan(
     keep: tuple[tuple[int, int], ...] = (),
     decode: str = "sub-bins",
     check_pairs: int = 0,
+    contribution: int = 1,
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
     With a pair check (``check_pairs`` rounds, at most the pairs a tree leaves off: none for
     ``"pairs"``), :data:`CHECK_SHARE` of ρ is reserved for it first and the rest planned as
-    without it (:func:`_spend`).
+    without it (:func:`_spend`). Under a privacy unit of ``contribution = k`` rows per
+    person, every draw is planned for one row at ``ρ / k²`` (a hair less, so that the
+    per-person sum ``k² · Σ`` never rounds above ρ): per person each sensitivity and
+    selection ε is ``k`` times the row's, so each draw costs ``k²`` times its row cost.
     """
     rho = cdp_rho(epsilon, delta)
+    budget = rho if contribution == 1 else rho / contribution**2 * (1.0 - 2.0**-40)
     args = (bins, n_bins, relation, binning, keep, decode)
-    plan = _spend(method, rho, *args)
+    plan = _spend(method, budget, *args)
     rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
-    if not rounds:
-        return plan
-    share = rho * CHECK_SHARE
-    plan = _spend(plan.method, rho - share, *args)
-    noise_ = check_noise(share, rounds, plan.utility_sensitivity)
-    return dataclasses.replace(plan, rho=rho, check_pairs=rounds, check=noise_)
+    if rounds:
+        share = budget * CHECK_SHARE
+        plan = _spend(plan.method, budget - share, *args)
+        noise_ = check_noise(share, rounds, plan.utility_sensitivity)
+        plan = dataclasses.replace(plan, check_pairs=rounds, check=noise_)
+    return dataclasses.replace(plan, rho=rho, contribution=contribution)
 
 
 def _spend(
@@ -669,6 +686,7 @@ class TableSynthParams:
     declared_keep: tuple[tuple[str, str], ...]
     keep: tuple[tuple[int, int], ...]
     check_pairs: int
+    contribution: int
     plan: Plan
 
 
@@ -686,6 +704,11 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("declared_keep", lambda v, _: v.keep, attribute="schema"),
     Rule("keep", lambda v, checked: _check_keep(v, checked)),
     Rule("check_pairs", lambda v, _: check_pairs_value(v)),
+    Rule(
+        "contribution",
+        lambda v, _: v.privacy_unit.max_rows if v.privacy_unit is not None else 1,
+        attribute="schema",
+    ),
     Rule("plan", _plan, attribute="method"),
 )
 
@@ -701,7 +724,8 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
     Every draw of the plan is listed (:meth:`Plan.spent_rho` adds the same terms). See
     ``docs/proofs/table-synth.md`` §Accounting.
     """
-    sens = Fraction(plan.table_sensitivity)
+    k = plan.contribution  # per person: every sensitivity and selection ε times k
+    sens = Fraction(plan.table_sensitivity) * k
     rounds = (
         (len(plan.first), plan.sigma_first),
         (plan.n_second, plan.sigma_second),
@@ -712,15 +736,21 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
         Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
     ]
     if plan.n_select:
-        draws += [Exponential(epsilon=plan.epsilon_select)] * plan.n_select
+        draws += [Exponential(epsilon=_times_up(k, plan.epsilon_select))] * plan.n_select
     if plan.check is not None:
         check = plan.check
-        residual = effective_sensitivity(check.sensitivity, check.grid)
+        residual = _times_up(k, effective_sensitivity(check.sensitivity, check.grid))
         draws += [
-            Exponential(epsilon=check.epsilon),
+            Exponential(epsilon=_times_up(k, check.epsilon)),
             Gaussian(l2_sensitivity=residual, sigma=check.sigma),
         ] * plan.check_pairs
     return ZCDP(rho=plan.rho, epsilon=epsilon, delta=delta, events=tuple(draws))
+
+
+def _times_up(k: int, x: float) -> float:
+    """``k · x`` rounded up (``x`` itself for ``k = 1``): a per-person ε or sensitivity
+    never stated below its exact value."""
+    return x if k == 1 else math.nextafter(k * x, math.inf)
 
 
 def _sqrt_up(x: Fraction) -> float:
@@ -902,6 +932,9 @@ class TableSynthesizer(Publisher):
     """
 
     supports_distributed: ClassVar[bool] = True
+    #: A schema's privacy unit of ``k`` rows: each person's rows bounded to ``k``, every
+    #: draw calibrated per person (docs/proofs/privacy-unit.md).
+    supports_privacy_unit: ClassVar[bool] = True
     _params_type = TableSynthParams
     _constraints = TABLE_SYNTH_CONSTRAINTS
 
@@ -957,6 +990,8 @@ class TableSynthesizer(Publisher):
         details = plan.details()
         if n_rows is not None and plan.n_public:  # under add/remove n is private
             details["n"] = n_rows
+        if self.schema.privacy_unit is not None:
+            details["privacy_unit"] = self.schema.privacy_unit.to_dict()
         event = zcdp_event(plan, float(self.epsilon), float(self.delta))
         return [Charge(event, "TableSynthesizer", details)]
 
@@ -1305,6 +1340,8 @@ class TableSynthesizer(Publisher):
     ) -> Guarantee:
         names = plan.bins.names
         shown = forms or {}
+        unit = self.schema.privacy_unit
+        k = plan.contribution
         return Guarantee.approx(
             float(self.epsilon),
             float(self.delta),
@@ -1314,13 +1351,19 @@ class TableSynthesizer(Publisher):
                 f"n = {n} public (replace-one neighbours)"
                 if plan.n_public
                 else f"n private (add/remove neighbours); {n} rows, the number estimated "
-                "from the noisy tables",
+                "from the noisy tables"
+                if unit is None
+                else f"privacy unit: the persons of column {unit.column!r} (read only to bound "
+                f"contributions, never released); neighbours differ by one person's rows; each "
+                f"person keeps at most {k} row(s), chosen uniformly at random before any "
+                f"table; n private ({n} rows, estimated from the noisy tables)",
                 f"ρ-zCDP with ρ = {plan.rho:.6g}, converted to (ε, δ) [CKS20]",
                 _binning_assumption(plan),
                 *_decoding_assumption(plan),
-                f"each contingency table has L2 sensitivity {_sens(plan.table_sensitivity)} "
-                "(Gaussian noise); each tree edge is chosen by the exponential mechanism "
-                f"with utility sensitivity {_sens(plan.utility_sensitivity)}",
+                f"each contingency table has L2 sensitivity "
+                f"{_sens(plan.table_sensitivity, k)} (Gaussian noise); each tree edge is chosen "
+                "by the exponential mechanism with utility sensitivity "
+                f"{_sens(plan.utility_sensitivity, k)}",
                 *(
                     [
                         "the tree edges "
@@ -1334,8 +1377,9 @@ class TableSynthesizer(Publisher):
                     [
                         f"pair check: {plan.check_pairs} off-tree pair(s) chosen by the "
                         "exponential mechanism on the L1 residual of their 2-way table against "
-                        f"the fitted model (sensitivity {_sens(plan.utility_sensitivity)}), each "
-                        "residual then measured with Gaussian noise (σ = "
+                        "the fitted model (sensitivity "
+                        f"{_sens(plan.utility_sensitivity, k)}), each residual then measured "
+                        "with Gaussian noise (σ = "
                         f"{plan.check.sigma:.6g}); {CHECK_SHARE:.0%} of ρ"
                     ]
                     if plan.check is not None
@@ -1345,6 +1389,7 @@ class TableSynthesizer(Publisher):
             ),
             details={
                 **plan.details(),
+                **({"privacy_unit": unit.to_dict()} if unit is not None else {}),
                 "edges": [[names[i], names[j]] for i, j in edges],
                 **(
                     {
@@ -1591,8 +1636,10 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
         )
 
 
-def _sens(value: float) -> str:
-    return "√2" if value == TABLE_L2_SENSITIVITY else f"{value:g}"
+def _sens(value: float, k: int = 1) -> str:
+    """A row's sensitivity as the guarantee writes it, times ``k`` rows per person."""
+    text = "√2" if value == TABLE_L2_SENSITIVITY else f"{value:g}"
+    return text if k == 1 else f"{k} × {text} (per person)"
 
 
 def _row_count(plan: Plan, counts: MarginalCounts, first: list[Measurement]) -> int:

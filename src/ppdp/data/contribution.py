@@ -1,0 +1,422 @@
+"""Contribution bounding: at most ``max_rows`` rows of each person before any statistic.
+
+A schema with a :class:`~ppdp.data.PrivacyUnit` protects a person's whole set of rows.
+Before a publisher computes anything, :func:`bound_table` keeps, for each person (each value
+of the unit's column),
+
+- at most ``max_rows_per_group`` rows in each group, when the caller groups rows
+  (``group_codes``; GroupByPublisher's L∞ cap);
+- rows in at most ``max_groups`` groups (L0 cap);
+- at most ``max_rows`` rows in all (the schema's cap).
+
+Each choice is uniformly random, never "the first rows": an order in the file can be chosen
+by whoever wrote it. Every row gets a priority, a keyed SipHash-2-4 of (a fingerprint of
+the person's id and the row's encoded values, the row's occurrence number among identical
+rows of that person) under a key drawn from the release's random source; a person keeps
+the rows of smallest priority (and, for the L0 cap, the groups of smallest keyed hash of
+(person, group)). The priorities do not depend on the row order nor on how the table is
+split into partitions, so the in-memory and the Dask release agree for one seed, and each
+person's kept rows depend on that person's rows alone: the bounding is a per-person map,
+which is what the person-level sensitivity needs (``docs/proofs/privacy-unit.md``).
+
+The share of rows dropped is data-dependent: it goes to the custodian's log only
+(:data:`ppdp.data.CUSTODIAN_LOGGER`), never into a release.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ppdp.data.columns import PrivacyUnit, check_cap
+from ppdp.data.encoding import CUSTODIAN_LOGGER, encode
+from ppdp.exceptions import DataValidationError, ParameterError, SchemaError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ppdp.data.schema import Schema
+    from ppdp.random import RandomSource
+
+__all__ = [
+    "BoundingCounts",
+    "ContributionBounds",
+    "bound_dask",
+    "bound_table",
+    "bounding_keys",
+    "log_counts",
+    "log_dask_counts",
+]
+
+_custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
+
+
+@dataclass(frozen=True)
+class ContributionBounds:
+    """The caps one release applies to each person (public: from the schema and parameters).
+
+    Attributes
+    ----------
+    unit : PrivacyUnit
+        The identifier column and ``max_rows``.
+    max_groups : int or None
+        At most this many groups per person (L0), when ``group_fn`` is given.
+    max_rows_per_group : int or None
+        At most this many rows per person in one group (L∞), when ``group_fn`` is given.
+    group_fn : callable or None
+        ``(X, y) -> group codes`` of the encoded rows.
+    """
+
+    unit: PrivacyUnit
+    max_groups: int | None = None
+    max_rows_per_group: int | None = None
+    group_fn: Callable[[NDArray[np.float64], Any], NDArray[np.int64]] | None = field(
+        default=None, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("max_groups", "max_rows_per_group"):
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    object.__setattr__(self, name, check_cap(name, value))
+                except SchemaError as exc:
+                    raise ParameterError(str(exc)) from None
+
+    @property
+    def max_contribution(self) -> int:
+        """The most rows of one person that reach any statistic:
+        ``min(max_rows, max_groups · max_rows_per_group)`` (each factor when set)."""
+        k = self.unit.max_rows
+        if self.max_groups is not None and self.max_rows_per_group is not None:
+            k = min(k, self.max_groups * self.max_rows_per_group)
+        return k
+
+    @property
+    def rows_per_group(self) -> int:
+        """The most rows of one person in one group: ``min(max_rows, max_rows_per_group)``."""
+        if self.max_rows_per_group is None:
+            return self.unit.max_rows
+        return min(self.unit.max_rows, self.max_rows_per_group)
+
+    def describe(self) -> str:
+        """The caps as a guarantee states them."""
+        extra = []
+        if self.max_groups is not None:
+            extra.append(f"≤ {self.max_groups} group(s)")
+        if self.max_rows_per_group is not None:
+            extra.append(f"≤ {self.max_rows_per_group} row(s) per group")
+        text = self.unit.describe()
+        return text if not extra else f"{text[:-1]}, {', '.join(extra)})"
+
+    def ledger_details(self) -> dict[str, Any]:
+        """What the ledger records of the unit and the caps."""
+        d: dict[str, Any] = {"column": self.unit.column, "max_rows": self.unit.max_rows}
+        if self.max_groups is not None:
+            d["max_groups"] = self.max_groups
+        if self.max_rows_per_group is not None:
+            d["max_rows_per_group"] = self.max_rows_per_group
+        return d
+
+
+@dataclass(frozen=True)
+class BoundingCounts:
+    """What the bounding dropped (custodian only: data-dependent, never released).
+
+    Partition values add with ``+``.
+    """
+
+    rows: int = 0
+    persons: int = 0
+    missing_ids: int = 0
+    by_rows_per_group: int = 0
+    by_groups: int = 0
+    by_rows: int = 0
+
+    def __add__(self, other: BoundingCounts) -> BoundingCounts:
+        return BoundingCounts(
+            *(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__)
+        )
+
+    @property
+    def kept(self) -> int:
+        """Rows kept."""
+        return self.rows - self.missing_ids - self.by_rows_per_group - self.by_groups - self.by_rows
+
+    def summary(self, bounds: ContributionBounds) -> str:
+        """One line for the custodian's log: rows read, kept, and dropped by each cap."""
+        share = 0.0 if self.rows == 0 else 100.0 * (self.rows - self.kept) / self.rows
+        parts = []
+        if self.missing_ids:
+            parts.append(f"{self.missing_ids:,} without an id")
+        if self.by_rows_per_group:
+            parts.append(
+                f"{self.by_rows_per_group:,} by max_rows_per_group={bounds.max_rows_per_group}"
+            )
+        if self.by_groups:
+            parts.append(f"{self.by_groups:,} by max_groups={bounds.max_groups}")
+        if self.by_rows:
+            parts.append(f"{self.by_rows:,} by max_rows={bounds.unit.max_rows}")
+        dropped = "; ".join(parts) if parts else "none dropped"
+        return (
+            f"privacy unit {bounds.unit.column!r} (custodian only, not released): "
+            f"{self.persons:,} person(s), {self.kept:,} of {self.rows:,} row(s) kept, "
+            f"{share:.1f}% dropped ({dropped})"
+        )
+
+
+def bounding_keys(source: RandomSource) -> tuple[str, str]:
+    """Two 64-bit SipHash keys from the release's source (the rows', the groups'),
+    written as pandas' 16-character hash keys. Drawn once per release, before any noise."""
+    words = source.uint64(2)
+    return tuple(f"{int(w):016x}" for w in words)  # type: ignore[return-value]
+
+
+def _keyed(values: NDArray[np.uint64], key: str) -> NDArray[np.uint64]:
+    """SipHash-2-4 under ``key`` of each row of ``values`` (n × w uint64) as 8·w bytes."""
+    arr = np.ascontiguousarray(values, dtype=np.uint64)
+    width = 8 * arr.shape[1]
+    raw = arr.view(f"S{width}").reshape(-1)  # fixed width: trailing-zero stripping is 1-1
+    return pd.util.hash_array(raw.astype(object), hash_key=key, categorize=False)
+
+
+def _fingerprints(ids: pd.Series, X: NDArray[np.float64], y: Any) -> NDArray[np.uint64]:
+    """A 64-bit fingerprint of (person id, encoded row, class) per row: the same in any
+    engine, partition or order (ids as text; encoded values are exact functions of the
+    raw values)."""
+    frame = pd.DataFrame(np.asarray(X, dtype=np.float64), copy=False)
+    frame.columns = [f"x{i}" for i in range(frame.shape[1])]
+    frame["_id"] = ids.astype(str).to_numpy(dtype=object)
+    if y is not None:
+        frame["_y"] = np.asarray(y, dtype=np.int64)
+    return pd.util.hash_pandas_object(frame, index=False, categorize=False).to_numpy(np.uint64)
+
+
+def _rank_within(
+    keys: NDArray[Any] | tuple[NDArray[Any], ...], priority: NDArray[np.uint64]
+) -> NDArray[np.int64]:
+    """Each row's rank (0, 1, ...) by ``priority`` among the rows with equal ``keys`` (one
+    array, or a tuple of arrays compared together)."""
+    cols = keys if isinstance(keys, tuple) else (keys,)
+    order = np.lexsort((priority, *reversed(cols)))
+    starts = np.ones(len(order), dtype=bool)
+    if len(order):
+        same = np.ones(len(order) - 1, dtype=bool)
+        for col in cols:
+            c = col[order]
+            same &= c[1:] == c[:-1]
+        starts[1:] = ~same
+    idx = np.arange(len(order))
+    first = np.maximum.accumulate(np.where(starts, idx, 0))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = idx - first
+    return rank
+
+
+def _person_codes(ids: pd.Series) -> NDArray[np.int64]:
+    codes, _ = pd.factorize(ids.astype(str), sort=False)
+    return codes.astype(np.int64)
+
+
+def check_ids(ids: pd.Series, unit: PrivacyUnit, on_invalid: str) -> NDArray[np.bool_]:
+    """Rows with an id. Missing ids are refused in one line (``"raise"``) or dropped
+    (``"mask"``, the accountant's total mode: dropping a row without an id is a per-row
+    map, and such a row can belong to no one's bound)."""
+    missing = ids.isna().to_numpy()
+    if on_invalid == "raise" and missing.any():
+        raise DataValidationError(
+            f"column {unit.column!r} (the privacy unit) has {int(missing.sum()):,} missing "
+            "id(s); every row must name its person (fill them in, or drop those rows)"
+        )
+    return ~missing
+
+
+def _bound_mask(
+    ids: pd.Series,
+    X: NDArray[np.float64],
+    y: Any,
+    bounds: ContributionBounds,
+    keys: tuple[str, str],
+) -> tuple[NDArray[np.bool_], BoundingCounts]:
+    """Which rows (all with an id) each person keeps, and how many each cap dropped."""
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype=bool), BoundingCounts()
+    person = _person_codes(ids)
+    content = _fingerprints(ids, X, y)
+    # Occurrence number among the same person's identical rows (within the person: no
+    # other person's rows enter a person's priorities, even under a fingerprint collision).
+    occurrence = _rank_within((person, content), np.zeros(n, dtype=np.uint64))
+    priority = _keyed(np.column_stack([content, occurrence.astype(np.uint64)]), keys[0])
+    keep = np.ones(n, dtype=bool)
+    counts = {"by_rows_per_group": 0, "by_groups": 0}
+    if bounds.group_fn is not None:
+        groups = np.asarray(bounds.group_fn(X, y), dtype=np.int64)
+        pair = person * (int(groups.max()) + 1) + groups
+        if bounds.max_rows_per_group is not None:
+            over = _rank_within(pair, priority) >= bounds.max_rows_per_group
+            counts["by_rows_per_group"] = int(over.sum())
+            keep &= ~over
+        if bounds.max_groups is not None:
+            person_print = pd.util.hash_pandas_object(
+                ids.astype(str).reset_index(drop=True), index=False
+            ).to_numpy(np.uint64)
+            group_priority = _keyed(
+                np.column_stack([person_print, groups.astype(np.uint64)]), keys[1]
+            )
+            # Rank each person's groups (those with rows left) by their keyed hash.
+            first_row = np.where(keep)[0]
+            _, uniq = np.unique(pair[first_row], return_index=True)
+            rep = first_row[uniq]
+            grank = _rank_within(person[rep], group_priority[rep])
+            allowed = set(pair[rep][grank < bounds.max_groups].tolist())
+            over = keep & ~np.isin(pair, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+            counts["by_groups"] = int(over.sum())
+            keep &= ~over
+    big = np.iinfo(np.uint64).max
+    rank = _rank_within(person, np.where(keep, priority, big))
+    over = keep & (rank >= bounds.unit.max_rows)
+    keep &= ~over
+    return keep, BoundingCounts(
+        rows=n,
+        persons=int(person.max()) + 1,
+        by_rows=int(over.sum()),
+        **counts,
+    )
+
+
+def bound_table(
+    df: pd.DataFrame,
+    schema: Schema,
+    bounds: ContributionBounds,
+    keys: tuple[str, str],
+    *,
+    on_invalid: str = "raise",
+    log: bool = True,
+) -> tuple[pd.DataFrame, BoundingCounts]:
+    """Keep at most the caps' rows of each person; return the kept rows and the counts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The private table, with the schema's columns and the unit's id column.
+    schema : Schema
+        Declares the privacy unit (its ``max_rows``).
+    bounds : ContributionBounds
+    keys : (str, str)
+        From :func:`bounding_keys` (the release's random source).
+    on_invalid : {"raise", "mask"}
+        Missing ids: refused (``"raise"``) or dropped (``"mask"``).
+    log : bool
+        Send the counts' line to the custodian's log.
+
+    Returns
+    -------
+    (DataFrame, BoundingCounts)
+        The kept rows, in their original order (the id column included), and what each
+        cap dropped (custodian only).
+    """
+    unit = bounds.unit
+    if not isinstance(df, pd.DataFrame):
+        raise DataValidationError(
+            f"data ({type(df).__name__}) must be a pandas DataFrame with the privacy unit's "
+            f"column {unit.column!r} (an array has no id column)"
+        )
+    if unit.column not in df.columns:
+        raise DataValidationError(
+            f"data lacks column {unit.column!r}, the privacy unit's id column declared in "
+            "the schema (every row must name its person)"
+        )
+    has_id = check_ids(df[unit.column], unit, on_invalid)
+    valid = df if has_id.all() else df.loc[has_id]
+    # The label's class codes (when declared) enter the fingerprint and the groups.
+    X, y, _ = encode(schema, valid, include_label=False, log=False, on_invalid="mask")
+    mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys)
+    counts = BoundingCounts(
+        rows=len(df),
+        persons=counts.persons,
+        missing_ids=int((~has_id).sum()),
+        by_rows_per_group=counts.by_rows_per_group,
+        by_groups=counts.by_groups,
+        by_rows=counts.by_rows,
+    )
+    if log:
+        _custodian_log.info("%s", counts.summary(bounds))
+    return valid.loc[mask], counts
+
+
+def _bound_part(
+    part: pd.DataFrame,
+    schema: Schema,
+    bounds: ContributionBounds,
+    keys: tuple[str, str],
+    on_invalid: str,
+) -> tuple[pd.DataFrame, BoundingCounts]:
+    return bound_table(part, schema, bounds, keys, on_invalid=on_invalid, log=False)
+
+
+def bound_dask(
+    frame: Any,
+    schema: Schema,
+    bounds: ContributionBounds,
+    keys: tuple[str, str],
+    *,
+    on_invalid: str = "raise",
+) -> tuple[Any, list[Any]]:
+    """:func:`bound_table` on a Dask DataFrame: exact when a person's rows span partitions.
+
+    The rows are first shuffled by the id column, so every person's rows meet in one
+    partition; each partition is then bounded as in memory (the priorities do not depend
+    on the partitioning). Returns the bounded Dask DataFrame and one delayed
+    :class:`BoundingCounts` per partition (sum them for the custodian's line).
+    """
+    import dask.dataframe as dd
+    from dask import delayed
+
+    unit = bounds.unit
+    if unit.column not in frame.columns:
+        raise DataValidationError(
+            f"data lacks column {unit.column!r}, the privacy unit's id column declared in "
+            "the schema (every row must name its person)"
+        )
+    # Shuffle on the ids as text: one person's rows land in one partition whatever the dtype.
+    keyed = frame.assign(_ppdp_unit_text=frame[unit.column].astype(str))
+    shuffled = keyed.shuffle(on="_ppdp_unit_text").drop(columns=["_ppdp_unit_text"])
+    results = [
+        delayed(_bound_part, pure=True)(p, schema, bounds, keys, on_invalid)
+        for p in shuffled.to_delayed()
+    ]
+    parts = [delayed(_first, pure=True)(r) for r in results]
+    counts = [delayed(_second, pure=True)(r) for r in results]
+    meta = frame._meta
+    return dd.from_delayed(parts, meta=meta, verify_meta=False), counts
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
+
+
+def log_counts(counts: BoundingCounts, bounds: ContributionBounds) -> None:
+    """The custodian's line of a (merged) bounding."""
+    _custodian_log.info("%s", counts.summary(bounds))
+
+
+def log_dask_counts(
+    counts: list[Any], bounds: ContributionBounds, *, scheduler: Any
+) -> BoundingCounts:
+    """Compute the partitions' delayed counts of :func:`bound_dask`, log and return their sum."""
+    from ppdp.data._dask import compute
+
+    parts = compute(*counts, scheduler=scheduler)
+    merged = sum(parts, BoundingCounts())
+    log_counts(merged, bounds)
+    return merged

@@ -1,0 +1,199 @@
+"""GroupByPublisher's newer statistics under a privacy unit (docs/proofs/privacy-unit.md §5).
+
+The sums of squares (variances) and the private key selection are calibrated per person:
+on neighbours that differ by one person's whole set of rows, the exact statistics move by
+at most the sensitivity the plan states, and by exactly that for a worst-case person.
+Quantiles and the group caps with keys="private" are refused in one line, nothing spent.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdp.accounting import Accountant
+from ppdp.budget import Neighbouring, PrivacyBudget
+from ppdp.data import Schema
+from ppdp.exceptions import ParameterError
+from ppdp.publish import GroupByPublisher
+from ppdp.publish.groupby import SQ_HALF
+from ppdp.publish.partition_selection import PartitionSelection
+from ppdp.random import resolve_random_state
+
+COLUMNS = [
+    {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+    {"name": "ward", "type": "categorical", "categories": ["a", "b", "c"]},
+]
+OPEN = [{"name": "dx", "type": "categorical", "open": True, "categories": ["Z99"]}]
+
+
+def schema(max_rows: int | None = 3, columns=COLUMNS) -> Schema:
+    d: dict = {"columns": columns}
+    if max_rows is not None:
+        d["privacy_unit"] = {"column": "pid", "max_rows": max_rows}
+    return Schema.from_dict(d)
+
+
+def crowd(seed: int = 0) -> pd.DataFrame:
+    """60 persons of 1 to 4 rows, ages inside the bounds."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 5, 60)
+    pid = np.repeat(np.arange(60), sizes)
+    n = len(pid)
+    return pd.DataFrame(
+        {
+            "pid": pid,
+            "age": rng.uniform(20, 80, n),
+            "ward": rng.choice(["a", "b", "c"], n),
+            "dx": rng.choice(["C0", "C1"], n),
+        }
+    )
+
+
+def person(pid: int, k: int, age: float, wards, dx=None) -> pd.DataFrame:
+    wards = list(wards) if not isinstance(wards, str) else [wards] * k
+    rows = {"pid": [pid] * k, "age": [age] * k, "ward": wards}
+    rows["dx"] = dx if dx is not None else ["C0"] * k
+    return pd.DataFrame(rows)
+
+
+def exact(pub: GroupByPublisher, df: pd.DataFrame):
+    """The exact statistics a fit reads: bounded per person, encoded, summed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = pub._bounded(df, resolve_random_state(0), "raise")
+    X, y = pub._encode(kept)
+    if pub.plan().key_mode == "private":
+        return pub._private_statistics(pub.plan(), X, y)
+    return pub._partition_statistics(X, y)
+
+
+@pytest.mark.parametrize("relation", list(Neighbouring))
+def test_square_sensitivity_is_the_rows_of_one_person_times_the_rows(relation) -> None:
+    row = GroupByPublisher(1.0, schema(None), variances=["age"], relation=relation).plan()
+    per = GroupByPublisher(1.0, schema(4), variances=["age"], relation=relation).plan()
+    assert per.square_sensitivity == 4 * row.square_sensitivity
+    capped = GroupByPublisher(
+        1.0, schema(4), by=["ward"], variances=["age"], max_groups=1, max_rows_per_group=2
+    ).plan()
+    assert capped.square_sensitivity == 2 * 2 * SQ_HALF**2  # replace-one, min(4, 1 x 2) rows
+
+
+def test_squares_move_by_the_stated_sensitivity_when_one_person_is_replaced() -> None:
+    """Replace-one, k = 3: a person with 3 rows at the lower bound in ward a replaced by one
+    with 3 rows at the upper bound in ward b moves the squares' vector by exactly
+    2·3·SQ_HALF² (the plan's sensitivity); the 5 extra rows of each are dropped first."""
+    pub = GroupByPublisher(1.0, schema(3), by=["ward"], means=["age"], variances=["age"])
+    base = crowd()
+    d = pd.concat([base, person(900, 8, 0.0, "a")], ignore_index=True)
+    d2 = pd.concat([base, person(901, 8, 100.0, "b")], ignore_index=True)
+    s, s2 = exact(pub, d), exact(pub, d2)
+    moved = int(np.abs(s.squares - s2.squares).sum())
+    assert moved == pub.plan().square_sensitivity == 2 * 3 * SQ_HALF**2
+    assert int(np.abs(s.counts - s2.counts).sum()) == pub.plan().count_sensitivity == 6
+
+
+def test_squares_never_move_by_more_than_the_sensitivity_for_any_person() -> None:
+    pub = GroupByPublisher(
+        1.0, schema(3), by=["ward"], variances=["age"], relation="add/remove", random_state=0
+    )
+    base = crowd(1)
+    full = exact(pub, base)
+    for pid in np.unique(base["pid"]):  # remove each person in turn
+        less = exact(pub, base[base["pid"] != pid])
+        assert int(np.abs(full.squares - less.squares).sum()) <= pub.plan().square_sensitivity
+        assert int(np.abs(full.counts - less.counts).sum()) <= pub.plan().count_sensitivity
+
+
+def test_private_keys_count_one_persons_rows_within_the_selections_caps() -> None:
+    """Add/remove, k = 3: a person with 6 rows in 6 new keys brings 3 new keys of one row
+    each (bounded first); one with 6 rows in one new key brings one key of 3 rows. Both are
+    within L0 = L∞ = 3 and the L1 sensitivity 3 of the selection."""
+    sch = schema(3, [*COLUMNS, *OPEN])
+    kw = {"by": ["dx"], "keys": "private", "delta": 1e-6, "relation": "add/remove"}
+    pub = GroupByPublisher(1.0, sch, **kw)
+    sel = pub.plan().selection
+    assert (sel.max_groups, sel.max_rows_per_group, sel.count_sensitivity_l1) == (3, 3, 3)
+    assert sel.threshold_ > 3  # above the 3 rows one person can give one key
+    base = crowd()
+    _, keys0, cand0 = exact(pub, base)
+    for dx in ([f"N{i}" for i in range(6)], ["N0"] * 6):
+        _, keys1, cand1 = exact(pub, pd.concat([base, person(900, 6, 50.0, "a", dx)]))
+        new = ~keys1["dx"].isin(keys0["dx"]).to_numpy()
+        assert new.sum() <= sel.max_groups
+        assert cand1.counts[new].max() <= sel.max_rows_per_group
+        old = cand1.counts[~new] - cand0.counts
+        assert int(cand1.counts[new].sum() + np.abs(old).sum()) <= sel.count_sensitivity_l1
+
+
+def test_a_key_of_one_person_is_released_with_probability_below_delta() -> None:
+    """Statistical (false-positive rate < 1e-6: 5.5 standard deviations): 20,000 keys, each
+    held by one person with all 3 of their rows, are released with frequency at most δ/L0
+    (the Laplace threshold's per-key bound). The broken variant, calibrated as if rows were
+    persons (caps 1), releases such keys about 8 times more often than δ allows."""
+    sch = schema(3, [*COLUMNS, *OPEN])
+    delta = 0.05
+    plan = GroupByPublisher(1.0, sch, by=["dx"], keys="private", delta=delta).plan()
+    counts = np.full(20_000, 3, dtype=np.int64)
+    bound = delta / plan.selection.max_groups
+    margin = 5.5 * np.sqrt(bound * (1 - bound) / counts.size)
+    broken = PartitionSelection("laplace", plan.selection.epsilon, delta, plan.relation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        freq = plan.selection.select(counts, resolve_random_state(7))[0].mean()
+        freq_broken = broken.select(counts, resolve_random_state(7))[0].mean()
+    assert freq <= bound + margin
+    assert freq_broken > delta  # the row-level calibration fails the person-level bound
+
+
+def test_private_keys_fit_per_person_and_say_so() -> None:
+    sch = schema(2, [*COLUMNS, *OPEN])
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {
+            "pid": np.repeat(np.arange(3000), 2),
+            "age": rng.uniform(0, 100, 6000),
+            "ward": rng.choice(["a", "b", "c"], 6000),
+            "dx": rng.choice(["C0", "C1"], 6000),
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(
+            1.0, sch, by=["dx"], means=["age"], variances=["age"], keys="private",
+            delta=1e-6, random_state=0,
+        ).fit(df)  # fmt: skip
+    assert pub.release_.data["dx"].tolist() == ["Z99", "C0", "C1"]
+    details = pub.guarantee.details
+    assert details["selection"]["max_contribution"] == 2
+    assert details["privacy_unit"] == {"column": "pid", "max_rows": 2}
+    assert any("privacy unit" in a for a in pub.guarantee.assumptions)
+    assert any("selection" in a for a in pub.guarantee.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"quantiles": ["age"]}, r"^quantiles \(age\): not yet with a privacy unit"),
+        (
+            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_groups": 2},
+            r"^max_groups \(2\): not yet with keys='private'",
+        ),
+        (
+            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_rows_per_group": 1},
+            r"^max_rows_per_group \(1\): not yet with keys='private'",
+        ),
+    ],
+)
+def test_what_is_not_calibrated_per_person_is_refused_and_nothing_spent(
+    tmp_path, kw, match
+) -> None:
+    acct = Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
+    sch = schema(3, [*COLUMNS, *OPEN])
+    with pytest.raises(ParameterError, match=match) as info:
+        GroupByPublisher(1.0, sch, **kw).fit(crowd(), accountant=acct)
+    assert "\n" not in str(info.value)
+    assert acct.history() == []
