@@ -68,7 +68,8 @@ SCREENS = (
     ("/report", "5. Release and report"),
     ("/ledger", "6. Ledger history"),
 )
-#: Files of the run folder the app serves (by name; nothing else is reachable).
+#: Files of the run folder the app serves (by name; nothing else is reachable but the
+#: release note written in this run, ``RELEASE.note.html``).
 _SERVED = {
     "report.html": "text/html; charset=utf-8",
     "commands.sh": "text/plain; charset=utf-8",
@@ -348,6 +349,7 @@ def create_app(
                 return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
             run.record("release", step.line())
             run.result = _release_summary(values["kind"], result, run)
+            run.result["note"] = _write_note(run)
             run.report = None
             run.record("history", _steps.budget_show_step(Path(values["ledger"])).line())
         return RedirectResponse("/report", status_code=303)
@@ -382,12 +384,14 @@ def create_app(
     @app.get("/files/{name}")
     def served(name: str) -> Any:
         run = need_run()
-        kind = _SERVED.get(name)
+        note = ((run.result or {}).get("note") or {}).get("name")
+        page_of_its_own = name in ("report.html", note)  # shown in a sandboxed frame
+        kind = _SERVED["report.html"] if page_of_its_own else _SERVED.get(name)
         path = run.folder / name
         if kind is None or not path.is_file():
             raise HTTPException(404, "no such file in this run")
         response = Response(path.read_bytes(), media_type=kind)
-        if name == "report.html":
+        if page_of_its_own:
             response.headers["Content-Security-Policy"] = REPORT_CSP
             response.headers["X-Frame-Options"] = "SAMEORIGIN"
         return response
@@ -641,6 +645,24 @@ def _release_summary(kind: str, result: Any, run: Run) -> dict[str, Any]:
         rows = table.head(200).astype(str).values.tolist()
         out["table"] = {"columns": [str(c) for c in table.columns], "rows": rows, "n": len(table)}
     return out
+
+
+def _write_note(run: Run) -> dict[str, Any] | None:
+    """Write the public release note beside a released table (``ppdp note``): its file's
+    name and command line, or the one line that refused it (the release itself stands).
+    A model's file holds its own guarantee: it has no note."""
+    assert run.result is not None
+    if run.result["kind"] == "model":
+        return None
+    release = Path(run.result["path"])
+    step = _steps.note_step(release, output=release.with_name(release.name + ".note.html"),
+                            schema=run.schema_path)  # fmt: skip
+    try:
+        path = _quietly(step.run)
+    except USER_ERRORS as exc:
+        return {"name": None, "line": step.line(), "error": _one_line(exc)}
+    run.record("note", step.line())
+    return {"name": Path(path).name, "line": step.line(), "error": None}
 
 
 def _report_step(run: Run, target: str | None) -> _steps.Step | None:

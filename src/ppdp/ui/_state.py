@@ -93,7 +93,7 @@ class Run:
             f.write(line + "\n")
 
 
-_ORDER = ("draft", "schema", "ledger", "dry-run", "release", "report", "history")
+_ORDER = ("draft", "schema", "ledger", "dry-run", "release", "note", "report", "history")
 
 
 @dataclass
