@@ -122,12 +122,16 @@ def test_two_releases_in_one_run_each_have_their_files_and_commands(app, client,
     assert budget_report(ledger).spent.epsilon == pytest.approx(1.5)
 
 
-def test_kept_pairs_and_private_keys_reach_the_command_line(app, client, kunden, tmp_path):
+def test_the_release_form_offers_what_the_schema_allows(app, client, kunden, tmp_path):
     from ppdp.ui._app import _plan_step
 
     _drafted(client, kunden)
     client.post("/schema", data=_fields(client, **{"c5-drop": "on"}))
     ledger = _ledger(client, tmp_path / "kunden.ledger.db")
+    # no label drafted: the model is offered disabled, and a forced post says where to name one
+    assert 'value="model" disabled' in client.get("/release").text
+    refused = _plan(client, ledger, kind="model", epsilon="1")
+    assert "name the label column on screen 1" in errors(refused.text)["form"]
     budget = _plan(client, ledger, kind="synth", epsilon="1", delta="1e-9",
                    keep="Einkommen:Ausgaben")  # fmt: skip
     assert budget.url.path == "/budget"

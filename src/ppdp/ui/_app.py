@@ -83,6 +83,9 @@ _SERVED = {
 _UI_ADVICE = (
     (re.compile(r";? ?pass allow_large_epsilon=True to accept (it|a larger value)"),
      " (the app stays within 10; the command line's --allow-large-epsilon accepts more)"),
+    (re.compile(r"training a classifier needs a label with two classes$"),
+     "training a classifier needs a label with two classes (name the label column on "
+     "screen 1, “Table”, and draft again)"),
     (re.compile(r"delete it from the schema"),
      "leave it out (tick “Leave out” on the schema screen)"),
 )  # fmt: skip
