@@ -140,9 +140,11 @@ def test_the_whole_flow_in_chromium(tmp_path):
         check(page, "6-ledger")
         # the keyboard reaches the first field of a screen right after the step links
         page.get_by_role("link", name="1. Table").click()
-        page.bring_to_front()  # the page, not a frame or the browser, holds the focus
         page.keyboard.press("Tab")
-        expect(page.locator(".skip")).to_be_focused()
+        # the focused element, read from the page: to_be_focused also asks that the window
+        # holds the system focus, which a headless window on a busy machine may lose
+        active = "document.activeElement && document.activeElement.className"
+        page.wait_for_function(f"{active} === 'skip'")
         browser.close()
     assert problems == []
     ledger = next((tmp_path / "runs").glob("*.ledger.db"))
