@@ -97,14 +97,52 @@ def test_the_run_folder_holds_the_schema_the_commands_and_the_outputs(app, clien
     run = _run(app)
     names = {p.name for p in run.folder.iterdir()}
     assert {"schema.json", "commands.sh", "synthetic.csv", "synthetic.csv.guarantee.json",
-            "report.html"} <= names  # fmt: skip
+            "synthetic.csv.note.html", "report.html"} <= names  # fmt: skip
     script = (run.folder / "commands.sh").read_text()
-    for step in ("ledger", "dry-run", "release", "report", "history"):
+    for step in ("ledger", "dry-run", "release", "note", "report", "history"):
         assert run.commands[step] in script
     assert f"test -e {ledger} || ppdp budget init {ledger}" in script
     assert client.get("/files/report.html").headers["content-security-policy"].endswith("sandbox")
     history = client.get("/ledger").text
     assert "TableSynthesizer" in history and f"ppdp budget show {ledger} -v" in history
+
+
+@pytest.mark.parametrize(
+    ("values", "name"),
+    [({"kind": "synth"}, "synthetic.csv"),
+     ({"kind": "groupby", "by": "sex,race", "means": "age"}, "groups.csv")],
+)  # fmt: skip
+def test_the_public_release_note_is_what_ppdp_note_writes_for_the_same_release(
+    app, client, table, tmp_path, values, name
+):
+    ledger = _ready(client, table, tmp_path)
+    _plan(client, ledger, seed="3", **values)
+    page = _publish(client)
+    run = _run(app)
+    note = run.folder / f"{name}.note.html"
+    line = run.commands["note"]
+    assert shlex.split(line) == ["ppdp", "note", str(run.folder / name), "-o", str(note),
+                                 "--schema", str(run.schema_path), "--force"]  # fmt: skip
+    assert line in (run.folder / "commands.sh").read_text()
+    assert "Release note (public" in page.text and f'src="/files/{note.name}"' in page.text
+    # the command shown, run by the CLI on the same release, writes the same note
+    cli_note = tmp_path / "cli.note.html"
+    argv = shlex.split(line)[1:]
+    argv[argv.index("-o") + 1] = str(cli_note)
+    assert main(argv) == 0
+    assert note.read_text() == cli_note.read_text()
+    served = client.get(f"/files/{note.name}")
+    assert served.text == note.read_text()
+    assert served.headers["content-security-policy"].endswith("sandbox")
+    # only this run's note is served: no other file of the folder by its suffix
+    assert client.get(f"/files/{name}.guarantee.json").status_code == 404
+
+
+def test_a_model_has_no_note_and_its_screen_says_why(app, client, table, tmp_path):
+    ledger = _ready(client, table, tmp_path)
+    _plan(client, ledger, kind="model")
+    page = _publish(client).text
+    assert "A model has no separate note" in page and "note" not in _run(app).commands
 
 
 def test_the_leak_warning_stays_until_every_column_is_confirmed(app, client, table, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import secrets
 import shlex
@@ -68,7 +69,8 @@ SCREENS = (
     ("/report", "5. Release and report"),
     ("/ledger", "6. Ledger history"),
 )
-#: Files of the run folder the app serves (by name; nothing else is reachable).
+#: Files of the run folder the app serves (by name; nothing else is reachable but the
+#: release note written in this run, ``RELEASE.note.html``).
 _SERVED = {
     "report.html": "text/html; charset=utf-8",
     "commands.sh": "text/plain; charset=utf-8",
@@ -81,6 +83,11 @@ _SERVED = {
 _UI_ADVICE = (
     (re.compile(r";? ?pass allow_large_epsilon=True to accept (it|a larger value)"),
      " (the app stays within 10; the command line's --allow-large-epsilon accepts more)"),
+    (re.compile(r"training a classifier needs a label with two classes$"),
+     "training a classifier needs a label with two classes (name the label column on "
+     "screen 1, “Table”, and draft again)"),
+    (re.compile(r"delete it from the schema"),
+     "leave it out (tick “Leave out” on the schema screen)"),
 )  # fmt: skip
 
 
@@ -196,8 +203,9 @@ def create_app(
                 table, run.draft_path, label=label, missing=_list(values["missing"]),
                 exclude=_list(values["exclude"]),
             )  # fmt: skip
+            said: list[str] = []
             try:
-                result = step.run()
+                result = _quietly(step.run, said.append)
             except USER_ERRORS as exc:
                 session.run = None
                 field = "label" if label and label in str(exc) else "table"
@@ -205,7 +213,9 @@ def create_app(
                             workdir=session.workdir)  # fmt: skip
             run.label = label
             run.schema = result.schema.to_dict()
-            run.draft_lines = result.warnings
+            run.draft_lines = said + list(result.warnings)
+            for text in said:
+                run.say(text)
             run.record("draft", step.line())
         return RedirectResponse("/schema", status_code=303)
 
@@ -215,14 +225,16 @@ def create_app(
         run = need_run()
         return _schema_page(run, {})
 
-    def _schema_page(run: Run, errors: dict[str, str], saved: str | None = None) -> Any:
+    def _schema_page(
+        run: Run, errors: dict[str, str], saved: str | None = None, form: Any = None
+    ) -> Any:
         assert run.schema is not None
         check = None
         if "schema" in run.commands and run.schema_path.exists():
             check = _steps.schema_check_step(run.schema_path)
         label = run.schema.get("label")
         return page(
-            "schema.html", "/schema", rows=column_rows(run.schema, run.public), errors=errors,
+            "schema.html", "/schema", rows=column_rows(run.schema, run.public, form), errors=errors,
             schema=run.schema, label=label, label_public=bool(label and label["name"] in
             run.public), saved=saved, check=check, check_lines=check.run() if check else [],
             draft_line=run.commands.get("draft"),
@@ -242,7 +254,7 @@ def create_app(
             line = _one_line(exc)
             where = error_column(line, names) or "form"
             run.public = public
-            return _schema_page(run, {where: line})
+            return _schema_page(run, {where: line}, form=data)
         with session.lock:
             run.schema, run.public = schema.to_dict(), public
             schema.to_file(run.schema_path)
@@ -306,7 +318,7 @@ def create_app(
             if error:
                 raise ValueError(error)
             assert step is not None
-            result = _quietly(step.run)
+            result = _quietly(step.run, run.say)
         except USER_ERRORS as exc:
             line = _one_line(exc)
             return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
@@ -340,14 +352,19 @@ def create_app(
             run.plan["nonce"] = None  # one release per plan: a double submit is refused
             step, _ = _plan_step(run, values, dry_run=False, session=session)
             assert step is not None
+            logged = len(run.log)
             try:
-                result = _quietly(step.run)
+                result = _quietly(step.run, run.say)
             except USER_ERRORS as exc:
                 line = _one_line(exc)
                 run.plan = None
                 return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
             run.record("release", step.line())
             run.result = _release_summary(values["kind"], result, run)
+            run.result["line"] = step.line()
+            run.result["warnings"] = [w for w in run.log[logged:] if w.startswith("warning:")]
+            run.result["lost_pair"] = any("--keep" in w for w in run.result["warnings"])
+            run.result["note"] = _write_note(run)
             run.report = None
             run.record("history", _steps.budget_show_step(Path(values["ledger"])).line())
         return RedirectResponse("/report", status_code=303)
@@ -371,7 +388,7 @@ def create_app(
         step = _report_step(run, target)
         try:
             with session.lock:
-                done = _quietly(step.run)
+                done = _quietly(step.run, run.say)
         except USER_ERRORS as exc:
             return page("report.html", "/report", result=run.result, report=None,
                         errors={"target": _one_line(exc)}, step=step)  # fmt: skip
@@ -382,12 +399,14 @@ def create_app(
     @app.get("/files/{name}")
     def served(name: str) -> Any:
         run = need_run()
-        kind = _SERVED.get(name)
+        note = ((run.result or {}).get("note") or {}).get("name")
+        page_of_its_own = name in ("report.html", note)  # shown in a sandboxed frame
+        kind = _SERVED["report.html"] if page_of_its_own else _SERVED.get(name)
         path = run.folder / name
         if kind is None or not path.is_file():
             raise HTTPException(404, "no such file in this run")
         response = Response(path.read_bytes(), media_type=kind)
-        if name == "report.html":
+        if page_of_its_own:
             response.headers["Content-Security-Policy"] = REPORT_CSP
             response.headers["X-Frame-Options"] = "SAMEORIGIN"
         return response
@@ -462,7 +481,8 @@ _INIT_FIELDS = ("ledger", "dataset_id", "total_epsilon", "total_delta", "relatio
 
 
 #: The release form's fields that show an error next to them (others go above the form).
-_RELEASE_FIELDS = ("ledger", "epsilon", "delta", "by", "means", "regularization", "seed", "kind")
+_RELEASE_FIELDS = ("ledger", "epsilon", "delta", "keep", "by", "means", "keys", "regularization",
+                   "seed", "kind")  # fmt: skip
 
 
 def _init_field(message: str) -> str:
@@ -474,8 +494,9 @@ def _release_defaults(run: Run, session: Session) -> dict[str, Any]:
     stem = run.data.name.split(".")[0]
     ledger = session.ledger or (session.workdir / f"{stem}.ledger.db")
     return {
-        "kind": "synth", "epsilon": "1", "delta": "1e-9", "by": "", "means": "",
-        "regularization": "", "seed": "", "ledger": str(ledger), "dataset_id": stem,
+        "kind": "synth", "epsilon": "1", "delta": "1e-9", "keep": "", "by": "", "means": "",
+        "keys": "declared", "regularization": "", "seed": "", "ledger": str(ledger),
+        "dataset_id": stem,
         "total_epsilon": "3", "total_delta": "1e-6", "relation": "replace-one",
     }  # fmt: skip
 
@@ -533,15 +554,20 @@ def _plan_step(
     if kind == "synth":
         delta = str(values.get("delta", "")).strip()
         options["--delta"] = _float("delta", delta) if delta else None
-        output = run.folder / "synthetic.csv"
+        options["--keep"] = ",".join(_list(str(values.get("keep", "")))) or None
+        output = run.free_output("synthetic.csv")
     elif kind == "groupby":
         options["--by"] = ",".join(_list(str(values.get("by", "")))) or None
         options["--means"] = ",".join(_list(str(values.get("means", "")))) or None
-        output = run.folder / "groups.csv"
+        if values.get("keys") == "private":  # keys read from the data: δ is charged too
+            options["--keys"] = "private"
+            delta = str(values.get("delta", "")).strip()
+            options["--delta"] = _float("delta", delta) if delta else None
+        output = run.free_output("groups.csv")
     else:
         reg = str(values.get("regularization", "")).strip()
         options["--regularization"] = _float("regularization", reg) if reg else None
-        output = run.folder / "model.json"
+        output = run.free_output("model.json")
     step = _steps.release_step(
         kind, run.data, schema=run.schema_path, output=output, epsilon=epsilon, ledger=ledger,
         options=options, seed=seed, dry_run=dry_run, say=run.say,
@@ -556,12 +582,32 @@ def _ledger_relation(ledger: Path) -> str:
     return str(budget_report(ledger).relation.value)
 
 
-def _quietly(call: Callable[[], Any]) -> Any:
+def _quietly(call: Callable[[], Any], say: Callable[[str], None] | None = None) -> Any:
     """Run a step with the warnings it raises said as log lines (the CLI's stderr) rather
-    than raised: the test suite, and a server, turn warnings into errors otherwise."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return call()
+    than raised: the test suite, and a server, turn warnings into errors otherwise. The
+    library's logged warnings (a decimal comma read as such, ...) go to ``say`` too."""
+    handler = _Said(say) if say is not None else None
+    logger = logging.getLogger("ppdp")
+    if handler is not None:
+        logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call()
+    finally:
+        if handler is not None:
+            logger.removeHandler(handler)
+
+
+class _Said(logging.Handler):
+    """The library's log lines at warning level and above, to the custodian's log."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.say = say
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.say(record.getMessage())
 
 
 def _dry_run_lines(kind: str, result: Any) -> list[str]:
@@ -599,6 +645,8 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
     what = {"synth": "a synthetic table with the declared columns",
             "groupby": "noisy counts (and means) for every declared group",
             "model": "a private logistic-regression model"}[values["kind"]]  # fmt: skip
+    if values["kind"] == "groupby" and values.get("keys") == "private":
+        what = "noisy counts (and means) for the groups whose noisy count passes a threshold"
     words = [f"You are about to release {what}."]
     words.append(
         f"It spends {cost} from the dataset's budget. A smaller ε means more privacy and "
@@ -641,6 +689,24 @@ def _release_summary(kind: str, result: Any, run: Run) -> dict[str, Any]:
         rows = table.head(200).astype(str).values.tolist()
         out["table"] = {"columns": [str(c) for c in table.columns], "rows": rows, "n": len(table)}
     return out
+
+
+def _write_note(run: Run) -> dict[str, Any] | None:
+    """Write the public release note beside a released table (``ppdp note``): its file's
+    name and command line, or the one line that refused it (the release itself stands).
+    A model's file holds its own guarantee: it has no note."""
+    assert run.result is not None
+    if run.result["kind"] == "model":
+        return None
+    release = Path(run.result["path"])
+    step = _steps.note_step(release, output=release.with_name(release.name + ".note.html"),
+                            schema=run.schema_path)  # fmt: skip
+    try:
+        path = _quietly(step.run)
+    except USER_ERRORS as exc:
+        return {"name": None, "line": step.line(), "error": _one_line(exc)}
+    run.record("note", step.line())
+    return {"name": Path(path).name, "line": step.line(), "error": None}
 
 
 def _report_step(run: Run, target: str | None) -> _steps.Step | None:

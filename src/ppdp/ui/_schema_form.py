@@ -47,8 +47,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def column_rows(schema: dict[str, Any], public: set[str]) -> list[dict[str, Any]]:
-    """One row per column of the schema file ``schema``: its form fields as text."""
+def column_rows(
+    schema: dict[str, Any], public: set[str], form: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """One row per column of the schema file ``schema``: its form fields as text.
+
+    ``form``: a posted form that was refused; its values are shown instead of the schema's,
+    so that an error costs the user none of their edits."""
     rows = []
     for i, col in enumerate(schema.get("columns", [])):
         rows.append(
@@ -61,13 +66,25 @@ def column_rows(schema: dict[str, Any], public: set[str]) -> list[dict[str, Any]
                 "integer": bool(col.get("integer", False)),
                 "scale": col.get("scale", "linear"),
                 "date": bool(col.get("date", False)),
+                "open": bool(col.get("open", False)),
                 "impute": _text(col.get("impute")),
                 "categories": _text(col.get("categories")),
                 "other": _text(col.get("other")),
                 "public": col["name"] in public,
+                "drop": False,
             }
         )
+        if form is not None:
+            _overlay(rows[-1], form, f"c{i}")
     return rows
+
+
+def _overlay(row: dict[str, Any], form: dict[str, Any], p: str) -> None:
+    for key in ("type", "lower", "upper", "scale", "impute", "categories", "other"):
+        if isinstance(form.get(f"{p}-{key}"), str):
+            row[key] = form[f"{p}-{key}"]
+    for key in ("integer", "public", "drop"):
+        row[key] = form.get(f"{p}-{key}") == "on"
 
 
 def _numeric(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
@@ -96,7 +113,8 @@ def _numeric(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any
 
 
 def _categorical(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
-    keep = ("name", "groups") if old.get("type") == "categorical" else ("name",)
+    # an open column (keys selected privately) stays open: the form has no field for it
+    keep = ("name", "groups", "open") if old.get("type") == "categorical" else ("name",)
     col = {k: v for k, v in old.items() if k in keep}
     col.update(type="categorical", categories=split_values(form.get(f"{p}-categories", "")))
     for key in ("other", "impute"):

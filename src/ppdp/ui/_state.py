@@ -55,6 +55,7 @@ class Run:
     public: set[str] = field(default_factory=set)
     draft_lines: list[str] = field(default_factory=list)
     commands: dict[str, str] = field(default_factory=dict)
+    released: list[dict[str, str]] = field(default_factory=list)
     release: dict[str, Any] = field(default_factory=dict)
     plan: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
@@ -70,7 +71,12 @@ class Run:
         return self.folder / "schema.draft.json"
 
     def record(self, step: str, line: str) -> None:
-        """Keep ``line`` as the command of ``step`` and rewrite ``commands.sh``."""
+        """Keep ``line`` as the command of ``step`` and rewrite ``commands.sh``.
+
+        A plan checked after a release starts the next release: the commands of the one
+        before (its dry run, release, note and report) stay in the script, in order."""
+        if step == "dry-run" and "release" in self.commands:
+            self.released.append({k: self.commands.pop(k) for k in _RELEASE if k in self.commands})
         self.commands[step] = line
         self.commands = {k: self.commands[k] for k in _ORDER if k in self.commands}
         lines = [
@@ -79,12 +85,28 @@ class Run:
             "# schema.json is the reviewed schema (the draft edited in the UI).",
             "set -e",
         ]
-        for key, text in self.commands.items():
+        blocks = [
+            {k: v for k, v in self.commands.items() if k not in (*_RELEASE, "history")},
+            *self.released,
+            {k: v for k, v in self.commands.items() if k in (*_RELEASE, "history")},
+        ]
+        for key, text in ((k, v) for block in blocks for k, v in block.items()):
             lines.append(f"# {key}" if key != "draft" else "# draft (the UI then edited it):")
             lines.append(f"# {text}" if key == "draft" else text)
         path = self.folder / "commands.sh"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         path.chmod(0o700)
+
+    def free_output(self, name: str) -> Path:
+        """``name`` in the run folder, or ``stem-2.suffix``, ... when a release made it
+        already: each release of a run has its own file (a release never overwrites)."""
+        path = self.folder / name
+        stem, dot, suffix = name.partition(".")
+        n = 2
+        while path.exists():
+            path = self.folder / f"{stem}-{n}{dot}{suffix}"
+            n += 1
+        return path
 
     def say(self, line: str) -> None:
         """A custodian's progress or warning line (the CLI's stderr): kept for the log."""
@@ -93,7 +115,9 @@ class Run:
             f.write(line + "\n")
 
 
-_ORDER = ("draft", "schema", "ledger", "dry-run", "release", "report", "history")
+_ORDER = ("draft", "schema", "ledger", "dry-run", "release", "note", "report", "history")
+#: The commands of one release (a run may hold several, one after the other).
+_RELEASE = ("dry-run", "release", "note", "report")
 
 
 @dataclass

@@ -20,6 +20,7 @@ __all__ = [
     "budget_show_step",
     "draft_step",
     "init_ledger_step",
+    "note_step",
     "release_step",
     "report_step",
     "schema_check_step",
@@ -150,9 +151,15 @@ def release_step(
         call: Callable[..., Any] = lambda **kw: publish_table_file(method, data, **kw)  # noqa: E731
     else:
         from ppdp.learn.files import train_model_file
+        from ppdp.publish.files import say_corrections
         from ppdp.registry import LEARNERS
 
-        kwargs = {**common, "options": LEARNERS.parameters(method, options)}
+        # as ``ppdp train``: the values clipped or filled are said to the custodian's log
+        kwargs = {
+            **common,
+            "options": LEARNERS.parameters(method, options),
+            "on_report": lambda schema, report: say_corrections(schema, report, say),
+        }
         call = lambda **kw: train_model_file(method, data, **kw)  # noqa: E731
     return Step((command, method), (str(data),), tuple(flags), call, kwargs)
 
@@ -169,6 +176,23 @@ def report_step(
               "force": True}  # fmt: skip
     return Step(("report",), (str(release),), flags,
                 lambda **kw: report_file(release, **kw), kwargs)  # fmt: skip
+
+
+def note_step(release: Path, *, output: Path, schema: Path) -> Step:
+    """``ppdp note RELEASE -o OUT --schema S --force``: :func:`ppdp.evaluate.note.release_note`,
+    its output checked first as the CLI does (public quantities only: the note may be shared).
+
+    ``--force``: the note describes the release beside it, so a rerun of the script, which
+    makes a new release, replaces the old release's note (as it does the report)."""
+    from ppdp.evaluate.note import check_note_output, release_note
+
+    def write(output: Path, schema: Path, force: bool) -> Path:
+        check_note_output(output, release, force=force)
+        return release_note(release, schema=schema).write(output, force=force)
+
+    flags = (("-o", output), ("--schema", schema), ("--force", True))
+    kwargs = {"output": output, "schema": schema, "force": True}
+    return Step(("note",), (str(release),), flags, write, kwargs)
 
 
 def budget_show_step(ledger: Path) -> Step:

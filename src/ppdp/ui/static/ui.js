@@ -42,7 +42,7 @@
     const show = () => {
       const chosen = document.querySelector("input[name=kind]:checked");
       document.querySelectorAll("[data-kind]").forEach((el) => {
-        el.hidden = chosen !== null && el.dataset.kind !== chosen.value;
+        el.hidden = chosen !== null && !el.dataset.kind.split(" ").includes(chosen.value);
       });
     };
     kinds.forEach((k) => k.addEventListener("change", show));
