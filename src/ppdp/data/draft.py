@@ -822,6 +822,7 @@ def draft_schema(
     warnings.warn(PrivacyLeakWarning(LEAK_MESSAGE), stacklevel=user_stacklevel())
     columns: list[NumericColumn | CategoricalColumn] = []
     opened: list[OpenCategoricalColumn] = []
+    distinct: dict[str, int] = {}  # the open columns' numbers of distinct values
     coded: list[str] = []
     skewed_low: list[str] = []  # crowded near the lower bound: a log scale spreads them
     skewed_high: list[str] = []
@@ -925,6 +926,7 @@ def draft_schema(
             constant.append(name)
         if len(values) > max_categories:
             opened.append(OpenCategoricalColumn(name))
+            distinct[name] = len(values)
             continue
         if len(values) == 0:
             warnings.warn(
@@ -939,13 +941,18 @@ def draft_schema(
         "exclude them (--exclude, or exclude=[...] in Python) unless the data to release "
         "will vary there",
     )
-    _warn_columns(
-        [c.name for c in opened],
-        f"column(s) {{names}} have more than max_categories={max_categories} distinct values "
-        "(--max-categories on the command line): drafted as open (open: true, no category "
-        "list), usable only as privately selected group keys (ppdp publish groupby --keys "
-        "private); declare their categories to use them elsewhere, or delete them",
-    )
+    if opened:
+        counted = ", ".join(f"{c.name!r} ({distinct[c.name]:,})" for c in opened)
+        warnings.warn(
+            PPDPWarning(
+                f"column(s) {counted} have more distinct values than "
+                f"max_categories={max_categories} (--max-categories on the command line): "
+                "drafted as open (open: true, no category list), usable only as privately "
+                "selected group keys (ppdp publish groupby --keys private); raise "
+                "--max-categories to draft their categories, declare them by hand, or delete them"
+            ),
+            stacklevel=user_stacklevel(),
+        )
     _warn_columns(
         coded,
         f"integer column(s) {{names}} have at most {max_integer_codes} distinct values and "
