@@ -349,3 +349,17 @@ def test_clipping_lines_name_a_log_scale_beside_the_bounds() -> None:
     lines = clipping_lines(schema, EncodeReport(n_rows=10, clipped={"income": 1}))
     assert lines[1].split() == ["income", "[0,", "1e+06]", "log", "scale", "1", "10.0%"]
     assert lines[2].split() == ["age", "[0,", "100]", "0", "0.0%"]
+
+
+def test_a_drafted_file_keeps_the_proposed_privacy_unit(tmp_path):
+    """The draft's proposed unit survives its review into the file (it was dropped there)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"patient_id": np.arange(300) // 3, "age": rng.integers(20, 80, 300)})
+    df.to_csv(tmp_path / "visits.csv", index=False)
+    for name in ("s.json", "s.yaml"):
+        result = draft_schema_file(tmp_path / "visits.csv", output=tmp_path / name)
+        assert result.schema.privacy_unit is not None
+        assert result.schema.privacy_unit.column == "patient_id"
+        assert "privacy_unit" in (tmp_path / name).read_text()

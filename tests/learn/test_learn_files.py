@@ -126,3 +126,33 @@ def test_predict_keeps_the_id_columns_asked_for_in_front(files, tmp_path):
         renamed = new.rename(columns={"visit_id": "score"})
         renamed.to_csv(tmp_path / "clash.csv", index=False)
         predict_file(model.path, tmp_path / "clash.csv", output=tmp_path / "s.csv", keep="score")
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_schema_with_a_privacy_unit_is_refused_before_anything_is_spent(files, tmp_path, dry_run):
+    """Every learner protects single rows: a person-level unit is refused in one line,
+    never silently ignored (docs/proofs/privacy-unit.md)."""
+    import numpy as np
+
+    from ppdp.data import Schema
+    from ppdp.exceptions import SchemaError
+
+    df = pd.read_csv(files / "adult.csv")
+    df.insert(0, "patient_id", np.arange(len(df)) // 3)
+    df.to_csv(tmp_path / "visits.csv", index=False)
+    spec = Schema.from_file(files / "adult.json").to_dict()
+    spec["privacy_unit"] = {"column": "patient_id", "max_rows": 3}
+    Schema.from_dict(spec).to_file(tmp_path / "visits.json")
+    ledger = _ledger(tmp_path)
+    with pytest.raises(SchemaError, match="train logreg protects single rows only"):
+        train_model_file(
+            "logreg",
+            tmp_path / "visits.csv",
+            schema=tmp_path / "visits.json",
+            output=tmp_path / "m.json",
+            epsilon=1.0,
+            ledger=ledger,
+            dry_run=dry_run,
+        )
+    assert budget_report(ledger).spent.epsilon == 0.0
+    assert not (tmp_path / "m.json").exists()

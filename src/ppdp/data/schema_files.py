@@ -306,6 +306,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
         nan_policy=policy,
         keep=schema.keep,
         open_columns=schema.open_columns,
+        privacy_unit=schema.privacy_unit,
         draft=schema.draft,
     )
 

@@ -403,6 +403,8 @@ def _train_model_file(
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
         refuse_seeded(seeded, allow_seeded=run.allow_seeded, value=random_state)
     sch = _binary_schema(_as_schema(schema))
+    # every learner protects single rows: a person-level unit is refused, never ignored
+    sch.check_row_level(f"train {kind}")
     distributed = distributed_input(data, run.scheduler)
     if distributed:
         from ppdp.learn.parquet_files import refuse_unsupported
