@@ -8,7 +8,13 @@ import pytest
 
 from ppdp.data import Schema
 from ppdp.data.schema_files import draft_schema_file
-from ppdp.ui._schema_form import column_rows, error_column, schema_from_form, split_values
+from ppdp.ui._schema_form import (
+    column_rows,
+    error_column,
+    schema_from_form,
+    split_values,
+    unit_fields,
+)
 
 SCHEMA = {
     "columns": [
@@ -29,6 +35,7 @@ SCHEMA = {
     "missing_values": ["?", "NA"],
     "nan_policy": "impute",
     "keep": [["age", "income"]],
+    "privacy_unit": {"column": "patient", "max_rows": 4},
 }  # fmt: skip
 
 
@@ -46,6 +53,7 @@ def _form(schema: dict, public: set[str]) -> dict[str, str]:
     label = schema.get("label")
     form["missing"] = ", ".join(schema.get("missing_values", []))
     form["nan_policy"] = schema.get("nan_policy", "error")
+    form |= {f"unit-{k}": v for k, v in unit_fields(schema).items()}
     if label:
         form["label-classes"] = ", ".join(map(str, label["classes"]))
         form |= {"label-public": "on"} if label["name"] in public else {}
@@ -83,6 +91,21 @@ def test_a_column_left_out_or_retyped():
     names = [c["name"] for c in back["columns"]]
     assert "age" not in names
     assert back["columns"][-1] == {"name": "code", "type": "numeric", "lower": 1, "upper": 30}
+
+
+def test_the_privacy_unit_is_set_changed_and_removed_by_the_form():
+    schema = Schema.from_dict(SCHEMA).to_dict()
+    assert unit_fields(schema) == {"column": "patient", "max_rows": "4"}
+    form = _form(schema, set()) | {"unit-column": "visit", "unit-max_rows": " 2 "}
+    back, _ = schema_from_form(schema, form)
+    assert back["privacy_unit"] == {"column": "visit", "max_rows": 2}
+    back, _ = schema_from_form(schema, form | {"unit-column": ""})  # each row a person
+    assert "privacy_unit" not in back
+    # a form without the unit's fields keeps the unit as it was
+    kept = {k: v for k, v in _form(schema, set()).items() if not k.startswith("unit-")}
+    assert schema_from_form(schema, kept)[0]["privacy_unit"] == SCHEMA["privacy_unit"]
+    # a refused form's text is shown again as typed
+    assert unit_fields(schema, {"unit-column": "x", "unit-max_rows": "0"})["max_rows"] == "0"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import BudgetExceededError, PPDPError
 from ppdp.ui import _steps
-from ppdp.ui._schema_form import column_rows, error_column, schema_from_form
+from ppdp.ui._schema_form import column_rows, error_column, schema_from_form, unit_fields
 from ppdp.ui._security import (
     COMMON_HEADERS,
     MAX_FORM_BYTES,
@@ -237,7 +237,8 @@ def create_app(
             "schema.html", "/schema", rows=column_rows(run.schema, run.public, form), errors=errors,
             schema=run.schema, label=label, label_public=bool(label and label["name"] in
             run.public), saved=saved, check=check, check_lines=check.run() if check else [],
-            draft_line=run.commands.get("draft"),
+            draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
+            unit_columns=_unit_columns(run),
         )  # fmt: skip
 
     @app.post("/schema")
@@ -252,7 +253,8 @@ def create_app(
             schema = Schema.from_dict(proposed)
         except USER_ERRORS as exc:
             line = _one_line(exc)
-            where = error_column(line, names) or "form"
+            unit = line.startswith("privacy_unit") or _is_unit_column(line, proposed)
+            where = "unit" if unit else error_column(line, names) or "form"
             run.public = public
             return _schema_page(run, {where: line}, form=data)
         with session.lock:
@@ -321,7 +323,7 @@ def create_app(
             result = _quietly(step.run, run.say)
         except USER_ERRORS as exc:
             line = _one_line(exc)
-            return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
+            return _release_page(run, {_release_field(line, exc): line})
         session.ledger = Path(values["ledger"]).resolve()
         run.plan = {
             "nonce": secrets.token_urlsafe(16), "values": values, "line": step.line(),
@@ -358,7 +360,7 @@ def create_app(
             except USER_ERRORS as exc:
                 line = _one_line(exc)
                 run.plan = None
-                return _release_page(run, {_field_of(line, _RELEASE_FIELDS, exc): line})
+                return _release_page(run, {_release_field(line, exc): line})
             run.record("release", step.line())
             run.result = _release_summary(values["kind"], result, run)
             run.result["line"] = step.line()
@@ -482,7 +484,54 @@ _INIT_FIELDS = ("ledger", "dataset_id", "total_epsilon", "total_delta", "relatio
 
 #: The release form's fields that show an error next to them (others go above the form).
 _RELEASE_FIELDS = ("ledger", "epsilon", "delta", "keep", "by", "means", "keys", "regularization",
-                   "seed", "kind")  # fmt: skip
+                   "seed", "kind", "max_groups", "max_rows_per_group")  # fmt: skip
+
+
+def _release_field(message: str, exc: BaseException) -> str:
+    """The release form's field of a library message: the kind of release for a privacy
+    unit that the release refuses (it protects single rows only)."""
+    field = _field_of(message, _RELEASE_FIELDS, exc)
+    return "kind" if field == "form" and "privacy_unit" in message else field
+
+
+def _is_unit_column(message: str, proposed: dict[str, Any]) -> bool:
+    """Whether a schema error is about the privacy unit's column (declared as a feature)."""
+    unit = proposed.get("privacy_unit")
+    return bool(unit) and f"privacy_unit: column ({unit.get('column')!r})" in message
+
+
+def _unit_columns(run: Run) -> list[str]:
+    """The columns a privacy unit may name: the table's header (the custodian's own file;
+    only its names are read), less the label; the schema's columns when it cannot be read."""
+    import pandas as pd
+
+    assert run.schema is not None
+    try:
+        if run.data.name.lower().endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            names = list(pq.read_schema(run.data).names)
+        else:
+            names = [str(c) for c in pd.read_csv(run.data, nrows=0).columns]
+    except (OSError, ValueError, ImportError):
+        names = [c["name"] for c in run.schema["columns"]]
+    unit = (run.schema.get("privacy_unit") or {}).get("column")
+    if unit and unit not in names:
+        names.insert(0, unit)
+    label = (run.schema.get("label") or {}).get("name")
+    return [n for n in names if n != label]
+
+
+def _cap(text: str) -> Any:
+    """A contribution cap as ``ppdp publish groupby`` parses it (an integer; None when
+    empty); other text is passed on as typed, for the library's rule to refuse in one line."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _init_field(message: str) -> str:
@@ -495,7 +544,8 @@ def _release_defaults(run: Run, session: Session) -> dict[str, Any]:
     ledger = session.ledger or (session.workdir / f"{stem}.ledger.db")
     return {
         "kind": "synth", "epsilon": "1", "delta": "1e-9", "keep": "", "by": "", "means": "",
-        "keys": "declared", "regularization": "", "seed": "", "ledger": str(ledger),
+        "keys": "declared", "regularization": "", "seed": "",
+        "max_groups": "", "max_rows_per_group": "", "ledger": str(ledger),
         "dataset_id": stem,
         "total_epsilon": "3", "total_delta": "1e-6", "relation": "replace-one",
     }  # fmt: skip
@@ -563,6 +613,8 @@ def _plan_step(
             options["--keys"] = "private"
             delta = str(values.get("delta", "")).strip()
             options["--delta"] = _float("delta", delta) if delta else None
+        options["--max-groups"] = _cap(str(values.get("max_groups", "")))
+        options["--max-rows-per-group"] = _cap(str(values.get("max_rows_per_group", "")))
         output = run.free_output("groups.csv")
     else:
         reg = str(values.get("regularization", "")).strip()

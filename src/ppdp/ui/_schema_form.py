@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["column_rows", "error_column", "schema_from_form", "split_values"]
+__all__ = ["column_rows", "error_column", "schema_from_form", "split_values", "unit_fields"]
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -79,6 +79,30 @@ def column_rows(
     return rows
 
 
+def unit_fields(schema: dict[str, Any], form: dict[str, Any] | None = None) -> dict[str, str]:
+    """The privacy unit's form fields as text: ``column`` ("" for none: each row is a
+    different person) and ``max_rows``; a refused ``form``'s values where it has them."""
+    unit = schema.get("privacy_unit") or {}
+    out = {"column": _text(unit.get("column")), "max_rows": _text(unit.get("max_rows"))}
+    if form is not None:
+        for key in out:
+            if isinstance(form.get(f"unit-{key}"), str):
+                out[key] = form[f"unit-{key}"]
+    return out
+
+
+def _unit(form: dict[str, Any], old: Any) -> Any:
+    """The ``privacy_unit`` the form says (None: none), or ``old`` when the form has no unit
+    field. ``max_rows`` goes to the schema as typed (a number where it is one), so that the
+    schema's own rule refuses a bad one in its words."""
+    if not isinstance(form.get("unit-column"), str):
+        return old
+    column = form["unit-column"].strip()
+    if not column:
+        return None
+    return {"column": column, "max_rows": _number(str(form.get("unit-max_rows", "")))}
+
+
 def _overlay(row: dict[str, Any], form: dict[str, Any], p: str) -> None:
     for key in ("type", "lower", "upper", "scale", "impute", "categories", "other"):
         if isinstance(form.get(f"{p}-{key}"), str):
@@ -130,7 +154,8 @@ def schema_from_form(
     """The schema file's dictionary the form says, and the columns confirmed public.
 
     Columns marked "leave out" are dropped; everything the form does not show (cuts,
-    groups, decimals, a date format, the privacy unit, keep) is kept as it was."""
+    groups, decimals, a date format, keep) is kept as it was. The privacy unit is the
+    form's ``unit-column`` and ``unit-max_rows`` (kept as it was when the form has none)."""
     columns, public = [], set()
     for i, old in enumerate(schema.get("columns", [])):
         p = f"c{i}"
@@ -143,6 +168,11 @@ def schema_from_form(
             public.add(old["name"])
     out = {k: v for k, v in schema.items() if k not in ("columns", "draft")}
     out["columns"] = columns
+    unit = _unit(form, schema.get("privacy_unit"))
+    if unit is None:
+        out.pop("privacy_unit", None)
+    else:
+        out["privacy_unit"] = unit
     missing = split_values(str(form.get("missing", "")))
     if missing:
         out["missing_values"] = [str(m) for m in missing]
