@@ -69,3 +69,26 @@ def test_schema_check_names_a_text_in_a_numeric_column_and_its_row(tmp_path, cap
     out = capsys.readouterr().out
     assert "age: 'inconnu' (data row 10)" in out
     assert "n/a" in out and "missing_values" in out  # says which texts are missing already
+
+
+def test_a_data_column_the_schema_does_not_declare_is_named_not_dropped_silently(files, caplog):
+    """A column of the data that the schema leaves out is not released; the publish says
+    so by name on the ppdp.data logger (never a value), and says nothing when every column
+    is declared."""
+    import pandas as pd
+
+    data, _, _, tmp = files
+    with caplog.at_level("WARNING", logger="ppdp.data"):
+        assert main(_publish(files)) == 0
+    assert "not in the schema" not in caplog.text
+    df = pd.read_csv(data)
+    df.insert(1, "patient_note", ["secret text"] * len(df))
+    df["ward"] = 7
+    df.to_csv(data, index=False)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ppdp.data"):
+        assert main(_publish(files, "--force")) == 0
+    line = next(x for x in caplog.text.splitlines() if "not in the schema" in x)
+    assert "'patient_note', 'ward'" in line and "left out" in line
+    assert "secret text" not in caplog.text
+    assert "patient_note" not in pd.read_csv(tmp / "r.csv").columns

@@ -297,6 +297,23 @@ def _check_header(p: Path, header: list[str], columns: Sequence[str]) -> list[st
     return found
 
 
+def _say_unread(p: Path, header: Sequence[str], used: Sequence[str]) -> None:
+    """Name the columns of ``header`` that are not read (a WARNING; names only)."""
+    kept = set(used)
+    unread = [str(h) for h in header if h not in kept]
+    if not unread:
+        return
+    shown = ", ".join(repr(n) for n in unread[:10])
+    more = f" and {len(unread) - 10} more" if len(unread) > 10 else ""
+    _logger.warning(
+        "%s: column(s) %s%s are not in the schema and are left out (declare them in the "
+        "schema to release them)",
+        p.name,
+        shown,
+        more,
+    )
+
+
 #: The decimal mark :func:`read_table` uses when it is given none (None: detect it); the
 #: command line sets it from ``--decimal`` for everything one command reads
 #: (:func:`decimal_mark`).
@@ -392,6 +409,7 @@ def read_table(
     encoding: str = "utf-8",
     decimal: str | None = None,
     say_decimal: bool = True,
+    say_unread: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV (optionally compressed) or Parquet file into a DataFrame.
 
@@ -424,6 +442,10 @@ def read_table(
     say_decimal : bool, default True
         Whether a detected decimal comma is said (False: a file that is expected to have
         one, such as a release written with ``--output-decimal ,``).
+    say_unread : bool, default False
+        With ``columns``: name the file's other columns in a WARNING on the ``ppdp.data``
+        logger (names only, never a value), for a release that leaves them out because the
+        schema does not declare them.
 
     Raises
     ------
@@ -463,6 +485,8 @@ def read_table(
                 return pd.read_parquet(p)
             names = _parquet_columns(p)
             use = list(columns) if names is None else _check_header(p, names, columns)
+            if say_unread and names is not None:
+                _say_unread(p, names, use)
             return pd.read_parquet(p, columns=use)
         sep = read_sep = _separator(p, suffix, sep, encoding)
         if decimal == sep:
@@ -483,6 +507,8 @@ def read_table(
                 df = _read_csv(p, suffix, index_col=False, **options)
         else:
             use = _check_header(p, header, columns)
+            if say_unread:
+                _say_unread(p, header, use)
             df = _read_csv(p, suffix, usecols=use, **options)[use]
         return df if sep == "," else _read_decimal_commas(p, df, decimal, say=say_decimal)
     except (OptionalDependencyError, FileNotFoundError, DataValidationError, ParameterError):

@@ -544,7 +544,7 @@ def _publish_file(
         check_budget(acct, publisher, cost, out=out, run=run)
         tell(f"reading {data}")
         wanted = (*schema.data_columns, *schema.open_column_names)
-        df = read_table(data, columns=wanted, sep=sep, encoding=encoding)
+        df = read_table(data, columns=wanted, sep=sep, encoding=encoding, say_unread=True)
         on_invalid = acct.on_invalid if acct is not None else "raise"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureRandomnessWarning)
