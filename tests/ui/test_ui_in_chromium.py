@@ -64,7 +64,15 @@ def _small_png(png: bytes, path: Path) -> None:
     Image.open(io.BytesIO(png)).convert("RGB").quantize(64).save(path, optimize=True)
 
 
-def test_the_whole_flow_in_chromium(tmp_path):
+@pytest.fixture
+def patient_expect():
+    """expect() waits up to a minute: a release and its report on a busy machine."""
+    expect.set_options(timeout=60_000)
+    yield
+    expect.set_options(timeout=5_000)  # Playwright's default, for the other browser tests
+
+
+def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
     df, _ = load_adult()
     df = df.head(1500).copy()
     df.loc[0, "capital-gain"] = SENTINEL  # the drafted upper bound: private until confirmed
