@@ -82,4 +82,5 @@ def parse_form(body: bytes) -> dict[str, Any]:
 def without_token(path: str, query: dict[str, list[str]]) -> str:
     """``path`` with the query minus ``token`` (where the token request redirects)."""
     rest = {k: v for k, v in query.items() if k != "token"}
+    path = "/" + path.lstrip("/\\")  # never '//host': a redirect stays on this server
     return path + ("?" + urlencode(rest, doseq=True) if rest else "")
