@@ -8,8 +8,8 @@
   elsewhere cannot reach the server through a DNS name it points at 127.0.0.1).
 * **CSRF.** Every form carries a second secret; a POST without it, or with an ``Origin``
   that is not the server's own, is refused with 403 before its body is used.
-* **Headers.** No caching, no framing, no referrer to other sites, and a content security policy that
-  allows the app's own files only (no inline script, no network beyond the server).
+* **Headers.** No caching, no framing, no referrer to other sites, and a content security
+  policy that allows the app's own files only (no inline script, no network beyond it).
 """
 
 from __future__ import annotations
