@@ -48,6 +48,15 @@ def test_the_token_sets_a_strict_httponly_cookie_and_leaves_the_address(anonymou
     assert anonymous.get("/").status_code == 200  # the cookie now opens every page
 
 
+def test_the_token_redirect_stays_on_the_server():
+    from ppdp.ui._security import without_token
+
+    query = {"token": ["t"], "a": ["1"]}
+    assert without_token("//evil.example/x", query) == "/evil.example/x?a=1"
+    assert without_token("/\\evil.example", {}) == "/evil.example"
+    assert without_token("/schema", {"token": ["t"]}) == "/schema"
+
+
 def test_another_host_name_is_refused_even_with_the_cookie(client):
     # a page elsewhere reaching the server through a DNS name pointing at 127.0.0.1
     response = client.get("/", headers={"host": "evil.example:8123"})

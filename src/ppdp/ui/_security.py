@@ -8,8 +8,8 @@
   elsewhere cannot reach the server through a DNS name it points at 127.0.0.1).
 * **CSRF.** Every form carries a second secret; a POST without it, or with an ``Origin``
   that is not the server's own, is refused with 403 before its body is used.
-* **Headers.** No caching, no framing, no referrer, and a content security policy that
-  allows the app's own files only (no inline script, no network beyond the server).
+* **Headers.** No caching, no framing, no referrer to other sites, and a content security
+  policy that allows the app's own files only (no inline script, no network beyond it).
 """
 
 from __future__ import annotations
@@ -82,4 +82,5 @@ def parse_form(body: bytes) -> dict[str, Any]:
 def without_token(path: str, query: dict[str, list[str]]) -> str:
     """``path`` with the query minus ``token`` (where the token request redirects)."""
     rest = {k: v for k, v in query.items() if k != "token"}
+    path = "/" + path.lstrip("/\\")  # never '//host': a redirect stays on this server
     return path + ("?" + urlencode(rest, doseq=True) if rest else "")
