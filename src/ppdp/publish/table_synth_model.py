@@ -286,20 +286,41 @@ def _within_weighted(
     all 0 there) using ``u``, then a value uniform within that fine bin using ``second`` (on
     the column's scale: the fine bins are equal widths of the encoded ``[0, 1]``).
     Post-processing of released counts."""
+    lo, hi, intervals = _fine_range(col, cuts, codes)
+    weighted, mass = _weighted_fine(np.maximum(weights, 0.0), lo, hi, u)
+    flat = lo + np.floor(u * (hi - lo)).astype(np.int64)
+    fine = np.clip(np.where(mass > 0, weighted, flat), lo, hi - 1)
+    v = col.from_unit((fine + second) / FINE_BINS)
+    upper = codes == intervals + 1
+    return np.where(codes == 0, col.lower, np.where(upper, col.upper, v))
+
+
+def _fine_range(
+    col: NumericColumn, cuts: Sequence[float], codes: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    """``(lo, hi, intervals)``: the fine bins ``[lo, hi)`` of each code's interval between
+    the cuts (a bound's own code gets the first or last interval's) and how many intervals
+    there are."""
     steps = np.rint(col.to_unit(cuts) * FINE_BINS).astype(np.int64)
     starts = np.concatenate([[0], steps])  # fine bin where each interval starts
     ends = np.concatenate([steps, [FINE_BINS]])
     k = np.clip(codes - 1, 0, len(starts) - 1)
-    lo, hi = starts[k], ends[k]
-    cum = np.concatenate([[0.0], np.cumsum(np.maximum(weights, 0.0))])
+    return starts[k], ends[k], len(starts)
+
+
+def _weighted_fine(
+    weights: NDArray[np.float64],
+    lo: NDArray[np.int64],
+    hi: NDArray[np.int64],
+    u: NDArray[np.float64],
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """A fine bin in ``[lo, hi)`` drawn by ``u`` with probability proportional to the
+    (non-negative) ``weights``, and the interval's total weight (where it is 0 the bin is
+    the interval's last and means nothing)."""
+    cum = np.concatenate([[0.0], np.cumsum(weights)])
     mass = cum[hi] - cum[lo]
-    target = cum[lo] + u * mass
-    weighted = np.searchsorted(cum, target, side="right") - 1
-    flat = lo + np.floor(u * (hi - lo)).astype(np.int64)
-    fine = np.clip(np.where(mass > 0, weighted, flat), lo, hi - 1)
-    v = col.from_unit((fine + second) / FINE_BINS)
-    upper = codes == len(starts) + 1
-    return np.where(codes == 0, col.lower, np.where(upper, col.upper, v))
+    fine = np.searchsorted(cum, cum[lo] + u * mass, side="right") - 1
+    return np.clip(fine, lo, hi - 1), mass
 
 
 def _within_weighted_integers(
@@ -322,17 +343,12 @@ def _within_weighted_integers(
     fine_of = fine_codes(col, col.to_unit(ints))  # sorted: to_unit is increasing
     first = np.searchsorted(fine_of, np.arange(FINE_BINS + 1)).astype(np.int64)
     held = np.diff(first)
-    steps = np.rint(col.to_unit(cuts) * FINE_BINS).astype(np.int64)
-    starts, ends = np.concatenate([[0], steps]), np.concatenate([steps, [FINE_BINS]])
-    k = np.clip(codes - 1, 0, len(starts) - 1)
-    lo, hi = starts[k], ends[k]
-    cum = np.concatenate([[0.0], np.cumsum(np.where(held > 0, np.maximum(weights, 0.0), 0.0))])
-    mass = cum[hi] - cum[lo]
-    fine = np.clip(np.searchsorted(cum, cum[lo] + u * mass, side="right") - 1, lo, hi - 1)
+    lo, hi, intervals = _fine_range(col, cuts, codes)
+    fine, mass = _weighted_fine(np.where(held > 0, np.maximum(weights, 0.0), 0.0), lo, hi, u)
     count = held[fine]
     pick = first[fine] + np.minimum(np.floor(second * count), np.maximum(count - 1, 0))
     v = ints[np.clip(pick.astype(np.int64), 0, ints.size - 1)]
-    inner = (codes >= 1) & (codes <= len(starts))  # not a bound's own code
+    inner = (codes >= 1) & (codes <= intervals)  # not a bound's own code
     return np.where(inner & (mass > 0) & (count > 0), v, _within_cuts(col, cuts, codes, u))
 
 
