@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,14 +33,24 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp.accounting.events import ZCDP
+from ppdp.accounting.events import ZCDP, Gaussian
 from ppdp.data import Schema
 from ppdp.data.columns import CategoricalColumn
 from ppdp.data.encoding import CUSTODIAN_LOGGER
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
 from ppdp.publish._base import Release
-from ppdp.publish.table_synth_model import Bins, JointModel, MarginalCounts, Model
+from ppdp.publish.table_synth_model import (
+    MAX_TABLE_SIGMA,
+    Bins,
+    JointModel,
+    MarginalCounts,
+    Model,
+    _largest_remainder,
+    _project_rows,
+    measure_table,
+    sigma_for,
+)
 
 if TYPE_CHECKING:
     from ppdp.publish.table_synth import Plan, TableSynthesizer
@@ -47,9 +58,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PERSON_SHARE", "PersonsModel", "PersonsPlan", "persons_plan", "row_share"]
 
-#: Share of ρ spent on the person model (per-person columns and rows per person); the row
-#: model spends the rest.
-PERSON_SHARE = 0.25
+#: Share of ρ spent on the persons: the rows-per-person histogram and the person model
+#: (:data:`HISTOGRAM_SHARE` of ρ, then the rest of this share); the row model spends the rest.
+PERSON_SHARE = 0.3
+#: Share of ρ spent on the rows-per-person histogram (within :data:`PERSON_SHARE`).
+HISTOGRAM_SHARE = 0.1
 
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
 
@@ -68,16 +81,23 @@ class PersonsPlan:
         The per-person columns' positions in the row model's columns.
     rows_column : str
         The person table's column of rows per person (categories ``1..max_rows``).
+    sigma_histogram : float
+        σ of the rows-per-person histogram (one count per person: L2 sensitivity √2 under
+        replace-one, 1 under add/remove).
     """
 
     schema: Schema
     plan: Plan
     attributes: tuple[int, ...]
     rows_column: str
+    sigma_histogram: float
 
     def spent_rho(self) -> float:
-        """ρ of the person model's draws (one row per person: the row-level costs)."""
-        return self.plan.spent_rho()
+        """ρ of the person model's draws and the histogram's (one row per person: the
+        row-level costs)."""
+        return self.plan.spent_rho() + self.plan.table_sensitivity**2 / (
+            2.0 * self.sigma_histogram**2
+        )
 
     def event(self, rows: ZCDP) -> ZCDP:
         """The fit's ledger event: the row model's draws and the person model's, under the
@@ -85,13 +105,21 @@ class PersonsPlan:
         from ppdp.publish.table_synth import zcdp_event
 
         own = zcdp_event(self.plan, rows.epsilon, rows.delta).events
-        return ZCDP(rho=rows.rho, epsilon=rows.epsilon, delta=rows.delta, events=own + rows.events)
+        histogram = Gaussian(l2_sensitivity=self.plan.table_sensitivity, sigma=self.sigma_histogram)
+        return ZCDP(
+            rho=rows.rho,
+            epsilon=rows.epsilon,
+            delta=rows.delta,
+            events=(*own, histogram, *rows.events),
+        )
 
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger and the guarantee."""
         return {
             "per_person": list(self.schema.column_names[:-1]),
             "rho_share": PERSON_SHARE,
+            "histogram_rho_share": HISTOGRAM_SHARE,
+            "sigma_rows_per_person_histogram": self.sigma_histogram,
             "what": "a person table (one row per person: the per-person columns and the rows "
             "kept, 1..max_rows) fitted at the row-level calibration; each person's rows drawn "
             "from the row model given the person's columns",
@@ -143,7 +171,8 @@ def persons_plan(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | No
     n_bins = checked["n_bins"]
     bins = Bins.from_schema(table, n_bins)
     args = (checked["method"], checked["delta"], bins, n_bins, checked["relation"])
-    rest = ("equal-width", (), checked["decode"], checked["check_pairs"], 1, PERSON_SHARE)
+    model_share = PERSON_SHARE - HISTOGRAM_SHARE
+    rest = ("equal-width", (), checked["decode"], checked["check_pairs"], 1, model_share)
     try:
         plan = _build_plan(args[0], checked["epsilon"], *args[1:], *rest)
     except UndrawableNoiseError as exc:
@@ -157,11 +186,19 @@ def persons_plan(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | No
 
         raise too_small_epsilon("TableSynthesizer", checked["epsilon"], exc, feasible) from None
     _check_cells(plan, n_bins)
+    # The histogram's σ: its share of ρ, a hair less (the shares' float sum stays below ρ).
+    budget = plan.rho * HISTOGRAM_SHARE * (1.0 - 2.0**-40)
+    sigma = math.nextafter(sigma_for(budget, plan.table_sensitivity), math.inf)
+    if not sigma <= MAX_TABLE_SIGMA:
+        raise ParameterError(
+            f"epsilon ({checked['epsilon']!r}) is too small for the rows-per-person histogram "
+            f"(σ = {sigma:.3g} > {MAX_TABLE_SIGMA:.3g})"
+        )
     row_bins: Bins = checked["bins"]
     attributes = tuple(row_bins.names.index(c) for c in schema.per_person)
     # The two models code the per-person columns alike (same declarations, same n_bins).
     assert bins.sizes[:-1] == tuple(row_bins.sizes[a] for a in attributes)
-    return PersonsPlan(table, plan, attributes, rows_column)
+    return PersonsPlan(table, plan, attributes, rows_column, sigma)
 
 
 # -- the person table (private) -------------------------------------------------------------
@@ -258,10 +295,14 @@ def release_persons(
     helper._plan, person_decoding = helper._measure_decoding(
         helper._plan, _sub_bin_histograms(persons.schema, pplan, Xp), source
     )
-    model = PersonsModel(synth, helper, persons)
+    last = len(pplan.bins.sizes) - 1  # the rows column, categories 1..k
+    exact = np.bincount(rows - 1, minlength=pplan.bins.sizes[last]).astype(np.float64)
+    histogram = measure_table(exact, (last,), persons.sigma_histogram, source)
+    model = PersonsModel(synth, helper, persons, histogram.values)
     synth._persons_model = model
     data = model.sample(model.n, source)
     statistics = {
+        f"noisy-rows-per-person:{persons.rows_column}": histogram.values,
         **decoding,
         **rows_release.statistics,
         **{f"persons:{k}": v for k, v in {**person_decoding, **person_release.statistics}.items()},
@@ -304,10 +345,17 @@ def _count_text(plan: Plan) -> str:
 class PersonsModel:
     """The fitted person model and row model; draws synthetic persons (free, repeatable)."""
 
-    def __init__(self, synth: TableSynthesizer, helper: TableSynthesizer, persons: PersonsPlan):
+    def __init__(
+        self,
+        synth: TableSynthesizer,
+        helper: TableSynthesizer,
+        persons: PersonsPlan,
+        histogram: NDArray[np.float64],
+    ) -> None:
         self.synth = synth
         self.helper = helper
         self.persons = persons
+        self.histogram = histogram  # noisy persons with 1..k rows (released)
 
     @property
     def n(self) -> int:
@@ -318,7 +366,17 @@ class PersonsModel:
         """``n_persons`` synthetic persons and their rows: the unit's column (synthetic
         ids) first, then the schema's columns (and the label)."""
         persons, schema = self.persons, self.synth.schema
-        pcodes = self.helper._draw(n_persons, source)
+        # Rows per person from the noisy histogram (projected to n persons, largest
+        # remainder), then each person's columns from the person model given that count.
+        fitted = _project_rows(self.histogram[None, :], np.array([float(self.n)]))[0]
+        count = _largest_remainder(fitted, n_persons)
+        k = count.size
+        rows_code = np.repeat(np.arange(k), count)
+        rows_code = rows_code[np.argsort(_uniforms(n_persons, source), kind="stable")]
+        last = len(self.helper._plan.bins.sizes) - 1
+        pcodes = sample_given(
+            self.helper._model, (last,), rows_code[:, None], np.arange(n_persons), source
+        )
         Zp, _ = self.helper._decode(pcodes, source)
         people = persons.schema.decode(Zp, None)
         rows = pcodes[:, -1] + 1  # category j of 1..max_rows has code j - 1
@@ -394,7 +452,7 @@ def _tree_given(
     )
     lost = weight.sum(axis=1) <= 0
     if lost.any():  # evidence the model gives no mass: drawn without it
-        free = _likelihoods(model, cond, (), evidence[lost])
+        free = _likelihoods(model, cond, (), evidence[lost][:, :0])
         for a in lam:
             lam[a][lost] = free[a]
         weight[lost] = prior
@@ -405,10 +463,7 @@ def _tree_given(
         out[:, model.label] = cls
     for a in model.order:
         here = lam[a][owner, cls]  # (m, k_a)
-        if a in model.parent:
-            base = cond[a][cls, out[:, model.parent[a]]]
-        else:
-            base = cond[a][cls]
+        base = cond[a][cls, out[:, model.parent[a]]] if a in model.parent else cond[a][cls]
         out[:, a] = _pick(base * here, _uniforms(m, source))
     return out
 
