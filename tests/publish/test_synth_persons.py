@@ -315,3 +315,20 @@ def test_rows_are_drawn_from_the_model_given_the_persons_columns() -> None:
     )
     broken = np.bincount(free[:, 0] * 2 + free[:, 1], minlength=6)
     assert chisquare(broken, given.ravel() * n).pvalue < 1e-6
+
+
+# -- schema draft (custodian side: a proposal read from the data) ---------------------------
+
+
+def test_draft_proposes_per_person_for_columns_constant_within_every_person(tmp_path) -> None:
+    from ppdp.data import draft_schema
+
+    df = panel(200).rename(columns={"pid": "patient_id"})
+    df.loc[df.index[1], "birth"] = 40 if df["birth"].iloc[1] != 40 else 41  # varies once
+    with pytest.warns(UserWarning) as record:
+        drafted = draft_schema(df)
+    assert drafted.privacy_unit is not None and drafted.privacy_unit.column == "patient_id"
+    assert drafted.per_person == ("sex",)  # not birth (it changes within one person), not w
+    assert any("per_person: true" in str(w.message) for w in record)
+    back = Schema.from_file(drafted.to_file(tmp_path / "draft.yaml"))
+    assert back.per_person == ("sex",)
