@@ -332,3 +332,27 @@ def test_draft_proposes_per_person_for_columns_constant_within_every_person(tmp_
     assert any("per_person: true" in str(w.message) for w in record)
     back = Schema.from_file(drafted.to_file(tmp_path / "draft.yaml"))
     assert back.per_person == ("sex",)
+
+
+def test_the_person_table_is_a_per_person_map_whatever_the_row_order() -> None:
+    """A person's entry (representative values, rows kept) depends on that person's rows as
+    a multiset: shuffling the rows, or removing another person, changes no other entry."""
+    synth = TableSynthesizer(1.0, schema())
+    params = synth._params()
+    df = panel(80, seed=5)
+    df.loc[df.index[:3], "birth"] = [41, 42, 41]  # a person whose birth varies (a tie)
+
+    def entries(frame: pd.DataFrame) -> dict[str, tuple]:
+        X, y = synth.schema.encode(frame)
+        codes = params.plan.bins.codes(synth.schema, X, y)
+        values = synth_persons.person_values(synth.schema, X)
+        person = synth_persons.person_index(frame, synth.schema)
+        rep, rows = synth_persons.person_rows(person, codes, params.persons.attributes, values)
+        ids = frame["pid"].to_numpy()[rep]
+        return {i: (*values[r].tolist(), int(n)) for i, r, n in zip(ids, rep, rows, strict=True)}
+
+    base = entries(df)
+    assert entries(df.sample(frac=1.0, random_state=1)) == base
+    other = df["pid"].iloc[-1]
+    less = entries(df[df["pid"] != other])
+    assert less == {i: e for i, e in base.items() if i != other}

@@ -82,8 +82,9 @@ def _exact(synth: TableSynthesizer, df: pd.DataFrame) -> list[np.ndarray]:
     X, y = synth.schema.encode(kept)
     codes = plan.bins.codes(synth.schema, X, y)
     person = synth_persons.person_index(kept, synth.schema)
-    rep, rows = synth_persons.person_rows(person, codes, persons.attributes)
-    Xp = synth_persons.person_matrix(synth.schema, persons.schema, X, rep, rows)
+    values = synth_persons.person_values(synth.schema, X)
+    rep, rows = synth_persons.person_rows(person, codes, persons.attributes, values)
+    Xp = synth_persons.person_matrix(values[rep], rows, K)
     pcodes = persons.plan.bins.codes(persons.schema, Xp, None)
     return [
         table(codes, plan.bins.sizes, (0, 1)).ravel(),

@@ -212,18 +212,29 @@ def person_index(df: pd.DataFrame, schema: Schema) -> NDArray[np.int64]:
     return codes.astype(np.int64)
 
 
-def person_rows(
-    person: NDArray[np.int64], codes: NDArray[np.int64], attributes: tuple[int, ...]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """For each person, a representative row (one of the rows with the person's most frequent
-    per-person codes) and the number of rows the person keeps.
+def person_values(schema: Schema, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The per-person columns' blocks of the encoded rows (in the person table's encoding)."""
+    blocks = schema.layout().blocks
+    return np.hstack([X[:, blocks[name]] for name in schema.per_person])
 
-    A per-person map: each person's entry depends on that person's rows only."""
+
+def person_rows(
+    person: NDArray[np.int64],
+    codes: NDArray[np.int64],
+    attributes: tuple[int, ...],
+    values: NDArray[np.float64],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For each person, a representative row and the number of rows the person keeps.
+
+    The representative holds the person's most frequent per-person codes, ties broken by the
+    smallest codes, then the smallest encoded ``values``: a function of the person's multiset
+    of rows (not of their order), so the person table is a per-person map."""
     n = person.size
     frame = pd.DataFrame(codes[:, list(attributes)])
     frame.insert(0, "_p", person)
     same = frame.groupby(list(frame.columns), sort=False)["_p"].transform("size").to_numpy()
-    order = np.lexsort((np.arange(n), -same, person))
+    keys = [*values.T[::-1], *codes[:, list(attributes)].T[::-1], -same, person]
+    order = np.lexsort(keys)
     first = np.ones(n, dtype=bool)
     first[1:] = person[order][1:] != person[order][:-1]
     rep = order[first]  # one per person, in person order
@@ -238,19 +249,11 @@ def person_rows(
 
 
 def person_matrix(
-    schema: Schema,
-    table: Schema,
-    X: NDArray[np.float64],
-    rep: NDArray[np.int64],
-    rows: NDArray[np.int64],
+    values: NDArray[np.float64], rows: NDArray[np.int64], k: int
 ) -> NDArray[np.float64]:
-    """The person table in ``table``'s encoding: the representative rows' per-person blocks
-    (encoded alike: the same declarations), then the one-hot of the rows kept."""
-    blocks = schema.layout().blocks
-    parts = [X[rep][:, blocks[name]] for name in schema.per_person]
-    k = len(table.column(table.column_names[-1]).categories)  # type: ignore[union-attr]
-    parts.append(np.eye(k)[rows - 1])
-    return np.hstack(parts)
+    """The person table in its schema's encoding: the representatives' per-person blocks
+    (encoded alike: the same declarations), then the one-hot of the rows kept (1..k)."""
+    return np.hstack([values, np.eye(k)[rows - 1]])
 
 
 # -- release ---------------------------------------------------------------------------------
@@ -274,9 +277,10 @@ def release_persons(
     sub_bins = _sub_bin_histograms(schema, plan, X)
     synth._plan, decoding = synth._measure_decoding(synth._plan, sub_bins, source)
 
-    rep, rows = person_rows(person, codes, persons.attributes)
+    values = person_values(schema, X)
+    rep, rows = person_rows(person, codes, persons.attributes, values)
     del codes
-    Xp = person_matrix(schema, persons.schema, X, rep, rows)
+    Xp = person_matrix(values[rep], rows, schema.privacy_unit.max_rows)  # type: ignore[union-attr]
     helper = TableSynthesizer(
         synth.epsilon,
         persons.schema,
