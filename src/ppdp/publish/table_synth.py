@@ -829,6 +829,14 @@ class TableSynthesizer(Publisher):
     default, or under add/remove neighbours (``relation="add/remove"``, ``n`` private),
     through ρ-zCDP of the whole fit; see ``docs/proofs/table-synth.md``.
 
+    Under a schema's privacy unit every draw is calibrated per person (``max_rows`` rows).
+    When the schema also declares ``per_person`` columns, the fit synthesises **persons**
+    (:mod:`ppdp.publish.synth_persons`): 10 % of ρ on a rows-per-person histogram, 20 % on a
+    model of the person table (one row per person: its ``per_person`` columns and rows
+    kept), the rest on the rows; each synthetic person's columns are drawn once, its rows
+    given them, and the unit's column holds synthetic ids (``P000001``...). ``sample(n)``
+    then draws ``n`` persons. In memory, with equal-width or declared bins, only.
+
     Parameters
     ----------
     epsilon : float
