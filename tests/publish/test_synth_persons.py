@@ -116,7 +116,7 @@ def test_a_unit_without_per_person_still_releases_rows() -> None:
 # -- privacy: every draw intercepted --------------------------------------------------------
 
 
-def _intercept(monkeypatch) -> dict[str, list]:
+def _intercept(monkeypatch, utility: float = 2.0) -> dict[str, list]:
     """Every noise draw, marked with the phase it belongs to: ``rows`` (the row model, planned
     per row at ρ/k²) until the person table is built, then ``persons`` (one row per person)."""
     seen: dict[str, list] = {"gauss": [], "check": [], "eps": []}
@@ -134,7 +134,7 @@ def _intercept(monkeypatch) -> dict[str, list]:
         return real_gaussian(sigma, size, **kw)
 
     def randomise(self, utilities, random_state=None):
-        assert self.sensitivity == 2.0  # replace-one, one row: the per-row utility
+        assert self.sensitivity == utility  # one row's: 2 under replace-one, 1 add/remove
         seen["eps"].append((phase[0], float(self.epsilon)))
         return real_select(self, utilities, random_state=random_state)
 
@@ -144,28 +144,36 @@ def _intercept(monkeypatch) -> dict[str, list]:
     return seen
 
 
-def _per_person_rho(seen: dict[str, list], k: int) -> tuple[float, float]:
+def _per_person_rho(seen: dict[str, list], k: int, d: float = 2.0) -> tuple[float, float]:
     """(ρ of the row phase per person, ρ of the person phase): a row-phase draw costs k²
     times its row cost (replace-one: tables Δ = √2, check residuals Δ = 2 + grid, choices
-    ε²/8); a person-phase draw its row cost (each person is one row of the person table)."""
+    ε²/8; under add/remove ``d = 1``: tables Δ = 1, residuals 1 + grid); a person-phase draw
+    its row cost (each person is one row of the person table)."""
     cost = {"rows": 0.0, "persons": 0.0}
     for phase, sigma, _ in seen["gauss"]:
-        cost[phase] += 2.0 / (2.0 * sigma**2)
+        cost[phase] += d / (2.0 * sigma**2)
     for phase, sigma, grid in seen["check"]:
-        cost[phase] += (2.0 + grid) ** 2 / (2.0 * sigma**2)
+        cost[phase] += (d + grid) ** 2 / (2.0 * sigma**2)
     for phase, eps in seen["eps"]:
         cost[phase] += eps**2 / 8.0
     return k * k * cost["rows"], cost["persons"]
 
 
-@pytest.mark.parametrize("method", ["tree", "pairs"])
-def test_every_draw_composes_to_the_stated_rho_per_person(monkeypatch, method) -> None:
+@pytest.mark.parametrize(
+    ("method", "relation"),
+    [("tree", "replace-one"), ("pairs", "replace-one"), ("tree", "add/remove"),
+     ("chow-liu", "add/remove")],
+)  # fmt: skip
+def test_every_draw_composes_to_the_stated_rho_per_person(monkeypatch, method, relation) -> None:
     eps, delta = 0.8, 1e-6
-    synth = TableSynthesizer(eps, schema(), delta=delta, method=method, n_bins=5, random_state=5)
-    seen = _intercept(monkeypatch)
-    a = acct()
+    synth = TableSynthesizer(
+        eps, schema(), delta=delta, method=method, n_bins=5, relation=relation, random_state=5
+    )
+    d = 2.0 if relation == "replace-one" else 1.0
+    seen = _intercept(monkeypatch, utility=d)
+    a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=relation)
     fit(synth, panel(), accountant=a, allow_seeded=True)
-    rows, people = _per_person_rho(seen, K)
+    rows, people = _per_person_rho(seen, K, d)
     rho = synth.release_.guarantee.details["rho"]
     assert rows + people <= rho * (1 + 1e-12) and rows + people >= rho * (1 - 1e-9)
     share = synth_persons.PERSON_SHARE
@@ -356,3 +364,20 @@ def test_the_person_table_is_a_per_person_map_whatever_the_row_order() -> None:
     other = df["pid"].iloc[-1]
     less = entries(df[df["pid"] != other])
     assert less == {i: e for i, e in base.items() if i != other}
+
+
+def test_the_ui_schema_form_keeps_per_person_and_drops_it_with_the_unit() -> None:
+    from ppdp.ui._schema_form import schema_from_form
+
+    raw = schema().to_dict()
+    form = {
+        "c0-type": "categorical", "c0-categories": "F, M",
+        "c1-type": "numeric", "c1-lower": "40", "c1-upper": "59", "c1-integer": "on",
+        "c2-type": "numeric", "c2-lower": "0", "c2-upper": "1",
+        "c3-type": "numeric", "c3-lower": "0", "c3-upper": "9", "c3-integer": "on",
+    }  # fmt: skip
+    kept, _ = schema_from_form(raw, form)
+    assert Schema.from_dict(kept).per_person == ("sex", "birth")
+    dropped, _ = schema_from_form(raw, {**form, "unit-column": ""})
+    back = Schema.from_dict(dropped)
+    assert back.privacy_unit is None and back.per_person == ()
