@@ -381,3 +381,16 @@ def test_the_ui_schema_form_keeps_per_person_and_drops_it_with_the_unit() -> Non
     dropped, _ = schema_from_form(raw, {**form, "unit-column": ""})
     back = Schema.from_dict(dropped)
     assert back.privacy_unit is None and back.per_person == ()
+
+
+@pytest.mark.parametrize("method", ["tree", "chow-liu", "pairs"])
+def test_persons_with_a_label(method) -> None:
+    df = panel()
+    df["y"] = np.where(df["w"] > 0.5, "hi", "lo")
+    labelled = Schema.from_dict(
+        {**schema().to_dict(), "label": {"name": "y", "classes": ["hi", "lo"]}}
+    )
+    out = fit(TableSynthesizer(2.0, labelled, method=method, random_state=0), df).release_.data
+    assert list(out.columns) == ["pid", "sex", "birth", "w", "year", "y"]
+    assert (out.groupby("pid")[["sex", "birth"]].nunique() == 1).all().all()
+    assert set(out["y"]) <= {"hi", "lo"} and out.groupby("pid").size().max() <= K
