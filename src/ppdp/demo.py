@@ -32,7 +32,7 @@ import pandas as pd
 
 from ppdp._io import atomic_path
 from ppdp.accounting import Accountant, Charge, charge, check_charges
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget, remaining_text
 from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
 from ppdp.datasets import load_adult
@@ -422,7 +422,8 @@ def _model_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
 
 def _closing_lines(report: DemoReport, full: bool) -> list[str]:
     ledger = report.ledger_path
-    lines = [f"Budget left: {report.remaining} of {report.total}."]
+    left = remaining_text(report.remaining, report.total)
+    lines = [f"Budget left: {left} of {report.total}."]
     if report.refused:
         refused = report.refused if full else report.refused.split(" Query what remains")[0]
         lines.append("A request for more than remains was refused before touching the data:")
