@@ -120,7 +120,7 @@ THRESHOLDS: dict[str, float] = {
     "trivial_tv_share": 0.80,
     "shuffled_tv_share": 1.0,
     "dependence_floor": 0.20,
-    "kept_dependence": 0.75,
+    "kept_dependence": 0.50,
     "strong_association": 0.30,
     "kept_association": 0.50,
 }
