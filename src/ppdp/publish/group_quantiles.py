@@ -69,17 +69,31 @@ class CellCounts:
         """The histogram of values at ``cells`` in ``groups`` (``counts`` each, default 1)."""
         g = np.asarray(groups, dtype=np.int64).reshape(-1)
         c = np.asarray(cells, dtype=np.int64).reshape(-1)
-        w = np.ones(g.size, dtype=np.int64) if counts is None else np.asarray(counts, np.int64)
         if g.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return cls(empty, empty.copy(), empty.copy())
         key = g * (GRID + 1) + c
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        total = np.add.reduceat(w[order], starts)
-        first = key[starts]
+        if counts is None:  # one value per entry: sorting the keys themselves is enough
+            first, total = np.unique(key, return_counts=True)
+        else:
+            order = np.argsort(key)
+            key = key[order]
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            total = np.add.reduceat(np.asarray(counts, dtype=np.int64)[order], starts)
+            first = key[starts]
         return cls(first // (GRID + 1), first % (GRID + 1), total.astype(np.int64))
+
+    @classmethod
+    def joined(cls, parts: list[tuple[CellCounts, _Ints]]) -> CellCounts:
+        """The sum of histograms, each with group ``g`` renamed ``new_group[g]`` (dropped
+        where ``< 0``): ``(histogram, new_group)`` pairs, sorted once."""
+        groups = [np.asarray(m, dtype=np.int64)[h.groups] for h, m in parts]
+        keep = [g >= 0 for g in groups]
+        return cls.of(
+            np.concatenate([g[k] for g, k in zip(groups, keep, strict=True)]),
+            np.concatenate([h.cells[k] for (h, _), k in zip(parts, keep, strict=True)]),
+            np.concatenate([h.counts[k] for (h, _), k in zip(parts, keep, strict=True)]),
+        )
 
     def __add__(self, other: CellCounts) -> CellCounts:
         return CellCounts.of(
@@ -90,9 +104,7 @@ class CellCounts:
 
     def regroup(self, new_group: _Ints) -> CellCounts:
         """The histogram with group ``g`` renamed ``new_group[g]`` (dropped where ``< 0``)."""
-        g = np.asarray(new_group, dtype=np.int64)[self.groups]
-        keep = g >= 0
-        return CellCounts.of(g[keep], self.cells[keep], self.counts[keep])
+        return CellCounts.joined([(self, new_group)])
 
 
 def histogram_quantiles(
@@ -124,7 +136,7 @@ def histogram_quantiles(
     -------
     ndarray of float64, shape (n_groups,)
     """
-    hist = CellCounts.of(hist.groups, hist.cells, hist.counts)  # sorted, one entry per point
+    hist = CellCounts.joined([(hist, np.arange(n_groups))])  # sorted, one entry per point
     pts = grid_values(hist.cells, lower, upper)
     m = np.bincount(hist.groups, minlength=n_groups).astype(np.int64)  # occupied points
     cum = np.concatenate([[0], np.cumsum(hist.counts)])  # values before each entry

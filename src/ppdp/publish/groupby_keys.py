@@ -147,12 +147,16 @@ def _factorize(columns: Sequence[NDArray[Any]]) -> tuple[_Ints, _Ints]:
     """Codes of the rows' key tuples (one array per column) and each code's first row."""
     n = len(columns[0]) if columns else 0
     code = np.zeros(n, dtype=np.int64)
-    for col in columns:
+    for j, col in enumerate(columns):
         c, uniq = pd.factorize(col)
-        code, _ = pd.factorize(code * len(uniq) + c)  # re-coded: stays below n
-        code = code.astype(np.int64)
-    _, first = np.unique(code, return_index=True)
-    return code, first.astype(np.int64)
+        if j == 0:
+            code = c.astype(np.int64)
+        else:  # re-coded: stays below n
+            code = pd.factorize(code * len(uniq) + c)[0].astype(np.int64)
+    # factorize numbers keys in order of first appearance: a row is its key's first
+    # exactly where its code exceeds every code before it.
+    seen = np.maximum.accumulate(np.concatenate([[-1], code[:-1]])) if n else code
+    return code, np.flatnonzero(code > seen).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,7 @@ class KeyedAggregate:
         stats = np.stack([exact_bincount(code, row, size) for row in joined])
         mine, theirs = code[: len(self.keys)], code[len(self.keys) :]
         cells = tuple(
-            a.regroup(mine) + b.regroup(theirs)
+            CellCounts.joined([(a, mine), (b, theirs)])
             for a, b in zip(self.cells, other.cells, strict=True)
         )
         missing = {
