@@ -189,6 +189,31 @@ def test_missing_keys_in_several_files_are_counted_over_the_whole_table(dataset)
     assert acct.history() == []
 
 
+def test_masked_missing_keys_give_the_in_memory_release_and_one_whole_table_count(dataset, caplog):
+    """The accountant's total mode: a row without its open key is left out, in memory and
+    on Parquet alike, and the custodian's log counts them over the whole table."""
+    path, whole = dataset
+    whole = whole.copy()
+    whole.loc[[5, 2500], "dx"] = None
+    for i, (a, b) in enumerate([(0, 900), (900, 900), (900, 2100), (2100, len(whole))]):
+        whole.iloc[a:b].to_parquet(path / f"part-{i}.parquet", index=False)
+    releases = []
+    for data in (whole, path):
+        acct = Accountant.in_memory(total=PrivacyBudget(5.0, 1e-5))
+        acct.on_invalid = "mask"
+        pub = GroupByPublisher(
+            1.0, schema(), by=["dx"], keys="private", delta=1e-6, means=["los"], random_state=4
+        )
+        caplog.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            extra = {"scheduler": "sync"} if data is path else {}
+            pub.fit(data, accountant=acct, allow_seeded=True, **extra)
+        assert "'dx': 2 missing key(s) left out" in caplog.text
+        releases.append(pub.release_.data)
+    pd.testing.assert_frame_equal(releases[1], releases[0])
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
