@@ -122,6 +122,41 @@ def test_declared_and_private_columns_mix_on_a_dask_frame(dataset):
     ]
 
 
+def test_the_label_groups_and_float_codes_are_integer_keys_on_parquet(tmp_path):
+    labelled = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "dx", "type": "categorical", "open": True},
+                {"name": "age", "type": "numeric", "lower": 0, "upper": 100},
+            ],
+            "label": {"name": "y", "classes": [0, 1]},
+        }
+    )
+    rng = np.random.default_rng(0)
+    n = 4000
+    df = pd.DataFrame(
+        {
+            "dx": rng.choice([401.0, 402.0, 7.0], n),  # codes read as floats
+            "age": rng.uniform(0, 100, n),
+            "y": rng.integers(0, 2, n),
+        }
+    )
+    (tmp_path / "d").mkdir()
+    df.iloc[:1500].to_parquet(tmp_path / "d" / "a.parquet")
+    df.iloc[1500:].to_parquet(tmp_path / "d" / "b.parquet")
+    kw = {"by": ["y", "dx"], "keys": "private", "delta": 1e-6, "means": ["age"]}
+    kw |= {"quantiles": ["age"], "random_state": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = GroupByPublisher(1.0, labelled, **kw).fit(df)
+        dist = GroupByPublisher(1.0, labelled, **kw).fit(tmp_path / "d", scheduler="sync")
+    assert_same(mem, dist)
+    table = mem.release_.data
+    assert table[["y", "dx"]].values.tolist() == [
+        [y, k] for y in (0, 1) for k in ("401", "402", "7")
+    ]
+
+
 @pytest.mark.parametrize("selection", ["laplace", "gaussian"])
 def test_a_privacy_unit_whose_persons_span_partitions_gives_the_same_release(dataset, selection):
     path, whole = dataset

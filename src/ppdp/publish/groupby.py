@@ -1054,7 +1054,8 @@ class GroupByPublisher(Publisher):
         counts, centred sums, sums of squares and the quantile columns' grid histograms."""
         keep = rows.keep
         X = rows.X if keep.all() else rows.X[keep]
-        y = None if y is None or keep.all() else np.asarray(y)[keep]
+        if y is not None and not keep.all():
+            y = np.asarray(y)[keep]
         codes = column_codes(self.schema, plan, X, y)
         labels: dict[str, Any] = {}
         for j, name in enumerate(plan.by):
