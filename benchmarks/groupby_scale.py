@@ -50,10 +50,17 @@ ROW_GROUP = 250_000
 
 
 def write_dataset(
-    folder: Path, rows: int, keys: int, decimals: int | None = 1, seed: int = 0
+    folder: Path,
+    rows: int,
+    keys: int,
+    decimals: int | None = 1,
+    persons: bool = False,
+    seed: int = 0,
 ) -> int:
     """Write ``rows`` rows in files of at most ``FILE_ROWS``; return the distinct codes.
-    ``los`` is rounded to ``decimals`` (None: unrounded, nearly every value distinct)."""
+    ``los`` is rounded to ``decimals`` (None: unrounded, nearly every value distinct).
+    With ``persons``, a ``pid`` column: about ``rows / 3`` persons drawn uniformly, so
+    each person's rows are spread over every file."""
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(1.0 / np.arange(1, keys + 1) ** 1.1)
     cdf /= cdf[-1]
@@ -71,6 +78,8 @@ def write_dataset(
                 "los": 1.0 + rng.gamma(1.5, 4.0, n),
             }
         )
+        if persons:
+            part["pid"] = rng.integers(0, max(1, rows // 3), n)
         if decimals is not None:
             part["los"] = part["los"].round(decimals)
         table = pa.Table.from_pandas(part, preserve_index=False)
@@ -86,11 +95,15 @@ def _tree_rss(proc: psutil.Process) -> int:
     return total
 
 
-def run_publish(data: Path, schema: Path, out: Path) -> tuple[float, int, int]:
+def run_publish(
+    data: Path, schema: Path, out: Path, quantile: bool = True
+) -> tuple[float, int, int]:
     """Run ``ppdp publish groupby``; return seconds, peak RSS of its process tree, exit."""
     argv = [sys.executable, "-m", "ppdp", "publish", "groupby", str(data)]
     argv += ["--schema", str(schema), "--by", "code", "--keys", "private", "--delta", "1e-6"]
-    argv += ["--means", "los", "--quantiles", "los", "--epsilon", "1", "-o", str(out)]
+    argv += ["--means", "los", "--epsilon", "1", "-o", str(out)]
+    if quantile:
+        argv += ["--quantiles", "los"]
     argv += ["--seed", "0"]
     peak = 0
     start = time.perf_counter()
@@ -128,20 +141,41 @@ def main() -> None:
         help="decimals of los (days to a tenth), or 'none': unrounded, the quantile "
         "histograms' worst case (one grid point per row of a rare key)",
     )
+    parser.add_argument(
+        "--unit",
+        type=int,
+        default=None,
+        help="declare a privacy unit (pid) of at most this many rows per person: each "
+        "person's rows, spread over every file, are shuffled together and bounded first",
+    )
+    parser.add_argument(
+        "--no-quantile", action="store_true", help="release counts, sums and means only"
+    )
     args = parser.parse_args()
     decimals = None if args.decimals == "none" else int(args.decimals)
     sizes = [int(float(r)) for r in args.rows.split(",")]
-    print(f"ppdp publish groupby --keys private (counts, sums, means, median), {os.cpu_count()}")
-    print(f"CPU(s), a LocalCluster; peak RSS of the whole process tree; los decimals: {decimals}\n")
+    what = "counts, sums, means" + ("" if args.no_quantile else ", median")
+    print(f"ppdp publish groupby --keys private ({what}), {os.cpu_count()}")
+    unit = "none" if args.unit is None else f"pid, max_rows {args.unit}"
+    print(
+        f"CPU(s), a LocalCluster; peak RSS of the whole process tree; los decimals: "
+        f"{decimals}; privacy unit: {unit}\n"
+    )
     print("| rows | keys in the data | keys released | seconds | peak RSS (MB) |")
     print("|---:|---:|---:|---:|---:|")
     times = []
     for rows in sizes:
         with tempfile.TemporaryDirectory(prefix="ppdp-groupby-scale-") as tmp:
             tmp_path = Path(tmp)
-            distinct = write_dataset(tmp_path / "data", rows, int(args.keys), decimals)
-            (tmp_path / "s.json").write_text(json.dumps(SCHEMA))
-            seconds, peak, rc = run_publish(tmp_path / "data", tmp_path / "s.json", tmp_path / "o")
+            persons = args.unit is not None
+            distinct = write_dataset(tmp_path / "data", rows, int(args.keys), decimals, persons)
+            schema = dict(SCHEMA)
+            if persons:
+                schema["privacy_unit"] = {"column": "pid", "max_rows": args.unit}
+            (tmp_path / "s.json").write_text(json.dumps(schema))
+            seconds, peak, rc = run_publish(
+                tmp_path / "data", tmp_path / "s.json", tmp_path / "o", not args.no_quantile
+            )
             if rc != 0:
                 print(
                     f"| {rows:,} | {distinct:,} | failed (exit {rc}) | {seconds:.1f} | "
