@@ -329,3 +329,49 @@ def test_the_grid_sampler_draws_what_the_exact_mechanism_on_snapped_values_draws
                 pieces, n_groups, p, 0.8, 1.0, 365.0, resolve_random_state(seed)
             )
             np.testing.assert_array_equal(again, got)
+
+
+# -- the per-key aggregate -----------------------------------------------------------------
+
+
+def test_aggregates_of_pieces_add_up_to_the_aggregate_of_the_whole_exactly():
+    """Keys of two columns, integer sums beyond 2⁵³ (beyond a float's exact partial sums),
+    a quantile histogram: the sum of the pieces' aggregates is the whole's, key by key."""
+    from ppdp.publish.groupby_keys import KeyedAggregate
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    labels = {
+        "a": rng.choice(["x", "y"], n).astype(object),
+        "b": np.array([f"k{i}" for i in rng.zipf(1.5, n) % 300], dtype=object),
+    }
+    sums = np.stack([rng.integers(-(2**23), 2**23, n), np.full(n, 2**44 + 1)]).astype(np.int64)
+    cells = [rng.integers(0, GRID + 1, n)]
+    whole = KeyedAggregate.of_rows(labels, sums, cells)
+    cuts = [0, 1200, 1200, 4100, n]
+    parts = [
+        KeyedAggregate.of_rows(
+            {k: v[a:b] for k, v in labels.items()}, sums[:, a:b], [cells[0][a:b]]
+        )
+        for a, b in itertools.pairwise(cuts)
+    ]
+    merged = (parts[0] + parts[1]) + (parts[2] + parts[3])
+
+    def table(agg):
+        frame = agg.keys.copy()
+        for j, row in enumerate(agg.stats):
+            frame[f"s{j}"] = row
+        return frame.sort_values(["a", "b"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(table(merged), table(whole))
+    assert int(merged.stats[2].max()) > 2**53  # the exactness is tested where it matters
+
+    def histogram(agg):  # groups renumbered by the sorted keys
+        order = agg.keys.sort_values(["a", "b"]).index.to_numpy()
+        new = np.empty(len(order), dtype=np.int64)
+        new[order] = np.arange(len(order))
+        return agg.cells[0].regroup(new)
+
+    a, b = histogram(whole), histogram(merged)
+    for field in ("groups", "cells", "counts"):
+        np.testing.assert_array_equal(getattr(b, field), getattr(a, field))

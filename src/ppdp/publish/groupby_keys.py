@@ -200,7 +200,8 @@ class KeyedAggregate:
         stats[0] = np.bincount(code, minlength=size)
         for j in range(sums.shape[0]):
             stats[1 + j] = exact_bincount(code, sums[j], size)
-        keys = pd.DataFrame({n: labels[n][first] for n in names})
+        # Object columns throughout (a key's value as read), whatever pandas would infer.
+        keys = pd.DataFrame({n: pd.Series(labels[n][first], dtype=object) for n in names})
         hists = tuple(CellCounts.of(code, c) for c in cells)
         return cls(keys, stats, hists, dict(missing or {}))
 
@@ -210,7 +211,11 @@ class KeyedAggregate:
         code, first = _factorize([both[n].to_numpy(dtype=object) for n in names])
         size = len(first)
         joined = np.concatenate([self.stats, other.stats], axis=1)
-        stats = np.stack([exact_bincount(code, row, size) for row in joined])
+        # Every code occurs: sums over the sorted codes are one per code, exact in int64
+        # (float bincounts would need chunks of a few entries for sums near 2⁵²).
+        order = np.argsort(code, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0])
+        stats = np.add.reduceat(joined[:, order], starts, axis=1) if size else joined[:, :0]
         mine, theirs = code[: len(self.keys)], code[len(self.keys) :]
         cells = tuple(
             CellCounts.joined([(a, mine), (b, theirs)])
