@@ -335,7 +335,7 @@ def test_the_grid_sampler_draws_what_the_exact_mechanism_on_snapped_values_draws
 
 
 def test_aggregates_of_pieces_add_up_to_the_aggregate_of_the_whole_exactly():
-    """Keys of two columns, integer sums beyond 2⁵³ (beyond a float's exact partial sums),
+    """Keys of two columns, integer sums beyond 2⁵³ (where float sums are no longer exact),
     a quantile histogram: the sum of the pieces' aggregates is the whole's, key by key."""
     from ppdp.publish.groupby_keys import KeyedAggregate
 
