@@ -196,10 +196,17 @@ class PartitionedTable:
             yield stage
 
     def scan(
-        self, *, include_label: bool, on_invalid: str, partition_fn: Any, frame: Any = None
+        self,
+        *,
+        include_label: bool,
+        on_invalid: str,
+        partition_fn: Any,
+        frame: Any = None,
+        partition_rows: bool = False,
     ) -> Any:
         """One validating pass (:func:`ppdp.data.distributed.scan_table`) over the table, or
-        over ``frame``, a lazy view of it (each person's rows bounded, under a privacy unit)."""
+        over ``frame``, a lazy view of it (each person's rows bounded, under a privacy unit);
+        ``partition_rows``: ``partition_fn`` also reads each partition's rows."""
         from ppdp.data.distributed import scan_table
 
         return scan_table(
@@ -209,6 +216,7 @@ class PartitionedTable:
             on_invalid=on_invalid,
             partition_fn=partition_fn,
             scheduler=self.scheduler,
+            partition_rows=partition_rows,
         )
 
     def check_unchanged(self) -> None:

@@ -192,14 +192,6 @@ def test_a_cap_that_is_not_allowed_is_refused(kw, match) -> None:
         PartitionSelection(relation=Neighbouring.ADD_REMOVE, **args)
 
 
-def test_a_parquet_or_dask_input_is_refused_with_private_keys(tmp_path) -> None:
-    path = tmp_path / "h.parquet"
-    hospital().to_parquet(path)
-    pub = GroupByPublisher(1.0, SCHEMA, by=["dx"], keys="private", delta=1e-6)
-    with pytest.raises(ParameterError, match=r"^keys \('private'\) reads a table in memory"):
-        pub.fit(str(path))
-
-
 def test_the_command_line_selects_keys_and_writes_delta(tmp_path, capsys) -> None:
     data, schema = tmp_path / "h.csv", tmp_path / "s.json"
     hospital().to_csv(data, index=False)

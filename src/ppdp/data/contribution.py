@@ -185,15 +185,20 @@ def _keyed(values: NDArray[np.uint64], key: str) -> NDArray[np.uint64]:
     return pd.util.hash_array(raw.astype(object), hash_key=key, categorize=False)
 
 
-def _fingerprints(ids: pd.Series, X: NDArray[np.float64], y: Any) -> NDArray[np.uint64]:
-    """A 64-bit fingerprint of (person id, encoded row, class) per row: the same in any
-    engine, partition or order (ids as text; encoded values are exact functions of the
-    raw values)."""
+def _fingerprints(
+    ids: pd.Series, X: NDArray[np.float64], y: Any, texts: pd.DataFrame | None = None
+) -> NDArray[np.uint64]:
+    """A 64-bit fingerprint of (person id, encoded row, class, open columns' texts) per row:
+    the same in any engine, partition or order (ids and open keys as text; encoded values
+    are exact functions of the raw values)."""
     frame = pd.DataFrame(np.asarray(X, dtype=np.float64), copy=False)
     frame.columns = [f"x{i}" for i in range(frame.shape[1])]
     frame["_id"] = ids.astype(str).to_numpy(dtype=object)
     if y is not None:
         frame["_y"] = np.asarray(y, dtype=np.int64)
+    if texts is not None:  # open columns are not encoded: rows differing there differ
+        for i, name in enumerate(texts.columns):
+            frame[f"_open{i}"] = texts[name].astype(str).to_numpy(dtype=object)
     return pd.util.hash_pandas_object(frame, index=False, categorize=False).to_numpy(np.uint64)
 
 
@@ -242,13 +247,14 @@ def _bound_mask(
     y: Any,
     bounds: ContributionBounds,
     keys: tuple[str, str],
+    texts: pd.DataFrame | None = None,
 ) -> tuple[NDArray[np.bool_], BoundingCounts]:
     """Which rows (all with an id) each person keeps, and how many each cap dropped."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=bool), BoundingCounts()
     person = _person_codes(ids)
-    content = _fingerprints(ids, X, y)
+    content = _fingerprints(ids, X, y, texts)
     # Occurrence number among the same person's identical rows (within the person: no
     # other person's rows enter a person's priorities, even under a fingerprint collision).
     occurrence = _rank_within((person, content), np.zeros(n, dtype=np.uint64))
@@ -336,7 +342,9 @@ def bound_table(
     valid = df if has_id.all() else df.loc[has_id]
     # The label's class codes (when declared) enter the fingerprint and the groups.
     X, y, _ = encode(schema, valid, include_label=False, log=False, on_invalid="mask")
-    mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys)
+    opened = [c for c in schema.open_column_names if c in valid.columns]
+    texts = valid[opened].reset_index(drop=True) if opened else None
+    mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys, texts)
     counts = BoundingCounts(
         rows=len(df),
         persons=counts.persons,

@@ -592,7 +592,9 @@ def open_table(data: Any, schema: Schema, *, param: str = "data") -> Any:
     import_dask()
     import dask.dataframe as dd
 
-    needed = list(schema.data_columns)  # the privacy unit's id column too, when declared
+    # The privacy unit's id column too, when declared, and the open columns (their keys
+    # are read as texts by a private selection, never encoded).
+    needed = list(dict.fromkeys([*schema.data_columns, *schema.open_column_names]))
     if _is_dask_frame(data):
         missing = [c for c in needed if c not in data.columns]
         if missing:
@@ -757,10 +759,14 @@ def _scan_partition(
     part: pd.DataFrame,
     schema: Schema,
     include_label: bool,
-    partition_fn: Callable[[Any, Any], Any] | None,
+    partition_fn: Callable[..., Any] | None,
+    partition_rows: bool = False,
 ) -> _Part:
     X, y, report, problems = encode_collecting(schema, part, include_label=include_label, order="F")
-    value = None if partition_fn is None else partition_fn(X, y)
+    if partition_fn is None:
+        value = None
+    else:
+        value = partition_fn(X, y, part) if partition_rows else partition_fn(X, y)
     return _Part(report, problems, value)
 
 
@@ -781,9 +787,10 @@ def scan_table(
     *,
     include_label: bool,
     on_invalid: str = "raise",
-    partition_fn: Callable[[Any, Any], Any] | None = None,
+    partition_fn: Callable[..., Any] | None = None,
     scheduler: Any = None,
     split_every: int = 8,
+    partition_rows: bool = False,
 ) -> TableScan:
     """Validate every partition and reduce the caller's statistics, in one pass.
 
@@ -801,6 +808,9 @@ def scan_table(
     partition_fn : callable ``(X, y) -> value``, optional
         Statistics of one encoded partition (``X`` Fortran-ordered float64 in ``[0, 1]``,
         ``y`` class codes or None). Values are merged with ``+``.
+    partition_rows : bool, default False
+        Call ``partition_fn(X, y, rows)``, ``rows`` the partition's DataFrame as read (for
+        columns that are not encoded, such as open ``by`` columns).
     scheduler : optional
         From :func:`dask_session`.
     split_every : int, default 8
@@ -822,7 +832,7 @@ def scan_table(
     if not isinstance(split_every, int) or split_every < 2:
         raise ParameterError(f"split_every ({split_every!r}) must be an integer >= 2")
     parts = [
-        delayed(_scan_partition, pure=True)(p, schema, include_label, partition_fn)
+        delayed(_scan_partition, pure=True)(p, schema, include_label, partition_fn, partition_rows)
         for p in frame.to_delayed()
     ]
     reports = [delayed(_report_of, pure=True)(p) for p in parts]

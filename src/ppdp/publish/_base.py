@@ -275,8 +275,14 @@ class Publisher(ValidatedParams):
         return self.schema.label is not None
 
     def _partition_statistics(self, X: NDArray[np.float64], y: NDArray[np.int64] | None) -> Any:
-        """What the scan reduces from one encoded partition (merged with ``+``)."""
+        """What the scan reduces from one encoded partition (merged with ``+``); with
+        :meth:`_partition_reads_rows`, called as ``(X, y, rows)``, ``rows`` the partition's
+        rows as read (the columns ``X`` does not encode: the open ``by`` columns)."""
         return None
+
+    def _partition_reads_rows(self) -> bool:
+        """Whether :meth:`_partition_statistics` also reads each partition's rows."""
+        return False
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         """The publisher's own checks of the scanned table (default: at least 2 rows)."""
@@ -610,6 +616,7 @@ class _PublisherSteps:
             on_invalid=on_invalid,
             partition_fn=pub._shipped()._partition_statistics,
             frame=self.frame,
+            partition_rows=pub._partition_reads_rows(),
         )
         pub._log_bounding(bounding, table.scheduler)
         if on_scan is not None:

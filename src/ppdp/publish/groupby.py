@@ -33,8 +33,14 @@ from ppdp.data.names import near_names
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
-from ppdp.publish.group_quantiles import exponential_quantiles
-from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
+from ppdp.publish.group_quantiles import CellCounts, grid_cells, histogram_quantiles
+from ppdp.publish.groupby_keys import (
+    KeyedAggregate,
+    KeyedRows,
+    check_missing_keys,
+    open_key_texts,
+    open_key_values,
+)
 from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
     laplace_mix_halfwidth,
@@ -172,12 +178,15 @@ class GroupStatistics:
     counts: NDArray[np.int64]  # (G,)
     sums: NDArray[np.int64]  # (k, G)
     squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
+    #: Per ``quantiles`` column, each group's histogram on the column's grid.
+    cells: tuple[CellCounts, ...] = ()
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
         squares = None
         if self.squares is not None and other.squares is not None:
             squares = self.squares + other.squares
-        return GroupStatistics(self.counts + other.counts, self.sums + other.sums, squares)
+        cells = tuple(a + b for a, b in zip(self.cells, other.cells, strict=True))
+        return GroupStatistics(self.counts + other.counts, self.sums + other.sums, squares, cells)
 
 
 @dataclass(frozen=True)
@@ -430,11 +439,6 @@ def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
             f"quantiles ({', '.join(names)}): not yet with a privacy unit (the schema's "
             f"privacy_unit {unit.column!r}); release means and variances, which are "
             "calibrated per person"
-        )
-    if names and checked["keys"] == "private":
-        raise ParameterError(
-            f"quantiles ({', '.join(names)}): not yet with keys='private'; group by declared "
-            "keys, or release means and variances"
         )
     return names
 
@@ -984,18 +988,6 @@ class GroupByPublisher(Publisher):
             return KeyedRows(X, keys, keep), y
         return X, y
 
-    def _check_partitioned(self) -> None:
-        if self._params().quantiles:
-            raise ParameterError(
-                "quantiles read a table in memory for now; pass a pandas DataFrame (a Parquet "
-                "dataset or Dask DataFrame takes means and variances)"
-            )
-        if self._params().keys == "private":
-            raise ParameterError(
-                "keys ('private') reads a table in memory for now; pass a pandas DataFrame "
-                "(a Parquet dataset or Dask DataFrame takes keys='declared')"
-            )
-
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
         empty table is released like any other (noisy counts and sums of zero rows): a
@@ -1008,11 +1000,31 @@ class GroupByPublisher(Publisher):
     def _distributed_include_label(self) -> bool:
         return False  # the label comes as class codes ``y``, as in memory
 
-    def _partition_statistics(self, X: NDArray[np.float64], y: Any) -> GroupStatistics:
-        return group_statistics(self.schema, self._params().plan, X, y)
+    def _partition_reads_rows(self) -> bool:
+        """keys="private" reads the open columns' key texts of each partition's rows."""
+        return self._params().plan.key_mode == "private"
+
+    def _partition_statistics(
+        self, X: NDArray[np.float64], y: Any, rows: pd.DataFrame | None = None
+    ) -> GroupStatistics | KeyedAggregate:
+        """One partition's exact statistics: per declared group, or (keys="private") per
+        key of the partition's rows; a missing open key is counted, refused after the pass
+        with the whole table's count (:meth:`_check_scan`)."""
+        plan = self._params().plan
+        if plan.key_mode != "private":
+            return group_statistics(self.schema, plan, X, y)
+        assert rows is not None
+        keys, gaps = open_key_texts(self.schema, rows, plan.open_by)
+        keep = np.ones(X.shape[0], dtype=bool)
+        for m in gaps.values():
+            keep &= ~m
+        missing = {name: int(m.sum()) for name, m in gaps.items()}
+        return self._keyed_aggregate(plan, KeyedRows(X, keys, keep), y, missing)
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         self._check_rows(scan.n_rows)
+        if isinstance(scan.value, KeyedAggregate):
+            check_missing_keys(scan.value.missing, on_invalid)
 
     def _check_output(self, output: Any, name: str) -> Path | None:
         """``output`` is optional for distributed input: a new folder that ``fit`` writes
@@ -1025,16 +1037,25 @@ class GroupByPublisher(Publisher):
     def _release(self, X: Any, y: Any, source: RandomSource, charges: list[Charge]) -> Release:
         plan = self._params().plan
         if isinstance(X, KeyedRows):
-            return self._publish_private(plan, X, y, source)
-        rows = (group_codes(self.schema, plan, X, y), X) if plan.quantiles else None
-        return self._publish(plan, group_statistics(self.schema, plan, X, y), source, rows)
+            return self._publish_private(plan, self._keyed_aggregate(plan, X, y), source)
+        return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
 
     def _private_statistics(
         self, plan: GroupPlan, rows: KeyedRows, y: Any
     ) -> tuple[GroupStatistics, pd.DataFrame, GroupStatistics]:
         """The declared keys' exact statistics, the candidate keys and theirs."""
-        X, keep = rows.X[rows.keep], rows.keep
-        y = None if y is None else np.asarray(y)[keep]
+        declared, cand_keys, cand, _, _ = self._split(plan, self._keyed_aggregate(plan, rows, y))
+        return declared, cand_keys, cand
+
+    def _keyed_aggregate(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any, missing: dict[str, int] | None = None
+    ) -> KeyedAggregate:
+        """The exact per-key statistics of the rows (a table, or one partition of it):
+        counts, centred sums, sums of squares and the quantile columns' grid histograms."""
+        keep = rows.keep
+        X = rows.X if keep.all() else rows.X[keep]
+        if y is not None and not keep.all():
+            y = np.asarray(y)[keep]
         codes = column_codes(self.schema, plan, X, y)
         labels: dict[str, Any] = {}
         for j, name in enumerate(plan.by):
@@ -1049,19 +1070,45 @@ class GroupByPublisher(Publisher):
             sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
         for j, name in enumerate(plan.variances):  # squares ride along as more sums
             sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
-        dc, ds, cand_keys, cc, cs = candidate_statistics(plan.by, plan.levels, labels, sums)
+        cells = [self._grid_cells(name, X) for name in plan.quantiles]
+        return KeyedAggregate.of_rows(labels, sums, cells, missing)
+
+    def _grid_cells(self, name: str, X: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Each encoded row's point of the quantile grid of column ``name``."""
+        col = _numeric(self.schema, name)
+        values = col.from_unit(X[:, self.schema.layout().blocks[name].start])
+        return grid_cells(values, col.lower, col.upper)
+
+    def _split(
+        self, plan: GroupPlan, agg: KeyedAggregate
+    ) -> tuple[
+        GroupStatistics, pd.DataFrame, GroupStatistics, NDArray[np.int64], NDArray[np.int64]
+    ]:
+        """The declared keys' exact statistics (every declared key, empty ones included),
+        the candidate keys (sorted by their texts) and theirs; then each aggregate key's
+        declared group (-1 for a candidate) and the candidates' rows of the aggregate."""
+        group, cand = agg.split(plan.levels)
+        k = len(plan.means)
+        declared = np.zeros((agg.stats.shape[0], plan.n_groups), dtype=np.int64)
+        at = group >= 0
+        declared[:, group[at]] = agg.stats[:, at]
+        found = agg.stats[:, cand]
+        cand_keys = agg.keys.iloc[cand].reset_index(drop=True).infer_objects()
         return (
-            GroupStatistics(dc, ds[:k], ds[k:]),
+            GroupStatistics(declared[0], declared[1 : 1 + k], declared[1 + k :]),
             cand_keys,
-            GroupStatistics(cc, cs[:k], cs[k:]),
+            GroupStatistics(found[0], found[1 : 1 + k], found[1 + k :]),
+            group,
+            cand,
         )
 
     def _publish_private(
-        self, plan: GroupPlan, rows: KeyedRows, y: Any, source: RandomSource
+        self, plan: GroupPlan, agg: KeyedAggregate, source: RandomSource
     ) -> Release:
         """keys="private": declared keys always, candidate keys through the selection;
-        then the sums of the released keys (the noise of the declared keys drawn first)."""
-        declared, cand_keys, cand = self._private_statistics(plan, rows, y)
+        then the sums of the released keys (the noise of the declared keys drawn first),
+        the sums of squares, and last the quantiles of the released keys."""
+        declared, cand_keys, cand, group, cand_rows = self._split(plan, agg)
         counts, keep = self._private_counts(plan, declared, cand, source)
         exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
         sums = self._noisy_sums(plan, exact_sums, source)
@@ -1070,7 +1117,15 @@ class GroupByPublisher(Publisher):
             exact_sq = np.concatenate([declared.squares, cand.squares[:, keep]], axis=1)
             squares = self._noisy_squares(plan, exact_sq, source)
         keys = pd.concat([plan.keys(), cand_keys[keep]], ignore_index=True)
-        return self._table(plan, keys, counts, sums, squares)
+        extra: dict[str, NDArray[np.float64]] = {}
+        if plan.quantiles:  # each aggregate key's row of the release, -1 if not released
+            released = np.full(len(agg.keys), -1, dtype=np.int64)
+            released[group >= 0] = group[group >= 0]
+            chosen = cand_rows[keep]
+            released[chosen] = plan.n_groups + np.arange(len(chosen))
+            cells = tuple(c.regroup(released) for c in agg.cells)
+            extra = self._quantile_draws(plan, cells, len(keys), source)
+        return self._table(plan, keys, counts, sums, squares, extra)
 
     def _private_counts(
         self,
@@ -1105,7 +1160,11 @@ class GroupByPublisher(Publisher):
         scheduler: Any,
         output: Any,
     ) -> Release:
-        release = self._publish(self._params().plan, scan.value, source)
+        plan = self._params().plan
+        if isinstance(scan.value, KeyedAggregate):
+            release = self._publish_private(plan, scan.value, source)
+        else:
+            release = self._publish(plan, scan.value, source)
         if output is not None:
             from ppdp.data.distributed import write_parquet_dataset
 
@@ -1157,16 +1216,10 @@ class GroupByPublisher(Publisher):
             )
         return out
 
-    def _publish(
-        self,
-        plan: GroupPlan,
-        stats: GroupStatistics,
-        source: RandomSource,
-        rows: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
-    ) -> Release:
+    def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:
         noisy_counts, noisy_sums = self._noisy(plan, stats, source)
         squares = self._noisy_squares(plan, stats.squares, source)
-        extra = self._quantiles(plan, rows, source) if rows is not None else {}
+        extra = self._quantile_draws(plan, stats.cells, plan.n_groups, source)
         return self._table(plan, plan.keys(), noisy_counts, noisy_sums, squares, extra)
 
     def _quantiles(
@@ -1175,23 +1228,23 @@ class GroupByPublisher(Publisher):
         rows: tuple[NDArray[np.int64], NDArray[np.float64]],
         source: RandomSource,
     ) -> dict[str, NDArray[np.float64]]:
-        """Each quantile column's per-group draws (after every other draw)."""
+        """The quantile draws of encoded rows ``(group codes, X)`` over ``plan``'s groups:
+        :meth:`_quantile_draws` of their grid histograms (what ``fit`` draws)."""
         g, X = rows
-        blocks = self.schema.layout().blocks
+        cells = tuple(CellCounts.of(g, self._grid_cells(name, X)) for name in plan.quantiles)
+        return self._quantile_draws(plan, cells, plan.n_groups, source)
+
+    def _quantile_draws(
+        self, plan: GroupPlan, cells: tuple[CellCounts, ...], n_groups: int, source: RandomSource
+    ) -> dict[str, NDArray[np.float64]]:
+        """Each quantile column's per-group draws from the groups' grid histograms, one
+        (column, p) after another (after every other draw of the release)."""
         out: dict[str, NDArray[np.float64]] = {}
-        for name in plan.quantiles:
+        for name, hist in zip(plan.quantiles, cells, strict=True):
             col = _numeric(self.schema, name)
-            values = col.from_unit(X[:, blocks[name].start])
             for p in plan.probabilities:
-                out[_qname(p, name)] = exponential_quantiles(
-                    g,
-                    values,
-                    plan.n_groups,
-                    p,
-                    plan.epsilon_quantile_group,
-                    col.lower,
-                    col.upper,
-                    source,
+                out[_qname(p, name)] = histogram_quantiles(
+                    hist, n_groups, p, plan.epsilon_quantile_group, col.lower, col.upper, source
                 )
         return out
 
@@ -1522,7 +1575,12 @@ def group_statistics(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y:
             squares[j] += np.rint(np.bincount(g[part], weights=sq[part], minlength=G)).astype(
                 np.int64
             )
-    return GroupStatistics(counts, sums, squares)
+    cells = []
+    for name in plan.quantiles:  # each group's histogram on the column's quantile grid
+        col = _numeric(schema, name)
+        values = col.from_unit(X[:, blocks[name].start])
+        cells.append(CellCounts.of(g, grid_cells(values, col.lower, col.upper)))
+    return GroupStatistics(counts, sums, squares, tuple(cells))
 
 
 def squared_units(col: NumericColumn, u: NDArray[np.float64]) -> NDArray[np.int64]:
