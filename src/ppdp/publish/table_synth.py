@@ -84,6 +84,8 @@ from ppdp.publish.table_synth_model import (
     noisy_total,
     occupied_bins,
     quantile_cuts,
+    recut_bin_masses,
+    recut_from_sub_bins,
     resolutions,
     sample_codes,
     sample_codes_given_classes,
@@ -118,7 +120,9 @@ MAX_COUNTED_CELLS = 2**25
 TREE_SHARES = (0.3, 0.1, 0.6)
 #: How numeric columns without declared cuts are binned: ``n_bins`` equal widths over the
 #: declared bounds, or at cut points near their quantiles, measured with part of ρ.
-BINNINGS = ("equal-width", "private-quantiles")
+#: ``"auto"``: equal widths, and a column whose rows the measured sub-bins show crowded
+#: into a few bins re-cut from them before the tables (post-processing, no extra ρ).
+BINNINGS = ("equal-width", "private-quantiles", "auto")
 #: Share of ρ that ``binning="private-quantiles"`` spends on the fine histograms.
 QUANTILE_SHARE = 0.1
 #: How values are drawn within a numeric column's equal-width bin: uniformly, or by the
@@ -177,6 +181,9 @@ class Plan:
     #: Gaussian histogram of ``n_bins · SUB_BINS`` cells per column, at this σ.
     decode_columns: tuple[int, ...] = ()
     sigma_decode: float = 0.0
+    #: ``binning="auto"``: the sub-bin histograms are drawn before the tables, and a decoded
+    #: column they show crowded is re-cut from them (:func:`recut_from_sub_bins`).
+    recut: bool = False
     #: The pair check (:mod:`ppdp.publish.table_synth_check`): its rounds (0: none) and
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
@@ -511,6 +518,10 @@ def _spend(
         plan = dataclasses.replace(plan, quantile_columns=quantiled, sigma_quantiles=sigma)
     if decoded:
         plan = _with_decoding(plan, decoded, decode_share, relation)
+        # The re-cut reads the sub-bins on the fine grid that cut columns decode on.
+        plan = dataclasses.replace(
+            plan, recut=binning == "auto" and n_bins * SUB_BINS == FINE_BINS
+        )
     return _check_sigmas(dataclasses.replace(plan, rho=rho))
 
 
@@ -947,7 +958,7 @@ class TableSynthesizer(Publisher):
         method: Literal["auto", "tree", "chow-liu", "pairs"] = "auto",
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-        binning: Literal["equal-width", "private-quantiles"] = "equal-width",
+        binning: Literal["auto", "equal-width", "private-quantiles"] = "auto",
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
@@ -1073,8 +1084,14 @@ class TableSynthesizer(Publisher):
         sub_bins = None
         if isinstance(counts, TablesAndSubBins):  # decode="sub-bins": pass 1 reduced both
             counts, sub_bins = counts.tables, counts.sub_bins
+        if plan.recut:  # the sub-bins first, as in memory; a re-cut column: count again
+            recut, decoding = self._measure_decoding(plan, sub_bins, source)
+            if recut.bins.cuts != plan.bins.cuts:
+                counts = self._count_again(frame, scan, recut, scheduler)
+            plan = recut
         release = self._fit_model(plan, counts, source)
-        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        if not plan.recut:
+            self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
         histograms |= decoding
         statistics = {**histograms, **release.statistics}
         data = None
@@ -1093,7 +1110,7 @@ class TableSynthesizer(Publisher):
         logger.info(
             "TableSynthesizer: pass 1 of 2 done (fine histograms of %d column(s)); "
             "pass 2 of 2: counting %d table(s) on the measured cut points",
-            len(plan.quantile_columns),
+            len(plan.quantile_columns or plan.bins.cuts),
             len(plan.counted_cliques()),
         )
         count = functools.partial(
@@ -1248,12 +1265,15 @@ class TableSynthesizer(Publisher):
         params = self._params()
         fine = _fine_histograms(self.schema, params.plan, X)
         plan, histograms = self._place_cuts(params.plan, params.n_bins, fine, source)
+        sub_bins = _sub_bin_histograms(self.schema, plan, X)
+        if plan.recut:  # the sub-bins first: the re-cut fixes the codes the tables count
+            plan, decoding = self._measure_decoding(plan, sub_bins, source)
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
         release = self._fit_model(plan, counts, source)
-        sub_bins = _sub_bin_histograms(self.schema, plan, X)
-        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        if not plan.recut:
+            self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
         histograms |= decoding
         Z, yy = self._decode(self._draw(self._model.n, source), source)
         return Release(
@@ -1328,7 +1348,10 @@ class TableSynthesizer(Publisher):
             inner = plan.bins.sizes[a] - 2
             decoders[a] = SubBinDecoder.measured(col, inner, noisy, sigma)
             released[f"noisy-decode-sub-bins:{col.name}"] = noisy
-        return dataclasses.replace(plan, bins=plan.bins.with_decoders(decoders)), released
+        bins = plan.bins.with_decoders(decoders)
+        if plan.recut:
+            bins = _recut_crowded(bins, self.schema, released, sigma)
+        return dataclasses.replace(plan, bins=bins), released
 
     def _guarantee(
         self,
@@ -1565,6 +1588,28 @@ def _sub_bin_histograms(
         codes = sub_bin_codes(col, X[:, schema.blocks[col.name].start], inner)
         counts.append(sub_bin_histogram(codes, inner))
     return FineHistograms(plan.decode_columns, tuple(counts))
+
+
+def _recut_crowded(
+    bins: Bins, schema: Schema, released: Mapping[str, NDArray[np.float64]], sigma: float
+) -> Bins:
+    """``bins`` with each decoded column that its noisy sub-bins show crowded re-cut
+    (:func:`recut_from_sub_bins`), decoding within its new bins by the same shrunk sub-bin
+    weights as its decoder (on the fine grid: ``n_bins · SUB_BINS == FINE_BINS``).
+    Post-processing of ``released`` (the noisy sub-bin histograms) and public ``sigma``."""
+    cuts: dict[int, tuple[float, ...]] = {}
+    weights: dict[int, NDArray[np.float64]] = {}
+    for a, decoder in bins.decoders.items():
+        col = schema.column(bins.names[a])
+        assert isinstance(col, NumericColumn)
+        noisy = released[f"noisy-decode-sub-bins:{col.name}"]
+        found = recut_from_sub_bins(noisy, sigma, col, decoder.n_bins)
+        if found is not None:
+            # Each bin's shares of its sub-bins (the decoder's), times the bin's mass.
+            shares = decoder.weights / np.maximum(decoder.weights.sum(axis=1, keepdims=True), 1e-300)
+            masses = recut_bin_masses(noisy, sigma, decoder.n_bins)
+            cuts[a], weights[a] = found, (shares * masses[:, None]).reshape(-1)
+    return bins.with_cuts(cuts, weights) if cuts else bins
 
 
 def _decoding_assumption(plan: Plan) -> list[str]:
