@@ -115,7 +115,9 @@ def _check_draws(synth: TableSynthesizer, seen: dict, rho: float) -> None:
     [("tree", "replace-one", "auto"), ("pairs", "add/remove", "auto"),
      ("tree", "add/remove", "equal-width")],
 )  # fmt: skip
-def test_every_draw_sums_to_the_stated_rho_with_the_sub_bins(monkeypatch, method, relation, binning):
+def test_every_draw_sums_to_the_stated_rho_with_the_sub_bins(
+    monkeypatch, method, relation, binning
+):
     synth, seen, rho = _fit_and_sum(monkeypatch, method, relation, binning)
     _check_draws(synth, seen, rho)
     assert synth._plan.bins.decoders.keys() == set(synth.plan().decode_columns)

@@ -519,9 +519,7 @@ def _spend(
     if decoded:
         plan = _with_decoding(plan, decoded, decode_share, relation)
         # The re-cut reads the sub-bins on the fine grid that cut columns decode on.
-        plan = dataclasses.replace(
-            plan, recut=binning == "auto" and n_bins * SUB_BINS == FINE_BINS
-        )
+        plan = dataclasses.replace(plan, recut=binning == "auto" and n_bins * SUB_BINS == FINE_BINS)
     return _check_sigmas(dataclasses.replace(plan, rho=rho))
 
 
@@ -1606,7 +1604,8 @@ def _recut_crowded(
         found = recut_from_sub_bins(noisy, sigma, col, decoder.n_bins)
         if found is not None:
             # Each bin's shares of its sub-bins (the decoder's), times the bin's mass.
-            shares = decoder.weights / np.maximum(decoder.weights.sum(axis=1, keepdims=True), 1e-300)
+            held = decoder.weights.sum(axis=1, keepdims=True)
+            shares = decoder.weights / np.maximum(held, 1e-300)
             masses = recut_bin_masses(noisy, sigma, decoder.n_bins)
             cuts[a], weights[a] = found, (shares * masses[:, None]).reshape(-1)
     return bins.with_cuts(cuts, weights) if cuts else bins

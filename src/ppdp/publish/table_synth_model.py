@@ -695,8 +695,8 @@ class SubBinDecoder:
 
 # -- re-cutting crowded columns from their measured sub-bins (``binning="auto"``) ------------
 
-#: ``binning="auto"`` re-cuts a column only when at most ``n_bins // RECUT_FEW`` bins hold :data:`RECUT_MASS` of its
-#: occupied bins' noisy mass (a few bins hold most rows).
+#: ``binning="auto"`` re-cuts a column only when at most ``n_bins // RECUT_FEW`` of its
+#: occupied bins hold :data:`RECUT_MASS` of its whole noisy mass (a few bins hold most rows).
 RECUT_FEW = 8
 RECUT_MASS = 0.95
 #: A re-cut column gets at most ``RECUT_SHARE · n_bins`` intervals where the rows are
