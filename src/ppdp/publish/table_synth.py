@@ -839,11 +839,19 @@ class TableSynthesizer(Publisher):
         tables, which is also the number of rows released, the ledger does not
         record ``n``, and any table is released, 0 or 1 rows included (replace-one
         refuses fewer than 2 rows: ``n`` is public there).
-    binning : {"equal-width", "private-quantiles"}, default "equal-width"
+    binning : {"auto", "equal-width", "private-quantiles"}, default "auto"
         How a numeric column that declares no ``cuts`` (and is not one code per integer) is
-        binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
-        two Gaussian histograms per such column (16 equal-width bins of its bounds, then 16
-        sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
+        binned. ``"auto"``: ``n_bins`` equal widths, except that the sub-bin histograms of
+        ``decode="sub-bins"`` are measured first and a column whose noisy sub-bins show its
+        rows crowded into a few bins (95 % in ``n_bins // 8``; its bounds far wider than its
+        values) is re-cut from them before the tables: the equal-width edges where the rows
+        are kept, empty ranges merged, the crowded bins split at their noisy quantiles
+        (:func:`~ppdp.publish.table_synth_model.recut_from_sub_bins`; post-processing, no
+        extra ρ; with ``decode="uniform"`` or ``n_bins != 16`` it is ``"equal-width"``).
+        ``benchmarks/synth/recut.md`` has the figures. ``"private-quantiles"`` first
+        spends 10 % of ρ (:data:`QUANTILE_SHARE`) on two Gaussian histograms per such
+        column (16 equal-width bins of its bounds, then 16 sub-bins of each bin whose noisy
+        count shows rows), then cuts it near its noisy
         ``k / n_bins`` quantiles: a skewed column (an income on ``[0, 1e6]``) gets narrow
         bins where its values are instead of one bin holding most rows. Values decode
         within their interval by the second histogram's noisy counts (an integer column:
@@ -855,7 +863,8 @@ class TableSynthesizer(Publisher):
     decode : {"sub-bins", "uniform"}, default "sub-bins"
         How values are drawn within an equal-width bin. ``"sub-bins"`` spends 2 % of ρ
         (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
-        column of 16 sub-bins per bin, measured after the tables, and draws a value's
+        column of 16 sub-bins per bin (measured before the tables under ``binning="auto"``,
+        after them otherwise), and draws a value's
         sub-bin by the noisy counts shrunk toward uniform as far as the noise requires
         (:func:`~ppdp.publish.table_synth_model.sub_bin_weights`), then a value within it;
         an integer column whose range holds at most 2¹⁶ integers decodes onto the
@@ -1329,9 +1338,11 @@ class TableSynthesizer(Publisher):
         """``decode="sub-bins"``: for each of :attr:`Plan.decode_columns`, a Gaussian
         histogram of its ``n_bins · SUB_BINS`` sub-bins (:func:`sub_bin_histogram`, one cell
         per row at most) at :attr:`Plan.sigma_decode`, and the plan whose bins decode the
-        column by them (:class:`SubBinDecoder`, post-processing). Drawn after every
-        table, in memory and distributed alike (so a seed's tables get the noise draws they
-        get without it: a paired comparison). The plan as it is otherwise."""
+        column by them (:class:`SubBinDecoder`, post-processing); under :attr:`Plan.recut`
+        also the crowded columns re-cut from them (:func:`_recut_crowded`). Drawn after every
+        table (so a seed's tables get the noise draws they get without it: a paired
+        comparison), or under :attr:`Plan.recut` before every table, in memory and
+        distributed alike. The plan as it is otherwise."""
         if not plan.decode_columns:
             return plan, {}
         assert sub_bins is not None and sub_bins.columns == plan.decode_columns
@@ -1619,7 +1630,12 @@ def _decoding_assumption(plan: Plan) -> list[str]:
     return [
         f"the values of {names} are drawn within their bins by a Gaussian histogram of "
         f"{SUB_BINS} sub-bins per bin (σ = {plan.sigma_decode:.6g}, part of ρ), measured "
-        "after every table"
+        + (
+            "before every table; a column they show crowded into a few bins is cut again "
+            "from them (post-processing; its cut points are released)"
+            if plan.recut
+            else "after every table"
+        )
     ]
 
 
