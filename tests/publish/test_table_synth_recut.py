@@ -81,9 +81,16 @@ def _histogram(masses: dict[int, float]) -> np.ndarray:
 def test_a_spread_column_keeps_its_equal_widths():
     spread = _histogram({k: 3000.0 for k in range(N_BINS)})
     assert model.recut_from_sub_bins(spread, 1.0, _column(), N_BINS) is None
-    # 80 % in two bins is not crowded enough (the rule asks 95 % in n_bins // 8 = 2)
-    skewed = _histogram({1: 30000.0, 2: 10000.0, **{k: 1000.0 for k in range(3, 13)}})
-    assert model.recut_from_sub_bins(skewed, 1.0, _column(), N_BINS) is None
+    # three occupied bins are not "a few" (the rule asks at most n_bins // 8 = 2) ...
+    three = _histogram({1: 30000.0, 2: 10000.0, 3: 1000.0})
+    assert model.recut_from_sub_bins(three, 1.0, _column(), N_BINS) is None
+    # ... nor two holding 80 % of the mass, the rest in bins under 3σ_c each (σ_c = 400)
+    tail = {k: 1000.0 for k in range(3, 13)}
+    skewed = _histogram({1: 30000.0, 2: 10000.0, **tail})
+    assert model.recut_from_sub_bins(skewed, 100.0, _column(), N_BINS) is None
+    # the same two bins with a tail of 5 % are re-cut
+    light = _histogram({1: 30000.0, 2: 10000.0, **{k: 200.0 for k in range(3, 13)}})
+    assert model.recut_from_sub_bins(light, 100.0, _column(), N_BINS) is not None
 
 
 def test_a_column_the_noise_cannot_resolve_keeps_its_equal_widths():
@@ -95,16 +102,17 @@ def test_a_column_the_noise_cannot_resolve_keeps_its_equal_widths():
 
 
 def test_a_crowded_column_is_split_where_its_rows_are():
-    crowded = _histogram({1: 45000.0, 2: 4500.0, 3: 300.0})
+    # σ = 5: σ_c = 20 per bin, so bins 1 and 2 are occupied (3σ_c = 60) and bin 3 is not
+    crowded = _histogram({1: 45000.0, 2: 4500.0, 3: 30.0})
     cuts = model.recut_from_sub_bins(crowded, 5.0, _column(), N_BINS)
     assert cuts is not None
     edges = np.asarray(cuts)
     width = 60.0 / N_BINS
-    # the equal-width edges bordering the occupied bins 1-3 stay: 1, 2, 3, 4 (× width)
-    for k in (1, 2, 3, 4):
+    # the equal-width edges bordering the occupied bins 1 and 2 stay: 1, 2, 3 (× width)
+    for k in (1, 2, 3):
         assert np.any(np.isclose(edges, k * width)), k
-    # the empty range above is one interval: no edge beyond bin 4's lower edge
-    assert edges.max() == pytest.approx(4 * width)
+    # bins 3-15 are one interval: no edge beyond bin 3's lower edge
+    assert edges.max() == pytest.approx(3 * width)
     # the freed intervals split bin 1 (it holds 90 %), at sub-bin edges, none elsewhere
     inside = edges[(edges > width) & (edges < 2 * width)]
     assert len(inside) >= 6
@@ -219,7 +227,8 @@ def test_a_crowded_columns_strong_pair_is_kept_where_equal_widths_lose_it():
     measured over seeds 0-11, Spearman −0.006 … 0.009. Re-cut: 0.950 … 0.955 over the same
     seeds (the rule re-cut z in all 12). Bounds: ≥ 0.8 re-cut, ≤ 0.2 equal widths; the
     re-cut misses z when the noise on its histogram's total (σ·√256 = 800 rows, 2 % of the
-    rows) hides that one bin holds 95 %: a 0.6 % chance per fit, under 2 % over the three."""
+    rows) hides that one bin holds 90 % (a 5σ event), or when noise alone lifts two of the
+    15 empty bins above 3σ_c (0.13 % each): under 0.2 % per fit, under 1 % over the three."""
     df = _table(40_000)
     schema = _schema()
     fit_cols = list(schema.column_names)
