@@ -843,8 +843,8 @@ class TableSynthesizer(Publisher):
         How a numeric column that declares no ``cuts`` (and is not one code per integer) is
         binned. ``"auto"``: ``n_bins`` equal widths, except that the sub-bin histograms of
         ``decode="sub-bins"`` are measured first and a column whose noisy sub-bins show its
-        rows crowded into a few bins (95 % in ``n_bins // 8``; its bounds far wider than its
-        values) is re-cut from them before the tables: the equal-width edges where the rows
+        rows crowded into a few bins (at most ``n_bins // 8`` bins above the noise, holding
+        90 %; its bounds far wider than its values) is re-cut from them before the tables: the equal-width edges where the rows
         are kept, empty ranges merged, the crowded bins split at their noisy quantiles
         (:func:`~ppdp.publish.table_synth_model.recut_from_sub_bins`; post-processing, no
         extra ρ; with ``decode="uniform"`` or ``n_bins != 16`` it is ``"equal-width"``).
