@@ -844,8 +844,9 @@ class TableSynthesizer(Publisher):
         binned. ``"auto"``: ``n_bins`` equal widths, except that the sub-bin histograms of
         ``decode="sub-bins"`` are measured first and a column whose noisy sub-bins show its
         rows crowded into a few bins (at most ``n_bins // 8`` bins above the noise, holding
-        90 %; its bounds far wider than its values) is re-cut from them before the tables: the equal-width edges where the rows
-        are kept, empty ranges merged, the crowded bins split at their noisy quantiles
+        90 %; its bounds far wider than its values) is re-cut from them before the tables:
+        the equal-width edges where the rows are kept, empty ranges merged, the crowded
+        bins split at their noisy quantiles
         (:func:`~ppdp.publish.table_synth_model.recut_from_sub_bins`; post-processing, no
         extra ρ; with ``decode="uniform"`` or ``n_bins != 16`` it is ``"equal-width"``).
         ``benchmarks/synth/recut.md`` has the figures. ``"private-quantiles"`` first
@@ -993,7 +994,9 @@ class TableSynthesizer(Publisher):
 
     @property
     def scan_note(self) -> str | None:
-        """Two passes over a distributed input with private-quantile binning."""
+        """Two passes over a distributed input with private-quantile binning (with
+        ``binning="auto"`` a second pass only when a crowded column is re-cut: not known
+        before the noise is drawn, so not announced)."""
         if not self._params().plan.quantile_columns:
             return None
         return "two passes: the private-quantile cut points first, then the tables"
