@@ -267,3 +267,23 @@ def test_parquet_input_gives_the_in_memory_release(tmp_path):
         np.testing.assert_allclose(sb[key], sa[key], rtol=1e-9, atol=0, err_msg=key)
     one, two = mem.sample(300, random_state=5), dist.sample(300, random_state=5)
     pd.testing.assert_frame_equal(one, two)
+
+
+# -- synthetic persons -----------------------------------------------------------------------
+
+
+def test_synthetic_persons_keep_equal_widths_under_the_default():
+    """With per_person columns the person model and the row model must cut those columns
+    alike: the default ("auto") plans equal widths there, with nothing re-cut, and fits;
+    private quantiles are still refused (tests/publish/test_synth_persons.py)."""
+    from test_synth_persons import fit, panel
+    from test_synth_persons import schema as persons_schema
+
+    auto = TableSynthesizer(1.0, persons_schema(), random_state=0)
+    equal = TableSynthesizer(1.0, persons_schema(), random_state=0, binning="equal-width")
+    assert not auto.plan().recut and auto.plan().decode_columns
+    assert auto.plan() == equal.plan()
+    df = panel()
+    a = fit(auto, df, allow_seeded=True).release_.data
+    b = fit(equal, df, allow_seeded=True).release_.data
+    pd.testing.assert_frame_equal(a, b)

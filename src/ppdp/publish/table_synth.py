@@ -351,6 +351,10 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     check_pairs: int = checked["check_pairs"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
+    if binning == "auto" and share < 1.0:
+        # Synthetic persons (per_person columns): the person model cuts them at equal widths
+        # and the row model must cut them alike, so no column is re-cut (synth_persons).
+        binning = "equal-width"
     try:
         plan = _build_plan(
             method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k,
