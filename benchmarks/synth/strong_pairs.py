@@ -35,6 +35,8 @@ VARIANTS = {
     "uniform-decode": {"decode": "uniform"},
     "private-quantiles": {"binning": "private-quantiles"},
     "32-bins": {"n_bins": 32},
+    "equal-width": {"binning": "equal-width"},
+    "recut": {"binning": "auto"},
 }
 
 

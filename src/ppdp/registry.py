@@ -392,10 +392,11 @@ PUBLISHERS.register(
            "add/remove keeps n private and halves the noise variance)",
            choices=("replace-one", "add/remove")),
     option("--binning", "binning",
-           "numeric columns without declared cuts: equal-width bins (default) or cut near "
-           "their quantiles, measured with a tenth of the budget (skewed columns such as "
-           "incomes; in-memory input only)",
-           choices=("equal-width", "private-quantiles")),
+           "numeric columns without declared cuts: auto (default: equal-width bins, a column "
+           "whose rows the measured sub-bins show crowded into a few bins re-cut from them, "
+           "no extra budget), equal-width, or cut near their quantiles, measured with a "
+           "tenth of the budget (skewed columns such as incomes)",
+           choices=("auto", "equal-width", "private-quantiles")),
     option("--decode", "decode",
            "values within an equal-width bin: by the bin's sub-bins, measured with 2 percent of "
            "the budget (default: heaped values such as 40 hours a week keep their share), "

@@ -132,11 +132,12 @@ def row_share(schema: Schema, checked: Mapping[str, Any]) -> float:
     columns (refusing, in one line, what synthetic persons do not support yet)."""
     if not schema.per_person:
         return 1.0
-    if checked["binning"] != "equal-width":
+    if checked["binning"] not in ("equal-width", "auto"):  # "auto": equal widths here
         raise ParameterError(
             f"binning ({checked['binning']!r}) cannot go with per_person columns yet: the "
             "person model and the row model must cut the per-person columns alike; use "
-            "binning='equal-width' (declared cuts are fine)"
+            "binning='equal-width' or 'auto' (equal widths with per_person; declared cuts "
+            "are fine)"
         )
     return 1.0 - PERSON_SHARE
 

@@ -84,6 +84,8 @@ from ppdp.publish.table_synth_model import (
     noisy_total,
     occupied_bins,
     quantile_cuts,
+    recut_bin_masses,
+    recut_from_sub_bins,
     resolutions,
     sample_codes,
     sample_codes_given_classes,
@@ -121,7 +123,9 @@ MAX_COUNTED_CELLS = 2**25
 TREE_SHARES = (0.3, 0.1, 0.6)
 #: How numeric columns without declared cuts are binned: ``n_bins`` equal widths over the
 #: declared bounds, or at cut points near their quantiles, measured with part of ρ.
-BINNINGS = ("equal-width", "private-quantiles")
+#: ``"auto"``: equal widths, and a column whose rows the measured sub-bins show crowded
+#: into a few bins re-cut from them before the tables (post-processing, no extra ρ).
+BINNINGS = ("equal-width", "private-quantiles", "auto")
 #: Share of ρ that ``binning="private-quantiles"`` spends on the fine histograms.
 QUANTILE_SHARE = 0.1
 #: How values are drawn within a numeric column's equal-width bin: uniformly, or by the
@@ -180,6 +184,9 @@ class Plan:
     #: Gaussian histogram of ``n_bins · SUB_BINS`` cells per column, at this σ.
     decode_columns: tuple[int, ...] = ()
     sigma_decode: float = 0.0
+    #: ``binning="auto"``: the sub-bin histograms are drawn before the tables, and a decoded
+    #: column they show crowded is re-cut from them (:func:`recut_from_sub_bins`).
+    recut: bool = False
     #: The pair check (:mod:`ppdp.publish.table_synth_check`): its rounds (0: none) and
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
@@ -344,6 +351,10 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     check_pairs: int = checked["check_pairs"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
+    if binning == "auto" and share < 1.0:
+        # Synthetic persons (per_person columns): the person model cuts them at equal widths
+        # and the row model must cut them alike, so no column is re-cut (synth_persons).
+        binning = "equal-width"
     try:
         plan = _build_plan(
             method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k,
@@ -521,6 +532,8 @@ def _spend(
         plan = dataclasses.replace(plan, quantile_columns=quantiled, sigma_quantiles=sigma)
     if decoded:
         plan = _with_decoding(plan, decoded, decode_share, relation)
+        # The re-cut reads the sub-bins on the fine grid that cut columns decode on.
+        plan = dataclasses.replace(plan, recut=binning == "auto" and n_bins * SUB_BINS == FINE_BINS)
     return _check_sigmas(dataclasses.replace(plan, rho=rho))
 
 
@@ -866,11 +879,20 @@ class TableSynthesizer(Publisher):
         tables, which is also the number of rows released, the ledger does not
         record ``n``, and any table is released, 0 or 1 rows included (replace-one
         refuses fewer than 2 rows: ``n`` is public there).
-    binning : {"equal-width", "private-quantiles"}, default "equal-width"
+    binning : {"auto", "equal-width", "private-quantiles"}, default "auto"
         How a numeric column that declares no ``cuts`` (and is not one code per integer) is
-        binned. ``"private-quantiles"`` first spends 10 % of ρ (:data:`QUANTILE_SHARE`) on
-        two Gaussian histograms per such column (16 equal-width bins of its bounds, then 16
-        sub-bins of each bin whose noisy count shows rows), then cuts it near its noisy
+        binned. ``"auto"``: ``n_bins`` equal widths, except that the sub-bin histograms of
+        ``decode="sub-bins"`` are measured first and a column whose noisy sub-bins show its
+        rows crowded into a few bins (at most ``n_bins // 8`` bins above the noise, holding
+        90 %; its bounds far wider than its values) is re-cut from them before the tables:
+        the equal-width edges where the rows are kept, empty ranges merged, the crowded
+        bins split at their noisy quantiles
+        (:func:`~ppdp.publish.table_synth_model.recut_from_sub_bins`; post-processing, no
+        extra ρ; with ``decode="uniform"`` or ``n_bins != 16`` it is ``"equal-width"``).
+        ``benchmarks/synth/recut.md`` has the figures. ``"private-quantiles"`` first
+        spends 10 % of ρ (:data:`QUANTILE_SHARE`) on two Gaussian histograms per such
+        column (16 equal-width bins of its bounds, then 16 sub-bins of each bin whose noisy
+        count shows rows), then cuts it near its noisy
         ``k / n_bins`` quantiles: a skewed column (an income on ``[0, 1e6]``) gets narrow
         bins where its values are instead of one bin holding most rows. Values decode
         within their interval by the second histogram's noisy counts (an integer column:
@@ -882,7 +904,8 @@ class TableSynthesizer(Publisher):
     decode : {"sub-bins", "uniform"}, default "sub-bins"
         How values are drawn within an equal-width bin. ``"sub-bins"`` spends 2 % of ρ
         (:data:`DECODE_SHARE`, split equally) on one Gaussian histogram per equal-width
-        column of 16 sub-bins per bin, measured after the tables, and draws a value's
+        column of 16 sub-bins per bin (measured before the tables under ``binning="auto"``,
+        after them otherwise), and draws a value's
         sub-bin by the noisy counts shrunk toward uniform as far as the noise requires
         (:func:`~ppdp.publish.table_synth_model.sub_bin_weights`), then a value within it;
         an integer column whose range holds at most 2¹⁶ integers decodes onto the
@@ -983,7 +1006,7 @@ class TableSynthesizer(Publisher):
         method: Literal["auto", "tree", "chow-liu", "pairs"] = "auto",
         n_bins: int = 16,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-        binning: Literal["equal-width", "private-quantiles"] = "equal-width",
+        binning: Literal["auto", "equal-width", "private-quantiles"] = "auto",
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
@@ -1011,7 +1034,9 @@ class TableSynthesizer(Publisher):
 
     @property
     def scan_note(self) -> str | None:
-        """Two passes over a distributed input with private-quantile binning."""
+        """Two passes over a distributed input with private-quantile binning (with
+        ``binning="auto"`` a second pass only when a crowded column is re-cut: not known
+        before the noise is drawn, so not announced)."""
         if not self._params().plan.quantile_columns:
             return None
         return "two passes: the private-quantile cut points first, then the tables"
@@ -1126,8 +1151,14 @@ class TableSynthesizer(Publisher):
         sub_bins = None
         if isinstance(counts, TablesAndSubBins):  # decode="sub-bins": pass 1 reduced both
             counts, sub_bins = counts.tables, counts.sub_bins
+        if plan.recut:  # the sub-bins first, as in memory; a re-cut column: count again
+            recut, decoding = self._measure_decoding(plan, sub_bins, source)
+            if recut.bins.cuts != plan.bins.cuts:
+                counts = self._count_again(frame, scan, recut, scheduler)
+            plan = recut
         release = self._fit_model(plan, counts, source)
-        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        if not plan.recut:
+            self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
         histograms |= decoding
         statistics = {**histograms, **release.statistics}
         data = None
@@ -1146,7 +1177,7 @@ class TableSynthesizer(Publisher):
         logger.info(
             "TableSynthesizer: pass 1 of 2 done (fine histograms of %d column(s)); "
             "pass 2 of 2: counting %d table(s) on the measured cut points",
-            len(plan.quantile_columns),
+            len(plan.quantile_columns or plan.bins.cuts),
             len(plan.counted_cliques()),
         )
         count = functools.partial(
@@ -1306,12 +1337,15 @@ class TableSynthesizer(Publisher):
             return release_persons(self, params.persons, X, y, person, source)
         fine = _fine_histograms(self.schema, params.plan, X)
         plan, histograms = self._place_cuts(params.plan, params.n_bins, fine, source)
+        sub_bins = _sub_bin_histograms(self.schema, plan, X)
+        if plan.recut:  # the sub-bins first: the re-cut fixes the codes the tables count
+            plan, decoding = self._measure_decoding(plan, sub_bins, source)
         codes = plan.bins.codes(self.schema, X, y)
         counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
         del codes
         release = self._fit_model(plan, counts, source)
-        sub_bins = _sub_bin_histograms(self.schema, plan, X)
-        self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
+        if not plan.recut:
+            self._plan, decoding = self._measure_decoding(self._plan, sub_bins, source)
         histograms |= decoding
         Z, yy = self._decode(self._draw(self._model.n, source), source)
         return Release(
@@ -1369,9 +1403,11 @@ class TableSynthesizer(Publisher):
         """``decode="sub-bins"``: for each of :attr:`Plan.decode_columns`, a Gaussian
         histogram of its ``n_bins · SUB_BINS`` sub-bins (:func:`sub_bin_histogram`, one cell
         per row at most) at :attr:`Plan.sigma_decode`, and the plan whose bins decode the
-        column by them (:class:`SubBinDecoder`, post-processing). Drawn after every
-        table, in memory and distributed alike (so a seed's tables get the noise draws they
-        get without it: a paired comparison). The plan as it is otherwise."""
+        column by them (:class:`SubBinDecoder`, post-processing); under :attr:`Plan.recut`
+        also the crowded columns re-cut from them (:func:`_recut_crowded`). Drawn after every
+        table (so a seed's tables get the noise draws they get without it: a paired
+        comparison), or under :attr:`Plan.recut` before every table, in memory and
+        distributed alike. The plan as it is otherwise."""
         if not plan.decode_columns:
             return plan, {}
         assert sub_bins is not None and sub_bins.columns == plan.decode_columns
@@ -1386,7 +1422,10 @@ class TableSynthesizer(Publisher):
             inner = plan.bins.sizes[a] - 2
             decoders[a] = SubBinDecoder.measured(col, inner, noisy, sigma)
             released[f"noisy-decode-sub-bins:{col.name}"] = noisy
-        return dataclasses.replace(plan, bins=plan.bins.with_decoders(decoders)), released
+        bins = plan.bins.with_decoders(decoders)
+        if plan.recut:
+            bins = _recut_crowded(bins, self.schema, released, sigma)
+        return dataclasses.replace(plan, bins=bins), released
 
     def _guarantee(
         self,
@@ -1634,6 +1673,29 @@ def _sub_bin_histograms(
     return FineHistograms(plan.decode_columns, tuple(counts))
 
 
+def _recut_crowded(
+    bins: Bins, schema: Schema, released: Mapping[str, NDArray[np.float64]], sigma: float
+) -> Bins:
+    """``bins`` with each decoded column that its noisy sub-bins show crowded re-cut
+    (:func:`recut_from_sub_bins`), decoding within its new bins by the same shrunk sub-bin
+    weights as its decoder (on the fine grid: ``n_bins · SUB_BINS == FINE_BINS``).
+    Post-processing of ``released`` (the noisy sub-bin histograms) and public ``sigma``."""
+    cuts: dict[int, tuple[float, ...]] = {}
+    weights: dict[int, NDArray[np.float64]] = {}
+    for a, decoder in bins.decoders.items():
+        col = schema.column(bins.names[a])
+        assert isinstance(col, NumericColumn)
+        noisy = released[f"noisy-decode-sub-bins:{col.name}"]
+        found = recut_from_sub_bins(noisy, sigma, col, decoder.n_bins)
+        if found is not None:
+            # Each bin's shares of its sub-bins (the decoder's), times the bin's mass.
+            held = decoder.weights.sum(axis=1, keepdims=True)
+            shares = decoder.weights / np.maximum(held, 1e-300)
+            masses = recut_bin_masses(noisy, sigma, decoder.n_bins)
+            cuts[a], weights[a] = found, (shares * masses[:, None]).reshape(-1)
+    return bins.with_cuts(cuts, weights) if cuts else bins
+
+
 def _decoding_assumption(plan: Plan) -> list[str]:
     """How values are drawn within their bins, for the guarantee (empty: uniformly)."""
     if not plan.decode_columns:
@@ -1642,7 +1704,12 @@ def _decoding_assumption(plan: Plan) -> list[str]:
     return [
         f"the values of {names} are drawn within their bins by a Gaussian histogram of "
         f"{SUB_BINS} sub-bins per bin (σ = {plan.sigma_decode:.6g}, part of ρ), measured "
-        "after every table"
+        + (
+            "before every table; a column they show crowded into a few bins is cut again "
+            "from them (post-processing; its cut points are released)"
+            if plan.recut
+            else "after every table"
+        )
     ]
 
 

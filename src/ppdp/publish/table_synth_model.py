@@ -693,6 +693,130 @@ class SubBinDecoder:
         return np.where(count > 0, ints, _within_bins(col, self.n_bins, k, second))
 
 
+# -- re-cutting crowded columns from their measured sub-bins (``binning="auto"``) ------------
+
+#: ``binning="auto"`` re-cuts a column only when at most ``n_bins // RECUT_FEW`` of its
+#: bins are occupied and they hold :data:`RECUT_MASS` of its whole noisy mass.
+RECUT_FEW = 8
+RECUT_MASS = 0.9
+#: A re-cut column gets at most ``RECUT_SHARE · n_bins`` intervals where the rows are
+#: (finer cuts there made the crowded columns the tree's hub and cost other pairs' edges:
+#: ``benchmarks/synth/recut.md``).
+RECUT_SHARE = 0.75
+
+
+def recut_from_sub_bins(
+    noisy: NDArray[np.float64], sigma: float, col: NumericColumn, n_bins: int
+) -> tuple[float, ...] | None:
+    """Cut points for a column whose rows crowd into a few of its ``n_bins`` equal-width
+    bins, from its noisy sub-bin histogram ``noisy`` (``n_bins · SUB_BINS`` cells, each with
+    noise σ; :func:`sub_bin_histogram`'s layout), or None to keep the equal widths.
+
+    Post-processing of ``noisy`` with public ``sigma``, ``n_bins`` and schema. A bin's
+    noisy count is the sum of its sub-bins (noise ``σ_c = √SUB_BINS · σ``); it is
+    *occupied* when that reaches ``f = OCCUPIED_SIGMAS · σ_c``. The column is re-cut only
+    when the histogram resolves it (``n_bins · f`` at most the occupied bins' noisy mass
+    ``M``: an unoccupied bin then holds at most about ``M / n_bins``) and it is *crowded*
+    (at most ``n_bins // RECUT_FEW`` bins are occupied and ``M`` is at least
+    :data:`RECUT_MASS` of the sum of all the bins' noisy counts). The
+    equal-width edges that border an occupied bin are kept, so the bins where the rows are
+    stay aligned with the equal widths, and each run of unoccupied bins becomes one
+    interval. The intervals this frees split the occupied bins holding more than
+    ``M / n_bins``, in proportion to their mass (largest remainders), at most as many in a
+    bin as keep each part above ``f`` on average, each bin at the quantiles of its noisy
+    sub-bins' running sums (on sub-bin edges; equal edges merge). The column never gets
+    more than ``n_bins`` intervals. Edges are on the fine grid of ``n_bins · SUB_BINS``
+    equal widths of the encoded ``[0, 1]``.
+    """
+    y = np.asarray(noisy, dtype=np.float64).reshape(n_bins, SUB_BINS)
+    coarse = y.sum(axis=1)
+    floor = OCCUPIED_SIGMAS * math.sqrt(SUB_BINS) * sigma
+    occupied = coarse >= floor
+    mass = np.where(occupied, coarse, 0.0)
+    total = mass.sum()
+    if not total >= n_bins * floor:
+        return None
+    # A few occupied bins, holding most of the whole noisy mass (unclipped: unbiased). The
+    # count of occupied bins is the robust half: a column with a tail the noise half hides
+    # (its share near the threshold) has a third bin above 3σ_c (flights' delays: 92 %).
+    if occupied.sum() > max(n_bins // RECUT_FEW, 1) or not total >= RECUT_MASS * coarse.sum():
+        return None
+    edges = [k for k in range(1, n_bins) if occupied[k - 1] or occupied[k]]
+    crowded = np.where(mass > total / n_bins, mass, 0.0)
+    spare = min(n_bins - (len(edges) + 1), int(n_bins * RECUT_SHARE) - int(occupied.sum()))
+    extra = _largest_remainder_split(crowded, max(spare, 0))
+    extra = np.minimum(extra, np.floor(mass / floor).astype(np.int64) - 1).clip(0)
+    if not extra.any():
+        return None
+    steps = [k * SUB_BINS for k in edges]
+    for k in np.flatnonzero(extra):
+        running = np.cumsum(y[k])
+        levels = np.arange(1, extra[k] + 1) / (extra[k] + 1)
+        inner = np.argmax(running[None, :] / running[-1] >= levels[:, None], axis=1) + 1
+        steps += [k * SUB_BINS + int(s) for s in inner if 0 < s < SUB_BINS]
+    points = np.unique(np.asarray(steps, dtype=np.int64))
+    return tuple(float(v) for v in col.from_unit(points / (n_bins * SUB_BINS)))
+
+
+def recut_bin_masses(noisy: NDArray[np.float64], sigma: float, n_bins: int) -> NDArray[np.float64]:
+    """Each equal-width bin's mass for decoding a re-cut column (:func:`recut_from_sub_bins`)
+    within its intervals, from the same noisy sub-bins (post-processing).
+
+    An occupied bin keeps its noisy count. A run of unoccupied bins (one interval of the
+    re-cut column) gets its noisy counts fitted by least squares under a monotone shape,
+    rising toward the occupied bins: non-increasing after the last occupied bin,
+    non-decreasing before the first, constant between two (pool-adjacent-violators), then
+    clipped at 0; raw noisy counts there (σ_c per bin, as large as the rows a tail holds)
+    would scatter a tail's rows over its run.
+    """
+    coarse = np.asarray(noisy, dtype=np.float64).reshape(n_bins, SUB_BINS).sum(axis=1)
+    occupied = coarse >= OCCUPIED_SIGMAS * math.sqrt(SUB_BINS) * sigma
+    out = coarse.copy()
+    where = np.flatnonzero(occupied)
+    k = 0
+    while k < n_bins:
+        if occupied[k]:
+            k += 1
+            continue
+        end = k
+        while end < n_bins and not occupied[end]:
+            end += 1
+        run = coarse[k:end]
+        if where.size and k > where[-1]:  # the upper tail
+            fit = _decreasing(run)
+        elif where.size and end <= where[0]:  # the lower tail
+            fit = _decreasing(run[::-1])[::-1]
+        else:
+            fit = np.full(run.size, run.mean())
+        out[k:end] = fit
+        k = end
+    return np.maximum(out, 0.0)
+
+
+def _decreasing(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The non-increasing least-squares fit of ``v`` (pool-adjacent-violators)."""
+    blocks: list[list[float]] = []  # [sum, count]
+    for x in v:
+        blocks.append([float(x), 1.0])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] < blocks[-1][0] / blocks[-1][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    return np.concatenate([np.full(int(c), t / c) for t, c in blocks])
+
+
+def _largest_remainder_split(weights: NDArray[np.float64], total: int) -> NDArray[np.int64]:
+    """``total`` split in proportion to the non-negative ``weights`` (largest remainders)."""
+    w = np.maximum(weights, 0.0)
+    if not w.sum() > 0:
+        return np.zeros(w.size, dtype=np.int64)
+    share = w / w.sum() * total
+    out = np.floor(share).astype(np.int64)
+    left = total - int(out.sum())
+    out[np.argsort(-(share - out), kind="stable")[:left]] += 1
+    return out
+
+
 @dataclass(frozen=True)
 class TablesAndSubBins:
     """What the first scan of a distributed fit with ``decode="sub-bins"`` reduces: the
