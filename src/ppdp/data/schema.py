@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ppdp._io import atomic_path
 from ppdp.data.columns import (
+    AutoMaxRows,
     CategoricalColumn,
     Category,
     Column,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DRAFT_COMMENT",
     "SCHEMA_VERSION",
+    "AutoMaxRows",
     "CategoricalColumn",
     "Category",
     "LabelSpec",
@@ -913,14 +915,23 @@ def _unit_from_dict(raw: Any) -> PrivacyUnit | None:
         raise SchemaError(
             f"privacy_unit ({raw!r}) must be a mapping, e.g. {{column: patient_id, max_rows: 5}}"
         )
-    _check_keys("privacy_unit", raw, {"column", "max_rows"})
+    _check_keys("privacy_unit", raw, {"column", "max_rows", "auto"})
     for key in ("column", "max_rows"):
         if key not in raw:
             raise SchemaError(
                 f"privacy_unit: '{key}' is missing; declare the person's identifier column "
                 "and the most rows of one person, e.g. {column: patient_id, max_rows: 5}"
             )
-    return PrivacyUnit(column=raw["column"], max_rows=raw["max_rows"])
+    auto = raw.get("auto")
+    if auto is not None:
+        if not isinstance(auto, Mapping):
+            raise SchemaError(
+                f"privacy_unit: auto ({auto!r}) must be a mapping, e.g. "
+                "{upper: 100, quantile: 0.9, epsilon: 0.1}"
+            )
+        _check_keys("privacy_unit: auto", auto, {"upper", "quantile", "epsilon"})
+        auto = AutoMaxRows(**auto)
+    return PrivacyUnit(column=raw["column"], max_rows=raw["max_rows"], auto=auto)
 
 
 def _check_unit(unit: Any, features: set[str], label: LabelSpec | None) -> None:
