@@ -82,7 +82,7 @@ def test_round_trips_through_json_and_yaml(tmp_path) -> None:
         ({"column": "pid", "max_rows": 5.0}, "max_rows (5.0) must be an integer >= 1"),
         ({"column": "pid", "max_rows": "5"}, "max_rows ('5') must be an integer >= 1"),
         ({"column": "pid", "max_rows": True}, "max_rows (True) must be an integer >= 1"),
-        ({"column": "pid", "max_rows": "auto"}, "max_rows ('auto') is not supported yet"),
+        ({"column": "pid", "max_rows": "several"}, "must be an integer >= 1 (rows per person) or"),
         ({"column": "pid"}, "'max_rows' is missing"),
         ({"column": "", "max_rows": 2}, "name ('') must be a non-empty string"),
         ({"column": "age", "max_rows": 2}, "is also a feature column"),

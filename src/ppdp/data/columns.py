@@ -748,9 +748,7 @@ class PrivacyUnit:
         )
         object.__setattr__(self, "max_rows", cap)
         if self.auto is not None and not self.chosen:
-            raise SchemaError(
-                f"privacy_unit: auto is only for max_rows: auto (max_rows is {cap})"
-            )
+            raise SchemaError(f"privacy_unit: auto is only for max_rows: auto (max_rows is {cap})")
 
     @property
     def is_auto(self) -> bool:

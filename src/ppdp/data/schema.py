@@ -96,7 +96,9 @@ DRAFT_COMMENT = (
 UNIT_PROPOSAL_COMMENT = (
     "# PROPOSED: this column repeats like a person's identifier; every release then protects\n"
     "# each person's rows (at most max_rows of them, read from the data: choose it from public\n"
-    "# knowledge). Delete privacy_unit if each row is a different person.\n"
+    "# knowledge, or write max_rows: auto to have each release choose it under DP, a noisy\n"
+    "# 90th percentile of rows per person charged to its budget). Delete privacy_unit if each\n"
+    "# row is a different person.\n"
 )
 
 NanPolicy = Literal["error", "impute"]
@@ -352,7 +354,8 @@ class Schema:
         if unit is None:
             return
         raise SchemaError(
-            f"schema declares privacy_unit (column {unit.column!r}, max_rows {unit.max_rows}); "
+            f"schema declares privacy_unit (column {unit.column!r}, max_rows "
+            f"{'auto' if unit.is_auto else unit.max_rows}); "
             f"{method} protects single rows only and cannot honour a person-level unit yet: "
             "use GroupByPublisher or TableSynthesizer, or remove privacy_unit only if every "
             "person has one row"
