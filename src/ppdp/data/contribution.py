@@ -51,6 +51,7 @@ __all__ = [
     "bound_table",
     "bounding_keys",
     "choose_max_rows",
+    "dropped_share",
     "log_counts",
     "log_dask_counts",
     "rows_per_person",
@@ -481,3 +482,30 @@ def choose_max_rows(
 
     mech = ExponentialMechanism(epsilon=spec.epsilon, sensitivity=1.0, relation=relation)
     return 1 + int(mech.randomise(auto_utilities(sizes, spec), source))
+
+
+def dropped_share(ids: pd.Series, column: str, max_rows: int) -> dict[str, Any]:
+    """What ``max_rows`` drops of a table's rows (custodian only: data-dependent, never
+    released): per cap, as the report shows it.
+
+    The rows ``max_rows`` drops are ``Σ_p max(rows_p − max_rows, 0)`` whichever rows the
+    bounding keeps, so the count is the release's exactly (the group caps ``max_groups``
+    and ``max_rows_per_group`` of a group-statistics release are not reported here).
+    """
+    missing = int(ids.isna().sum())
+    sizes = ids.dropna().astype(str).value_counts(sort=False).to_numpy(dtype=np.int64)
+    rows = int(sizes.sum()) + missing
+    over = np.maximum(sizes - int(max_rows), 0)
+    by_rows = int(over.sum())
+    dropped = by_rows + missing
+    return {
+        "column": column,
+        "max_rows": int(max_rows),
+        "persons": int(sizes.size),
+        "rows": rows,
+        "kept": rows - dropped,
+        "dropped": dropped,
+        "share_dropped": 0.0 if rows == 0 else dropped / rows,
+        "persons_over_max_rows": int((over > 0).sum()),
+        "by_cap": {"max_rows": by_rows, "missing_ids": missing},
+    }
