@@ -14,10 +14,11 @@ import pytest
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
 from ppdp.data import AutoMaxRows, PrivacyUnit, Schema
-from ppdp.data.contribution import auto_utilities, choose_max_rows, rows_per_person
+from ppdp.data.contribution import auto_utilities, rows_per_person
 from ppdp.exceptions import DataValidationError, SchemaError
 from ppdp.mechanisms import ExponentialMechanism
 from ppdp.publish import GroupByPublisher, LaplacePublisher, TableSynthesizer
+from ppdp.publish.unit_choice import choose_max_rows
 from ppdp.random import SeededRandom
 from ppdp.release import ReleaseOptions
 

@@ -50,10 +50,10 @@ __all__ = [
     "bound_dask",
     "bound_table",
     "bounding_keys",
-    "choose_max_rows",
     "dropped_share",
     "log_counts",
     "log_dask_counts",
+    "person_weights",
     "rows_per_person",
 ]
 
@@ -473,17 +473,6 @@ def auto_utilities(sizes: NDArray[np.int64], spec: AutoMaxRows) -> NDArray[np.fl
     return -np.maximum(np.maximum(below, above), 0.0)
 
 
-def choose_max_rows(
-    sizes: NDArray[np.int64], spec: AutoMaxRows, source: RandomSource, *, relation: Any
-) -> int:
-    """``max_rows`` chosen by the exponential mechanism (ε = ``spec.epsilon``, utility
-    sensitivity 1) among ``1..spec.upper`` (:func:`auto_utilities`)."""
-    from ppdp.mechanisms import ExponentialMechanism
-
-    mech = ExponentialMechanism(epsilon=spec.epsilon, sensitivity=1.0, relation=relation)
-    return 1 + int(mech.randomise(auto_utilities(sizes, spec), source))
-
-
 def dropped_share(ids: pd.Series, column: str, max_rows: int) -> dict[str, Any]:
     """What ``max_rows`` drops of a table's rows (custodian only: data-dependent, never
     released): per cap, as the report shows it.
@@ -509,3 +498,11 @@ def dropped_share(ids: pd.Series, column: str, max_rows: int) -> dict[str, Any]:
         "persons_over_max_rows": int((over > 0).sum()),
         "by_cap": {"max_rows": by_rows, "missing_ids": missing},
     }
+
+
+def person_weights(ids: pd.Series) -> tuple[NDArray[np.float64], int]:
+    """Each row's weight ``1/rows_p`` (its person's rows share one unit of weight) and the
+    number of persons: the weights of an objective whose terms are per-person averages."""
+    codes = _person_codes(ids.reset_index(drop=True))
+    sizes = np.bincount(codes)
+    return 1.0 / sizes[codes].astype(np.float64), int(sizes.size)

@@ -7,7 +7,7 @@ A schema's privacy unit may leave ``max_rows`` to the data (``max_rows: auto``,
    ``auto.epsilon`` (:func:`choice_charge`), with the release's own charges planned for the
    worst case ``max_rows = auto.upper``;
 2. after the checks, reads each person's number of rows (one value per person) and draws
-   ``k`` from ``1..auto.upper`` (:func:`ppdp.data.contribution.choose_max_rows`), then
+   ``k`` from ``1..auto.upper`` (:func:`choose_max_rows`), then
    bounds and calibrates every statistic to ``k`` (:func:`resolve`);
 3. charges the choice and the release together, and states both in the guarantee
    (:func:`with_choice`: ε adds; under zCDP the choice adds ``ε²/8``, the exponential
@@ -24,11 +24,19 @@ from typing import Any
 from ppdp.accounting import Charge
 from ppdp.accounting.events import Exponential
 from ppdp.budget import Guarantee, GuaranteeKind, Neighbouring
-from ppdp.data import PrivacyUnit, Schema
-from ppdp.data.contribution import choose_max_rows, rows_per_person
+from ppdp.data import AutoMaxRows, PrivacyUnit, Schema
+from ppdp.data.contribution import auto_utilities, rows_per_person
+from ppdp.mechanisms import ExponentialMechanism
 from ppdp.random import RandomSource
 
-__all__ = ["CHOICE_MECHANISM", "choice_charge", "is_choice", "resolve", "with_choice"]
+__all__ = [
+    "CHOICE_MECHANISM",
+    "choice_charge",
+    "choose_max_rows",
+    "is_choice",
+    "resolve",
+    "with_choice",
+]
 
 #: The suffix of the choice's mechanism name in the ledger.
 CHOICE_MECHANISM = "max_rows auto (exponential mechanism)"
@@ -65,6 +73,15 @@ def choice_charge(schema: Schema, name: str, relation: Neighbouring) -> list[Cha
 def is_choice(charge: Charge) -> bool:
     """The charge is an ``auto`` choice's (:func:`choice_charge`)."""
     return charge.mechanism.endswith(CHOICE_MECHANISM)
+
+
+def choose_max_rows(
+    sizes: Any, spec: AutoMaxRows, source: RandomSource, *, relation: Neighbouring | str
+) -> int:
+    """``max_rows`` chosen by the exponential mechanism (ε = ``spec.epsilon``, utility
+    sensitivity 1) among ``1..spec.upper`` (:func:`ppdp.data.contribution.auto_utilities`)."""
+    mech = ExponentialMechanism(epsilon=spec.epsilon, sensitivity=1.0, relation=relation)
+    return 1 + int(mech.randomise(auto_utilities(sizes, spec), source))
 
 
 def resolve(
