@@ -328,12 +328,15 @@ def test_a_method_that_cannot_honour_a_unit_refuses_it(tmp_path, make) -> None:
     assert acct.spent == PrivacyBudget(0.0) and not out.exists()
 
 
-def test_a_learner_refuses_a_unit() -> None:
-    from ppdp.learn import PrivateLogisticRegression
+def test_a_learner_refuses_a_unit_it_cannot_honour() -> None:
+    from ppdp.learn import PrivateLogisticRegression, PrivateRBFSVM
 
     s = schema(3, label={"name": "y", "classes": [0, 1]})
     df = panel().assign(y=0)
     with pytest.raises(SchemaError, match="cannot honour a person-level unit"):
+        PrivateRBFSVM(epsilon=1.0, schema=s).fit(df.drop(columns="y"), df["y"])
+    # the linear learners train per person by output perturbation only
+    with pytest.raises(ParameterError, match="perturbation='output' only"):
         PrivateLogisticRegression(epsilon=1.0, schema=s).fit(df.drop(columns="y"), df["y"])
 
 
