@@ -398,6 +398,12 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         assert schema is not None
         return encode_features(schema, X, on_invalid)
 
+    @property
+    def bounding_summary(self) -> str | None:
+        """The custodian's line of the last fit's contribution bounding (persons, rows
+        dropped), or None without a privacy unit: for the custodian only, never released."""
+        return getattr(self, "_custodian_bounding_line", None)
+
     def _with_label(self, frame: pd.DataFrame, y: Any) -> pd.DataFrame:
         """``frame`` with the labels ``y`` as the schema's label column (one per row)."""
         schema = self._schema()
