@@ -183,7 +183,8 @@ def _check_unit(schema: Any, checked: Mapping[str, Any]) -> PrivacyUnit | None:
     if unit.is_auto:
         raise SchemaError(
             f"privacy_unit: max_rows (auto): {checked['estimator']} needs a declared "
-            "max_rows (an integer >= 1)"
+            "max_rows (an integer >= 1); it does not enter this learner's noise (each "
+            "person's rows are averaged into one term), so declare a generous one"
         )
     return unit
 
