@@ -113,7 +113,7 @@ def test_what_cannot_be_per_person_is_refused_before_any_spend(tmp_path, kw, err
 
 def test_auto_max_rows_is_refused_by_a_learner(tmp_path) -> None:
     s = schema("auto")
-    with pytest.raises(SchemaError, match="needs a declared max_rows .* declare a generous"):
+    with pytest.raises(SchemaError, match=r"needs a declared max_rows .* declare a generous"):
         PrivateLogisticRegression(epsilon=1.0, schema=s, perturbation="output").privacy_budget()
 
 
