@@ -248,3 +248,33 @@ def test_missing_ids_with_auto_are_refused_before_any_spend(tmp_path) -> None:
         )
     assert "has 1 missing id(s)" in str(info.value)
     assert acct.spent == PrivacyBudget(0.0) and not acct.history()
+
+
+def test_cli_dry_run_names_the_choice_and_the_worst_case_plan(tmp_path, capsys) -> None:
+    from ppdp.cli import main
+
+    panel(200).to_csv(tmp_path / "t.csv", index=False)
+    auto_schema(upper=30).to_file(tmp_path / "s.json")
+    ledger = tmp_path / "l.db"
+    assert main(["budget", "init", str(ledger), "--dataset-id", "t", "--epsilon", "3"]) == 0
+    argv = ["publish", "groupby", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    argv += [
+        "--epsilon",
+        "1",
+        "--by",
+        "sex",
+        "--ledger",
+        str(ledger),
+        "-o",
+        str(tmp_path / "o.csv"),
+    ]
+    capsys.readouterr()
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would charge ε=1.1 in 2 ledger entries" in out
+    assert "a selection (exponential mechanism, utility sensitivity 1)" in out
+    assert "planned for max_rows = 30 (the most it can be)" in out
+    assert not (tmp_path / "o.csv").exists()
+    assert main(argv) == 0
+    said = capsys.readouterr()
+    assert "max_rows chosen under DP:" in said.out and "% dropped" in said.err
