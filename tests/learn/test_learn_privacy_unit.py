@@ -14,6 +14,7 @@ from ppdp.data import Schema
 from ppdp.data.contribution import person_weights
 from ppdp.exceptions import ParameterError, SchemaError
 from ppdp.learn import PrivateLinearSVM, PrivateLogisticRegression
+from ppdp.learn._erm import DEFAULT_TOL, output_perturbation_constants
 
 COLUMNS = [
     {"name": "x1", "type": "numeric", "lower": 0, "upper": 1},
@@ -67,6 +68,9 @@ def test_fit_per_person_says_so_and_records_persons(tmp_path) -> None:
     assert details["n"] == 500 and details["units"] == "persons"
     assert details["privacy_unit"] == {"column": "pid", "max_rows": 3}
     assert acct.privacy_unit == "pid"
+    # the noise is calibrated for n = 500 persons (2/(nΛ) + 2τ/Λ), not for the rows
+    k = output_perturbation_constants(1.0, 500, model.regularization_, 3, tol=DEFAULT_TOL)
+    assert g.details["sensitivity"] == pytest.approx(k.sensitivity)
     assert "_unit_weights" not in model.__dict__  # rows per person are never kept
     assert "(custodian only, not released)" in model._custodian_bounding_line
 
@@ -125,4 +129,16 @@ def test_missing_ids_are_refused_before_any_spend(tmp_path) -> None:
     )
     with pytest.raises(Exception, match="has 1 missing id"), pytest.warns(Warning):
         model.fit(df.drop(columns="y"), df["y"], accountant=acct, allow_seeded=True)
+    assert acct.spent == PrivacyBudget(0.0)
+
+
+def test_a_dask_table_is_refused_per_person_before_any_spend(tmp_path) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    acct = _acct(tmp_path)
+    frame = dd.from_pandas(persons(100), npartitions=2)
+    model = PrivateLogisticRegression(
+        epsilon=1.0, schema=schema(), perturbation="output", random_state=0
+    )
+    with pytest.raises(ParameterError, match="trains per person on a pandas DataFrame only"):
+        model.fit(frame, accountant=acct, allow_seeded=True, scheduler="sync")
     assert acct.spent == PrivacyBudget(0.0)
