@@ -26,6 +26,8 @@ __all__ = [
     "PrivacyBudget",
     "budget_number",
     "mechanism_label",
+    "remaining_number",
+    "remaining_text",
 ]
 
 
@@ -65,6 +67,41 @@ def budget_number(value: float) -> str:
     """An ε or δ for people: 10 significant digits (``16.999999998994998`` reads ``17``,
     ``1e-09`` stays ``1e-09``), as the CLI prints every budget."""
     return f"{value:.10g}"
+
+
+#: A remaining ε or δ within this share of the budget it is left of is shown as 0: it is
+#: the residue of float shares (an ε split across steps whose shares sum a few units in
+#: the last place under it, ``0.2 - 0.19999999999999998 = 2e-17``), not a budget to use.
+RESIDUE_SHARE = 1e-12
+
+
+def remaining_number(value: float, of: float) -> str:
+    """A remaining ε or δ for people: :func:`budget_number`, or ``0`` within ``1e-12 × of``
+    of zero, where ``of`` is the budget it is left of (the ledger's total, or what was left
+    before a release).
+
+    Display only: the accountant keeps and compares the exact value (docs/proofs/
+    ledger.md §5). The bound is relative, so a small declared δ (``1e-14``) still prints.
+
+    Examples
+    --------
+    >>> remaining_number(0.2 - 0.19999999999999998, of=0.2)
+    '0'
+    >>> remaining_number(1e-14, of=1e-14)
+    '1e-14'
+    """
+    if abs(value) <= RESIDUE_SHARE * abs(of):
+        return "0"
+    return budget_number(value)
+
+
+def remaining_text(left: PrivacyBudget, of: PrivacyBudget) -> str:
+    """``str(left)`` for a remaining budget ``left`` of ``of``, each part by
+    :func:`remaining_number` (``ε=0, δ=1e-05``, never ``ε=2e-17``)."""
+    eps = f"ε={remaining_number(left.epsilon, of.epsilon)}"
+    if left.is_pure:
+        return eps
+    return f"{eps}, δ={remaining_number(left.delta, of.delta)}"
 
 
 @dataclass(frozen=True, slots=True)

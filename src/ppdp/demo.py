@@ -32,7 +32,7 @@ import pandas as pd
 
 from ppdp._io import atomic_path
 from ppdp.accounting import Accountant, Charge, charge, check_charges
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
+from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget, remaining_text
 from ppdp.data import Schema
 from ppdp.data.stats import SufficientStats, float_sum_error_bound
 from ppdp.datasets import load_adult
@@ -332,19 +332,57 @@ def _table_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
         where = table.path.name if table.path.parent == report.run_dir else str(table.path)
         lines.append(f"[ledger {indices}] {table.method} -> {where}")
         lines += _guarantee_lines(table.guarantee, full)
-    lines += ["", f"  {'release (ε = 1 each)':30}  {'MSE':>8}  {'accuracy':>8}  {'AUC':>6}"]
-    rows = [(t.method, t.utility) for t in report.tables]
-    rows += list(report.reference.items())
-    for name, u in rows:
-        lines.append(
-            f"  {name:30}  {_fmt(u.get('mse'), '8.4f')}  {_fmt(u.get('accuracy'), '8.3f')}  "
-            f"{_fmt(u.get('auc'), '6.3f')}"
-        )
+    lines += ["", f"  {'release (ε = 1 each)':30}  {'MSE':>8}  {'accuracy':>8}   {'AUC':>6}"]
+    floor = report.reference.get("majority class", {})
+    marked = False
+    for name, u in [(t.method, t.utility) for t in report.tables]:
+        below = _below(u, floor)
+        marked = marked or any(below.values())
+        lines.append(_utility_row(name, u, below))
+    for name, u in report.reference.items():
+        lines.append(_utility_row(name, u, {}))
     lines += [
         "  (MSE on the [0, 1]-encoded table, row-aligned releases only; accuracy and AUC of an",
         "   LDA classifier trained on the release and tested on the held-out original rows)",
     ]
-    return lines
+    if marked:
+        lines += [
+            "  * below the majority class: trained on that release, the classifier does worse than",
+            "    always answering the commonest class (accuracy) or ranks worse than chance (AUC",
+            "    0.5): that release is unfit for this use",
+        ]
+    return [*lines, "", *_TABLE_ADVICE]
+
+
+#: Which of part 2's methods to use, and for what (the rest are there to compare).
+_TABLE_ADVICE = (
+    "  Which to use: for a table to share or analyse, the synthesizer (ppdp publish synth);",
+    "  DP-PCA and DP-LDA (Jiang et al. 2013) and their baselines LAP and EXP are research",
+    "  methods shown to compare with that paper, not recommended for a release. For counts",
+    "  and means per group: ppdp publish groupby; for a classifier: part 3.",
+)
+
+
+def _below(utility: dict[str, float | None], floor: dict[str, float | None]) -> dict[str, bool]:
+    """Which of a release's accuracy and AUC lie below the majority class's (``floor``)."""
+    return {
+        key: utility.get(key) is not None
+        and floor.get(key) is not None
+        and utility[key] < floor[key]  # type: ignore[operator]
+        for key in ("accuracy", "auc")
+    }
+
+
+def _utility_row(name: str, u: dict[str, float | None], below: dict[str, bool]) -> str:
+    """One row of part 2's utility table, ``*`` after a score below the majority class."""
+
+    def mark(key: str) -> str:
+        return "*" if below.get(key) else " "
+
+    return (
+        f"  {name:30}  {_fmt(u.get('mse'), '8.4f')}  {_fmt(u.get('accuracy'), '8.3f')}"
+        f"{mark('accuracy')}  {_fmt(u.get('auc'), '6.3f')}{mark('auc')}"
+    ).rstrip()
 
 
 def _model_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
@@ -384,7 +422,8 @@ def _model_lines(report: DemoReport, parts: int, full: bool) -> list[str]:
 
 def _closing_lines(report: DemoReport, full: bool) -> list[str]:
     ledger = report.ledger_path
-    lines = [f"Budget left: {report.remaining} of {report.total}."]
+    left = remaining_text(report.remaining, report.total)
+    lines = [f"Budget left: {left} of {report.total}."]
     if report.refused:
         refused = report.refused if full else report.refused.split(" Query what remains")[0]
         lines.append("A request for more than remains was refused before touching the data:")

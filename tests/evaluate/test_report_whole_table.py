@@ -67,9 +67,11 @@ def test_a_release_that_drops_the_strongest_pair_is_not_useful(adult):
 
 
 def test_the_strong_pair_rule_is_what_catches_it(adult, monkeypatch):
-    # The broken variant: with no pair counted as strong, the same release passes as useful.
+    # The broken variant: with no pair counted as strong (and the pairs' dependence rule
+    # off: it catches this release too, below), the same release passes as useful.
     a, _, schema = adult
     monkeypatch.setitem(THRESHOLDS, "strong_association", 1.01)
+    monkeypatch.setitem(THRESHOLDS, "kept_dependence", -1e9)
     assert quality_report(a, shuffled(a, ["relationship"]), schema).verdict == USEFUL
 
 
@@ -82,6 +84,27 @@ def test_every_column_shuffled_is_no_better_than_the_trivial_baseline(adult):
     # it is the shuffled baseline, less the baseline's resampling noise in the marginals
     ps = report.pairs
     assert ps["mean_tv"] == pytest.approx(ps["mean_tv_shuffled"], rel=0.2)
+    # The pairs' part sees it too: on the dependent pairs it keeps about none of the real
+    # dependence (the resampled real rows keep all of it), far below kept_dependence (0.5).
+    assert p["pairs"] == WEAK, report.verdict_basis
+    gap = ps["dependent_tv_shuffled"] - ps["dependent_tv_resampled"]
+    assert ps["n_dependent"] > 5 and gap > 0.1
+    assert abs(ps["dependent_tv_shuffled"] - ps["dependent_tv"]) < 0.1 * gap
+    assert "of their dependence: too little" in report.verdict_basis
+
+
+def test_the_kept_dependence_rule_is_what_catches_a_shuffled_table_in_the_pairs(adult, monkeypatch):
+    # The broken variant (the rule before): the shuffled table is the shuffled baseline in
+    # distribution, so "no closer than the shuffled baseline" is a coin flip; here it passes.
+    a, b, schema = adult
+    monkeypatch.setitem(THRESHOLDS, "kept_dependence", -1e9)
+    assert parts(quality_report(a, shuffled(a), schema))["pairs"] == USEFUL
+    monkeypatch.undo()
+    # Releases good by construction keep nearly all of it (the original itself, over 100 %;
+    # an independent sample of the population, about 90 %).
+    for good in (a, b):
+        report = quality_report(a, good, schema)
+        assert parts(report)["pairs"] == USEFUL, report.verdict_basis
 
 
 def test_pairs_worse_than_shuffling_are_not_useful(adult):
@@ -94,6 +117,13 @@ def test_pairs_worse_than_shuffling_are_not_useful(adult):
     assert judge(0.079) == USEFUL and judge(0.08) == WEAK and judge(0.3) == WEAK
     assert judge(0.56) == TRIVIAL  # 0.8 x the trivial release's
     assert judge(0.09, dep=0.15) == USEFUL  # weak real associations: within the noise
+    # the dependent pairs: shuffled 0.20, resampled 0.04, so a gap of 0.16 to keep
+    dep = {"n_dependent": 13, "dependent_tv_shuffled": 0.20, "dependent_tv_resampled": 0.04}
+    kept = lambda tv: _verdict_pairs(  # noqa: E731
+        {**ps, **dep, "dependent_tv": tv, "mean_tv": 0.03, "max_association": 0.5}
+    )[0]
+    assert kept(0.04) == USEFUL and kept(0.119) == USEFUL  # keeps 100 %, 50.6 %
+    assert kept(0.121) == WEAK and kept(0.2) == WEAK and kept(0.3) == WEAK  # 49.4 %, 0, < 0
 
 
 def test_the_pairs_that_moved_most_are_named_with_their_joint_shares(adult):

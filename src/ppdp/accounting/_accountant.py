@@ -27,7 +27,13 @@ from ppdp.accounting._tally import (
     read_composition,
 )
 from ppdp.accounting.events import PrivacyEvent, as_event
-from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget, budget_number
+from ppdp.budget import (
+    Guarantee,
+    Neighbouring,
+    PrivacyBudget,
+    budget_number,
+    remaining_number,
+)
 from ppdp.exceptions import (
     BudgetExceededError,
     LedgerIntegrityError,
@@ -712,8 +718,9 @@ class Accountant:
             requested = event.budget()
             cost = str(requested)
             detail = (
-                f"spent {t.spent} of {t.total}, remaining ε={budget_number(remaining.epsilon)}, "
-                f"δ={budget_number(remaining.delta)}"
+                f"spent {t.spent} of {t.total}, remaining "
+                f"ε={remaining_number(remaining.epsilon, t.total.epsilon)}, "
+                f"δ={remaining_number(remaining.delta, t.total.delta)}"
             )
             if requested.epsilon <= remaining.epsilon and requested.delta > remaining.delta:
                 detail += "; the ε fits, the δ does not" + (

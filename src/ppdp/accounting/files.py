@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ppdp.budget import PrivacyBudget, budget_number
+from ppdp.budget import PrivacyBudget, budget_number, remaining_number
 from ppdp.exceptions import ParameterError
 
 __all__ = ["anchor_ledger", "format_budget_report", "init_budget_ledger"]
@@ -149,7 +149,8 @@ def _head_lines(report: Any) -> list[str]:
         return [
             *lines,
             f"spent:     {_budget(report.spent)}",
-            f"remaining: {_budget(report.remaining)}",
+            f"remaining: ε={remaining_number(report.remaining.epsilon, report.total.epsilon)}, "
+            f"δ={remaining_number(report.remaining.delta, report.total.delta)}",
         ]
     # a composed ε at the target δ: not a sum, so the headroom is not additive either
     target = budget_number(report.total.delta)
@@ -157,7 +158,8 @@ def _head_lines(report: Any) -> list[str]:
         *lines,
         f"spent:     ε={budget_number(report.spent.epsilon)} at δ={target} "
         f"(every spend composed, {report.composition})",
-        f"remaining: ε={budget_number(report.remaining.epsilon)} of headroom at δ="
+        f"remaining: ε={remaining_number(report.remaining.epsilon, report.total.epsilon)} "
+        "of headroom at δ="
         f"{target} (whether a release fits is decided by composing it)",
     ]
 

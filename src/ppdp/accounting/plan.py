@@ -168,7 +168,7 @@ def dry_run_lines(
     own answer to what it would have left (it composes under PLD / RDP; None: the release
     would not fit); the default subtracts, as basic composition does.
     """
-    from ppdp.budget import PrivacyBudget
+    from ppdp.budget import PrivacyBudget, remaining_text
     from ppdp.data.schema_files import clipping_lines
 
     total = PrivacyBudget(0.0)
@@ -188,9 +188,15 @@ def dry_run_lines(
         )
     if remaining is not None:
         left = remaining - total if after == "subtract" else after
+        # Float residue of split shares (2e-17) is shown as 0; the accountant decides.
+        of = remaining + total
         lines.append(
-            f"the ledger has {remaining} left; after this release: "
-            + ("it does not fit (the real run is refused)" if left is None else f"{left}")
+            f"the ledger has {remaining_text(remaining, of)} left; after this release: "
+            + (
+                "it does not fit (the real run is refused)"
+                if left is None
+                else remaining_text(left, of)
+            )
         )
     else:
         lines.append("no --ledger given: the real run would record the spend nowhere")

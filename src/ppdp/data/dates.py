@@ -33,6 +33,7 @@ __all__ = [
     "day_text",
     "day_texts",
     "parse_dates",
+    "written_as",
 ]
 
 #: The form of a date in a schema file and, unless a column declares ``date_format``, in
@@ -141,6 +142,27 @@ def day_texts(days: ArrayLike) -> NDArray[np.object_]:
     """Day numbers as ``YYYY-MM-DD`` texts (rounded to whole days), an object array."""
     d = np.rint(np.asarray(days, dtype=np.float64)).astype(np.int64)
     return d.astype("datetime64[D]").astype(str).astype(object)
+
+
+#: An ISO date inside a released text: a whole value, or a bound of a group's interval.
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def written_as(values: pd.Series, date_format: str) -> pd.Series:
+    """Released ``values`` with every ISO date in them written in ``date_format``.
+
+    A released date (``2021-03-14``) becomes ``14.03.2021`` under ``'%d.%m.%Y'``, and a
+    group's interval (``[2015-01-01, 2016-01-01)``) has its two dates rewritten; a value
+    that is no text (a missing one) is kept. The result reads back with the same schema,
+    since :func:`parse_dates` reads texts in ``date_format``. Each distinct value is
+    rewritten once (a date column holds few of them).
+    """
+
+    def one(m: re.Match[str]) -> str:
+        return _dt.date(int(m[1]), int(m[2]), int(m[3])).strftime(date_format)
+
+    texts = {v: _ISO_DATE.sub(one, v) for v in pd.unique(values) if isinstance(v, str)}
+    return values.map(lambda v: texts.get(v, v) if isinstance(v, str) else v)
 
 
 def _days_of_datetimes(values: pd.Series) -> NDArray[np.float64]:

@@ -1020,6 +1020,7 @@ def draft_schema(
         label=label_spec,
         missing_values=tokens,
         privacy_unit=unit,
+        per_person=_proposed_per_person(df, unit, [c.name for c in columns]),
         open_columns=tuple(opened),
         draft=True,
     )
@@ -1079,6 +1080,30 @@ def _proposed_unit(
         )
         return PrivacyUnit(name, max_rows)
     return None
+
+
+def _proposed_per_person(
+    df: pd.DataFrame, unit: PrivacyUnit | None, names: Sequence[str]
+) -> tuple[str, ...]:
+    """The drafted columns that hold one value within every person (and more than one
+    across persons): a proposal, read from the data like every drafted value; warns once,
+    naming them."""
+    if unit is None or not names:
+        return ()
+    per = df.groupby(df[unit.column].astype(str), sort=False)[list(names)]
+    within = per.nunique(dropna=False).max()
+    overall = df[list(names)].nunique(dropna=False)
+    found = tuple(n for n in names if within[n] <= 1 and overall[n] > 1)
+    if found:
+        warnings.warn(
+            PPDPWarning(
+                f"column(s) {', '.join(found)} hold one value within every {unit.column}: the "
+                "draft marks them per_person: true (a synthetic table then draws them once per "
+                "person); review it, and delete per_person where a value may change"
+            ),
+            stacklevel=user_stacklevel(),
+        )
+    return found
 
 
 #: Dates as a draft recognises them: year first (2025-03-14, 2025/03/14, 2025.03.14) or

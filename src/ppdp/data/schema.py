@@ -173,6 +173,11 @@ class Schema:
         is read only to bound contributions (:mod:`ppdp.data.contribution`): it is neither a
         feature nor the label, is never encoded and never released. Publishers that cannot
         calibrate to a person refuse such a schema in one line.
+    per_person : sequence of str, default ()
+        Feature columns constant within a person (sex, birth year), with a privacy unit
+        only: :class:`~ppdp.publish.TableSynthesizer` then synthesises persons, drawing these
+        columns once per synthetic person (``per_person: true`` on a column in a file). Kept
+        in column order; the label and the unit's column cannot be per person.
     open_columns : sequence of OpenCategoricalColumn, default ()
         Categorical columns declared ``open: true`` (their categories are not all
         declared). They are not encoded; only a release that selects group keys privately
@@ -212,6 +217,7 @@ class Schema:
     nan_policy: NanPolicy = "error"
     keep: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     privacy_unit: PrivacyUnit | None = field(default=None, kw_only=True)
+    per_person: tuple[str, ...] = field(default=(), kw_only=True)
     open_columns: tuple[OpenCategoricalColumn, ...] = field(default=(), kw_only=True)
     draft: bool = field(default=False, kw_only=True)
     source: str | None = field(default=None, kw_only=True, compare=False, repr=False)
@@ -241,6 +247,9 @@ class Schema:
                     f"label {self.label.name!r} has the same name as a feature column"
                 )
         object.__setattr__(self, "keep", _check_keep(self.keep, cols, self.label))
+        names = tuple(c.name for c in cols)
+        per_person = _check_per_person(self.per_person, names, self.label, self.privacy_unit)
+        object.__setattr__(self, "per_person", per_person)
         _check_unit(self.privacy_unit, seen, self.label)
         if self.row_norm_bound is not None:
             r = self.row_norm_bound
@@ -495,6 +504,7 @@ class Schema:
             nan_policy=self.nan_policy,
             keep=tuple(p for p in self.keep if self.label is None or self.label.name not in p),
             privacy_unit=self.privacy_unit,
+            per_person=self.per_person,
             open_columns=self.open_columns,
             draft=self.draft,
             source=self.source,
@@ -542,6 +552,9 @@ class Schema:
         d: dict[str, Any] = {"draft": True} if self.draft else {}
         d["schema_version"] = SCHEMA_VERSION
         d["columns"] = [c.to_dict() for c in (*self.columns, *self.open_columns)]
+        for col in d["columns"]:
+            if col["name"] in self.per_person:
+                col["per_person"] = True
         if self.label is not None:
             d["label"] = self.label.to_dict()
         if self.missing_values:
@@ -628,6 +641,7 @@ class Schema:
         raw_cols = data.get("columns")
         if not isinstance(raw_cols, Sequence) or isinstance(raw_cols, str | bytes):
             raise SchemaError("schema: 'columns' must be a list of column declarations")
+        raw_cols, per_person = _per_person_from_dicts(raw_cols)
         declared = [_column_from_dict(i, c) for i, c in enumerate(raw_cols)]
         columns = tuple(c for c in declared if not isinstance(c, OpenCategoricalColumn))
         opened = tuple(c for c in declared if isinstance(c, OpenCategoricalColumn))
@@ -652,6 +666,7 @@ class Schema:
             nan_policy=data.get("nan_policy", "error"),
             keep=data.get("keep") or (),
             privacy_unit=_unit_from_dict(data.get("privacy_unit")),
+            per_person=per_person,
             open_columns=opened,
             draft=data.get("draft", False),
             source=source,
@@ -951,6 +966,65 @@ def _check_unit(unit: Any, features: set[str], label: LabelSpec | None) -> None:
             "only to bound each person's rows and is never a feature: remove it from the "
             "columns"
         )
+
+
+def _per_person_from_dicts(raw_cols: Sequence[Any]) -> tuple[list[Any], tuple[str, ...]]:
+    """The column declarations without their ``per_person`` key, and the names that set it
+    true (a value that is not true or false refused in one line)."""
+    cleaned: list[Any] = []
+    names: list[str] = []
+    for index, raw in enumerate(raw_cols):
+        if isinstance(raw, Mapping) and "per_person" in raw:
+            flag = raw["per_person"]
+            name = raw.get("name")
+            where = f"column {name!r}" if isinstance(name, str) else f"columns[{index}]"
+            if not isinstance(flag, bool):
+                raise SchemaError(f"{where}: per_person ({flag!r}) must be true or false")
+            if flag:
+                names.append(name)  # type: ignore[arg-type]
+            raw = {k: v for k, v in raw.items() if k != "per_person"}
+        cleaned.append(raw)
+    return cleaned, tuple(names)
+
+
+def _check_per_person(
+    value: Any, names: tuple[str, ...], label: LabelSpec | None, unit: PrivacyUnit | None
+) -> tuple[str, ...]:
+    """``per_person`` as declared feature names in column order: a privacy unit is needed,
+    and neither the unit's column nor the label can be constant "per person" columns."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise SchemaError(
+            f"per_person ({value!r}) must be a list of column names, e.g. [sex, birth_year]"
+        )
+    wanted = list(value)
+    if not wanted:
+        return ()
+    if unit is None:
+        raise SchemaError(
+            f"per_person ({', '.join(map(str, wanted))}) needs a privacy_unit: a column is "
+            "constant within a person only when rows name their person; declare "
+            "privacy_unit: {column, max_rows} or drop per_person"
+        )
+    for name in wanted:
+        if isinstance(unit, PrivacyUnit) and name == unit.column:
+            raise SchemaError(
+                f"per_person names {name!r}, the privacy unit's identifier column: it is read "
+                "only to group rows, never synthesised (the output carries synthetic ids); "
+                "drop it from per_person"
+            )
+        if label is not None and name == label.name:
+            raise SchemaError(
+                f"per_person names {name!r}, the label; only feature columns can be per person"
+            )
+        if name not in names:
+            raise SchemaError(
+                f"per_person names {name!r}, which is not a declared feature column "
+                f"(declared: {', '.join(names)})"
+            )
+    if len(set(wanted)) != len(wanted):
+        twice = next(n for n in wanted if wanted.count(n) > 1)
+        raise SchemaError(f"per_person names {twice!r} twice")
+    return tuple(n for n in names if n in wanted)
 
 
 def _check_keep(

@@ -307,6 +307,7 @@ def review_draft(schema: Any, df: Any, *, max_categories: int = 50) -> Any:
         keep=schema.keep,
         open_columns=schema.open_columns,
         privacy_unit=schema.privacy_unit,
+        per_person=schema.per_person,
         draft=schema.draft,
     )
 

@@ -451,13 +451,26 @@ per column: a numeric column's bins merged, a categorical column's commonest rea
 "(other)"), counted on {ps["n_rows"][0]:,} original and {ps["n_rows"][1]:,} released rows.
 Mean total-variation distance of the {ps["n_pairs"]:,} pairs: {ps["mean_tv"]:.3f}; of the real
 columns shuffled independently (real marginals, no association) {ps["mean_tv_shuffled"]:.3f};
-of the trivial release {ps["mean_tv_uniform"]:.3f}. Association: bias-corrected Cramér's V
-(and Pearson's r for two numeric columns).</p>
+of the trivial release {ps["mean_tv_uniform"]:.3f}.{_dependent_text(ps)} Association:
+bias-corrected Cramér's V (and Pearson's r for two numeric columns).</p>
 {strong}
 <h3>The {len(ps["worst"])} pairs that moved most</h3>
 <div class='scroll'><table><tr><th>pair</th><th>TV</th><th>TV shuffled</th>
 <th>Cramér's V real → released</th><th>Pearson's r</th></tr>{"".join(rows)}</table></div>
 <div class='grid'>{"".join(figs)}</div>"""
+
+
+def _dependent_text(ps: dict[str, Any]) -> str:
+    """The pairs with a real dependence, against the shuffled and the resampled rows."""
+    n = ps.get("n_dependent", 0)
+    if not n:
+        return ""
+    return (
+        f" On the {n:,} pair(s) whose real association reaches "
+        f"{THRESHOLDS['dependence_floor']:g}: {ps['dependent_tv']:.3f}, shuffled "
+        f"{ps['dependent_tv_shuffled']:.3f}, the real rows resampled at the release's size "
+        f"(a perfect release) {ps['dependent_tv_resampled']:.3f}."
+    )
 
 
 def _pct(x: float) -> str:
@@ -917,8 +930,10 @@ between.</li>
 <li>Pairs: <strong>no better than the trivial baseline</strong> when the mean TV of the pairs
 is ≥ {t["trivial_tv_share"]:g} × the uniform release's; <strong>weak</strong> when it is ≥
 {t["shuffled_tv_share"]:g} × that of the real columns shuffled independently (compared only
-when some real pair's association reaches {t["dependence_floor"]:g});
-<strong>useful</strong> otherwise.</li>
+when some real pair's association reaches {t["dependence_floor"]:g}), or when, on the pairs
+whose real association reaches it, the release keeps less than {t["kept_dependence"]:g} of
+the real dependence (the shuffled columns keep 0, the real rows resampled at the release's
+size 1); <strong>useful</strong> otherwise.</li>
 <li>Associations: a pair is strong when its real association (Pearson's |r| for two numeric
 columns, else bias-corrected Cramér's V) is ≥ {t["strong_association"]:g}, and lost when the
 release keeps less than {t["kept_association"]:g} of it. <strong>No better than the trivial

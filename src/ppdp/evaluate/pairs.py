@@ -12,6 +12,9 @@ sampling noise of a table of that size, and no association at all. Per pair:
 * ``tv_shuffled``: the same distance for the shuffled baseline;
 * ``tv_uniform``: the same distance for the trivial release (every column uniform within
   its bounds or categories, independently);
+* ``tv_resampled``: the same distance for a resample of the original's rows (each row whole,
+  with replacement, as many as the release): what a perfect release of that size scores,
+  for the pairs whose real association reaches ``dependence`` (NaN for the others);
 * ``v_original``, ``v_release``: Cramér's V of the pair with Bergsma's bias correction
   (so two independent columns score about 0 whatever their number of cells);
 * ``r_original``, ``r_release``: Pearson's correlation of two numeric columns (scaled by
@@ -68,6 +71,9 @@ class PairView:
         Each column's coarse cells.
     tv, tv_shuffled, tv_uniform, v_original, v_release : ndarray
         Per pair ``(i, j)`` with ``i < j``, in the order of :attr:`index`.
+    tv_resampled : ndarray
+        Per pair, the TV of a resample of the real rows at the release's size (NaN for a
+        pair whose real association is below :func:`pair_view`'s ``dependence``).
     r_original, r_release : ndarray
         Pearson's r of numeric pairs (NaN for other pairs).
     index : ndarray of int, shape (n_pairs, 2)
@@ -90,6 +96,7 @@ class PairView:
     r_release: NDArray[np.float64]
     joints: dict[tuple[int, int], tuple[NDArray[np.float64], NDArray[np.float64]]]
     n_rows: tuple[int, int]
+    tv_resampled: NDArray[np.float64]
 
     def association(self, which: str) -> NDArray[np.float64]:
         """Per pair: Pearson's |r| for two numeric columns, else Cramér's V (corrected)."""
@@ -220,6 +227,7 @@ def pair_view(
     cols: list[NumericColumn | CategoricalColumn],
     *,
     keep_joints: int = WORST_PAIRS,
+    dependence: float = 0.0,
 ) -> PairView:
     """Measure every pair of ``cols`` in the original and the release (see the module).
 
@@ -231,6 +239,8 @@ def pair_view(
         The report's columns (features, then the label).
     keep_joints : int
         How many of the pairs that moved most keep their joint shares (for the figures).
+    dependence : float, default 0.0
+        The pairs whose real association reaches this get ``tv_resampled``.
 
     Returns
     -------
@@ -298,6 +308,14 @@ def pair_view(
         for t in np.flatnonzero(both):
             a, b = pos[int(index[t, 0])], pos[int(index[t, 1])]
             r0[t], r1[t] = R0[a, b], R1[a, b]
+    a0 = np.where(np.isnan(r0), np.concatenate(v0) if v0 else r0, np.abs(np.nan_to_num(r0)))
+    # Rows kept whole, with replacement, at the release's size: the real pairs with the
+    # sampling noise of a release of that size (drawn after the shuffled baseline).
+    resample = c0[rng.integers(0, len(c0), n1)] if len(c0) else c0
+    tv_res = np.full(index.shape[0], np.nan)
+    for t in np.flatnonzero(a0 >= dependence):
+        i, j = (int(x) for x in index[t])
+        tv_res[t] = _tv_pairs(kept[i][0][j - i - 1][None], _pair_counts(resample, i, j, k))[0]
     order = np.argsort(-tv_all, kind="stable")[:keep_joints]
     for t in order:
         i, j = (int(x) for x in index[t])
@@ -318,7 +336,15 @@ def pair_view(
         r_release=r1,
         joints=joints,
         n_rows=(len(orig), len(rel)),
+        tv_resampled=tv_res,
     )
+
+
+def _pair_counts(codes: NDArray[np.int64], i: int, j: int, k: int) -> NDArray[np.int64]:
+    """Joint counts of columns ``i`` and ``j``, shape (1, k, k) (as :func:`pair_tables`)."""
+    kk = k + 1
+    flat = codes[:, i] * kk + codes[:, j]
+    return np.bincount(flat, minlength=kk * kk).reshape(1, kk, kk)[:, :k, :k]
 
 
 def _pick(n: int, rng: np.random.Generator, cap: int) -> NDArray[np.int64]:
@@ -386,6 +412,7 @@ def pair_summary(pv: PairView, strong: float, kept: float) -> dict[str, Any]:
             entry["release"] = np.round(q, 5).tolist()
         worst.append(entry)
     n = int(pv.tv.size)
+    dep = np.isfinite(pv.tv_resampled)
     return {
         "n_pairs": n,
         "n_rows": list(pv.n_rows),
@@ -394,6 +421,12 @@ def pair_summary(pv: PairView, strong: float, kept: float) -> dict[str, Any]:
         "mean_tv_shuffled": float(pv.tv_shuffled.mean()) if n else 0.0,
         "mean_tv_uniform": float(pv.tv_uniform.mean()) if n else 0.0,
         "max_association": float(a0.max()) if n else 0.0,
+        # the pairs with a real dependence: the release against the shuffled baseline and
+        # against a resample of the real rows at its size (a perfect release)
+        "n_dependent": int(dep.sum()),
+        "dependent_tv": float(pv.tv[dep].mean()) if dep.any() else 0.0,
+        "dependent_tv_shuffled": float(pv.tv_shuffled[dep].mean()) if dep.any() else 0.0,
+        "dependent_tv_resampled": float(pv.tv_resampled[dep].mean()) if dep.any() else 0.0,
         "mean_association_drift": float(np.abs(a1 - a0).mean()) if n else 0.0,
         "strong": strong_pairs,
         "worst": worst,

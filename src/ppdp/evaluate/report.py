@@ -90,7 +90,11 @@ UNDECLARED_LIMITS: dict[str, float] = {"release": 0.01, "original": 0.20}
 #: ``trivial_tv_share`` x the trivial release's; "weak" when it is >= ``shuffled_tv_share`` x
 #: that of the *shuffled baseline* (the original with each column shuffled on its own: the
 #: real marginals, no association), a comparison made only when some real pair's
-#: association reaches ``dependence_floor``; "useful" otherwise.
+#: association reaches ``dependence_floor``; "weak" too when, over the pairs whose real
+#: association reaches ``dependence_floor``, the release keeps less than ``kept_dependence``
+#: of the real dependence: ``(TV shuffled - TV release) / (TV shuffled - TV resampled)``,
+#: where *resampled* is the real rows drawn whole at the release's size (what a perfect
+#: release of that size scores; a fully shuffled release keeps about 0); "useful" otherwise.
 #:
 #: *Associations*: a pair whose real association (Pearson's |r| for two numeric columns,
 #: else bias-corrected Cramér's V) is >= ``strong_association`` is *lost* when the release
@@ -116,6 +120,7 @@ THRESHOLDS: dict[str, float] = {
     "trivial_tv_share": 0.80,
     "shuffled_tv_share": 1.0,
     "dependence_floor": 0.20,
+    "kept_dependence": 0.50,
     "strong_association": 0.30,
     "kept_association": 0.50,
 }
@@ -661,7 +666,33 @@ def _verdict_pairs(ps: dict[str, Any]) -> tuple[str, str]:
             f"{numbers}: the release's pairs are no closer to the real ones than the real "
             "columns drawn independently"
         )
-    return VERDICTS[0], numbers
+    kept = _kept_dependence(ps)
+    if kept is None:
+        return VERDICTS[0], numbers
+    share, text = kept
+    if share < t["kept_dependence"]:
+        return VERDICTS[1], f"{numbers}; {text}: too little of the real pairs' dependence"
+    return VERDICTS[0], f"{numbers}; {text}"
+
+
+def _kept_dependence(ps: dict[str, Any]) -> tuple[float, str] | None:
+    """The share of the real dependence the release keeps over the dependent pairs (the
+    shuffled baseline keeps 0, a resample of the real rows at its size 1), and its line;
+    None without such pairs or when the resample is no closer than the shuffled baseline."""
+    n = ps.get("n_dependent", 0)
+    if not n:
+        return None
+    tv, shuf, res = ps["dependent_tv"], ps["dependent_tv_shuffled"], ps["dependent_tv_resampled"]
+    if shuf <= res:
+        return None
+    share = (shuf - tv) / (shuf - res)
+    kept = f"{share:.0%}" if share > 0 else "none"
+    return share, (
+        f"on the {n:,} pair(s) whose real association reaches "
+        f"{THRESHOLDS['dependence_floor']:g}: {tv:.3f}, shuffled {shuf:.3f}, the real rows "
+        f"resampled at the release's size {res:.3f}: the release keeps {kept} of their "
+        "dependence"
+    )
 
 
 def _pair_text(d: dict[str, Any]) -> str:
@@ -1343,7 +1374,7 @@ def _assemble(
             ml["sampled"] = True
     say(f"{len(cols) * (len(cols) - 1) // 2:,} pairs of columns")
     with _one_thread():
-        view = pair_view(orig_s, rel_s, cols)
+        view = pair_view(orig_s, rel_s, cols, dependence=THRESHOLDS["dependence_floor"])
     pairs = pair_summary(view, THRESHOLDS["strong_association"], THRESHOLDS["kept_association"])
     verdict, basis, parts = _verdict_table(columns, pairs, ml)
     alarm = undeclared_alarm(cols, counts)

@@ -243,6 +243,29 @@ def write_table(
         df.to_csv(path, index=False, compression=compression, sep=sep, decimal=decimal)
 
 
+def spreadsheet_dates(table: Any, schema: Any, sep: str, decimal: str) -> Any:
+    """``table`` as a CSV for a spreadsheet writes it: with an ``output_sep`` or an
+    ``output_decimal`` other than ``,`` and ``.`` (a European export), the dates of each
+    date column that declares a ``date_format`` are written in it, as the data were
+    (``14.03.2021``), not ISO; else (and for a column without one) ``table`` itself.
+    Post-processing of released values; the result reads back with the same schema."""
+    from ppdp.data.dates import written_as
+
+    if (sep, decimal) == (",", "."):
+        return table
+    formats = {
+        c.name: c.date_format
+        for c in schema.numeric_columns
+        if c.date and c.date_format is not None and c.name in table.columns
+    }
+    if not formats:
+        return table
+    table = table.copy()
+    for name, fmt in formats.items():
+        table[name] = written_as(table[name], fmt)
+    return table
+
+
 def sidecar_for(out: Path) -> Path:
     """Where a release's guarantee goes: ``OUT.guarantee.json``.
 
@@ -610,7 +633,8 @@ def _publish_file(
     try:
         with atomic_paths(side, out) as (tmp_side, tmp_out):
             tmp_side.write_text(sidecar, encoding="utf-8")
-            write_table(table, tmp_out, name=out.name, sep=output_sep, decimal=output_decimal)
+            written = spreadsheet_dates(table, schema, output_sep, output_decimal)
+            write_table(written, tmp_out, name=out.name, sep=output_sep, decimal=output_decimal)
     except OSError as exc:
         raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
     return PublishResult(

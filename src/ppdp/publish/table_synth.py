@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -95,6 +95,9 @@ from ppdp.publish.table_synth_model import (
     sub_bins_of,
 )
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
+
+if TYPE_CHECKING:
+    from ppdp.publish.synth_persons import PersonsPlan
 
 __all__ = ["TableSynthesizer"]
 
@@ -340,17 +343,19 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     keep: tuple[tuple[int, int], ...] = checked["keep"]
     check_pairs: int = checked["check_pairs"]
     k: int = checked["contribution"]
+    share: float = checked["row_share"]
     try:
         plan = _build_plan(
-            method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k
-        )
+            method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k,
+            share,
+        )  # fmt: skip
     except UndrawableNoiseError as exc:
 
         def feasible(eps: float) -> bool:
             try:
                 _build_plan(
                     method, eps, delta, bins, n_bins, relation, binning, keep, decode, check_pairs,
-                    k,
+                    k, share,
                 )  # fmt: skip
             except UndrawableNoiseError:
                 return False
@@ -457,6 +462,7 @@ def _build_plan(
     decode: str = "sub-bins",
     check_pairs: int = 0,
     contribution: int = 1,
+    share: float = 1.0,
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
@@ -466,9 +472,13 @@ def _build_plan(
     person, every draw is planned for one row at ``ρ / k²`` (a hair less, so that the
     per-person sum ``k² · Σ`` never rounds above ρ): per person each sensitivity and
     selection ε is ``k`` times the row's, so each draw costs ``k²`` times its row cost.
+    With ``share < 1`` the draws spend that share of ρ (synthetic persons split ρ between
+    the person model and the row model: :mod:`ppdp.publish.synth_persons`); the plan's
+    ``rho`` is the whole fit's.
     """
     rho = cdp_rho(epsilon, delta)
-    budget = rho if contribution == 1 else rho / contribution**2 * (1.0 - 2.0**-40)
+    exact = contribution == 1 and share == 1.0
+    budget = rho if exact else rho * share / contribution**2 * (1.0 - 2.0**-40)
     args = (bins, n_bins, relation, binning, keep, decode)
     plan = _spend(method, budget, *args)
     rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
@@ -687,7 +697,23 @@ class TableSynthParams:
     keep: tuple[tuple[int, int], ...]
     check_pairs: int
     contribution: int
+    #: The share of ρ the row tables spend (1, or less with synthetic persons).
+    row_share: float
     plan: Plan
+    #: Synthetic persons (the schema declares ``per_person`` columns), else None.
+    persons: PersonsPlan | None
+
+
+def _row_share(schema: Schema, checked: Mapping[str, Any]) -> float:
+    from ppdp.publish.synth_persons import row_share
+
+    return row_share(schema, checked)
+
+
+def _persons(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | None:
+    from ppdp.publish.synth_persons import persons_plan
+
+    return persons_plan(schema, checked)
 
 
 #: TableSynthesizer's constraint table, in the order the parameters are checked (``bins``
@@ -709,7 +735,9 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
         lambda v, _: v.privacy_unit.max_rows if v.privacy_unit is not None else 1,
         attribute="schema",
     ),
+    Rule("row_share", _row_share, attribute="schema"),
     Rule("plan", _plan, attribute="method"),
+    Rule("persons", _persons, attribute="schema"),
 )
 
 
@@ -800,6 +828,14 @@ class TableSynthesizer(Publisher):
     Guarantee: (ε, δ)-differential privacy under replace-one neighbours (``n`` public) by
     default, or under add/remove neighbours (``relation="add/remove"``, ``n`` private),
     through ρ-zCDP of the whole fit; see ``docs/proofs/table-synth.md``.
+
+    Under a schema's privacy unit every draw is calibrated per person (``max_rows`` rows).
+    When the schema also declares ``per_person`` columns, the fit synthesises **persons**
+    (:mod:`ppdp.publish.synth_persons`): 10 % of ρ on a rows-per-person histogram, 20 % on a
+    model of the person table (one row per person: its ``per_person`` columns and rows
+    kept), the rest on the rows; each synthetic person's columns are drawn once, its rows
+    given them, and the unit's column holds synthetic ids (``P000001``...). ``sample(n)``
+    then draws ``n`` persons. In memory, with equal-width or declared bins, only.
 
     Parameters
     ----------
@@ -993,6 +1029,10 @@ class TableSynthesizer(Publisher):
         if self.schema.privacy_unit is not None:
             details["privacy_unit"] = self.schema.privacy_unit.ledger_dict()
         event = zcdp_event(plan, float(self.epsilon), float(self.delta))
+        persons = self._params().persons
+        if persons is not None:  # the person model's draws compose with the rows'
+            event = persons.event(event)
+            details["persons"] = persons.details()
         return [Charge(event, "TableSynthesizer", details)]
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
@@ -1005,6 +1045,10 @@ class TableSynthesizer(Publisher):
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
         self._check_rows(X.shape[0])
+        if self._params().persons is not None:  # private: read by _release only, then dropped
+            from ppdp.publish.synth_persons import person_index
+
+            self._person_index = person_index(df, self.schema)
         if self.schema.label is not None and y is None:  # pragma: no cover - encode checks
             raise DataValidationError("the data must have the label column")
         return X, y
@@ -1042,6 +1086,15 @@ class TableSynthesizer(Publisher):
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         self._check_rows(scan.n_rows)
+
+    def _check_partitioned(self) -> None:
+        """Synthetic persons need each person's rows together: in memory only, for now."""
+        if self._params().persons is not None:
+            raise ParameterError(
+                "schema declares per_person columns: TableSynthesizer synthesises persons from "
+                "a pandas DataFrame only (not yet from a Dask DataFrame or a Parquet dataset); "
+                "read the table into memory, or drop per_person to synthesise rows"
+            )
 
     def _check_output(self, output: Any, name: str) -> Path | None:
         """``output`` is optional: a new folder for ``n`` synthetic rows, written in ``fit``
@@ -1246,6 +1299,11 @@ class TableSynthesizer(Publisher):
         charges: list[Charge],
     ) -> Release:
         params = self._params()
+        if params.persons is not None:
+            from ppdp.publish.synth_persons import release_persons
+
+            person, self._person_index = self._person_index, None
+            return release_persons(self, params.persons, X, y, person, source)
         fine = _fine_histograms(self.schema, params.plan, X)
         plan, histograms = self._place_cuts(params.plan, params.n_bins, fine, source)
         codes = plan.bins.codes(self.schema, X, y)
@@ -1444,6 +1502,10 @@ class TableSynthesizer(Publisher):
             declared bounds. For more rows than memory holds, use :meth:`sample_to_parquet`.
         """
         self._check_fitted()
+        persons = getattr(self, "_persons_model", None)
+        if persons is not None:  # n persons, each with their rows
+            count = persons.n if n is None else check_int("n", n, minimum=1)
+            return persons.sample(count, resolve_random_state(random_state))
         n = self._model.n if n is None else check_int("n", n, minimum=1)
         source = resolve_random_state(random_state)
         Z, y = self._decode(self._draw(n, source), source)
@@ -1491,6 +1553,11 @@ class TableSynthesizer(Publisher):
             The folder written.
         """
         self._check_fitted()
+        if getattr(self, "_persons_model", None) is not None:
+            raise ParameterError(
+                "sample_to_parquet: synthetic persons (per_person columns) are drawn in memory "
+                "only for now; use sample(n_persons) and write the frame"
+            )
         n = self._model.n if n is None else check_int("n", n, minimum=1)
         path = new_folder(output, "output")
         if rows_per_partition is not None:

@@ -142,7 +142,8 @@ def _numeric(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any
 
 def _categorical(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
     # an open column (keys selected privately) stays open: the form has no field for it
-    keep = ("name", "groups", "open") if old.get("type") == "categorical" else ("name",)
+    kept = ("name", "groups", "open", "per_person")
+    keep = kept if old.get("type") == "categorical" else ("name", "per_person")
     col = {k: v for k, v in old.items() if k in keep}
     col.update(type="categorical", categories=split_values(form.get(f"{p}-categories", "")))
     for key in ("other", "impute"):
@@ -175,6 +176,8 @@ def schema_from_form(
     unit = _unit(form, schema.get("privacy_unit"))
     if unit is None:
         out.pop("privacy_unit", None)
+        for col in columns:  # per_person needs a unit: it goes with it
+            col.pop("per_person", None)
     else:
         out["privacy_unit"] = unit
     missing = split_values(str(form.get("missing", "")))
