@@ -13,7 +13,7 @@ import pytest
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import SchemaError
+from ppdp.exceptions import ParameterError, SchemaError
 from ppdp.learn.files import build_learner
 from ppdp.publish.files import build_publisher
 from ppdp.registry import LEARNERS, PUBLISHERS
@@ -68,7 +68,7 @@ def test_each_publisher_honours_or_refuses_a_unit(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", LEARNERS.names())
-def test_each_learner_refuses_a_unit(name: str) -> None:
+def test_each_learner_honours_or_refuses_a_unit(name: str) -> None:
     cls = LEARNERS.load(name)
     accepted = set(cls._get_param_names())
     options = {"schema": SCHEMA} if "schema" in accepted else {}
@@ -77,6 +77,13 @@ def test_each_learner_refuses_a_unit(name: str) -> None:
         name, schema=SCHEMA, epsilon=1.0, random_state=3, public_X=public, options=options
     )
     df = _table()
+    if getattr(type(est), "supports_privacy_unit", False):
+        # per person by output perturbation only: the default objective one is refused
+        acct = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
+        with pytest.raises(ParameterError, match="perturbation='output' only") as info:
+            est.fit(df.drop(columns="y"), df["y"], accountant=acct, allow_seeded=True)
+        assert "\n" not in str(info.value) and acct.history() == []
+        est.set_params(perturbation="output")
     _check(
         est,
         lambda acct: est.fit(df.drop(columns="y"), df["y"], accountant=acct, allow_seeded=True),

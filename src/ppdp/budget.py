@@ -550,6 +550,8 @@ class Guarantee:
             text += f", ≤ {unit['max_groups']} group(s)"
         if unit.get("max_rows_per_group") is not None:
             text += f", ≤ {unit['max_rows_per_group']} row(s) per group"
+        if isinstance(unit.get("max_rows_chosen_under_dp"), dict):
+            text += f", max_rows chosen under DP: {unit.get('max_rows')}"
         return text + ")"
 
     def summary(self) -> str:

@@ -82,7 +82,7 @@ def test_round_trips_through_json_and_yaml(tmp_path) -> None:
         ({"column": "pid", "max_rows": 5.0}, "max_rows (5.0) must be an integer >= 1"),
         ({"column": "pid", "max_rows": "5"}, "max_rows ('5') must be an integer >= 1"),
         ({"column": "pid", "max_rows": True}, "max_rows (True) must be an integer >= 1"),
-        ({"column": "pid", "max_rows": "auto"}, "max_rows ('auto') is not supported yet"),
+        ({"column": "pid", "max_rows": "several"}, "must be an integer >= 1 (rows per person) or"),
         ({"column": "pid"}, "'max_rows' is missing"),
         ({"column": "", "max_rows": 2}, "name ('') must be a non-empty string"),
         ({"column": "age", "max_rows": 2}, "is also a feature column"),
@@ -328,12 +328,15 @@ def test_a_method_that_cannot_honour_a_unit_refuses_it(tmp_path, make) -> None:
     assert acct.spent == PrivacyBudget(0.0) and not out.exists()
 
 
-def test_a_learner_refuses_a_unit() -> None:
-    from ppdp.learn import PrivateLogisticRegression
+def test_a_learner_refuses_a_unit_it_cannot_honour() -> None:
+    from ppdp.learn import PrivateLogisticRegression, PrivateRBFSVM
 
     s = schema(3, label={"name": "y", "classes": [0, 1]})
     df = panel().assign(y=0)
     with pytest.raises(SchemaError, match="cannot honour a person-level unit"):
+        PrivateRBFSVM(epsilon=1.0, schema=s).fit(df.drop(columns="y"), df["y"])
+    # the linear learners train per person by output perturbation only
+    with pytest.raises(ParameterError, match="perturbation='output' only"):
         PrivateLogisticRegression(epsilon=1.0, schema=s).fit(df.drop(columns="y"), df["y"])
 
 

@@ -128,14 +128,10 @@ def test_predict_keeps_the_id_columns_asked_for_in_front(files, tmp_path):
         predict_file(model.path, tmp_path / "clash.csv", output=tmp_path / "s.csv", keep="score")
 
 
-@pytest.mark.parametrize("dry_run", [True, False])
-def test_a_schema_with_a_privacy_unit_is_refused_before_anything_is_spent(files, tmp_path, dry_run):
-    """Every learner protects single rows: a person-level unit is refused in one line,
-    never silently ignored (docs/proofs/privacy-unit.md)."""
+def _visits(files, tmp_path):
     import numpy as np
 
     from ppdp.data import Schema
-    from ppdp.exceptions import SchemaError
 
     df = pd.read_csv(files / "adult.csv")
     df.insert(0, "patient_id", np.arange(len(df)) // 3)
@@ -143,16 +139,56 @@ def test_a_schema_with_a_privacy_unit_is_refused_before_anything_is_spent(files,
     spec = Schema.from_file(files / "adult.json").to_dict()
     spec["privacy_unit"] = {"column": "patient_id", "max_rows": 3}
     Schema.from_dict(spec).to_file(tmp_path / "visits.json")
+    return tmp_path / "visits.csv", tmp_path / "visits.json"
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_schema_with_a_privacy_unit_is_refused_before_anything_is_spent(files, tmp_path, dry_run):
+    """A learner that cannot calibrate to a person refuses a unit in one line, never
+    ignores it (docs/proofs/privacy-unit.md): the RBF SVM, and the linear learners with
+    objective perturbation (their default)."""
+    from ppdp.exceptions import ParameterError, SchemaError
+
+    data, schema = _visits(files, tmp_path)
     ledger = _ledger(tmp_path)
-    with pytest.raises(SchemaError, match="train logreg protects single rows only"):
-        train_model_file(
-            "logreg",
-            tmp_path / "visits.csv",
-            schema=tmp_path / "visits.json",
-            output=tmp_path / "m.json",
-            epsilon=1.0,
-            ledger=ledger,
-            dry_run=dry_run,
-        )
+    for kind, error, words in (
+        ("logreg", ParameterError, "perturbation='output' only"),
+        ("rbf-svm", SchemaError, "train rbf-svm protects single rows only"),
+    ):
+        with pytest.raises(error, match=words):
+            train_model_file(
+                kind,
+                data,
+                schema=schema,
+                output=tmp_path / "m.json",
+                epsilon=1.0,
+                ledger=ledger,
+                dry_run=dry_run,
+            )
     assert budget_report(ledger).spent.epsilon == 0.0
     assert not (tmp_path / "m.json").exists()
+
+
+def test_train_per_person_with_output_perturbation(files, tmp_path):
+    """``ppdp train logreg --perturbation output`` on a schema with a unit: the learner
+    reads the unit's column, n counts persons, the model file says per person."""
+    data, schema = _visits(files, tmp_path)
+    ledger = _ledger(tmp_path)
+    lines: list[str] = []
+    result = train_model_file(
+        "logreg",
+        data,
+        schema=schema,
+        output=tmp_path / "m.json",
+        epsilon=1.0,
+        ledger=ledger,
+        perturbation="output",
+        random_state=0,
+        allow_seeded=True,
+        say=lines.append,
+    )
+    assert "per person (patient_id, ≤ 3 rows each)" in result.guarantee.summary()
+    persons = pd.read_csv(data)["patient_id"].nunique()
+    assert result.guarantee.details["n"] == persons
+    assert any("(custodian only, not released)" in line for line in lines)
+    assert "patient_id" not in result.estimator.feature_names_in_

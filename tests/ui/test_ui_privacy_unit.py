@@ -95,6 +95,24 @@ def test_the_drafted_unit_is_prefilled_and_round_trips_through_the_form(app, cli
     assert _unit_shown(client.get("/schema").text) == ("", "")
 
 
+def test_max_rows_auto_round_trips_through_the_form(app, client, unit_table):
+    _draft(client, unit_table)
+    form = {"unit-column": "patient_id", "unit-max_rows": "auto"}
+    assert confirm_all(client, **form).url.path == "/release"
+    defaults = {"upper": 100, "quantile": 0.9, "epsilon": 0.1}  # written out by the schema
+    assert _saved_unit(app) == {"column": "patient_id", "max_rows": "auto", "auto": defaults}
+    assert _unit_shown(client.get("/schema").text) == ("patient_id", "auto")
+    # settings declared in the file survive the form (it shows max_rows only)
+    from ppdp.ui._schema_form import schema_from_form
+
+    declared = {"upper": 20, "quantile": 0.95, "epsilon": 0.2}
+    old = {"columns": [], "privacy_unit": {"column": "pid", "max_rows": "auto", "auto": declared}}
+    new, _ = schema_from_form(old, {"unit-column": "pid", "unit-max_rows": "auto"})
+    assert new["privacy_unit"]["auto"] == declared
+    new, _ = schema_from_form(old, {"unit-column": "pid", "unit-max_rows": "4"})
+    assert new["privacy_unit"] == {"column": "pid", "max_rows": 4}
+
+
 def test_a_groupby_release_with_a_unit_and_caps_equals_the_command_line_it_shows(
     app, client, unit_table, tmp_path
 ):
@@ -144,7 +162,8 @@ def test_a_bad_max_rows_is_refused_next_to_its_field_and_nothing_is_saved(
     [({"max_groups": "2.5"}, "max_groups", "max_groups ('2.5') must be an integer >= 1"),
      ({"max_rows_per_group": "0"}, "max_rows_per_group",
       "max_rows_per_group (0) must be an integer >= 1"),
-     ({"kind": "model", "epsilon": "0.5"}, "kind", "schema declares privacy_unit")],
+     ({"kind": "model", "epsilon": "0.5"}, "kind",
+      "perturbation ('objective'): schema declares privacy_unit")],
 )  # fmt: skip
 def test_a_bad_cap_or_a_refused_unit_is_one_line_next_to_its_field_and_spends_nothing(
     app, client, unit_table, tmp_path, values, field, text

@@ -134,7 +134,12 @@ def charge_lines(
         )
         if "noise_scale" in d:
             lines += _scale_lines(d, schema, per_value)
-        if not any(k in d for k in ("noise_scale", "scatter_sigma", "noise_norm_scale")):
+        if d.get("norm") == "utility":  # a selection: its output is a choice, not a value
+            lines.append(
+                "     a selection (exponential mechanism, utility sensitivity "
+                f"{d.get('sensitivity', 1):g}): {d.get('query', 'one of public candidates')}"
+            )
+        elif not any(k in d for k in ("noise_scale", "scatter_sigma", "noise_norm_scale")):
             lines.append(
                 "     no per-value noise scale to state: the noise is drawn inside the "
                 "mechanism (e.g. a perturbed objective); the ledger entry gives its details"
@@ -175,6 +180,12 @@ def dry_run_lines(
         f"would charge {total} in {len(charges)} ledger {entries}:",
         *charge_lines(charges, schema=schema, per_value=per_value),
     ]
+    unit = getattr(schema, "privacy_unit", None)
+    if unit is not None and getattr(unit, "is_auto", False):
+        lines.append(
+            f"max_rows: auto: the noise above is planned for max_rows = {unit.max_rows} (the "
+            "most it can be); the release draws max_rows first and calibrates to it"
+        )
     if remaining is not None:
         left = remaining - total if after == "subtract" else after
         # Float residue of split shares (2e-17) is shown as 0; the accountant decides.

@@ -15,6 +15,7 @@ Dask is imported lazily: this package imports without the ``dask`` extra.
 from ppdp.data.draft import draft_schema, draft_schema_from_file, read_table
 from ppdp.data.encoding import CUSTODIAN_LOGGER, EncodeReport, decode, encode
 from ppdp.data.schema import (
+    AutoMaxRows,
     CategoricalColumn,
     LabelSpec,
     Layout,
@@ -27,6 +28,7 @@ from ppdp.data.stats import SufficientStats, float_sum_error_bound
 
 __all__ = [
     "CUSTODIAN_LOGGER",
+    "AutoMaxRows",
     "CategoricalColumn",
     "EncodeReport",
     "LabelSpec",

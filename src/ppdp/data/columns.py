@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCALES",
+    "AutoMaxRows",
     "CategoricalColumn",
     "Category",
     "Column",
@@ -641,6 +642,60 @@ def check_cap(param: str, value: Any, allowed: str = "an integer >= 1") -> int:
     return int(value)
 
 
+#: The default public upper cap on ``max_rows: auto``: the exponential mechanism's error
+#: grows as ``log(upper)`` only, and a release's noise is at most ``upper`` times the
+#: per-row noise whatever the data; declare ``auto: {upper: ...}`` when some persons
+#: legitimately hold more (a panel of 30 years, daily records).
+AUTO_UPPER = 100
+#: The default quantile of rows per person ``max_rows: auto`` aims at: keeps every row of
+#: about 9 persons in 10, and caps the rest.
+AUTO_QUANTILE = 0.9
+#: The default ε of the choice (charged beside the release, stated in its guarantee).
+AUTO_EPSILON = 0.1
+
+
+def _auto_error(key: str, value: Any, allowed: str) -> SchemaError:
+    return SchemaError(f"privacy_unit: auto: {key} ({value!r}) must be {allowed}")
+
+
+@dataclass(frozen=True)
+class AutoMaxRows:
+    """How ``max_rows: auto`` is chosen: a DP ``quantile`` of rows per person in ``1..upper``.
+
+    The choice is the exponential mechanism at ``epsilon`` (each person contributes one value,
+    their number of rows: utility sensitivity 1), drawn in the release's run before any
+    bounding and charged in the same plan (``docs/proofs/privacy-unit.md`` §5).
+
+    Parameters
+    ----------
+    upper : int, default 100
+        The public upper cap on ``max_rows`` (the candidates are ``1..upper``).
+    quantile : float, default 0.9
+        The share of persons whose every row should be kept, in (0, 1].
+    epsilon : float, default 0.1
+        ε of the choice, in (0, 1]; added to the release's ε in its guarantee.
+    """
+
+    upper: int = AUTO_UPPER
+    quantile: float = AUTO_QUANTILE
+    epsilon: float = AUTO_EPSILON
+
+    def __post_init__(self) -> None:
+        up = self.upper
+        if isinstance(up, bool) or not isinstance(up, numbers.Integral) or not 1 <= up <= 10_000:
+            raise _auto_error("upper", up, "an integer in 1..10000 (the most rows of one person)")
+        object.__setattr__(self, "upper", int(up))
+        for key, lo_open in (("quantile", "a number in (0, 1]"), ("epsilon", "a number in (0, 1]")):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < float(v) <= 1:
+                raise _auto_error(key, v, lo_open)
+            object.__setattr__(self, key, float(v))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a schema file writes it."""
+        return {"upper": self.upper, "quantile": self.quantile, "epsilon": self.epsilon}
+
+
 @dataclass(frozen=True)
 class PrivacyUnit:
     """The unit a guarantee protects: every row of one person, at most ``max_rows`` of them.
@@ -655,33 +710,84 @@ class PrivacyUnit:
     ----------
     column : str
         The identifier column (not a feature, not the label).
-    max_rows : int
+    max_rows : int or "auto"
         The most rows of one person a release reads (an integer >= 1; public, like every
         declaration: choose it from what the custodian knows of the collection, e.g. "at most
-        5 stays a year"). ``auto`` (a DP choice) is not supported yet.
+        5 stays a year"), or ``"auto"``: each release chooses it under DP, as a noisy
+        quantile of rows per person (:class:`AutoMaxRows`), charged in the same plan and
+        stated in its guarantee. Until chosen, an ``auto`` unit reads as
+        ``max_rows = auto.upper`` (the worst case every plan before the data is made for).
+    auto : AutoMaxRows, optional
+        How ``auto`` chooses (default ``AutoMaxRows()``); only with ``max_rows="auto"``.
+    chosen : bool, default False
+        Set by the release run on the unit it made with the chosen ``max_rows``
+        (:meth:`resolved`); never declared.
     """
 
     column: str
     max_rows: int
+    auto: AutoMaxRows | None = None
+    chosen: bool = False
 
     def __post_init__(self) -> None:
         _check_name("privacy_unit", self.column)
         if isinstance(self.max_rows, str) and self.max_rows.strip().lower() == "auto":
-            raise SchemaError(
-                "privacy_unit: max_rows ('auto') is not supported yet; declare an integer >= 1 "
-                "(the most rows of one person a release may read)"
-            )
+            spec = AutoMaxRows() if self.auto is None else self.auto
+            if not isinstance(spec, AutoMaxRows):
+                raise SchemaError(
+                    f"privacy_unit: auto ({spec!r}) must be an AutoMaxRows or a mapping of "
+                    "upper, quantile, epsilon"
+                )
+            if self.chosen:
+                raise SchemaError("privacy_unit: chosen is set by the release, never declared")
+            object.__setattr__(self, "auto", spec)
+            object.__setattr__(self, "max_rows", spec.upper)
+            return
         cap = check_cap(
-            "privacy_unit: max_rows", self.max_rows, "an integer >= 1 (rows per person)"
+            "privacy_unit: max_rows", self.max_rows, "an integer >= 1 (rows per person) or auto"
         )
         object.__setattr__(self, "max_rows", cap)
+        if self.auto is not None and not self.chosen:
+            raise SchemaError(f"privacy_unit: auto is only for max_rows: auto (max_rows is {cap})")
+
+    @property
+    def is_auto(self) -> bool:
+        """``max_rows: auto``, not chosen yet (reads as ``auto.upper`` until then)."""
+        return self.auto is not None and not self.chosen
+
+    def resolved(self, max_rows: int) -> PrivacyUnit:
+        """This ``auto`` unit with ``max_rows`` chosen under DP (the release run's)."""
+        if self.auto is None:
+            raise SchemaError("privacy_unit: only a max_rows: auto unit is resolved")
+        return PrivacyUnit(self.column, max_rows, auto=self.auto, chosen=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """The unit as it appears in a schema file."""
+        """The unit as it appears in a schema file (a chosen unit: its chosen ``max_rows``)."""
+        if self.is_auto:
+            assert self.auto is not None
+            return {"column": self.column, "max_rows": "auto", "auto": self.auto.to_dict()}
         return {"column": self.column, "max_rows": self.max_rows}
+
+    def ledger_dict(self) -> dict[str, Any]:
+        """What a ledger entry and a guarantee record of the unit: :meth:`to_dict`, and for
+        a chosen ``max_rows`` how it was chosen (``max_rows_chosen_under_dp``)."""
+        d = self.to_dict()
+        if self.chosen and self.auto is not None:
+            d["max_rows_chosen_under_dp"] = self.auto.to_dict()
+        return d
 
     def describe(self) -> str:
         """``per person (patient_id, ≤ 5 rows each)``: how a guarantee names the unit."""
+        if self.is_auto:
+            return (
+                f"per person ({self.column}, ≤ max_rows rows each, max_rows chosen under DP "
+                f"in 1..{self.max_rows})"
+            )
+        if self.chosen:
+            return (
+                f"per person ({self.column}, ≤ {self.max_rows} rows each, "
+                f"max_rows chosen under DP: {self.max_rows})"
+            )
         return f"per person ({self.column}, ≤ {self.max_rows} rows each)"
 
 

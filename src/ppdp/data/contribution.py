@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp.data.columns import PrivacyUnit, check_cap
+from ppdp.data.columns import AutoMaxRows, PrivacyUnit, check_cap
 from ppdp.data.encoding import CUSTODIAN_LOGGER, encode
 from ppdp.exceptions import DataValidationError, ParameterError, SchemaError
 
@@ -46,11 +46,15 @@ if TYPE_CHECKING:
 __all__ = [
     "BoundingCounts",
     "ContributionBounds",
+    "auto_utilities",
     "bound_dask",
     "bound_table",
     "bounding_keys",
+    "dropped_share",
     "log_counts",
     "log_dask_counts",
+    "person_weights",
+    "rows_per_person",
 ]
 
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
@@ -116,7 +120,7 @@ class ContributionBounds:
 
     def ledger_details(self) -> dict[str, Any]:
         """What the ledger records of the unit and the caps."""
-        d: dict[str, Any] = {"column": self.unit.column, "max_rows": self.unit.max_rows}
+        d: dict[str, Any] = self.unit.ledger_dict()
         if self.max_groups is not None:
             d["max_groups"] = self.max_groups
         if self.max_rows_per_group is not None:
@@ -234,11 +238,15 @@ def check_ids(ids: pd.Series, unit: PrivacyUnit, on_invalid: str) -> NDArray[np.
     map, and such a row can belong to no one's bound)."""
     missing = ids.isna().to_numpy()
     if on_invalid == "raise" and missing.any():
-        raise DataValidationError(
-            f"column {unit.column!r} (the privacy unit) has {int(missing.sum()):,} missing "
-            "id(s); every row must name its person (fill them in, or drop those rows)"
-        )
+        raise _missing_ids(unit, int(missing.sum()))
     return ~missing
+
+
+def _missing_ids(unit: PrivacyUnit, n: int) -> DataValidationError:
+    return DataValidationError(
+        f"column {unit.column!r} (the privacy unit) has {n:,} missing id(s); every row must "
+        "name its person (fill them in, or drop those rows)"
+    )
 
 
 def _bound_mask(
@@ -428,3 +436,81 @@ def log_dask_counts(
     merged = sum(parts, BoundingCounts())
     log_counts(merged, bounds)
     return merged
+
+
+# -- max_rows: auto (docs/proofs/privacy-unit.md §5) -------------------------------------
+
+
+def rows_per_person(
+    ids: Any, unit: PrivacyUnit, *, on_invalid: str = "raise", scheduler: Any = None
+) -> NDArray[np.int64]:
+    """Each person's number of rows (one value per person; ids as text), from a pandas
+    Series or a Dask Series (a person's rows may span partitions: counted exactly).
+
+    Missing ids are refused or dropped as in :func:`bound_table` (``on_invalid``).
+    """
+    if hasattr(ids, "to_delayed"):  # Dask: value counts reduce across partitions
+        from ppdp.data._dask import compute
+
+        (missing,) = compute(ids.isna().sum(), scheduler=scheduler)
+        if on_invalid == "raise" and int(missing):
+            raise _missing_ids(unit, int(missing))
+        (counts,) = compute(ids.dropna().astype(str).value_counts(), scheduler=scheduler)
+        return np.asarray(counts, dtype=np.int64)
+    has_id = check_ids(ids, unit, on_invalid)
+    valid = ids if has_id.all() else ids[has_id]
+    return valid.astype(str).value_counts(sort=False).to_numpy(dtype=np.int64)
+
+
+def auto_utilities(sizes: NDArray[np.int64], spec: AutoMaxRows) -> NDArray[np.float64]:
+    """The utility of each candidate ``k = 1..upper`` for the ``quantile`` of ``sizes``.
+
+    ``u(k) = −max(q·P − L(k), L(k − 1) − q·P, 0)`` with ``L(k) = #{persons with ≤ k rows}``
+    and ``P`` persons: 0 exactly at the ``q``-quantile (the least ``k`` with ``L(k) ≥ q·P``),
+    falling by one per person of rank on either side, so that ties prefer the smaller cap.
+    One person added, removed or replaced moves each ``L`` by at most 1 and ``q·P`` by at
+    most ``q`` in the same direction: sensitivity 1.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    hist = np.bincount(np.minimum(sizes, spec.upper + 1), minlength=spec.upper + 2)
+    at_most = np.cumsum(hist).astype(np.float64)  # at_most[k] = L(k), k = 0..upper+1
+    target = spec.quantile * float(len(sizes))
+    k = np.arange(1, spec.upper + 1)
+    below = target - at_most[k]
+    above = at_most[k - 1] - target
+    return -np.maximum(np.maximum(below, above), 0.0)
+
+
+def dropped_share(ids: pd.Series, column: str, max_rows: int) -> dict[str, Any]:
+    """What ``max_rows`` drops of a table's rows (custodian only: data-dependent, never
+    released): per cap, as the report shows it.
+
+    The rows ``max_rows`` drops are ``Σ_p max(rows_p − max_rows, 0)`` whichever rows the
+    bounding keeps, so the count is the release's exactly (the group caps ``max_groups``
+    and ``max_rows_per_group`` of a group-statistics release are not reported here).
+    """
+    missing = int(ids.isna().sum())
+    sizes = ids.dropna().astype(str).value_counts(sort=False).to_numpy(dtype=np.int64)
+    rows = int(sizes.sum()) + missing
+    over = np.maximum(sizes - int(max_rows), 0)
+    by_rows = int(over.sum())
+    dropped = by_rows + missing
+    return {
+        "column": column,
+        "max_rows": int(max_rows),
+        "persons": int(sizes.size),
+        "rows": rows,
+        "kept": rows - dropped,
+        "dropped": dropped,
+        "share_dropped": 0.0 if rows == 0 else dropped / rows,
+        "persons_over_max_rows": int((over > 0).sum()),
+        "by_cap": {"max_rows": by_rows, "missing_ids": missing},
+    }
+
+
+def person_weights(ids: pd.Series) -> tuple[NDArray[np.float64], int]:
+    """Each row's weight ``1/rows_p`` (its person's rows share one unit of weight) and the
+    number of persons: the weights of an objective whose terms are per-person averages."""
+    codes = _person_codes(ids.reset_index(drop=True))
+    sizes = np.bincount(codes)
+    return 1.0 / sizes[codes].astype(np.float64), int(sizes.size)

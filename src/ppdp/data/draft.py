@@ -1072,8 +1072,9 @@ def _proposed_unit(
                 f"column {name!r} repeats across rows ({per_person.size:,} values, up to "
                 f"{int(per_person.max())} rows each): it looks like a person's identifier, so "
                 f"the draft proposes privacy_unit: {{column: {name}, max_rows: {max_rows}}} "
-                "(90th percentile of rows per person, read from the data: review it, or "
-                "delete privacy_unit if each row is a different person)"
+                "(90th percentile of rows per person, read from the data: review it, write "
+                "max_rows: auto to have each release choose it under DP, or delete "
+                "privacy_unit if each row is a different person)"
             ),
             stacklevel=user_stacklevel(),
         )

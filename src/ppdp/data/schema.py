@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ppdp._io import atomic_path
 from ppdp.data.columns import (
+    AutoMaxRows,
     CategoricalColumn,
     Category,
     Column,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DRAFT_COMMENT",
     "SCHEMA_VERSION",
+    "AutoMaxRows",
     "CategoricalColumn",
     "Category",
     "LabelSpec",
@@ -94,7 +96,9 @@ DRAFT_COMMENT = (
 UNIT_PROPOSAL_COMMENT = (
     "# PROPOSED: this column repeats like a person's identifier; every release then protects\n"
     "# each person's rows (at most max_rows of them, read from the data: choose it from public\n"
-    "# knowledge). Delete privacy_unit if each row is a different person.\n"
+    "# knowledge, or write max_rows: auto to have each release choose it under DP, a noisy\n"
+    "# 90th percentile of rows per person charged to its budget). Delete privacy_unit if each\n"
+    "# row is a different person.\n"
 )
 
 NanPolicy = Literal["error", "impute"]
@@ -359,7 +363,8 @@ class Schema:
         if unit is None:
             return
         raise SchemaError(
-            f"schema declares privacy_unit (column {unit.column!r}, max_rows {unit.max_rows}); "
+            f"schema declares privacy_unit (column {unit.column!r}, max_rows "
+            f"{'auto' if unit.is_auto else unit.max_rows}); "
             f"{method} protects single rows only and cannot honour a person-level unit yet: "
             "use GroupByPublisher or TableSynthesizer, or remove privacy_unit only if every "
             "person has one row"
@@ -928,14 +933,23 @@ def _unit_from_dict(raw: Any) -> PrivacyUnit | None:
         raise SchemaError(
             f"privacy_unit ({raw!r}) must be a mapping, e.g. {{column: patient_id, max_rows: 5}}"
         )
-    _check_keys("privacy_unit", raw, {"column", "max_rows"})
+    _check_keys("privacy_unit", raw, {"column", "max_rows", "auto"})
     for key in ("column", "max_rows"):
         if key not in raw:
             raise SchemaError(
                 f"privacy_unit: '{key}' is missing; declare the person's identifier column "
                 "and the most rows of one person, e.g. {column: patient_id, max_rows: 5}"
             )
-    return PrivacyUnit(column=raw["column"], max_rows=raw["max_rows"])
+    auto = raw.get("auto")
+    if auto is not None:
+        if not isinstance(auto, Mapping):
+            raise SchemaError(
+                f"privacy_unit: auto ({auto!r}) must be a mapping, e.g. "
+                "{upper: 100, quantile: 0.9, epsilon: 0.1}"
+            )
+        _check_keys("privacy_unit: auto", auto, {"upper", "quantile", "epsilon"})
+        auto = AutoMaxRows(**auto)
+    return PrivacyUnit(column=raw["column"], max_rows=raw["max_rows"], auto=auto)
 
 
 def _check_unit(unit: Any, features: set[str], label: LabelSpec | None) -> None:

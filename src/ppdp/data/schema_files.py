@@ -573,15 +573,17 @@ def _unit_lines(unit: Any, df: Any) -> tuple[list[str], list[str]]:
     ids = df[unit.column]
     missing = int(ids.isna().sum())
     sizes = ids.dropna().value_counts().to_numpy()
-    lines = [f"privacy unit {unit.column!r} (max_rows {unit.max_rows}):"]
+    cap = f"auto, chosen under DP in 1..{unit.max_rows}" if unit.is_auto else unit.max_rows
+    lines = [f"privacy unit {unit.column!r} (max_rows {cap}):"]
     if sizes.size:
         q50, q90, q99 = (int(np.ceil(np.quantile(sizes, q))) for q in (0.5, 0.9, 0.99))
         dropped = int(np.maximum(sizes - unit.max_rows, 0).sum())
         over = int((sizes > unit.max_rows).sum())
+        which = f"the upper cap {unit.max_rows}" if unit.is_auto else f"max_rows {unit.max_rows}"
         lines += [
             f"  {sizes.size:,} persons; rows per person: median {q50}, 90th percentile {q90}, "
             f"99th percentile {q99}, most {int(sizes.max())}",
-            f"  max_rows {unit.max_rows} drops {dropped:,} of {int(sizes.sum()):,} rows "
+            f"  {which} drops {dropped:,} of {int(sizes.sum()):,} rows "
             f"({dropped / sizes.sum():.1%}), from {over:,} persons (a larger cap keeps more rows "
             "and adds noise in proportion)",
         ]

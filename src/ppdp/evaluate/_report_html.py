@@ -481,6 +481,31 @@ def _verdict_class(verdict: str) -> str:
     return {VERDICTS[0]: "v-useful", VERDICTS[1]: "v-weak"}.get(verdict, "v-trivial")
 
 
+def _bounding_html(r: QualityReport) -> str:
+    """The share of rows the privacy unit's caps dropped (empty without a unit)."""
+    b = r.bounding
+    if not b:
+        return ""
+    rows = [
+        (f"max_rows = {b['max_rows']}", b["by_cap"]["max_rows"]),
+        ("rows without an id", b["by_cap"]["missing_ids"]),
+    ]
+    cells = "".join(
+        f"<tr><td>{escape(name)}</td><td>{n:,}</td>"
+        f"<td>{(n / b['rows'] if b['rows'] else 0.0):.1%}</td></tr>"
+        for name, n in rows
+    )
+    return f"""<h2>Contribution bounding (custodian only)</h2>
+<p class="note">The release protects each person of column <code>{escape(b["column"])}</code>
+and read at most {b["max_rows"]} row(s) of each: {b["persons"]:,} person(s),
+{b["kept"]:,} of {b["rows"]:,} row(s) kept, <strong>{b["share_dropped"]:.1%} dropped</strong>
+({b["persons_over_max_rows"]:,} person(s) above the cap). The dropped rows bias the release
+towards persons with few rows; a larger cap keeps more and adds noise in proportion. These
+counts are read from the private data: they are not released and not differentially
+private.</p>
+<table><tr><th>cap</th><th>rows dropped</th><th>share</th></tr>{cells}</table>"""
+
+
 def _guarantee_html(r: QualityReport) -> str:
     if r.guarantee is None:
         return (
@@ -736,6 +761,7 @@ def render(r: QualityReport) -> str:
 {f"<ul class='note'>{notes}</ul>" if notes else ""}
 <h2>Guarantee</h2>
 {_guarantee_html(r)}
+{_bounding_html(r)}
 <h2>Machine-learning utility</h2>
 {ml}
 <h2>Columns</h2>

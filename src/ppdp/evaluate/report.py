@@ -875,6 +875,9 @@ class QualityReport:
     verdict_parts: list[dict[str, str]] = field(default_factory=list)
     pairs: dict[str, Any] | None = None
     corr_live: NDArray[np.bool_] | None = None
+    #: Under a privacy unit: the share of the original's rows the release's ``max_rows``
+    #: dropped (:func:`ppdp.data.contribution.dropped_share`; custodian only).
+    bounding: dict[str, Any] | None = None
 
     def _corr_diff(self) -> NDArray[np.float64]:
         """|released − real| correlation over the pairs of features that vary in both tables
@@ -977,6 +980,7 @@ class QualityReport:
             "ml_utility": self.ml,
             "verdict_parts": self.verdict_parts,
             "pairs": self.pairs,
+            "bounding": self.bounding,
         }
         if self.lda is not None:
             data["lda"] = {k: v for k, v in self.lda.items() if not k.startswith("_")}
@@ -1107,6 +1111,7 @@ def quality_report(
         raise ParameterTypeError(f"schema ({type(schema).__name__}) must be a ppdp.data.Schema")
     _guarantee(guarantee)  # a bad guarantee is refused before the tables are read
     cols, target_col = report_columns(schema, target)
+    bounding = bounding_of(original, schema, guarantee)
     original = _check_table("original", original, schema, exact=False)
     release = _check_table("release", release, schema, exact=True)
     if holdout is not None:
@@ -1126,7 +1131,7 @@ def quality_report(
     rng = np.random.default_rng(_SEED)
     orig_s = original.iloc[_sample(len(original), rng)]
     rel_s = release.iloc[_sample(len(release), rng)]
-    return _assemble(
+    report = _assemble(
         cols,
         counts,
         (len(original), len(release)),
@@ -1136,6 +1141,31 @@ def quality_report(
         guarantee,
         progress=say,
     )
+    report.bounding = bounding
+    return report
+
+
+def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any] | None:
+    """Under a privacy unit, what the release's ``max_rows`` dropped of ``original``
+    (:func:`ppdp.data.contribution.dropped_share`), else None.
+
+    The cap is the guarantee's (``details["privacy_unit"]["max_rows"]``: a ``max_rows:
+    auto`` release states the one it chose), else the schema's declared one; the report
+    reads the private table, so this is for the custodian only, like the rest of it.
+    """
+    unit = schema.privacy_unit
+    if unit is None or not isinstance(original, pd.DataFrame) or unit.column not in original:
+        return None
+    g, _ = _guarantee(guarantee)
+    stated = g.details.get("privacy_unit") if g is not None else None
+    k = stated.get("max_rows") if isinstance(stated, dict) else None
+    if not isinstance(k, int) or isinstance(k, bool):
+        if unit.is_auto:
+            return None  # no release states the cap it chose
+        k = unit.max_rows
+    from ppdp.data.contribution import dropped_share
+
+    return dropped_share(original[unit.column], unit.column, k)
 
 
 def report_columns(schema: Schema, target: str | None) -> tuple[list[Any], Any]:

@@ -398,6 +398,27 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
         assert schema is not None
         return encode_features(schema, X, on_invalid)
 
+    @property
+    def bounding_summary(self) -> str | None:
+        """The custodian's line of the last fit's contribution bounding (persons, rows
+        dropped), or None without a privacy unit: for the custodian only, never released."""
+        return getattr(self, "_custodian_bounding_line", None)
+
+    def _with_label(self, frame: pd.DataFrame, y: Any) -> pd.DataFrame:
+        """``frame`` with the labels ``y`` as the schema's label column (one per row)."""
+        schema = self._schema()
+        assert schema is not None and schema.label is not None
+        yv = np.asarray(y)
+        if yv.ndim == 2 and yv.shape[1] == 1:
+            yv = yv.reshape(-1)
+        if yv.ndim != 1 or yv.shape[0] != len(frame):
+            raise DataValidationError(
+                f"y (shape {yv.shape}) must hold one label per row of X ({len(frame)} rows)"
+            )
+        out = frame.copy(deep=False)
+        out[schema.label.name] = yv
+        return out
+
     def _encode_training(
         self, X: Any, y: Any, on_invalid: str
     ) -> tuple[NDArray[np.float64], NDArray[Any]]:
@@ -979,6 +1000,7 @@ class _LearnerSteps:
         self.random_state = getattr(learner, "random_state", None)
         self.classes: Any = None
         self.plan_: Plan | None = None
+        self._source: Any = None
 
     def validated(self) -> Any:
         return self.learner._params_once()
@@ -1019,14 +1041,46 @@ class _LearnerSteps:
             )
         return PartitionedTable(data, schema, scheduler=options.scheduler, param="X")
 
+    def _unit(self) -> Any:
+        """The schema's privacy unit when the learner honours one (None otherwise)."""
+        schema = self.learner._schema()
+        unit = None if schema is None else schema.privacy_unit
+        return unit if getattr(self.learner, "supports_privacy_unit", False) else None
+
     def plan(self, table: Any) -> list[Charge]:
-        self.plan_ = self.learner._plan(table.rows)
+        rows = None if self._unit() is not None else table.rows  # n counts persons
+        self.plan_ = self.learner._plan(rows)
         if table.partitioned:
             self.learner._check_distributed_params()
         return [self.plan_]
 
     def source(self) -> RandomSource:
-        return resolve_random_state(self.random_state)
+        self._source = resolve_random_state(self.random_state)
+        return self._source
+
+    def _bounded(self, data: Any, on_invalid: str) -> tuple[Any, Any]:
+        """Each person's rows bounded (the label joined to the table first), and the
+        rows' per-person weights kept on the learner (``docs/proofs/privacy-unit.md`` §6)."""
+        from ppdp.data.contribution import (
+            ContributionBounds,
+            bound_table,
+            bounding_keys,
+            person_weights,
+        )
+
+        est, unit = self.learner, self._unit()
+        schema = est._schema()
+        frame, y = data, self.y
+        if y is not None and isinstance(frame, pd.DataFrame) and schema.label is not None:
+            frame = est._with_label(frame, y)
+            y = None
+        bounds = ContributionBounds(unit)
+        kept, counts = bound_table(
+            frame, schema, bounds, bounding_keys(self._source), on_invalid=on_invalid
+        )
+        est._custodian_bounding_line = counts.summary(bounds)  # custodian only
+        est._unit_weights = person_weights(kept[unit.column])
+        return kept, y
 
     def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
         self.learner._check_accountant(accountant, charges[0], key)
@@ -1035,9 +1089,10 @@ class _LearnerSteps:
         est = self.learner
         est._on_invalid = on_invalid  # where value-dependent notes go (see _value_note)
         if not table.partitioned:
-            Xv, self.classes, ypm = est._validate_training_data(
-                table.data, self.y, on_invalid=on_invalid
-            )
+            data, y = table.data, self.y
+            if self._unit() is not None:  # each person's rows bounded, then one term each
+                data, y = self._bounded(data, on_invalid)
+            Xv, self.classes, ypm = est._validate_training_data(data, y, on_invalid=on_invalid)
             return est._prepare(Xv), ypm
         schema = table.schema
         scan = table.scan(
@@ -1060,6 +1115,8 @@ class _LearnerSteps:
 
     def replan(self, table: Any, scan: Any, charges: list[Charge]) -> list[Charge]:
         n = self.rows_scanned(scan)
+        if self._unit() is not None:
+            n = int(self.learner._unit_weights[1])  # persons: public per person
         self.plan_ = plan = self.learner._plan(n)  # with the validated shape (n, and the width)
         self.learner._warn_low_utility(n)
         details = {**plan.details, "relation": Neighbouring.REPLACE_ONE.value}
@@ -1095,6 +1152,8 @@ class _LearnerSteps:
         except BaseException:
             del est.classes_  # never look fitted after a failed release
             raise
+        finally:
+            est.__dict__.pop("_unit_weights", None)  # rows per person: never kept
         return est.guarantee_  # type: ignore[no-any-return]
 
     def finish(self, records: tuple[Any, ...], seeded: bool) -> None:

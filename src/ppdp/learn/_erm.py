@@ -1291,8 +1291,14 @@ def private_erm(
     max_iter: int = DEFAULT_MAX_ITER,
     noise_multiplier: float = 1.0,
     residual_share: float = DEFAULT_RESIDUAL_SHARE,
+    sample_weight: Array | None = None,
+    n_units: int | None = None,
 ) -> ERMResult:
     """ε-DP linear ERM on records ``Z`` of norm ≤ 1 and labels ±1 (replace-one, n public).
+
+    ``sample_weight`` and ``n_units`` (a privacy unit, output perturbation): row ``i`` of
+    person ``p`` weighs ``1/rows_p``, the ``n_units`` persons' terms are their average losses,
+    and the constants are those of ``n_units`` records (``docs/proofs/privacy-unit.md`` §6).
 
     ``perturbation="objective"`` is [CMS11]_ Algorithm 2 with a continuous noise vector
     and the certified residual step (:func:`objective_perturbation_release`; it spends
@@ -1315,7 +1321,7 @@ def private_erm(
         public numbers only (``docs/proofs/erm.md``, *The certified finish*).
     """
     return private_erm_data(
-        InMemoryERMData(Z, y),
+        InMemoryERMData(Z, y, sample_weight=sample_weight, n=n_units),
         loss=loss,
         epsilon=epsilon,
         regularization=regularization,
@@ -1563,10 +1569,18 @@ class InMemoryERMData(ERMData):
     """Records ``Z`` (n, d) and labels ``y`` (±1) in memory: :func:`solve_erm_batch` and
     :func:`certified_gradient_bound`, exactly as :func:`private_erm` always called them."""
 
-    def __init__(self, Z: Array, y: Array) -> None:
+    def __init__(
+        self, Z: Array, y: Array, *, sample_weight: Array | None = None, n: int | None = None
+    ) -> None:
         self.Z = Z
         self.y = y
         self.n, self.dim = (int(v) for v in Z.shape)
+        # Under a privacy unit each person's rows share one term (weights 1/rows, summing
+        # to the persons' number ``n``): the objective's n is the persons'.
+        self.sample_weight = sample_weight
+        if sample_weight is not None:
+            assert n is not None
+            self.n = int(n)
 
     def solve(
         self,
@@ -1587,6 +1601,7 @@ class InMemoryERMData(ERMData):
             extra_l2=extra_l2,
             tol=tol,
             max_iter=max_iter,
+            sample_weight=self.sample_weight,
         )
         return W[0], {"n_iter": int(info["n_iter"]), "gradient_norm": info["gradient_norm"][0]}
 
@@ -1608,6 +1623,7 @@ class InMemoryERMData(ERMData):
             regularization=regularization,
             extra_l2=extra_l2,
             extra_linear_terms=linear_term,
+            sample_weight=self.sample_weight,
             w_norm_bound=w_norm_bound,
         )
         return float(bound[0])
@@ -1625,7 +1641,12 @@ class InMemoryERMData(ERMData):
         W = np.atleast_2d(np.asarray(w, dtype=np.float64))
         y = np.asarray(self.y, dtype=np.float64)
         Z = np.asarray(self.Z, dtype=np.float64)
-        data = _certified_data_term(Z, y, W, loss, np.full(self.n, 1.0 / self.n))
+        if self.sample_weight is None:
+            p = np.full(Z.shape[0], 1.0 / Z.shape[0])
+        else:
+            sw = np.asarray(self.sample_weight, dtype=np.float64)
+            p = sw / sw.sum()
+        data = _certified_data_term(Z, y, W, loss, p)
         G, bound = _gradient_of(
             data,
             W,

@@ -403,13 +403,16 @@ def _train_model_file(
         seeded = random_state is not None and not getattr(random_state, "is_secure", False)
         refuse_seeded(seeded, allow_seeded=run.allow_seeded, value=random_state)
     sch = _binary_schema(_as_schema(schema))
-    # every learner protects single rows: a person-level unit is refused, never ignored
-    sch.check_row_level(f"train {kind}")
+    # a learner that cannot calibrate to a person refuses a unit, never ignores it
+    if not getattr(_learner_class(kind), "supports_privacy_unit", False):
+        sch.check_row_level(f"train {kind}")
     distributed = distributed_input(data, run.scheduler)
     if distributed:
         from ppdp.learn.parquet_files import refuse_unsupported
 
         refuse_unsupported(kind, _learner_class(kind))
+    if distributed or sch.privacy_unit is not None:
+        # the learner reads the raw table with the schema (per person: the unit's column)
         given = dict(getattr(learner, "keywords", {}).get("options") or {})
         learner = functools.partial(learner, options={**given, "schema": sch})
     learner = functools.partial(learner, schema=sch)
@@ -463,13 +466,16 @@ def _check_and_train(
     if distributed:
         return _train_dataset(est, data, sch, dest, cost, accountant, run, on_report)
     tell(f"reading {data}")
-    X, y, report = sch.encode(
-        _as_frame(data, "data", sch.column_names, sep=sep, encoding=encoding),
-        return_report=True,
-    )
+    frame = _as_frame(data, "data", sch.data_columns, sep=sep, encoding=encoding)
+    X, y, report = sch.encode(frame, return_report=True)
     if on_report is not None:
         on_report(sch, report)
     warn_crowded_features(sch.without_label(), X, tell)
+    unit = sch.privacy_unit
+    if unit is not None:  # per person: the learner bounds and averages each person's rows
+        assert sch.label is not None
+        tell(f"privacy unit {unit.column!r}: each person's rows are bounded and averaged")
+        X, y = frame.drop(columns=[sch.label.name]), frame[sch.label.name]
     if dry_run:
         # The checks fit runs before its spend, in its order; then stop.
         (plan,) = est.run(X, y, run.release_options(accountant)).charges
@@ -495,6 +501,8 @@ def _check_and_train(
         )
     tell(f"{len(X):,} rows; checking the data and training {kind} ({cost}){fitted_first}")
     est.run(X, y, run.release_options(accountant))
+    if est.bounding_summary:  # privacy unit: the custodian's line (never released)
+        tell(est.bounding_summary)
     tell(f"writing {dest}")
     ledger = getattr(accountant, "path", None)
     return _saved(est, dest, sch, cost=cost, ledger=ledger, report=report)

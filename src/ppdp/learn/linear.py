@@ -45,8 +45,8 @@ from ppdp.accounting.events import (
     PrivacyEvent,
 )
 from ppdp.budget import Guarantee, Neighbouring
-from ppdp.data.schema import Schema
-from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.data.schema import PrivacyUnit, Schema
+from ppdp.exceptions import ParameterError, ParameterTypeError, SchemaError
 from ppdp.learn._base import (
     Plan,
     PrivateClassifierBase,
@@ -120,6 +120,8 @@ class LinearParams:
     fit_intercept : bool
     intercept_scaling : float
     tuning : PrivateTuning or None
+    unit : PrivacyUnit or None
+        The schema's privacy unit (output perturbation on per-person averaged losses).
     regularization : float or "auto"
     tol : float
     max_iter : int
@@ -137,6 +139,7 @@ class LinearParams:
     fit_intercept: bool
     intercept_scaling: float
     tuning: PrivateTuning | None
+    unit: PrivacyUnit | None
     regularization: float | str
     tol: float
     max_iter: int
@@ -157,6 +160,33 @@ def _declared_norm(norm: Any, checked: Mapping[str, Any]) -> Any:
     if isinstance(norm, bool):
         raise ParameterTypeError(f"data_norm ({norm!r}) must be a number, not a bool")
     return norm
+
+
+def _check_unit(schema: Any, checked: Mapping[str, Any]) -> PrivacyUnit | None:
+    """The schema's privacy unit, for what can honour it: output perturbation, without
+    private tuning, with a declared ``max_rows`` (``docs/proofs/privacy-unit.md`` §6)."""
+    unit = None if schema is None else schema.privacy_unit
+    if unit is None:
+        return None
+    what = f"schema declares privacy_unit (column {unit.column!r})"
+    if checked["perturbation"] != "output":
+        raise ParameterError(
+            f"perturbation ({checked['perturbation']!r}): {what}; {checked['estimator']} "
+            "trains per person with perturbation='output' only (objective perturbation's "
+            "analysis is per row)"
+        )
+    if checked["tuning"] is not None:
+        raise ParameterError(
+            f"tuning ({checked['tuning']!r}): {what}; private tuning splits rows, not persons: "
+            "fix regularization"
+        )
+    if unit.is_auto:
+        raise SchemaError(
+            f"privacy_unit: max_rows (auto): {checked['estimator']} needs a declared "
+            "max_rows (an integer >= 1); it does not enter this learner's noise (each "
+            "person's rows are averaged into one term), so declare a generous one"
+        )
+    return unit
 
 
 def _regularization(value: Any, _: Mapping[str, Any]) -> float | str:
@@ -180,6 +210,7 @@ _COMMON_ROWS: tuple[Rule, ...] = (
     Rule("fit_intercept", lambda v, _: check_bool("fit_intercept", v)),
     Rule("intercept_scaling", lambda v, _: check_positive("intercept_scaling", v)),
     Rule("tuning", lambda v, _: PrivateTuning.coerce(v)),
+    Rule("unit", _check_unit, attribute="schema"),
     Rule("regularization", _regularization),
     Rule("tol", lambda v, _: check_positive("tol", v)),
     Rule("max_iter", lambda v, _: check_int("max_iter", v, minimum=1)),
@@ -199,6 +230,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
     """Shared implementation of the two linear learners."""
 
     _loss_label: ClassVar[str] = ""
+    #: Output perturbation trains per person under a schema's privacy unit: each person's
+    #: (bounded) rows enter the objective as one term, their average loss.
+    supports_privacy_unit: ClassVar[bool] = True
     _params_type = LinearParams
 
     # -- parameters ---------------------------------------------------------------------
@@ -226,6 +260,9 @@ class _PrivateLinearERM(PrivateClassifierBase):
             details["regularization"] = p.regularization
         if n_rows is not None:
             details["n"] = n_rows
+        if p.unit is not None:  # n counts persons: each person's rows are one term
+            details["privacy_unit"] = p.unit.ledger_dict()
+            details["units"] = "persons"
         mech = _MECHANISM[p.perturbation]
         if p.tuning is not None:
             mech += " with private tuning (CMS11 Alg. 4)"
@@ -437,6 +474,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         self, Z: NDArray[np.float64], y: NDArray[np.float64], lam: float, source: RandomSource
     ) -> ERMResult:
         p = self._params()
+        weights, persons = getattr(self, "_unit_weights", (None, None))
         return private_erm(
             Z,
             y,
@@ -448,6 +486,8 @@ class _PrivateLinearERM(PrivateClassifierBase):
             tol=p.tol,
             max_iter=p.max_iter,
             noise_multiplier=self._noise_factor(),
+            sample_weight=weights if p.unit is not None else None,
+            n_units=persons if p.unit is not None else None,
         )
 
     # -- distributed tables ------------------------------------------------------------------
@@ -455,6 +495,13 @@ class _PrivateLinearERM(PrivateClassifierBase):
     supports_distributed: ClassVar[bool] = True
 
     def _check_distributed_params(self) -> None:
+        unit = self._params().unit
+        if unit is not None:
+            raise ParameterError(
+                f"X: schema declares privacy_unit (column {unit.column!r}); "
+                f"{type(self).__name__} trains per person on a pandas DataFrame only (each "
+                "person's rows are averaged in memory)"
+            )
         if self.tuning is not None:
             raise ParameterError(
                 f"tuning ({self.tuning!r}) is not supported for a Dask DataFrame or a Parquet "
@@ -507,7 +554,7 @@ class _PrivateLinearERM(PrivateClassifierBase):
         self, Z: NDArray[np.float64], y: NDArray[np.float64], source: RandomSource, plan: Plan
     ) -> None:
         p = self._params()
-        n = Z.shape[0]
+        n = Z.shape[0] if p.unit is None else self._unit_weights[1]  # persons under a unit
         tuning = p.tuning
         if tuning is None:
             lam = self._resolve_lambda(p, n, Z.shape[1])
@@ -545,7 +592,17 @@ class _PrivateLinearERM(PrivateClassifierBase):
         loss = p.loss
         assumptions = [
             f"records scaled by the declared data_norm={p.data_norm:g} and clipped to norm 1",
-            "n is public (replace-one neighbours)",
+            "n is public (replace-one neighbours)"
+            if p.unit is None
+            else (
+                f"privacy unit: the persons of column {p.unit.column!r} (read only to bound "
+                "and group each person's rows, never released); n is the number of persons, "
+                "public (replace-one per person: one person's whole set of rows replaced); each "
+                f"person keeps at most {p.unit.max_rows} row(s) (chosen uniformly at random) "
+                "and they enter the objective as one term, their average loss (|ℓ'| ≤ 1, "
+                "ℓ'' ≤ c as one record's), so the per-record sensitivity 2/(nΛ) holds per "
+                "person whatever their number of rows"
+            ),
             "the two class labels are public"
             if p.classes is None
             else "the two class labels are declared",
@@ -576,6 +633,8 @@ class _PrivateLinearERM(PrivateClassifierBase):
         }
         if p.tuning is not None:
             details["tuning_grid"] = list(p.tuning.regularization_grid)
+        if p.unit is not None:
+            details["privacy_unit"] = p.unit.ledger_dict()
         if isinstance(k, ObjectiveConstants) and k.fallback:
             assumptions.append("Δ fallback: ε' = ε/2 and ridge Δ added (2 log(1 + c/(nΛ)) ≥ ε)")
         return Guarantee.pure(

@@ -30,9 +30,12 @@ written to ``output`` as partitioned Parquet inside ``fit``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import os
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,7 +44,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ppdp._params import ValidatedParams
+from ppdp._params import FIT_PARAMS_KEY, ValidatedParams
 from ppdp.accounting import (
     Accountant,
     Charge,
@@ -59,6 +62,7 @@ from ppdp.exceptions import (
     user_stacklevel,
 )
 from ppdp.publish._noise_limits import planned_charges
+from ppdp.publish.unit_choice import choice_charge, is_choice, resolve, with_choice
 from ppdp.random import RandomSource, RandomState, resolve_random_state
 from ppdp.release import (
     InMemoryTable,
@@ -242,7 +246,14 @@ class Publisher(ValidatedParams):
         cannot draw is refused here, in one line naming the smallest ε that works
         (:func:`ppdp.publish._noise_limits.planned_charges`).
         """
-        return planned_charges(self, n_rows, type(self)._planned_charges)
+        charges = planned_charges(self, n_rows, type(self)._planned_charges)
+        return choice_charge(self.schema, type(self).__name__, self._relation()) + charges
+
+    def _relation(self) -> Neighbouring:
+        """The neighbouring relation of the release (a ``relation`` parameter, else
+        replace-one)."""
+        params = self._params() if self._params_type is not None else self
+        return Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
 
     def _planned_charges(self, n_rows: int | None) -> list[Charge]:
         """The charges of one ``fit`` from the parameters (see :meth:`_validate_params`)."""
@@ -423,9 +434,7 @@ class Publisher(ValidatedParams):
         """
         if self.schema.privacy_unit is not None:
             return None  # rows per person are private: only persons are counted, noisily
-        params = self._params() if self._params_type is not None else self
-        relation = Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
-        return n_rows if relation is Neighbouring.REPLACE_ONE else None
+        return n_rows if self._relation() is Neighbouring.REPLACE_ONE else None
 
     def _noise_factor(self) -> float:
         """The factor on every noise scale this publisher draws: always 1 on release.
@@ -563,15 +572,26 @@ class _PublisherSteps:
         self.released: Release | None = None
         self._source: Any = None
         self.frame: Any = None  # the partitioned table as scanned and released (bounded)
+        self._dry_run = False
+        self._declared: Schema | None = None  # an auto unit's schema, while k is chosen
 
-    def validated(self) -> Any:
-        return self.publisher._params_once()
+    @contextlib.contextmanager
+    def validated(self) -> Iterator[None]:
+        pub = self.publisher
+        try:
+            with pub._params_once():
+                yield
+        finally:
+            if self._declared is not None:  # the declared max_rows: auto, after the run
+                pub.schema = self._declared
+                self._declared = None
 
     def table(self, data: Any, options: ReleaseOptions) -> InMemoryTable | PartitionedTable:
         from ppdp.data.distributed import is_distributed
 
         pub = self.publisher
         pub._check_fit_arguments()
+        self._dry_run = options.dry_run
         if is_distributed(data):
             if not pub.supports_distributed:
                 raise ParameterError(
@@ -604,8 +624,35 @@ class _PublisherSteps:
     def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
         check_charges(accountant, charges, mechanism=self.name, idempotency_key=key)
 
+    def _choose_max_rows(self, table: Any, on_invalid: str) -> None:
+        """``max_rows: auto``: draw ``k`` (before the bounding's keys) and make the
+        publisher calibrate to it for the rest of the run (``docs/proofs/privacy-unit.md``
+        §5). A dry run draws nothing: it plans for ``auto.upper``."""
+        pub = self.publisher
+        unit = pub.schema.privacy_unit
+        if unit is None or not unit.is_auto or self._dry_run:
+            return
+        frame = table.frame if table.partitioned else table.data
+        if unit.column not in getattr(frame, "columns", ()):
+            return  # the bounding refuses it in one line
+        resolved = resolve(
+            pub.schema,
+            frame[unit.column],
+            self._source,
+            relation=pub._relation(),
+            on_invalid=on_invalid,
+            scheduler=getattr(table, "scheduler", None),
+        )
+        self._declared = pub.schema
+        pub.schema = resolved
+        if FIT_PARAMS_KEY in pub.__dict__:  # validate afresh with the chosen k
+            pub.__dict__[FIT_PARAMS_KEY] = None
+        if table.partitioned:
+            table.schema = resolved
+
     def scan(self, table: Any, on_invalid: str, on_scan: Any) -> Any:
         pub = self.publisher
+        self._choose_max_rows(table, on_invalid)
         if not table.partitioned:  # each person's rows bounded first (privacy unit)
             return pub._encode(
                 pub._bounded(table.data, self._source, on_invalid), on_invalid=on_invalid
@@ -629,6 +676,8 @@ class _PublisherSteps:
 
     def replan(self, table: Any, scan: Any, charges: list[Charge]) -> list[Charge]:
         if not table.partitioned:
+            if self._declared is not None:  # calibrated to the chosen max_rows now
+                return self.publisher._validate_params(None)
             return charges
         n_rows = self.publisher._public_rows(scan.n_rows)
         charges = self.publisher._validate_params(n_rows)
@@ -642,14 +691,21 @@ class _PublisherSteps:
         self, table: Any, scan: Any, source: RandomSource, charges: list[Charge], output: Any
     ) -> Guarantee:
         pub = self.publisher
+        own = [c for c in charges if not is_choice(c)]  # the publisher's own charges
         if table.partitioned:
-            self.released = pub._release_distributed(
-                self.frame, scan, source, charges, scheduler=table.scheduler, output=self.output
+            released = pub._release_distributed(
+                self.frame, scan, source, own, scheduler=table.scheduler, output=self.output
             )
         else:
             X, y = scan
-            self.released = pub._release(X, y, source, charges)
-        return self.released.guarantee
+            released = pub._release(X, y, source, own)
+        unit = pub.schema.privacy_unit
+        if unit is not None and unit.chosen:
+            released = dataclasses.replace(
+                released, guarantee=with_choice(released.guarantee, unit)
+            )
+        self.released = released
+        return released.guarantee
 
     def finish(self, records: tuple[Any, ...], seeded: bool) -> None:
         assert self.released is not None

@@ -1052,7 +1052,7 @@ class TableSynthesizer(Publisher):
         if n_rows is not None and plan.n_public:  # under add/remove n is private
             details["n"] = n_rows
         if self.schema.privacy_unit is not None:
-            details["privacy_unit"] = self.schema.privacy_unit.to_dict()
+            details["privacy_unit"] = self.schema.privacy_unit.ledger_dict()
         event = zcdp_event(plan, float(self.epsilon), float(self.delta))
         persons = self._params().persons
         if persons is not None:  # the person model's draws compose with the rows'
@@ -1486,7 +1486,7 @@ class TableSynthesizer(Publisher):
             ),
             details={
                 **plan.details(),
-                **({"privacy_unit": unit.to_dict()} if unit is not None else {}),
+                **({"privacy_unit": unit.ledger_dict()} if unit is not None else {}),
                 "edges": [[names[i], names[j]] for i, j in edges],
                 **(
                     {

@@ -100,7 +100,11 @@ def _unit(form: dict[str, Any], old: Any) -> Any:
     column = form["unit-column"].strip()
     if not column:
         return None
-    return {"column": column, "max_rows": _number(str(form.get("unit-max_rows", "")))}
+    unit = {"column": column, "max_rows": _number(str(form.get("unit-max_rows", "")))}
+    settings = old.get("auto") if isinstance(old, dict) else None
+    if str(unit["max_rows"]).strip().lower() == "auto" and settings is not None:
+        unit["auto"] = settings  # max_rows: auto keeps its declared upper, quantile, epsilon
+    return unit
 
 
 def _overlay(row: dict[str, Any], form: dict[str, Any], p: str) -> None:
