@@ -13,15 +13,17 @@ example value in :data:`EXAMPLES`, and the test says so):
   back as the release's guarantee;
 - a seeded release from a Parquet dataset (two files, Dask's threads scheduler) states the
   same guarantee and the same noisy statistics as the in-memory release;
-- the audits' noise hook is unreachable from ``fit``: the class keeps the base's hook, the
-  fitted object returns the release factor 1, and only the audit variant changes it, whose
-  ``fit`` refuses an accountant.
+- the audits' noise hook is unreachable from ``fit``: the class has no noise factor (no
+  attribute, no parameter of ``__init__``, ``fit`` or ``run``), a rescaled source
+  (:class:`ppdp.audit.ScaledNoise`) passed as ``random_state`` is refused with a ledger,
+  and only the audit variant draws less noise, whose ``fit`` refuses an accountant.
 
 Each test runs in well under a second per mechanism (a 400-row table).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 from collections.abc import Iterator
@@ -33,7 +35,7 @@ import pandas as pd
 import pytest
 
 from ppdp.accounting import Accountant
-from ppdp.audit import half_noise, is_noise_variant
+from ppdp.audit import ScaledNoise, half_noise, is_noise_variant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.evaluate.files import read_sidecar
@@ -61,9 +63,6 @@ SCHEMA = Schema.from_dict(
 EXAMPLES: dict[str, Any] = {"--components": 2, "--delta": 1e-6}
 #: Learner parameters that keep a fit fast, given to the learners that take them.
 FAST: dict[str, Any] = {"n_components": 15, "rho_max_iter": 30, "feature_random_state": 1}
-#: Mechanisms whose release ignores the audit noise hook (their audit variant draws exactly
-#: the release's noise, so a half-noise control of them would be vacuous): known gaps.
-HOOK_UNUSED = {"synth", "lda-synth"}
 
 
 def _table(n: int = N) -> pd.DataFrame:
@@ -175,7 +174,6 @@ def test_the_registry_is_what_is_checked() -> None:
     """Guards the parametrisation: every mechanism of the registry, each once."""
     assert len(PUBLISHER_NAMES) == len(set(PUBLISHER_NAMES)) >= 7
     assert len(LEARNER_NAMES) == len(set(LEARNER_NAMES)) >= 4
-    assert set(PUBLISHER_NAMES) >= HOOK_UNUSED
     for name in PUBLISHER_NAMES:
         assert issubclass(PUBLISHERS.load(name), Publisher)
         assert PUBLISHERS.load(name).output_kind in ("rows", "groups", "projection")
@@ -378,18 +376,24 @@ def test_learner_dask_model_equals_the_in_memory_one(name, tmp_path) -> None:
 # -- the audit's noise hook is out of reach of fit ---------------------------------------------
 
 
-def _base(cls: type) -> type:
-    return Publisher if issubclass(cls, Publisher) else PrivateClassifierBase
-
-
-def _check_hook(cls: type, fitted: Any, refuse: Any) -> None:
-    assert cls._noise_factor is _base(cls)._noise_factor and not is_noise_variant(cls)
-    assert fitted._noise_factor() == 1.0
+def _check_hook(cls: type, fitted: Any, fit: Any) -> None:
+    """No noise factor on the class or in its parameters; a rescaled ``random_state`` and the
+    audit variant are both refused with a ledger, nothing spent."""
+    assert not is_noise_variant(cls)
+    assert not [n for n in dir(cls) if "noise_factor" in n or "multiplier" in n]
+    for method in (cls.__init__, cls.fit, cls.run):
+        params = inspect.signature(method).parameters
+        assert not [p for p in params if "multiplier" in p or "factor" in p], params
     assert not [k for k in vars(fitted) if "multiplier" in k or "noise_factor" in k]
-    acct = _accountant()
-    with pytest.raises(ParameterError, match=r"^accountant \(Accountant\) must be None"):
-        refuse(acct)
-    assert acct.history() == []
+    params = fitted.get_params()
+    for build, message in (
+        (lambda: cls(**{**params, "random_state": ScaledNoise(SEED, 0.5)}), "^random_state"),
+        (lambda: half_noise(cls)(**params), r"^accountant \(Accountant\) must be None"),
+    ):
+        acct = _accountant()
+        with pytest.raises(ParameterError, match=message):
+            fit(build(), acct)
+        assert acct.history() == []
 
 
 def _same_release(a: Any, b: Any) -> bool:
@@ -405,21 +409,16 @@ def _same_release(a: Any, b: Any) -> bool:
 def test_publisher_audit_hook_is_unreachable_from_fit(name) -> None:
     cls = PUBLISHERS.load(name)
     pub = _publisher(name, epsilon=0.2).fit(_table())
-    params = pub.get_params()
-    _check_hook(cls, pub, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
-    # the hook is live in the audit variant alone: the same seed draws other noise
-    half = half_noise(cls)(**params).fit(_table()).release_
-    if name in HOOK_UNUSED:
-        assert _same_release(half, pub.release_), f"{name} now draws through the hook: update"
-    else:
-        assert not _same_release(half, pub.release_)
+    _check_hook(cls, pub, lambda p, acct: p.fit(_table(), accountant=acct, allow_seeded=True))
+    # the rescaled noise is live in the audit variant: the same seed draws other noise
+    half = half_noise(cls)(**pub.get_params()).fit(_table()).release_
+    assert not _same_release(half, pub.release_)
 
 
 @pytest.mark.parametrize("name", LEARNER_NAMES)
 def test_learner_audit_hook_is_unreachable_from_fit(name) -> None:
     cls = LEARNERS.load(name)
     est = _learner(name).fit(_table())
-    params = est.get_params()
-    _check_hook(cls, est, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
-    half = half_noise(cls)(**params).fit(_table())
+    _check_hook(cls, est, lambda e, acct: e.fit(_table(), accountant=acct, allow_seeded=True))
+    half = half_noise(cls)(**est.get_params()).fit(_table())
     assert not np.array_equal(half.coef_, est.coef_)

@@ -447,7 +447,6 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p.tol,
             max_iter=p.max_iter,
-            noise_multiplier=self._noise_factor(),
         )
 
     # -- distributed tables ------------------------------------------------------------------
@@ -492,7 +491,6 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p.tol,
             max_iter=p.max_iter,
-            noise_multiplier=self._noise_factor(),
         )
         # The passes follow the Newton iterations and the finish's steps: data-dependent, so
         # the custodian's log only (issue 29).

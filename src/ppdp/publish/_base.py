@@ -72,9 +72,6 @@ __all__ = ["Charge", "Publisher", "Release"]
 
 logger = logging.getLogger(__name__)
 
-#: The noise factor of every release: the calibrated noise, never less.
-RELEASE_NOISE_FACTOR = 1.0
-
 
 @dataclass(frozen=True)
 class Release:
@@ -420,15 +417,6 @@ class Publisher(ValidatedParams):
         params = self._params() if self._params_type is not None else self
         relation = Neighbouring.parse(getattr(params, "relation", Neighbouring.REPLACE_ONE))
         return n_rows if relation is Neighbouring.REPLACE_ONE else None
-
-    def _noise_factor(self) -> float:
-        """The factor on every noise scale this publisher draws: always 1 on release.
-
-        The release classes never override it and nothing in :meth:`fit` changes it; only
-        the audits' variants (:func:`ppdp.audit.noise_variant`, which refuse an accountant)
-        return another factor.
-        """
-        return RELEASE_NOISE_FACTOR
 
     def _finish(self, release: Release, records: list[Any], seeded: bool) -> None:
         self.release_ = Release(
