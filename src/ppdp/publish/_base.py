@@ -223,6 +223,19 @@ class Publisher(ValidatedParams):
     output_kind: ClassVar[str] = "rows"
 
     @property
+    def fit_writes_output(self) -> bool:
+        """True when a distributed ``fit`` writes the rows to ``output`` itself: a row-level
+        release, or a publisher whose :meth:`_check_output` takes a folder (the synthesizer:
+        its rows continue the release's own random stream)."""
+        return self.row_level_output or type(self)._check_output is not Publisher._check_output
+
+    @property
+    def computes_table(self) -> bool:
+        """True when the table written is computed from the release (:meth:`output_table`
+        overridden: the LDA projection's direction table)."""
+        return type(self).output_table is not Publisher.output_table
+
+    @property
     def scan_note(self) -> str | None:
         """Why a distributed ``fit`` reads its input more than once, for a progress line
         (None: one pass)."""
