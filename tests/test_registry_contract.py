@@ -11,8 +11,11 @@ example value in :data:`EXAMPLES`, and the test says so):
   one line naming the parameter or column, with nothing spent and nothing written;
 - the file workflow writes the guarantee file (a model file for a learner), and it reads
   back as the release's guarantee;
-- a seeded release from a Parquet dataset (two files, Dask's threads scheduler) states the
-  same guarantee and the same noisy statistics as the in-memory release;
+- a seeded release from a Parquet dataset (three files, one empty) or a Dask DataFrame
+  states the same guarantee, noisy statistics and ledger records as the in-memory release
+  (a learner: every fitted attribute), writes reproducible rows within the schema, and an
+  undeclared value in one file is the in-memory message with nothing spent or written; the
+  file workflow on a Parquet dataset writes a folder with its guarantee file beside it;
 - the audits' noise hook is unreachable from ``fit``: the class has no noise factor (no
   attribute, no parameter of ``__init__``, ``fit`` or ``run``), a rescaled source
   (:class:`ppdp.audit.ScaledNoise`) passed as ``random_state`` is refused with a ledger,
@@ -280,17 +283,25 @@ def test_learner_unknown_column_spends_and_writes_nothing(name, tmp_path) -> Non
 # -- the guarantee file ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
 @pytest.mark.parametrize("name", PUBLISHER_NAMES)
-def test_publisher_writes_a_readable_guarantee_file(name, tmp_path) -> None:
-    ledger, out = _ledger_file(tmp_path), tmp_path / "out.csv"
-    (tmp_path / "in.csv").write_text(_table().to_csv(index=False), encoding="utf-8")
+def test_publisher_writes_a_readable_guarantee_file(name, kind, tmp_path) -> None:
+    """A CSV file gives a table file; a Parquet dataset (three files, one empty) a folder of
+    Parquet parts with ``_SUCCESS``, its rows counted in the guarantee file beside it, and
+    nothing hidden left behind."""
+    ledger = _ledger_file(tmp_path)
+    if kind == "csv":
+        data, out = tmp_path / "in.csv", tmp_path / "out.csv"
+        data.write_text(_table().to_csv(index=False), encoding="utf-8")
+    else:
+        data, out = _partitioned("parquet", tmp_path), tmp_path / "out"
     options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
     result = publish_table_file(
-        name, tmp_path / "in.csv", schema=SCHEMA, output=out, epsilon=1.0, options=options,
-        ledger=ledger, random_state=SEED, allow_seeded=True,
+        name, data, schema=SCHEMA, output=out, epsilon=1.0, options=options, ledger=ledger,
+        random_state=SEED, allow_seeded=True, scheduler="sync" if kind == "parquet" else None,
     )  # fmt: skip
     side, content = read_sidecar(out)
-    assert side == result.sidecar and content is not None and out.is_file()
+    assert side == result.sidecar and content is not None and out.exists()
     release = result.release
     assert Guarantee.from_dict(content["guarantee"]) == release.guarantee
     assert content["method"] == name and content["seeded"] is True
@@ -299,6 +310,15 @@ def test_publisher_writes_a_readable_guarantee_file(name, tmp_path) -> None:
     extra = json.loads(json.dumps(result.publisher.guarantee_fields()))
     assert {k: content[k] for k in extra} == extra
     assert _spent(ledger) == _cost(release.guarantee) == result.cost
+    if kind == "parquet":
+        parts = sorted(p.name for p in out.glob("part-*.parquet"))
+        assert content["format"] == "parquet-dataset" and parts and result.n_rows == N
+        assert sorted(p.name for p in out.iterdir()) == sorted(["_SUCCESS", *parts])
+        rows = pd.read_parquet(out)
+        assert content["rows"] == result.rows_written == len(rows) == len(result.table.compute())
+        if PUBLISHERS.load(name).output_kind == "rows":
+            assert set(SCHEMA.column_names) <= set(rows.columns)
+        assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 @pytest.mark.parametrize("name", LEARNER_NAMES)
