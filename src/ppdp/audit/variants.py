@@ -18,10 +18,10 @@ subclasses whose run draws from one:
 
 The factor multiplies each scale where the sampler meets the source, so a variant with the
 same ``random_state`` consumes the same uniforms as the release class. A variant is not
-differentially private at its claim: its ``fit`` refuses an accountant, before anything is
-validated or read, and the release run refuses a rescaled source with an accountant
-however it was passed (:func:`ppdp.random.refuse_rescaled`), so a broken variant is never
-charged to a ledger.
+differentially private at its claim: its ``run`` (which ``fit`` calls) refuses an
+accountant before anything is validated or read, and the release run refuses a rescaled
+source with an accountant however it was passed (:func:`ppdp.random.refuse_rescaled`), so a
+broken variant is never charged to a ledger.
 """
 
 from __future__ import annotations
@@ -142,29 +142,12 @@ def _is_release_class(cls: object) -> bool:
 def _variant(cls: type, factor: float) -> type:
     label = "HalfNoise" if factor == CONTROL_NOISE_MULTIPLIER else f"NoiseFactor{factor:g}"
     name = f"{label}{cls.__name__}"
-    release_fit = cls.fit  # type: ignore[attr-defined]
-    signature = inspect.signature(release_fit)
-
-    def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            accountant = signature.bind(self, *args, **kwargs).arguments.get("accountant")
-        except TypeError:
-            accountant = None  # the release class's fit raises its own error
-        if accountant is not None:
-            # A broken variant is never charged to a ledger.
-            raise ParameterError(
-                f"accountant ({type(accountant).__name__}) must be None: {name} is an "
-                f"audit-only variant (noise factor {factor:g}), not DP at its claimed ε"
-            )
-        return release_fit(self, *args, **kwargs)
-
     release_run = cls.run  # type: ignore[attr-defined]
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         options = inspect.signature(release_run).bind(self, *args, **kwargs).arguments
         accountant = getattr(options.get("options"), "accountant", None)
-        if accountant is not None:
-            # ``fit`` runs through ``run``: the same refusal, whichever is called.
+        if accountant is not None:  # ``fit`` runs through ``run``: never charged to a ledger
             raise ParameterError(
                 f"accountant ({type(accountant).__name__}) must be None: {name} is an "
                 f"audit-only variant (noise factor {factor:g}), not DP at its claimed ε"
@@ -176,8 +159,6 @@ def _variant(cls: type, factor: float) -> type:
         finally:
             self.random_state = random_state
 
-    fit.__doc__ = release_fit.__doc__
-    fit.__signature__ = signature  # type: ignore[attr-defined]
     run.__doc__ = release_run.__doc__
     namespace = {
         "__module__": __name__,
@@ -187,7 +168,6 @@ def _variant(cls: type, factor: float) -> type:
             f"{factor:g} × its noise while claiming the same ε; ``fit`` refuses an accountant."
         ),
         "audit_noise_factor": factor,
-        "fit": fit,
         "run": run,
     }
     return type(name, (cls,), namespace)
