@@ -11,17 +11,22 @@ example value in :data:`EXAMPLES`, and the test says so):
   one line naming the parameter or column, with nothing spent and nothing written;
 - the file workflow writes the guarantee file (a model file for a learner), and it reads
   back as the release's guarantee;
-- a seeded release from a Parquet dataset (two files, Dask's threads scheduler) states the
-  same guarantee and the same noisy statistics as the in-memory release;
-- the audits' noise hook is unreachable from ``fit``: the class keeps the base's hook, the
-  fitted object returns the release factor 1, and only the audit variant changes it, whose
-  ``fit`` refuses an accountant.
+- a seeded release from a Parquet dataset (three files, one empty) or a Dask DataFrame
+  states the same guarantee, noisy statistics and ledger records as the in-memory release
+  (a learner: every fitted attribute), writes reproducible rows within the schema, and an
+  undeclared value in one file is the in-memory message with nothing spent or written; the
+  file workflow on a Parquet dataset writes a folder with its guarantee file beside it;
+- the audits' noise hook is unreachable from ``fit``: the class has no noise factor (no
+  attribute, no parameter of ``__init__``, ``fit`` or ``run``), a rescaled source
+  (:class:`ppdp.audit.ScaledNoise`) passed as ``random_state`` is refused with a ledger,
+  and only the audit variant draws less noise, whose ``fit`` refuses an accountant.
 
 Each test runs in well under a second per mechanism (a 400-row table).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 from collections.abc import Iterator
@@ -33,7 +38,7 @@ import pandas as pd
 import pytest
 
 from ppdp.accounting import Accountant
-from ppdp.audit import half_noise, is_noise_variant
+from ppdp.audit import ScaledNoise, half_noise, is_noise_variant
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
 from ppdp.evaluate.files import read_sidecar
@@ -61,9 +66,6 @@ SCHEMA = Schema.from_dict(
 EXAMPLES: dict[str, Any] = {"--components": 2, "--delta": 1e-6}
 #: Learner parameters that keep a fit fast, given to the learners that take them.
 FAST: dict[str, Any] = {"n_components": 15, "rho_max_iter": 30, "feature_random_state": 1}
-#: Mechanisms whose release ignores the audit noise hook (their audit variant draws exactly
-#: the release's noise, so a half-noise control of them would be vacuous): known gaps.
-HOOK_UNUSED = {"synth", "lda-synth"}
 
 
 def _table(n: int = N) -> pd.DataFrame:
@@ -143,15 +145,6 @@ def _spent(path: Path) -> PrivacyBudget:
         acct.close()
 
 
-def _parquet(tmp_path: Path) -> Path:
-    folder = tmp_path / "in"
-    folder.mkdir()
-    df = _table()
-    df.iloc[:250].to_parquet(folder / "part-0.parquet", index=False)
-    df.iloc[250:].to_parquet(folder / "part-1.parquet", index=False)
-    return folder
-
-
 def _files(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` and its bytes (the ledger's too: nothing recorded)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
@@ -175,7 +168,6 @@ def test_the_registry_is_what_is_checked() -> None:
     """Guards the parametrisation: every mechanism of the registry, each once."""
     assert len(PUBLISHER_NAMES) == len(set(PUBLISHER_NAMES)) >= 7
     assert len(LEARNER_NAMES) == len(set(LEARNER_NAMES)) >= 4
-    assert set(PUBLISHER_NAMES) >= HOOK_UNUSED
     for name in PUBLISHER_NAMES:
         assert issubclass(PUBLISHERS.load(name), Publisher)
         assert PUBLISHERS.load(name).output_kind in ("rows", "groups", "projection")
@@ -291,17 +283,25 @@ def test_learner_unknown_column_spends_and_writes_nothing(name, tmp_path) -> Non
 # -- the guarantee file ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
 @pytest.mark.parametrize("name", PUBLISHER_NAMES)
-def test_publisher_writes_a_readable_guarantee_file(name, tmp_path) -> None:
-    ledger, out = _ledger_file(tmp_path), tmp_path / "out.csv"
-    (tmp_path / "in.csv").write_text(_table().to_csv(index=False), encoding="utf-8")
+def test_publisher_writes_a_readable_guarantee_file(name, kind, tmp_path) -> None:
+    """A CSV file gives a table file; a Parquet dataset (three files, one empty) a folder of
+    Parquet parts with ``_SUCCESS``, its rows counted in the guarantee file beside it, and
+    nothing hidden left behind."""
+    ledger = _ledger_file(tmp_path)
+    if kind == "csv":
+        data, out = tmp_path / "in.csv", tmp_path / "out.csv"
+        data.write_text(_table().to_csv(index=False), encoding="utf-8")
+    else:
+        data, out = _partitioned("parquet", tmp_path), tmp_path / "out"
     options = {f: EXAMPLES[f] for f in PUBLISHERS.entry(name).required}
     result = publish_table_file(
-        name, tmp_path / "in.csv", schema=SCHEMA, output=out, epsilon=1.0, options=options,
-        ledger=ledger, random_state=SEED, allow_seeded=True,
+        name, data, schema=SCHEMA, output=out, epsilon=1.0, options=options, ledger=ledger,
+        random_state=SEED, allow_seeded=True, scheduler="sync" if kind == "parquet" else None,
     )  # fmt: skip
     side, content = read_sidecar(out)
-    assert side == result.sidecar and content is not None and out.is_file()
+    assert side == result.sidecar and content is not None and out.exists()
     release = result.release
     assert Guarantee.from_dict(content["guarantee"]) == release.guarantee
     assert content["method"] == name and content["seeded"] is True
@@ -310,6 +310,15 @@ def test_publisher_writes_a_readable_guarantee_file(name, tmp_path) -> None:
     extra = json.loads(json.dumps(result.publisher.guarantee_fields()))
     assert {k: content[k] for k in extra} == extra
     assert _spent(ledger) == _cost(release.guarantee) == result.cost
+    if kind == "parquet":
+        parts = sorted(p.name for p in out.glob("part-*.parquet"))
+        assert content["format"] == "parquet-dataset" and parts and result.n_rows == N
+        assert sorted(p.name for p in out.iterdir()) == sorted(["_SUCCESS", *parts])
+        rows = pd.read_parquet(out)
+        assert content["rows"] == result.rows_written == len(rows) == len(result.table.compute())
+        if PUBLISHERS.load(name).output_kind == "rows":
+            assert set(SCHEMA.column_names) <= set(rows.columns)
+        assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 @pytest.mark.parametrize("name", LEARNER_NAMES)
@@ -330,66 +339,189 @@ def _fast_options(name: str) -> dict[str, Any]:
     return {k: v for k, v in _learner_options(name).items() if k != "schema"}
 
 
-# -- in memory equals Dask for a seed ----------------------------------------------------------
+# -- the same run on a partitioned table ------------------------------------------------------
 
 DISTRIBUTED_PUBLISHERS = [n for n in PUBLISHER_NAMES if PUBLISHERS.load(n).supports_distributed]
 DISTRIBUTED_LEARNERS = [n for n in LEARNER_NAMES if LEARNERS.load(n).supports_distributed]
+ROW_LEVEL = [n for n in DISTRIBUTED_PUBLISHERS if _publisher(n).row_level_output]
+#: A Parquet dataset of three files (the middle one empty) and a Dask DataFrame.
+PARTITIONED = ["parquet", "dask-frame"]
 
 
-@pytest.mark.parametrize("name", DISTRIBUTED_PUBLISHERS)
-def test_publisher_dask_release_equals_the_in_memory_one(name, tmp_path) -> None:
-    """The statistics are drawn in the driver from the same source as in memory; rows that a
-    row-level release writes partition by partition come from per-partition streams, so they
-    are compared in shape only (their law: the publishers' own distributed tests)."""
+def _partitioned(kind: str, tmp_path: Path, df: pd.DataFrame | None = None) -> Any:
     pytest.importorskip("dask.dataframe")
-    mem = _publisher(name).fit(_table())
+    df = _table() if df is None else df
+    if kind == "dask-frame":
+        import dask.dataframe as dd
+
+        return dd.from_pandas(df, npartitions=3)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, part in enumerate((df.iloc[:250], df.iloc[:0], df.iloc[250:])):
+        part.to_parquet(folder / f"part-{i}.parquet", index=False)
+    return folder
+
+
+def _records(acct: Accountant) -> list[tuple[Any, ...]]:
+    """What the ledger says of each charge, the index and the time left out."""
+    return [(r.mechanism, r.budget, r.relation, r.details, r.event) for r in acct.history()]
+
+
+def _computed(data: Any) -> Any:
+    return data.compute() if hasattr(data, "compute") else data
+
+
+def _within_schema(rows: pd.DataFrame) -> None:
+    assert list(rows.columns) == list(_table().columns)
+    assert rows["x"].between(0, 10).all() and rows["z"].between(-1, 1).all()
+    assert set(rows["c"]) <= {"a", "b", "c"} and set(rows["y"]) <= {0, 1}
+
+
+@pytest.mark.parametrize("kind", PARTITIONED)
+@pytest.mark.parametrize("name", DISTRIBUTED_PUBLISHERS)
+def test_publisher_partitioned_release_equals_the_in_memory_one(name, kind, tmp_path) -> None:
+    """One seed, one release: the statistics (drawn in the driver from the same source as in
+    memory), the guarantee and the ledger's records are the in-memory ones, and so is a
+    table released in the driver. Rows that a row-level release writes partition by
+    partition come from per-partition streams: they are checked against the schema and
+    for reproducibility (their law: the publishers' own distributed tests)."""
+    mem_acct, dist_acct = _accountant(), _accountant()
+    mem = _publisher(name).fit(_table(), accountant=mem_acct, allow_seeded=True)
+    data = _partitioned(kind, tmp_path)
     dist = _publisher(name)
     output = tmp_path / "out" if dist.row_level_output else None
-    dist.fit(_parquet(tmp_path), scheduler="threads", output=output)
+    dist.fit(data, dist_acct, allow_seeded=True, scheduler="threads", output=output)
     a, b = mem.release_, dist.release_
     assert b.guarantee == a.guarantee
+    assert _records(dist_acct) == _records(mem_acct) != [] and dist_acct.spent == mem_acct.spent
     shared = sorted(set(a.statistics) & set(b.statistics))
     assert shared or not a.statistics, (sorted(a.statistics), sorted(b.statistics))
-    for key in shared:
-        np.testing.assert_array_equal(b.statistics[key], a.statistics[key], err_msg=key)
-    if output is not None:
+    for key in shared:  # float sums in another order: equal to rounding
+        np.testing.assert_allclose(b.statistics[key], a.statistics[key], 1e-9, 1e-12, err_msg=key)
+    if output is None:
+        if b.data is not None:  # a table released in the driver (synth writes none here)
+            pd.testing.assert_frame_equal(_computed(b.data), a.data)
+    else:
         rows = b.data.compute()
-        assert list(rows.columns) == list(a.data.columns) and len(rows) == len(a.data)
-    # another seed draws another release: the equality above is not vacuous
+        assert len(rows) == len(a.data) and list(rows.columns) == list(a.data.columns)
+        if list(rows.columns) == list(_table().columns):
+            _within_schema(rows)
+        assert (output / "_SUCCESS").is_file()
+        again = _publisher(name).fit(data, scheduler="sync", output=tmp_path / "again")
+        pd.testing.assert_frame_equal(again.release_.data.compute(), rows)
+    # another seed draws another release: the equalities above are not vacuous
     other = _publisher(name, seed=SEED + 1).fit(_table()).release_
     assert any(not np.array_equal(other.statistics[k], a.statistics[k]) for k in shared) or (
         not shared and not other.data.equals(a.data)
     )
 
 
+def _undeclared(column: str = "c") -> pd.DataFrame:
+    """The table with an undeclared category (``"zz"``) or class (2) in the last file only."""
+    df = _table()
+    df.loc[df.index[300::7], column] = "zz" if column == "c" else 2
+    return df
+
+
+@pytest.mark.parametrize("name", DISTRIBUTED_PUBLISHERS)
+def test_publisher_bad_partition_is_the_in_memory_message(name, tmp_path) -> None:
+    """An undeclared value in one file: the in-memory message (one line, the value not
+    shown), nothing spent, nothing written, no staging left."""
+    with pytest.raises(DataValidationError) as in_memory:
+        _publisher(name).fit(_undeclared())
+    data, acct = _partitioned("parquet", tmp_path, _undeclared()), _accountant()
+    pub = _publisher(name)  # every registered publisher writes to an output folder
+    with pytest.raises(DataValidationError) as got:
+        pub.fit(data, acct, allow_seeded=True, scheduler="sync", output=tmp_path / "out")
+    assert str(got.value) == str(in_memory.value)
+    _one_line(str(got.value))
+    assert "zz" not in str(got.value) and getattr(pub, "release_", None) is None
+    assert acct.history() == [] and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.parametrize("name", ROW_LEVEL)
+def test_row_level_output_is_required_and_checked_before_anything(name, tmp_path) -> None:
+    data = _partitioned("parquet", tmp_path)
+    (tmp_path / "taken").mkdir()
+    for output, match in ((None, r"^output \(None\)"), (tmp_path / "taken", "already exists")):
+        acct = _accountant()
+        with pytest.raises(ParameterError, match=match):
+            _publisher(name).fit(data, acct, allow_seeded=True, scheduler="sync", output=output)
+        assert acct.history() == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "taken"]
+
+
+#: Fitted attributes not compared: the hybrid's public fit object (its result is ``rho_``).
+_NOT_COMPARED = {"rho_fit_"}
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) and a.dtype.kind in "fc":
+        return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=0, atol=1e-9)
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    if isinstance(a, float):
+        return bool(b == pytest.approx(a, rel=0, abs=1e-9))
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("kind", PARTITIONED)
 @pytest.mark.parametrize("name", DISTRIBUTED_LEARNERS)
-def test_learner_dask_model_equals_the_in_memory_one(name, tmp_path) -> None:
-    pytest.importorskip("dask.dataframe")
-    mem = _learner(name).fit(_table())
-    dist = _learner(name).fit(_parquet(tmp_path), scheduler="threads")
+def test_learner_partitioned_model_equals_the_in_memory_one(name, kind, tmp_path) -> None:
+    mem_acct, dist_acct = _accountant(), _accountant()
+    mem = _learner(name).fit(_table(), accountant=mem_acct, allow_seeded=True)
+    dist = _learner(name)
+    data = _partitioned(kind, tmp_path)
+    dist.fit(data, accountant=dist_acct, allow_seeded=True, scheduler="threads")
     assert dist.guarantee_.to_dict() == mem.guarantee_.to_dict()
-    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=0, atol=1e-9)
-    if hasattr(mem, "intercept_"):
-        np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=0, atol=1e-9)
+    assert _records(dist_acct) == _records(mem_acct) != []
+    # every fitted attribute (coef_, rho_, noise_scale_, classes_, feature names, the
+    # certified residual...) as in memory; the model to the solver's tolerance
+    fitted = [k for k in vars(mem) if k.endswith("_") and not k.startswith("_")]
+    assert "coef_" in fitted
+    for key in fitted:
+        if key not in _NOT_COMPARED:
+            assert _same_value(getattr(dist, key), getattr(mem, key)), key
     other = _learner(name, seed=SEED + 1).fit(_table())
     assert np.max(np.abs(other.coef_ - mem.coef_)) > 1e-6
+
+
+@pytest.mark.parametrize("column", ["c", "y"], ids=["category", "class"])
+@pytest.mark.parametrize("name", DISTRIBUTED_LEARNERS)
+def test_learner_bad_partition_is_the_in_memory_message(name, column, tmp_path) -> None:
+    with pytest.raises(DataValidationError) as in_memory:
+        _learner(name).fit(_undeclared(column))
+    data, acct = _partitioned("parquet", tmp_path, _undeclared(column)), _accountant()
+    est = _learner(name)
+    with pytest.raises(DataValidationError) as got:
+        est.fit(data, accountant=acct, allow_seeded=True, scheduler="sync")
+    assert str(got.value) == str(in_memory.value) and "zz" not in str(got.value)
+    _one_line(str(got.value))
+    assert not hasattr(est, "classes_") and getattr(est, "coef_", None) is None
+    assert acct.history() == [] and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
 # -- the audit's noise hook is out of reach of fit ---------------------------------------------
 
 
-def _base(cls: type) -> type:
-    return Publisher if issubclass(cls, Publisher) else PrivateClassifierBase
-
-
-def _check_hook(cls: type, fitted: Any, refuse: Any) -> None:
-    assert cls._noise_factor is _base(cls)._noise_factor and not is_noise_variant(cls)
-    assert fitted._noise_factor() == 1.0
+def _check_hook(cls: type, fitted: Any, fit: Any) -> None:
+    """No noise factor on the class or in its parameters; a rescaled ``random_state`` and the
+    audit variant are both refused with a ledger, nothing spent."""
+    assert not is_noise_variant(cls)
+    assert not [n for n in dir(cls) if "noise_factor" in n or "multiplier" in n]
+    for method in (cls.__init__, cls.fit, cls.run):
+        params = inspect.signature(method).parameters
+        assert not [p for p in params if "multiplier" in p or "factor" in p], params
     assert not [k for k in vars(fitted) if "multiplier" in k or "noise_factor" in k]
-    acct = _accountant()
-    with pytest.raises(ParameterError, match=r"^accountant \(Accountant\) must be None"):
-        refuse(acct)
-    assert acct.history() == []
+    params = fitted.get_params()
+    for build, message in (
+        (lambda: cls(**{**params, "random_state": ScaledNoise(SEED, 0.5)}), "^random_state"),
+        (lambda: half_noise(cls)(**params), r"^accountant \(Accountant\) must be None"),
+    ):
+        acct = _accountant()
+        with pytest.raises(ParameterError, match=message):
+            fit(build(), acct)
+        assert acct.history() == []
 
 
 def _same_release(a: Any, b: Any) -> bool:
@@ -405,21 +537,16 @@ def _same_release(a: Any, b: Any) -> bool:
 def test_publisher_audit_hook_is_unreachable_from_fit(name) -> None:
     cls = PUBLISHERS.load(name)
     pub = _publisher(name, epsilon=0.2).fit(_table())
-    params = pub.get_params()
-    _check_hook(cls, pub, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
-    # the hook is live in the audit variant alone: the same seed draws other noise
-    half = half_noise(cls)(**params).fit(_table()).release_
-    if name in HOOK_UNUSED:
-        assert _same_release(half, pub.release_), f"{name} now draws through the hook: update"
-    else:
-        assert not _same_release(half, pub.release_)
+    _check_hook(cls, pub, lambda p, acct: p.fit(_table(), accountant=acct, allow_seeded=True))
+    # the rescaled noise is live in the audit variant: the same seed draws other noise
+    half = half_noise(cls)(**pub.get_params()).fit(_table()).release_
+    assert not _same_release(half, pub.release_)
 
 
 @pytest.mark.parametrize("name", LEARNER_NAMES)
 def test_learner_audit_hook_is_unreachable_from_fit(name) -> None:
     cls = LEARNERS.load(name)
     est = _learner(name).fit(_table())
-    params = est.get_params()
-    _check_hook(cls, est, lambda acct: half_noise(cls)(**params).fit(_table(), accountant=acct))
-    half = half_noise(cls)(**params).fit(_table())
+    _check_hook(cls, est, lambda e, acct: e.fit(_table(), accountant=acct, allow_seeded=True))
+    half = half_noise(cls)(**est.get_params()).fit(_table())
     assert not np.array_equal(half.coef_, est.coef_)

@@ -5,13 +5,17 @@ modules (strongly connected components of the module import graph, an import of 
 package's own ``__init__`` from inside it not counted), the private attribute uses of the
 four file workflows (``name._attr`` where ``name`` is not a module or ``self``), and the
 constraint-table checks of one ``publish_table_file`` / ``train_model_file`` run (the
-most checks of one estimator object, and all checks, ε's included).
+most checks of one estimator object, and all checks, ε's included); the files of ppdp
+outside ``ppdp.audit`` that name the audits' noise hook (``_noise_factor``); and the lines
+of Python under ``src`` and ``tests`` (every line, blank and comment lines included).
 
 Reproduce (before: the tree at the merge base; after: this checkout)::
 
     git archive 956c538 src | tar -x -C /tmp/base
     PYTHONPATH=/tmp/base/src python benchmarks/structure/release_run_measures.py /tmp/base/src
     PYTHONPATH=src python benchmarks/structure/release_run_measures.py src
+
+(the source lines of a base: ``git archive REV src tests | tar -x -C /tmp/base``).
 """
 
 from __future__ import annotations
@@ -100,6 +104,21 @@ def private_uses(root: Path) -> dict[str, int]:
     return counts
 
 
+def hook_files(root: Path) -> list[str]:
+    """The files of ppdp outside ``ppdp.audit`` that name the audits' noise hook."""
+    ppdp = root / "ppdp"
+    return sorted(
+        p.relative_to(ppdp).as_posix()
+        for p in ppdp.rglob("*.py")
+        if "_noise_factor" in p.read_text(encoding="utf-8") and "audit" not in p.parts
+    )
+
+
+def python_lines(folder: Path) -> int:
+    """Every line of every ``.py`` file below ``folder`` (0 where it does not exist)."""
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in folder.rglob("*.py"))
+
+
 def validations() -> list[tuple[str, int, int]]:
     """``(run, most checks of one estimator, all checks)`` of the constraint table."""
     import numpy as np
@@ -172,6 +191,10 @@ def main() -> None:
     for f, n in uses.items():
         print(f"| private uses in {f} | {n} |")
     print(f"| private uses in the workflows | {sum(uses.values())} |")
+    hooks = hook_files(root)
+    print(f"| files naming the audit noise hook (outside ppdp.audit) | {len(hooks)} |")
+    lines = f"{python_lines(root)}, {python_lines(root.parent / 'tests')}"
+    print(f"| lines of Python in src, tests | {lines} |")
     for run, most, total in validations():
         print(f"| table checks, {run} (one estimator / all) | {most} / {total} |")
 

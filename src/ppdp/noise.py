@@ -6,7 +6,10 @@ array operations. The continuous samplers (:func:`laplace`, :func:`gaussian`,
 :func:`gamma_norm_vector`) return values on a power-of-two grid of spacing
 ``granularity(scale)``; a mechanism releases ``snap(value, Λ) + noise``, whose sum is exact
 in floating point, so the released float has no "holes" that reveal the input
-(Mironov 2012; Jin et al. 2022). The discrete samplers return integers.
+(Mironov 2012; Jin et al. 2022). The discrete samplers return integers. The scale of the
+Laplace, Gaussian and gamma-norm samplers is multiplied by the source's
+:func:`~ppdp.random.noise_factor` (1 for every source but an audit's positive control),
+the grid staying the one of the scale asked for.
 
 The privacy argument, the construction of the exponential variate and what is only
 approximate (and by how much) are in ``docs/proofs/noise.md``.
@@ -41,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ppdp._validation import check_int, check_positive, check_real
 from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeError
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, noise_factor, resolve_random_state
 
 __all__ = [
     "GRID_BITS",
@@ -525,6 +528,7 @@ def laplace(
     lam = _grid_for(b, granularity)
     shape = _check_size(size)
     src = resolve_random_state(random_state)
+    b *= noise_factor(src)  # 1 but for an audit's source, on the release's grid
     n = _count(shape)
     factor = b / lam
     split = _ln2_split(factor)
@@ -592,6 +596,7 @@ def gaussian(
     lam = _grid_for(s, granularity)
     shape = _check_size(size)
     src = resolve_random_state(random_state)
+    s *= noise_factor(src)
     out = _standard_normal_array(src, _count(shape))
     factor = s / lam
     for start in range(0, out.shape[0], _CHUNK):
@@ -638,6 +643,7 @@ def discrete_laplace(
     b = _check_discrete_scale("scale", scale)
     shape = _check_size(size)
     src = resolve_random_state(random_state)
+    b *= noise_factor(src)
     return _finish(_discrete_laplace_array(src, b, _count(shape)), shape, int)
 
 
@@ -692,6 +698,7 @@ def discrete_gaussian(
         raise ParameterError(f"sigma ({s!r}) must be >= 2**-40 for the discrete Gaussian")
     shape = _check_size(size)
     src = resolve_random_state(random_state)
+    s *= noise_factor(src)
     n = _count(shape)
     t = math.floor(s) + 1
     shift = s * s / t
@@ -920,6 +927,7 @@ def gamma_norm_vector(
     lam = _grid_for(b, granularity)
     shape = _check_size(size)
     src = resolve_random_state(random_state)
+    b *= noise_factor(src)
     m = _count(shape)
     norms = _exponential_array(src, m * d).reshape(m, d).sum(axis=1)
     norms *= b

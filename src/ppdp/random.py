@@ -26,6 +26,13 @@ Partitions. A distributed release draws row noise on the workers, partition by p
 gives partition ``i`` the ChaCha20 keystream under ``HMAC-SHA256(key, i)``: the streams are
 independent and secure when the source is, reproducible when the source is seeded, and
 only the key (never the noise) travels to the workers.
+
+Noise factor. A source may carry a ``noise_factor``: the samplers of :mod:`ppdp.noise`
+multiply every Laplace, Gaussian (continuous and discrete) and gamma-norm scale they draw
+from it by that factor (:func:`noise_factor`; uniform, exponential and Gumbel draws are
+unchanged). Every source here has none (factor 1); only the audits build one
+(:class:`ppdp.audit.ScaledNoise`, their positive controls), and a release through a
+ledger refuses it (:func:`refuse_rescaled`). No release class has a parameter for it.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ __all__ = [
     "RandomState",
     "SecureRandom",
     "SeededRandom",
+    "noise_factor",
+    "refuse_rescaled",
     "refuse_seeded",
     "resolve_random_state",
 ]
@@ -186,6 +195,7 @@ class PartitionStreams:
             raise ParameterTypeError(f"source ({source!r}) must be a ppdp RandomSource")
         self._key = source.uint64(4).tobytes()
         self.is_secure = bool(source.is_secure)
+        self.noise_factor = noise_factor(source)  # the workers draw as the driver would
 
     def stream(self, index: int) -> RandomSource:
         """The stream of partition ``index`` (a fresh reader at its start each call)."""
@@ -194,7 +204,9 @@ class PartitionStreams:
             raise ParameterError(f"index ({index}) must be a non-negative partition number")
         message = _PARTITION_DOMAIN + index.to_bytes(8, "little")
         key = hmac.new(self._key, message, hashlib.sha256).digest()
-        return _KeyedStream(key, is_secure=self.is_secure, label=index)
+        stream = _KeyedStream(key, is_secure=self.is_secure, label=index)
+        stream.noise_factor = self.noise_factor
+        return stream
 
     def __repr__(self) -> str:  # the key is never shown
         return f"PartitionStreams(is_secure={self.is_secure})"
@@ -208,6 +220,7 @@ class _KeyedStream:
 
         self._encryptor = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor()
         self.is_secure = is_secure
+        self.noise_factor = 1.0
         self._label = label
 
     def uint64(self, n: int) -> NDArray[np.uint64]:
@@ -255,6 +268,36 @@ def resolve_random_state(random_state: RandomState = None) -> RandomSource:
     if isinstance(random_state, RandomSource):
         return random_state
     raise ParameterTypeError(f"random_state ({random_state!r}) must be {_RANDOM_STATE_TYPES}")
+
+
+def noise_factor(source: object) -> float:
+    """The factor on every noise scale drawn from ``source``: 1 but for an audit's source.
+
+    Read by the samplers of :mod:`ppdp.noise`; only :class:`ppdp.audit.ScaledNoise` (and
+    the partition streams of one, :class:`PartitionStreams`) returns another value.
+    """
+    return float(getattr(source, "noise_factor", 1.0))
+
+
+def refuse_rescaled(source: RandomSource, *, value: object = None) -> None:
+    """Refuse, with a ledger, a source whose noise factor is not 1 (an audit's).
+
+    Call it, when an accountant is given, before the data are read: a release drawing
+    rescaled noise is not DP at the ε it would be charged, and ``allow_seeded`` does not
+    let it through.
+
+    Raises
+    ------
+    ParameterError
+        ``noise_factor(source) != 1``.
+    """
+    factor = noise_factor(source)
+    if factor != 1.0:
+        raise ParameterError(
+            f"random_state ({(source if value is None else value)!r}) draws {factor:g} × "
+            "the noise (an audit's source) and is refused with a ledger: the release would "
+            "not be DP at its charged ε; leave random_state unset for a real release"
+        )
 
 
 def refuse_seeded(

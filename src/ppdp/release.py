@@ -5,7 +5,8 @@ contract 2, RELIABILITY.md (c)):
 
 1. **plan**: the parameters are validated and the planned charges fixed from them and the
    public number of rows when the container shows it (an in-memory table);
-2. **check**: a seeded source is refused with an accountant (unless ``allow_seeded``), then
+2. **check**: a seeded source is refused with an accountant (unless ``allow_seeded``), so
+   is an audit's rescaled source (:func:`ppdp.random.refuse_rescaled`, always), then
    :func:`ppdp.accounting.check_charges`; refused here, the data are never read;
 3. **scan**: one validating pass over the table. An in-memory table is one partition,
    scanned where it lies; a Dask DataFrame or a Parquet dataset is scanned partition by
@@ -34,7 +35,7 @@ from typing import Any, Protocol
 
 from ppdp.accounting import Accountant, Charge, charge, claim_key, record_keyed_release
 from ppdp.exceptions import ParameterTypeError
-from ppdp.random import RandomSource, refuse_seeded
+from ppdp.random import RandomSource, refuse_rescaled, refuse_seeded
 
 __all__ = [
     "InMemoryTable",
@@ -314,6 +315,7 @@ def run_release(steps: ReleaseSteps, data: Any, options: ReleaseOptions) -> RunR
         source = steps.source()
         seeded = not source.is_secure
         if acct is not None:
+            refuse_rescaled(source, value=steps.random_state)
             refuse_seeded(seeded, allow_seeded=options.allow_seeded, value=steps.random_state)
             steps.check(acct, charges, options.idempotency_key)
         with table.session() as stage:

@@ -1,14 +1,16 @@
-"""Audit variants live outside the release path (issue 18).
+"""Audit variants live outside the release path (issues 18 and 31).
 
-The release classes draw their noise times ``_noise_factor()``, fixed to 1 by the two base
-classes; only :func:`ppdp.audit.noise_variant` builds a class with another factor, and its
-``fit`` refuses an accountant.
+No release class has a noise factor: the samplers of :mod:`ppdp.noise` multiply each noise
+scale by the source's factor, 1 for every source but :class:`ppdp.audit.ScaledNoise`; only
+:func:`ppdp.audit.noise_variant` builds a class that draws from one, and its ``fit``
+refuses an accountant, as the release run refuses a rescaled source with a ledger.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import pickle
 import re
 import warnings
 from pathlib import Path
@@ -19,8 +21,15 @@ import pytest
 
 import ppdp.learn
 import ppdp.publish
+from ppdp import noise
 from ppdp.accounting import Accountant
-from ppdp.audit import CONTROL_NOISE_MULTIPLIER, half_noise, is_noise_variant, noise_variant
+from ppdp.audit import (
+    CONTROL_NOISE_MULTIPLIER,
+    ScaledNoise,
+    half_noise,
+    is_noise_variant,
+    noise_variant,
+)
 from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
 from ppdp.exceptions import InsecureRandomnessWarning, ParameterError, ParameterTypeError
@@ -31,6 +40,7 @@ from ppdp.publish import (
     LaplacePublisher,
     Publisher,
 )
+from ppdp.random import PartitionStreams, SecureRandom, SeededRandom, noise_factor
 from ppdp.release import ReleaseOptions
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ppdp"
@@ -77,10 +87,6 @@ def _release_classes() -> list[type]:
 RELEASE_CLASSES = _release_classes()
 
 
-def _base_of(cls: type) -> type:
-    return Publisher if issubclass(cls, Publisher) else PrivateClassifierBase
-
-
 def test_the_scan_finds_the_release_classes() -> None:
     names = {c.__name__ for c in RELEASE_CLASSES}
     assert {"DPPCAPublisher", "LaplacePublisher", "PrivateLogisticRegression"} <= names
@@ -88,42 +94,108 @@ def test_the_scan_finds_the_release_classes() -> None:
 
 
 @pytest.mark.parametrize("cls", RELEASE_CLASSES, ids=lambda c: c.__name__)
-def test_release_classes_have_no_noise_hook_but_the_constant(cls: type) -> None:
-    assert not hasattr(cls, "_noise_multiplier")
+def test_release_classes_have_no_noise_hook(cls: type) -> None:
     assert not is_noise_variant(cls)
-    # the hook is the base's, never overridden, and it returns the constant 1
-    assert cls._noise_factor is _base_of(cls)._noise_factor
-    assert inspect.getmodule(_base_of(cls)).RELEASE_NOISE_FACTOR == 1.0
-    assert _base_of(cls)._noise_factor(object()) == 1.0  # reads nothing of the instance
-    # nothing passed to __init__ or fit names a noise factor or multiplier
-    for method in (cls.__init__, cls.fit):
+    hooks = [n for n in dir(cls) if "noise_factor" in n or "multiplier" in n]
+    assert not hooks, hooks
+    # nothing passed to __init__, fit or run names a noise factor or multiplier
+    for method in (cls.__init__, cls.fit, cls.run):
         params = inspect.signature(method).parameters
-        assert not [p for p in params if "multiplier" in p or "noise_factor" in p], params
+        assert not [p for p in params if "multiplier" in p or "factor" in p], params
 
 
-_ALLOWED_HOOK_DEFINITIONS = {
-    "publish/_base.py",
-    "learn/_base.py",
-    "audit/variants.py",
-}
+#: Where a noise factor may be read: the source, the samplers, the audits, and the one
+#: release sampler built on uniforms (ExponentialPublisher's truncated Laplace).
+_FACTOR_READERS = {"random.py", "noise.py", "audit/variants.py", "publish/baselines.py"}
 
 
-def test_no_noise_multiplier_attribute_and_no_hook_override_in_src() -> None:
-    """``_noise_multiplier`` appears nowhere in src/ppdp but ppdp.audit and ppdp.mechanisms;
-    ``_noise_factor`` is defined only by the two bases and the audit variants."""
-    attribute = re.compile(r"(?<![A-Za-z0-9_])_noise_multiplier\b")
-    offenders, overrides = [], []
+def test_no_release_file_has_a_noise_hook() -> None:
+    """``_noise_multiplier`` / ``_noise_factor`` appear nowhere in src/ppdp but the audits and
+    the mechanisms; ``noise_factor`` is read only by the source, the samplers and the audits;
+    no function of ppdp.publish or ppdp.learn takes a multiplier or factor parameter but
+    the audit helpers' ``noise_multiplier`` of the lower-level draws kept for them."""
+    hook = re.compile(r"(?<![A-Za-z0-9_])_noise_(multiplier|factor)\b")
+    reader = re.compile(r"(?<![A-Za-z0-9_.])noise_factor\(")
+    offenders, readers, params = [], [], []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
         text = path.read_text(encoding="utf-8")
-        if not rel.startswith(("audit/", "mechanisms/")) and attribute.search(text):
+        if not rel.startswith(("audit/", "mechanisms/")) and hook.search(text):
             offenders.append(rel)
-        for node in ast.walk(ast.parse(text)):
-            hook = isinstance(node, ast.FunctionDef) and node.name == "_noise_factor"
-            if hook and rel not in _ALLOWED_HOOK_DEFINITIONS:
-                overrides.append(f"{rel}:{node.lineno}")
+        if reader.search(text) and rel not in _FACTOR_READERS:
+            readers.append(rel)
+        if rel in _RELEASE_FILES:
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    args = node.args.args + node.args.kwonlyargs
+                    bad = [a.arg for a in args if "multiplier" in a.arg or "factor" in a.arg]
+                    if bad:
+                        params.append(f"{rel}:{node.lineno} {node.name}{bad}")
     assert not offenders, offenders
-    assert not overrides, overrides
+    assert not readers, readers
+    assert not params, params
+
+
+#: The files that released through the old hook (issue 31), and the two bases.
+_RELEASE_FILES = {
+    "publish/_base.py",
+    "learn/_base.py",
+    "publish/pca.py",
+    "publish/lda_projection.py",
+    "publish/baselines.py",
+    "publish/groupby.py",
+    "publish/partition_selection.py",
+    "learn/linear.py",
+    "learn/rbf_svm.py",
+}
+
+
+@pytest.mark.parametrize(
+    ("draw", "kind"),
+    [
+        (lambda src: noise.laplace(2.0, 64, random_state=src), float),
+        (lambda src: noise.gaussian(2.0, 64, random_state=src), float),
+        (lambda src: noise.discrete_laplace(8.0, 64, random_state=src), int),
+        (lambda src: noise.gamma_norm_vector(3, 2.0, 64, random_state=src), float),
+    ],
+    ids=["laplace", "gaussian", "discrete-laplace", "gamma-norm"],
+)
+def test_a_scaled_source_scales_the_noise_and_nothing_else(draw, kind) -> None:
+    """Same words, the scale times the factor: factor 1 draws exactly the plain source's."""
+    plain = np.asarray(draw(SeededRandom(5)))
+    assert np.array_equal(np.asarray(draw(ScaledNoise(SeededRandom(5), 1.0))), plain)
+    half = np.asarray(draw(ScaledNoise(SeededRandom(5), 0.5)))
+    if kind is float:
+        np.testing.assert_allclose(half, plain / 2, rtol=0, atol=2.0**-30)
+    else:  # floor(b·E) with b halved: within one of half the draw
+        assert np.max(np.abs(half - plain / 2)) <= 1.0
+    # uniforms are not noise: unchanged
+    u = noise.uniform(8, random_state=ScaledNoise(SeededRandom(5), 0.5))
+    assert np.array_equal(u, noise.uniform(8, random_state=SeededRandom(5)))
+
+
+def test_partition_streams_carry_the_factor_to_the_workers() -> None:
+    streams = PartitionStreams(ScaledNoise(SeededRandom(2), 0.25))
+    clone = pickle.loads(pickle.dumps(streams))
+    assert clone.stream(3).noise_factor == 0.25
+    assert PartitionStreams(SeededRandom(2)).stream(3).noise_factor == 1.0
+    assert noise_factor(SeededRandom(2)) == noise_factor(SecureRandom()) == 1.0
+
+
+def test_a_scaled_random_state_is_refused_with_a_ledger_and_spends_nothing() -> None:
+    """The hook is unreachable from ``fit``: a rescaled source passed as ``random_state``
+    is refused with an accountant (whatever ``allow_seeded`` says), before the data are read."""
+    acc = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
+    source = ScaledNoise(SeededRandom(1), 0.5)
+    with pytest.raises(ParameterError, match=r"^random_state \(ScaledNoise\(SeededRandom"):
+        LaplacePublisher(1.0, SCHEMA, random_state=source).fit(
+            _table(), accountant=acc, allow_seeded=True
+        )
+    with pytest.raises(ParameterError, match=r"draws 0.5 × the noise"):
+        PrivateLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=source).fit(
+            *_xy(), accountant=acc, allow_seeded=True
+        )
+    assert acc.spent.epsilon == 0.0 and acc.history() == []
 
 
 # -- the variants ---------------------------------------------------------------------
@@ -137,7 +209,6 @@ def test_half_noise_is_a_cached_subclass_with_the_same_parameters() -> None:
     assert Half.audit_noise_factor == CONTROL_NOISE_MULTIPLIER == 0.5
     assert noise_variant(LaplacePublisher, 0.8).__name__ == "NoiseFactor0.8LaplacePublisher"
     pub = Half(1.0, 2, SCHEMA, random_state=3)
-    assert pub._noise_factor() == 0.5
     assert pub.get_params() == DPPCAPublisher(1.0, 2, SCHEMA, random_state=3).get_params()
     assert inspect.signature(Half.fit) == inspect.signature(DPPCAPublisher.fit)
 

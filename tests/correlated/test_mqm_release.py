@@ -165,3 +165,21 @@ def test_from_box_is_a_sampled_theta() -> None:
     assert "covers these matrices only" in " ".join(theta.spec().guarantee_assumptions())
     with pytest.raises(ParameterError, match="admits no probability"):
         MarkovChainClass.from_box([[0.6, 0.6], [0, 0]], [[0.9, 0.9], [1, 1]])
+
+
+def test_a_rescaled_source_is_refused_with_a_ledger_and_halves_the_noise_without() -> None:
+    """The release goes through the one run: an audit's rescaled source (half the noise) is
+    refused with a ledger, nothing spent; without one it draws exactly half the noise."""
+    from ppdp.audit import ScaledNoise
+    from ppdp.random import SeededRandom
+
+    acct = Accountant.in_memory(total=PrivacyBudget(2.0))
+    mech = MarkovQuiltMechanism(1.0, _theta())
+    trace = ["a"] * 30 + ["b"] * 70
+    with pytest.raises(ParameterError, match=r"^random_state \(ScaledNoise\(.*draws 0.5 ×"):
+        mech.release(trace, random_state=ScaledNoise(3, 0.5), accountant=acct, allow_seeded=True)
+    assert acct.history() == []
+    full = mech.release(trace, random_state=SeededRandom(3))
+    half = mech.release(trace, random_state=ScaledNoise(SeededRandom(3), 0.5))
+    exact = np.array([0.3, 0.7])
+    np.testing.assert_allclose(half.value - exact, (full.value - exact) / 2, atol=1e-6)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from ppdp.accounting import Accountant
+from ppdp.audit import noise_variant
 from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
 from ppdp.data.contribution import person_weights
@@ -40,11 +41,9 @@ def _acct(tmp_path) -> Accountant:
     return Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
 
 
-class Noiseless(PrivateLogisticRegression):
-    """Test only: no noise, so that two fits compare their minimisers."""
-
-    def _noise_factor(self) -> float:
-        return 0.0
+# Test only: noise scaled by 1e-12 (the audit's rescaled source), so that two fits compare
+# their minimisers.
+Noiseless = noise_variant(PrivateLogisticRegression, 1e-12)
 
 
 def test_person_weights_give_each_person_one_unit() -> None:

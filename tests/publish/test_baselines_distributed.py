@@ -6,6 +6,10 @@ the rows are compared in distribution: the residuals (released minus true ``x``)
 kept-category rate against an in-memory release on the same rows, two-sample tests at
 α = 1e-4 each (a correct implementation fails one once in 10⁴ runs), with a half-noise
 variant that must fail the same test. Same seed: the same files, whatever the scheduler.
+
+The checks every registered publisher shares (the statistics, guarantee and ledger records of
+memory for one seed, reproducible rows within the schema, an undeclared value in one file and
+a missing or taken output refused with nothing spent) are in tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from ppdp.accounting import Accountant
 from ppdp.audit import noise_variant
 from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.exceptions import DataValidationError
 from ppdp.publish.baselines import ExponentialPublisher, LaplacePublisher
 
 dd = pytest.importorskip("dask.dataframe")
@@ -123,34 +127,6 @@ def test_partitions_draw_independent_noise(tmp_path) -> None:
     assert np.mean(first == second) < 0.05  # the same rows, different noise
 
 
-@pytest.mark.parametrize("cls", PUBLISHERS)
-def test_bad_input_is_the_in_memory_message_nothing_spent_no_output(cls, tmp_path) -> None:
-    frames = [make_df(200, 1), make_df(200, 2), make_df(200, 3)]
-    for f in frames[:2]:
-        f.loc[f.index % 9 == 0, "c"] = "zz"
-    write_dataset(tmp_path / "in", frames)
-    with pytest.raises(DataValidationError) as in_memory:
-        cls(1.0, SCHEMA).fit(pd.concat(frames, ignore_index=True))
-    a = acct()
-    with pytest.raises(DataValidationError) as distributed:
-        cls(1.0, SCHEMA).fit(
-            tmp_path / "in", accountant=a, scheduler="sync", output=tmp_path / "out"
-        )
-    assert str(distributed.value) == str(in_memory.value) and "zz" not in str(in_memory.value)
-    assert a.spent.is_zero and a.history() == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
-
-
-def test_output_is_required_and_checked_before_anything_is_spent(dataset, tmp_path) -> None:
-    path, _ = dataset
-    (tmp_path / "taken").mkdir()
-    for out, match in ((None, "output \\(None\\)"), (tmp_path / "taken", "already exists")):
-        a = acct()
-        with pytest.raises(ParameterError, match=match):
-            LaplacePublisher(1.0, SCHEMA).fit(path, accountant=a, scheduler="sync", output=out)
-        assert a.spent.is_zero
-
-
 def test_empty_dataset_is_refused_like_in_memory(tmp_path) -> None:
     write_dataset(tmp_path / "in", [make_df(5, 0).iloc[:0]])
     a = acct()
@@ -159,17 +135,6 @@ def test_empty_dataset_is_refused_like_in_memory(tmp_path) -> None:
             tmp_path / "in", accountant=a, scheduler="sync", output=tmp_path / "out"
         )
     assert a.spent.is_zero and not (tmp_path / "out").exists()
-
-
-def test_charged_once_with_the_in_memory_event(dataset, tmp_path) -> None:
-    path, whole = dataset
-    a, b = acct(), acct()
-    ExponentialPublisher(1.0, SCHEMA).fit(whole, accountant=a)
-    ExponentialPublisher(1.0, SCHEMA).fit(
-        path, accountant=b, scheduler="sync", output=tmp_path / "o"
-    )
-    assert len(a.history()) == len(b.history()) == 1
-    assert a.spent == b.spent
 
 
 def test_a_dask_frame_on_a_local_cluster(dataset, tmp_path) -> None:

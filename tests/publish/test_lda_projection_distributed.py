@@ -5,6 +5,10 @@ per partition, so they agree with memory in distribution (a KS test of the resid
 the per-row Laplace law) and are exactly reproducible for the same seed and partitioning, in
 row order. The in-memory checks (declared class counts, δ < 1/n) run on the whole table, and
 refusals spend nothing.
+
+The checks every registered publisher shares (the statistics, guarantee and ledger records of
+memory for one seed, reproducible rows within the schema, an undeclared value in one file and
+a missing or taken output refused with nothing spent) are in tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -77,27 +81,13 @@ def _pub(whole: pd.DataFrame, seed: int = 3, **kwargs) -> LDAProjectionPublisher
     )
 
 
-def test_directions_equal_memory_and_rows_are_reproducible(table, tmp_path) -> None:
+def test_transform_of_a_distributed_release_is_the_in_memory_one(table, tmp_path) -> None:
+    """Post-processing works on the distributed release as on the in-memory one (the
+    release itself, its charge and its reproducibility: tests/test_registry_contract.py)."""
     path, whole = table
     mem = _pub(whole).fit(whole).release_
-    acct = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-5))
     pub = _pub(whole)
-    pub.fit(path, acct, allow_seeded=True, scheduler="sync", output=tmp_path / "out")
-    dist = pub.release_
-    assert set(dist.statistics) == set(mem.statistics) - {"projections"}
-    for key in dist.statistics:
-        np.testing.assert_allclose(dist.statistics[key], mem.statistics[key], rtol=1e-9)
-    assert acct.spent == PrivacyBudget(8.0, 1e-6) and len(acct.history()) == 3
-    rows = dist.data.compute()
-    assert list(rows.columns) == ["lda_1", "lda_2"] and len(rows) == len(whole)
-    assert dist.encoded is None
-    again = _pub(whole)
-    again.fit(path, scheduler="sync", output=tmp_path / "again")
-    pd.testing.assert_frame_equal(again.release_.data.compute(), rows)
-    other = _pub(whole, seed=4)
-    other.fit(path, scheduler="sync", output=tmp_path / "other")
-    assert not np.allclose(other.release_.data.compute().to_numpy(), rows.to_numpy())
-    # post-processing works on the distributed release as on the in-memory one
+    pub.fit(path, scheduler="sync", output=tmp_path / "out")
     np.testing.assert_allclose(pub.transform(whole.head(50)), mem_transform(mem, whole.head(50)))
 
 
@@ -161,26 +151,6 @@ def test_direction_only_needs_no_output_and_raw_projections_are_exact(table, tmp
         raw.release_.data.compute().to_numpy(), (X / raw.scale_) @ raw.directions_, rtol=1e-12
     )
     assert not raw.release_.guarantee.is_private
-
-
-def test_undeclared_category_in_one_file_costs_nothing(tmp_path) -> None:
-    frames = [_frame(n, i) for i, n in enumerate(SIZES)]
-    frames[2].loc[[7], "c"] = "w"
-    frames[3].loc[[1, 2, 3, 4], "c"] = "w"
-    whole = _dataset(tmp_path / "ds", frames)
-    with pytest.raises(DataValidationError) as in_memory:
-        _pub(whole).fit(whole)
-    with Accountant.open(
-        tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(10.0, 1e-5)
-    ) as acct:
-        with pytest.raises(DataValidationError) as got:
-            _pub(whole).fit(
-                tmp_path / "ds", acct, allow_seeded=True, scheduler="sync", output=tmp_path / "out"
-            )
-        assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
-    assert str(got.value) == str(in_memory.value) and "5 value(s)" in str(got.value)
-    assert not (tmp_path / "out").exists()
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_declared_counts_output_and_delta_are_checked_as_in_memory(table, tmp_path) -> None:

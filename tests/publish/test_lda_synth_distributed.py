@@ -4,6 +4,10 @@ The noisy statistics must be the in-memory ones for the same seed; the synthetic
 post-processing, generated part by part into ``output``: with one part they are the
 in-memory rows (another order), with several they keep the class sizes and track the same
 targets, and the same seed reproduces them exactly. Refusals spend nothing.
+
+The checks every registered publisher shares (the statistics, guarantee and ledger records of
+memory for one seed, reproducible rows within the schema, an undeclared value in one file and
+a missing or taken output refused with nothing spent) are in tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -134,23 +138,6 @@ def test_part_class_counts_are_exact(seed: int) -> None:
     np.testing.assert_array_equal(got.sum(axis=1), parts)
     np.testing.assert_array_equal(got.sum(axis=0), classes)
     assert parts.max() - parts.min() <= 1
-
-
-def test_undeclared_category_in_one_file_costs_nothing(tmp_path) -> None:
-    frames = [_frame(n, i) for i, n in enumerate(SIZES)]
-    frames[0].loc[[1, 5], "c"] = "w"
-    frames[3].loc[[2], "c"] = "w"
-    whole = _dataset(tmp_path / "ds", frames)
-    with pytest.raises(DataValidationError) as in_memory:
-        DPLDASynthesizer(1.0, _schema()).fit(whole)
-    with Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(2.0)) as acct:
-        with pytest.raises(DataValidationError) as got:
-            DPLDASynthesizer(1.0, _schema()).fit(
-                tmp_path / "ds", acct, scheduler="sync", output=tmp_path / "out"
-            )
-        assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
-    assert str(got.value) == str(in_memory.value) and "3 value(s)" in str(got.value)
-    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("declared", [[1200, 800], [1201, 800]], ids=["wrong", "sum"])

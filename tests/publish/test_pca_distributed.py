@@ -4,6 +4,10 @@ Stage 1 must give the in-memory statistics for the same seed; stage 2's rows are
 partition, so they agree with memory in distribution (a KS test of the noise residuals) and
 are exactly reproducible for the same seed and partitioning. Refusals spend nothing and
 leave no output folder.
+
+The checks every registered publisher shares (the statistics, guarantee and ledger records of
+memory for one seed, reproducible rows within the schema, an undeclared value in one file and
+a missing or taken output refused with nothing spent) are in tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -13,10 +17,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ppdp.accounting import Accountant
-from ppdp.budget import PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.exceptions import DataValidationError
 from ppdp.publish.pca import DPPCAPublisher
 
 dd = pytest.importorskip("dask.dataframe")
@@ -79,33 +81,6 @@ def table(tmp_path):
     return tmp_path / "ds", whole
 
 
-def test_stage_one_matches_memory_and_rows_are_reproducible(table, tmp_path) -> None:
-    path, whole = table
-    mem = DPPCAPublisher(1.0, 3, SCHEMA, random_state=7).fit(whole).release_
-    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
-    pub = DPPCAPublisher(1.0, 3, SCHEMA, random_state=7)
-    pub.fit(path, acct, allow_seeded=True, scheduler="sync", output=tmp_path / "out")
-    dist = pub.release_
-    assert set(dist.statistics) == {"mean", "second_moment", "components", "eigenvalues"}
-    for key in dist.statistics:
-        np.testing.assert_allclose(dist.statistics[key], mem.statistics[key], rtol=1e-9)
-    assert dist.encoded is None and acct.spent == PrivacyBudget(1.0)
-    assert len(acct.history()) == 2 and acct.history()[0].details["n"] == len(whole)
-    rows = dist.data.compute()
-    assert list(rows.columns) == ["age", "score", "colour", "y"] and len(rows) == len(whole)
-    assert set(rows["colour"]) <= {"red", "green", "blue"} and set(rows["y"]) <= {"no", "yes"}
-    assert rows["age"].between(0, 100).all() and rows["score"].between(-1, 1).all()
-    assert (tmp_path / "out" / "_SUCCESS").is_file()
-    assert len(list((tmp_path / "out").glob("part-*.parquet"))) == len(SIZES)
-    # the same seed and partitioning: the same rows, bit for bit; another seed: other rows
-    again = DPPCAPublisher(1.0, 3, SCHEMA, random_state=7)
-    again.fit(path, scheduler="sync", output=tmp_path / "again")
-    pd.testing.assert_frame_equal(again.release_.data.compute(), rows)
-    other = DPPCAPublisher(1.0, 3, SCHEMA, random_state=8)
-    other.fit(path, scheduler="sync", output=tmp_path / "other")
-    assert not other.release_.data.compute()["score"].equals(rows["score"])
-
-
 def test_a_dask_frame_on_a_local_cluster_gives_the_sync_release(table, tmp_path) -> None:
     from distributed import Client, LocalCluster
 
@@ -151,37 +126,6 @@ def test_row_noise_is_the_stage_two_laplace_law(tmp_path) -> None:
     # independent partitions: the first rows of two partitions do not share their noise
     first = residuals.reshape(-1, 3)
     assert not np.allclose(first[0], first[1500])
-
-
-def test_undeclared_category_in_one_file_costs_nothing(tmp_path) -> None:
-    frames = [_frame(n, i) for i, n in enumerate(SIZES)]
-    frames[2].loc[[3, 9, 40], "colour"] = "purple"
-    whole = _dataset(tmp_path / "ds", frames)
-    with pytest.raises(DataValidationError) as in_memory:
-        DPPCAPublisher(1.0, 2, SCHEMA).fit(whole)
-    with Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(2.0)) as acct:
-        with pytest.raises(DataValidationError) as got:
-            DPPCAPublisher(1.0, 2, SCHEMA).fit(
-                tmp_path / "ds", acct, scheduler="sync", output=tmp_path / "out"
-            )
-        assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
-    assert str(got.value) == str(in_memory.value) and "3 value(s)" in str(got.value)
-    assert "\n" not in str(got.value)
-    assert not (tmp_path / "out").exists()
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
-
-
-def test_output_is_required_and_checked_before_anything(table, tmp_path) -> None:
-    path, _ = table
-    with Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(2.0)) as acct:
-        with pytest.raises(ParameterError, match=r"^output \(None\): DPPCAPublisher releases"):
-            DPPCAPublisher(1.0, 2, SCHEMA).fit(path, acct, scheduler="sync")
-        (tmp_path / "taken").mkdir()
-        with pytest.raises(ParameterError, match="already exists"):
-            DPPCAPublisher(1.0, 2, SCHEMA).fit(
-                path, acct, scheduler="sync", output=tmp_path / "taken"
-            )
-        assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
 
 
 def test_fewer_than_two_rows_gives_the_in_memory_message(tmp_path) -> None:

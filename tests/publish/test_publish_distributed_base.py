@@ -1,8 +1,10 @@
 """Publisher.fit on a Dask DataFrame or a Parquet dataset: the shared flow of the base class.
 
-A toy publisher (noisy class counts) exercises the order check -> scan -> charge -> release,
-and the refusals that must cost nothing: an unsupported publisher, a row-level release
-without an output folder, a value problem found in one partition.
+A toy publisher (noisy class counts) exercises the refusals that must cost nothing: an
+unsupported publisher, a row-level release without an output folder, output for a table in
+memory, an unreachable scheduler; and the local cluster started for a path. The same seed's
+release as in memory and a bad value in one partition are checked on every registered
+publisher by tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ppdp.accounting import Accountant, Charge
 from ppdp.accounting.events import Laplace
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.data import Schema
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.exceptions import ParameterError
 from ppdp.noise import laplace
 from ppdp.publish._base import Publisher, Release
 
@@ -87,24 +89,6 @@ def _dataset(folder, *, spoil: bool = False):
     return pd.concat(frames, ignore_index=True)
 
 
-def test_same_seed_same_release_as_in_memory(tmp_path) -> None:
-    whole = _dataset(tmp_path / "ds")
-    mem = NoisyCounts(1.0, SCHEMA, random_state=5).fit(whole)
-    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
-    dist = NoisyCounts(1.0, SCHEMA, random_state=5).fit(
-        tmp_path / "ds", acct, allow_seeded=True, scheduler="sync"
-    )
-    np.testing.assert_array_equal(
-        dist.release_.statistics["counts"], mem.release_.statistics["counts"]
-    )
-    assert acct.spent == PrivacyBudget(1.0) and dist.release_.ledger_indices == (1,)
-    frame = dd.from_pandas(whole, npartitions=3)
-    again = NoisyCounts(1.0, SCHEMA, random_state=5).fit(frame, scheduler="sync")
-    np.testing.assert_array_equal(
-        again.release_.statistics["counts"], mem.release_.statistics["counts"]
-    )
-
-
 def test_refusals_cost_nothing(tmp_path) -> None:
     _dataset(tmp_path / "ds")
     acct = Accountant.in_memory(total=PrivacyBudget(3.0))
@@ -121,18 +105,6 @@ def test_refusals_cost_nothing(tmp_path) -> None:
     with pytest.raises(ParameterError, match="cannot be reached"):
         NoisyCounts(1.0, SCHEMA).fit(tmp_path / "ds", acct, scheduler="tcp://127.0.0.1:9")
     assert acct.spent == PrivacyBudget(0.0) and acct.history() == []
-
-
-def test_a_bad_value_in_one_file_is_refused_with_the_global_count(tmp_path) -> None:
-    whole = _dataset(tmp_path / "ds", spoil=True)
-    acct = Accountant.in_memory(total=PrivacyBudget(3.0))
-    with pytest.raises(DataValidationError) as in_memory:
-        NoisyCounts(1.0, SCHEMA).fit(whole, acct)
-    with pytest.raises(DataValidationError) as distributed:
-        NoisyCounts(1.0, SCHEMA).fit(tmp_path / "ds", acct, scheduler="sync")
-    assert str(distributed.value) == str(in_memory.value)
-    assert "2 value(s)" in str(distributed.value)
-    assert acct.spent == PrivacyBudget(0.0)
 
 
 def test_a_local_cluster_is_started_for_a_path(tmp_path) -> None:

@@ -2,7 +2,9 @@
 
 The release is a folder of part files with ``_SUCCESS``; ``OUT.guarantee.json`` lies beside
 it; both appear together or not at all; the clipping warning comes from the fit's one scan;
-a dry run scans and spends nothing; refusals come before the spend.
+a dry run scans and spends nothing; refusals come before the spend. The folder, its parts
+and its guarantee file are checked for every registered publisher by
+tests/test_registry_contract.py; here what the adult table and the workflow's own paths add.
 """
 
 from __future__ import annotations
@@ -62,53 +64,6 @@ def _visible(folder) -> list[str]:
 
 def _hidden(folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
-
-
-@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
-@pytest.mark.parametrize(
-    ("method", "options"),
-    [("pca", {"n_components": 2}), ("synth", {}), ("lda-synth", {})],
-)
-def test_a_release_is_a_folder_with_its_guarantee_beside_it(adult, tmp_path, method, options):
-    root, _df, schema = adult
-    ledger = _ledger(tmp_path)
-    out = tmp_path / "release"
-    lines: list[str] = []
-    result = publish_table_file(
-        method,
-        root / "ds",
-        schema=root / "adult.json",
-        output=out,
-        epsilon=1.0,
-        options=options,
-        ledger=ledger,
-        random_state=7,
-        allow_seeded=True,
-        scheduler="sync",
-        say=lines.append,
-    )
-    assert _visible(out) == sorted([SUCCESS_MARKER, *_parts(out)]) and _parts(out)
-    side = json.loads((tmp_path / "release.guarantee.json").read_text())
-    assert side["method"] == method and side["format"] == "parquet-dataset"
-    assert side["rows"] == result.rows_written == N_ROWS == result.n_rows
-    assert side["ledger_indices"] == list(result.release.ledger_indices) != []
-    released = pd.read_parquet(out)
-    assert len(released) == N_ROWS
-    assert set(schema.column_names) <= set(released.columns)
-    assert len(result.table.compute()) == N_ROWS  # the lazy frame reads the final folder
-    # Exactly the declared cost is recorded, once; nothing but the release is left beside it.
-    cost = publish_table_file(
-        method,
-        root / "adult.csv",
-        schema=root / "adult.json",
-        output=tmp_path / "dry.csv",
-        epsilon=1.0,
-        options=options,
-        dry_run=True,
-    ).cost
-    assert _spent(ledger) == cost
-    assert _hidden(tmp_path) == []
-    assert side["guarantee"]["epsilon"] == 1.0
 
 
 def _parts(folder) -> list[str]:

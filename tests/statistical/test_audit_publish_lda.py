@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.data import Schema
 from ppdp.publish.lda_synth import DPLDASynthesizer, _sums_vector
 
@@ -74,7 +74,7 @@ def _samplers(multiplier: float, mixed: bool = True):
 
     def on(Xs: np.ndarray, ys: np.ndarray):
         def sample(n: int, source) -> np.ndarray:
-            return statistic(synth._draw_noisy_sums(Xs, ys, n, source, noise_multiplier=multiplier))
+            return statistic(synth._draw_noisy_sums(Xs, ys, n, ScaledNoise(source, multiplier)))
 
         return sample
 

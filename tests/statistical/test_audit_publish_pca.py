@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ppdp.audit import audit, noise_variant
+from ppdp.audit import ScaledNoise, audit
 from ppdp.data import Schema
 from ppdp.publish.baselines import LaplacePublisher, _truncated_laplace_unit
 from ppdp.publish.pca import (
@@ -80,12 +80,11 @@ def _pipeline_samplers(schema: Schema, multiplier: float):
 
     def sampler(v_true: np.ndarray, row: np.ndarray):
         def sample(m: int, src) -> np.ndarray:
-            noisy = _add_laplace(mech1, np.broadcast_to(v_true, (m, v_true.size)), src, multiplier)
+            src = ScaledNoise(src, multiplier)  # 1: the release's own draws
+            noisy = _add_laplace(mech1, np.broadcast_to(v_true, (m, v_true.size)), src)
             mu, _, cov = _moments(noisy, N_ROWS, 3)
             _, U = _top_components(cov, 1)
-            released = _add_laplace(mech2, row @ U, src, multiplier) - np.einsum(
-                "mj,mjk->mk", mu, U
-            )
+            released = _add_laplace(mech2, row @ U, src) - np.einsum("mj,mjk->mk", mu, U)
             # Log-likelihood ratio log p(output | D) / p(output | D′), from the output alone.
             stage1 = (np.abs(noisy - v_prime) - np.abs(noisy - v)).sum(axis=1) / b1
             centred = released + np.einsum("mj,mjk->mk", mu, U)
@@ -124,7 +123,8 @@ def _stage2_samplers(schema: Schema, multiplier: float):
 
     def sampler(row: np.ndarray):
         def sample(m: int, src) -> np.ndarray:
-            y = _add_laplace(mech2, np.broadcast_to(row @ U, (m, 1)), src, multiplier) - mu @ U
+            src = ScaledNoise(src, multiplier)
+            y = _add_laplace(mech2, np.broadcast_to(row @ U, (m, 1)), src) - mu @ U
             return (y @ (U.T @ d)).ravel()  # the released row's projection on x′ − x
 
         return sample
@@ -144,13 +144,12 @@ def test_dp_pca_stage2_conditional_audit(schema: Schema, seed: int) -> None:
 
 def _laplace_row_samplers(schema: Schema, multiplier: float):
     """LaplacePublisher's per-row release; statistic: the row's log-likelihood ratio."""
-    variant = LaplacePublisher if multiplier == 1.0 else noise_variant(LaplacePublisher, multiplier)
-    pub = variant(EPS, schema)
+    pub = LaplacePublisher(EPS, schema)
     b = pub._mechanism().scale
 
     def sampler(row: np.ndarray):
         def sample(m: int, src) -> np.ndarray:
-            out = pub._noisy(np.broadcast_to(row, (m, 3)), src)
+            out = pub._noisy(np.broadcast_to(row, (m, 3)), ScaledNoise(src, multiplier))
             return (np.abs(out - X_PRIME) - np.abs(out - X_ROW)).sum(axis=1) / b
 
         return sample

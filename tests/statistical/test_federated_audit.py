@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from ppdp import noise
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.federated.calibration import federated_noise_plan, noise_covariance
 from ppdp.federated.masks import sample_joint_noise
 from ppdp.mechanisms import gaussian_delta
@@ -58,7 +58,7 @@ def _sampler(plan, j: int, shifted: bool, *, joint: bool = True, multiplier: flo
     prec = np.linalg.inv(noise_covariance(plan.n_owners, plan.mask_scale))
 
     def sample(n, source):
-        y = sample_joint_noise(plan, n, random_state=source, noise_multiplier=multiplier)
+        y = sample_joint_noise(plan, n, random_state=ScaledNoise(source, multiplier))
         y[j] += shift
         if not joint:
             return y[j]  # one message alone (an eavesdropper on one link)

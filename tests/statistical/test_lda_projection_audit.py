@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.mechanisms import gaussian_delta
 from ppdp.publish.fisher import (
     class_sum_mechanism,
@@ -73,8 +73,7 @@ def _draw(plan, sign: float, m: int, src, multiplier: float):
         plan,
         np.broadcast_to(sums, (m, 2, 2)),
         np.broadcast_to(q, (m, 3)),
-        src,
-        multiplier=multiplier,
+        ScaledNoise(src, multiplier),  # 1: the release's own draws
     )
 
 
@@ -200,7 +199,8 @@ def _projection_samplers(multiplier: float):
 
     def sampler(sign: float):
         def sample(m: int, src) -> np.ndarray:
-            return _add_noise(mech, np.full(m, sign * 1.0), src, multiplier)  # wᵀx = ±1
+            # wᵀx = ±1
+            return _add_noise(mech, np.full(m, sign * 1.0), ScaledNoise(src, multiplier))
 
         return sample
 

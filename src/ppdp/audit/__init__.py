@@ -6,7 +6,8 @@ probability at most α = 1e-6. :func:`audit_mechanism` and :func:`audit_with_con
 it on ppdp's Laplace, Gaussian and exponential mechanisms and on their half-noise positive
 controls. Later mechanisms plug in their own samplers; see ``docs/audit.md``.
 :func:`noise_variant` and :func:`half_noise` build the audit-only variants of the release
-classes (the same publisher or learner with rescaled noise, refusing an accountant).
+classes (the same publisher or learner with rescaled noise, refusing an accountant), from
+:class:`ScaledNoise`, a random source whose every noise scale is multiplied by a factor.
 """
 
 from ppdp.audit._harness import AuditResult, Sampler, audit, clopper_pearson, epsilon_lower_bound
@@ -18,7 +19,7 @@ from ppdp.audit.builtin import (
     audit_with_control,
     default_draws,
 )
-from ppdp.audit.variants import half_noise, is_noise_variant, noise_variant
+from ppdp.audit.variants import ScaledNoise, half_noise, is_noise_variant, noise_variant
 
 __all__ = [
     "CONTROL_NOISE_MULTIPLIER",
@@ -26,6 +27,7 @@ __all__ = [
     "AuditResult",
     "ControlledAudit",
     "Sampler",
+    "ScaledNoise",
     "audit",
     "audit_mechanism",
     "audit_with_control",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,14 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp import noise
-from ppdp.accounting import (
-    Accountant,
-    Charge,
-    charge,
-    check_charges,
-    claim_key,
-    record_keyed_release,
-)
+from ppdp.accounting import Accountant, Charge, check_charges
 from ppdp.accounting.events import EpsilonDelta, Pufferfish
 from ppdp.budget import Guarantee, PrivacyBudget
 from ppdp.exceptions import ParameterError, ParameterTypeError
@@ -30,11 +23,10 @@ from ppdp.mechanisms.grid import (
     effective_sensitivity,
     snap_and_add_noise,
 )
-from ppdp.random import RandomSource, RandomState, refuse_seeded, resolve_random_state
+from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.release import InMemoryTable, ReleaseOptions, run_release
 
 __all__ = ["CorrelatedRelease", "Query", "release_sequence"]
-
-logger = logging.getLogger(__name__)
 
 #: A query maps the encoded trace (state indices 0..k-1) to a real vector.
 Query = Callable[[NDArray[np.int64]], Any]
@@ -132,14 +124,14 @@ def release_sequence(
 ) -> CorrelatedRelease:
     """Check the budget, validate the trace, charge, then add noise (in this order).
 
-    The ledger records a :class:`~ppdp.accounting.events.Pufferfish` event (only a
+    One :func:`ppdp.release.run_release` of the trace (an in-memory table of ``T`` public
+    rows). The ledger records a :class:`~ppdp.accounting.events.Pufferfish` event (only a
     ``basic`` ledger takes it: Pufferfish has no composition theorem), or, with
     ``pufferfish=False`` (group DP), an ε-DP :class:`~ppdp.accounting.events.EpsilonDelta`.
     """
-    if accountant is not None and not isinstance(accountant, Accountant):
-        raise ParameterTypeError(
-            f"accountant ({type(accountant).__name__}) must be a ppdp.accounting.Accountant"
-        )
+    options = ReleaseOptions(
+        accountant=accountant, allow_seeded=allow_seeded, idempotency_key=idempotency_key
+    )
     if isinstance(query, str):
         if query != "histogram":
             raise ParameterError(f"query ({query!r}) must be 'histogram' or a callable")
@@ -152,59 +144,115 @@ def release_sequence(
     T = len(sequence)  # the length of the trace is public (secrets are values, not presence)
     if T < 1:
         raise ParameterError("sequence is empty; a trace needs at least one state")
-    L = 2.0 / T if query == "histogram" else lipschitz
     sigma = sigma_of(T)
     if not math.isfinite(sigma):
         raise ParameterError(f"{name} is not applicable to this Θ at T = {T}: nothing released")
     budget = PrivacyBudget(epsilon)
-    event = (
-        Pufferfish(epsilon=budget.epsilon, mechanism=name)
-        if pufferfish
-        else EpsilonDelta(epsilon=budget.epsilon)
+    steps = _SequenceSteps(
+        name=name,
+        random_state=random_state,
+        event=(
+            Pufferfish(epsilon=budget.epsilon, mechanism=name)
+            if pufferfish
+            else EpsilonDelta(epsilon=budget.epsilon)
+        ),
+        lipschitz=2.0 / T if query == "histogram" else lipschitz,
+        sigma=sigma,
+        query=query,
+        k=k,
+        encode=encode,
+        facts_of=facts_of,
+        guarantee_of=guarantee_of,
     )
-    with claim_key(accountant, idempotency_key):  # from the check to the record
-        source = resolve_random_state(random_state)
-        seeded = not source.is_secure
-        if accountant is not None:
-            refuse_seeded(seeded, allow_seeded=allow_seeded, value=random_state)
-            check_charges(
-                accountant, Charge(event, name), mechanism=name, idempotency_key=idempotency_key
-            )
-        codes = encode(sequence)
+    result = run_release(steps, sequence, options)
+    index = result.records[0].index if result.records else None
+    return CorrelatedRelease(
+        steps.value, steps.scale, steps.guarantee, steps.facts, index, result.seeded
+    )
+
+
+@dataclass
+class _SequenceSteps:
+    """How a correlated release plans, scans and releases (:class:`ppdp.release.ReleaseSteps`).
+
+    The scan encodes the trace and answers the query; its dimension fixes the Laplace scale
+    and the grid, the facts and the guarantee, all public (as ``T`` is); the charge carries
+    them as details.
+    """
+
+    name: str
+    random_state: RandomState
+    event: Any
+    lipschitz: float
+    sigma: float
+    query: str | Query
+    k: int
+    encode: Callable[[Any], NDArray[np.int64]]
+    facts_of: Callable[[int], dict[str, Any]]
+    guarantee_of: Callable[[dict[str, Any]], Guarantee]
+    value: Any = None
+    scale: float = 0.0
+    facts: dict[str, Any] = field(default_factory=dict)
+    guarantee: Any = None
+
+    def validated(self) -> Any:
+        return contextlib.nullcontext()
+
+    def table(self, data: Any, options: ReleaseOptions) -> InMemoryTable:
+        return InMemoryTable(data, len(data))
+
+    def plan(self, table: Any) -> list[Charge]:
+        return [Charge(self.event, self.name)]
+
+    def source(self) -> RandomSource:
+        return resolve_random_state(self.random_state)
+
+    def check(self, accountant: Accountant, charges: list[Charge], key: str | None) -> None:
+        check_charges(accountant, charges, mechanism=self.name, idempotency_key=key)
+
+    def scan(self, table: Any, on_invalid: str, on_scan: Any) -> Any:
+        codes, query = self.encode(table.data), self.query
         if query == "histogram":
-            raw = histogram(codes, k)
+            raw = histogram(codes, self.k)
         else:
-            raw, _ = as_query_value(query(codes), name="query(sequence)")
+            raw, _ = as_query_value(query(codes), name="query(sequence)")  # type: ignore[operator]
         flat = np.asarray(raw, dtype=np.float64).reshape(-1)
-        scale, lam = grid_scale(L, sigma, flat.size)
-        facts = {
+        self.scale, lam = grid_scale(self.lipschitz, self.sigma, flat.size)
+        T = len(table.data)
+        self.facts = {
             "T": T,
-            "sigma_max": sigma,
-            "lipschitz": L,
+            "sigma_max": self.sigma,
+            "lipschitz": self.lipschitz,
             "query": "histogram"
             if query == "histogram"
             else getattr(query, "__name__", "callable"),
-            "noise_scale": scale,
+            "noise_scale": self.scale,
             "granularity": lam,
             "dimension": int(flat.size),
-            **facts_of(T),
+            **self.facts_of(T),
         }
-        guarantee = guarantee_of(facts)
-        index = None
-        # The charge is recorded as Pufferfish, not DP: a ledger reader can tell the two
-        # apart (Pufferfish does not compose in general; the total is bookkeeping).
-        details = {"relation": "replace-one", "privacy_definition": guarantee.kind.value, **facts}
-        records = charge(
-            accountant,
-            Charge(event, name, details),
-            seeded=seeded,
-            allow_seeded=allow_seeded,
-            idempotency_key=idempotency_key,
-        )
-        if records:
-            index = records[0].index
-        else:
-            logger.info("%s.release without an accountant: nothing is recorded", name)
-        value = add_noise(flat, scale, lam, source).reshape(np.shape(raw))
-        record_keyed_release(accountant, records, guarantee, idempotency_key)
-        return CorrelatedRelease(value, scale, guarantee, facts, index, seeded)
+        self.guarantee = self.guarantee_of(self.facts)
+        return raw, flat, lam
+
+    def rows_scanned(self, scan: Any) -> int:
+        return int(self.facts["T"])
+
+    def replan(self, table: Any, scan: Any, charges: list[Charge]) -> list[Charge]:
+        # Recorded as Pufferfish, not DP: a ledger reader can tell the two apart
+        # (Pufferfish does not compose in general; the total is bookkeeping).
+        kind = self.guarantee.kind.value
+        details = {"relation": "replace-one", "privacy_definition": kind, **self.facts}
+        return [Charge(self.event, self.name, details)]
+
+    def unaccounted(self, source: RandomSource) -> None:
+        """Said in the log only (by the run)."""
+
+    def release(
+        self, table: Any, scan: Any, source: RandomSource, charges: list[Charge], output: Any
+    ) -> Guarantee:
+        raw, flat, lam = scan
+        self.value = add_noise(flat, self.scale, lam, source).reshape(np.shape(raw))
+        return self.guarantee
+
+    def finish(self, records: tuple[Any, ...], seeded: bool) -> None:
+        """The ledger index and seeding go to the release object (built by the caller)."""

@@ -171,14 +171,13 @@ def sample_joint_noise(
     random_state: RandomState = None,
     statistic: str = "second-moment",
     class_index: int = 0,
-    noise_multiplier: float = 1.0,
 ) -> NDArray[np.float64]:
     """``n`` independent draws of the noise ``(e_j + g_j)_j`` the publisher sees on one coordinate.
 
     The same law as one coordinate of the owners' messages (pairwise masks as in
     :func:`dealer_masks`, owners' own noise as in :class:`~ppdp.federated.roles.DataOwner`):
-    an ``(m, n)`` array. For audits and Monte-Carlo checks of the joint-view analysis
-    (``noise_multiplier`` scales every term: the audits' half-noise control).
+    an ``(m, n)`` array. For audits and Monte-Carlo checks of the joint-view analysis (the
+    audits' half-noise control: a :class:`ppdp.audit.ScaledNoise` ``random_state``).
     """
     if statistic == "second-moment":
         pair, own, grid = (
@@ -194,7 +193,6 @@ def sample_joint_noise(
         )
     else:
         raise ParameterError(f"statistic ({statistic!r}) must be 'second-moment' or 'class-sum'")
-    pair, own = pair * noise_multiplier, own * noise_multiplier
     src = resolve_random_state(random_state)
     m = plan.n_owners
     out = np.zeros((m, int(n)))

@@ -116,9 +116,6 @@ custodian = logging.getLogger(CUSTODIAN_LOGGER)
 #: ``format`` field of a model dict.
 MODEL_FORMAT = "ppdp-model/1"
 
-#: The noise factor of every release: the calibrated noise, never less.
-RELEASE_NOISE_FACTOR = 1.0
-
 
 class UnaccountedFitWarning(PPDPWarning):
     """A private learner was fitted without an accountant: nothing was recorded.
@@ -318,15 +315,6 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
     """
 
     _min_rows: ClassVar[int] = 2
-
-    def _noise_factor(self) -> float:
-        """The factor on every noise scale this learner draws: always 1 on release.
-
-        The release classes never override it and nothing in :meth:`fit` changes it; only
-        the audits' variants (:func:`ppdp.audit.noise_variant`, which refuse an accountant)
-        return another factor.
-        """
-        return RELEASE_NOISE_FACTOR
 
     # -- to implement ------------------------------------------------------------------
 

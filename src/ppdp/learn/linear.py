@@ -485,7 +485,6 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p.tol,
             max_iter=p.max_iter,
-            noise_multiplier=self._noise_factor(),
             sample_weight=weights if p.unit is not None else None,
             n_units=persons if p.unit is not None else None,
         )
@@ -539,7 +538,6 @@ class _PrivateLinearERM(PrivateClassifierBase):
             random_state=source,
             tol=p.tol,
             max_iter=p.max_iter,
-            noise_multiplier=self._noise_factor(),
         )
         # The passes follow the Newton iterations and the finish's steps: data-dependent, so
         # the custodian's log only (issue 29).

@@ -704,7 +704,7 @@ class _RBFSVMBase(PrivateClassifierBase):
                 "it; nothing was released and ε was charged"
             )
         # Laplace output perturbation through the mechanism's own release path.
-        coef = mech._release(w, source, noise_multiplier=self._noise_factor())
+        coef = mech._release(w, source)
         return rho, coef
 
     # -- distributed tables --------------------------------------------------------------------

@@ -126,7 +126,7 @@ class AdditiveGridMechanism:
         return self._release(np.full(n, float(arr)), source, noise_multiplier=noise_multiplier)
 
     def _release(
-        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float
+        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float = 1.0
     ) -> NDArray[np.float64]:
         return snap_and_add_noise(
             flat,

@@ -76,9 +76,6 @@ __all__ = ["Charge", "Publisher", "Release"]
 
 logger = logging.getLogger(__name__)
 
-#: The noise factor of every release: the calibrated noise, never less.
-RELEASE_NOISE_FACTOR = 1.0
-
 
 @dataclass(frozen=True)
 class Release:
@@ -228,6 +225,19 @@ class Publisher(ValidatedParams):
     #: per declared group) or ``"projection"`` (LDA projections or directions, which the
     #: guarantee file carries too).
     output_kind: ClassVar[str] = "rows"
+
+    @property
+    def fit_writes_output(self) -> bool:
+        """True when a distributed ``fit`` writes the rows to ``output`` itself: a row-level
+        release, or a publisher whose :meth:`_check_output` takes a folder (the synthesizer:
+        its rows continue the release's own random stream)."""
+        return self.row_level_output or type(self)._check_output is not Publisher._check_output
+
+    @property
+    def computes_table(self) -> bool:
+        """True when the table written is computed from the release (:meth:`output_table`
+        overridden: the LDA projection's direction table)."""
+        return type(self).output_table is not Publisher.output_table
 
     @property
     def scan_note(self) -> str | None:
@@ -435,15 +445,6 @@ class Publisher(ValidatedParams):
         if self.schema.privacy_unit is not None:
             return None  # rows per person are private: only persons are counted, noisily
         return n_rows if self._relation() is Neighbouring.REPLACE_ONE else None
-
-    def _noise_factor(self) -> float:
-        """The factor on every noise scale this publisher draws: always 1 on release.
-
-        The release classes never override it and nothing in :meth:`fit` changes it; only
-        the audits' variants (:func:`ppdp.audit.noise_variant`, which refuse an accountant)
-        return another factor.
-        """
-        return RELEASE_NOISE_FACTOR
 
     def _finish(self, release: Release, records: list[Any], seeded: bool) -> None:
         self.release_ = Release(

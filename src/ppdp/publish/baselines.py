@@ -36,7 +36,7 @@ from ppdp.publish.pca import (
     _encode_table,
     _postprocess,
 )
-from ppdp.random import PartitionStreams, RandomSource, RandomState
+from ppdp.random import PartitionStreams, RandomSource, RandomState, noise_factor
 
 __all__ = ["ExponentialPublisher", "LaplacePublisher", "record_l1_sensitivity"]
 
@@ -308,7 +308,7 @@ class LaplacePublisher(_RowPublisher):
         )
 
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
-        return _add_laplace(self._mechanism(), X, source, self._noise_factor())
+        return _add_laplace(self._mechanism(), X, source)
 
     def _assumptions(self, layout: Layout) -> tuple[str, ...]:
         return (
@@ -391,9 +391,7 @@ class ExponentialPublisher(_RowPublisher):
 
     def _noisy(self, X: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
         mech = self._mechanism()
-        return _truncated_laplace_unit(
-            X, mech.scale * self._noise_factor(), mech.granularity, source
-        )
+        return _truncated_laplace_unit(X, mech.scale, mech.granularity, source)
 
     def _assumptions(self, layout: Layout) -> tuple[str, ...]:
         du = record_l1_sensitivity(layout)
@@ -418,6 +416,7 @@ def _truncated_laplace_unit(
     of ``source`` per entry.
     """
     c = np.asarray(noise.snap(centre, granularity, name="centre"), dtype=np.float64)
+    scale *= noise_factor(source)  # a sampler on uniforms: as ppdp.noise's (1 but in audits)
     m = c.size
     u = np.asarray(noise.uniform(2 * m, random_state=source), dtype=np.float64)
     u_side, u_dist = u[:m].reshape(c.shape), u[m:].reshape(c.shape)

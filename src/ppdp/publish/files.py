@@ -27,7 +27,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -416,6 +416,99 @@ def check_budget(acct: Any, publisher: Any, cost: Any, *, out: Path, run: Workfl
         run.tell(f"warning: no --ledger given; the spend of {cost} is not recorded anywhere")
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """A workflow's checked output and its built publisher, before the ledger is opened."""
+
+    out: Path
+    side: Path
+    schema: Any
+    publisher: Any
+    cost: Any
+    message: str | None
+
+    def ignore_said(self) -> None:
+        """Inside ``warnings.catch_warnings()``: leave out the warnings already said (the
+        seeded noise, and the low-utility message said as one line before the spend)."""
+        from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
+
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        if self.message:
+            warnings.filterwarnings("ignore", re.escape(self.message), LowUtilityWarning)
+
+    def dry_run(self, acct: Any, n_rows: int, charges: list[Any], report: Any) -> PublishResult:
+        """The result of a dry run: what the run would charge, and leave."""
+        return PublishResult(
+            path=self.out,
+            sidecar=self.side,
+            publisher=self.publisher,
+            table=None,
+            cost=self.cost,
+            ledger=_ledger_state(acct),
+            n_rows=n_rows,
+            dry_run=True,
+            charges=charges,
+            report=report,
+            after=planned_remaining(acct, charges),
+        )
+
+
+def _ledger_state(acct: Any) -> LedgerState | None:
+    return None if acct is None else LedgerState(acct.guarantee, acct.composition, acct.remaining)
+
+
+def _prepare(
+    method: str,
+    data: Any,
+    *,
+    check: Callable[..., Any],
+    schema: Any,
+    output: str | os.PathLike[str],
+    epsilon: float,
+    options: Mapping[str, Any] | None,
+    run: WorkflowOptions,
+    scope: contextlib.ExitStack,
+) -> _Prepared:
+    """Every output check (``check``: a file's or a folder's), then the publisher built and
+    validated: before anything is read or spent (DESIGN.md contract 6)."""
+    from ppdp._io import ledger_files
+
+    out = Path(os.fspath(output))
+    side = sidecar_for(out)
+    check(
+        out,
+        sidecars=[("--output's guarantee file", side)],
+        inputs=[
+            ("data", data if isinstance(data, str | os.PathLike) else None),
+            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
+            *ledger_files(run.ledger),
+        ],
+        force=run.force,
+    )
+    schema, publisher, cost, message = prepare_publisher(
+        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
+    )
+    return _Prepared(out, side, schema, publisher, cost, message)
+
+
+@contextlib.contextmanager
+def _ledger_checked(prepared: _Prepared, run: WorkflowOptions) -> Iterator[Any]:
+    """The ledger opened, the idempotency key claimed (held until the release is recorded)
+    and the budget checked; yields the accountant (None without a ledger), closed on exit."""
+    from ppdp.accounting import Accountant, claim_key
+
+    acct = Accountant.open_existing(run.ledger) if run.ledger else None
+    claim = claim_key(acct, run.idempotency_key)
+    try:
+        claim.acquire()
+        check_budget(acct, prepared.publisher, prepared.cost, out=prepared.out, run=run)
+        yield acct
+    finally:
+        claim.release()
+        if acct is not None:
+            acct.close()
+
+
 def publish_table_file(
     method: str,
     data: str | os.PathLike[str],
@@ -492,8 +585,10 @@ def publish_table_file(
     -------
     PublishResult
     """
-    from ppdp._io import check_csv_format
-    from ppdp.publish.parquet_files import distributed_input
+    import functools
+
+    from ppdp._io import check_csv_format, check_output
+    from ppdp.publish.parquet_files import check_folder_output, distributed_input
 
     run = WorkflowOptions(
         ledger=ledger,
@@ -507,15 +602,18 @@ def publish_table_file(
         say=say,
     )
     output_sep, output_decimal = check_csv_format(output, output_sep, output_decimal)
+    distributed = distributed_input(data, scheduler)
+    in_file = functools.partial(check_output, suffixes=TABLE_SUFFIXES)
+    check = check_folder_output if distributed else in_file
     with contextlib.ExitStack() as scope:
-        if distributed_input(data, scheduler):
-            return publish_dataset(
-                method, data, schema=schema, output=output, epsilon=epsilon, options=options,
-                run=run, scope=scope,
-            )  # fmt: skip
+        p = _prepare(
+            method, data, check=check, schema=schema, output=output, epsilon=epsilon,
+            options=options, run=run, scope=scope,
+        )  # fmt: skip
+        if distributed:
+            return publish_dataset(method, data, p, run)
         return _publish_file(
-            method, data, schema=schema, output=output, epsilon=epsilon, options=options,
-            run=run, scope=scope, sep=sep, encoding=encoding, output_sep=output_sep,
+            method, data, p, run, sep=sep, encoding=encoding, output_sep=output_sep,
             output_decimal=output_decimal,
         )  # fmt: skip
 
@@ -523,83 +621,35 @@ def publish_table_file(
 def _publish_file(
     method: str,
     data: str | os.PathLike[str],
-    *,
-    schema: Any,
-    output: str | os.PathLike[str],
-    epsilon: float,
-    options: Mapping[str, Any] | None,
+    p: _Prepared,
     run: WorkflowOptions,
-    scope: contextlib.ExitStack,
+    *,
     sep: str | None,
     encoding: str,
     output_sep: str,
     output_decimal: str,
 ) -> PublishResult:
-    """:func:`publish_table_file` for a file read into memory."""
-    from ppdp._io import atomic_paths, check_output, ledger_files, write_error
-    from ppdp.accounting import Accountant, claim_key
+    """:func:`publish_table_file` for a file read into memory, once ``p`` is prepared."""
+    from ppdp._io import atomic_paths, write_error
     from ppdp.data.draft import read_table
-    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
 
     ledger, say, tell = run.ledger, run.say, run.tell
-    out = Path(output)
-    side = sidecar_for(out)
-    # Every output check before anything is read or spent (DESIGN.md contract 6).
-    check_output(
-        out,
-        suffixes=TABLE_SUFFIXES,
-        sidecars=[("--output's guarantee file", side)],
-        inputs=[
-            ("data", data),
-            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
-            *ledger_files(ledger),
-        ],
-        force=run.force,
-    )
-    schema, publisher, cost, message = prepare_publisher(
-        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
-    )
-    acct = Accountant.open_existing(ledger) if ledger else None
-    state: LedgerState | None = None
-    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
-    try:
-        claim.acquire()
-        check_budget(acct, publisher, cost, out=out, run=run)
+    schema, publisher, cost, out = p.schema, p.publisher, p.cost, p.out
+    with _ledger_checked(p, run) as acct:
         tell(f"reading {data}")
         wanted = (*schema.data_columns, *schema.open_column_names)
         df = read_table(data, columns=wanted, sep=sep, encoding=encoding, say_unread=True)
         on_invalid = acct.on_invalid if acct is not None else "raise"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            if message:  # already said above as one line
-                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            if run.dry_run:
-                tell(f"{_rows(df, publisher)}; checking the data (dry run: nothing is spent)")
-                charges = list(publisher.run(df, run.release_options(acct)).charges)
         if run.dry_run:
-            report = encode_report(schema, df, on_invalid=on_invalid)
-            say_corrections(schema, report, tell)
-            warn_identifiers(schema, df, tell)
-            return PublishResult(
-                path=out,
-                sidecar=side,
-                publisher=publisher,
-                table=None,
-                cost=cost,
-                ledger=(
-                    LedgerState(acct.guarantee, acct.composition, acct.remaining)
-                    if acct is not None
-                    else None
-                ),
-                n_rows=len(df),
-                dry_run=True,
-                charges=charges,
-                report=report,
-                after=planned_remaining(acct, charges),
-            )
+            tell(f"{_rows(df, publisher)}; checking the data (dry run: nothing is spent)")
+            with warnings.catch_warnings():
+                p.ignore_said()
+                charges = list(publisher.run(df, run.release_options(acct)).charges)
         report = encode_report(schema, df, on_invalid=on_invalid)
         say_corrections(schema, report, tell)
         warn_identifiers(schema, df, tell)
+        if run.dry_run:
+            return p.dry_run(acct, len(df), charges, report)
         tell(f"{_rows(df, publisher)}; checking the data and releasing ({method}, {cost})")
         caught: list[warnings.WarningMessage] = []
         try:
@@ -609,21 +659,14 @@ def _publish_file(
                 if recorded is not None:
                     caught = recorded
                     warnings.simplefilter("always")
-                warnings.simplefilter("ignore", InsecureRandomnessWarning)
-                if message:  # already said above as one line
-                    warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
+                p.ignore_said()
                 publisher.run(df, run.release_options(acct))
         finally:
             for w in caught:
                 tell(f"warning: {w.category.__name__}: {' '.join(str(w.message).split())}")
         if publisher.bounding_summary:  # privacy unit: the custodian's line
             tell(publisher.bounding_summary)
-        if acct is not None:
-            state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
-    finally:
-        claim.release()
-        if acct is not None:
-            acct.close()
+        state = _ledger_state(acct)
     release = publisher.release_
     table = publisher.output_table()
     if table is None:  # pragma: no cover - every table publisher releases data
@@ -631,7 +674,7 @@ def _publish_file(
     sidecar = sidecar_text(method, release, ledger, publisher.guarantee_fields())
     tell(f"writing {out}")
     try:
-        with atomic_paths(side, out) as (tmp_side, tmp_out):
+        with atomic_paths(p.side, out) as (tmp_side, tmp_out):
             tmp_side.write_text(sidecar, encoding="utf-8")
             written = spreadsheet_dates(table, schema, output_sep, output_decimal)
             write_table(written, tmp_out, name=out.name, sep=output_sep, decimal=output_decimal)
@@ -639,7 +682,7 @@ def _publish_file(
         raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
     return PublishResult(
         path=out,
-        sidecar=side,
+        sidecar=p.side,
         publisher=publisher,
         table=table,
         cost=cost,
@@ -649,35 +692,23 @@ def _publish_file(
     )
 
 
-def publish_dataset(
-    method: str,
-    data: Any,
-    *,
-    schema: Any,
-    output: str | os.PathLike[str],
-    epsilon: float,
-    options: Any = None,
-    run: WorkflowOptions,
-    scope: contextlib.ExitStack,
-) -> PublishResult:
-    """:func:`publish_table_file` for a Parquet dataset or a Dask DataFrame.
+def publish_dataset(method: str, data: Any, p: _Prepared, run: WorkflowOptions) -> PublishResult:
+    """:func:`publish_table_file` for a Parquet dataset or a Dask DataFrame, once ``p`` is
+    prepared (every output check, the publisher's parameters).
 
-    The same order as for a file: every output check, the publisher's parameters, whether
-    the method takes a distributed table, the budget; then one validating scan (inside
-    ``fit``; the clipping warnings come from its counts), the spend, the release, the rows
-    written partition by partition into a hidden folder, the guarantee file beside it, and
-    the folder renamed into place. Returns a :class:`~ppdp.publish.files.PublishResult`
-    whose ``table`` is a lazy Dask DataFrame of the folder and ``rows_written`` its rows.
+    The same order as for a file: whether the method takes a distributed table, the budget;
+    then one validating scan (inside ``fit``; the clipping warnings come from its counts),
+    the spend, the release, the rows written partition by partition into a hidden folder,
+    the guarantee file beside it, and the folder renamed into place. Returns a
+    :class:`~ppdp.publish.files.PublishResult` whose ``table`` is a lazy Dask DataFrame of
+    the folder and ``rows_written`` its rows.
     """
     import shutil
 
-    from ppdp._io import ledger_files, write_error
-    from ppdp.accounting import Accountant, claim_key
+    from ppdp._io import write_error
     from ppdp.data.distributed import DaskRunError, dask_session, open_table
-    from ppdp.exceptions import InsecureRandomnessWarning, LowUtilityWarning
     from ppdp.publish.parquet_files import (
         _write_rows,
-        check_folder_output,
         folder_rows,
         move_into_place,
         readback,
@@ -686,115 +717,76 @@ def publish_dataset(
     )
 
     ledger, tell = run.ledger, run.tell
-    out = Path(os.fspath(output))
-    side = sidecar_for(out)
+    schema, publisher, cost, out = p.schema, p.publisher, p.cost, p.out
     path_in = data if isinstance(data, str | os.PathLike) else None
-    check_folder_output(
-        out,
-        sidecars=[("--output's guarantee file", side)],
-        inputs=[
-            ("data", path_in),
-            ("schema", schema if isinstance(schema, str | os.PathLike) else None),
-            *ledger_files(ledger),
-        ],
-        force=run.force,
-    )
-    schema, publisher, cost, message = prepare_publisher(
-        method, schema=schema, epsilon=epsilon, options=options, run=run, scope=scope
-    )
-    how = writes_rows(publisher, method)
-    acct = Accountant.open_existing(ledger) if ledger else None
-    state: LedgerState | None = None
+    how = writes_rows(publisher, method)  # refused before the ledger is opened
     staged = staging_folder(out)
-    claim = claim_key(acct, run.idempotency_key)  # held from the checks to the recorded release
-    try:
-        claim.acquire()
-        check_budget(acct, publisher, cost, out=out, run=run)
-        open_table(data, schema)  # the files' footers, before a cluster is started
-        local_default = path_in is not None
-        with (
-            dask_session(run.scheduler, default_local_cluster=local_default) as sched,
-            warnings.catch_warnings(),
-        ):
-            warnings.simplefilter("ignore", InsecureRandomnessWarning)
-            if message:  # already said above as one line
-                warnings.filterwarnings("ignore", re.escape(message), LowUtilityWarning)
-            note = "" if run.dry_run or publisher.scan_note is None else f" ({publisher.scan_note})"
-            tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
-            scanned: list[Any] = []
+    with _ledger_checked(p, run) as acct:
+        try:
+            open_table(data, schema)  # the files' footers, before a cluster is started
+            local_default = path_in is not None
+            with (
+                dask_session(run.scheduler, default_local_cluster=local_default) as sched,
+                warnings.catch_warnings(),
+            ):
+                p.ignore_said()
+                scan_note = publisher.scan_note
+                note = "" if run.dry_run or scan_note is None else f" ({scan_note})"
+                tell(f"scanning {data if path_in is not None else 'the Dask DataFrame'}{note}")
+                scanned: list[Any] = []
 
-            def on_scan(scan: Any) -> None:
-                scanned.append(scan)
-                say_corrections(schema, scan.report, tell)
+                def on_scan(scan: Any) -> None:
+                    scanned.append(scan)
+                    say_corrections(schema, scan.report, tell)
 
-            release_options = run.release_options(
-                acct,
-                scheduler=sched,
-                output=staged if how == "fit" else None,
-                on_scan=on_scan,
-            )
-            try:
-                result = publisher.run(data, release_options)
-            except OSError as exc:
-                if not scanned or run.dry_run:  # reading the data failed: nothing was spent
-                    raise
-                # The scan passed, so the spend was recorded; the rows' write failed.
-                where = f"in {ledger}" if ledger is not None else "recorded nowhere"
-                raise write_error(exc, out, charged=f"{cost} {where}") from exc
-            n_rows = result.n_rows
-            if publisher.bounding_summary:  # privacy unit: the custodian's line
-                tell(publisher.bounding_summary)
-            if run.dry_run:
-                tell(f"{rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
-                return PublishResult(
-                    path=out,
-                    sidecar=side,
-                    publisher=publisher,
-                    table=None,
-                    cost=cost,
-                    ledger=(
-                        LedgerState(acct.guarantee, acct.composition, acct.remaining)
-                        if acct is not None
-                        else None
-                    ),
-                    n_rows=n_rows,
-                    dry_run=True,
-                    charges=list(result.charges),
-                    report=result.report,
-                    after=planned_remaining(acct, list(result.charges)),
+                release_options = run.release_options(
+                    acct,
+                    scheduler=sched,
+                    output=staged if how == "fit" else None,
+                    on_scan=on_scan,
                 )
-            if acct is not None:
-                state = LedgerState(acct.guarantee, acct.composition, acct.remaining)
-            release = publisher.release_
-            tell(f"{rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
-            try:
-                if how != "fit":
-                    _write_rows(publisher, method, staged, n_rows, scheduler=sched)
-                written = folder_rows(staged)
-                text = sidecar_text(
-                    method,
-                    release,
-                    ledger,
-                    publisher.guarantee_fields(),
-                    rows=written,
-                    folder=True,
-                )
-                move_into_place(staged, out, [(side, text)])
-            except OSError as exc:
-                raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
-            except DaskRunError as exc:  # the rows' write, on a cluster that failed
-                raise DaskRunError(
-                    f"{exc}; ε was charged ({_charged(ledger, release, cost)}) and nothing "
-                    "was released: the charge stands"
-                ) from None
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
-        claim.release()
-        if acct is not None:
-            acct.close()
+                try:
+                    result = publisher.run(data, release_options)
+                except OSError as exc:
+                    if not scanned or run.dry_run:  # reading the data failed: nothing spent
+                        raise
+                    # The scan passed, so the spend was recorded; the rows' write failed.
+                    where = f"in {ledger}" if ledger is not None else "recorded nowhere"
+                    raise write_error(exc, out, charged=f"{cost} {where}") from exc
+                n_rows = result.n_rows
+                if publisher.bounding_summary:  # privacy unit: the custodian's line
+                    tell(publisher.bounding_summary)
+                if run.dry_run:
+                    tell(f"{rows_text(n_rows, publisher)} checked (dry run: nothing is spent)")
+                    return p.dry_run(acct, n_rows, list(result.charges), result.report)
+                state = _ledger_state(acct)
+                release = publisher.release_
+                tell(f"{rows_text(n_rows, publisher)} released ({method}, {cost}); writing {out}")
+                try:
+                    if how != "fit":
+                        _write_rows(publisher, method, staged, n_rows, scheduler=sched)
+                    written = folder_rows(staged)
+                    text = sidecar_text(
+                        method,
+                        release,
+                        ledger,
+                        publisher.guarantee_fields(),
+                        rows=written,
+                        folder=True,
+                    )
+                    move_into_place(staged, out, [(p.side, text)])
+                except OSError as exc:
+                    raise write_error(exc, out, charged=_charged(ledger, release, cost)) from exc
+                except DaskRunError as exc:  # the rows' write, on a cluster that failed
+                    raise DaskRunError(
+                        f"{exc}; ε was charged ({_charged(ledger, release, cost)}) and nothing "
+                        "was released: the charge stands"
+                    ) from None
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
     return PublishResult(
         path=out,
-        sidecar=side,
+        sidecar=p.side,
         publisher=publisher,
         table=readback(publisher, out),
         cost=cost,

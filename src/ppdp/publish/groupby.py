@@ -1138,14 +1138,13 @@ class GroupByPublisher(Publisher):
         of the candidates."""
         sel = plan.selection
         assert sel is not None
-        factor = self._noise_factor()
         if sel.method == "truncated-geometric":
             keep, _ = sel.select(cand.counts, source)
             exact = np.concatenate([declared.counts, cand.counts[keep]])
             mech = self._count_mechanism(plan)
-            return mech._release(exact, source, scale=mech.scale * factor), keep
-        noisy_declared = sel.noisy_counts(declared.counts, source, factor=factor)
-        keep, noisy = sel.select(cand.counts, source, factor=factor)
+            return mech._release(exact, source, scale=mech.scale), keep
+        noisy_declared = sel.noisy_counts(declared.counts, source)
+        keep, noisy = sel.select(cand.counts, source)
         assert noisy is not None
         counts = np.concatenate([noisy_declared, noisy[keep]])
         return np.rint(counts).astype(np.int64), keep
@@ -1176,12 +1175,11 @@ class GroupByPublisher(Publisher):
     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """The noisy counts, then each column's noisy centred sums (integers), in that order
         of draws; each vector may hold several stacked releases (the audit's batches)."""
-        factor = self._noise_factor()
         counts_mech = self._count_mechanism(plan)
         counts = counts_mech._release(
             np.asarray(stats.counts, dtype=np.int64).reshape(-1),
             source,
-            scale=counts_mech.scale * factor,
+            scale=counts_mech.scale,
         ).reshape(np.shape(stats.counts))
         return counts, self._noisy_sums(plan, stats.sums, source)
 
@@ -1189,14 +1187,13 @@ class GroupByPublisher(Publisher):
         self, plan: GroupPlan, exact_sums: Any, source: RandomSource
     ) -> NDArray[np.int64]:
         """Each ``means`` column's noisy centred sums (integers), column by column."""
-        factor = self._noise_factor()
         sums = np.zeros(np.shape(exact_sums), dtype=np.int64)
         if plan.means:
             sums_mech = self._sum_mechanism(plan)
             for j in range(len(plan.means)):
                 exact = np.clip(np.asarray(exact_sums[j], dtype=np.int64), -SUM_LIMIT, SUM_LIMIT)
                 sums[j] = sums_mech._release(
-                    exact.reshape(-1), source, scale=sums_mech.scale * factor
+                    exact.reshape(-1), source, scale=sums_mech.scale
                 ).reshape(exact.shape)
         return sums
 
@@ -1207,13 +1204,10 @@ class GroupByPublisher(Publisher):
         if not plan.variances or exact is None:
             return None
         mech = self._square_mechanism(plan)
-        factor = self._noise_factor()
         out = np.zeros(np.shape(exact), dtype=np.int64)
         for j in range(len(plan.variances)):
             e = np.clip(np.asarray(exact[j], dtype=np.int64), 0, SUM_LIMIT)
-            out[j] = mech._release(e.reshape(-1), source, scale=mech.scale * factor).reshape(
-                e.shape
-            )
+            out[j] = mech._release(e.reshape(-1), source, scale=mech.scale).reshape(e.shape)
         return out
 
     def _publish(self, plan: GroupPlan, stats: GroupStatistics, source: RandomSource) -> Release:

@@ -108,25 +108,24 @@ def _add_noise(
     mech: GaussianMechanism | LaplaceMechanism,
     values: NDArray[np.float64],
     source: RandomSource,
-    multiplier: float = 1.0,
 ) -> NDArray[np.float64]:
     """``snap(v, Λ) + noise`` on every entry through ``mech``'s own release path.
 
     ``values`` may hold many releases (a batch for the audit, or one row per record: the
-    caller knows they are disjoint). ``multiplier`` is the audits' positive control only.
+    caller knows they are disjoint).
     """
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
-    return mech._release(flat, source, noise_multiplier=multiplier).reshape(np.shape(values))
+    return mech._release(flat, source).reshape(np.shape(values))
 
 
 def _add_plain_gaussian(
-    sigma: float, values: NDArray[np.float64], source: RandomSource, multiplier: float = 1.0
+    sigma: float, values: NDArray[np.float64], source: RandomSource
 ) -> NDArray[np.float64]:
     """``snap(v, Λ) + N(0, σ²)`` per entry on the grid of σ (the paper's template levels)."""
     lam = noise.granularity(sigma)
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     snapped = np.asarray(noise.snap(flat, lam), dtype=np.float64)
-    drawn = noise.gaussian(sigma * multiplier, flat.size, random_state=source, granularity=lam)
+    drawn = noise.gaussian(sigma, flat.size, random_state=source, granularity=lam)
     return (snapped + np.asarray(drawn)).reshape(np.shape(values))
 
 
@@ -135,8 +134,6 @@ def noisy_statistics(
     class_sums: NDArray[np.float64],
     second_moment_upper: NDArray[np.float64],
     source: RandomSource,
-    *,
-    multiplier: float = 1.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The noisy class means ``(..., K, d)`` and noisy ``upper(Σxxᵀ)`` (batch dims allowed).
 
@@ -146,14 +143,14 @@ def noisy_statistics(
     """
     counts = np.asarray(plan.details["class_counts"], dtype=np.float64)
     if plan.calibration == "gaussian":
-        sums = _add_noise(class_sum_mechanism(plan), class_sums, source, multiplier)
-        q = _add_noise(second_moment_mechanism(plan), second_moment_upper, source, multiplier)
+        sums = _add_noise(class_sum_mechanism(plan), class_sums, source)
+        q = _add_noise(second_moment_mechanism(plan), second_moment_upper, source)
         return sums / counts[:, None], q
     means = class_sums / counts[:, None]
     noisy_means = np.empty_like(means)
     for c, sigma in enumerate(plan.mean_sigmas):
-        noisy_means[..., c, :] = _add_plain_gaussian(sigma, means[..., c, :], source, multiplier)
-    q = _add_plain_gaussian(plan.scatter_sigma, second_moment_upper, source, multiplier)
+        noisy_means[..., c, :] = _add_plain_gaussian(sigma, means[..., c, :], source)
+    q = _add_plain_gaussian(plan.scatter_sigma, second_moment_upper, source)
     return noisy_means, q
 
 
@@ -164,7 +161,6 @@ def _project_partition(
     W: NDArray[np.float64],
     scale: float,
     mech: LaplaceMechanism | None,
-    multiplier: float,
 ) -> pd.DataFrame:
     """One partition's projections ``(x/R)ᵀW`` (plus its own Laplace noise), on a worker.
 
@@ -175,7 +171,7 @@ def _project_partition(
     Y = X @ W
     if mech is not None:
         assert streams is not None
-        Y = _add_noise(mech, Y, streams.stream(index), multiplier)
+        Y = _add_noise(mech, Y, streams.stream(index))
     return pd.DataFrame(Y, columns=[f"lda_{j + 1}" for j in range(W.shape[1])])
 
 
@@ -715,13 +711,12 @@ class LDAProjectionPublisher(Publisher):
         assert y is not None
         c = self._params()
         r, p = c.r, c.p
-        mult = self._noise_factor()
         statistics = self._directions(class_moments(X, y, len(c.counts)), source)
         W = statistics["directions"]
         Y: NDArray[np.float64] | None = None
         if c.release == "noisy-projections":
             mech = self._projection_mechanism(c.e3, r, p)
-            Y = _add_noise(mech, X @ W, source, mult)
+            Y = _add_noise(mech, X @ W, source)
             statistics["projections"] = Y
         elif c.release == "raw-projections":
             Y = X @ W
@@ -743,9 +738,8 @@ class LDAProjectionPublisher(Publisher):
         plan: LDANoisePlan = c.plan
         counts = np.asarray(c.counts)
         p, r = c.p, c.r
-        mult = self._noise_factor()
         second = upper(moments.second_moment)
-        means, q = noisy_statistics(plan, moments.class_sums, second, source, multiplier=mult)
+        means, q = noisy_statistics(plan, moments.class_sums, second, source)
         Q = from_upper(q, p)
         S = noisy_scatter(Q, means, c.counts)
         W = fisher_directions(
@@ -825,7 +819,6 @@ class LDAProjectionPublisher(Publisher):
                     statistics["directions"],
                     self.scale_,
                     mech,
-                    self._noise_factor(),
                 )
                 for i, part in enumerate(parts)
             ]

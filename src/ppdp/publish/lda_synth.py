@@ -637,20 +637,18 @@ class DPLDASynthesizer(Publisher):
         y: NDArray[np.int64],
         n_draws: int,
         source: RandomSource,
-        *,
-        noise_multiplier: float = 1.0,
     ) -> NDArray[np.float64]:
         """``n_draws`` independent releases of the noisy sums vector (for the audit only).
 
-        The same statistic and mechanism as ``fit`` (``noise_multiplier < 1`` is not DP: the
-        audit's positive control). Returns shape (n_draws, K·p + p(p+1)/2).
+        The same statistic and mechanism as ``fit`` (the audit's positive control draws from
+        a :class:`ppdp.audit.ScaledNoise` source). Returns shape (n_draws, K·p + p(p+1)/2).
         """
         self._validate_params()
         _, eps_sums = self._budget_split()
         assert self.schema.label is not None
         value = _sums_vector(X, y, self.schema.label.n_classes)
         mech = self._sums_mechanism(eps_sums, X.shape[0])
-        flat = mech._release(np.tile(value, n_draws), source, noise_multiplier=noise_multiplier)
+        flat = mech._release(np.tile(value, n_draws), source)
         return flat.reshape(n_draws, value.size)
 
 

@@ -251,7 +251,7 @@ def _write_rows(publisher: Any, method: str, staged: Path, n_rows: int, *, sched
 
     from ppdp.data.distributed import write_parquet_dataset
 
-    if _computes_table(publisher):
+    if publisher.computes_table:
         write_parquet_dataset([publisher.output_table()], staged, scheduler=scheduler)
         return
     sampler = row_sampler(publisher)
@@ -265,25 +265,6 @@ def _write_rows(publisher: Any, method: str, staged: Path, n_rows: int, *, sched
         write_parquet_dataset(data, staged, scheduler=scheduler)
     else:  # pragma: no cover - refused before the spend by the writer check
         raise RuntimeError(f"{method} released no rows to write")
-
-
-def _takes_output(publisher: Any) -> bool:
-    """A statistics publisher whose ``fit`` writes its synthetic rows to ``output`` itself.
-
-    It says so by overriding :meth:`Publisher._check_output` (the TableSynthesizer does):
-    its rows then continue the release's own random stream.
-    """
-    from ppdp.publish._base import Publisher
-
-    return type(publisher)._check_output is not Publisher._check_output
-
-
-def _computes_table(publisher: Any) -> bool:
-    """A publisher whose written table is computed from its release (it overrides
-    :meth:`Publisher.output_table`: the LDA projection's direction table)."""
-    from ppdp.publish._base import Publisher
-
-    return type(publisher).output_table is not Publisher.output_table
 
 
 def writes_rows(publisher: Any, method: str) -> str:
@@ -303,9 +284,9 @@ def writes_rows(publisher: Any, method: str) -> str:
             f"method ({method!r}) does not take a Parquet dataset or a Dask DataFrame; give "
             "it a CSV file (read into memory)"
         )
-    if getattr(publisher, "row_level_output", False) or _takes_output(publisher):
+    if publisher.fit_writes_output:
         return "fit"
-    if _computes_table(publisher):
+    if publisher.computes_table:
         return "table"
     if row_sampler(publisher) is not None:
         return "sample"

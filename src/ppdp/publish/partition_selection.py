@@ -234,27 +234,22 @@ class PartitionSelection:
 
     # -- the release ----------------------------------------------------------------------
 
-    def noisy_counts(
-        self, counts: NDArray[np.int64], source: RandomSource, *, factor: float = 1.0
-    ) -> NDArray[np.float64]:
+    def noisy_counts(self, counts: NDArray[np.int64], source: RandomSource) -> NDArray[np.float64]:
         """The noisy counts (``"laplace"``: integers; ``"gaussian"``: on the mechanism's
-        grid) of ``counts``; ``factor`` scales the noise (1 in every release; the audits'
-        broken variants only)."""
+        grid) of ``counts``."""
         flat = np.asarray(counts, dtype=np.int64).reshape(-1)
         if self.method == "laplace":
             mech = self.laplace()
-            return mech._release(flat, source, scale=mech.scale * factor).astype(np.float64)
+            return mech._release(flat, source, scale=mech.scale).astype(np.float64)
         if self.method == "gaussian":
             g = self.gaussian()
-            return g._release(flat.astype(np.float64), source, noise_multiplier=factor)
+            return g._release(flat.astype(np.float64), source)
         raise ParameterError("noisy_counts is for the thresholding methods")
 
     def select(
         self,
         counts: NDArray[np.int64],
         source: RandomSource,
-        *,
-        factor: float = 1.0,
     ) -> tuple[NDArray[np.bool_], NDArray[np.float64] | None]:
         """Which candidate keys (exact counts ``counts``, each ≥ 1) are released, and for the
         thresholding methods their noisy counts (None for ``"truncated-geometric"``)."""
@@ -264,5 +259,5 @@ class PartitionSelection:
             u = np.asarray(noise.uniform(counts.size, random_state=source), dtype=np.float64)
             keep = u < pi[np.minimum(counts, len(pi) - 1)]
             return keep.reshape(-1), None
-        noisy = self.noisy_counts(counts, source, factor=factor)
+        noisy = self.noisy_counts(counts, source)
         return noisy >= self._tau, noisy

@@ -158,7 +158,6 @@ def _add_laplace(
     mech: LaplaceMechanism,
     values: NDArray[np.float64],
     source: RandomSource,
-    multiplier: float = 1.0,
 ) -> NDArray[np.float64]:
     """``snap(values, Λ) + Lap(b)`` per entry: ``mech``'s own release path, on every entry.
 
@@ -166,10 +165,9 @@ def _add_laplace(
     ``values`` may hold many such releases (a batch, or one row per record); each gets the
     same law as ``mech.randomise`` would give it, independently. Only the caller knows that
     the releases are disjoint (parallel composition), so this is private to the module.
-    ``multiplier`` scales the noise for the audit's positive control only.
     """
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
-    out = mech._release(flat, source, noise_multiplier=multiplier)
+    out = mech._release(flat, source)
     return out.reshape(values.shape)
 
 
@@ -179,14 +177,13 @@ def _stage2_projections(
     mu: NDArray[np.float64],
     mech: LaplaceMechanism,
     source: RandomSource,
-    multiplier: float = 1.0,
 ) -> NDArray[np.float64]:
     """Stage 2 on the rows of ``X``: ``Ỹ = (XŪ + Z) − 1(μ̃ᵀŪ)``, one noise draw per entry.
 
     The noise is added to ``XŪ``, whose rounding is bounded by ``‖x‖₂`` alone, and the
     public ``μ̃ᵀŪ`` is subtracted afterwards (post-processing).
     """
-    return _add_laplace(mech, X @ U, source, multiplier) - mu @ U
+    return _add_laplace(mech, X @ U, source) - mu @ U
 
 
 # ------------------------------------------------------------------ post-processing
@@ -242,7 +239,6 @@ def _release_partition(
     schema: Schema,
     layout: Layout,
     clamp: bool,
-    multiplier: float,
 ) -> pd.DataFrame:
     """Stage 2 and the reconstruction of one partition, on a worker, from its own stream.
 
@@ -251,7 +247,7 @@ def _release_partition(
     """
     X = np.asarray(encoded[0], dtype=np.float64)
     np.clip(X, 0.0, 1.0, out=X)  # as _encode_table (A.7.6); X is this task's own array
-    Y_tilde = _stage2_projections(X, U, mu, mech, streams.stream(index), multiplier)
+    Y_tilde = _stage2_projections(X, U, mu, mech, streams.stream(index))
     return schema.decode(_reconstruct(Y_tilde, U, mu, schema, layout, clamp=clamp))
 
 
@@ -612,7 +608,6 @@ class DPPCAPublisher(Publisher):
         c = self._params()
         eps, k, layout = c.epsilon, c.n_components, c.layout
         n = X.shape[0]
-        mult = self._noise_factor()
         mech1 = self._stage1_mechanism(n)
         mech2 = self._stage2_mechanism()
 
@@ -620,7 +615,7 @@ class DPPCAPublisher(Publisher):
         mu, M, eigvals, U = self._stage1(SufficientStats.compute(X), n, source)
 
         # Stage 2 (ε/2): Ỹ = (X − 1μ̃ᵀ)Ū + Z, computed as (XŪ + Z) − 1(μ̃ᵀŪ).
-        Y_tilde = _stage2_projections(X, U, mu, mech2, source, mult)
+        Y_tilde = _stage2_projections(X, U, mu, mech2, source)
         encoded = _reconstruct(Y_tilde, U, mu, self.schema, layout, clamp=c.clamp)
         data = self.schema.decode(encoded)
         return Release(
@@ -646,8 +641,7 @@ class DPPCAPublisher(Publisher):
         c = self._params()
         k, layout = c.n_components, c.layout
         mech1 = self._stage1_mechanism(n)
-        mult = self._noise_factor()
-        noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source, mult)
+        noisy = _add_laplace(mech1, _pack(stats.sum_x, stats.sum_xx), source)
         mu, M, D = _moments(noisy, n, layout.n_features)
         eigvals, U = _top_components(D, k)
         return mu, M, eigvals, U
@@ -715,7 +709,6 @@ class DPPCAPublisher(Publisher):
                 self.schema,
                 layout,
                 c.clamp,
-                self._noise_factor(),
             )
             for i, part in enumerate(parts)
         ]
