@@ -236,6 +236,7 @@ def test_an_unreachable_scheduler_is_one_line_and_free(adult, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good", "ledger"]
 
 
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")  # the pair check
 def test_an_empty_partition_changes_nothing(adult, tmp_path):
     root, df, schema = adult
     a, b, c = _thirds(df)

@@ -122,9 +122,16 @@ def test_every_pair_table_is_in_the_plan_and_the_charge(monkeypatch, method, lab
     assert set(seen["sigma"]) <= planned
 
 
-def test_the_default_plans_no_pair_table() -> None:
+def test_auto_plans_one_pair_table_where_the_check_allows_it() -> None:
     plan = TableSynthesizer(1.0, make_schema(), method="tree").plan()
-    assert plan.extra_parents == 0 and "second_parent_tables" not in plan.details()
+    assert plan.extra_parents == ts.DEFAULT_EXTRA_PARENTS == 1
+    assert plan.details()["second_parent_tables"] == 1
+    off = TableSynthesizer(1.0, make_schema(), method="tree", check_pairs=0).plan()
+    assert off.extra_parents == 0 and "second_parent_tables" not in off.details()
+    zero = TableSynthesizer(1.0, make_schema(), method="tree", extra_parents=0).plan()
+    assert zero.extra_parents == 0 and zero.check_pairs == plan.check_pairs
+    # with synthetic persons "auto" is 0 (the person model's tree: one parent per column)
+    assert TableSynthesizer(2.0, persons_schema()).plan().extra_parents == 0
 
 
 @pytest.mark.parametrize(
@@ -133,6 +140,7 @@ def test_the_default_plans_no_pair_table() -> None:
         ({"extra_parents": -1}, ParameterError, r"^extra_parents \(-1\) must be an integer in "),
         ({"extra_parents": 11}, ParameterError, r"^extra_parents \(11\) must be an integer in "),
         ({"extra_parents": 1.5}, ParameterTypeError, r"^extra_parents \(1\.5\) must be an int"),
+        ({"extra_parents": "all"}, ParameterError, r"^extra_parents \('all'\) must be 'auto' or "),
         (
             {"extra_parents": 2, "check_pairs": 1},
             ParameterError,

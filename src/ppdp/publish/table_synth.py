@@ -143,6 +143,8 @@ EXTRA_SHARE = 0.05
 #: A pair the check names gets a second parent only if its table's expected L1 noise is at
 #: most this many times the check's noisy residual of the pair.
 EXTRA_NOISE_RATIO = 2.0
+#: Second parents of ``extra_parents="auto"`` (``benchmarks/synth/second_parents.md``).
+DEFAULT_EXTRA_PARENTS = 1
 #: The most second parents a fit accepts.
 MAX_EXTRA_PARENTS = 10
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
@@ -745,10 +747,11 @@ class TableSynthParams:
     declared_keep: tuple[tuple[str, str], ...]
     keep: tuple[tuple[int, int], ...]
     check_pairs: int
-    extra_parents: int
     contribution: int
     #: The share of ρ the row tables spend (1, or less with synthetic persons).
     row_share: float
+    #: Second parents (``"auto"`` resolved).
+    extra_parents: int
     plan: Plan
     #: Synthetic persons (the schema declares ``per_person`` columns), else None.
     persons: PersonsPlan | None
@@ -794,7 +797,16 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
 
 def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
     """``extra_parents``: an integer in ``0..MAX_EXTRA_PARENTS``, at most ``check_pairs``
-    (the pairs it adds come from the check), and 0 with synthetic persons."""
+    (the pairs it adds come from the check), and 0 with synthetic persons; ``"auto"`` is
+    :data:`DEFAULT_EXTRA_PARENTS` where those allow it, else 0."""
+    if isinstance(value, str) and value == "auto":
+        if checked["row_share"] < 1.0:
+            return 0
+        return min(DEFAULT_EXTRA_PARENTS, checked["check_pairs"])
+    if isinstance(value, str):
+        raise ParameterError(
+            f"extra_parents ({value!r}) must be 'auto' or an integer in 0..{MAX_EXTRA_PARENTS}"
+        )
     k = check_int("extra_parents", value)
     if not 0 <= k <= MAX_EXTRA_PARENTS:
         raise ParameterError(
@@ -1003,6 +1015,15 @@ class TableSynthesizer(Publisher):
         ``0`` (and ``method="pairs"``, which measures every pair) runs no check and gives
         its share back to the tables. At ε = 1 the interval is about ±0.01 TVD at 30,000 rows
         (±0.1 at 3,000).
+    extra_parents : int or "auto", default "auto"
+        Second parents, in ``0..10`` and at most ``check_pairs``: the first pairs the check
+        names (in its order; a pair whose table the noise would swamp, judged from the
+        check's released residual, is skipped) get their (i, j) table measured with
+        :data:`EXTRA_SHARE` (5 %) of ρ each, reserved in the plan, and one end is drawn
+        given its tree parent and the other end, so a triangle the tree cannot hold (a
+        star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
+        0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
+        ``benchmarks/synth/second_parents.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1071,7 +1092,7 @@ class TableSynthesizer(Publisher):
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
-        extra_parents: int = 0,
+        extra_parents: int | Literal["auto"] = "auto",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -1585,6 +1606,16 @@ class TableSynthesizer(Publisher):
                         f"{plan.check.sigma:.6g}); {CHECK_SHARE:.0%} of ρ"
                     ]
                     if plan.check is not None
+                    else []
+                ),
+                *(
+                    [
+                        f"second parents: up to {plan.extra_parents} pair(s) the check names "
+                        "(those whose table the noise would not swamp, judged from the check's "
+                        "released residual), each (i, j) table measured with Gaussian noise "
+                        f"(σ = {plan.sigma_extra:.6g}); {EXTRA_SHARE:.0%} of ρ each"
+                    ]
+                    if plan.extra_parents
                     else []
                 ),
                 "the synthetic rows are post-processing of the noisy tables",
