@@ -37,6 +37,10 @@ VARIANTS = {
     "32-bins": {"n_bins": 32},
     "equal-width": {"binning": "equal-width"},
     "recut": {"binning": "auto"},
+    "no-extra": {"extra_parents": 0},
+    "extra-1": {"extra_parents": 1},
+    "extra-2": {"extra_parents": 2},
+    "extra-3": {"extra_parents": 3},
 }
 
 

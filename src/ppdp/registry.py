@@ -410,6 +410,10 @@ PUBLISHERS.register(
            "how many column pairs the tree leaves off that the release checks privately "
            "(3 percent of the budget) and names with a warning when the model loses them "
            "(default 3; 0: no check, its share goes to the tables)", type=int, metavar="K"),
+    option("--extra-parents", "extra_parents",
+           "how many of the pairs the check names get their table measured (5 percent of the "
+           "budget each) and one column drawn given two (default 1, 0 with per_person "
+           "columns; 0: a tree)", type=int, metavar="K"),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

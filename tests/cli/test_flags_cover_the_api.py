@@ -51,6 +51,7 @@ PUBLISH = {
     "decode": "--decode",
     "keep": "--keep",
     "check_pairs": "--check-pairs",
+    "extra_parents": "--extra-parents",
     "by": "--by",
     "means": "--means",
     "keys": "--keys",

@@ -94,7 +94,9 @@ def test_the_model_pair_tables_are_the_samplers_law() -> None:
     """Exact propagation along the tree against 400,000 sampled rows: every pair's table
     agrees to a TVD of 0.005 (sampling error about 0.001-0.002)."""
     for method in ("tree", "chow-liu"):
-        synth = TableSynthesizer(1.0, make_schema(), method=method, n_bins=6, random_state=1)
+        synth = TableSynthesizer(
+            1.0, make_schema(), method=method, n_bins=6, extra_parents=0, random_state=1
+        )  # the tree's law (a second parent changes it after the check)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LowUtilityWarning)
             synth.fit(make_df(3000))
@@ -118,8 +120,9 @@ def test_the_model_pair_tables_are_the_samplers_law() -> None:
 def test_every_check_draw_is_in_the_plan_and_the_charge(monkeypatch, method, relation):
     eps, delta = 0.7, 1e-6
     synth = TableSynthesizer(
-        eps, make_schema(), delta=delta, method=method, relation=relation, random_state=3
-    )
+        eps, make_schema(), delta=delta, method=method, relation=relation, extra_parents=0,
+        random_state=3,
+    )  # fmt: skip
     plan = synth.plan()  # before the data are read: the check is planned and shown
     assert plan.check_pairs == 3 and plan.details()["pair_check"]["pairs"] == 3
     seen = _intercept(monkeypatch, utility_sensitivity=plan.utility_sensitivity)
@@ -162,7 +165,7 @@ def test_a_mis_declared_residual_sensitivity_overspends(monkeypatch):
 
 def test_no_check_gives_its_share_back_to_the_tables() -> None:
     schema = make_schema()
-    on = TableSynthesizer(1.0, schema, method="tree").plan()
+    on = TableSynthesizer(1.0, schema, method="tree", extra_parents=0).plan()
     off = TableSynthesizer(1.0, schema, method="tree", check_pairs=0).plan()
     assert off.check is None and off.details()["pair_check"] == "none"
     assert on.spent_rho() == pytest.approx(off.spent_rho(), rel=1e-12) == pytest.approx(on.rho)

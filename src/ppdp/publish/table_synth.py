@@ -49,6 +49,8 @@ from ppdp.publish.table_synth_check import (
     check_candidates,
     check_noise,
     check_pairs_value,
+    exact_pair_table,
+    model_class_pair_table,
     rounds_for,
     run_pair_check,
     warn_pairs,
@@ -90,11 +92,13 @@ from ppdp.publish.table_synth_model import (
     sample_codes,
     sample_codes_given_classes,
     sample_joint,
+    second_parent_child,
     select_tree,
     sigma_for,
     sub_bin_codes,
     sub_bin_histogram,
     sub_bins_of,
+    with_second_parent,
 )
 from ppdp.random import PartitionStreams, RandomSource, RandomState, resolve_random_state
 
@@ -133,6 +137,16 @@ QUANTILE_SHARE = 0.1
 DECODES = ("uniform", "sub-bins")
 #: Share of ρ that ``decode="sub-bins"`` spends on the sub-bin histograms.
 DECODE_SHARE = 0.02
+#: Share of ρ of each second parent's pair table (``extra_parents``), reserved before the
+#: tables are planned, as the pair check's share is.
+EXTRA_SHARE = 0.05
+#: A pair the check names gets a second parent only if its table's expected L1 noise is at
+#: most this many times the check's noisy residual of the pair.
+EXTRA_NOISE_RATIO = 2.0
+#: Second parents of ``extra_parents="auto"`` (``benchmarks/synth/second_parents.md``).
+DEFAULT_EXTRA_PARENTS = 1
+#: The most second parents a fit accepts.
+MAX_EXTRA_PARENTS = 10
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
 #: working memory (codes, encoded rows and the decoded frame).
 SAMPLE_PARTITION_BYTES = 64 << 20
@@ -191,6 +205,10 @@ class Plan:
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
     check: CheckNoise | None = None
+    #: Second parents (``extra_parents``): the first ``extra_parents`` pairs the check
+    #: names each get their (i, j) table measured at ``sigma_extra`` (after the check).
+    extra_parents: int = 0
+    sigma_extra: float = 0.0
     #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
     #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
     #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
@@ -237,6 +255,8 @@ class Plan:
             total += len(self.decode_columns) * half_sq / self.sigma_decode**2
         if self.check is not None:
             total += self.check_pairs * self.check.rho_per_round
+        if self.extra_parents:
+            total += self.extra_parents * half_sq / self.sigma_extra**2
         return total
 
     def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
@@ -291,6 +311,14 @@ class Plan:
             "bins": dict(zip(self.bins.names, self.bins.sizes, strict=True)),
             **({"kept_pairs": self._named(self.kept)} if self.kept else {}),
             **self._check_details(),
+            **(
+                {
+                    "second_parent_tables": self.extra_parents,
+                    "sigma_second_parent": self.sigma_extra,
+                }
+                if self.extra_parents
+                else {}
+            ),
             **({"forced_edges": self._named(self.forced)} if self.forced else {}),
             **(
                 {
@@ -349,6 +377,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     decode: str = checked["decode"]
     keep: tuple[tuple[int, int], ...] = checked["keep"]
     check_pairs: int = checked["check_pairs"]
+    extra: int = checked["extra_parents"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
     if binning == "auto" and share < 1.0:
@@ -358,7 +387,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     try:
         plan = _build_plan(
             method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k,
-            share,
+            share, extra,
         )  # fmt: skip
     except UndrawableNoiseError as exc:
 
@@ -366,7 +395,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
             try:
                 _build_plan(
                     method, eps, delta, bins, n_bins, relation, binning, keep, decode, check_pairs,
-                    k, share,
+                    k, share, extra,
                 )  # fmt: skip
             except UndrawableNoiseError:
                 return False
@@ -450,7 +479,10 @@ def _with_bins(plan: Plan, n_bins: int) -> Plan:
 
 def _check_sigmas(plan: Plan) -> Plan:
     """Refuse table noise the sampler cannot draw exactly (ε too small)."""
-    sigma = max(plan.sigma_first, plan.sigma_second, plan.sigma_quantiles, plan.sigma_decode)
+    sigma = max(
+        plan.sigma_first, plan.sigma_second, plan.sigma_quantiles, plan.sigma_decode,
+        plan.sigma_extra,
+    )  # fmt: skip
     if not sigma <= MAX_TABLE_SIGMA:
         raise UndrawableNoiseError(
             f"TableSynthesizer's table noise (σ = {sigma:.3g}) exceeds {MAX_TABLE_SIGMA:.3g}",
@@ -474,6 +506,7 @@ def _build_plan(
     check_pairs: int = 0,
     contribution: int = 1,
     share: float = 1.0,
+    extra_parents: int = 0,
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
@@ -495,9 +528,14 @@ def _build_plan(
     rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
     if rounds:
         share = budget * CHECK_SHARE
-        plan = _spend(plan.method, budget - share, *args)
+        extra = min(extra_parents, rounds)
+        extra_share = budget * EXTRA_SHARE * extra
+        plan = _spend(plan.method, budget - share - extra_share, *args)
         noise_ = check_noise(share, rounds, plan.utility_sensitivity)
         plan = dataclasses.replace(plan, check_pairs=rounds, check=noise_)
+        if extra:
+            sigma = _round_sigma_up(extra_share / extra, plan.table_sensitivity)
+            plan = _check_sigmas(dataclasses.replace(plan, extra_parents=extra, sigma_extra=sigma))
     return dataclasses.replace(plan, rho=rho, contribution=contribution)
 
 
@@ -712,6 +750,8 @@ class TableSynthParams:
     contribution: int
     #: The share of ρ the row tables spend (1, or less with synthetic persons).
     row_share: float
+    #: Second parents (``"auto"`` resolved).
+    extra_parents: int
     plan: Plan
     #: Synthetic persons (the schema declares ``per_person`` columns), else None.
     persons: PersonsPlan | None
@@ -749,9 +789,41 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
         attribute="schema",
     ),
     Rule("row_share", _row_share, attribute="schema"),
+    Rule("extra_parents", lambda v, checked: _check_extra_parents(v, checked)),
     Rule("plan", _plan, attribute="method"),
     Rule("persons", _persons, attribute="schema"),
 )
+
+
+def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
+    """``extra_parents``: an integer in ``0..MAX_EXTRA_PARENTS``, at most ``check_pairs``
+    (the pairs it adds come from the check), and 0 with synthetic persons; ``"auto"`` is
+    :data:`DEFAULT_EXTRA_PARENTS` where those allow it, else 0."""
+    if isinstance(value, str) and value == "auto":
+        if checked["row_share"] < 1.0:
+            return 0
+        return min(DEFAULT_EXTRA_PARENTS, checked["check_pairs"])
+    if isinstance(value, str):
+        raise ParameterError(
+            f"extra_parents ({value!r}) must be 'auto' or an integer in 0..{MAX_EXTRA_PARENTS}"
+        )
+    k = check_int("extra_parents", value)
+    if not 0 <= k <= MAX_EXTRA_PARENTS:
+        raise ParameterError(
+            f"extra_parents ({k}) must be an integer in 0..{MAX_EXTRA_PARENTS}: the pairs the "
+            "pair check names that get a second parent (0: a tree)"
+        )
+    if k > checked["check_pairs"]:
+        raise ParameterError(
+            f"extra_parents ({k}) must be at most check_pairs ({checked['check_pairs']}): "
+            "each second parent is a pair the check names"
+        )
+    if k and checked["row_share"] < 1.0:
+        raise ParameterError(
+            f"extra_parents ({k}) must be 0 with synthetic persons (the schema declares "
+            "per_person columns): the person model's tree has one parent per column"
+        )
+    return k
 
 
 def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
@@ -772,6 +844,7 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
         (plan.n_second, plan.sigma_second),
         (2 * len(plan.quantile_columns), plan.sigma_quantiles),
         (len(plan.decode_columns), plan.sigma_decode),
+        (plan.extra_parents, plan.sigma_extra),
     )
     draws: list[PrivacyEvent] = [
         Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
@@ -942,6 +1015,15 @@ class TableSynthesizer(Publisher):
         ``0`` (and ``method="pairs"``, which measures every pair) runs no check and gives
         its share back to the tables. At ε = 1 the interval is about ±0.01 TVD at 30,000 rows
         (±0.1 at 3,000).
+    extra_parents : int or "auto", default "auto"
+        Second parents, in ``0..10`` and at most ``check_pairs``: the first pairs the check
+        names (in its order; a pair whose table the noise would swamp, judged from the
+        check's released residual, is skipped) get their (i, j) table measured with
+        :data:`EXTRA_SHARE` (5 %) of ρ each, reserved in the plan, and one end is drawn
+        given its tree parent and the other end, so a triangle the tree cannot hold (a
+        star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
+        0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
+        ``benchmarks/synth/second_parents.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1010,6 +1092,7 @@ class TableSynthesizer(Publisher):
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
+        extra_parents: int | Literal["auto"] = "auto",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -1023,6 +1106,7 @@ class TableSynthesizer(Publisher):
         self.decode = decode
         self.keep = keep
         self.check_pairs = check_pairs
+        self.extra_parents = extra_parents
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -1282,9 +1366,11 @@ class TableSynthesizer(Publisher):
         self._plan = plan
         _warn_crowded_bins(model, plan.bins, self.schema)
         checked = self._check_pairs(plan, counts, edges, source)
+        extra = self._add_second_parents(plan, counts, checked, source)
         names = plan.bins.names
         statistics = {
-            "noisy:" + "|".join(names[a] for a in m.clique): m.values for m in first + second
+            "noisy:" + "|".join(names[a] for a in m.clique): m.values
+            for m in first + second + extra
         }
         # How each edge table's levels map to codes (public: the schema's resolutions, and
         # under chow-liu round 1's merges of rare codes), needed to read the edge tables.
@@ -1321,6 +1407,46 @@ class TableSynthesizer(Publisher):
         )
         warn_pairs(checked, plan.bins.names)
         return checked
+
+    def _add_second_parents(
+        self,
+        plan: Plan,
+        counts: MarginalCounts,
+        checked: list[CheckedPair],
+        source: RandomSource,
+    ) -> list[Measurement]:
+        """Measure the (i, j) table of each of the first ``plan.extra_parents`` pairs the
+        check named (in its order: released, so public) and give one end the other as a
+        second parent (:func:`with_second_parent`). The draws follow the check's."""
+        model = self._model
+        if not plan.extra_parents or not isinstance(model, Model):
+            return []
+        tree = model
+        out: list[Measurement] = []
+        sizes = plan.bins.sizes
+        for pair in checked:
+            if len(out) == plan.extra_parents:
+                break
+            i, j = pair.pair
+            # The table's expected L1 noise against the check's released residual (both
+            # public): a table the noise would swamp is left unmeasured.
+            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * sizes[i] * sizes[j]
+            if noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(float(model.n), 1.0):
+                continue
+            placed = second_parent_child(model, i, j)
+            if placed is None:
+                continue
+            exact = exact_pair_table(counts, plan.label if plan.method == "tree" else None, i, j)
+            m = measure_table(exact, (i, j), plan.sigma_extra, source)
+            out.append(m)
+            child, second = placed
+            if child in tree.parent:
+                joint = model_class_pair_table(tree, tree.parent[child], second)
+            else:
+                joint = _class_counts_of(tree, second)[:, None, :]
+            model = with_second_parent(model, child, second, joint, m)
+        self._model = model
+        return out
 
     def _release(
         self,
@@ -1480,6 +1606,16 @@ class TableSynthesizer(Publisher):
                         f"{plan.check.sigma:.6g}); {CHECK_SHARE:.0%} of ρ"
                     ]
                     if plan.check is not None
+                    else []
+                ),
+                *(
+                    [
+                        f"second parents: up to {plan.extra_parents} pair(s) the check names "
+                        "(those whose table the noise would not swamp, judged from the check's "
+                        "released residual), each (i, j) table measured with Gaussian noise "
+                        f"(σ = {plan.sigma_extra:.6g}); {EXTRA_SHARE:.0%} of ρ each"
+                    ]
+                    if plan.extra_parents
                     else []
                 ),
                 "the synthetic rows are post-processing of the noisy tables",
@@ -1768,6 +1904,15 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
             LowUtilityWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+def _class_counts_of(model: Model, a: int) -> NDArray[np.float64]:
+    """The (class, a) table the tree model samples (post-processing)."""
+    pairs = np.maximum(model.pairs[a], 0.0)
+    tot = pairs.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(tot > 0, pairs / np.where(tot > 0, tot, 1.0), 0.0)
+    return share * model.class_counts[:, None]
 
 
 def _sens(value: float, k: int = 1) -> str:

@@ -43,6 +43,7 @@ __all__ = [
     "CheckedPair",
     "check_candidates",
     "check_noise",
+    "model_class_pair_table",
     "model_pair_table",
     "run_pair_check",
     "warn_pairs",
@@ -211,6 +212,21 @@ def model_pair_table(model: Model | _Paths, i: int, j: int) -> NDArray[np.float6
         return np.einsum("ci,cj,c->ij", paths.counts(i), paths.counts(j), w)
     return np.einsum(
         "cv,cvi,cvj->ij", paths.counts(common), paths.given(common, i), paths.given(common, j)
+    )
+
+
+def model_class_pair_table(model: Model, i: int, j: int) -> NDArray[np.float64]:
+    """The tree model's expected (class, i, j) table of two features, (K, k_i, k_j): as
+    :func:`model_pair_table`, not summed over the classes (post-processing)."""
+    paths = _Paths(model)
+    common = paths.common(i, j)
+    if common is None:
+        n_c = model.class_counts
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(n_c > 0, 1.0 / n_c, 0.0)
+        return np.einsum("ci,cj,c->cij", paths.counts(i), paths.counts(j), w)
+    return np.einsum(
+        "cv,cvi,cvj->cij", paths.counts(common), paths.given(common, i), paths.given(common, j)
     )
 
 

@@ -1298,6 +1298,102 @@ class Model:
     order: tuple[int, ...]  # features in sampling order (each after its parent)
     parent: dict[int, int]  # feature -> parent feature (the tree's root has none)
     triples: dict[int, NDArray[np.float64]]  # child -> (K, k_parent, k_child)
+    #: Children with a second parent (``extra_parents``): child -> (that parent, the
+    #: (K, k_parent, k_second, k_child) table the child is drawn from). ``order`` then
+    #: puts each such child after both its parents.
+    extra: dict[int, tuple[int, NDArray[np.float64]]] = field(default_factory=dict)
+
+
+def second_parent_child(model: Model, i: int, j: int) -> tuple[int, int] | None:
+    """``(child, second parent)`` for the off-tree pair ``(i, j)``: the descendant gets
+    its ancestor, else the later of the two in ``order`` gets the earlier, so the graph
+    stays acyclic; None when both ends already have a second parent (public: a function
+    of the model's structure)."""
+
+    def ancestors(a: int) -> set[int]:
+        out = set()
+        while a in model.parent:
+            a = model.parent[a]
+            out.add(a)
+        return out
+
+    if i in ancestors(j):
+        options = [(j, i)]
+    elif j in ancestors(i):
+        options = [(i, j)]
+    else:
+        pos = {a: x for x, a in enumerate(model.order)}
+        late, early = (i, j) if pos[i] > pos[j] else (j, i)
+        options = [(late, early)]
+    free = [o for o in options if o[0] not in model.extra]
+    return free[0] if free else None
+
+
+def with_second_parent(
+    model: Model,
+    child: int,
+    second: int,
+    joint: NDArray[np.float64],
+    measured: Measurement,
+    *,
+    ipf_iterations: int = 30,
+) -> Model:
+    """``model`` with ``child`` drawn given the class, its tree parent and ``second``
+    (post-processing of the noisy pair table ``measured``).
+
+    ``joint`` is the model's (K, k_parent, k_second) table of the rows it samples (for a
+    root child, (K, 1, k_second)). The start ``Q(c, p, s, x) = joint(c, p, s) · P(x | c, p)``
+    is the tree's own law; the measured (second, child) table, pulled toward independence
+    (:func:`_shrink_edge_table`) and fitted to the model's margins of both, is then
+    matched by iterative proportional fitting in turn with ``Q``'s (c, p, x) margin (the
+    tree's edge table) and its (c, p, s) margin (``joint``: the law the sampler draws the
+    parents from, so the conditional reproduces ``Q``), so every table the tree held is
+    kept and the pair gains the measured association. The child's new conditional is ``Q``
+    normalised over ``x``.
+    """
+    t = model.triples[child] if child in model.parent else model.pairs[child][:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tot = t.sum(axis=2, keepdims=True)
+        cond = np.where(tot > 0, t / np.where(tot > 0, tot, 1.0), 1.0 / t.shape[2])
+    q = joint[:, :, :, None] * cond[:, :, None, :] + 1e-9
+    keep = q.sum(axis=2)  # (K, p, x): the tree's table, kept
+    rows = q.sum(axis=(0, 1, 3))[None, :]
+    cols = q.sum(axis=(0, 1, 2))[None, :]
+    pair = measured.values.reshape(1, *measured.values.shape[-2:])
+    if measured.clique[0] != second:
+        pair = pair.transpose(0, 2, 1)
+    pair = _shrink_edge_table(pair, rows, cols, measured.sigma)[0] + 1e-3
+    for _ in range(ipf_iterations):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pair = pair * np.nan_to_num(rows[0] / pair.sum(axis=1))[:, None]
+            pair = pair * np.nan_to_num(cols[0] / pair.sum(axis=0))[None, :]
+    for _ in range(ipf_iterations):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = q * np.nan_to_num(pair / q.sum(axis=(0, 1)))[None, None, :, :]
+            q = q * np.nan_to_num(keep / q.sum(axis=2))[:, :, None, :]
+            q = q * np.nan_to_num(joint / q.sum(axis=3))[:, :, :, None]
+    extra = {**model.extra, child: (second, q)}
+    return dataclasses.replace(model, extra=extra, order=_order_with(model, extra))
+
+
+def _order_with(model: Model, extra: Mapping[int, tuple[int, NDArray[np.float64]]]) -> tuple:
+    """The features in an order where each comes after its tree parent and its second
+    parent: the tree's order, each feature held back until its parents are placed."""
+    placed: list[int] = []
+    done: set[int] = set()
+    waiting = list(model.order)
+    while waiting:
+        for a in waiting:
+            need = [model.parent[a]] if a in model.parent else []
+            need += [extra[a][0]] if a in extra else []
+            if all(b in done for b in need):
+                placed.append(a)
+                done.add(a)
+                waiting.remove(a)
+                break
+        else:  # pragma: no cover - second_parent_child keeps the graph acyclic
+            raise AssertionError("second parents form a cycle")
+    return tuple(placed)
 
 
 def estimate(
@@ -1531,7 +1627,13 @@ def sample_codes_given_classes(
     if model.label is not None:
         out[:, model.label] = cls
     for a in model.order:
-        if a in model.parent:
+        if a in model.extra:
+            s, q = model.extra[a]
+            p_codes = out[:, model.parent[a]] if a in model.parent else 0
+            group = (cls * q.shape[1] + p_codes) * q.shape[2] + out[:, s]
+            u = balanced_uniforms(group, source)
+            out[:, a] = _draw_grouped(_cdf_rows(q.reshape(-1, q.shape[3])), group, u)
+        elif a in model.parent:
             p = model.parent[a]
             t = model.triples[a]
             group = cls * t.shape[1] + out[:, p]

@@ -1,0 +1,164 @@
+"""TableSynthesizer's second parents (issue 30, ``extra_parents``): a triangle the tree cannot
+hold, kept by drawing one column given two.
+
+Utility tests are seeded and deterministic. The triangle table: ``a`` and ``b`` strongly
+associated, ``w`` built from both; the tree joins ``a–b`` and ``b–w``, so ``a × w`` passes
+through ``b`` and comes out with 2-way TVD about 0.08 (seed 0). The check names ``a:w``
+first; with ``extra_parents=1`` ``w`` is drawn given ``b`` and ``a`` and the pair's TVD falls
+below 0.045 (0.028 at seed 0), the tree's own pairs staying within 0.02 of before. The broken
+variant (the second parent's table computed and thrown away) must fail that check. The
+budget test intercepts every draw: the pair tables are drawn at the planned σ and the whole
+fit spends at most the stated ρ (the plan is charged whole).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_synth_persons import panel
+from test_synth_persons import schema as persons_schema
+from test_table_synth import _intercept, drawn_rho, make_df, make_schema
+
+from ppdp.accounting import Accountant
+from ppdp.budget import PrivacyBudget
+from ppdp.data import Schema
+from ppdp.exceptions import ParameterError, ParameterTypeError
+from ppdp.publish import TableSynthesizer
+from ppdp.publish import table_synth as ts
+from ppdp.publish import table_synth_model as model
+from ppdp.random import resolve_random_state
+
+
+def _triangle(n: int = 20_000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 8, n)
+    b = np.clip(7 - a + rng.integers(-2, 3, n), 0, 7)
+    w = np.clip((a + b) // 2 + rng.integers(-1, 2, n) + 4 * (rng.random(n) < 0.5), 0, 11)
+    df = pd.DataFrame({"a": a, "b": b, "w": w, "c": rng.integers(0, 3, n)})
+    bounds = [("a", 7), ("b", 7), ("w", 11), ("c", 2)]
+    cols = [
+        {"name": k, "type": "numeric", "lower": 0, "upper": u, "integer": True} for k, u in bounds
+    ]
+    return df, Schema.from_dict({"columns": cols})
+
+
+def _tvd(x: pd.DataFrame, y: pd.DataFrame, cols: tuple[str, str]) -> float:
+    px = x.groupby(list(cols)).size() / len(x)
+    py = y.groupby(list(cols)).size() / len(y)
+    return 0.5 * float(px.sub(py, fill_value=0.0).abs().sum())
+
+
+def _fit(extra: int) -> TableSynthesizer:
+    df, schema = _triangle()
+    synth = TableSynthesizer(2.0, schema, method="tree", extra_parents=extra, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded; the check's warnings
+        return synth.fit(df)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_second_parent_keeps_the_triangle_the_tree_drops(monkeypatch, broken) -> None:
+    df, _ = _triangle()
+    tree = _fit(0)
+    if broken:  # the second parent's table thrown away: the tree's law again
+        monkeypatch.setattr(ts, "with_second_parent", lambda m, *a, **k: m)
+    two = _fit(1)
+    names = two.plan().bins.names
+    assert two.release_.guarantee.details["checked_pairs"][0]["pair"] == ["a", "w"]
+    got = {names[c]: names[s] for c, (s, _) in two._model.extra.items()}
+    before = {p: _tvd(df, tree.release_.data, p) for p in [("a", "w"), ("a", "b"), ("b", "w")]}
+    after = {p: _tvd(df, two.release_.data, p) for p in before}
+    assert before[("a", "w")] > 0.06  # the tree cannot hold it
+    for p in [("a", "b"), ("b", "w")]:  # the tree's own pairs are kept
+        assert after[p] < before[p] + 0.02, (p, before, after)
+    if broken:
+        assert got == {} and after[("a", "w")] > 0.045
+    else:
+        assert got == {"w": "a"} and after[("a", "w")] < 0.045, after
+
+
+def test_the_sampler_draws_the_child_given_both_parents() -> None:
+    """400,000 rows of the fitted model: the (second parent, child) and (parent, child)
+    tables match the model's 4-way table to 0.005 TVD (sampling error about 0.002)."""
+    m = _fit(1)._model
+    (child, (second, q)) = next(iter(m.extra.items()))
+    codes = model.sample_codes(m, 400_000, resolve_random_state(5))
+    want_sc = q.sum(axis=(0, 1)) / q.sum()
+    got_sc = model.table(codes, m.sizes, (second, child)) / codes.shape[0]
+    assert 0.5 * np.abs(want_sc - got_sc).sum() < 0.005
+    want_pc = q.sum(axis=(0, 2)) / q.sum()
+    got_pc = model.table(codes, m.sizes, (m.parent[child], child)) / codes.shape[0]
+    assert 0.5 * np.abs(want_pc - got_pc).sum() < 0.005
+    assert m.order.index(child) > max(m.order.index(second), m.order.index(m.parent[child]))
+
+
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
+@pytest.mark.parametrize("relation", ["replace-one", "add/remove"])
+@pytest.mark.parametrize(("method", "label"), [("tree", True), ("tree", False), ("chow-liu", True)])
+def test_every_pair_table_is_in_the_plan_and_the_charge(monkeypatch, method, label, relation):
+    eps, delta = 0.7, 1e-6
+    synth = TableSynthesizer(
+        eps, make_schema(label), delta=delta, method=method, relation=relation,
+        extra_parents=2, random_state=3,
+    )  # fmt: skip
+    plan = synth.plan()  # before the data are read: the pair tables are planned and shown
+    assert plan.extra_parents == 2 and plan.details()["second_parent_tables"] == 2
+    assert plan.spent_rho() == pytest.approx(plan.rho, rel=1e-12)
+    extra_rho = 2 * plan.table_sensitivity**2 / (2 * plan.sigma_extra**2)
+    assert extra_rho == pytest.approx(2 * ts.EXTRA_SHARE * plan.rho, rel=1e-9)
+    seen = _intercept(monkeypatch, utility_sensitivity=plan.utility_sensitivity)
+    a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=relation)
+    synth.fit(make_df(2000, label=label), accountant=a, allow_seeded=True)
+    stated = synth.release_.guarantee.details["rho"]
+    assert drawn_rho(seen, relation) <= stated * (1 + 1e-12)
+    assert a.spent == PrivacyBudget(eps, delta)  # the plan is charged whole
+    measured = [s for s in seen["sigma"] if s == plan.sigma_extra]
+    assert len(measured) == len(synth._model.extra) <= 2
+    # Every table drawn at a σ of the plan: nothing outside it.
+    planned = {plan.sigma_first, plan.sigma_second, plan.sigma_decode, plan.sigma_extra}
+    assert set(seen["sigma"]) <= planned
+
+
+def test_auto_plans_one_pair_table_where_the_check_allows_it() -> None:
+    plan = TableSynthesizer(1.0, make_schema(), method="tree").plan()
+    assert plan.extra_parents == ts.DEFAULT_EXTRA_PARENTS == 1
+    assert plan.details()["second_parent_tables"] == 1
+    off = TableSynthesizer(1.0, make_schema(), method="tree", check_pairs=0).plan()
+    assert off.extra_parents == 0 and "second_parent_tables" not in off.details()
+    zero = TableSynthesizer(1.0, make_schema(), method="tree", extra_parents=0).plan()
+    assert zero.extra_parents == 0 and zero.check_pairs == plan.check_pairs
+    # with synthetic persons "auto" is 0 (the person model's tree: one parent per column)
+    assert TableSynthesizer(2.0, persons_schema()).plan().extra_parents == 0
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "match"),
+    [
+        ({"extra_parents": -1}, ParameterError, r"^extra_parents \(-1\) must be an integer in "),
+        ({"extra_parents": 11}, ParameterError, r"^extra_parents \(11\) must be an integer in "),
+        ({"extra_parents": 1.5}, ParameterTypeError, r"^extra_parents \(1\.5\) must be an int"),
+        ({"extra_parents": "all"}, ParameterError, r"^extra_parents \('all'\) must be 'auto' or "),
+        (
+            {"extra_parents": 2, "check_pairs": 1},
+            ParameterError,
+            r"^extra_parents \(2\) must be at most check_pairs \(1\): ",
+        ),
+    ],
+)
+def test_bad_extra_parents_is_one_line_and_costs_nothing(kw, error, match) -> None:
+    a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
+    synth = TableSynthesizer(1.0, make_schema(), **kw)
+    with pytest.raises(error, match=match):
+        synth.fit(make_df(200), accountant=a)
+    assert a.spent == PrivacyBudget(0.0, 0.0) and not a.history()
+
+
+def test_synthetic_persons_refuse_second_parents() -> None:
+    a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3))
+    synth = TableSynthesizer(2.0, persons_schema(), extra_parents=1)
+    with pytest.raises(ParameterError, match=r"^extra_parents \(1\) must be 0 with synthetic"):
+        synth.fit(panel(), accountant=a)
+    assert a.spent == PrivacyBudget(0.0, 0.0) and not a.history()
