@@ -797,10 +797,30 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
             if after is None
             else f"After this release it will have {after} left."
         )
+    if values["kind"] == "groupby":
+        words += _mean_words(result.charges)
     if values.get("seed"):
         words.append(
             "A seed is set: the noise is reproducible, which is for experiments only, never "
             "for a real release (the ledger records it)."
+        )
+    return words
+
+
+def _mean_words(charges: Any) -> list[str]:
+    """Each group mean's expected error by group size, in words (the dry run's figures,
+    :func:`ppdp.accounting.plan.group_mean_errors`: public quantities only)."""
+    from ppdp.accounting.plan import group_mean_errors
+
+    words = []
+    for column, errors in group_mean_errors(charges).items():
+        (n, low, high), *more = errors
+        tail = "".join(f"; of {m:,} rows, ±{lo:.2g} to ±{hi:.2g}" for m, lo, hi in more)
+        words.append(
+            f"The mean of {column} in a group of {n:,} rows will be off by about ±{low:.2g} to "
+            f"±{high:.2g}{tail} (one standard deviation; the less, the nearer the true mean is "
+            "to the middle of the declared bounds). A group's size is private: read these at "
+            "the sizes you expect."
         )
     return words
 
