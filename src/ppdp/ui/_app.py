@@ -463,7 +463,10 @@ def create_app(
                            status)  # fmt: skip
         run.record("report", step.line())
         name = Path(done.paths[0]).name
-        run.report = {"summary": done.report.summary(), "note": done.note, "name": name}
+        run.report = {"summary": done.report.summary(), "note": done.note, "name": name,
+                      "lost": _lost_pairs(done.report)}  # fmt: skip
+        if run.report["lost"] and not str(run.release.get("keep", "")).strip():
+            run.release["keep"] = ", ".join(run.report["lost"])  # the next release's form
         run.outputs[-1]["report"] = name
         return RedirectResponse("/report", status_code=303)
 
@@ -783,8 +786,13 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
     what = {"synth": "a synthetic table with the declared columns",
             "groupby": "noisy counts (and means) for every declared group",
             "model": "a private logistic-regression model"}[values["kind"]]  # fmt: skip
-    if values["kind"] == "groupby" and values.get("keys") == "private":
-        what = "noisy counts (and means) for the groups whose noisy count passes a threshold"
+    if values["kind"] == "groupby":
+        by, means = _list(str(values.get("by", ""))), _list(str(values.get("means", "")))
+        counts = "noisy row counts" + (f" and means of {', '.join(means)}" if means else "")
+        groups = f" of {', '.join(by)}" if by else " (one group: the whole table)"
+        what = f"{counts} for every combination of the declared categories{groups}"
+        if values.get("keys") == "private":
+            what = f"{counts} for the groups{groups} whose noisy count passes a threshold"
     words = [f"You are about to release {what}."]
     words.append(
         f"It spends {cost} from the dataset's budget. A smaller ε means more privacy and "
@@ -846,6 +854,9 @@ def _release_summary(kind: str, result: Any, run: Run) -> dict[str, Any]:
         table = result.table
         rows = table.head(200).astype(str).values.tolist()
         out["table"] = {"columns": [str(c) for c in table.columns], "rows": rows, "n": len(table)}
+        # what each released column is, in the guarantee's own words (public)
+        notes = (getattr(guarantee, "details", None) or {}).get("columns") or {}
+        out["table"]["notes"] = [(str(k), str(v)) for k, v in notes.items()]
     return out
 
 
@@ -853,6 +864,13 @@ def report_path(release: Path) -> Path:
     """The quality report of ``release``, beside it: each release of a run has its own
     (``synthetic.csv.report.html``, ``synthetic-2.csv.report.html``), as its note."""
     return release.with_name(release.name + ".report.html")
+
+
+def _lost_pairs(report: Any) -> list[str]:
+    """The strong pairs of columns a synthetic table's report finds lost, as the release
+    form's “Pairs to keep together” takes them (``a:b``; at most three)."""
+    strong = (getattr(report, "pairs", None) or {}).get("strong") or []
+    return [":".join(map(str, d["columns"])) for d in strong if d.get("lost")][:3]
 
 
 def _write_note(run: Run) -> dict[str, Any] | None:
