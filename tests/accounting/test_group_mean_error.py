@@ -85,3 +85,20 @@ def test_the_dry_run_states_the_error_by_group_size_from_public_quantities():
     n, low, high = errors[0]
     assert f"100 rows ±{low:.3g} to ±{high:.3g}" in text
     assert "the mean of x in a group (noisy sum over noisy count)" in text
+
+
+def test_the_cli_dry_run_prints_the_same_figures(tmp_path, capsys):
+    from ppdp.cli import main
+
+    df = pd.DataFrame({"x": np.linspace(0, 100, 200), "g": ["g0", "g1"] * 100})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    _publisher().schema.to_file(tmp_path / "s.json")
+    argv = ["publish", "groupby", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+            "--epsilon", "2", "--by", "g", "--means", "x", "--count-share", "0.2",
+            "-o", str(tmp_path / "out.csv"), "--dry-run"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    (errors,) = group_mean_errors(_publisher()._planned_charges(None)).values()
+    said = "; ".join(f"{n:,} rows ±{lo:.3g} to ±{hi:.3g}" for n, lo, hi in errors)
+    assert said in out
+    assert not (tmp_path / "out.csv").exists()
