@@ -97,12 +97,13 @@ def test_the_run_folder_holds_the_schema_the_commands_and_the_outputs(app, clien
     run = _run(app)
     names = {p.name for p in run.folder.iterdir()}
     assert {"schema.json", "commands.sh", "synthetic.csv", "synthetic.csv.guarantee.json",
-            "synthetic.csv.note.html", "report.html"} <= names  # fmt: skip
+            "synthetic.csv.note.html", "synthetic.csv.report.html"} <= names  # fmt: skip
     script = (run.folder / "commands.sh").read_text()
     for step in ("ledger", "dry-run", "release", "note", "report", "history"):
         assert run.commands[step] in script
     assert f"test -e {ledger} || ppdp budget init {ledger}" in script
-    assert client.get("/files/report.html").headers["content-security-policy"].endswith("sandbox")
+    report_page = client.get("/files/synthetic.csv.report.html")
+    assert report_page.headers["content-security-policy"].endswith("sandbox")
     history = client.get("/ledger").text
     assert "TableSynthesizer" in history and f"ppdp budget show {ledger} -v" in history
 

@@ -43,7 +43,7 @@ def _fields(client, **changes):
     fields.update({name: "on" for name in re.findall(r'name="(c\d+-public)"', page)})
     for name, kind in re.findall(r'name="(c\d+-type)".*?<option selected>(\w+)', page, re.S):
         fields[name] = kind
-    for name in re.findall(r'name="(c\d+-integer)" checked', page):
+    for name in re.findall(r'name="(c\d+-(?:integer|open))" checked', page):
         fields[name] = "on"
     public = {"c0-lower": "18", "c0-upper": "100", "c1-lower": "0", "c1-upper": "200000",
               "c2-lower": "0", "c2-upper": "10000",

@@ -17,8 +17,8 @@ from ui_helpers import BASE, csrf
 from ppdp.exceptions import ParameterError
 from ppdp.ui import bind, serve
 
-PAGES = ("/", "/schema", "/release", "/budget", "/report", "/ledger", "/files/report.html",
-         "/static/ui.css", "/static/ui.js")  # fmt: skip
+PAGES = ("/", "/schema", "/release", "/budget", "/report", "/ledger",
+         "/files/synthetic.csv.report.html", "/static/ui.css", "/static/ui.js")  # fmt: skip
 
 
 def _post_routes(app):

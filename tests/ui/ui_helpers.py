@@ -10,7 +10,7 @@ with warnings.catch_warnings():  # this starlette asks for httpx2; httpx still w
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from fastapi.testclient import TestClient
 
-__all__ = ["BASE", "TestClient", "confirm_all", "csrf", "errors"]
+__all__ = ["BASE", "TestClient", "confirm_all", "csrf", "errors", "plan", "publish", "ready"]
 
 BASE = "http://127.0.0.1"
 
@@ -33,7 +33,7 @@ def confirm_all(client, **changes):
     fields.update({name: "on" for name in re.findall(r'name="(c\d+-public)"', page)})
     for name, kind in re.findall(r'name="(c\d+-type)".*?<option selected>(\w+)', page, re.S):
         fields[name] = kind
-    for name in re.findall(r'name="(c\d+-integer)" checked', page):
+    for name in re.findall(r'name="(c\d+-(?:integer|open))" checked', page):
         fields[name] = "on"
     fields.update({"label-classes": "<=50K, >50K", "label-public": "on", "next": "1"})
     fields.update(changes)
@@ -75,3 +75,30 @@ class Served:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def plan(client, ledger, **values):
+    """Post the release form (a synthetic table at ε = 1 by default): the dry run."""
+    page = client.get("/release").text
+    data = {"csrf": csrf(page), "ledger": str(ledger), "kind": "synth", "epsilon": "1",
+            "delta": "1e-9", **values}  # fmt: skip
+    return client.post("/plan", data=data)
+
+
+def publish(client):
+    """Press “Release” on the budget screen."""
+    page = client.get("/budget").text
+    nonce = re.search(r'name="nonce" value="([^"]*)"', page).group(1)
+    return client.post("/publish", data={"csrf": csrf(page), "nonce": nonce})
+
+
+def ready(client, table, ledger):
+    """Adult drafted (label income), every column confirmed, and ``ledger`` created (ε 3)."""
+    page = client.get("/").text
+    client.post("/draft", data={"csrf": csrf(page), "table": str(table), "label": "income"})
+    assert confirm_all(client).url.path == "/release"
+    page = client.get("/release").text
+    client.post("/ledger/init", data={
+        "csrf": csrf(page), "ledger": str(ledger), "dataset_id": "adult", "total_epsilon": "3",
+        "total_delta": "1e-6", "relation": "replace-one"})  # fmt: skip
+    return ledger

@@ -25,7 +25,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +97,16 @@ class TableCheck:
         ``nan_policy: error``, a missing label, undeclared categories without an ``other``
         bucket, undeclared classes, non-numbers in a numeric column). Empty when a release
         would accept it.
+    undeclared : dict of str to (int, int)
+        Per categorical column (and the label) whose declared list does not cover the data:
+        how many values lie outside it and how many distinct ones (counts only, as the
+        ``undeclared values`` lines say them).
     """
 
     lines: list[str]
     warnings: list[str]
     refusals: list[str]
+    undeclared: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -442,17 +447,25 @@ def _same_value(v: object) -> str:
     return str(v)
 
 
-def _undeclared_lines(schema: Any, df: Any, max_values: int) -> list[str]:
+def _undeclared_counts(schema: Any, df: Any) -> dict[str, Any]:
+    """Per categorical column (and the label), the counts of its values outside the declared
+    list, most frequent first; only the columns that have some."""
     columns = [(c.name, c.categories) for c in schema.categorical_columns]
     if schema.label is not None:
         columns.append((schema.label.name, schema.label.classes))
-    lines = ["undeclared values per column (most frequent first):"]
+    out = {}
     for name, declared in columns:
         known = {_same_value(v) for v in declared}
         values = df[name].dropna()
         counts = values[~values.map(_same_value).isin(known)].value_counts()
-        if counts.empty:
-            continue
+        if not counts.empty:
+            out[name] = counts
+    return out
+
+
+def _undeclared_lines(undeclared: dict[str, Any], max_values: int) -> list[str]:
+    lines = ["undeclared values per column (most frequent first):"]
+    for name, counts in undeclared.items():
         shown = ", ".join(f"{v!r} ({k:,})" for v, k in counts.head(max_values).items())
         more = len(counts) - max_values
         tail = f", and {more:,} more" if more > 0 else ""
@@ -516,7 +529,8 @@ def check_table(
         unchecked = [f"label {label.name!r} is not a column of {data}: not checked (features only)"]
     lines = [f"{data}: {len(df):,} rows (your own data: not released, not for sharing)"]
     lines += unchecked
-    lines += _undeclared_lines(schema, df, max_values)
+    undeclared = _undeclared_counts(schema, df)
+    lines += _undeclared_lines(undeclared, max_values)
     lines += _not_number_lines(schema, df, max_values)
     report, problems = encode_collecting(schema, df)[2:]
     if schema.numeric_columns:
@@ -528,7 +542,8 @@ def check_table(
         unit_lines, unit_refusal = _unit_lines(schema.privacy_unit, df)
         lines += unit_lines
         refusals += unit_refusal
-    return TableCheck(lines, identifier_warnings(schema, df), refusals)
+    counted = {name: (int(c.sum()), len(c)) for name, c in undeclared.items()}
+    return TableCheck(lines, identifier_warnings(schema, df), refusals, counted)
 
 
 def _not_number_lines(schema: Any, df: Any, max_values: int) -> list[str]:

@@ -856,14 +856,23 @@ class GroupByPublisher(Publisher):
             charges = self._selection_charges(plan, charges[0])
         if plan.means:
             sums = self._sum_mechanism(plan)
+            count_sd = self._count_sd(plan)
             for name in plan.means:
                 col = _numeric(self.schema, name)
+                span = col.upper - col.lower
                 sum_details = {
                     "query": f"centred sums of {name} per group, in units of 2**-{QUANT_BITS} "
                     f"of its declared range [{col.lower:g}, {col.upper:g}]",
                     **sums.ledger_details(),
                     "units": f"2**-{QUANT_BITS} of the declared range of {name}",
-                    "noise_scale_in_column_units": sums.scale * (col.upper - col.lower) / UNIT,
+                    "noise_scale_in_column_units": sums.scale * span / UNIT,
+                    # what a group's mean's error follows from (public: noise laws, bounds)
+                    "mean_error": {
+                        "column": name,
+                        "sum_sd": math.sqrt(sums.variance()) * span / UNIT,
+                        "count_sd": count_sd,
+                        "half_range": span / 2.0,
+                    },
                     **self._unit_details(),
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
@@ -1350,6 +1359,14 @@ class GroupByPublisher(Publisher):
         stats[f"var_{name}"] = var
         hw[f"var_{name}"] = np.where(ok, laplace_mix_halfwidth(scales, level), np.nan)
         stats[f"std_{name}"] = np.sqrt(var)
+
+    def _count_sd(self, plan: GroupPlan) -> float:
+        """The standard deviation of a released count's noise (public: its law's)."""
+        law, scale = self._count_noise(plan)
+        if law == "gauss":
+            return scale
+        q = math.exp(-1.0 / scale)  # discrete Laplace: variance 2q / (1 - q)²
+        return math.sqrt(2.0 * q) / -math.expm1(-1.0 / scale)
 
     def _count_noise(self, plan: GroupPlan) -> tuple[str, float]:
         """The law and scale of the released counts' noise: ``("dlap", b)`` or

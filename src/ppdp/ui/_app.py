@@ -14,6 +14,9 @@ import logging
 import re
 import secrets
 import shlex
+import shutil
+import sys
+import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +27,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ppdp.budget import Neighbouring
-from ppdp.exceptions import BudgetExceededError, PPDPError
+from ppdp.exceptions import BudgetExceededError, ParameterError, PPDPError
 from ppdp.ui import _steps
 from ppdp.ui._schema_form import column_rows, error_column, schema_from_form, unit_fields
 from ppdp.ui._security import (
@@ -42,6 +45,12 @@ __all__ = ["USER_ERRORS", "PostedForm", "create_app"]
 
 #: What the CLI says in one line (exit 2); anything else is a bug and a 500.
 USER_ERRORS = (PPDPError, ValueError, TypeError, OSError)
+#: The errors whose message a page shows as it is: ppdp's own (written to be shown: they
+#: name the parameter, the value typed and what is allowed, never a value of the data) and
+#: the system's file errors (a path typed and the reason). Any other exception, a library's
+#: ``ValueError`` included (pandas' may quote a value of the data), is one generic line on
+#: the page and its traceback on the server's stderr (:func:`_failed`).
+SHOWN_ERRORS = (PPDPError, OSError)
 
 
 async def _posted_form(request: Request) -> dict[str, Any]:
@@ -70,9 +79,10 @@ SCREENS = (
     ("/ledger", "6. Ledger history"),
 )
 #: Files of the run folder the app serves (by name; nothing else is reachable but the
-#: release note written in this run, ``RELEASE.note.html``).
+#: release notes and reports written in this run, ``RELEASE.note.html`` and
+#: ``RELEASE.report.html``: pages of their own, see ``Run.pages``).
+_PAGE = "text/html; charset=utf-8"
 _SERVED = {
-    "report.html": "text/html; charset=utf-8",
     "commands.sh": "text/plain; charset=utf-8",
     "schema.json": "application/json",
     "log.txt": "text/plain; charset=utf-8",
@@ -96,6 +106,37 @@ def _one_line(exc: BaseException) -> str:
     for pattern, words in _UI_ADVICE:
         text = pattern.sub(words, text)
     return text
+
+
+#: What a step that failed unexpectedly has done (the release step says more).
+_NOTHING = "nothing was saved or spent"
+_NOT_RELEASED = (
+    "nothing was released; the ledger's history (screen 6) shows whether a spend was recorded"
+)
+
+
+def _failed(exc: BaseException, step: str, done: str = _NOTHING) -> tuple[str, int]:
+    """The one line a page shows for a step that raised ``exc``, and its HTTP status.
+
+    ppdp's own errors (and file errors) are the input's fault: their message, status 200 as
+    any refused form. Anything else is a fault of ppdp or of a library it calls: status
+    500, a line naming the exception's type (never its message, which may quote a value of
+    the data), and the whole traceback written to the server's stderr for the custodian."""
+    if isinstance(exc, SHOWN_ERRORS):
+        return _one_line(exc), 200
+    print(f"ppdp ui: unexpected error in the {step}:", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.flush()
+    return (
+        f"unexpected error in the {step} ({type(exc).__name__}): a fault of ppdp, not of "
+        f"your input; {done}. The details are in the log of the terminal where 'ppdp ui' "
+        "runs (report them with the ppdp version)."
+    ), 500
+
+
+def _status(response: Any, status: int) -> Any:
+    response.status_code = status
+    return response
 
 
 def _field_of(message: str, fields: tuple[str, ...], exc: BaseException | None = None) -> str:
@@ -183,6 +224,18 @@ def create_app(
     async def redirect(_request: Request, exc: _Redirect) -> Any:
         return RedirectResponse(exc.to, status_code=303)
 
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Any:
+        """The last resort (a step's own failure keeps its form, see ``_failed``): the
+        app's page with one line, never a bare 500."""
+        line = _failed(exc, f"page {request.url.path}")[0]
+        response = page("failed.html", request.url.path, errors={"form": line})
+        response.status_code = 500
+        for name, value in {**COMMON_HEADERS, "Content-Security-Policy": PAGE_CSP,
+                            "X-Frame-Options": "DENY"}.items():  # fmt: skip
+            response.headers[name] = value
+        return response
+
     # ------------------------------------------------------------------ 1. the table
     @app.get("/", response_class=HTMLResponse)
     def start() -> Any:
@@ -193,7 +246,7 @@ def create_app(
         values = {k: str(data.get(k, "")) for k in ("table", "label", "missing", "exclude")}
         try:
             table = check_table_path(values["table"])
-        except ValueError as exc:
+        except ParameterError as exc:
             return page("start.html", "/", errors={"table": str(exc)}, values=values,
                         workdir=session.workdir)  # fmt: skip
         with session.lock:
@@ -206,11 +259,14 @@ def create_app(
             said: list[str] = []
             try:
                 result = _quietly(step.run, said.append)
-            except USER_ERRORS as exc:
+            except Exception as exc:  # every failure is a page (_failed)
                 session.run = None
-                field = "label" if label and label in str(exc) else "table"
-                return page("start.html", "/", errors={field: _one_line(exc)}, values=values,
-                            workdir=session.workdir)  # fmt: skip
+                shutil.rmtree(run.folder, ignore_errors=True)  # made above, for this draft
+                line, status = _failed(exc, "draft of the schema")
+                field = "label" if label and label in line else "table"
+                field = field if status == 200 else "form"
+                return _status(page("start.html", "/", errors={field: line}, values=values,
+                               workdir=session.workdir), status)  # fmt: skip
             run.label = label
             run.schema = result.schema.to_dict()
             run.draft_lines = said + list(result.warnings)
@@ -232,13 +288,15 @@ def create_app(
         check = None
         if "schema" in run.commands and run.schema_path.exists():
             check = _steps.schema_check_step(run.schema_path)
+        data_step, data_check, data_error = _data_check(run)
         label = run.schema.get("label")
         return page(
             "schema.html", "/schema", rows=column_rows(run.schema, run.public, form), errors=errors,
             schema=run.schema, label=label, label_public=bool(label and label["name"] in
             run.public), saved=saved, check=check, check_lines=check.run() if check else [],
             draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
-            unit_columns=_unit_columns(run),
+            unit_columns=_unit_columns(run), data_step=data_step, data_check=data_check,
+            data_error=data_error,
         )  # fmt: skip
 
     @app.post("/schema")
@@ -251,12 +309,13 @@ def create_app(
         names = [c["name"] for c in proposed["columns"]]
         try:
             schema = Schema.from_dict(proposed)
-        except USER_ERRORS as exc:
-            line = _one_line(exc)
+        except Exception as exc:  # every failure is a page (_failed)
+            line, status = _failed(exc, "check of the schema")
             unit = line.startswith("privacy_unit") or _is_unit_column(line, proposed)
             where = "unit" if unit else error_column(line, names) or "form"
             run.public = public
-            return _schema_page(run, {where: line}, form=data)
+            where = where if status == 200 else "form"
+            return _status(_schema_page(run, {where: line}, form=data), status)
         with session.lock:
             run.schema, run.public = schema.to_dict(), public
             schema.to_file(run.schema_path)
@@ -302,9 +361,10 @@ def create_app(
         with session.lock:
             try:
                 step.run()
-            except USER_ERRORS as exc:
-                line = _one_line(exc)
-                return _release_page(run, {_init_field(line): line})
+            except Exception as exc:  # every failure is a page (_failed)
+                line, status = _failed(exc, "creation of the ledger")
+                field = _init_field(line) if status == 200 else "form"
+                return _status(_release_page(run, {field: line}), status)
             session.ledger = ledger
             # the script creates the ledger only where there is none (a budget is never reset)
             run.record("ledger", f"test -e {shlex.quote(str(ledger))} || {step.line()}")
@@ -318,12 +378,13 @@ def create_app(
         try:
             step, error = _plan_step(run, values, dry_run=True, session=session)
             if error:
-                raise ValueError(error)
+                raise ParameterError(error)
             assert step is not None
             result = _quietly(step.run, run.say)
-        except USER_ERRORS as exc:
-            line = _one_line(exc)
-            return _release_page(run, {_release_field(line, exc): line})
+        except Exception as exc:  # every failure is a page (_failed)
+            line, status = _failed(exc, "dry run")
+            field = _release_field(line, exc) if status == 200 else "form"
+            return _status(_release_page(run, {field: line}), status)
         session.ledger = Path(values["ledger"]).resolve()
         run.plan = {
             "nonce": secrets.token_urlsafe(16), "values": values, "line": step.line(),
@@ -357,16 +418,20 @@ def create_app(
             logged = len(run.log)
             try:
                 result = _quietly(step.run, run.say)
-            except USER_ERRORS as exc:
-                line = _one_line(exc)
+            except Exception as exc:  # every failure is a page (_failed)
+                line, status = _failed(exc, "release", _NOT_RELEASED)
                 run.plan = None
-                return _release_page(run, {_release_field(line, exc): line})
+                field = _release_field(line, exc) if status == 200 else "form"
+                return _status(_release_page(run, {field: line}), status)
             run.record("release", step.line())
             run.result = _release_summary(values["kind"], result, run)
             run.result["line"] = step.line()
             run.result["warnings"] = [w for w in run.log[logged:] if w.startswith("warning:")]
             run.result["lost_pair"] = any("--keep" in w for w in run.result["warnings"])
             run.result["note"] = _write_note(run)
+            run.outputs.append({"name": run.result["name"], "kind": values["kind"],
+                                "note": (run.result["note"] or {}).get("name"),
+                                "report": None})  # fmt: skip
             run.report = None
             run.record("history", _steps.budget_show_step(Path(values["ledger"])).line())
         return RedirectResponse("/report", status_code=303)
@@ -391,19 +456,25 @@ def create_app(
         try:
             with session.lock:
                 done = _quietly(step.run, run.say)
-        except USER_ERRORS as exc:
-            return page("report.html", "/report", result=run.result, report=None,
-                        errors={"target": _one_line(exc)}, step=step)  # fmt: skip
+        except Exception as exc:  # every failure is a page (_failed)
+            line, status = _failed(exc, "report")
+            return _status(page("report.html", "/report", result=run.result, report=None,
+                           errors={"target" if status == 200 else "form": line}, step=step),
+                           status)  # fmt: skip
         run.record("report", step.line())
-        run.report = {"summary": done.report.summary(), "note": done.note}
+        name = Path(done.paths[0]).name
+        run.report = {"summary": done.report.summary(), "note": done.note, "name": name,
+                      "lost": _lost_pairs(done.report)}  # fmt: skip
+        if run.report["lost"] and not str(run.release.get("keep", "")).strip():
+            run.release["keep"] = ", ".join(run.report["lost"])  # the next release's form
+        run.outputs[-1]["report"] = name
         return RedirectResponse("/report", status_code=303)
 
     @app.get("/files/{name}")
     def served(name: str) -> Any:
         run = need_run()
-        note = ((run.result or {}).get("note") or {}).get("name")
-        page_of_its_own = name in ("report.html", note)  # shown in a sandboxed frame
-        kind = _SERVED["report.html"] if page_of_its_own else _SERVED.get(name)
+        page_of_its_own = name in run.pages()  # shown in a sandboxed frame
+        kind = _PAGE if page_of_its_own else _SERVED.get(name)
         path = run.folder / name
         if kind is None or not path.is_file():
             raise HTTPException(404, "no such file in this run")
@@ -422,9 +493,9 @@ def create_app(
         if step is not None:
             try:
                 text = step.run()
-            except USER_ERRORS as exc:
-                error = _one_line(exc)
-        return page("ledger.html", "/ledger", step=step, text=text, error=error)
+            except Exception as exc:  # every failure is a page (_failed)
+                error = _failed(exc, "ledger's history")[0]
+        return page("ledger.html", "/ledger", step=step, text=text, error=error, kinds=_KINDS)
 
     @app.get("/static/{name}")
     def static(name: str) -> Any:
@@ -463,6 +534,10 @@ def _list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
+#: What each kind of release is, in words.
+_KINDS = {"synth": "synthetic table", "groupby": "group statistics", "model": "model"}
+
+
 def _done(run: Run | None) -> set[str]:
     """The screens whose step is done (the navigation marks them)."""
     if run is None:
@@ -492,6 +567,20 @@ def _release_field(message: str, exc: BaseException) -> str:
     unit that the release refuses (it protects single rows only)."""
     field = _field_of(message, _RELEASE_FIELDS, exc)
     return "kind" if field == "form" and "privacy_unit" in message else field
+
+
+def _data_check(run: Run) -> tuple[_steps.Step | None, Any, str | None]:
+    """``ppdp schema check --data`` of the schema on screen (saved, else the draft) against
+    the custodian's table: its step, its ``TableCheck`` (None when it failed) and the line
+    that says why it failed. The schema screen is the custodian's own, on this machine."""
+    path = run.schema_path if run.schema_path.exists() else run.draft_path
+    if not path.exists():
+        return None, None, None
+    step = _steps.schema_data_check_step(path, run.data)
+    try:
+        return step, _quietly(step.run), None
+    except Exception as exc:  # every failure is a line (_failed)
+        return step, None, _failed(exc, "check of the table against the schema")[0]
 
 
 def _is_unit_column(message: str, proposed: dict[str, Any]) -> bool:
@@ -554,7 +643,7 @@ def _release_defaults(run: Run, session: Session) -> dict[str, Any]:
 def _ledger_path(text: str) -> Path:
     text = text.strip()
     if not text:
-        raise ValueError("ledger: give the path of the dataset's budget ledger")
+        raise ParameterError("ledger: give the path of the dataset's budget ledger")
     return Path(text).expanduser().resolve()
 
 
@@ -562,7 +651,7 @@ def _float(name: str, text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"{name} ({text!r}) must be a number") from None
+        raise ParameterError(f"{name} ({text!r}) must be a number") from None
 
 
 def _init_step(values: dict[str, Any], ledger: Path) -> _steps.Step:
@@ -589,7 +678,7 @@ def _plan_step(
         try:
             seed = int(seed_text) if seed_text else None
         except ValueError:
-            raise ValueError(f"seed ({seed_text!r}) must be a whole number") from None
+            raise ParameterError(f"seed ({seed_text!r}) must be a whole number") from None
         ledger = _ledger_path(str(values["ledger"]))
     except ValueError as exc:
         return None, str(exc)
@@ -598,8 +687,8 @@ def _plan_step(
         # the release is charged under the ledger's relation, chosen when it was created
         try:
             relation = _ledger_relation(ledger)
-        except USER_ERRORS as exc:
-            return None, _one_line(exc)
+        except Exception as exc:  # every failure is a line (_failed)
+            return None, _failed(exc, "reading of the ledger")[0]
         options["--relation"] = relation if relation != "replace-one" else None
     if kind == "synth":
         delta = str(values.get("delta", "")).strip()
@@ -697,8 +786,13 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
     what = {"synth": "a synthetic table with the declared columns",
             "groupby": "noisy counts (and means) for every declared group",
             "model": "a private logistic-regression model"}[values["kind"]]  # fmt: skip
-    if values["kind"] == "groupby" and values.get("keys") == "private":
-        what = "noisy counts (and means) for the groups whose noisy count passes a threshold"
+    if values["kind"] == "groupby":
+        by, means = _list(str(values.get("by", ""))), _list(str(values.get("means", "")))
+        counts = "noisy row counts" + (f" and means of {', '.join(means)}" if means else "")
+        groups = f" of {', '.join(by)}" if by else " (one group: the whole table)"
+        what = f"{counts} for every combination of the declared categories{groups}"
+        if values.get("keys") == "private":
+            what = f"{counts} for the groups{groups} whose noisy count passes a threshold"
     words = [f"You are about to release {what}."]
     words.append(
         f"It spends {cost} from the dataset's budget. A smaller ε means more privacy and "
@@ -711,10 +805,30 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
             if after is None
             else f"After this release it will have {after} left."
         )
+    if values["kind"] == "groupby":
+        words += _mean_words(result.charges)
     if values.get("seed"):
         words.append(
             "A seed is set: the noise is reproducible, which is for experiments only, never "
             "for a real release (the ledger records it)."
+        )
+    return words
+
+
+def _mean_words(charges: Any) -> list[str]:
+    """Each group mean's expected error by group size, in words (the dry run's figures,
+    :func:`ppdp.accounting.plan.group_mean_errors`: public quantities only)."""
+    from ppdp.accounting.plan import group_mean_errors
+
+    words = []
+    for column, errors in group_mean_errors(charges).items():
+        (n, low, high), *more = errors
+        tail = "".join(f"; of {m:,} rows, ±{lo:.2g} to ±{hi:.2g}" for m, lo, hi in more)
+        words.append(
+            f"The mean of {column} in a group of {n:,} rows will be off by about ±{low:.2g} to "
+            f"±{high:.2g}{tail} (one standard deviation; the less, the nearer the true mean is "
+            "to the middle of the declared bounds). A group's size is private: read these at "
+            "the sizes you expect."
         )
     return words
 
@@ -740,7 +854,23 @@ def _release_summary(kind: str, result: Any, run: Run) -> dict[str, Any]:
         table = result.table
         rows = table.head(200).astype(str).values.tolist()
         out["table"] = {"columns": [str(c) for c in table.columns], "rows": rows, "n": len(table)}
+        # what each released column is, in the guarantee's own words (public)
+        notes = (getattr(guarantee, "details", None) or {}).get("columns") or {}
+        out["table"]["notes"] = [(str(k), str(v)) for k, v in notes.items()]
     return out
+
+
+def report_path(release: Path) -> Path:
+    """The quality report of ``release``, beside it: each release of a run has its own
+    (``synthetic.csv.report.html``, ``synthetic-2.csv.report.html``), as its note."""
+    return release.with_name(release.name + ".report.html")
+
+
+def _lost_pairs(report: Any) -> list[str]:
+    """The strong pairs of columns a synthetic table's report finds lost, as the release
+    form's “Pairs to keep together” takes them (``a:b``; at most three)."""
+    strong = (getattr(report, "pairs", None) or {}).get("strong") or []
+    return [":".join(map(str, d["columns"])) for d in strong if d.get("lost")][:3]
 
 
 def _write_note(run: Run) -> dict[str, Any] | None:
@@ -755,8 +885,8 @@ def _write_note(run: Run) -> dict[str, Any] | None:
                             schema=run.schema_path)  # fmt: skip
     try:
         path = _quietly(step.run)
-    except USER_ERRORS as exc:
-        return {"name": None, "line": step.line(), "error": _one_line(exc)}
+    except Exception as exc:  # the release stands; its note says why not
+        return {"name": None, "line": step.line(), "error": _failed(exc, "release note")[0]}
     run.record("note", step.line())
     return {"name": Path(path).name, "line": step.line(), "error": None}
 
@@ -766,7 +896,7 @@ def _report_step(run: Run, target: str | None) -> _steps.Step | None:
         return None
     return _steps.report_step(
         Path(run.result["path"]), original=run.data, schema=run.schema_path,
-        output=run.folder / "report.html", target=target,
+        output=report_path(Path(run.result["path"])), target=target,
     )  # fmt: skip
 
 

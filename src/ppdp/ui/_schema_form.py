@@ -111,7 +111,7 @@ def _overlay(row: dict[str, Any], form: dict[str, Any], p: str) -> None:
     for key in ("type", "lower", "upper", "scale", "impute", "categories", "other"):
         if isinstance(form.get(f"{p}-{key}"), str):
             row[key] = form[f"{p}-{key}"]
-    for key in ("integer", "public", "drop"):
+    for key in ("integer", "public", "drop", "open"):
         row[key] = form.get(f"{p}-{key}") == "on"
 
 
@@ -141,11 +141,12 @@ def _numeric(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any
 
 
 def _categorical(old: dict[str, Any], form: dict[str, Any], p: str) -> dict[str, Any]:
-    # an open column (keys selected privately) stays open: the form has no field for it
-    kept = ("name", "groups", "open", "per_person")
+    kept = ("name", "groups", "per_person")
     keep = kept if old.get("type") == "categorical" else ("name", "per_person")
     col = {k: v for k, v in old.items() if k in keep}
     col.update(type="categorical", categories=split_values(form.get(f"{p}-categories", "")))
+    if form.get(f"{p}-open") == "on":  # the list is incomplete: keys selected privately
+        col["open"] = True
     for key in ("other", "impute"):
         values = split_values(str(form.get(f"{p}-{key}", "")))
         if values:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ppdp.exceptions import ParameterError
+
 __all__ = ["TABLE_SUFFIXES", "Run", "Session", "check_table_path"]
 
 #: The tables the UI opens (those ``ppdp publish`` reads into memory).
@@ -25,22 +27,23 @@ def check_table_path(text: str) -> Path:
     """The table the user typed: an existing regular file with a table's suffix.
 
     Only the path typed is looked at (nothing is listed); a relative path is taken from
-    the folder ``ppdp ui`` was started in. Raises ``ValueError`` with one line.
+    the folder ``ppdp ui`` was started in. Raises :class:`~ppdp.exceptions.ParameterError`
+    (a ``ValueError``) with one line.
     """
     text = text.strip()
     if not text:
-        raise ValueError("table: give the path of a CSV or Parquet file on this machine")
+        raise ParameterError("table: give the path of a CSV or Parquet file on this machine")
     if "\x00" in text:
-        raise ValueError("table: the path holds a NUL character")
+        raise ParameterError("table: the path holds a NUL character")
     path = Path(text).expanduser()
     if not path.name.lower().endswith(TABLE_SUFFIXES):
         allowed = ", ".join(TABLE_SUFFIXES)
-        raise ValueError(f"table ({text!r}) must be a file ending in {allowed}")
+        raise ParameterError(f"table ({text!r}) must be a file ending in {allowed}")
     path = path.resolve()
     if not path.exists():
-        raise ValueError(f"table ({text!r}) does not exist")
+        raise ParameterError(f"table ({text!r}) does not exist")
     if not path.is_file():
-        raise ValueError(f"table ({text!r}) is not a regular file")
+        raise ParameterError(f"table ({text!r}) is not a regular file")
     return path
 
 
@@ -61,6 +64,9 @@ class Run:
     result: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
     log: list[str] = field(default_factory=list)
+    #: The releases of this run, in order: the file's ``name``, ``kind``, and the names of
+    #: its ``note`` and ``report`` (None until made).
+    outputs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def schema_path(self) -> Path:
@@ -69,6 +75,10 @@ class Run:
     @property
     def draft_path(self) -> Path:
         return self.folder / "schema.draft.json"
+
+    def pages(self) -> set[str]:
+        """The names of the notes and reports written in this run (served as pages)."""
+        return {o[k] for o in self.outputs for k in ("note", "report") if o.get(k)}
 
     def record(self, step: str, line: str) -> None:
         """Keep ``line`` as the command of ``step`` and rewrite ``commands.sh``.

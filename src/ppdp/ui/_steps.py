@@ -24,6 +24,7 @@ __all__ = [
     "release_step",
     "report_step",
     "schema_check_step",
+    "schema_data_check_step",
 ]
 
 #: What can be released from the UI: the ``ppdp`` command and its method or learner.
@@ -103,6 +104,20 @@ def schema_check_step(schema: Path) -> Step:
         return describe_schema(Schema.from_file(path))
 
     return Step(("schema", "check"), (str(schema),), (), check, {"path": schema})
+
+
+def schema_data_check_step(schema: Path, data: Path) -> Step:
+    """``ppdp schema check S --data D``: :func:`ppdp.data.schema_files.check_table`, the
+    custodian's own view of what a release would make of the data (values outside the
+    declared categories, clipping, refusals); its result is a ``TableCheck``."""
+    from ppdp.data.schema import Schema
+    from ppdp.data.schema_files import check_table
+
+    def check(path: Path, data: Path) -> Any:
+        return check_table(Schema.from_file(path), data)
+
+    return Step(("schema", "check"), (str(schema),), (("--data", data),), check,
+                {"path": schema, "data": data})  # fmt: skip
 
 
 def init_ledger_step(

@@ -12,6 +12,13 @@
       rows.forEach((r) => { r.hidden = q !== "" && !r.dataset.name.includes(q); });
       count.textContent = `${shown().length} of ${rows.length} shown`;
     };
+    rows.forEach((r) => {  // a row shows the fields of the type chosen
+      const type = r.querySelector("[data-type]");
+      type.addEventListener("change", () => {
+        r.classList.toggle("kind-numeric", type.value === "numeric");
+        r.classList.toggle("kind-categorical", type.value === "categorical");
+      });
+    });
     search.addEventListener("input", filter);
     search.addEventListener("keydown", (e) => { if (e.key === "Enter") e.preventDefault(); });
     filter();
