@@ -338,12 +338,6 @@ def _check_cap(param: str) -> Any:
             )
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ParameterError(f"{param} ({value!r}) must be an integer >= 1")
-        if checked["keys"] == "private":
-            raise ParameterError(
-                f"{param} ({value!r}): not yet with keys='private' (the caps bound declared "
-                "groups only); leave it unset: each person's max_rows rows then bound the "
-                "selection"
-            )
         return int(value)
 
     return check
@@ -491,13 +485,19 @@ def _check_min_count(value: Any, _: Mapping[str, Any]) -> float | None:
 
 def _selection_caps(checked: Mapping[str, Any]) -> dict[str, int]:
     """The private selection's caps per person: 1 where rows are persons; with a privacy
-    unit of ``k = max_rows`` rows, a person reaches at most ``k`` keys (L0) with at most
-    ``k`` rows in one (L∞) and ``k`` rows in all (docs/proofs/partition-selection.md §6)."""
+    unit of ``k = max_rows`` rows, a person reaches at most ``min(max_groups, k)`` keys (L0)
+    with at most ``min(max_rows_per_group, k)`` rows in one (L∞) and ``k`` rows in all
+    (each cap ``k`` when unset; docs/proofs/partition-selection.md, Setting)."""
     unit = checked["schema"].privacy_unit
     if unit is None:
         return {}
     k = int(unit.max_rows)
-    return {"max_groups": k, "max_rows_per_group": k, "max_contribution": k}
+    l0, linf = checked["max_groups"], checked["max_rows_per_group"]
+    return {
+        "max_groups": k if l0 is None else min(l0, k),
+        "max_rows_per_group": k if linf is None else min(linf, k),
+        "max_contribution": k,
+    }
 
 
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
@@ -679,9 +679,9 @@ class GroupByPublisher(Publisher):
         uniformly at random among the person's groups.
     max_rows_per_group : int, optional
         With a schema's privacy unit only: at most this many rows of one person in one
-        group (L∞), chosen uniformly at random. Both caps bound declared groups: they are
-        refused with ``keys="private"`` (whose selection then takes ``max_rows`` as both
-        caps); quantiles are refused under a privacy unit.
+        group (L∞), chosen uniformly at random. With ``keys="private"`` the groups are the
+        keys read from the data, and the caps are the selection's L0 and L∞ (each
+        ``max_rows`` when unset).
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
@@ -792,12 +792,22 @@ class GroupByPublisher(Publisher):
 
         params = self._params()
         capped = params.max_groups is not None or params.max_rows_per_group is not None
+        private = params.plan.key_mode == "private"
         return ContributionBounds(
             unit,
             max_groups=params.max_groups,
             max_rows_per_group=params.max_rows_per_group,
-            # Only declared groups are capped (the caps are refused with keys="private").
-            group_fn=functools.partial(group_codes, self.schema, params.plan) if capped else None,
+            group_fn=(
+                functools.partial(group_codes, self.schema, params.plan)
+                if capped and not private
+                else None
+            ),
+            # Private keys: groups are key texts, fingerprinted by content (not numbered).
+            frame_group_fn=(
+                functools.partial(key_groups, self.schema, params.plan)
+                if capped and private
+                else None
+            ),
         )
 
     def _unit_details(self) -> dict[str, Any]:
@@ -1466,6 +1476,28 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
     codes = column_codes(schema, plan, X, y)
     sizes = tuple(len(lv) for lv in plan.levels)
     return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+
+
+def key_groups(
+    schema: Schema, plan: GroupPlan, frame: pd.DataFrame, X: NDArray[np.float64], y: Any
+) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+    """keys="private": each row's key as a code (equal keys, equal codes) and a 64-bit
+    fingerprint of the key's texts (a function of the key alone), for the per-person caps.
+
+    A row whose open key is missing and not imputed gets a key of its own (it is left out
+    of every statistic later, or refused)."""
+    codes = column_codes(schema, plan, X, y)
+    keys, keep = open_key_values(schema, frame, plan.open_by, "mask")
+    parts = {}
+    for j, name in enumerate(plan.by):
+        if name in plan.open_by:
+            parts[f"k{j}"] = np.where(keep, keys[name], "\x00missing")
+        else:
+            parts[f"k{j}"] = np.asarray(codes[j], dtype=np.int64).astype(str)
+    table = pd.DataFrame(parts, index=range(len(frame)))
+    prints = pd.util.hash_pandas_object(table, index=False).to_numpy(np.uint64)
+    code, _ = pd.MultiIndex.from_frame(table).factorize()  # exact: no collision merges keys
+    return code.astype(np.int64), prints
 
 
 def column_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> list[Any]:
