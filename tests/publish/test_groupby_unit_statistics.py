@@ -54,6 +54,14 @@ def crowd(seed: int = 0) -> pd.DataFrame:
     )
 
 
+def many(copies: int) -> pd.DataFrame:
+    """``copies`` crowds of distinct persons (60 each)."""
+    parts = [crowd(s) for s in range(copies)]
+    for s, part in enumerate(parts):
+        part["pid"] += 100 * s
+    return pd.concat(parts, ignore_index=True)
+
+
 def person(pid: int, k: int, age: float, wards, dx=None) -> pd.DataFrame:
     wards = list(wards) if not isinstance(wards, str) else [wards] * k
     rows = {"pid": [pid] * k, "age": [age] * k, "ward": wards}
@@ -184,7 +192,7 @@ def test_caps_with_private_keys_fit_and_say_so() -> None:
         pub = GroupByPublisher(
             1.0, sch, by=["dx"], means=["age"], keys="private", delta=1e-6, max_groups=1,
             max_rows_per_group=2, selection="gaussian", random_state=0,
-        ).fit(pd.concat([crowd(0).assign(pid=lambda d: d["pid"] + 1000 * i) for i in range(40)]))  # fmt: skip
+        ).fit(many(40))  # fmt: skip
     assert pub.release_.data["dx"].tolist()[:1] == ["Z99"]
     assert set(pub.release_.data["dx"]) <= {"Z99", "C0", "C1"}
     sel = pub.guarantee.details["selection"]
@@ -240,7 +248,7 @@ def test_private_keys_fit_per_person_and_say_so() -> None:
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"quantiles": ["age"]}, r"^quantiles \(age\): not yet with a privacy unit"),
+        ({"quantiles": ["age"], "q": [1.5]}, r"^q \(1.5\) must be a probability"),
         (
             {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_groups": 0},
             r"^max_groups \(0\) must be an integer >= 1$",
@@ -260,3 +268,23 @@ def test_what_is_not_calibrated_per_person_is_refused_and_nothing_spent(
         GroupByPublisher(1.0, sch, **kw).fit(crowd(), accountant=acct)
     assert "\n" not in str(info.value)
     assert acct.history() == []
+
+
+def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> None:
+    """Each group's draw gets ε_part / (moves · rows of one person): the audit
+    (tests/statistical/test_groupby_quantile_audit.py) checks the claim on a worst case."""
+    for relation, moves in (("add/remove", 1), ("replace-one", 2)):
+        row = GroupByPublisher(1.0, schema(None), quantiles=["age"], relation=relation).plan()
+        per = GroupByPublisher(
+            1.0, schema(4), by=["ward"], quantiles=["age"], relation=relation,
+            max_groups=1, max_rows_per_group=3,
+        ).plan()  # fmt: skip
+        assert row.epsilon_quantile_group == row.epsilon_mean / moves
+        assert per.epsilon_quantile_group == per.epsilon_mean / (moves * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(2.0, schema(3), by=["ward"], quantiles=["age"], random_state=0).fit(
+            many(20)
+        )
+    med = pub.release_.data["p50_age"].to_numpy()
+    assert np.all((med >= 20) & (med <= 80))  # 1,200 persons: the medians are near 50

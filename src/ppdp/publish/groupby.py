@@ -118,10 +118,13 @@ class GroupPlan:
 
     @property
     def epsilon_quantile_group(self) -> float:
-        """ε of one group's quantile draw: a row moving between groups changes two groups'
-        draws under replace-one, so each gets half of the part."""
-        half = self.relation is Neighbouring.REPLACE_ONE
-        return self.epsilon_mean / 2.0 if half else self.epsilon_mean
+        """ε of one group's quantile draw: ``ε_part / (moves · contribution)``. One row
+        moves its group's rank utility by at most 1, so one person's ``contribution`` rows
+        move the utilities of all groups by at most ``contribution`` in total, twice that
+        under replace-one (a removal, then an addition: a row may also move between two
+        groups); the draws' losses add up over groups."""
+        moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        return self.epsilon_mean / (moves * self.contribution)
 
     @property
     def square_sensitivity(self) -> int:
@@ -418,13 +421,6 @@ def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
     names = _check_variances(value, checked) if value else ()
-    unit = checked["schema"].privacy_unit
-    if names and unit is not None:
-        raise ParameterError(
-            f"quantiles ({', '.join(names)}): not yet with a privacy unit (the schema's "
-            f"privacy_unit {unit.column!r}); release means and variances, which are "
-            "calibrated per person"
-        )
     if names and checked["keys"] == "private":
         raise ParameterError(
             f"quantiles ({', '.join(names)}): not yet with keys='private'; group by declared "
@@ -889,7 +885,8 @@ class GroupByPublisher(Publisher):
             for p in plan.probabilities:
                 q_details = {
                     "query": f"the {p:g}-quantile of {name} per group, exponential mechanism on "
-                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity 1)",
+                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity "
+                    f"{plan.contribution} row(s) of one person)",
                     "epsilon_per_group": plan.epsilon_quantile_group,
                 }
                 event = Exponential(epsilon=plan.epsilon_mean)
