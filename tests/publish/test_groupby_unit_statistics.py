@@ -288,3 +288,18 @@ def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> No
         )
     med = pub.release_.data["p50_age"].to_numpy()
     assert np.all((med >= 20) & (med <= 80))  # 1,200 persons: the medians are near 50
+
+
+@pytest.mark.parametrize("selection", ["laplace", "dp-sips"])
+def test_every_ledger_entry_of_private_keys_names_the_privacy_unit(tmp_path, selection) -> None:
+    """The selection's entry carries the unit like the sums' (a ledger refuses a spend whose
+    unit differs from its earlier spends': before, the keys' entry read as single rows)."""
+    acct = Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0, 1e-5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        GroupByPublisher(
+            1.0, schema(3, [*COLUMNS, *OPEN]), by=["dx"], means=["age"], keys="private",
+            delta=1e-6, selection=selection,
+        ).fit(many(5), accountant=acct)  # fmt: skip
+    units = [r.details.get("privacy_unit") for r in acct.history()]
+    assert len(units) >= 2 and all(u == {"column": "pid", "max_rows": 3} for u in units)

@@ -34,7 +34,12 @@ from ppdp.exceptions import DataValidationError, ParameterError, ParameterTypeEr
 from ppdp.mechanisms import DiscreteLaplaceMechanism
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.group_quantiles import exponential_quantiles
-from ppdp.publish.groupby_keys import KeyedRows, candidate_statistics, open_key_values
+from ppdp.publish.groupby_keys import (
+    KeyedRows,
+    candidate_index,
+    candidate_statistics,
+    open_key_values,
+)
 from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
     laplace_mix_halfwidth,
@@ -59,6 +64,8 @@ SUM_LIMIT = 2**52
 SQ_BITS = 12
 SQ_UNIT = 2**SQ_BITS
 SQ_HALF = SQ_UNIT // 2
+#: Selections that release keys only (the counts are drawn afterwards, their own share).
+_KEYS_ONLY = ("truncated-geometric", "dp-sips")
 #: The most groups (cells of the declared domain of ``by``).
 MAX_GROUPS = 2**22
 #: Rows per exact chunk of the float ``bincount`` (partial sums stay below 2⁵³).
@@ -175,6 +182,9 @@ class GroupStatistics:
     counts: NDArray[np.int64]  # (G,)
     sums: NDArray[np.int64]  # (k, G)
     squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
+    #: keys="private" with DP-SIPS: each row's (person, candidate index), rows of declared
+    #: keys left out (in memory only: never summed across partitions).
+    pairs: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
         squares = None
@@ -397,7 +407,7 @@ def _check_selection(value: Any, checked: Mapping[str, Any]) -> str:
 def _check_threshold(value: Any, checked: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
-    if checked["keys"] != "private" or checked["selection"] == "truncated-geometric":
+    if checked["keys"] != "private" or checked["selection"] in ("truncated-geometric", "dp-sips"):
         raise ParameterError(
             f"threshold ({value!r}) applies to keys='private' with selection 'laplace' or "
             "'gaussian' only; leave it unset"
@@ -566,7 +576,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     if checked["keys"] != "private":
         return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
     eps_select = 0.0
-    if checked["selection"] == "truncated-geometric":  # keys only: half of ε_count each
+    if checked["selection"] in _KEYS_ONLY:  # keys only: half of ε_count each
         eps_select = eps_count / 2.0
         eps_count = eps_count - eps_select
     selection = PartitionSelection(
@@ -903,10 +913,16 @@ class GroupByPublisher(Publisher):
             f"(open columns {', '.join(plan.open_by)}) selected privately"
         )
         event = EpsilonDelta(epsilon=sel.epsilon, delta=sel.delta)
-        if sel.method == "truncated-geometric":
-            details = {"query": what, **sel.details()}
+        unit = self._unit_details()  # per person: every entry names the unit
+        if sel.method in _KEYS_ONLY:
+            details = {"query": what, **sel.details(), **unit}
             return [Charge(event, f"{_NAME}: keys", details), counts]
-        details = {"query": f"noisy row counts and {what}", **sel.details(), "units": "rows"}
+        details = {
+            "query": f"noisy row counts and {what}",
+            **sel.details(),
+            "units": "rows",
+            **unit,
+        }
         if "n" in counts.details:
             details["n"] = counts.details["n"]
         return [Charge(event, f"{_NAME}: keys and counts", details)]
@@ -967,11 +983,17 @@ class GroupByPublisher(Publisher):
     def _selection_assumption(plan: GroupPlan) -> str:
         sel = plan.selection
         assert sel is not None
-        how = (
-            f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
-            if sel.method != "truncated-geometric"
-            else "a key of n persons is kept with the truncated-geometric probability π(n)"
-        )
+        if sel.method == "truncated-geometric":
+            how = "a key of n persons is kept with the truncated-geometric probability π(n)"
+        elif sel.method == "dp-sips":
+            taus = ", ".join(f"{t:.4g}" for t in sel.sips_thresholds())
+            how = (
+                f"{len(sel.shares)} rounds; in each, every person spreads a weight of L2 norm 1 "
+                "over their keys not yet selected, and a key is released when its summed "
+                f"weight plus Gaussian noise passes the round's threshold ({taus})"
+            )
+        else:
+            how = f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
         return (
             f"group keys: the {plan.n_groups} declared key(s) of ({', '.join(plan.by)}) always; "
             f"keys of the open column(s) {', '.join(plan.open_by)} read from the data and "
@@ -988,7 +1010,11 @@ class GroupByPublisher(Publisher):
         plan = self._params().plan
         if plan.key_mode == "private":
             keys, keep = open_key_values(self.schema, df, plan.open_by, on_invalid)
-            return KeyedRows(X, keys, keep), y
+            unit = self.schema.privacy_unit
+            persons = None
+            if unit is not None and unit.column in df.columns:  # bounded rows: ids present
+                persons = pd.factorize(df[unit.column].astype(str))[0].astype(np.int64)
+            return KeyedRows(X, keys, keep, persons), y
         return X, y
 
     def _check_partitioned(self) -> None:
@@ -1057,10 +1083,15 @@ class GroupByPublisher(Publisher):
         for j, name in enumerate(plan.variances):  # squares ride along as more sums
             sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
         dc, ds, cand_keys, cc, cs = candidate_statistics(plan.by, plan.levels, labels, sums)
+        pairs = None
+        if plan.selection is not None and plan.selection.method == "dp-sips":
+            index = candidate_index(plan.by, labels, cand_keys)
+            persons = rows.persons[keep] if rows.persons is not None else np.arange(len(index))
+            pairs = (np.asarray(persons, np.int64)[index >= 0], index[index >= 0])
         return (
             GroupStatistics(dc, ds[:k], ds[k:]),
             cand_keys,
-            GroupStatistics(cc, cs[:k], cs[k:]),
+            GroupStatistics(cc, cs[:k], cs[k:], pairs=pairs),
         )
 
     def _publish_private(
@@ -1091,8 +1122,11 @@ class GroupByPublisher(Publisher):
         sel = plan.selection
         assert sel is not None
         factor = self._noise_factor()
-        if sel.method == "truncated-geometric":
-            keep, _ = sel.select(cand.counts, source)
+        if sel.method in _KEYS_ONLY:
+            if sel.method == "dp-sips":
+                keep = self._sips_keep(sel, cand, source)
+            else:
+                keep, _ = sel.select(cand.counts, source)
             exact = np.concatenate([declared.counts, cand.counts[keep]])
             mech = self._count_mechanism(plan)
             return mech._release(exact, source, scale=mech.scale * factor), keep
@@ -1101,6 +1135,16 @@ class GroupByPublisher(Publisher):
         assert noisy is not None
         counts = np.concatenate([noisy_declared, noisy[keep]])
         return np.rint(counts).astype(np.int64), keep
+
+    def _sips_keep(
+        self, sel: PartitionSelection, cand: GroupStatistics, source: RandomSource
+    ) -> NDArray[np.bool_]:
+        """DP-SIPS on the candidates' (person, key) pairs."""
+        assert cand.pairs is not None
+        persons, index = cand.pairs
+        return sel.select_persons(
+            persons, index, len(cand.counts), source, factor=self._noise_factor()
+        )
 
     def _release_distributed(
         self,
@@ -1405,7 +1449,7 @@ class GroupByPublisher(Publisher):
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
         if plan.selection is not None:
             assumptions[keys_at] = self._selection_assumption(plan)
-            if plan.selection.method != "truncated-geometric":
+            if plan.selection.method not in _KEYS_ONLY:
                 assumptions[keys_at + 1] = (
                     f"counts: the selection's noisy counts ({plan.selection.method}), "
                     f"ε = {plan.epsilon_count:.6g}, δ = {plan.delta:g}"

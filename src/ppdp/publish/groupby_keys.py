@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from ppdp.data import CUSTODIAN_LOGGER, Schema
 from ppdp.exceptions import DataValidationError
 
-__all__ = ["KeyedRows", "candidate_statistics", "open_key_values"]
+__all__ = ["KeyedRows", "candidate_index", "candidate_statistics", "open_key_values"]
 
 _Ints = NDArray[np.int64]
 
@@ -38,6 +38,8 @@ class KeyedRows:
     X: NDArray[np.float64]
     open_keys: dict[str, NDArray[Any]]
     keep: NDArray[np.bool_]
+    #: Each row's person (codes; the row itself without a privacy unit), for DP-SIPS.
+    persons: NDArray[np.int64] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -147,3 +149,13 @@ def candidate_statistics(
         cand_values[:, 0].copy(),
         np.ascontiguousarray(cand_values[:, 1:].T).reshape(k, len(cand_values)),
     )
+
+
+def candidate_index(
+    by: Sequence[str], labels: dict[str, NDArray[Any]], candidates: pd.DataFrame
+) -> NDArray[np.int64]:
+    """Each row's position among ``candidates`` (the frame :func:`candidate_statistics`
+    returns), or −1 for a row of a declared key."""
+    rows = pd.MultiIndex.from_arrays([np.asarray(labels[name], dtype=object) for name in by])
+    cand = pd.MultiIndex.from_frame(candidates[list(by)].astype(object))
+    return np.asarray(cand.get_indexer(rows), dtype=np.int64)
