@@ -449,9 +449,11 @@ PUBLISHERS.register(
            "(e.g. 1e-6, well below 1/n)", **_DELTA),
     option("--selection", "selection",
            "how --keys private selects: laplace (default; noisy counts over a threshold), "
-           "gaussian (for many groups per person) or truncated-geometric (one group per "
-           "person; keys only, the counts get their own half of the counts' share)",
-           choices=("laplace", "gaussian", "truncated-geometric")),
+           "gaussian (for many groups per person), truncated-geometric (one group per "
+           "person) or dp-sips (many groups per person: rounds of Gaussian thresholding on "
+           "each person's weight spread over their keys not yet selected); the last two "
+           "release keys only, and the counts get their own half of the counts' share",
+           choices=("laplace", "gaussian", "truncated-geometric", "dp-sips")),
     option("--threshold", "threshold",
            "a selection threshold above the least that meets --delta (stricter)", type=float),
     option("--variances", "variances",

@@ -256,6 +256,7 @@ def test_masked_missing_keys_give_the_in_memory_release_and_one_whole_table_coun
         ({"delta": None}, r"^delta \(None\): keys='private' needs delta > 0"),
         ({"quantiles": ["los"], "q": [1.0]}, r"^q \(1.0\) must be a probability"),
         ({"min_count": -1}, r"^min_count \(-1\) must be a number >= 0"),
+        ({"selection": "dp-sips"}, r"^selection \('dp-sips'\) reads a table in memory for now"),
     ],
 )
 def test_bad_input_on_parquet_is_one_line_and_spends_nothing(dataset, kw, match):

@@ -3,7 +3,8 @@
 The sums of squares (variances) and the private key selection are calibrated per person:
 on neighbours that differ by one person's whole set of rows, the exact statistics move by
 at most the sensitivity the plan states, and by exactly that for a worst-case person.
-Quantiles and the group caps with keys="private" are refused in one line, nothing spent.
+The group caps with keys="private" are the selection's L0 and L∞; a bad cap is refused in
+one line, nothing spent.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ def crowd(seed: int = 0) -> pd.DataFrame:
             "dx": rng.choice(["C0", "C1"], n),
         }
     )
+
+
+def many(copies: int) -> pd.DataFrame:
+    """``copies`` crowds of distinct persons (60 each)."""
+    parts = [crowd(s) for s in range(copies)]
+    for s, part in enumerate(parts):
+        part["pid"] += 100 * s
+    return pd.concat(parts, ignore_index=True)
 
 
 def person(pid: int, k: int, age: float, wards, dx=None) -> pd.DataFrame:
@@ -129,6 +138,68 @@ def test_private_keys_count_one_persons_rows_within_the_selections_caps() -> Non
         assert int(cand1.counts[new].sum() + np.abs(old).sum()) <= sel.count_sensitivity_l1
 
 
+def test_caps_with_private_keys_bound_each_persons_keys_and_rows() -> None:
+    """Add/remove, k = 3, max_groups = 2, max_rows_per_group = 1: whoever is removed, the
+    candidates' counts move by at most the selection's L1 sensitivity min(2·1, 3) = 2, new
+    keys are at most 2, each of at most 1 row; the declared keys and sums likewise."""
+    sch = schema(3, [*COLUMNS, *OPEN])
+    kw = {"by": ["dx"], "keys": "private", "delta": 1e-6, "relation": "add/remove"}
+    pub = GroupByPublisher(1.0, sch, means=["age"], max_groups=2, max_rows_per_group=1, **kw)
+    sel, plan = pub.plan().selection, pub.plan()
+    assert (sel.max_groups, sel.max_rows_per_group, sel.max_contribution) == (2, 1, 3)
+    assert sel.count_sensitivity_l1 == plan.count_sensitivity == plan.contribution == 2
+    rng = np.random.default_rng(5)
+    base = crowd(2)
+    base["dx"] = rng.choice([f"C{i}" for i in range(6)], len(base))
+    extra = person(900, 6, 50.0, "a", ["N0", "N1", "N2", "C0", "C0", "C1"])
+    full = pd.concat([base, extra], ignore_index=True)
+    d0, k0, c0 = exact(pub, full)
+    for pid in [*np.unique(base["pid"])[:20], 900]:
+        d1, k1, c1 = exact(pub, full[full["pid"] != pid])
+        old = k0["dx"].isin(k1["dx"]).to_numpy()
+        assert (~old).sum() <= sel.max_groups
+        assert (c0.counts[~old] <= sel.max_rows_per_group).all()
+        moved = int(np.abs(c0.counts[old] - c1.counts).sum() + c0.counts[~old].sum())
+        moved += int(np.abs(d0.counts - d1.counts).sum())
+        assert moved <= sel.count_sensitivity_l1
+        sums = np.abs(c0.sums[:, old] - c1.sums).sum() + np.abs(c0.sums[:, ~old]).sum()
+        assert sums <= plan.sum_sensitivity
+
+
+def test_a_persons_kept_keys_depend_on_their_rows_alone() -> None:
+    """The L0 choice among a person's keys is keyed by the keys' texts, not by codes
+    numbered over the table: the person keeps the same rows among any other persons."""
+    sch = schema(4, [*COLUMNS, *OPEN])
+    pub = GroupByPublisher(
+        1.0, sch, by=["dx"], keys="private", delta=1e-6, max_groups=2, random_state=0
+    )
+    me = person(900, 8, 50.0, "a", [f"K{i}" for i in range(8)])
+    kept = []
+    for seed in range(3):
+        others = crowd(seed)
+        others["dx"] = np.random.default_rng(seed).choice(["K3", "K5", "A", "Z"], len(others))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = pub._bounded(pd.concat([others, me]), resolve_random_state(0), "raise")
+        kept.append(sorted(rows.loc[rows["pid"] == 900, "dx"]))
+    assert len(kept[0]) == 2 and kept[0] == kept[1] == kept[2]
+
+
+def test_caps_with_private_keys_fit_and_say_so() -> None:
+    sch = schema(3, [*COLUMNS, *OPEN])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(
+            1.0, sch, by=["dx"], means=["age"], keys="private", delta=1e-6, max_groups=1,
+            max_rows_per_group=2, selection="gaussian", random_state=0,
+        ).fit(many(40))  # fmt: skip
+    assert pub.release_.data["dx"].tolist()[:1] == ["Z99"]
+    assert set(pub.release_.data["dx"]) <= {"Z99", "C0", "C1"}
+    sel = pub.guarantee.details["selection"]
+    assert (sel["max_groups"], sel["max_rows_per_group"], sel["max_contribution"]) == (1, 2, 3)
+    assert pub.guarantee.details["privacy_unit"]["max_groups"] == 1
+
+
 def test_a_key_of_one_person_is_released_with_probability_below_delta() -> None:
     """Statistical (false-positive rate < 1e-6: 5.5 standard deviations): 20,000 keys, each
     held by one person with all 3 of their rows, are released with frequency at most δ/L0
@@ -177,14 +248,14 @@ def test_private_keys_fit_per_person_and_say_so() -> None:
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"quantiles": ["age"]}, r"^quantiles \(age\): not yet with a privacy unit"),
+        ({"quantiles": ["age"], "q": [1.5]}, r"^q \(1.5\) must be a probability"),
         (
-            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_groups": 2},
-            r"^max_groups \(2\): not yet with keys='private'",
+            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_groups": 0},
+            r"^max_groups \(0\) must be an integer >= 1$",
         ),
         (
-            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_rows_per_group": 1},
-            r"^max_rows_per_group \(1\): not yet with keys='private'",
+            {"by": ["dx"], "keys": "private", "delta": 1e-6, "max_rows_per_group": 1.5},
+            r"^max_rows_per_group \(1.5\) must be an integer >= 1$",
         ),
     ],
 )
@@ -197,3 +268,38 @@ def test_what_is_not_calibrated_per_person_is_refused_and_nothing_spent(
         GroupByPublisher(1.0, sch, **kw).fit(crowd(), accountant=acct)
     assert "\n" not in str(info.value)
     assert acct.history() == []
+
+
+def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> None:
+    """Each group's draw gets ε_part / (moves · rows of one person): the audit
+    (tests/statistical/test_groupby_quantile_audit.py) checks the claim on a worst case."""
+    for relation, moves in (("add/remove", 1), ("replace-one", 2)):
+        row = GroupByPublisher(1.0, schema(None), quantiles=["age"], relation=relation).plan()
+        per = GroupByPublisher(
+            1.0, schema(4), by=["ward"], quantiles=["age"], relation=relation,
+            max_groups=1, max_rows_per_group=3,
+        ).plan()  # fmt: skip
+        assert row.epsilon_quantile_group == row.epsilon_mean / moves
+        assert per.epsilon_quantile_group == per.epsilon_mean / (moves * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(2.0, schema(3), by=["ward"], quantiles=["age"], random_state=0).fit(
+            many(20)
+        )
+    med = pub.release_.data["p50_age"].to_numpy()
+    assert np.all((med >= 20) & (med <= 80))  # 1,200 persons: the medians are near 50
+
+
+@pytest.mark.parametrize("selection", ["laplace", "dp-sips"])
+def test_every_ledger_entry_of_private_keys_names_the_privacy_unit(tmp_path, selection) -> None:
+    """The selection's entry carries the unit like the sums' (a ledger refuses a spend whose
+    unit differs from its earlier spends': before, the keys' entry read as single rows)."""
+    acct = Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0, 1e-5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        GroupByPublisher(
+            1.0, schema(3, [*COLUMNS, *OPEN]), by=["dx"], means=["age"], keys="private",
+            delta=1e-6, selection=selection,
+        ).fit(many(5), accountant=acct)  # fmt: skip
+    units = [r.details.get("privacy_unit") for r in acct.history()]
+    assert len(units) >= 2 and all(u == {"column": "pid", "max_rows": 3} for u in units)

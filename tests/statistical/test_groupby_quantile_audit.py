@@ -9,7 +9,11 @@ groups of one draw). The correct release must PASS (measured ε ≥ 0.19, its bo
 exponential mechanism's realized loss on this pair is well below its bound). A broken
 variant drawing each group at 8 times its ε must FAIL (measured 1.9); a factor 2 (the move
 between groups forgotten alone) is beyond this audit's power on this pair, as the
-mechanism's slack hides it. False-positive rate: α = 1e-6 per audit (``docs/audit.md``);
+mechanism's slack hides it.
+
+Per person (privacy unit of 6 rows, add/remove): D holds one more person with 3 rows at 0
+in each group; each draw at ε_part/6 passes (measured 0.23), each draw calibrated for one
+row fails (measured 1.96). False-positive rate: α = 1e-6 per audit (``docs/audit.md``);
 seeded (seed 0).
 """
 
@@ -82,5 +86,76 @@ def _audit(cls) -> object:
 def test_medians_pass_and_forgetting_the_move_between_groups_fails() -> None:
     good = _audit(GroupByPublisher)
     broken = _audit(ForgetsTheMove)
+    assert good.passed, good
+    assert not broken.passed, broken
+
+
+# -- per person: the neighbour lacks one person's whole set of rows --------------------------
+
+UNIT_SCHEMA = Schema.from_dict(
+    {
+        "columns": SCHEMA.to_dict()["columns"],
+        "privacy_unit": {"column": "pid", "max_rows": 6},
+    }
+)
+
+
+class CalibratedForOneRow(GroupByPublisher):
+    """Broken: each group's draw calibrated as if one person brought one row."""
+
+    def _quantiles(self, plan: GroupPlan, rows, source):
+        return super()._quantiles(GroupPlan(**{**plan.__dict__, "contribution": 1}), rows, source)
+
+
+def _unit_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """20 persons of one row at 50 in each of F and M; D adds a person with 3 rows at 0 in
+    F and 3 in M (6 = max_rows: nothing dropped). Each median's mass below 50 grows."""
+    base = pd.DataFrame(
+        {"pid": np.arange(40), "sex": ["F"] * 20 + ["M"] * 20, "age": np.full(40, 50.0)}
+    )
+    extra = pd.DataFrame({"pid": [99] * 6, "sex": ["F"] * 3 + ["M"] * 3, "age": np.zeros(6)})
+    return pd.concat([base, extra], ignore_index=True), base
+
+
+def _unit_sampler(pub: GroupByPublisher, df: pd.DataFrame):
+    from ppdp.random import resolve_random_state
+
+    plan = pub.plan()
+    kept = pub._bounded(df, resolve_random_state(0), "raise")
+    assert len(kept) == len(df)  # within the caps: the neighbours differ by the person
+    X, y = UNIT_SCHEMA.encode(kept.drop(columns=["pid"]))
+    g = group_codes(UNIT_SCHEMA, plan, X, y)
+
+    def sample(n, source):
+        stacked = GroupPlan(**{**plan.__dict__, "levels": (tuple(range(2 * n)),)})
+        rows = ((g + 2 * np.arange(n)[:, None]).reshape(-1), np.tile(X, (n, 1)))
+        q = pub._quantiles(stacked, rows, source)["p50_age"].reshape(n, 2)
+        return q.min(axis=1)  # high when both medians are above 50
+
+    return sample
+
+
+def _unit_audit(cls) -> object:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = cls(
+            2.0, UNIT_SCHEMA, by=["sex"], quantiles=["age"], count_share=0.5,
+            relation="add/remove",
+        )  # fmt: skip
+    plan = pub.plan()
+    assert plan.epsilon_mean == 1.0 and plan.contribution == 6
+    d, d2 = _unit_tables()
+    return audit(
+        _unit_sampler(pub, d), _unit_sampler(pub, d2), claimed_epsilon=1.0, random_state=0,
+        **DRAWS,
+    )  # fmt: skip
+
+
+def test_per_person_quantiles_pass_and_row_calibration_fails() -> None:
+    """Add/remove one person of 6 rows (3 in each group), claim ε_part = 1. Per-person
+    calibration (each draw at ε_part/6) passes (its loss on this pair ≈ 0.27); calibrated
+    for one row (each draw at ε_part) it is ≈ 2.0 and fails. α = 1e-6, seed 0."""
+    good = _unit_audit(GroupByPublisher)
+    broken = _unit_audit(CalibratedForOneRow)
     assert good.passed, good
     assert not broken.passed, broken

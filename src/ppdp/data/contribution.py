@@ -73,7 +73,12 @@ class ContributionBounds:
     max_rows_per_group : int or None
         At most this many rows per person in one group (L∞), when ``group_fn`` is given.
     group_fn : callable or None
-        ``(X, y) -> group codes`` of the encoded rows.
+        ``(X, y) -> group codes`` of the encoded rows (groups fixed by the schema).
+    frame_group_fn : callable or None
+        ``(frame, X, y) -> (codes, prints)``, for groups read from the data (private keys):
+        ``codes`` tell equal groups apart within the table, ``prints`` are 64-bit
+        fingerprints of each group's content, so a person's kept groups depend on that
+        person's rows alone (codes numbered over the whole table would not).
     """
 
     unit: PrivacyUnit
@@ -82,6 +87,13 @@ class ContributionBounds:
     group_fn: Callable[[NDArray[np.float64], Any], NDArray[np.int64]] | None = field(
         default=None, compare=False
     )
+    frame_group_fn: (
+        Callable[
+            [pd.DataFrame, NDArray[np.float64], Any],
+            tuple[NDArray[np.int64], NDArray[np.uint64]],
+        ]
+        | None
+    ) = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("max_groups", "max_rows_per_group"):
@@ -256,8 +268,12 @@ def _bound_mask(
     bounds: ContributionBounds,
     keys: tuple[str, str],
     texts: pd.DataFrame | None = None,
+    grouped: tuple[NDArray[np.int64], NDArray[np.uint64]] | None = None,
 ) -> tuple[NDArray[np.bool_], BoundingCounts]:
-    """Which rows (all with an id) each person keeps, and how many each cap dropped."""
+    """Which rows (all with an id) each person keeps, and how many each cap dropped.
+
+    ``grouped``: each row's group code and group fingerprint (groups read from the data);
+    otherwise ``bounds.group_fn`` gives the codes, which are their own fingerprints."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=bool), BoundingCounts()
@@ -269,8 +285,11 @@ def _bound_mask(
     priority = _keyed(np.column_stack([content, occurrence.astype(np.uint64)]), keys[0])
     keep = np.ones(n, dtype=bool)
     counts = {"by_rows_per_group": 0, "by_groups": 0}
-    if bounds.group_fn is not None:
-        groups = np.asarray(bounds.group_fn(X, y), dtype=np.int64)
+    if grouped is None and bounds.group_fn is not None:
+        codes = np.asarray(bounds.group_fn(X, y), dtype=np.int64)
+        grouped = (codes, codes.astype(np.uint64))
+    if grouped is not None:
+        groups, group_prints = np.asarray(grouped[0], dtype=np.int64), grouped[1]
         pair = person * (int(groups.max()) + 1) + groups
         if bounds.max_rows_per_group is not None:
             over = _rank_within(pair, priority) >= bounds.max_rows_per_group
@@ -281,7 +300,7 @@ def _bound_mask(
                 ids.astype(str).reset_index(drop=True), index=False
             ).to_numpy(np.uint64)
             group_priority = _keyed(
-                np.column_stack([person_print, groups.astype(np.uint64)]), keys[1]
+                np.column_stack([person_print, np.asarray(group_prints, np.uint64)]), keys[1]
             )
             # Rank each person's groups (those with rows left) by their keyed hash.
             first_row = np.where(keep)[0]
@@ -352,7 +371,8 @@ def bound_table(
     X, y, _ = encode(schema, valid, include_label=False, log=False, on_invalid="mask")
     opened = [c for c in schema.open_column_names if c in valid.columns]
     texts = valid[opened].reset_index(drop=True) if opened else None
-    mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys, texts)
+    grouped = None if bounds.frame_group_fn is None else bounds.frame_group_fn(valid, X, y)
+    mask, counts = _bound_mask(valid[unit.column], X, y, bounds, keys, texts, grouped)
     counts = BoundingCounts(
         rows=len(df),
         persons=counts.persons,

@@ -37,6 +37,7 @@ from ppdp.publish.group_quantiles import CellCounts, grid_cells, histogram_quant
 from ppdp.publish.groupby_keys import (
     KeyedAggregate,
     KeyedRows,
+    candidate_index,
     check_missing_keys,
     open_key_texts,
     open_key_values,
@@ -65,6 +66,8 @@ SUM_LIMIT = 2**52
 SQ_BITS = 12
 SQ_UNIT = 2**SQ_BITS
 SQ_HALF = SQ_UNIT // 2
+#: Selections that release keys only (the counts are drawn afterwards, their own share).
+_KEYS_ONLY = ("truncated-geometric", "dp-sips")
 #: The most groups (cells of the declared domain of ``by``).
 MAX_GROUPS = 2**22
 #: Rows per exact chunk of the float ``bincount`` (partial sums stay below 2⁵³).
@@ -124,10 +127,13 @@ class GroupPlan:
 
     @property
     def epsilon_quantile_group(self) -> float:
-        """ε of one group's quantile draw: a row moving between groups changes two groups'
-        draws under replace-one, so each gets half of the part."""
-        half = self.relation is Neighbouring.REPLACE_ONE
-        return self.epsilon_mean / 2.0 if half else self.epsilon_mean
+        """ε of one group's quantile draw: ``ε_part / (moves · contribution)``. One row
+        moves its group's rank utility by at most 1, so one person's ``contribution`` rows
+        move the utilities of all groups by at most ``contribution`` in total, twice that
+        under replace-one (a removal, then an addition: a row may also move between two
+        groups); the draws' losses add up over groups."""
+        moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        return self.epsilon_mean / (moves * self.contribution)
 
     @property
     def square_sensitivity(self) -> int:
@@ -180,6 +186,9 @@ class GroupStatistics:
     squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
     #: Per ``quantiles`` column, each group's histogram on the column's grid.
     cells: tuple[CellCounts, ...] = ()
+    #: keys="private" with DP-SIPS: each row's (person, candidate index), rows of declared
+    #: keys left out (in memory only: never summed across partitions).
+    pairs: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
         squares = None
@@ -347,12 +356,6 @@ def _check_cap(param: str) -> Any:
             )
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ParameterError(f"{param} ({value!r}) must be an integer >= 1")
-        if checked["keys"] == "private":
-            raise ParameterError(
-                f"{param} ({value!r}): not yet with keys='private' (the caps bound declared "
-                "groups only); leave it unset: each person's max_rows rows then bound the "
-                "selection"
-            )
         return int(value)
 
     return check
@@ -409,7 +412,7 @@ def _check_selection(value: Any, checked: Mapping[str, Any]) -> str:
 def _check_threshold(value: Any, checked: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
-    if checked["keys"] != "private" or checked["selection"] == "truncated-geometric":
+    if checked["keys"] != "private" or checked["selection"] in ("truncated-geometric", "dp-sips"):
         raise ParameterError(
             f"threshold ({value!r}) applies to keys='private' with selection 'laplace' or "
             "'gaussian' only; leave it unset"
@@ -432,15 +435,7 @@ def _check_variances(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _check_quantiles(value: Any, checked: Mapping[str, Any]) -> tuple[str, ...]:
-    names = _check_variances(value, checked) if value else ()
-    unit = checked["schema"].privacy_unit
-    if names and unit is not None:
-        raise ParameterError(
-            f"quantiles ({', '.join(names)}): not yet with a privacy unit (the schema's "
-            f"privacy_unit {unit.column!r}); release means and variances, which are "
-            "calibrated per person"
-        )
-    return names
+    return _check_variances(value, checked) if value else ()
 
 
 def _check_q(value: Any, checked: Mapping[str, Any]) -> tuple[float, ...]:
@@ -495,13 +490,19 @@ def _check_min_count(value: Any, _: Mapping[str, Any]) -> float | None:
 
 def _selection_caps(checked: Mapping[str, Any]) -> dict[str, int]:
     """The private selection's caps per person: 1 where rows are persons; with a privacy
-    unit of ``k = max_rows`` rows, a person reaches at most ``k`` keys (L0) with at most
-    ``k`` rows in one (L∞) and ``k`` rows in all (docs/proofs/partition-selection.md §6)."""
+    unit of ``k = max_rows`` rows, a person reaches at most ``min(max_groups, k)`` keys (L0)
+    with at most ``min(max_rows_per_group, k)`` rows in one (L∞) and ``k`` rows in all
+    (each cap ``k`` when unset; docs/proofs/partition-selection.md, Setting)."""
     unit = checked["schema"].privacy_unit
     if unit is None:
         return {}
     k = int(unit.max_rows)
-    return {"max_groups": k, "max_rows_per_group": k, "max_contribution": k}
+    l0, linf = checked["max_groups"], checked["max_rows_per_group"]
+    return {
+        "max_groups": k if l0 is None else min(l0, k),
+        "max_rows_per_group": k if linf is None else min(linf, k),
+        "max_contribution": k,
+    }
 
 
 def _split(eps: float, k: int, share: float | None) -> tuple[float, float]:
@@ -574,7 +575,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
     if checked["keys"] != "private":
         return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
     eps_select = 0.0
-    if checked["selection"] == "truncated-geometric":  # keys only: half of ε_count each
+    if checked["selection"] in _KEYS_ONLY:  # keys only: half of ε_count each
         eps_select = eps_count / 2.0
         eps_count = eps_count - eps_select
     selection = PartitionSelection(
@@ -683,9 +684,9 @@ class GroupByPublisher(Publisher):
         uniformly at random among the person's groups.
     max_rows_per_group : int, optional
         With a schema's privacy unit only: at most this many rows of one person in one
-        group (L∞), chosen uniformly at random. Both caps bound declared groups: they are
-        refused with ``keys="private"`` (whose selection then takes ``max_rows`` as both
-        caps); quantiles are refused under a privacy unit.
+        group (L∞), chosen uniformly at random. With ``keys="private"`` the groups are the
+        keys read from the data, and the caps are the selection's L0 and L∞ (each
+        ``max_rows`` when unset).
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
@@ -796,12 +797,22 @@ class GroupByPublisher(Publisher):
 
         params = self._params()
         capped = params.max_groups is not None or params.max_rows_per_group is not None
+        private = params.plan.key_mode == "private"
         return ContributionBounds(
             unit,
             max_groups=params.max_groups,
             max_rows_per_group=params.max_rows_per_group,
-            # Only declared groups are capped (the caps are refused with keys="private").
-            group_fn=functools.partial(group_codes, self.schema, params.plan) if capped else None,
+            group_fn=(
+                functools.partial(group_codes, self.schema, params.plan)
+                if capped and not private
+                else None
+            ),
+            # Private keys: groups are key texts, fingerprinted by content (not numbered).
+            frame_group_fn=(
+                functools.partial(key_groups, self.schema, params.plan)
+                if capped and private
+                else None
+            ),
         )
 
     def _unit_details(self) -> dict[str, Any]:
@@ -892,7 +903,8 @@ class GroupByPublisher(Publisher):
             for p in plan.probabilities:
                 q_details = {
                     "query": f"the {p:g}-quantile of {name} per group, exponential mechanism on "
-                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity 1)",
+                    f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity "
+                    f"{plan.contribution} row(s) of one person)",
                     "epsilon_per_group": plan.epsilon_quantile_group,
                 }
                 event = Exponential(epsilon=plan.epsilon_mean)
@@ -909,10 +921,16 @@ class GroupByPublisher(Publisher):
             f"(open columns {', '.join(plan.open_by)}) selected privately"
         )
         event = EpsilonDelta(epsilon=sel.epsilon, delta=sel.delta)
-        if sel.method == "truncated-geometric":
-            details = {"query": what, **sel.details()}
+        unit = self._unit_details()  # per person: every entry names the unit
+        if sel.method in _KEYS_ONLY:
+            details = {"query": what, **sel.details(), **unit}
             return [Charge(event, f"{_NAME}: keys", details), counts]
-        details = {"query": f"noisy row counts and {what}", **sel.details(), "units": "rows"}
+        details = {
+            "query": f"noisy row counts and {what}",
+            **sel.details(),
+            "units": "rows",
+            **unit,
+        }
         if "n" in counts.details:
             details["n"] = counts.details["n"]
         return [Charge(event, f"{_NAME}: keys and counts", details)]
@@ -973,11 +991,17 @@ class GroupByPublisher(Publisher):
     def _selection_assumption(plan: GroupPlan) -> str:
         sel = plan.selection
         assert sel is not None
-        how = (
-            f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
-            if sel.method != "truncated-geometric"
-            else "a key of n persons is kept with the truncated-geometric probability π(n)"
-        )
+        if sel.method == "truncated-geometric":
+            how = "a key of n persons is kept with the truncated-geometric probability π(n)"
+        elif sel.method == "dp-sips":
+            taus = ", ".join(f"{t:.4g}" for t in sel.sips_thresholds())
+            how = (
+                f"{len(sel.shares)} rounds; in each, every person spreads a weight of L2 norm 1 "
+                "over their keys not yet selected, and a key is released when its summed "
+                f"weight plus Gaussian noise passes the round's threshold ({taus})"
+            )
+        else:
+            how = f"a key is released when its noisy count is >= {sel.threshold_:.6g}"
         return (
             f"group keys: the {plan.n_groups} declared key(s) of ({', '.join(plan.by)}) always; "
             f"keys of the open column(s) {', '.join(plan.open_by)} read from the data and "
@@ -994,8 +1018,21 @@ class GroupByPublisher(Publisher):
         plan = self._params().plan
         if plan.key_mode == "private":
             keys, keep = open_key_values(self.schema, df, plan.open_by, on_invalid)
-            return KeyedRows(X, keys, keep), y
+            unit = self.schema.privacy_unit
+            persons = None
+            if unit is not None and unit.column in df.columns:  # bounded rows: ids present
+                persons = pd.factorize(df[unit.column].astype(str))[0].astype(np.int64)
+            return KeyedRows(X, keys, keep, persons), y
         return X, y
+
+    def _check_partitioned(self) -> None:
+        params = self._params()
+        if params.keys == "private" and params.selection == "dp-sips":
+            raise ParameterError(
+                "selection ('dp-sips') reads a table in memory for now (it needs each row's "
+                "person and key); pass a pandas DataFrame, or choose selection 'laplace', "
+                "'gaussian' or 'truncated-geometric' for a Parquet dataset or Dask DataFrame"
+            )
 
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
@@ -1046,14 +1083,15 @@ class GroupByPublisher(Publisher):
     def _release(self, X: Any, y: Any, source: RandomSource, charges: list[Charge]) -> Release:
         plan = self._params().plan
         if isinstance(X, KeyedRows):
-            return self._publish_private(plan, self._keyed_aggregate(plan, X, y), source)
+            return self._publish_private(plan, self._keyed_aggregate(plan, X, y), source, X, y)
         return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
 
     def _private_statistics(
         self, plan: GroupPlan, rows: KeyedRows, y: Any
     ) -> tuple[GroupStatistics, pd.DataFrame, GroupStatistics]:
         """The declared keys' exact statistics, the candidate keys and theirs."""
-        declared, cand_keys, cand, _, _ = self._split(plan, self._keyed_aggregate(plan, rows, y))
+        agg = self._keyed_aggregate(plan, rows, y)
+        declared, cand_keys, cand, _, _ = self._split(plan, agg, rows, y)
         return declared, cand_keys, cand
 
     def _keyed_aggregate(
@@ -1061,6 +1099,22 @@ class GroupByPublisher(Publisher):
     ) -> KeyedAggregate:
         """The exact per-key statistics of the rows (a table, or one partition of it):
         counts, centred sums, sums of squares and the quantile columns' grid histograms."""
+        X, labels = self._row_labels(plan, rows, y)
+        blocks = self.schema.layout().blocks
+        k = len(plan.means)
+        sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
+        for j, name in enumerate(plan.means):
+            sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        for j, name in enumerate(plan.variances):  # squares ride along as more sums
+            sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
+        cells = [self._grid_cells(name, X) for name in plan.quantiles]
+        return KeyedAggregate.of_rows(labels, sums, cells, missing)
+
+    def _row_labels(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any
+    ) -> tuple[NDArray[np.float64], dict[str, NDArray[Any]]]:
+        """The rows with their open keys present, and each one's key: its level (declared
+        ``by`` columns) or key text (open columns), per ``by`` column."""
         keep = rows.keep
         X = rows.X if keep.all() else rows.X[keep]
         if y is not None and not keep.all():
@@ -1072,15 +1126,18 @@ class GroupByPublisher(Publisher):
                 labels[name] = rows.open_keys[name][keep]
             else:
                 labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
-        blocks = self.schema.layout().blocks
-        k = len(plan.means)
-        sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
-        for j, name in enumerate(plan.means):
-            sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
-        for j, name in enumerate(plan.variances):  # squares ride along as more sums
-            sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
-        cells = [self._grid_cells(name, X) for name in plan.quantiles]
-        return KeyedAggregate.of_rows(labels, sums, cells, missing)
+        return X, labels
+
+    def _sips_pairs(
+        self, plan: GroupPlan, rows: KeyedRows, y: Any, candidates: pd.DataFrame
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Each candidate row's (person, position among ``candidates``), for DP-SIPS; rows
+        of declared keys left out. Without a privacy unit each row is its own person."""
+        _, labels = self._row_labels(plan, rows, y)
+        index = candidate_index(plan.by, labels, candidates)
+        persons = rows.persons[rows.keep] if rows.persons is not None else np.arange(len(index))
+        at = index >= 0
+        return np.asarray(persons, np.int64)[at], index[at]
 
     def _grid_cells(self, name: str, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Each encoded row's point of the quantile grid of column ``name``."""
@@ -1089,13 +1146,16 @@ class GroupByPublisher(Publisher):
         return grid_cells(values, col.lower, col.upper)
 
     def _split(
-        self, plan: GroupPlan, agg: KeyedAggregate
+        self, plan: GroupPlan, agg: KeyedAggregate, rows: KeyedRows | None = None, y: Any = None
     ) -> tuple[
         GroupStatistics, pd.DataFrame, GroupStatistics, NDArray[np.int64], NDArray[np.int64]
     ]:
         """The declared keys' exact statistics (every declared key, empty ones included),
         the candidate keys (sorted by their texts) and theirs; then each aggregate key's
-        declared group (-1 for a candidate) and the candidates' rows of the aggregate."""
+        declared group (-1 for a candidate) and the candidates' rows of the aggregate.
+
+        With DP-SIPS and the table's ``rows`` (in memory), the candidates' statistics carry
+        each row's (person, candidate index) pair."""
         group, cand = agg.split(plan.levels)
         k = len(plan.means)
         declared = np.zeros((agg.stats.shape[0], plan.n_groups), dtype=np.int64)
@@ -1103,21 +1163,30 @@ class GroupByPublisher(Publisher):
         declared[:, group[at]] = agg.stats[:, at]
         found = agg.stats[:, cand]
         cand_keys = agg.keys.iloc[cand].reset_index(drop=True).infer_objects()
+        pairs = None
+        if rows is not None and plan.selection is not None and plan.selection.method == "dp-sips":
+            pairs = self._sips_pairs(plan, rows, y, agg.keys.iloc[cand])
         return (
             GroupStatistics(declared[0], declared[1 : 1 + k], declared[1 + k :]),
             cand_keys,
-            GroupStatistics(found[0], found[1 : 1 + k], found[1 + k :]),
+            GroupStatistics(found[0], found[1 : 1 + k], found[1 + k :], pairs=pairs),
             group,
             cand,
         )
 
     def _publish_private(
-        self, plan: GroupPlan, agg: KeyedAggregate, source: RandomSource
+        self,
+        plan: GroupPlan,
+        agg: KeyedAggregate,
+        source: RandomSource,
+        rows: KeyedRows | None = None,
+        y: Any = None,
     ) -> Release:
         """keys="private": declared keys always, candidate keys through the selection;
         then the sums of the released keys (the noise of the declared keys drawn first),
-        the sums of squares, and last the quantiles of the released keys."""
-        declared, cand_keys, cand, group, cand_rows = self._split(plan, agg)
+        the sums of squares, and last the quantiles of the released keys. DP-SIPS reads
+        the table's ``rows`` (in memory only)."""
+        declared, cand_keys, cand, group, cand_rows = self._split(plan, agg, rows, y)
         counts, keep = self._private_counts(plan, declared, cand, source)
         exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
         sums = self._noisy_sums(plan, exact_sums, source)
@@ -1147,8 +1216,11 @@ class GroupByPublisher(Publisher):
         of the candidates."""
         sel = plan.selection
         assert sel is not None
-        if sel.method == "truncated-geometric":
-            keep, _ = sel.select(cand.counts, source)
+        if sel.method in _KEYS_ONLY:
+            if sel.method == "dp-sips":
+                keep = self._sips_keep(sel, cand, source)
+            else:
+                keep, _ = sel.select(cand.counts, source)
             exact = np.concatenate([declared.counts, cand.counts[keep]])
             mech = self._count_mechanism(plan)
             return mech._release(exact, source, scale=mech.scale), keep
@@ -1157,6 +1229,14 @@ class GroupByPublisher(Publisher):
         assert noisy is not None
         counts = np.concatenate([noisy_declared, noisy[keep]])
         return np.rint(counts).astype(np.int64), keep
+
+    def _sips_keep(
+        self, sel: PartitionSelection, cand: GroupStatistics, source: RandomSource
+    ) -> NDArray[np.bool_]:
+        """DP-SIPS on the candidates' (person, key) pairs."""
+        assert cand.pairs is not None
+        persons, index = cand.pairs
+        return sel.select_persons(persons, index, len(cand.counts), source)
 
     def _release_distributed(
         self,
@@ -1462,7 +1542,7 @@ class GroupByPublisher(Publisher):
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
         if plan.selection is not None:
             assumptions[keys_at] = self._selection_assumption(plan)
-            if plan.selection.method != "truncated-geometric":
+            if plan.selection.method not in _KEYS_ONLY:
                 assumptions[keys_at + 1] = (
                     f"counts: the selection's noisy counts ({plan.selection.method}), "
                     f"ε = {plan.epsilon_count:.6g}, δ = {plan.delta:g}"
@@ -1530,6 +1610,28 @@ def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any)
     codes = column_codes(schema, plan, X, y)
     sizes = tuple(len(lv) for lv in plan.levels)
     return np.ravel_multi_index(tuple(codes), sizes).astype(np.int64)
+
+
+def key_groups(
+    schema: Schema, plan: GroupPlan, frame: pd.DataFrame, X: NDArray[np.float64], y: Any
+) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+    """keys="private": each row's key as a code (equal keys, equal codes) and a 64-bit
+    fingerprint of the key's texts (a function of the key alone), for the per-person caps.
+
+    A row whose open key is missing and not imputed gets a key of its own (it is left out
+    of every statistic later, or refused)."""
+    codes = column_codes(schema, plan, X, y)
+    keys, keep = open_key_values(schema, frame, plan.open_by, "mask")
+    parts = {}
+    for j, name in enumerate(plan.by):
+        if name in plan.open_by:
+            parts[f"k{j}"] = np.where(keep, keys[name], "\x00missing")
+        else:
+            parts[f"k{j}"] = np.asarray(codes[j], dtype=np.int64).astype(str)
+    table = pd.DataFrame(parts, index=range(len(frame)))
+    prints = pd.util.hash_pandas_object(table, index=False).to_numpy(np.uint64)
+    code, _ = pd.MultiIndex.from_frame(table).factorize()  # exact: no collision merges keys
+    return code.astype(np.int64), prints
 
 
 def column_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> list[Any]:

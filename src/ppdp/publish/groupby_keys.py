@@ -9,6 +9,8 @@ is released: the candidates' exact counts and sums only reach the selection and 
 :class:`KeyedAggregate` holds them per key (counts, integer sums, grid histograms for the
 quantiles); aggregates of partitions add with ``+``, so a Parquet dataset or a Dask
 DataFrame is read in one pass and gives the in-memory aggregate exactly.
+:func:`candidate_index` places each row among the candidates, for DP-SIPS (which reads
+each row's person and key: a table in memory only).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ppdp.publish.group_quantiles import CellCounts
 __all__ = [
     "KeyedAggregate",
     "KeyedRows",
+    "candidate_index",
     "check_missing_keys",
     "exact_bincount",
     "open_key_texts",
@@ -50,6 +53,8 @@ class KeyedRows:
     X: NDArray[np.float64]
     open_keys: dict[str, NDArray[Any]]
     keep: NDArray[np.bool_]
+    #: Each row's person (codes; the row itself without a privacy unit), for DP-SIPS.
+    persons: NDArray[np.int64] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -250,3 +255,13 @@ class KeyedAggregate:
         texts = pd.DataFrame({n: self.keys[n].iloc[cand].astype(str).to_numpy() for n in names})
         order = texts.sort_values(names, kind="mergesort").index.to_numpy()
         return group, cand[order].astype(np.int64)
+
+
+def candidate_index(
+    by: Sequence[str], labels: dict[str, NDArray[Any]], candidates: pd.DataFrame
+) -> NDArray[np.int64]:
+    """Each row's position among ``candidates`` (the candidate keys' frame, as
+    :meth:`KeyedAggregate.split` orders them), or −1 for a row of a declared key."""
+    rows = pd.MultiIndex.from_arrays([np.asarray(labels[name], dtype=object) for name in by])
+    cand = pd.MultiIndex.from_frame(candidates[list(by)].astype(object))
+    return np.asarray(cand.get_indexer(rows), dtype=np.int64)

@@ -15,6 +15,12 @@ the exact per-key counts:
 - ``"truncated-geometric"``: the optimal keep-probability of a key with ``n`` persons
   (Desfontaines, Voss, Gipson, Mandayam 2022) for one group per person; it releases keys
   only, so the counts are drawn afterwards with their own share of ε.
+- ``"dp-sips"``: for many keys per person (Swanberg, Desfontaines, Haney 2023). In each of
+  a few rounds every person spreads a weight of L2 norm 1 evenly over their keys not yet
+  selected (``1/√r`` on each of ``r`` keys), and a key is selected when its summed weight
+  plus Gaussian noise passes the round's threshold; the rounds' noise shrinks as they go
+  (their precisions are shares of one Gaussian mechanism's). Persons whose keys are found
+  early put all their weight on the rest later. Keys only, like truncated geometric.
 
 The argument, with the exact thresholds and δ, is in ``docs/proofs/partition-selection.md``.
 ``max_groups`` (the L0 cap: keys per person) and ``max_rows_per_group`` (the L∞ cap: rows of
@@ -40,7 +46,10 @@ from ppdp.random import RandomSource
 __all__ = ["METHODS", "PartitionSelection", "keep_probabilities"]
 
 #: The selection methods, in the order ``--selection`` lists them.
-METHODS = ("laplace", "gaussian", "truncated-geometric")
+METHODS = ("laplace", "gaussian", "truncated-geometric", "dp-sips")
+#: DP-SIPS: the share of the Gaussian precision ``1/σ²`` of each round, the later rounds
+#: (which see the persons' weight moved onto their rarer keys) with more.
+SIPS_SHARES = (0.3, 0.7)
 
 
 def keep_probabilities(epsilon: float, delta: float) -> NDArray[np.float64]:
@@ -65,10 +74,12 @@ class PartitionSelection:
 
     Parameters
     ----------
-    method : {"laplace", "gaussian", "truncated-geometric"}
+    method : {"laplace", "gaussian", "truncated-geometric", "dp-sips"}
     epsilon : float
         ε of the selection (for ``"laplace"`` and ``"gaussian"`` also of the released
         counts, which are the selection's noisy counts).
+    shares : tuple of float, default :data:`SIPS_SHARES`
+        ``"dp-sips"`` only: each round's share of the noise precision (positive, sum 1).
     delta : float
         δ > 0: at most the probability that a key whose contributors are one person (a
         neighbour's extra person) is released.
@@ -95,6 +106,7 @@ class PartitionSelection:
     max_rows_per_group: int = 1
     threshold: float | None = None
     max_contribution: int | None = None
+    shares: tuple[float, ...] = SIPS_SHARES
     _tau: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -117,8 +129,21 @@ class PartitionSelection:
             )
         if not 0.0 < self.delta < 1.0:
             raise ParameterError(f"delta ({self.delta!r}) must be in (0, 1)")
+        sh = self.shares
+        if (
+            not isinstance(sh, tuple)
+            or not sh
+            or not all(isinstance(w, float) and w > 0 for w in sh)
+            or abs(sum(sh) - 1.0) > 1e-12
+        ):
+            raise ParameterError(f"shares ({sh!r}) must be positive floats summing to 1")
         least = self._least_threshold()
         tau = least
+        if self.threshold is not None and self.method in ("truncated-geometric", "dp-sips"):
+            raise ParameterError(
+                f"threshold ({self.threshold!r}) applies to selection 'laplace' or 'gaussian' "
+                "only; leave it unset"
+            )
         if self.threshold is not None:
             t = self.threshold
             if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
@@ -177,6 +202,63 @@ class PartitionSelection:
             allow_large_epsilon=True,
         )
 
+    def sips(self) -> GaussianMechanism:
+        """DP-SIPS: the one Gaussian mechanism (at ``(ε, δ/2)``, L2 sensitivity ``√moves``:
+        a person's weight vector has norm at most 1) whose precision the rounds share.
+        ``dimension`` counts the keys whose weight one neighbour changes (for the grid)."""
+        return GaussianMechanism(
+            epsilon=self.epsilon,
+            delta=self.delta / 2.0,
+            sensitivity=math.sqrt(self._moves),
+            dimension=self._moves * self.max_groups,
+            relation=self.relation,
+            allow_large_epsilon=True,
+        )
+
+    def sips_sigmas(self) -> tuple[float, ...]:
+        """Each round's noise σ_i = σ / √w_i (σ the mechanism's, w_i its share)."""
+        sigma = self.sips().sigma
+        return tuple(sigma / math.sqrt(w) for w in self.shares)
+
+    def sips_thresholds(self) -> tuple[float, ...]:
+        """Each round's threshold τ_i: a person alone with ``r ≤ m`` remaining keys gives
+        each ``1/√r``, and ``max_r r·P(N(0, σ_i²) ≥ τ_i − 1/√r − Λ) = β``, with
+        ``β = δ / (2 · rounds · (1 + e^ε))`` (Λ the grid: snapping and rounding move a
+        noisy weight by at most Λ). See docs/proofs/partition-selection.md, DP-SIPS."""
+        lam = self.sips()._granularity
+        beta = self.delta / (2.0 * len(self.shares) * (1.0 + math.exp(self.epsilon)))
+        r = np.arange(1, self.max_groups + 1, dtype=np.float64)
+        z = ndtri(1.0 - beta / r)
+        return tuple(float(np.max(1.0 / np.sqrt(r) + lam + s * z)) for s in self.sips_sigmas())
+
+    def select_persons(
+        self,
+        persons: NDArray[np.int64],
+        keys: NDArray[np.int64],
+        n_keys: int,
+        source: RandomSource,
+    ) -> NDArray[np.bool_]:
+        """DP-SIPS: which of ``n_keys`` candidate keys are released, from the (person, key)
+        pairs of the rows (each pair counted once; ``keys`` in ``[0, n_keys)``)."""
+        if self.method != "dp-sips":
+            raise ParameterError("select_persons is for selection 'dp-sips'")
+        key, person = _unique_pairs(np.asarray(keys, np.int64), np.asarray(persons, np.int64))
+        mech = self.sips()
+        chosen = np.zeros(n_keys, dtype=bool)
+        for w, tau in zip(self.shares, self.sips_thresholds(), strict=True):
+            live = ~chosen[key]
+            k, p = key[live], person[live]
+            held = np.bincount(p, minlength=int(person.max(initial=-1)) + 1)[p]
+            weight = 1.0 / np.sqrt(held)
+            # Sorted by (key, weight): each key's sum adds equal terms in a fixed order, so
+            # the float sum does not depend on the rows' order.
+            order = np.lexsort((weight, k))
+            total = np.bincount(k[order], weights=weight[order], minlength=n_keys)
+            open_keys = np.flatnonzero(~chosen)
+            noisy = mech._release(total[open_keys], source, noise_multiplier=1.0 / math.sqrt(w))
+            chosen[open_keys[noisy >= tau]] = True
+        return chosen
+
     @property
     def threshold_(self) -> float:
         """τ: a key outside the declared ones is released when its noisy count is ≥ τ."""
@@ -201,6 +283,8 @@ class PartitionSelection:
             # δ/2 for the noise, δ_t (1 + e^ε) for the keys new on either side: δ in all.
             per_key = self.delta / (2.0 * (1.0 + math.exp(self.epsilon)) * m)
             return c + sigma * float(ndtri(1.0 - per_key))
+        if self.method == "dp-sips":
+            return self.sips_thresholds()[-1]
         return 1.0  # truncated geometric: keep-probabilities, no threshold on a count
 
     def keep_probabilities(self) -> NDArray[np.float64]:
@@ -228,6 +312,11 @@ class PartitionSelection:
         elif self.method == "gaussian":
             d["threshold"] = self._tau
             d["count_noise_sigma"] = self.gaussian().sigma
+        elif self.method == "dp-sips":
+            d["rounds"] = len(self.shares)
+            d["round_precision_shares"] = list(self.shares)
+            d["round_thresholds"] = list(self.sips_thresholds())
+            d["round_noise_sigmas"] = list(self.sips_sigmas())
         else:
             d["keep_probability_reaches_1_at_persons"] = len(self.keep_probabilities()) - 1
         return d
@@ -261,3 +350,17 @@ class PartitionSelection:
             return keep.reshape(-1), None
         noisy = self.noisy_counts(counts, source)
         return noisy >= self._tau, noisy
+
+
+def _unique_pairs(
+    keys: NDArray[np.int64], persons: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct (key, person) pairs, sorted by key then person."""
+    if not len(keys):
+        return keys, persons
+    span = int(persons.max()) + 1
+    if int(keys.max()) < 2**62 // span:  # one int64 code per pair: a fast 1-d unique
+        code = np.unique(keys * span + persons)
+        return code // span, code % span
+    pairs = np.unique(np.stack([keys, persons]), axis=1)
+    return pairs[0], pairs[1]
