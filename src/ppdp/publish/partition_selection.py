@@ -279,10 +279,11 @@ class PartitionSelection:
                 t += 1
             return float(c + t)
         if self.method == "gaussian":
-            sigma = self.gaussian().sigma
+            mech = self.gaussian()
             # δ/2 for the noise, δ_t (1 + e^ε) for the keys new on either side: δ in all.
             per_key = self.delta / (2.0 * (1.0 + math.exp(self.epsilon)) * m)
-            return c + sigma * float(ndtri(1.0 - per_key))
+            # + Λ: the noise's grid (snapping and rounding) moves a noisy count by at most Λ.
+            return c + mech._granularity + mech.sigma * float(ndtri(1.0 - per_key))
         if self.method == "dp-sips":
             return self.sips_thresholds()[-1]
         return 1.0  # truncated geometric: keep-probabilities, no threshold on a count
