@@ -79,3 +79,68 @@ def test_no_unit_no_bounding_section(tmp_path) -> None:
         df, df.sample(frac=1.0, random_state=1), Schema.from_dict({"columns": COLUMNS})
     )
     assert r.bounding is None and r.to_dict()["bounding"] is None
+
+
+def test_parquet_report_states_the_same_share_as_in_memory(tmp_path, capsys) -> None:
+    """The same panel as a CSV and as four Parquet files (shuffled, so most persons' rows
+    span several files): the Parquet report's bounding block is the in-memory one's, with
+    the ``auto`` cap the guarantee states, and its HTML has the custodian's section."""
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    from ppdp.cli import main
+
+    df = panel()
+    df.to_csv(tmp_path / "t.csv", index=False)
+    shuffled = df.sample(frac=1.0, random_state=2).reset_index(drop=True)
+    (tmp_path / "ds").mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(shuffled)), 4)):
+        shuffled.iloc[part].to_parquet(tmp_path / "ds" / f"part-{i}.parquet", index=False)
+    per_file = [set(shuffled.iloc[p]["pid"]) for p in np.array_split(np.arange(len(df)), 4)]
+    assert len(per_file[0] & per_file[1]) > 10  # many persons' rows span files
+    unit = {"column": "pid", "max_rows": "auto", "auto": {"upper": 12}}
+    Schema.from_dict({"columns": COLUMNS, "privacy_unit": unit}).to_file(tmp_path / "s.json")
+    argv = ["publish", "synth", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    assert main([*argv, "--epsilon", "1", "-o", str(tmp_path / "r.csv")]) == 0
+    capsys.readouterr()
+    blocks = {}
+    for name, original in [("mem", tmp_path / "t.csv"), ("pq", tmp_path / "ds")]:
+        report = ["report", str(tmp_path / "r.csv"), "--original", str(original)]
+        report += ["--schema", str(tmp_path / "s.json"), "-o", str(tmp_path / f"{name}.html")]
+        report += ["--json", str(tmp_path / f"{name}.json"), "--scheduler", "sync"]
+        assert main(report) == 0
+        blocks[name] = json.loads((tmp_path / f"{name}.json").read_text())["bounding"]
+    side = json.loads((tmp_path / "r.csv.guarantee.json").read_text())
+    k = side["guarantee"]["details"]["privacy_unit"]["max_rows"]
+    assert blocks["pq"] is not None and blocks["pq"] == blocks["mem"]
+    assert blocks["pq"]["max_rows"] == k
+    sizes = df.groupby("pid").size()
+    assert blocks["pq"]["by_cap"]["max_rows"] == int(np.maximum(sizes - k, 0).sum())
+    html = (tmp_path / "pq.html").read_text()
+    assert "Contribution bounding (custodian only)" in html and f"max_rows = {k}" in html
+
+
+def test_dataset_report_bounding_of_a_dask_frame_and_a_declared_cap() -> None:
+    """A Dask frame whose persons span partitions, a declared cap and no guarantee: the
+    block equals :func:`dropped_share` on the whole column; without a unit it is None."""
+    dd = pytest.importorskip("dask.dataframe")
+    from ppdp.evaluate.parquet_report import dataset_report
+
+    df = panel().sample(frac=1.0, random_state=3).reset_index(drop=True)
+    df.loc[[3, 40], "pid"] = np.nan  # rows without an id: dropped, counted apart
+    schema = Schema.from_dict(
+        {"columns": COLUMNS, "privacy_unit": {"column": "pid", "max_rows": 3}}
+    )
+    frame = dd.from_pandas(df, npartitions=5, sort=False)
+    spans = frame.map_partitions(lambda p: p[["pid"]].drop_duplicates()).compute()
+    assert spans["pid"].duplicated().any()  # some person's rows are in several partitions
+    release = df[["age", "sex"]].sample(frac=1.0, random_state=4).reset_index(drop=True)
+    r = dataset_report(frame, release, schema, scheduler="sync")
+    assert r.bounding == dropped_share(df["pid"], "pid", 3)
+    assert r.bounding["by_cap"] == {
+        "max_rows": int(np.maximum(df.groupby("pid").size() - 3, 0).sum()),
+        "missing_ids": 2,
+    }
+    assert r.bounding["by_cap"]["max_rows"] > 0
+    plain = Schema.from_dict({"columns": COLUMNS})
+    r = dataset_report(frame[["age", "sex"]], release, plain, scheduler="sync")
+    assert r.bounding is None

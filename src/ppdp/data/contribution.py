@@ -501,16 +501,27 @@ def auto_utilities(sizes: NDArray[np.int64], spec: AutoMaxRows) -> NDArray[np.fl
     return -np.maximum(np.maximum(below, above), 0.0)
 
 
-def dropped_share(ids: pd.Series, column: str, max_rows: int) -> dict[str, Any]:
+def dropped_share(ids: Any, column: str, max_rows: int, *, scheduler: Any = None) -> dict[str, Any]:
     """What ``max_rows`` drops of a table's rows (custodian only: data-dependent, never
     released): per cap, as the report shows it.
 
     The rows ``max_rows`` drops are ``Σ_p max(rows_p − max_rows, 0)`` whichever rows the
     bounding keeps, so the count is the release's exactly (the group caps ``max_groups``
     and ``max_rows_per_group`` of a group-statistics release are not reported here).
+    ``ids`` is a pandas Series, or a Dask Series (the rows per person are counted across
+    partitions on ``scheduler``: the same numbers however the rows are split).
     """
-    missing = int(ids.isna().sum())
-    sizes = ids.dropna().astype(str).value_counts(sort=False).to_numpy(dtype=np.int64)
+    if hasattr(ids, "to_delayed"):
+        from ppdp.data._dask import compute
+
+        missing_, counts = compute(
+            ids.isna().sum(), ids.dropna().astype(str).value_counts(), scheduler=scheduler
+        )
+        missing = int(missing_)
+        sizes = np.asarray(counts, dtype=np.int64)
+    else:
+        missing = int(ids.isna().sum())
+        sizes = ids.dropna().astype(str).value_counts(sort=False).to_numpy(dtype=np.int64)
     rows = int(sizes.sum()) + missing
     over = np.maximum(sizes - int(max_rows), 0)
     by_rows = int(over.sum())

@@ -199,7 +199,10 @@ def dataset_report(
         rel = read_release_folder(release, schema)
     else:
         rel = _as_frame(release, schema, "release", read_release, exact=True)
+    if not is_dataset(original, scheduler="any"):
+        original = _in_memory(original, read)
     orig = _as_frame(original, schema, "original", read, exact=False)
+    ids = _unit_ids(original, orig, schema, guarantee)
     frames = [("original", orig), ("release", rel)]
     if holdout is not None:
         frames.append(("holdout", _holdout_frame(holdout, schema, target, read)))
@@ -227,6 +230,7 @@ def dataset_report(
             _sample_parts(f, s, rows) for (_, f), s, rows in zip(frames, sizes, picks, strict=True)
         ]
         taken = compute(*pieces, scheduler=sched)
+        bounding = _bounding(original, ids, schema, guarantee, sched)
     samples = [_concat(list(t), f) for t, (_, f) in zip(taken, frames, strict=True)]
     orig_s, rel_s = samples[0], samples[1]
     test = None
@@ -239,7 +243,7 @@ def dataset_report(
         f"measure uses the seeded sample (seed {rp._SEED}) of at most {rp.MAX_ROWS:,} rows "
         "of each table that the in-memory report draws"
     )
-    return rp._assemble(
+    report = rp._assemble(
         cols,
         (counts[0], counts[1]),
         (n[0], n[1]),
@@ -249,6 +253,45 @@ def dataset_report(
         guarantee,
         extra_notes=(note,),
     )
+    report.bounding = bounding
+    return report
+
+
+def _unit_ids(original: Any, orig: Any, schema: Schema, guarantee: Any) -> Any:
+    """The privacy unit's id column of a Parquet/Dask original, as read (before the missing
+    values are masked, as the in-memory report reads it); None when there is no bounding
+    to report (no unit, an ``auto`` cap no guarantee states, a table in memory)."""
+    from ppdp.evaluate.report import bounding_cap
+
+    unit = schema.privacy_unit
+    if isinstance(original, pd.DataFrame) or bounding_cap(schema, guarantee) is None:
+        return None
+    if unit is None or unit.column not in orig.columns:
+        return None
+    if not schema.missing_values:
+        return orig[unit.column]
+    from ppdp.data.distributed import open_table
+
+    return open_table(original, schema, param="original")[unit.column]
+
+
+def _bounding(
+    original: Any, ids: Any, schema: Schema, guarantee: Any, scheduler: Any
+) -> dict[str, Any] | None:
+    """The report's ``bounding`` block (custodian only): what ``max_rows`` dropped, its rows
+    per person counted across partitions (:func:`ppdp.data.contribution.dropped_share`)."""
+    from ppdp.evaluate.report import bounding_cap, bounding_of
+
+    if isinstance(original, pd.DataFrame):
+        return bounding_of(original, schema, guarantee)
+    if ids is None:
+        return None
+    from ppdp.data.contribution import dropped_share
+
+    k = bounding_cap(schema, guarantee)
+    unit = schema.privacy_unit
+    assert unit is not None and k is not None  # _unit_ids gave ids
+    return dropped_share(ids, unit.column, k, scheduler=scheduler)
 
 
 def _in_memory(data: Any, read: Any) -> Any:

@@ -1149,12 +1149,27 @@ def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any]
     """Under a privacy unit, what the release's ``max_rows`` dropped of ``original``
     (:func:`ppdp.data.contribution.dropped_share`), else None.
 
-    The cap is the guarantee's (``details["privacy_unit"]["max_rows"]``: a ``max_rows:
-    auto`` release states the one it chose), else the schema's declared one; the report
-    reads the private table, so this is for the custodian only, like the rest of it.
+    The cap is :func:`bounding_cap`'s; the report reads the private table, so this is for
+    the custodian only, like the rest of it.
     """
     unit = schema.privacy_unit
     if unit is None or not isinstance(original, pd.DataFrame) or unit.column not in original:
+        return None
+    k = bounding_cap(schema, guarantee)
+    if k is None:
+        return None
+    from ppdp.data.contribution import dropped_share
+
+    return dropped_share(original[unit.column], unit.column, k)
+
+
+def bounding_cap(schema: Schema, guarantee: Any) -> int | None:
+    """The ``max_rows`` a release under the schema's privacy unit read: the guarantee's
+    (``details["privacy_unit"]["max_rows"]``: a ``max_rows: auto`` release states the one
+    it chose), else the schema's declared one; None without a unit, or for ``auto``
+    without a guarantee that states it."""
+    unit = schema.privacy_unit
+    if unit is None:
         return None
     g, _ = _guarantee(guarantee)
     stated = g.details.get("privacy_unit") if g is not None else None
@@ -1163,9 +1178,7 @@ def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any]
         if unit.is_auto:
             return None  # no release states the cap it chose
         k = unit.max_rows
-    from ppdp.data.contribution import dropped_share
-
-    return dropped_share(original[unit.column], unit.column, k)
+    return int(k)
 
 
 def report_columns(schema: Schema, target: str | None) -> tuple[list[Any], Any]:
