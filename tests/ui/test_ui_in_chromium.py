@@ -129,7 +129,7 @@ def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
         page.get_by_role("button", name="Check the plan").click()
 
         expect(page.get_by_role("heading", name="4. The budget, in plain words")).to_be_visible()
-        expect(page.locator(".words")).to_contain_text("After this release it will have ε=1")
+        expect(page.locator(".words")).to_contain_text("After this release it will have ε = 1")
         check(page, "4-budget")
         page.get_by_role("button", name="Release (spends the budget above)").click()
 

@@ -40,6 +40,7 @@ from ppdp.ui._security import (
     without_token,
 )
 from ppdp.ui._state import Run, Session, check_table_path
+from ppdp.ui._words import budget_words, dropped_columns
 
 __all__ = ["USER_ERRORS", "PostedForm", "create_app"]
 
@@ -270,6 +271,8 @@ def create_app(
             run.label = label
             run.schema = result.schema.to_dict()
             run.draft_lines = said + list(result.warnings)
+            run.drafted_bounds = {c["name"]: (c.get("lower"), c.get("upper"))
+                                  for c in run.schema["columns"]}  # fmt: skip
             for text in said:
                 run.say(text)
             run.record("draft", step.line())
@@ -291,12 +294,13 @@ def create_app(
         data_step, data_check, data_error = _data_check(run)
         label = run.schema.get("label")
         return page(
-            "schema.html", "/schema", rows=column_rows(run.schema, run.public, form), errors=errors,
+            "schema.html", "/schema", rows=column_rows(run.schema, run.public, form,
+            drafted=run.drafted_bounds), errors=errors,
             schema=run.schema, label=label, label_public=bool(label and label["name"] in
             run.public), saved=saved, check=check, check_lines=check.run() if check else [],
             draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
             unit_columns=_unit_columns(run), data_step=data_step, data_check=data_check,
-            data_error=data_error,
+            data_error=data_error, dropped=dropped_columns(run.draft_lines),
         )  # fmt: skip
 
     @app.post("/schema")
@@ -795,15 +799,16 @@ def _plain_words(values: dict[str, Any], result: Any) -> list[str]:
             what = f"{counts} for the groups{groups} whose noisy count passes a threshold"
     words = [f"You are about to release {what}."]
     words.append(
-        f"It spends {cost} from the dataset's budget. A smaller ε means more privacy and "
-        "more noise; δ is the small chance that the ε guarantee does not hold."
+        f"It spends {budget_words(cost)} from the dataset's budget. A smaller ε means more "
+        "privacy and more noise; δ is the small chance that the ε guarantee does not hold."
     )
     if state is not None:
-        words.append(f"The ledger has {state.remaining} left.")
+        left = state.remaining
+        words.append(f"The ledger has {budget_words(left, getattr(state, 'total', None))} left.")
         words.append(
             "After this release it would not fit: the release would be refused."
             if after is None
-            else f"After this release it will have {after} left."
+            else f"After this release it will have {budget_words(after, left)} left."
         )
     if values["kind"] == "groupby":
         words += _mean_words(result.charges)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ppdp.ui._words import outward_bounds
+
 __all__ = ["column_rows", "error_column", "schema_from_form", "split_values", "unit_fields"]
 
 _INT = re.compile(r"[+-]?\d+")
@@ -48,21 +50,27 @@ def _text(value: Any) -> str:
 
 
 def column_rows(
-    schema: dict[str, Any], public: set[str], form: dict[str, Any] | None = None
+    schema: dict[str, Any],
+    public: set[str],
+    form: dict[str, Any] | None = None,
+    drafted: dict[str, tuple[Any, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per column of the schema file ``schema``: its form fields as text.
 
     ``form``: a posted form that was refused; its values are shown instead of the schema's,
-    so that an error costs the user none of their edits."""
+    so that an error costs the user none of their edits. ``drafted``: each column's
+    ``(lower, upper)`` as drafted; a bound still equal to it is shown without the file's
+    float residue, rounded outward (:func:`ppdp.ui._words.outward_bounds`)."""
     rows = []
     for i, col in enumerate(schema.get("columns", [])):
+        lower, upper = _shown_bounds(col, (drafted or {}).get(col["name"]))
         rows.append(
             {
                 "i": i,
                 "name": col["name"],
                 "type": col.get("type", "numeric"),
-                "lower": _text(col.get("lower")),
-                "upper": _text(col.get("upper")),
+                "lower": _text(lower),
+                "upper": _text(upper),
                 "integer": bool(col.get("integer", False)),
                 "scale": col.get("scale", "linear"),
                 "date": bool(col.get("date", False)),
@@ -77,6 +85,16 @@ def column_rows(
         if form is not None:
             _overlay(rows[-1], form, f"c{i}")
     return rows
+
+
+def _shown_bounds(col: dict[str, Any], drafted: tuple[Any, Any] | None) -> tuple[Any, Any]:
+    """The column's bounds as shown: rounded outward where still the drafted ones."""
+    bounds = (col.get("lower"), col.get("upper"))
+    if drafted is None:
+        return bounds
+    lower, upper = outward_bounds(*bounds)
+    return (lower if bounds[0] == drafted[0] else bounds[0],
+            upper if bounds[1] == drafted[1] else bounds[1])  # fmt: skip
 
 
 def unit_fields(schema: dict[str, Any], form: dict[str, Any] | None = None) -> dict[str, str]:

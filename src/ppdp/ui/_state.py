@@ -57,6 +57,9 @@ class Run:
     schema: dict[str, Any] | None = None
     public: set[str] = field(default_factory=set)
     draft_lines: list[str] = field(default_factory=list)
+    #: Each drafted column's ``(lower, upper)`` as the draft wrote them: the schema screen
+    #: rounds these (and only these) outward while they are unedited.
+    drafted_bounds: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     commands: dict[str, str] = field(default_factory=dict)
     released: list[dict[str, str]] = field(default_factory=list)
     release: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,114 @@
+"""Numbers and notes as the screens show them: ε and δ without scientific notation,
+drafted bounds without the file's float residue, the columns a draft left out.
+
+Display only: what the library keeps and compares is unchanged, except that a drafted bound
+shown rounded is the field's value, so an unedited bound is saved rounded *outward* (the
+declared range still covers what was drafted).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+from ppdp.budget import budget_number, remaining_number
+
+__all__ = ["budget_words", "dropped_columns", "outward_bounds", "plain_number"]
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def plain_number(text: str | float) -> str:
+    """An ε or δ for a lay reader: ``1e-06`` -> ``10⁻⁶``, ``2.5e-09`` -> ``2.5 × 10⁻⁹``.
+
+    ``text``: a number, or :func:`ppdp.budget.budget_number`'s text of one (10 significant
+    digits, so float residue such as ``0.30000000000000004`` reads ``0.3``)."""
+    text = budget_number(text) if isinstance(text, float | int) else text
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa} × {power}"
+
+
+def budget_words(budget: Any, of: Any = None) -> str:
+    """``ε = 1 and δ = 10⁻⁶`` for a :class:`ppdp.budget.PrivacyBudget` (``ε = 1`` when δ is 0).
+
+    ``of``: the budget ``budget`` is what is left of; a residue within 10⁻¹² of it reads 0
+    (:func:`ppdp.budget.remaining_number`). Anything else is shown as ``str`` shows it."""
+    if not (hasattr(budget, "epsilon") and hasattr(budget, "delta")):
+        return str(budget)
+
+    def part(name: str) -> str:
+        value = getattr(budget, name)
+        if of is None:
+            return plain_number(budget_number(value))
+        return plain_number(remaining_number(value, getattr(of, name)))
+
+    if budget.delta == 0:
+        return f"ε = {part('epsilon')}"
+    return f"ε = {part('epsilon')} and δ = {part('delta')}"
+
+
+#: A drafted bound longer than this many significant digits is float residue of the file
+#: (``1.79999995``, R writing single precision): it is shown rounded outward.
+_DIGITS = 6
+
+
+def _significant(value: float) -> int:
+    digits = Decimal(repr(value)).normalize().as_tuple().digits
+    return len(digits)
+
+
+def _round(value: float, step: Decimal, rounding: str) -> int | float:
+    out = Decimal(repr(value)).quantize(step, rounding=rounding)
+    return int(out) if out == out.to_integral_value() else float(out)
+
+
+def outward_bounds(lower: Any, upper: Any) -> tuple[Any, Any]:
+    """The drafted ``lower`` and ``upper`` as the form shows them: a float bound with more
+    than 6 significant digits is rounded outward (``lower`` down, ``upper`` up) at 3
+    significant digits of the range's width, so the shown range covers the drafted one;
+    anything else (integers, short decimals, dates, a missing bound) is returned as it is.
+
+    Examples
+    --------
+    >>> outward_bounds(1.79999995, 10.6000003)
+    (1.79, 10.61)
+    >>> outward_bounds(0, 1.5)
+    (0, 1.5)
+    """
+    floats = [v for v in (lower, upper) if isinstance(v, float) and math.isfinite(v)]
+    if not floats or all(_significant(v) <= _DIGITS for v in floats):
+        return lower, upper
+    both = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (lower, upper))
+    width = upper - lower if both and upper > lower else max(abs(v) for v in floats)
+    if width == 0:
+        return lower, upper
+    step = Decimal(1).scaleb(math.floor(math.log10(width)) - 2)
+    if isinstance(lower, float) and math.isfinite(lower) and _significant(lower) > _DIGITS:
+        lower = _round(lower, step, ROUND_FLOOR)
+    if isinstance(upper, float) and math.isfinite(upper) and _significant(upper) > _DIGITS:
+        upper = _round(upper, step, ROUND_CEILING)
+    return lower, upper
+
+
+_LEFT_OUT = re.compile(
+    r"column (?:'((?:[^'\\]|\\.)*)'|(\d+) of the header) (.*?)"
+    r"(?:,? and was|:)? left out of the draft"
+)
+
+
+def dropped_columns(notes: list[str]) -> list[tuple[str, str]]:
+    """The columns the draft left out, each with why, read from the draft's notes
+    (``column 'rownames' has a different value in every row: it looks like an identifier
+    and was left out of the draft``) -> ``[("rownames", "has a different value ...")]``."""
+    out = []
+    for note in notes:
+        match = _LEFT_OUT.search(note)
+        if match:
+            name = match.group(1) if match.group(1) is not None else f"column {match.group(2)}"
+            out.append((name, match.group(3).strip().rstrip(":,;")))
+    return out
