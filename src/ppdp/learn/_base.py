@@ -421,15 +421,7 @@ class PrivateClassifierBase(ValidatedParams, ClassifierMixin, BaseEstimator):  #
                     f"y (None): give the labels or a column {label!r} (the schema's label) in X"
                 )
         else:
-            yv = np.asarray(y)
-            if yv.ndim == 2 and yv.shape[1] == 1:
-                yv = yv.reshape(-1)
-            if yv.ndim != 1 or yv.shape[0] != len(frame):
-                raise DataValidationError(
-                    f"y (shape {yv.shape}) must hold one label per row of X ({len(frame)} rows)"
-                )
-            frame = frame.copy(deep=False)
-            frame[label] = yv
+            frame = self._with_label(frame, y)
         Xe, codes = schema.encode(frame, on_invalid=on_invalid)
         assert codes is not None
         return Xe, np.asarray(list(schema.label.classes))[codes]
