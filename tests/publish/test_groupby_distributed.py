@@ -2,7 +2,9 @@
 
 The exact statistics are integers (counts and centred sums in units of 2⁻²⁴ of each
 range) that add across partitions, and the noise is drawn in the driver in the in-memory
-order, so one seed gives the same table. Bad input: the in-memory message, nothing spent.
+order, so one seed gives the same table. A Dask DataFrame and an undeclared value in one
+file: tests/test_registry_contract.py (and test_groupby_private_dask.py for a Dask frame
+grouped with means).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
-from ppdp.exceptions import DataValidationError, ParameterError
+from ppdp.exceptions import ParameterError
 from ppdp.publish import GroupByPublisher
 
 dd = pytest.importorskip("dask.dataframe")
@@ -51,35 +53,15 @@ def test_parquet_release_equals_the_in_memory_one_for_one_seed(dataset, relation
     assert not other.release_.data["count"].equals(mem.release_.data["count"])
 
 
-def test_a_dask_frame_gives_the_same_release(dataset) -> None:
-    _, whole = dataset
-    frame = dd.from_pandas(whole, npartitions=3)
-    kw = {"by": ["region"], "means": ["age"]}
-    with pytest.warns(Warning):
-        mem = GroupByPublisher(0.5, make_schema(), random_state=3, **kw).fit(whole)
-    with pytest.warns(Warning):
-        dist = GroupByPublisher(0.5, make_schema(), random_state=3, **kw)
-        dist.fit(frame, scheduler="sync")
-    pd.testing.assert_frame_equal(dist.release_.data, mem.release_.data)
-
-
-def test_bad_input_is_the_in_memory_message_and_nothing_is_spent(tmp_path) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir()
-    bad = make_df(50).assign(sex="X")  # an undeclared category
-    bad.to_parquet(folder / "part-0.parquet", index=False)
+def test_an_existing_output_folder_is_refused_before_anything_is_spent(dataset) -> None:
+    """The bad-partition message itself: the registry contract
+    (test_publisher_bad_partition_is_the_in_memory_message[groupby])."""
+    path, _ = dataset
     acct = Accountant.in_memory(total=PrivacyBudget(5.0))
     pub = GroupByPublisher(1.0, make_schema(), by=["sex"])
-    with pytest.raises(DataValidationError) as in_memory:
-        pub.fit(bad)
-    with pytest.raises(DataValidationError) as distributed:
-        pub.fit(folder, accountant=acct, scheduler="sync")
-    assert str(distributed.value) == str(in_memory.value)
-    assert acct.history() == []
-    assert not (tmp_path / "out").exists()
     with pytest.raises(ParameterError, match=r"^output \(.*\) already exists"):
-        pub.fit(folder, accountant=acct, scheduler="sync", output=folder)
-    assert acct.history() == []
+        pub.fit(path, accountant=acct, scheduler="sync", output=path)
+    assert acct.history() == [] and getattr(pub, "release_", None) is None
 
 
 def test_output_folder_holds_the_table_and_the_cli_takes_a_parquet_dataset(

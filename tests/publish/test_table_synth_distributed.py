@@ -5,7 +5,8 @@ in-memory ones for the same seed: every exact table is reduced from the partitio
 noise is drawn in the driver in the same order. Synthetic rows written partition by partition
 must follow the model's law (two-sample χ² against the in-memory sampler at α = 1e-4 per
 test, so a correct sampler fails it once in 10⁴ runs), be reproducible for one seed, and
-respect the schema. Bad input: the in-memory message, nothing spent, no output folder.
+respect the schema. An undeclared value in one file (the in-memory message, nothing spent,
+nothing written): tests/test_registry_contract.py.
 """
 
 from __future__ import annotations
@@ -261,26 +262,6 @@ def test_sample_to_parquet_with_a_joint_model(dataset, tmp_path) -> None:
     ref = synth.sample(5_000, random_state=2)
     ka, kb = got.groupby(["cls", "colour"]).size(), ref.groupby(["cls", "colour"]).size()
     assert stats.chi2_contingency(pd.concat([ka, kb], axis=1).fillna(0).to_numpy())[1] > ALPHA
-
-
-def test_bad_input_is_the_in_memory_message_nothing_spent_no_output(tmp_path) -> None:
-    frames = [make_df(300, 1), make_df(300, 2), make_df(300, 3)]
-    for f in frames[1:]:
-        f.loc[f.index % 7 == 0, "colour"] = "purple"
-    write_dataset(tmp_path / "in", frames)
-    whole = pd.concat(frames, ignore_index=True)
-    with pytest.raises(DataValidationError) as in_memory:
-        TableSynthesizer(1.0, make_schema()).fit(whole)
-    a = acct()
-    with pytest.raises(DataValidationError) as distributed:
-        TableSynthesizer(1.0, make_schema()).fit(
-            tmp_path / "in", accountant=a, scheduler="sync", output=tmp_path / "out"
-        )
-    assert str(distributed.value) == str(in_memory.value)
-    assert "\n" not in str(distributed.value) and "purple" not in str(distributed.value)
-    assert a.spent.is_zero and a.history() == []
-    assert not (tmp_path / "out").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["in"]  # no hidden temp folder either
 
 
 def test_output_checked_before_anything_is_spent(dataset, tmp_path) -> None:
