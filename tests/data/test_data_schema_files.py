@@ -363,3 +363,18 @@ def test_a_drafted_file_keeps_the_proposed_privacy_unit(tmp_path):
         assert result.schema.privacy_unit is not None
         assert result.schema.privacy_unit.column == "patient_id"
         assert "privacy_unit" in (tmp_path / name).read_text()
+
+
+def test_the_draft_result_names_the_left_out_columns_as_data(tmp_path):
+    """``DraftResult.dropped``: each column the draft left out, with why; a column the
+    caller excluded is not among them (it was not left out by the draft)."""
+    n = 40
+    df = pd.DataFrame({"rid": range(n), "empty": [None] * n, "x": [i % 7 for i in range(n)],
+                       "skip": ["a"] * n})  # fmt: skip
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    result = draft_schema_file(path, exclude=["skip"])
+    assert sorted(result.dropped) == ["empty", "rid"]
+    assert all(isinstance(why, str) and why for why in result.dropped.values())
+    kept = {c.name for c in result.schema.columns}
+    assert kept == {"x"} and not kept & set(result.dropped)

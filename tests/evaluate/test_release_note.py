@@ -120,3 +120,31 @@ def test_publish_writes_the_note_beside_the_release(tmp_path, capsys):
     argv[argv.index(str(out))] = str(out)
     assert main([*argv[:-1], "--note"]) == 2
     assert out.stat().st_mtime_ns == before
+
+
+def test_a_group_means_error_in_the_note_is_the_dry_runs(releases):
+    """The note states each mean's expected error as the dry run does
+    (:func:`group_mean_errors`, the sum's and the count's noise and the bounds), from the
+    guarantee file alone: at a bound it is above the sum's noise alone (the broken
+    variant, which the midpoint's figure equals)."""
+    from ppdp.accounting.plan import group_mean_errors
+    from ppdp.data import Schema
+    from ppdp.publish import GroupByPublisher
+
+    paths, schema_path = releases
+    pub = GroupByPublisher(1.0, Schema.from_file(schema_path), by=["sex", "race"],
+                           means=["age", "hours-per-week"])  # fmt: skip
+    expected = group_mean_errors(pub.planned_charges())
+    assert set(expected) == {"age", "hours-per-week"}
+    note = release_note(paths["groupby"])
+    stated = {a["quantity"]: a["noise"] for a in note.accuracy}
+    for column, errors in expected.items():
+        for n, low, high in errors:
+            noise = stated[f"the mean of {column} in a group of {n:,} rows"]
+            figures = re.findall(r"deviation\) (\S+) to (\S+)$", noise)
+            assert figures == [(f"{low:.3g}", f"{high:.3g}")], noise
+            e = next(c.details["mean_error"] for c in pub.planned_charges()
+                     if c.details.get("mean_error", {}).get("column") == column)  # fmt: skip
+            assert low == pytest.approx(e["sum_sd"] / n) and high > 1.01 * low  # the count's
+    text = note.to_markdown()
+    assert "the mean of age in a group of 1,000 rows" in text

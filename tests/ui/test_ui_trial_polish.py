@@ -14,7 +14,8 @@ import pytest
 from ui_helpers import csrf, plan, ready
 
 from ppdp.budget import PrivacyBudget
-from ppdp.ui._words import budget_words, dropped_columns, outward_bounds, plain_number
+from ppdp.data.schema_files import draft_schema_file
+from ppdp.ui._words import budget_words, outward_bounds, plain_number
 
 
 @pytest.mark.parametrize(
@@ -62,22 +63,6 @@ def test_short_and_non_float_bounds_are_shown_as_drafted():
     assert outward_bounds(1.79999995, 10.6000003) == (1.79, 10.61)
 
 
-def test_dropped_columns_are_read_from_the_drafts_notes_with_why():
-    notes = [
-        "column 'rownames' has a different value in every row: it looks like an identifier and "
-        "was left out of the draft (exclude it to say so)",
-        "column 'empty' has no values: left out of the draft",
-        "column 4 of the header has no name and no values (a separator at the end of every "
-        "line): left out of the draft",
-        "column 'age' has few distinct values",
-    ]
-    assert dropped_columns(notes) == [
-        ("rownames", "has a different value in every row: it looks like an identifier"),
-        ("empty", "has no values"),
-        ("column 4", "has no name and no values (a separator at the end of every line)"),
-    ]
-
-
 @pytest.fixture
 def r_table(tmp_path):
     """A table as R's ``write.csv`` writes it: a ``rownames`` index, single-precision ratios."""
@@ -110,6 +95,22 @@ def test_the_schema_screen_names_the_dropped_column_and_shows_bounds_rounded_out
     upper = re.search(r'name="c\d+-upper" value="([^"]*)"[^>]*aria-label="upper bound of unemp"',
                       page).group(1)  # fmt: skip
     assert (lower, upper) == ("1.79", "10.61")
+
+
+def test_the_dropped_line_names_each_left_out_column_with_the_drafts_own_reason(
+    client, r_table, tmp_path
+):
+    df = pd.read_csv(r_table).assign(comment=np.nan, stamp="2024-03-05 10:30")
+    table = tmp_path / "wider.csv"
+    df.to_csv(table, index=False)
+    dropped = draft_schema_file(table).dropped  # data, not the warnings' texts
+    assert set(dropped) == {"rownames", "comment", "stamp"}
+    line = re.search(r'id="dropped-columns">(.*?)</p>', _draft(client, table), re.S)
+    assert line is not None
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", line.group(1))).split())
+    for name, why in dropped.items():
+        assert f"{name}, which {' '.join(why.split())}" in text
+    assert "unemp" not in text and "deny" not in text
 
 
 def test_an_unedited_drafted_range_is_saved_wider_never_narrower(client, r_table, tmp_path):

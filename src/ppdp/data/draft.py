@@ -22,6 +22,7 @@ import os
 import re
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ __all__ = [
     "detect_separator",
     "draft_schema",
     "draft_schema_from_file",
+    "draft_schema_with_dropped",
     "read_table",
 ]
 
@@ -831,6 +833,32 @@ def draft_schema(
         until it is reviewed (:meth:`~ppdp.data.Schema.reviewed`, or deleting
         ``draft: true`` from the file it is written to).
     """
+    schema, _ = draft_schema_with_dropped(
+        df,
+        label=label,
+        max_categories=max_categories,
+        missing_values=missing_values,
+        exclude=exclude,
+        max_integer_codes=max_integer_codes,
+    )
+    return schema
+
+
+def draft_schema_with_dropped(
+    df: pd.DataFrame,
+    *,
+    label: str | None = None,
+    max_categories: int = 50,
+    missing_values: Sequence[Category] = (),
+    exclude: Sequence[str] = (),
+    max_integer_codes: int = 12,
+) -> tuple[Schema, dict[str, str]]:
+    """:func:`draft_schema`, and the columns it left out (an identifier, a column with no
+    values, dates it cannot declare), each with why: ``{name: "has no values"}``, the reason
+    a phrase that follows the column's name. Columns the caller excluded, the label and the
+    proposed privacy unit's column are not among them (they are not left out by the draft).
+    The warnings are :func:`draft_schema`'s.
+    """
     if not isinstance(df, pd.DataFrame):
         raise DataValidationError(f"df must be a pandas DataFrame, not {type(df).__name__}")
     max_categories = check_int("max_categories", max_categories, minimum=1)
@@ -853,6 +881,7 @@ def draft_schema(
     skewed_low: list[str] = []  # crowded near the lower bound: a log scale spreads them
     skewed_high: list[str] = []
     constant: list[str] = []
+    dropped: dict[str, str] = {}
     n_rows = len(df)
     unit = _proposed_unit(df, label, exclude, tokens, max(max_integer_codes, max_categories))
     for name in df.columns:
@@ -866,11 +895,16 @@ def draft_schema(
         s = s.dropna()
         if s.empty:
             unnamed = re.fullmatch(r"Unnamed: (\d+)", name)
-            what = (
-                f"column {int(unnamed[1]) + 1} of the header has no name and no values (a "
-                "separator at the end of every line)"
+            why = (
+                "has no name and no values (a separator at the end of every line)"
                 if unnamed
-                else f"column {name!r} has no values"
+                else "has no values"
+            )
+            dropped[name] = why
+            what = (
+                f"column {int(unnamed[1]) + 1} of the header {why}"
+                if unnamed
+                else f"column {name!r} {why}"
             )
             warnings.warn(
                 PPDPWarning(f"{what}: left out of the draft"), stacklevel=user_stacklevel()
@@ -884,12 +918,14 @@ def draft_schema(
                 if isinstance(dated, NumericColumn):
                     columns.append(dated)
                 else:
-                    warnings.warn(PPDPWarning(dated), stacklevel=user_stacklevel())
+                    dropped[name] = dated.reason
+                    warnings.warn(PPDPWarning(dated.warning), stacklevel=user_stacklevel())
                 continue
         looks_like_id = not pd.api.types.is_float_dtype(s.dtype) and not (
             pd.api.types.is_bool_dtype(s.dtype)
         )
         if looks_like_id and n_rows >= _FEW_ROWS and len(s) == n_rows and s.nunique() == n_rows:
+            dropped[name] = "has a different value in every row (it looks like an identifier)"
             warnings.warn(
                 PPDPWarning(
                     f"column {name!r} has a different value in every row: it looks like an "
@@ -911,6 +947,7 @@ def draft_schema(
             vals = s.to_numpy(dtype=np.float64)
             vals = vals[np.isfinite(vals)]
             if vals.size == 0:
+                dropped[name] = "has no finite values"
                 warnings.warn(
                     PPDPWarning(
                         f"column {name!r} has no finite values and was left out of the draft"
@@ -955,6 +992,7 @@ def draft_schema(
             distinct[name] = len(values)
             continue
         if len(values) == 0:
+            dropped[name] = "has no values"
             warnings.warn(
                 PPDPWarning(f"column {name!r} has no values and was left out of the draft"),
                 stacklevel=user_stacklevel(),
@@ -1015,7 +1053,7 @@ def draft_schema(
                 f"2 and max_categories={max_categories}"
             )
         label_spec = LabelSpec(label, tuple(classes))
-    return Schema(
+    schema = Schema(
         columns=tuple(columns),
         label=label_spec,
         missing_values=tokens,
@@ -1024,6 +1062,7 @@ def draft_schema(
         open_columns=tuple(opened),
         draft=True,
     )
+    return schema, dropped
 
 
 #: Names of columns that may identify a person (``idcode``, ``patient_id``, ``nr``...).
@@ -1155,8 +1194,17 @@ def _date_format(texts: list[str]) -> tuple[str | None, str]:
     return None, ""
 
 
-def _date_column(name: str, s: pd.Series) -> NumericColumn | str | None:
-    """A date column drafted from ``s`` (no missing value), the warning to give instead
+@dataclass(frozen=True)
+class _LeftOut:
+    """A column the draft leaves out: the ``warning`` it gives, and the ``reason`` alone
+    (a phrase that follows the column's name)."""
+
+    warning: str
+    reason: str
+
+
+def _date_column(name: str, s: pd.Series) -> NumericColumn | _LeftOut | None:
+    """A date column drafted from ``s`` (no missing value), the column left out instead
     (dates of an ambiguous shape, or with a time of day), or None: not dates.
 
     Its bounds are the first and the last date observed (they leak, as every drafted
@@ -1183,14 +1231,19 @@ def _date_column(name: str, s: pd.Series) -> NumericColumn | str | None:
                 return None
             shape = _shape(texts[0])
             if any(p != v for p, v in zip(plain, texts, strict=True)):
-                return (
+                return _LeftOut(
                     f"column {name!r} holds dates with a time of day (written like "
                     f"{shape!r}), which a schema cannot declare (times are out of scope): "
                     "left out of the draft; write the dates alone (YYYY-MM-DD) to declare "
-                    "it a date column"
+                    "it a date column",
+                    f"holds dates with a time of day (written like {shape!r}): a schema "
+                    "declares dates only",
                 )
             if fmt is None:
-                return f"column {name!r} holds dates {why}; left out of the draft"
+                return _LeftOut(
+                    f"column {name!r} holds dates {why}; left out of the draft",
+                    f"holds dates {why}",
+                )
         days, not_dates = parse_dates(s, fmt)
         if not_dates.any():  # an impossible date (2025-02-30): no date column
             return None

@@ -68,11 +68,16 @@ class DraftResult:
         Where it was written (None: not written).
     warnings : list of str
         Each warning the draft raised, as one line ``Category: message``.
+    dropped : dict of str to str
+        The columns the draft left out (an identifier, a column with no values, dates it
+        cannot declare), each with why, a phrase that follows the column's name
+        (:func:`ppdp.data.draft.draft_schema_with_dropped`); the warnings say the same.
     """
 
     schema: Any
     path: Path | None
     warnings: list[str]
+    dropped: dict[str, str] = field(default_factory=dict)
 
     def written_line(self) -> str:
         """``wrote OUT (12 columns, label 'income')``."""
@@ -148,7 +153,7 @@ def draft_schema_file(
     returned as lines rather than raised.
     """
     from ppdp._io import check_output
-    from ppdp.data.draft import draft_schema, read_table
+    from ppdp.data.draft import draft_schema_with_dropped, read_table
 
     out = None if output is None else Path(output)
     if out is not None and out.suffix.lower() not in SCHEMA_SUFFIXES:
@@ -158,7 +163,7 @@ def draft_schema_file(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = read_table(data, sep=sep, encoding=encoding, decimal=decimal)
-        schema = draft_schema(
+        schema, dropped = draft_schema_with_dropped(
             df,
             label=label,
             max_categories=max_categories,
@@ -177,7 +182,7 @@ def draft_schema_file(
 
         with atomic_path(out) as tmp:
             tmp.write_text(_draft_header(imputed) + schema.to_yaml(), encoding="utf-8")
-    return DraftResult(schema, out, lines)
+    return DraftResult(schema, out, lines, dropped)
 
 
 def _draft_header(imputed: bool) -> str:

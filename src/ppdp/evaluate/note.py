@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from ppdp.budget import Guarantee, GuaranteeKind, Neighbouring
@@ -244,7 +245,16 @@ def _acc_groupby(d: dict[str, Any]) -> tuple[Rows, list[str]]:
     rows = [_laplace("each group's count (discrete)", scale)]
     words = []
     e_mean = d.get("epsilon_per_mean")
-    if e_mean:
+    if d.get("mean_errors"):
+        rows += _mean_error_rows(d["mean_errors"])
+        words.append(
+            "Each mean is a noisy sum over a noisy count: its expected error (one standard "
+            "deviation, to first order, in the column's units) follows from both noises and "
+            "the declared bounds, from the true mean at the midpoint of the bounds to the true "
+            "mean at a bound, by the group's size (private: read it at the sizes you expect). "
+            "The mean_<column>_sd column of the release gives each group's."
+        )
+    elif e_mean:  # a guarantee file written before the means' errors were stated
         words.append(
             "Each mean is a noisy sum over a noisy count. The sum of a column has discrete "
             f"Laplace noise of scale (its declared range)/{e_mean:.3g}, so a mean over m rows "
@@ -259,6 +269,28 @@ def _acc_groupby(d: dict[str, Any]) -> tuple[Rows, list[str]]:
         "a small or negative noisy count says little."
     )
     return rows, words
+
+
+def _mean_error_rows(terms: list[dict[str, Any]]) -> Rows:
+    """A row per column of the means and group size: the mean's expected error
+    (:func:`ppdp.accounting.plan.group_mean_errors`, the dry run's figures)."""
+    from ppdp.accounting.plan import group_mean_errors
+
+    charges = [SimpleNamespace(details={"mean_error": e}) for e in terms]
+    k = _LAPLACE95 / math.sqrt(2)  # the 95 % quantile of Laplace noise, in its sd
+    rows = []
+    for column, errors in group_mean_errors(charges).items():
+        for n, low, high in errors:
+            rows.append(
+                {
+                    "quantity": f"the mean of {column} in a group of {n:,} rows",
+                    "noise": "noisy sum over noisy count: expected error (one standard "
+                    f"deviation) {_number(low)} to {_number(high)}",
+                    "ci95": f"{_number(k * low)} to ± {_number(k * high)} (about: "
+                    f"{k:.3g} standard deviations, as for Laplace noise)",
+                }
+            )
+    return rows
 
 
 def _acc_per_record(method: str, d: dict[str, Any]) -> tuple[Rows, list[str]]:

@@ -878,12 +878,7 @@ class GroupByPublisher(Publisher):
                     "units": f"2**-{QUANT_BITS} of the declared range of {name}",
                     "noise_scale_in_column_units": sums.scale * span / UNIT,
                     # what a group's mean's error follows from (public: noise laws, bounds)
-                    "mean_error": {
-                        "column": name,
-                        "sum_sd": math.sqrt(sums.variance()) * span / UNIT,
-                        "count_sd": count_sd,
-                        "half_range": span / 2.0,
-                    },
+                    "mean_error": self._mean_error(name, sums, count_sd),
                     **self._unit_details(),
                 }
                 charges.append(Charge(sums.event, f"{_NAME}: sums of {name}", sum_details))
@@ -910,6 +905,20 @@ class GroupByPublisher(Publisher):
                 event = Exponential(epsilon=plan.epsilon_mean)
                 charges.append(Charge(event, f"{_NAME}: {_qname(p, name)}", q_details))
         return charges
+
+    def _mean_error(
+        self, name: str, sums: DiscreteLaplaceMechanism, count_sd: float
+    ) -> dict[str, Any]:
+        """What a group mean's error of the column ``name`` follows from (public: the noise
+        laws and the declared bounds; :func:`ppdp.accounting.plan.group_mean_error`)."""
+        col = _numeric(self.schema, name)
+        span = col.upper - col.lower
+        return {
+            "column": name,
+            "sum_sd": math.sqrt(sums.variance()) * span / UNIT,
+            "count_sd": count_sd,
+            "half_range": span / 2.0,
+        }
 
     def _selection_charges(self, plan: GroupPlan, counts: Charge) -> list[Charge]:
         """keys="private": the selection (with the counts, for the thresholding methods)
@@ -1540,6 +1549,10 @@ class GroupByPublisher(Publisher):
             )
         assumptions.extend(self._post_processing(plan))
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
+        mean_errors = []
+        if plan.means:
+            sums, count_sd = self._sum_mechanism(plan), self._count_sd(plan)
+            mean_errors = [self._mean_error(name, sums, count_sd) for name in plan.means]
         if plan.selection is not None:
             assumptions[keys_at] = self._selection_assumption(plan)
             if plan.selection.method not in _KEYS_ONLY:
@@ -1562,6 +1575,8 @@ class GroupByPublisher(Publisher):
                 "sum_sensitivity_ranges": (1.0 if half == "" else 0.5) * plan.contribution,
                 "epsilon_count": plan.epsilon_count,
                 "epsilon_per_mean": plan.epsilon_mean,
+                # each mean's error follows from these (the release note states it)
+                "mean_errors": mean_errors,
                 "relation": plan.relation.value,
                 **self._unit_details(),
                 "keys": plan.key_mode,

@@ -40,7 +40,7 @@ from ppdp.ui._security import (
     without_token,
 )
 from ppdp.ui._state import Run, Session, check_table_path
-from ppdp.ui._words import budget_words, dropped_columns
+from ppdp.ui._words import budget_words
 
 __all__ = ["USER_ERRORS", "PostedForm", "create_app"]
 
@@ -271,6 +271,7 @@ def create_app(
             run.label = label
             run.schema = result.schema.to_dict()
             run.draft_lines = said + list(result.warnings)
+            run.dropped = dict(result.dropped)
             run.drafted_bounds = {c["name"]: (c.get("lower"), c.get("upper"))
                                   for c in run.schema["columns"]}  # fmt: skip
             for text in said:
@@ -300,7 +301,7 @@ def create_app(
             run.public), saved=saved, check=check, check_lines=check.run() if check else [],
             draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
             unit_columns=_unit_columns(run), data_step=data_step, data_check=data_check,
-            data_error=data_error, dropped=dropped_columns(run.draft_lines),
+            data_error=data_error, dropped=list(run.dropped.items()),
         )  # fmt: skip
 
     @app.post("/schema")

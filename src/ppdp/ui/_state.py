@@ -57,6 +57,9 @@ class Run:
     schema: dict[str, Any] | None = None
     public: set[str] = field(default_factory=set)
     draft_lines: list[str] = field(default_factory=list)
+    #: The columns the draft left out, each with why (``DraftResult.dropped``): the schema
+    #: screen names them in one line.
+    dropped: dict[str, str] = field(default_factory=dict)
     #: Each drafted column's ``(lower, upper)`` as the draft wrote them: the schema screen
     #: rounds these (and only these) outward while they are unedited.
     drafted_bounds: dict[str, tuple[Any, Any]] = field(default_factory=dict)

@@ -9,13 +9,12 @@ declared range still covers what was drafted).
 from __future__ import annotations
 
 import math
-import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from ppdp.budget import budget_number, remaining_number
 
-__all__ = ["budget_words", "dropped_columns", "outward_bounds", "plain_number"]
+__all__ = ["budget_words", "outward_bounds", "plain_number"]
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
@@ -93,22 +92,3 @@ def outward_bounds(lower: Any, upper: Any) -> tuple[Any, Any]:
     if isinstance(upper, float) and math.isfinite(upper) and _significant(upper) > _DIGITS:
         upper = _round(upper, step, ROUND_CEILING)
     return lower, upper
-
-
-_LEFT_OUT = re.compile(
-    r"column (?:'((?:[^'\\]|\\.)*)'|(\d+) of the header) (.*?)"
-    r"(?:,? and was|:)? left out of the draft"
-)
-
-
-def dropped_columns(notes: list[str]) -> list[tuple[str, str]]:
-    """The columns the draft left out, each with why, read from the draft's notes
-    (``column 'rownames' has a different value in every row: it looks like an identifier
-    and was left out of the draft``) -> ``[("rownames", "has a different value ...")]``."""
-    out = []
-    for note in notes:
-        match = _LEFT_OUT.search(note)
-        if match:
-            name = match.group(1) if match.group(1) is not None else f"column {match.group(2)}"
-            out.append((name, match.group(3).strip().rstrip(":,;")))
-    return out
