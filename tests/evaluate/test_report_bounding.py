@@ -144,3 +144,103 @@ def test_dataset_report_bounding_of_a_dask_frame_and_a_declared_cap() -> None:
     plain = Schema.from_dict({"columns": COLUMNS})
     r = dataset_report(frame[["age", "sex"]], release, plain, scheduler="sync")
     assert r.bounding is None
+
+
+GROUP_COLUMNS = [
+    *COLUMNS,
+    {"name": "reg", "type": "categorical", "categories": ["a", "b", "c"]},
+]
+
+
+def group_panel(even: bool) -> pd.DataFrame:
+    """150 persons in 1-5 of the 6 (sex, reg) groups. ``even``: every group of a person has
+    2-4 rows, so after ``max_rows_per_group = 2`` all are of one size (no draw changes the
+    counts); otherwise 1-4 rows (groups of unequal size: the counts depend on the keys)."""
+    rng = np.random.default_rng(5)
+    cells = [(s, r) for s in "FM" for r in "abc"]
+    rows = []
+    for p in range(150):
+        for g in rng.choice(6, rng.integers(1, 6), replace=False):
+            for _ in range(rng.integers(2 if even else 1, 5)):
+                rows.append((p, float(rng.uniform(0, 100)), *cells[g]))
+    return pd.DataFrame(rows, columns=["pid", "age", "sex", "reg"])
+
+
+def _publish_groupby(tmp_path, capsys, df: pd.DataFrame) -> tuple[dict[str, int], dict]:
+    """Publish a GroupBy release with both caps; the custodian's per-cap counts (stderr)
+    and the sidecar."""
+    import re
+
+    from ppdp.cli import main
+
+    df.to_csv(tmp_path / "t.csv", index=False)
+    unit = {"column": "pid", "max_rows": 3}
+    schema = Schema.from_dict({"columns": GROUP_COLUMNS, "privacy_unit": unit})
+    schema.to_file(tmp_path / "s.json")
+    argv = ["publish", "groupby", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    argv += ["--by", "sex,reg", "--max-groups", "2", "--max-rows-per-group", "2"]
+    assert main([*argv, "--epsilon", "1", "--seed", "3", "-o", str(tmp_path / "r.csv")]) == 0
+    said = capsys.readouterr().err
+    printed = {cap: int(n.replace(",", "")) for n, cap in re.findall(r"([\d,]+) by (\w+)=", said)}
+    side = json.loads((tmp_path / "r.csv.guarantee.json").read_text())
+    assert "dropped" not in json.dumps(side)  # never in the release's files
+    return printed, side
+
+
+def test_groupby_caps_in_the_bounding_block_equal_the_counts_printed_at_publish(
+    tmp_path, capsys
+) -> None:
+    """Both group caps, groups of one size after L∞: the block's rows dropped per cap are
+    the ones the publish printed (custodian's line), exactly, and the HTML lists each cap."""
+    from types import SimpleNamespace
+
+    from ppdp.evaluate._report_html import _bounding_html
+    from ppdp.evaluate.report import bounding_of
+
+    df = group_panel(even=True)
+    printed, side = _publish_groupby(tmp_path, capsys, df)
+    assert set(printed) == {"max_rows_per_group", "max_groups", "max_rows"}  # each one drops
+    schema = Schema.from_file(tmp_path / "s.json")
+    b = bounding_of(df, schema, side)
+    assert b["exact"] is True
+    assert b["by_cap"] == {**printed, "missing_ids": 0}
+    assert b["kept"] == len(df) - sum(printed.values())
+    assert (b["max_groups"], b["max_rows_per_group"], b["max_rows"]) == (2, 2, 3)
+    html = _bounding_html(SimpleNamespace(bounding=b))
+    for cap, value in (("max_groups", 2), ("max_rows_per_group", 2), ("max_rows", 3)):
+        assert f"{cap} = {value}</td><td>{printed[cap]:,}</td>" in html
+    assert "about" not in html
+
+
+def test_groupby_caps_with_unequal_groups_are_about_and_say_how(tmp_path, capsys) -> None:
+    """Groups of unequal size: which a person keeps is keyed-random, so ``max_groups`` and
+    ``max_rows`` are one draw ("about", the method stated); ``max_rows_per_group`` is exact."""
+    from types import SimpleNamespace
+
+    from ppdp.evaluate._report_html import _bounding_html
+    from ppdp.evaluate.report import bounding_of
+
+    df = group_panel(even=False)
+    printed, side = _publish_groupby(tmp_path, capsys, df)
+    b = bounding_of(df, Schema.from_file(tmp_path / "s.json"), side)
+    assert b["exact"] is False and "one draw" in b["method"]
+    assert b["by_cap"]["max_rows_per_group"] == printed["max_rows_per_group"]
+    sizes = df.groupby(["pid", "sex", "reg"]).size()
+    assert printed["max_rows_per_group"] == int(np.maximum(sizes - 2, 0).sum())
+    html = _bounding_html(SimpleNamespace(bounding=b))
+    assert "about " in html and "one draw" in html
+
+
+def test_groupby_caps_on_a_dask_original_say_they_are_in_memory_only(tmp_path, capsys) -> None:
+    """A Dask original: the block keeps ``max_rows`` (counted before the group caps) and says
+    in a note that the group caps are recomputed in memory only."""
+    dd = pytest.importorskip("dask.dataframe")
+    from ppdp.evaluate.parquet_report import _bounding
+
+    df = group_panel(even=True)
+    _, side = _publish_groupby(tmp_path, capsys, df)
+    frame = dd.from_pandas(df, npartitions=3, sort=False)
+    schema = Schema.from_file(tmp_path / "s.json")
+    b = _bounding(frame, frame["pid"], schema, side, "sync")
+    assert "in-memory original only" in b["note"] and "max_groups" not in b["by_cap"]
+    assert b["by_cap"]["max_rows"] == int(np.maximum(df.groupby("pid").size() - 3, 0).sum())

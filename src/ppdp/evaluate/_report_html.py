@@ -487,9 +487,18 @@ def _bounding_html(r: QualityReport) -> str:
     if not b:
         return ""
     rows = [
+        (f"{cap} = {b[cap]}", b["by_cap"][cap])
+        for cap in ("max_rows_per_group", "max_groups")
+        if b.get(cap) is not None
+    ]
+    rows += [
         (f"max_rows = {b['max_rows']}", b["by_cap"]["max_rows"]),
         ("rows without an id", b["by_cap"]["missing_ids"]),
     ]
+    about = "" if b.get("exact", True) else "about "
+    method = f'<p class="note">Counted by {escape(b["method"])}.</p>' if "method" in b else ""
+    if "note" in b:
+        method += f'<p class="note">Note: {escape(b["note"])}.</p>'
     cells = "".join(
         f"<tr><td>{escape(name)}</td><td>{n:,}</td>"
         f"<td>{(n / b['rows'] if b['rows'] else 0.0):.1%}</td></tr>"
@@ -498,11 +507,12 @@ def _bounding_html(r: QualityReport) -> str:
     return f"""<h2>Contribution bounding (custodian only)</h2>
 <p class="note">The release protects each person of column <code>{escape(b["column"])}</code>
 and read at most {b["max_rows"]} row(s) of each: {b["persons"]:,} person(s),
-{b["kept"]:,} of {b["rows"]:,} row(s) kept, <strong>{b["share_dropped"]:.1%} dropped</strong>
+{about}{b["kept"]:,} of {b["rows"]:,} row(s) kept,
+<strong>{about}{b["share_dropped"]:.1%} dropped</strong>
 ({b["persons_over_max_rows"]:,} person(s) above the cap). The dropped rows bias the release
 towards persons with few rows; a larger cap keeps more and adds noise in proportion. These
 counts are read from the private data: they are not released and not differentially
-private.</p>
+private.</p>{method}
 <table><tr><th>cap</th><th>rows dropped</th><th>share</th></tr>{cells}</table>"""
 
 

@@ -291,7 +291,17 @@ def _bounding(
     k = bounding_cap(schema, guarantee)
     unit = schema.privacy_unit
     assert unit is not None and k is not None  # _unit_ids gave ids
-    return dropped_share(ids, unit.column, k, scheduler=scheduler)
+    block = dropped_share(ids, unit.column, k, scheduler=scheduler)
+    from ppdp.evaluate.group_bounding import group_caps
+    from ppdp.evaluate.report import release_guarantee
+
+    g = release_guarantee(guarantee)
+    if g is not None and group_caps(g.details) is not None:
+        block["note"] = (
+            "the group caps (max_groups, max_rows_per_group) are recomputed on an in-memory "
+            "original only: max_rows here is counted before them, an upper bound"
+        )
+    return block
 
 
 def _in_memory(data: Any, read: Any) -> Any:

@@ -1147,7 +1147,9 @@ def quality_report(
 
 def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any] | None:
     """Under a privacy unit, what the release's ``max_rows`` dropped of ``original``
-    (:func:`ppdp.data.contribution.dropped_share`), else None.
+    (:func:`ppdp.data.contribution.dropped_share`), else None; for a release that states
+    group caps (GroupBy's ``max_groups``, ``max_rows_per_group``), what each cap dropped
+    (:func:`ppdp.evaluate.group_bounding.group_bounding`).
 
     The cap is :func:`bounding_cap`'s; the report reads the private table, so this is for
     the custodian only, like the rest of it.
@@ -1160,7 +1162,18 @@ def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any]
         return None
     from ppdp.data.contribution import dropped_share
 
-    return dropped_share(original[unit.column], unit.column, k)
+    block = dropped_share(original[unit.column], unit.column, k)
+    g, _ = _guarantee(guarantee)
+    if g is None:
+        return block
+    from ppdp.evaluate.group_bounding import group_bounding
+
+    return group_bounding(original, schema, g, block)
+
+
+def release_guarantee(guarantee: Any) -> Guarantee | None:
+    """The :class:`Guarantee` of a guarantee or a sidecar dict (None for None)."""
+    return _guarantee(guarantee)[0]
 
 
 def bounding_cap(schema: Schema, guarantee: Any) -> int | None:
