@@ -162,3 +162,23 @@ def test_synthetic_persons_refuse_second_parents() -> None:
     with pytest.raises(ParameterError, match=r"^extra_parents \(1\) must be 0 with synthetic"):
         synth.fit(panel(), accountant=a)
     assert a.spent == PrivacyBudget(0.0, 0.0) and not a.history()
+
+
+def test_the_dry_run_names_the_second_parent_and_person_tables() -> None:
+    """The dry run's words cover every planned part: the reserved second-parent tables and,
+    under a privacy unit with per_person columns, the person table and the histogram."""
+    from ppdp.accounting.plan import charge_lines
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = TableSynthesizer(1.0, make_schema(), method="tree", extra_parents=2)
+        rows = rows.planned_charges()
+        people = TableSynthesizer(1.0, persons_schema()).planned_charges()
+    d = rows[-1].details
+    text = "\n".join(charge_lines(rows))
+    assert f"sigma = {d['sigma_second_parent']:.4g} per cell of up to 2 pair table(s)" in text
+    p = people[-1].details["persons"]
+    text = "\n".join(charge_lines(people))
+    assert f"{p['rho_share']:.0%} of rho for synthetic persons" in text
+    assert f"sigma = {p['sigma_rows_per_person_histogram']:.4g} per cell of the" in text
+    assert f"sigma = {p['person_model']['noise_scale']:.4g} per cell" in text

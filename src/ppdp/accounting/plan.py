@@ -71,6 +71,23 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 f"{check['epsilon_per_selection']:.4g} of the off-tree pair the model misses "
                 f"most, then its L1 residual with sigma = {check['sigma_residual']:.4g}"
             )
+        if d.get("second_parent_tables"):  # TableSynthesizer's extra_parents
+            lines.append(
+                f"     and sigma = {d['sigma_second_parent']:.4g} per cell of up to "
+                f"{d['second_parent_tables']} pair table(s) that give a column a second "
+                "parent (reserved; measured only where the pair check's noisy residual "
+                "shows the pair above the noise)"
+            )
+        persons = d.get("persons")
+        if isinstance(persons, dict) and isinstance(persons.get("person_model"), dict):
+            model = persons["person_model"]  # TableSynthesizer's synthetic persons
+            lines.append(
+                f"     and {persons['rho_share']:.0%} of rho for synthetic persons: sigma = "
+                f"{model['noise_scale']:.4g} per cell of the {model['first_round_tables']} "
+                "tables of a person table (one row per person), and sigma = "
+                f"{persons['sigma_rows_per_person_histogram']:.4g} per cell of the "
+                "rows-per-person histogram"
+            )
         return lines
     if d.get("noise") == "discrete-laplace":
         # Integers (counts, or sums in fixed steps of a range): the scale in their units, and
