@@ -459,3 +459,14 @@ def test_the_means_refusal_lists_only_columns_means_take_quoted() -> None:
     schema = Schema.from_dict(spec)
     with pytest.raises(ParameterError, match=r"numeric columns \(' Age ', 'income'\); group by"):
         GroupByPublisher(1.0, schema, means="sex").plan()
+
+
+def test_rounding_to_the_noise_never_writes_a_negative_zero() -> None:
+    """A small negative value rounded to zero is written 0, not -0 (both roundings)."""
+    from ppdp.publish.intervals import round_to_noise
+
+    auto = round_to_noise(np.array([-0.03, -0.2, 1.26]), np.array([1.7, 1.7, 1.7]), None)
+    fixed = round_to_noise(np.array([-0.004, 2.346]), np.array([1.0, 1.0]), 2)
+    assert auto.tolist() == [0.0, -0.2, 1.3] and not np.signbit(auto[0])
+    assert fixed.tolist() == [0.0, 2.35]
+    assert not np.signbit(fixed[0])

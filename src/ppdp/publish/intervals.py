@@ -89,12 +89,14 @@ def round_to_noise(
     its interval's half-width's second significant digit: ``±2.3`` keeps one decimal,
     ``±230`` none beyond the tens (``1234.5 → 1230``)."""
     v = np.asarray(values, dtype=np.float64)
+    # + 0.0 turns a -0.0 (a small negative value rounded to zero) into 0.0: "-0.0" in a
+    # released table reads as a sign the rounding erased.
     if digits is not None:
-        return np.round(v, digits)
+        return np.round(v, digits) + 0.0
     hw = np.asarray(halfwidth, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(np.isfinite(hw) & (hw > 0), 1 - np.floor(np.log10(hw)), 15)
     d = np.clip(d, -15, 15).astype(np.int64)
     scale = 10.0 ** d.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.where(np.isfinite(v), np.round(v * scale) / scale, v)
+        return np.where(np.isfinite(v), np.round(v * scale) / scale + 0.0, v)
