@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.data import Schema
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
@@ -74,7 +74,7 @@ def _samplers(multiplier: float, relation: str):
 
     def on(exact: np.ndarray):
         def sample(n: int, source) -> np.ndarray:
-            v = draw_tables(exact, plan.sigma_first, n, source, noise_multiplier=multiplier)
+            v = draw_tables(exact, plan.sigma_first, n, ScaledNoise(source, multiplier))
             return v[:, up] - v[:, down] if down is not None else v[:, up]
 
         return sample

@@ -27,7 +27,7 @@ from test_table_synth import _intercept, drawn_rho, make_df, make_schema
 from test_table_synth_keep import _star_table
 
 from ppdp.accounting import Accountant
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
 from ppdp.data import Schema
@@ -278,7 +278,7 @@ def test_the_residual_passes_its_audit_and_half_noise_fails(relation, seed) -> N
 
     def on(value: float, multiplier: float):
         def sample(n: int, source) -> np.ndarray:
-            return check.draw_residuals(value, noise_, n, source, noise_multiplier=multiplier)
+            return check.draw_residuals(value, noise_, n, ScaledNoise(source, multiplier))
 
         return sample
 

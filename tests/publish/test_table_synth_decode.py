@@ -22,7 +22,7 @@ from test_table_synth import _intercept, drawn_rho, unspent_extra
 
 from ppdp import noise
 from ppdp.accounting import Accountant
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
 from ppdp.data import Schema
@@ -178,8 +178,8 @@ def test_the_sub_bin_histogram_passes_its_audit_and_half_noise_fails(multiplier,
 
     def on(counts):
         def sample(n, source):  # the two moved cells: the statistic's law, 256x faster
-            v = model.draw_tables(counts[moved].astype(float), plan.sigma_decode, n, source,
-                                  noise_multiplier=multiplier)  # fmt: skip
+            scaled = ScaledNoise(source, multiplier)
+            v = model.draw_tables(counts[moved].astype(float), plan.sigma_decode, n, scaled)
             return v[:, 0] - v[:, 1]
 
         return sample

@@ -19,7 +19,7 @@ import pytest
 from test_table_synth import _intercept, drawn_rho, unspent_extra
 
 from ppdp.accounting import Accountant
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.budget import PrivacyBudget
 from ppdp.cli import main
 from ppdp.data import Schema
@@ -230,8 +230,8 @@ def test_the_histogram_passes_its_audit_and_half_noise_fails(multiplier, seed):
         # The cells' noise is independent and the statistic reads the two moved cells only,
         # so drawing those two cells alone has the statistic's law (and is 16x faster).
         def sample(n, source):
-            v = model.draw_tables(exact[moved], plan.sigma_quantiles, n, source,
-                                  noise_multiplier=multiplier)  # fmt: skip
+            scaled = ScaledNoise(source, multiplier)
+            v = model.draw_tables(exact[moved], plan.sigma_quantiles, n, scaled)
             return v[:, 0] - v[:, 1]
 
         return sample

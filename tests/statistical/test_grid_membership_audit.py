@@ -124,7 +124,7 @@ def _laplace() -> tuple[Sampler, Sampler, float]:
 
     def on(value):
         def sample(n, src):
-            out = mech._release(np.tile(value, n), src, noise_multiplier=1.0).reshape(n, 3)
+            out = mech._release(np.tile(value, n), src).reshape(n, 3)
             return grid_statistic(out, f_d, grid)
 
         return sample
@@ -140,7 +140,7 @@ def _gaussian() -> tuple[Sampler, Sampler, float]:
 
     def on(value):
         def sample(n, src):
-            out = mech._release(np.tile(value, n), src, noise_multiplier=1.0).reshape(n, 3)
+            out = mech._release(np.tile(value, n), src).reshape(n, 3)
             return grid_statistic(out, f_d, grid)
 
         return sample
@@ -435,7 +435,7 @@ def _rbf_svm() -> tuple[Sampler, Sampler, float]:
 
     def on(w):
         def sample(n, src):
-            out = mech._release(np.tile(w, n), src, noise_multiplier=1.0).reshape(n, 2)
+            out = mech._release(np.tile(w, n), src).reshape(n, 2)
             return grid_statistic(out, w_d, grid)
 
         return sample
@@ -534,7 +534,7 @@ def test_laplace_randomise_is_the_audited_path(seed: int) -> None:
     mech = LaplaceMechanism(epsilon=1.0, sensitivity=1.0, dimension=3)
     value = np.array([0.3, 1.0 / 3.0, -0.1])
     out = mech.randomise(value, random_state=SeededRandom(seed))
-    expect = mech._release(value, SeededRandom(seed), noise_multiplier=1.0)
+    expect = mech._release(value, SeededRandom(seed))
     np.testing.assert_array_equal(out, expect)
 
 

@@ -32,7 +32,7 @@ import math
 import numpy as np
 import pytest
 
-from ppdp.audit import audit
+from ppdp.audit import ScaledNoise, audit
 from ppdp.learn import HybridRBFSVM, PrivateRBFSVM
 from ppdp.learn.rbf_svm import output_mechanism, solve_svm
 from ppdp.learn.rff import draw_frequencies, feature_map
@@ -84,7 +84,7 @@ def _samplers(kind: str, multiplier: float):
         assert ok
 
         def sample(m: int, source) -> np.ndarray:
-            W = mech._release(np.tile(w, m), source, noise_multiplier=multiplier)
+            W = mech._release(np.tile(w, m), ScaledNoise(source, multiplier))
             return W.reshape(m, 2) @ z_star
 
         return sample, w
@@ -103,7 +103,7 @@ def test_fit_path_is_the_batched_helpers(kind: str) -> None:
     assert clf.rho_[0, 0] == rho
     w, _, _ = solve_svm(feature_map(X, clf.rho_), np.where(y == 1, 1.0, -1.0), C=C, huber_h=0.5)
     mech = output_mechanism(epsilon=EPS, C=C, n_components=1, n=3)
-    expect = mech._release(w, SeededRandom(11), noise_multiplier=1.0)
+    expect = mech._release(w, SeededRandom(11))
     np.testing.assert_array_equal(clf.coef_, expect)
     assert clf.noise_scale_ == mech.scale
 

@@ -20,8 +20,9 @@ sensitivity analysis and uses the output itself as the statistic:
   the selection probability of candidate 0 moves the most. Statistic: the chosen index.
 
 ``noise_multiplier`` scales the mechanism's noise (the Gumbel noise for the exponential
-mechanism) while the claim stays ε: ``noise_multiplier=0.5`` is the positive control, a
-broken mechanism that a working audit must fail.
+mechanism) while the claim stays ε: the samplers draw from a :class:`ScaledNoise` source.
+``noise_multiplier=0.5`` is the positive control, a broken mechanism that a working audit
+must fail.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 
 from ppdp._validation import check_int, check_option, check_positive
 from ppdp.audit._harness import AuditResult, Sampler, audit
+from ppdp.audit.variants import CONTROL_NOISE_MULTIPLIER, ScaledNoise
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms import (
     DiscreteLaplaceMechanism,
@@ -55,9 +57,6 @@ __all__ = [
 
 #: Names accepted by :func:`audit_mechanism`.
 MECHANISMS = ("laplace", "gaussian", "exponential", "permute-and-flip", "discrete-laplace")
-
-#: The positive control: the same mechanism with half its noise, still claiming ε.
-CONTROL_NOISE_MULTIPLIER = 0.5
 
 #: Candidates of the exponential-mechanism audit (see the module docstring).
 EXPONENTIAL_CANDIDATES = 32
@@ -128,7 +127,7 @@ def _pair(
 
 def _scalar(sample: Callable[..., Any], value: Any, multiplier: float) -> Sampler:
     def sampler(n: int, source: RandomSource) -> Any:
-        return sample(value, n, source, noise_multiplier=multiplier)
+        return sample(value, n, ScaledNoise(source, multiplier))
 
     return sampler
 

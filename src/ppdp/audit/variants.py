@@ -34,13 +34,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ppdp._validation import check_positive
-from ppdp.audit.builtin import CONTROL_NOISE_MULTIPLIER
 from ppdp.exceptions import ParameterError, ParameterTypeError
 from ppdp.random import RandomState, noise_factor, resolve_random_state
 
 __all__ = ["ScaledNoise", "half_noise", "is_noise_variant", "noise_variant"]
 
 T = TypeVar("T", bound=type)
+
+#: The positive control: the same mechanism with half its noise, still claiming ε.
+CONTROL_NOISE_MULTIPLIER = 0.5
 
 
 class ScaledNoise:

@@ -1289,7 +1289,6 @@ def private_erm(
     random_state: Any,
     tol: float = DEFAULT_TOL,
     max_iter: int = DEFAULT_MAX_ITER,
-    noise_multiplier: float = 1.0,
     residual_share: float = DEFAULT_RESIDUAL_SHARE,
     sample_weight: Array | None = None,
     n_units: int | None = None,
@@ -1303,9 +1302,8 @@ def private_erm(
     ``perturbation="objective"`` is [CMS11]_ Algorithm 2 with a continuous noise vector
     and the certified residual step (:func:`objective_perturbation_release`; it spends
     ``residual_share · ε``); ``"output"`` is Algorithm 1. The caller validates the
-    parameters and spends the budget first. ``noise_multiplier`` is the audits' hook (≠ 1
-    voids the guarantee). :func:`private_erm_data` is the same release on records held
-    elsewhere (partitions of a distributed table).
+    parameters and spends the budget first. :func:`private_erm_data` is the same release on
+    records held elsewhere (partitions of a distributed table).
 
     Newton runs at most ``max_iter`` iterations; if its point is not certified to
     ``‖∇J‖ ≤ τ`` (``τ = certifiable_tol(tol, ...) ≥ tol``, public), the certified finish
@@ -1329,7 +1327,6 @@ def private_erm(
         random_state=random_state,
         tol=tol,
         max_iter=max_iter,
-        noise_multiplier=noise_multiplier,
         residual_share=residual_share,
     )
 
@@ -1344,7 +1341,6 @@ def private_erm_data(
     random_state: Any,
     tol: float = DEFAULT_TOL,
     max_iter: int = DEFAULT_MAX_ITER,
-    noise_multiplier: float = 1.0,
     residual_share: float = DEFAULT_RESIDUAL_SHARE,
 ) -> ERMResult:
     """:func:`private_erm` on an :class:`ERMData` (records in memory or in partitions).
@@ -1359,7 +1355,6 @@ def private_erm_data(
     from ppdp.exceptions import ConvergenceError
 
     n, d = data.n, data.dim
-    mult = float(noise_multiplier)
     if perturbation == "objective":
         k_obj = release_constants(
             n,
@@ -1383,7 +1378,7 @@ def private_erm_data(
             granularity=k_obj.residual.granularity,
         )
         res = k_obj.residual
-        T = np.atleast_2d(mult * b) / k_obj.n  # Algorithm 2's bᵀw/n, rounded once
+        T = np.atleast_2d(b) / k_obj.n  # Algorithm 2's bᵀw/n, rounded once
         w_tilde, sinfo = data.solve(
             loss=loss,
             regularization=k_obj.regularization,
@@ -1407,7 +1402,7 @@ def private_erm_data(
         if not ok:
             w_tilde, ok = _finish(data, loss, k_obj.regularization, k_obj.ridge, T, res.tol, sinfo)
         W = np.atleast_2d(w_tilde) if ok else np.zeros((1, d))  # never snap a non-finite value
-        released = noise.snap(W, res.granularity, name="coef") + np.atleast_2d(mult * v)
+        released = noise.snap(W, res.granularity, name="coef") + np.atleast_2d(v)
         w = np.asarray(released, dtype=np.float64)[0]
         constants: ObjectiveConstants | OutputConstants = k_obj
     elif perturbation == "output":
@@ -1444,7 +1439,7 @@ def private_erm_data(
         b = noise.gamma_norm_vector(
             d, k_out.noise_scale, size=1, random_state=random_state, granularity=k_out.granularity
         )
-        w = output_perturbation_release(w_star, k_out, mult * b)[0] if ok else w_star
+        w = output_perturbation_release(w_star, k_out, b)[0] if ok else w_star
         constants = k_out
     else:  # pragma: no cover - validated by the estimators
         raise ParameterError(f"perturbation ({perturbation!r}) must be 'objective' or 'output'")

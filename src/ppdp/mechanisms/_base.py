@@ -115,23 +115,20 @@ class AdditiveGridMechanism:
         arr, scalar = as_query_value(value)
         check_dimension(arr.size, self.dimension)
         source = resolve_random_state(random_state)
-        out = self._release(arr.reshape(-1), source, noise_multiplier=1.0)
+        out = self._release(arr.reshape(-1), source)
         return float(out[0]) if scalar else out.reshape(arr.shape)
 
-    def _sample(
-        self, value: float, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
-    ) -> NDArray[np.float64]:
-        """``n`` scalar releases of ``value`` (for the audit; multiplier < 1 is not DP)."""
+    def _sample(self, value: float, n: int, source: RandomSource) -> NDArray[np.float64]:
+        """``n`` scalar releases of ``value`` (for the audit: its rescaled source halves the
+        noise, :class:`ppdp.audit.ScaledNoise`)."""
         arr, _ = as_query_value(value)
-        return self._release(np.full(n, float(arr)), source, noise_multiplier=noise_multiplier)
+        return self._release(np.full(n, float(arr)), source)
 
-    def _release(
-        self, flat: NDArray[np.float64], source: RandomSource, *, noise_multiplier: float = 1.0
-    ) -> NDArray[np.float64]:
+    def _release(self, flat: NDArray[np.float64], source: RandomSource) -> NDArray[np.float64]:
         return snap_and_add_noise(
             flat,
             granularity=self._granularity,
-            scale=self._scale * noise_multiplier,
+            scale=self._scale,
             source=source,
             law=self.noise_law,
         )

@@ -227,16 +227,12 @@ class DiscreteLaplaceMechanism:
         out = self._release(arr.reshape(-1), source, scale=self._scale)
         return int(out[0]) if scalar else out.reshape(arr.shape)
 
-    def _sample(
-        self, value: Any, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
-    ) -> NDArray[np.int64]:
-        """``n`` scalar releases of ``value`` (for the audit; multiplier < 1 is not DP)."""
+    def _sample(self, value: Any, n: int, source: RandomSource) -> NDArray[np.int64]:
+        """``n`` scalar releases of ``value`` (for the audit: its rescaled source halves the
+        noise, :class:`ppdp.audit.ScaledNoise`)."""
         arr, _ = _as_integer_value(value)
-        return self._release(
-            np.full(n, int(arr.reshape(-1)[0]), dtype=np.int64),
-            source,
-            scale=self._scale * noise_multiplier,
-        )
+        flat = np.full(n, int(arr.reshape(-1)[0]), dtype=np.int64)
+        return self._release(flat, source, scale=self._scale)
 
     @staticmethod
     def _release(flat: NDArray[np.int64], source: RandomSource, *, scale: float) -> NDArray[Any]:

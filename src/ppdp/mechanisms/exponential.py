@@ -15,7 +15,7 @@ from ppdp._validation import check_epsilon, check_option, check_positive
 from ppdp.accounting.events import Exponential, PermuteAndFlip
 from ppdp.budget import Guarantee, Neighbouring, PrivacyBudget
 from ppdp.exceptions import DataValidationError, ParameterTypeError
-from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.random import RandomSource, RandomState, noise_factor, resolve_random_state
 
 __all__ = ["ExponentialMechanism"]
 
@@ -200,19 +200,17 @@ class ExponentialMechanism:
         """
         u = _as_utilities(utilities)
         source = resolve_random_state(random_state)
-        return int(self._select(u, 1, source, noise_multiplier=1.0)[0])
+        return int(self._select(u, 1, source)[0])
 
-    def _sample(
-        self, utilities: ArrayLike, n: int, source: RandomSource, *, noise_multiplier: float = 1.0
-    ) -> NDArray[np.int64]:
-        """``n`` independent selections (for the audit; multiplier < 1 breaks DP)."""
-        return self._select(_as_utilities(utilities), n, source, noise_multiplier=noise_multiplier)
+    def _sample(self, utilities: ArrayLike, n: int, source: RandomSource) -> NDArray[np.int64]:
+        """``n`` independent selections (for the audit: its rescaled source scales the
+        Gumbel noise, :class:`ppdp.audit.ScaledNoise`)."""
+        return self._select(_as_utilities(utilities), n, source)
 
-    def _select(
-        self, u: NDArray[np.float64], n: int, source: RandomSource, *, noise_multiplier: float
-    ) -> NDArray[np.int64]:
-        # Scaling the Gumbel noise by m is the same as scaling the scores by 1/m.
-        scores = _scores(self.coefficient / noise_multiplier, u)
+    def _select(self, u: NDArray[np.float64], n: int, source: RandomSource) -> NDArray[np.int64]:
+        # Scaling the Gumbel noise by the source's factor m (1 but in an audit) is the same
+        # as scaling the scores by 1/m.
+        scores = _scores(self.coefficient / noise_factor(source), u)
         # Shift so the best score is 0: the argmax is unchanged, and large scores can no
         # longer swallow the low bits of the Gumbel noise; the gaps are what matter.
         gaps = scores - scores.max()

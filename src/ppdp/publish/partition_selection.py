@@ -41,6 +41,7 @@ from ppdp import noise
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms import DiscreteLaplaceMechanism, GaussianMechanism
+from ppdp.mechanisms.grid import snap_and_add_noise
 from ppdp.random import RandomSource
 
 __all__ = ["METHODS", "PartitionSelection", "keep_probabilities"]
@@ -255,7 +256,14 @@ class PartitionSelection:
             order = np.lexsort((weight, k))
             total = np.bincount(k[order], weights=weight[order], minlength=n_keys)
             open_keys = np.flatnonzero(~chosen)
-            noisy = mech._release(total[open_keys], source, noise_multiplier=1.0 / math.sqrt(w))
+            sigma = mech.sigma * (1.0 / math.sqrt(w))  # round i's σ_i (sips_sigmas)
+            noisy = snap_and_add_noise(
+                total[open_keys],
+                granularity=mech.granularity,
+                scale=sigma,
+                source=source,
+                law="gaussian",
+            )
             chosen[open_keys[noisy >= tau]] = True
         return chosen
 

@@ -313,20 +313,13 @@ def pair_residuals(
 
 
 def draw_residuals(
-    value: float,
-    check: CheckNoise,
-    n_draws: int,
-    source: RandomSource,
-    *,
-    noise_multiplier: float = 1.0,
+    value: float, check: CheckNoise, n_draws: int, source: RandomSource
 ) -> NDArray[np.float64]:
     """``n_draws`` independent releases ``snap(value, Λ) + N(0, σ²)`` of one residual (the
-    release path of :func:`run_pair_check`, batched for the audit); ``noise_multiplier < 1``
-    is the audit's broken control and is never used by ``fit``."""
+    release path of :func:`run_pair_check`, batched for the audit, whose broken control
+    draws from a rescaled source, :class:`ppdp.audit.ScaledNoise`)."""
     snapped = noise.snap(value, check.grid)
-    draws = noise.gaussian(
-        check.sigma * noise_multiplier, n_draws, random_state=source, granularity=check.grid
-    )
+    draws = noise.gaussian(check.sigma, n_draws, random_state=source, granularity=check.grid)
     return snapped + np.asarray(draws, dtype=np.float64)
 
 

@@ -1043,23 +1043,17 @@ def measure_table(
 
 
 def draw_tables(
-    exact: NDArray[np.float64],
-    sigma: float,
-    n_draws: int,
-    source: RandomSource,
-    *,
-    noise_multiplier: float = 1.0,
+    exact: NDArray[np.float64], sigma: float, n_draws: int, source: RandomSource
 ) -> NDArray[np.float64]:
     """``n_draws`` independent noisy copies of a count table, shape ``(n_draws, cells)``.
 
-    The release path of :func:`measure` (batched for the audit); ``noise_multiplier < 1``
-    is the audit's broken control and is never used by ``fit``.
+    The release path of :func:`measure` (batched for the audit, whose broken control draws
+    from a rescaled source, :class:`ppdp.audit.ScaledNoise`).
     """
-    s = sigma * noise_multiplier
-    if not s <= MAX_TABLE_SIGMA:  # pragma: no cover - TableSynthesizer's plan refuses it
+    if not sigma <= MAX_TABLE_SIGMA:  # pragma: no cover - TableSynthesizer's plan refuses it
         raise ValueError(f"sigma ({sigma}) too large for exact integer snapping")
     flat = exact.reshape(1, -1)
-    draw = np.asarray(noise.gaussian(s, (n_draws, flat.shape[1]), random_state=source))
+    draw = np.asarray(noise.gaussian(sigma, (n_draws, flat.shape[1]), random_state=source))
     return flat + draw
 
 
