@@ -30,7 +30,8 @@ only the key (never the noise) travels to the workers.
 Noise factor. A source may carry a ``noise_factor``: the samplers of :mod:`ppdp.noise`
 multiply every Laplace, Gaussian (continuous and discrete) and gamma-norm scale they draw
 from it by that factor (:func:`noise_factor`; uniform, exponential and Gumbel draws are
-unchanged). Every source here has none (factor 1); only the audits build one
+unchanged, but the exponential mechanism divides its scores by it, which scales its Gumbel
+noise). Every source here has none (factor 1); only the audits build one
 (:class:`ppdp.audit.ScaledNoise`, their positive controls), and a release through a
 ledger refuses it (:func:`refuse_rescaled`). No release class has a parameter for it.
 """
