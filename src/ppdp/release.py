@@ -21,7 +21,9 @@ contract 2, RELIABILITY.md (c)):
 What differs between a publisher and a learner (how they plan, scan and release) is a
 :class:`ReleaseSteps` object their base class builds; what differs between an in-memory
 table and a partitioned one is its :class:`InMemoryTable` or :class:`PartitionedTable`.
-The options of one run are one frozen :class:`ReleaseOptions`.
+The options of one run are one frozen :class:`ReleaseOptions`. Steps 2 (the budget), 4 and
+6 on the ledger are one :class:`ReleaseLedger`, which a release whose steps are messages
+apart (the federated round) keeps between them.
 """
 
 from __future__ import annotations
@@ -33,13 +35,21 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ppdp.accounting import Accountant, Charge, charge, claim_key, record_keyed_release
+from ppdp.accounting import (
+    Accountant,
+    Charge,
+    charge,
+    check_charges,
+    claim_key,
+    record_keyed_release,
+)
 from ppdp.exceptions import ParameterTypeError
 from ppdp.random import RandomSource, refuse_rescaled, refuse_seeded
 
 __all__ = [
     "InMemoryTable",
     "PartitionedTable",
+    "ReleaseLedger",
     "ReleaseOptions",
     "ReleaseSteps",
     "RunResult",
@@ -235,6 +245,58 @@ class _NoStage:
         """Nothing to guard in memory."""
 
 
+@dataclass
+class ReleaseLedger:
+    """Steps 2 (the budget), 4 (the charge) and 6 (the record) of one run, on its ledger.
+
+    :func:`run_release` makes one per run. A release whose steps are messages apart keeps
+    one between them: the federated round checks at its start, charges at its last owner's
+    commitment and records at its release (``docs/federated.md``).
+
+    Attributes
+    ----------
+    options : ReleaseOptions
+        The accountant, ``allow_seeded`` and the idempotency key (claimed, if any, by the
+        caller: :class:`~ppdp.accounting.claim_key`).
+    charges : list of Charge
+        The charges (a run's: with the scanned row count).
+    mechanism : str
+        The name the budget check's refusal gives.
+    records : tuple of SpendRecord
+        The charge's ledger records, once made.
+    """
+
+    options: ReleaseOptions
+    charges: list[Charge]
+    mechanism: str
+    records: tuple[Any, ...] = ()
+
+    def check(self) -> None:
+        """Refuse now (:class:`~ppdp.exceptions.BudgetExceededError`) unless the charges
+        fit (:func:`~ppdp.accounting.check_charges`)."""
+        acct, key = self.options.accountant, self.options.idempotency_key
+        check_charges(acct, self.charges, mechanism=self.mechanism, idempotency_key=key)
+
+    def charge(self, seeded: bool) -> tuple[Any, ...]:
+        """Record every charge durably (:func:`~ppdp.accounting.charge`); the records."""
+        acct, key = self.options.accountant, self.options.idempotency_key
+        allow = self.options.allow_seeded
+        self.records = charge(
+            acct, self.charges, seeded=seeded, allow_seeded=allow, idempotency_key=key
+        )
+        return self.records
+
+    def record(self, guarantee: Any, **details: Any) -> Any:
+        """Record the release, linked to its first charge, before it leaves: with
+        ``details`` (a protocol's), else a run's keyed release
+        (:func:`~ppdp.accounting.record_keyed_release`). The ledger entry with details."""
+        acct = self.options.accountant
+        if details and acct is not None:
+            return acct.record_release(guarantee, spend=self.records[0], **details)
+        record_keyed_release(acct, self.records, guarantee, self.options.idempotency_key)
+        return None
+
+
 class ReleaseSteps(Protocol):
     """What an estimator's base class gives the run: how it plans, scans and releases.
 
@@ -325,21 +387,14 @@ def run_release(steps: ReleaseSteps, data: Any, options: ReleaseOptions) -> RunR
             n_rows = steps.rows_scanned(scan)
             if options.dry_run:
                 return RunResult(tuple(charges), n_rows, scan, seeded=seeded, dry_run=True)
-            records = tuple(
-                charge(
-                    acct,
-                    charges,
-                    seeded=seeded,
-                    allow_seeded=options.allow_seeded,
-                    idempotency_key=options.idempotency_key,
-                )
-            )
+            ledger = ReleaseLedger(options, charges, steps.name)
+            records = ledger.charge(seeded)
             stage.spent(records)
             if acct is None:
                 logger.info("%s.fit without an accountant: nothing is recorded", steps.name)
                 steps.unaccounted(source)
             guarantee = steps.release(table, scan, source, charges, options.output)
-        record_keyed_release(acct, records, guarantee, options.idempotency_key)
+        ledger.record(guarantee)
         steps.finish(records, seeded)
         return RunResult(tuple(charges), n_rows, scan, records, seeded)
 

@@ -71,7 +71,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from numpy.typing import ArrayLike, NDArray
 
 from ppdp import noise
-from ppdp.accounting import Accountant, Charge, accountant_metadata, charge, check_charges
+from ppdp.accounting import Accountant, Charge, accountant_metadata
 from ppdp.accounting.events import Composed, EpsilonDelta, PrivacyEvent, event_from_dict
 from ppdp.budget import Guarantee, Neighbouring
 from ppdp.exceptions import (
@@ -110,6 +110,7 @@ from ppdp.ledger import Ledger, Signer, canonical_dumps
 from ppdp.mechanisms import LaplaceMechanism
 from ppdp.publish.fisher import fisher_directions, from_upper, noisy_scatter, upper
 from ppdp.random import RandomSource, RandomState, resolve_random_state
+from ppdp.release import ReleaseLedger, ReleaseOptions
 
 __all__ = [
     "ABORTED",
@@ -444,8 +445,11 @@ class FederatedPublisher(_Party):
         super().__init__(config, signer=signer, keys=keys)
         if signer.id != config.publisher:
             raise ParameterError(f"signer id ({signer.id!r}) must be the publisher's")
-        if not isinstance(accountant, Accountant):
-            raise ParameterTypeError(f"accountant ({accountant!r}) must be an Accountant")
+        # The release run's ledger steps, messages apart: checked at start(), charged at
+        # the last commitment (under the session's key), recorded at the release. The key
+        # is not claimed: the session's start entry makes it run once.
+        self._run = ReleaseLedger(ReleaseOptions(accountant), [], _MECHANISM)  # checks the type
+        self._key = f"mul-lda-dp:{config.session_id}"
         if not isinstance(allow_seeded, bool):
             raise ParameterTypeError(f"allow_seeded ({allow_seeded!r}) must be a bool")
         self.accountant = accountant
@@ -531,10 +535,6 @@ class FederatedPublisher(_Party):
         details = {"session_id": cfg.session_id, "release": cfg.release, "plan": self.plan.details}
         return Charge(self._round_events(), _MECHANISM, details)
 
-    @property
-    def _idempotency_key(self) -> str:
-        return f"mul-lda-dp:{self.config.session_id}"
-
     def start(self) -> list[Message]:
         """Check the round's budget (nothing spent) and start the round.
 
@@ -552,22 +552,22 @@ class FederatedPublisher(_Party):
             raise ProtocolError(f"publisher already started (state {self.state!r})")
         t0 = time.perf_counter()
         cfg = self.config
+        self._run.charges = [self._planned_charge()]
         try:
-            check_charges(self.accountant, self._planned_charge(), mechanism=_MECHANISM)
+            self._run.check()
         except BudgetExceededError:
             # The state stays "waiting": the caller's abort() then tells the other parties
             # at once instead of leaving them to their phase timeout.
             self.abort_reason = "budget exceeded: nothing spent, no share requested"
             raise
-        key = self._idempotency_key
-        earlier = [r for r in self.accountant.history() if r.idempotency_key == key]
-        if earlier:
+        earlier = self.accountant.charged(self._key)
+        if earlier is not None:
             # Running a charged session again would release fresh noise under one recorded
             # charge (docs/proofs/ledger.md, "the replay hazard").
             self.abort_reason = f"session {cfg.session_id!r} was already charged"
             raise ParameterError(
                 f"session_id ({cfg.session_id!r}) was already charged at ledger entry "
-                f"{earlier[0].index}; start a new session (new id, fresh masks)"
+                f"{earlier.index}; start a new session (new id, fresh masks)"
             )
         with self.ledger.transaction() as txn:
             # A session id runs once, charged or not: the signed messages of an earlier
@@ -613,19 +613,16 @@ class FederatedPublisher(_Party):
                 "spent"
             )
         # Conservative: any seeded owner, or one that does not say, makes the round seeded.
-        seeded = bool(seeded_by or unreported)
-        planned = self._planned_charge()
-        if seeded:
+        seeded, run = bool(seeded_by or unreported), self._run
+        if seeded:  # allowed: with allow_seeded, or only owners that do not say (older ppdp)
+            (planned,) = run.charges
             extra = {"seeded_owners": seeded_by, "seeded_unreported": unreported}
-            planned = Charge(planned.events, planned.mechanism, {**planned.details, **extra})
+            run.charges = [Charge(planned.events, planned.mechanism, {**planned.details, **extra})]
+        run.options = ReleaseOptions(
+            self.accountant, allow_seeded=seeded, idempotency_key=self._key
+        )
         try:
-            (record,) = charge(
-                self.accountant,
-                planned,
-                seeded=seeded,
-                allow_seeded=seeded,
-                idempotency_key=self._idempotency_key,
-            )
+            (record,) = run.charge(seeded)
         except BudgetExceededError as exc:  # another round spent the budget since start()
             return self.abort(f"budget exceeded at the charge point: nothing spent ({exc})")
         if record.replayed:
@@ -793,9 +790,7 @@ class FederatedPublisher(_Party):
             details["projections_sha256"] = _digest(self.projections)
             details["projection_rows"] = int(self.projections.shape[0])
         self._append(None)
-        self.release_entry = self.accountant.record_release(
-            self.guarantee, spend=self.spend_record, **details
-        )
+        self.release_entry = self._run.record(self.guarantee, **details)
         self.state = DONE
         out = self._ledger_updates()
         done = {"ledger_index": self.release_entry.index}
