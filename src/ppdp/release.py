@@ -256,10 +256,8 @@ class ReleaseLedger:
     Attributes
     ----------
     options : ReleaseOptions
-        The accountant, ``allow_seeded`` and the idempotency key (claimed, if any, by the
-        caller: :class:`~ppdp.accounting.claim_key`).
+        The accountant, ``allow_seeded`` and the key (claimed by the caller, if any).
     charges : list of Charge
-        The charges (a run's: with the scanned row count).
     mechanism : str
         The name the budget check's refusal gives.
     records : tuple of SpendRecord

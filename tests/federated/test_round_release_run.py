@@ -67,7 +67,6 @@ def _observed(rnd) -> dict:
 
 _ROUND = ["genesis", "fed-start", "spend", "fed-round", *["fed-message"] * 3, "fed-noisy-means"]
 _ROUND += [*["fed-message"] * 3, "fed-result"]
-_PROJECTED = [*_ROUND, *["fed-message"] * 3, "release"]
 
 GOLDEN = {
     ("trusted", "direction"): {
@@ -89,25 +88,12 @@ GOLDEN = {
         "noisy_second_moment": "51a40bbba767a982",
         "directions": "6539598393d6aeb8",
         "projections": "25e087d10d7c1a37",
-        "kinds": _PROJECTED,
+        "kinds": [*_ROUND, *["fed-message"] * 3, "release"],
         "fed-start": "eb9b753cff3ba5e8",
         "spend": "226a9fb5e3b91d5a",
         "fed-noisy-means": "02f09828756a0f5b",
         "fed-result": "08be9b44a19a3cf5",
         "release": "a8f8cec9955f9514",
-    },
-    ("trusted", "raw-projections"): {
-        "state": "done",
-        "noisy_means": "2aae8859238223bb",
-        "noisy_second_moment": "d4a58bab1bc71862",
-        "directions": "5d9759bf64ef8c3c",
-        "projections": "872ffeac1904c020",
-        "kinds": _PROJECTED,
-        "fed-start": "52d49b5e48407444",
-        "spend": "f6c96281b4d10fe2",
-        "fed-noisy-means": "cd3d66805e7c099c",
-        "fed-result": "8cd254e08e168f83",
-        "release": "d9744b2e4b210d82",
     },
 }
 
