@@ -901,7 +901,7 @@ def _groups_body(r: QualityReport) -> str:
 sums, without noise ({escape(g.get("truth", ""))}). Over the released groups with both
 values: the median and largest absolute error, the median absolute error of the trivial
 release (the same count in every group; the statistics of values uniform within the declared
-bounds), and the share of groups whose stated interval covers the true value (about its
+bounds), and the share of groups whose stated interval covers the true value (near its
 nominal level when the intervals are right).</p>
 {_statistics_html(g)}
 <h2>Keys</h2>

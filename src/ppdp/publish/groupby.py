@@ -1037,7 +1037,7 @@ class GroupByPublisher(Publisher):
         )
         table = keys.reset_index(drop=True).copy()
         counts = np.asarray(stats.counts, dtype=np.int64)
-        sums = np.asarray(stats.sums, dtype=np.int64).reshape(len(plan.means), -1)
+        sums = np.asarray(stats.sums, dtype=np.int64).reshape(len(plan.means), len(counts))
         return self._table(plan, table, counts, sums, stats.squares).data
 
     # -- data -----------------------------------------------------------------------------
