@@ -120,7 +120,15 @@ def group_report(
         "truth": "the release's rows exactly (no cap chose a row)" if exact_values else _ABOUT,
     }
     verdict, basis, parts = _verdict(entries)
-    notes = [] if exact_values else [f"the true values are about: {_ABOUT}"]
+    notes = (
+        []
+        if exact_values
+        else [
+            f"the true values are about: {_ABOUT}; the errors then include the difference "
+            "between the release's draw and the report's, and an interval may miss the report's "
+            "true value for that reason alone (its coverage can fall below the nominal level)"
+        ]
+    )
     return rp.QualityReport(
         verdict=verdict,
         verdict_basis=basis,
