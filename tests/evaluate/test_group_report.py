@@ -322,3 +322,20 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, break_it, me
     assert rc == 2 and len(err) == 1 and err[0].startswith("ppdp: error: ")
     assert message in err[0]
     assert not (tmp_path / "rep.html").exists() and not (tmp_path / "rep.json").exists()
+
+
+def test_the_whole_table_is_one_group(tmp_path, capsys) -> None:
+    """No ``--by`` and no unit: one group, whose true count is the table's rows and true
+    mean the clipped ages' mean."""
+    df = fitting_panel(100).drop(columns="pid")
+    _files(tmp_path, df, {"columns": COLUMNS})
+    out = _publish(tmp_path, ["--means", "age", "--epsilon", "1"])
+    capsys.readouterr()
+    rc, numbers = _report(tmp_path, out)
+    assert rc == 0 and numbers["bounding"] is None
+    release = pd.read_csv(out)
+    got = _by_stat(numbers)
+    assert got["count"]["max_abs_error"] == abs(release["count"][0] - len(df))
+    mean = df["age"].clip(0, 100).mean()
+    assert got["mean_age"]["max_abs_error"] == pytest.approx(abs(release["mean_age"][0] - mean))
+    assert numbers["groups"]["keys"]["in_data"] == 1 and numbers["groups"]["exact"] is True

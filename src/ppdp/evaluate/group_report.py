@@ -100,7 +100,7 @@ def group_report(
     released = _key_index(release[by], by)
     at = _locate(released, truth_keys)
     declared = _key_index(plan.keys(), by)
-    data_keys = _key_index(_row_keys(plan, schema, original), by)
+    data_keys = _data_keys(plan, schema, original, declared)
     _check_keys(plan, released, declared, data_keys)
     exact_counts = counts is None or (counts.by_groups == 0 and counts.by_rows == 0)
     exact_values = exact_counts and (counts is None or counts.by_rows_per_group == 0)
@@ -287,13 +287,16 @@ def _keyed_rows(plan: Any, schema: Schema, rows: pd.DataFrame) -> tuple[Any, Any
     return KeyedRows(X, keys, keep), y
 
 
-def _row_keys(plan: Any, schema: Schema, rows: pd.DataFrame) -> pd.DataFrame:
-    """The distinct keys of ``rows`` (declared levels, open key texts)."""
-    from ppdp.publish.groupby import row_labels
+def _data_keys(plan: Any, schema: Schema, rows: pd.DataFrame, declared: pd.Index) -> pd.Index:
+    """The distinct keys of ``rows``: the declared groups that hold a row, or (private
+    keys) every key the rows hold, declared levels and open key texts."""
+    from ppdp.publish.groupby import group_codes, row_labels
 
     keyed, y = _keyed_rows(plan, schema, rows)
+    if plan.key_mode != "private":
+        return declared[np.unique(group_codes(schema, plan, keyed.X, y))]
     _, labels = row_labels(schema, plan, keyed, y)
-    return pd.DataFrame({b: labels[b] for b in plan.by}).drop_duplicates()
+    return _key_index(pd.DataFrame({b: labels[b] for b in plan.by}), list(plan.by)).unique()
 
 
 def _truth(
@@ -303,21 +306,28 @@ def _truth(
     rows: pd.DataFrame,
     quantiles: list[tuple[float, str]],
 ) -> tuple[pd.Index, pd.DataFrame, int]:
-    """The bounded rows' keys, their true table (the release's post-processing of the
-    exact statistics, no noise) and the number of rows with a key."""
-    from ppdp.publish.groupby import GroupStatistics, keyed_statistics
+    """The keys of the true table, the table (the release's post-processing of the exact
+    statistics of ``rows``, no noise) and the number of rows with a key. Declared keys:
+    every declared group, as the release counts them; private keys: every key the rows
+    hold."""
+    from ppdp.publish.groupby import GroupStatistics, group_statistics, keyed_statistics
 
     keyed, y = _keyed_rows(plan, schema, rows)
-    agg = keyed_statistics(schema, plan, keyed, y)
-    k, v = len(plan.means), len(plan.variances)
-    exact = GroupStatistics(agg.stats[0], agg.stats[1 : 1 + k], agg.stats[1 + k : 1 + k + v])
-    table = publisher.noiseless_table(agg.keys, exact)
+    if plan.key_mode != "private":
+        exact = group_statistics(schema, plan, keyed.X, y)
+        keys, cells = plan.keys(), exact.cells
+    else:
+        agg = keyed_statistics(schema, plan, keyed, y)
+        k, v = len(plan.means), len(plan.variances)
+        exact = GroupStatistics(agg.stats[0], agg.stats[1 : 1 + k], agg.stats[1 + k : 1 + k + v])
+        keys, cells = agg.keys, agg.cells
+    table = publisher.noiseless_table(keys, exact)
     for p, name in quantiles:
-        cells = agg.cells[plan.quantiles.index(name)]
         col = schema.column(name)
         assert isinstance(col, NumericColumn)
-        table[_quantile_name(p, name)] = _true_quantiles(cells, len(agg.keys), p, col)
-    return _key_index(agg.keys, list(plan.by)), table, int(agg.stats[0].sum())
+        hist = cells[plan.quantiles.index(name)]
+        table[_quantile_name(p, name)] = _true_quantiles(hist, len(table), p, col)
+    return _key_index(keys, list(plan.by)), table, int(np.sum(exact.counts))
 
 
 def _quantile_name(p: float, name: str) -> str:
