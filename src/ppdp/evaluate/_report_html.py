@@ -877,9 +877,9 @@ def _keys_html(g: dict[str, Any]) -> str:
 here). The original holds {k["in_data"]:,} distinct key(s), {k["in_data_declared"]:,} of them
 declared; {k["in_data_not_released"]:,} of them were not released. The release holds
 {k["released"]:,} key(s): {k["released_declared"]:,} declared (always released) and
-{k["released_from_data"]:,} selected from the data. The released keys hold {about}
-{k["rows_in_released_keys"]:.1%} of the rows the release read
-({about}{k["in_bounded_rows"]:,} key(s) among them).</p>"""
+{k["released_from_data"]:,} selected from the data. The rows the release read hold
+{about}{k["in_bounded_rows"]:,} distinct key(s); the released keys hold {about}
+{k["rows_in_released_keys"]:.1%} of those rows.</p>"""
 
 
 def _groups_body(r: QualityReport) -> str:
