@@ -128,7 +128,9 @@ def report_file(
         its guarantee file), a partitioned release (a folder ppdp wrote from a Parquet
         dataset, with its ``_SUCCESS`` marker and ``RELEASE.guarantee.json`` beside it), or
         a model file from ``ppdp train`` (``.json``: then ``holdout`` is required and
-        ``original`` optional).
+        ``original`` optional). A group-by release (its guarantee file names ``groupby``)
+        is compared group by group (:func:`ppdp.evaluate.group_report.group_report`), on an
+        original read into memory.
     output : path
         The HTML report (``.html`` or ``.htm``).
     original, schema : path, optional
