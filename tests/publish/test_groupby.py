@@ -342,11 +342,20 @@ def test_cli_writes_the_table_and_its_guarantee(tmp_path, capsys) -> None:
     assert side["method"] == "groupby" and side["guarantee"]["epsilon"] == 1.0
     capsys.readouterr()
     report = ["report", str(out), "--original", str(tmp_path / "t.csv")]
-    assert (
-        main([*report, "--schema", str(tmp_path / "s.json"), "-o", str(tmp_path / "r.html")]) == 2
-    )
-    assert "is a groupby release (counts and means per declared group)" in capsys.readouterr().err
+    report += ["--schema", str(tmp_path / "s.json"), "-o", str(tmp_path / "r.html")]
+    # the report of a group-by release compares its groups, not rows; --target is refused
+    assert main([*report, "--target", "sex"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == [
+        f"ppdp: error: --target does not apply to a group-by release ({str(out)!r}): its "
+        "report compares each group's statistics with the original's; leave it out"
+    ]
     assert not (tmp_path / "r.html").exists()
+    assert main([*report, "--json", str(tmp_path / "r.json")]) == 0
+    numbers = json.loads((tmp_path / "r.json").read_text())
+    assert numbers["kind"] == "groupby" and numbers["bounding"] is None  # no privacy unit
+    assert [e["statistic"] for e in numbers["groups"]["statistics"]] == ["count", "mean_age"]
+    assert "Quality report of a group-by release" in (tmp_path / "r.html").read_text()
     assert side["guarantee"]["details"]["count_sensitivity"] == 2
     assert math.isclose(side["guarantee"]["details"]["epsilon_count"], 0.5)
     capsys.readouterr()

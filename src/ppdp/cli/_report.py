@@ -10,7 +10,9 @@ from ppdp.cli import _common as c
 _DESCRIPTION = (
     "Compare a released table (with its RELEASE.guarantee.json) or a model file with the private "
     "data: a verdict, the guarantee in words, marginals, clipping, correlations and, with "
-    "--target, a classifier's accuracy (docs/report.md). For the custodian only: not private, "
+    "--target, a classifier's accuracy (docs/report.md); for a group-by release, each "
+    "statistic's error against its true value on the bounded rows, its intervals' coverage and "
+    "the rows each cap dropped. For the custodian only: not private, "
     "costs no budget. --sep, --encoding and --decimal describe the original's (and the "
     "holdout's) format; the release is read as ppdp wrote it (UTF-8, its separator and "
     "decimal mark detected). A read that leaves many values undeclared gives no verdict and "
@@ -20,7 +22,8 @@ _TEXT_TABLE = (c.SEP, c.ENCODING, c.DECIMAL)
 # fmt: off
 _FLAGS: tuple[c.Flag, ...] = (
     ("release", {"metavar": "RELEASE"},
-     "the released table (.csv/.parquet), or a model file from 'ppdp train' (needs --holdout)"),
+     "the released table (.csv/.parquet; a group-by release too), or a model file from "
+     "'ppdp train' (needs --holdout)"),
     ("--original", {"metavar": "ORIG", "default": None}, "the private table (needed for a table)"),
     ("--schema", {"metavar": "S", "default": None},
      "the declared schema (needed for a table; a model file carries its own)"),

@@ -12,7 +12,9 @@ publish next to a release.
 * :func:`quality_report`: a custodian's report of a released table against the private
   table (verdict, guarantee, marginals, bounds, correlations, ML utility) as HTML and JSON;
   :func:`model_report`: the same verdict for a private model file on held-out rows;
-  :func:`lda_projection_report`: for an LDA projection release (direction and rows).
+  :func:`lda_projection_report`: for an LDA projection release (direction and rows);
+  :func:`group_report`: for a group-by release (each statistic's error against the true
+  value on the bounded rows, its intervals' coverage, the rows each cap dropped).
 * :func:`release_note`: a note for the recipients of a release (what, method, guarantee in
   words, accuracy from the noise law), from public quantities only.
 * :func:`entropy`, :func:`kl_divergence`, :func:`attribute_distributions`: per-attribute
@@ -27,6 +29,7 @@ from ppdp.evaluate.classification import (
     lowest_achievable,
     roc_auc,
 )
+from ppdp.evaluate.group_report import group_report
 from ppdp.evaluate.information import (
     DEFAULT_BINS,
     attribute_distributions,
@@ -59,6 +62,7 @@ __all__ = [
     "classification_utility",
     "entropy",
     "frobenius_error",
+    "group_report",
     "kl_divergence",
     "lda_projection_report",
     "lowest_achievable",

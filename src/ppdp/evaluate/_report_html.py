@@ -709,6 +709,8 @@ def render(r: QualityReport) -> str:
     t = THRESHOLDS
     if r.kind == "model":
         return _page(r, _model_body(r))
+    if r.kind == "groupby":
+        return _page(r, _groups_body(r))
     if r.kind == "lda-projection":
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ppdp-report"}):
             return _page(r, _lda_body(r))
@@ -829,6 +831,88 @@ def _model_body(r: QualityReport) -> str:
 {_how(THRESHOLDS)}
 <li>For a model, the private model itself takes the place of the classifier trained on the
 release.</li>
+</ul>
+"""
+
+
+def _number(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3g}"
+
+
+def _statistics_html(g: dict[str, Any]) -> str:
+    """Each released statistic's errors against the true values, and its intervals'
+    coverage ("about" where the true values are one draw of the bounding)."""
+    rows = []
+    for e in g["statistics"]:
+        about = "" if e["exact"] else "about "
+        if e["coverage"] is None:
+            cover = "no interval"
+        else:
+            cover = f"{about}{e['coverage']:.0%} of {e['interval_groups']:,}"
+        rows.append(
+            f"<tr><td>{escape(e['statistic'])}</td><td>{e['groups']:,}</td>"
+            f"<td>{about}{_number(e['median_abs_error'])}</td>"
+            f"<td>{about}{_number(e['max_abs_error'])}</td>"
+            f"<td>{_number(e['trivial_median_abs_error'])}</td><td>{cover}</td></tr>"
+        )
+    level = f"{g['interval']:g} " if g.get("interval") is not None else ""
+    return (
+        "<div class='scroll'><table><tr><th>statistic</th><th>groups compared</th>"
+        "<th>median |error|</th><th>largest |error|</th><th>trivial median |error|</th>"
+        f"<th>{level}interval covers the true value</th></tr>{''.join(rows)}</table></div>"
+    )
+
+
+def _keys_html(g: dict[str, Any]) -> str:
+    """Keys in the data and released: counts only (an unreleased key is never named)."""
+    k = g["keys"]
+    about = "" if k["exact"] else "about "
+    if k["mode"] != "private":
+        return (
+            f"<p>Declared keys: the release holds {k['released']:,} of the {k['declared']:,} "
+            f"declared group(s) (groups below a <code>min_count</code> are left out); "
+            f"{k['in_data']:,} of them hold rows of the original.</p>"
+        )
+    return f"""<p>Private keys (counts only: a key that was not released is never named
+here). The original holds {k["in_data"]:,} distinct key(s), {k["in_data_declared"]:,} of them
+declared; {k["in_data_not_released"]:,} of them were not released. The release holds
+{k["released"]:,} key(s): {k["released_declared"]:,} declared (always released) and
+{k["released_from_data"]:,} selected from the data. The rows the release read hold
+{about}{k["in_bounded_rows"]:,} distinct key(s); the released keys hold {about}
+{k["rows_in_released_keys"]:.1%} of those rows.</p>"""
+
+
+def _groups_body(r: QualityReport) -> str:
+    g = r.groups or {}
+    notes = "".join(f"<li>{escape(n)}</li>" for n in r.notes)
+    by = ", ".join(g.get("by", [])) or "the whole table"
+    return f"""
+{_head(r, "a group-by release")}
+{_parts_html(r)}
+<p class="note">Original: {r.n_original:,} rows. Release: {r.n_release:,} group(s) of
+({escape(by)}).</p>
+{f"<ul class='note'>{notes}</ul>" if notes else ""}
+<h2>Guarantee</h2>
+{_guarantee_html(r)}
+{_bounding_html(r)}
+<h2>Statistics</h2>
+<p class="note">Each released statistic against its true value on the rows the release read
+(after its contribution bounding): the release's own post-processing of the exact counts and
+sums, without noise ({escape(g.get("truth", ""))}). Over the released groups with both
+values: the median and largest absolute error, the median absolute error of the trivial
+release (the same count in every group; the statistics of values uniform within the declared
+bounds), and the share of groups whose stated interval covers the true value (near its
+nominal level when the intervals are right).</p>
+{_statistics_html(g)}
+<h2>Keys</h2>
+{_keys_html(g)}
+<h2>How the verdict is made</h2>
+<ul class="note">
+<li>Per statistic, from its median absolute error over the groups: <strong>no better than the
+trivial baseline</strong> when it is ≥ {THRESHOLDS["trivial_tv_share"]:g} × the trivial
+release's; <strong>useful</strong> when it is ≤ {THRESHOLDS["group_useful_error"]:g} × the
+trivial release's; <strong>weak</strong> in between. The release's verdict is the worst of its
+statistics'.</li>
 </ul>
 """
 

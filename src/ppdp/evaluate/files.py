@@ -128,7 +128,9 @@ def report_file(
         its guarantee file), a partitioned release (a folder ppdp wrote from a Parquet
         dataset, with its ``_SUCCESS`` marker and ``RELEASE.guarantee.json`` beside it), or
         a model file from ``ppdp train`` (``.json``: then ``holdout`` is required and
-        ``original`` optional).
+        ``original`` optional). A group-by release (its guarantee file names ``groupby``)
+        is compared group by group (:func:`ppdp.evaluate.group_report.group_report`), on an
+        original read into memory.
     output : path
         The HTML report (``.html`` or ``.htm``).
     original, schema : path, optional
@@ -180,12 +182,13 @@ def report_file(
     side, sidecar = read_sidecar(release)
     kind = _output_kind(sidecar)
     if kind == "groups":
-        raise ParameterError(
-            f"{str(release)!r} is a {(sidecar or {}).get('method')} release (counts and means "
-            "per declared group), not a table of rows: the report compares rows with the "
-            "original. Each mean's noise is in its mean_<column>_sd column; compare the groups "
-            "with the original yourself (custodian-side), e.g. df.groupby(...).mean()"
-        )
+        inputs = [("release", release), ("release's guarantee file", side), ("original", original)]
+        _check_groups(release, holdout, target, scheduler, original)
+        paths = _check_outputs(output, json_output, [*inputs, ("schema", schema)], force)
+        report = _report_groups(release, original, schema, sidecar, (read, read_release), say)
+        say(f"writing {paths[0]}")
+        _write(report, paths)
+        return ReportFileResult(report, paths)
     if holdout is not None and target is None and kind != "projection":
         raise ParameterError("--holdout is only used with --target COL: give the column to predict")
     inputs = [("release", release), ("release's guarantee file", side), ("original", original)]
@@ -208,6 +211,64 @@ def report_file(
     _write(report, paths)
     note = f"note: no guarantee file ({side}); the report says so" if sidecar is None else None
     return ReportFileResult(report, paths, note)
+
+
+def _check_groups(
+    release: PathLike, holdout: Any, target: str | None, scheduler: Any, original: Any
+) -> None:
+    """What a group-by release's report refuses, before anything is read."""
+    from ppdp.evaluate.parquet_report import is_dataset
+
+    if holdout is not None or target is not None:
+        flag = "--holdout" if holdout is not None else "--target"
+        raise ParameterError(
+            f"{flag} does not apply to a group-by release ({str(release)!r}): its report "
+            "compares each group's statistics with the original's; leave it out"
+        )
+    if is_dataset(original, scheduler):
+        raise ParameterError(
+            f"original ({str(original)!r}): the report of a group-by release recomputes the "
+            "release's bounding on an original read into memory (a CSV or a single Parquet "
+            "file, without --scheduler); a Parquet dataset or Dask original is not supported yet"
+        )
+
+
+def _report_groups(
+    release: PathLike,
+    original: Any,
+    schema: Any,
+    sidecar: dict[str, Any] | None,
+    readers: tuple[Any, Any],
+    say: Any,
+) -> Any:
+    """A group-by release's report (:func:`ppdp.evaluate.group_report.group_report`)."""
+    from ppdp.data import Schema
+    from ppdp.evaluate.group_report import group_report
+
+    read, read_release = readers
+    schema = Schema.from_file(schema)
+    say("reading the release and the original")
+    released, orig = _group_table(release, read_release), read(original)
+    say(f"comparing {len(released):,} group(s) with the original's")
+    return group_report(orig, released, schema, sidecar or {})
+
+
+def _group_table(release: PathLike, read_release: Any) -> Any:
+    """A group-by release as one table: a file, or the folder ppdp wrote for a Parquet
+    input (its groups fit in memory; its ``_SUCCESS`` marker must be there)."""
+    import pandas as pd
+
+    from ppdp.data.distributed import SUCCESS_MARKER
+
+    folder = Path(os.fspath(release))
+    if not folder.is_dir():
+        return read_release(release)
+    if not (folder / SUCCESS_MARKER).is_file():
+        raise DataValidationError(
+            f"release ({str(folder)!r}) has no {SUCCESS_MARKER} marker: it is not a complete "
+            "ppdp release (an interrupted or foreign folder); publish it again"
+        )
+    return pd.read_parquet(folder)
 
 
 def _reader(sep: str | None, encoding: str) -> Any:
@@ -258,6 +319,13 @@ def _report_table(
         raise DataValidationError(
             f"{str(release)!r} looks like an LDA projection release but its guarantee file "
             f"({side}) is missing: it holds the direction; restore it"
+        )
+    columns = [str(c) for c in released.columns]
+    if sidecar is None and "count" in columns and "count" not in schema.column_names:
+        raise ParameterError(
+            f"{str(release)!r} looks like a group-by release (a 'count' column the schema "
+            f"does not declare) but its guarantee file ({side}) is missing: it states the "
+            "groups and the caps the report needs; restore it"
         )
     if sidecar is None and not no_guarantee:
         raise ParameterError(

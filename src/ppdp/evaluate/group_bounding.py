@@ -22,10 +22,10 @@ import pandas as pd
 
 from ppdp.data import Schema
 from ppdp.data.columns import PrivacyUnit
-from ppdp.data.contribution import ContributionBounds, bound_table
+from ppdp.data.contribution import BoundingCounts, ContributionBounds, bound_table
 from ppdp.data.encoding import encode
 
-__all__ = ["REPORT_KEYS", "group_bounding", "group_caps"]
+__all__ = ["REPORT_KEYS", "bounded_rows", "group_bounding", "group_caps", "release_plan"]
 
 #: The report's own SipHash keys for a draw of the bounding (the release's are secret).
 REPORT_KEYS = ("70706470726570f1", "70706470726570f2")
@@ -60,29 +60,48 @@ def group_caps(details: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def release_plan(
+    schema: Schema, guarantee: Any, *, variances: Any = (), quantiles: Any = (), q: Any = (0.5,)
+) -> Any:
+    """The :class:`~ppdp.publish.groupby.GroupByPublisher` a GroupBy guarantee describes
+    (its ``by``, ``means``, caps, keys and relation; public parameters only), with the
+    ``variances`` and ``quantiles`` its table holds. Its ``plan()`` groups the rows as
+    the release did."""
+    from ppdp.publish.groupby import GroupByPublisher
+
+    details = guarantee.details
+    caps = group_caps(details) or {}
+    extra: dict[str, Any] = {}
+    if details.get("keys") == "private":
+        sel = details.get("selection") or {}
+        extra = {"keys": "private", "delta": guarantee.delta}
+        if sel.get("selection"):
+            extra["selection"] = sel["selection"]
+    if details.get("relation"):
+        extra["relation"] = details["relation"]
+    return GroupByPublisher(
+        epsilon=float(guarantee.epsilon),
+        schema=schema,
+        by=list(details.get("by") or []),
+        means=list(details.get("means") or []),
+        max_groups=caps.get("max_groups"),
+        max_rows_per_group=caps.get("max_rows_per_group"),
+        variances=variances,
+        quantiles=quantiles,
+        q=q,
+        allow_large_epsilon=True,
+        **extra,
+    )
+
+
 def _bounds(
     schema: Schema, caps: dict[str, Any], guarantee: Any, max_rows: int
 ) -> tuple[ContributionBounds, Any]:
     """The release's :class:`ContributionBounds` and its ``(frame, X, y) -> codes``."""
-    from ppdp.publish.groupby import GroupByPublisher, group_codes, key_groups
+    from ppdp.publish.groupby import group_codes, key_groups
 
     private = caps["keys"] == "private"
-    extra: dict[str, Any] = {}
-    if private:
-        sel = guarantee.details.get("selection") or {}
-        extra = {"keys": "private", "delta": guarantee.delta}
-        if sel.get("selection"):
-            extra["selection"] = sel["selection"]
-    publisher = GroupByPublisher(
-        epsilon=float(guarantee.epsilon),
-        schema=schema,
-        by=caps["by"],
-        max_groups=caps["max_groups"],
-        max_rows_per_group=caps["max_rows_per_group"],
-        allow_large_epsilon=True,
-        **extra,
-    )
-    plan = publisher.plan()
+    plan = release_plan(schema, guarantee).plan()
     unit = schema.privacy_unit
     assert unit is not None
     if unit.max_rows != max_rows:  # an auto unit: the cap the release chose and stated
@@ -137,26 +156,50 @@ def group_bounding(
     holds the rows dropped by ``max_rows_per_group``, ``max_groups``, ``max_rows`` (after
     the group caps, as the release applies them) and missing ids. Custodian only.
     """
-    caps = group_caps(guarantee.details)
-    if caps is None:
+    if group_caps(guarantee.details) is None:
         return block
+    return bounded_rows(original, schema, guarantee, block)[0]
+
+
+def bounded_rows(
+    original: pd.DataFrame, schema: Schema, guarantee: Any, block: dict[str, Any]
+) -> tuple[dict[str, Any], pd.DataFrame, BoundingCounts]:
+    """:func:`group_bounding`'s block, the rows of ``original`` one draw of the GroupBy
+    release's bounding keeps (with :data:`REPORT_KEYS`; without group caps, ``max_rows``
+    alone) and the draw's counts. Custodian only.
+
+    The kept rows are the release's own exactly when the draw drops no row by a cap
+    (``counts.by_rows_per_group``, ``by_groups`` and ``by_rows`` all 0): the keys choose
+    nothing then."""
+    caps = group_caps(guarantee.details) or {
+        "by": list(guarantee.details.get("by") or []),
+        "max_groups": None,
+        "max_rows_per_group": None,
+        "keys": guarantee.details.get("keys", "declared"),
+    }
     bounds, codes_of = _bounds(schema, caps, guarantee, int(block["max_rows"]))
-    _, counts = bound_table(original, schema, bounds, REPORT_KEYS, on_invalid="mask", log=False)
+    kept, counts = bound_table(original, schema, bounds, REPORT_KEYS, on_invalid="mask", log=False)
+    if group_caps(guarantee.details) is None:
+        return block, kept, counts
     exact = _exact(original, schema, bounds, codes_of)
     dropped = counts.rows - counts.kept
-    return {
-        **block,
-        "max_groups": bounds.max_groups,
-        "max_rows_per_group": bounds.max_rows_per_group,
-        "kept": counts.kept,
-        "dropped": dropped,
-        "share_dropped": 0.0 if counts.rows == 0 else dropped / counts.rows,
-        "by_cap": {
-            "max_rows_per_group": counts.by_rows_per_group,
-            "max_groups": counts.by_groups,
-            "max_rows": counts.by_rows,
-            "missing_ids": counts.missing_ids,
+    return (
+        {
+            **block,
+            "max_groups": bounds.max_groups,
+            "max_rows_per_group": bounds.max_rows_per_group,
+            "kept": counts.kept,
+            "dropped": dropped,
+            "share_dropped": 0.0 if counts.rows == 0 else dropped / counts.rows,
+            "by_cap": {
+                "max_rows_per_group": counts.by_rows_per_group,
+                "max_groups": counts.by_groups,
+                "max_rows": counts.by_rows,
+                "missing_ids": counts.missing_ids,
+            },
+            "exact": exact,
+            "method": _METHOD_EXACT if exact else _METHOD_ABOUT,
         },
-        "exact": exact,
-        "method": _METHOD_EXACT if exact else _METHOD_ABOUT,
-    }
+        kept,
+        counts,
+    )

@@ -110,6 +110,13 @@ UNDECLARED_LIMITS: dict[str, float] = {"release": 0.01, "original": 0.20}
 #: errors of 0.5 (the target is not predictable), this part is not judged.
 #:
 #: A model or an LDA projection release is judged on its target alone.
+#:
+#: *A group-by release* (:mod:`ppdp.evaluate.group_report`), per released statistic, from
+#: the median absolute error over the groups against the true values: "no better than the
+#: trivial baseline" when it is >= ``trivial_tv_share`` x the trivial release's (the same
+#: count in every group; the statistics of values uniform within the declared bounds);
+#: "useful" when it is <= ``group_useful_error`` x the trivial release's; "weak" otherwise.
+#: The release's verdict is the worst of its statistics'.
 THRESHOLDS: dict[str, float] = {
     "useful_lift": 0.75,
     "trivial_lift": 0.25,
@@ -123,6 +130,7 @@ THRESHOLDS: dict[str, float] = {
     "kept_dependence": 0.50,
     "strong_association": 0.30,
     "kept_association": 0.50,
+    "group_useful_error": 0.25,
 }
 
 #: Bins of a numeric column's histogram (equal widths over the declared bounds) when the
@@ -878,6 +886,9 @@ class QualityReport:
     #: Under a privacy unit: the share of the original's rows the release's ``max_rows``
     #: dropped (:func:`ppdp.data.contribution.dropped_share`; custodian only).
     bounding: dict[str, Any] | None = None
+    #: A group-by release's figures (:func:`ppdp.evaluate.group_report.group_report`): each
+    #: released statistic's errors against the true values, and the keys' counts.
+    groups: dict[str, Any] | None = None
 
     def _corr_diff(self) -> NDArray[np.float64]:
         """|released − real| correlation over the pairs of features that vary in both tables
@@ -931,6 +942,8 @@ class QualityReport:
         utility was bought with about twice the replace-one ε, and is fairly compared with
         replace-one releases at that budget, not at the same ε."""
         line = f"verdict: {self.verdict} ({self.verdict_basis})"
+        if self.kind == "groupby" and self.bounding:
+            line += f"; {bounding_line(self.bounding)}"
         also = _replace_one(self.guarantee)
         if also:
             line += (
@@ -981,6 +994,7 @@ class QualityReport:
             "verdict_parts": self.verdict_parts,
             "pairs": self.pairs,
             "bounding": self.bounding,
+            "groups": self.groups,
         }
         if self.lda is not None:
             data["lda"] = {k: v for k, v in self.lda.items() if not k.startswith("_")}
@@ -1169,6 +1183,22 @@ def bounding_of(original: Any, schema: Schema, guarantee: Any) -> dict[str, Any]
     from ppdp.evaluate.group_bounding import group_bounding
 
     return group_bounding(original, schema, g, block)
+
+
+def bounding_line(b: dict[str, Any]) -> str:
+    """A bounding block (:func:`bounding_of`) in words: the share dropped, per cap
+    ("about" where a cap's count is one draw of the bounding). Custodian only."""
+    about = "" if b.get("exact", True) else "about "
+    caps = [
+        f"{b['by_cap'][cap]:,} by {cap}={b[cap]}"
+        for cap in ("max_rows_per_group", "max_groups", "max_rows")
+        if b.get(cap) is not None and cap in b["by_cap"]
+    ]
+    caps.append(f"{b['by_cap']['missing_ids']:,} without an id")
+    return (
+        f"bounding (custodian only): {about}{b['share_dropped']:.1%} of {b['rows']:,} rows "
+        f"dropped ({'; '.join(caps)})"
+    )
 
 
 def release_guarantee(guarantee: Any) -> Guarantee | None:

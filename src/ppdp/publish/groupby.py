@@ -10,6 +10,7 @@ argument is in ``docs/proofs/groupby.md``; the user page is ``docs/groupby.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -1019,6 +1020,26 @@ class GroupByPublisher(Publisher):
             "sorted by their text, so their order reveals nothing more"
         )
 
+    def noiseless_table(self, keys: pd.DataFrame, stats: GroupStatistics) -> pd.DataFrame:
+        """The table this release's post-processing makes of exact statistics without noise
+        (unrounded, no intervals, every group kept): the true values the custodian's report
+        compares a release with. It reads the private data: never release it.
+
+        Parameters
+        ----------
+        keys : DataFrame
+            One row per group, the ``by`` columns.
+        stats : GroupStatistics
+            The groups' exact counts, centred sums and sums of squares, in ``keys``' order.
+        """
+        plan = dataclasses.replace(
+            self._params().plan, rounding=None, interval=None, min_count=None, quantiles=()
+        )
+        table = keys.reset_index(drop=True).copy()
+        counts = np.asarray(stats.counts, dtype=np.int64)
+        sums = np.asarray(stats.sums, dtype=np.int64).reshape(len(plan.means), len(counts))
+        return self._table(plan, table, counts, sums, stats.squares).data
+
     # -- data -----------------------------------------------------------------------------
 
     def _encode(self, df: pd.DataFrame, on_invalid: str = "raise") -> tuple[Any, Any]:
@@ -1106,43 +1127,15 @@ class GroupByPublisher(Publisher):
     def _keyed_aggregate(
         self, plan: GroupPlan, rows: KeyedRows, y: Any, missing: dict[str, int] | None = None
     ) -> KeyedAggregate:
-        """The exact per-key statistics of the rows (a table, or one partition of it):
-        counts, centred sums, sums of squares and the quantile columns' grid histograms."""
-        X, labels = self._row_labels(plan, rows, y)
-        blocks = self.schema.layout().blocks
-        k = len(plan.means)
-        sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
-        for j, name in enumerate(plan.means):
-            sums[j] = centred_units(_numeric(self.schema, name), X[:, blocks[name].start])
-        for j, name in enumerate(plan.variances):  # squares ride along as more sums
-            sums[k + j] = squared_units(_numeric(self.schema, name), X[:, blocks[name].start])
-        cells = [self._grid_cells(name, X) for name in plan.quantiles]
-        return KeyedAggregate.of_rows(labels, sums, cells, missing)
-
-    def _row_labels(
-        self, plan: GroupPlan, rows: KeyedRows, y: Any
-    ) -> tuple[NDArray[np.float64], dict[str, NDArray[Any]]]:
-        """The rows with their open keys present, and each one's key: its level (declared
-        ``by`` columns) or key text (open columns), per ``by`` column."""
-        keep = rows.keep
-        X = rows.X if keep.all() else rows.X[keep]
-        if y is not None and not keep.all():
-            y = np.asarray(y)[keep]
-        codes = column_codes(self.schema, plan, X, y)
-        labels: dict[str, Any] = {}
-        for j, name in enumerate(plan.by):
-            if name in plan.open_by:
-                labels[name] = rows.open_keys[name][keep]
-            else:
-                labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
-        return X, labels
+        """:func:`keyed_statistics` of the rows under this publisher's schema."""
+        return keyed_statistics(self.schema, plan, rows, y, missing)
 
     def _sips_pairs(
         self, plan: GroupPlan, rows: KeyedRows, y: Any, candidates: pd.DataFrame
     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Each candidate row's (person, position among ``candidates``), for DP-SIPS; rows
         of declared keys left out. Without a privacy unit each row is its own person."""
-        _, labels = self._row_labels(plan, rows, y)
+        _, labels = row_labels(self.schema, plan, rows, y)
         index = candidate_index(plan.by, labels, candidates)
         persons = rows.persons[rows.keep] if rows.persons is not None else np.arange(len(index))
         at = index >= 0
@@ -1150,9 +1143,7 @@ class GroupByPublisher(Publisher):
 
     def _grid_cells(self, name: str, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Each encoded row's point of the quantile grid of column ``name``."""
-        col = _numeric(self.schema, name)
-        values = col.from_unit(X[:, self.schema.layout().blocks[name].start])
-        return grid_cells(values, col.lower, col.upper)
+        return column_grid_cells(self.schema, name, X)
 
     def _split(
         self, plan: GroupPlan, agg: KeyedAggregate, rows: KeyedRows | None = None, y: Any = None
@@ -1580,6 +1571,7 @@ class GroupByPublisher(Publisher):
                 "relation": plan.relation.value,
                 **self._unit_details(),
                 "keys": plan.key_mode,
+                "interval": plan.interval,  # the nominal coverage of the intervals (or None)
                 "columns": self._column_notes(plan),
                 **({"selection": plan.selection.details()} if plan.selection else {}),
             },
@@ -1615,6 +1607,55 @@ def _unit_assumptions(bounds: Any, plan: GroupPlan) -> list[str]:
 def _qname(p: float, name: str) -> str:
     """The column of the ``p``-quantile of ``name``: ``p50_age`` for the median."""
     return f"p{round(p * 100, 10):g}_{name}"
+
+
+def keyed_statistics(
+    schema: Schema,
+    plan: GroupPlan,
+    rows: KeyedRows,
+    y: Any,
+    missing: dict[str, int] | None = None,
+) -> KeyedAggregate:
+    """The exact per-key statistics of encoded rows (a table, or one partition of it):
+    counts, centred sums, sums of squares and the quantile columns' grid histograms, keyed
+    by each row's declared level or open key text (:func:`row_labels`). What a release
+    adds its noise to; nothing here is released (the report reads it, custodian only)."""
+    X, labels = row_labels(schema, plan, rows, y)
+    blocks = schema.layout().blocks
+    k = len(plan.means)
+    sums = np.zeros((k + len(plan.variances), X.shape[0]), dtype=np.int64)
+    for j, name in enumerate(plan.means):
+        sums[j] = centred_units(_numeric(schema, name), X[:, blocks[name].start])
+    for j, name in enumerate(plan.variances):  # squares ride along as more sums
+        sums[k + j] = squared_units(_numeric(schema, name), X[:, blocks[name].start])
+    cells = [column_grid_cells(schema, name, X) for name in plan.quantiles]
+    return KeyedAggregate.of_rows(labels, sums, cells, missing)
+
+
+def row_labels(
+    schema: Schema, plan: GroupPlan, rows: KeyedRows, y: Any
+) -> tuple[NDArray[np.float64], dict[str, NDArray[Any]]]:
+    """The rows with their open keys present, and each one's key: its level (declared
+    ``by`` columns) or key text (open columns), per ``by`` column."""
+    keep = rows.keep
+    X = rows.X if keep.all() else rows.X[keep]
+    if y is not None and not keep.all():
+        y = np.asarray(y)[keep]
+    codes = column_codes(schema, plan, X, y)
+    labels: dict[str, Any] = {}
+    for j, name in enumerate(plan.by):
+        if name in plan.open_by:
+            labels[name] = rows.open_keys[name][keep]
+        else:
+            labels[name] = np.asarray(plan.levels[j], dtype=object)[codes[j]]
+    return X, labels
+
+
+def column_grid_cells(schema: Schema, name: str, X: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Each encoded row's point of the quantile grid of the numeric column ``name``."""
+    col = _numeric(schema, name)
+    values = col.from_unit(X[:, schema.layout().blocks[name].start])
+    return grid_cells(values, col.lower, col.upper)
 
 
 def group_codes(schema: Schema, plan: GroupPlan, X: NDArray[np.float64], y: Any) -> Any:
