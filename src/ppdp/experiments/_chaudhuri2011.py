@@ -50,10 +50,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.data import Schema
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import epsilon_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
@@ -126,21 +127,16 @@ class BaseConfig:
         if len(lams) < 2:
             raise ParameterError(f"regularizations ({grid!r}) must hold at least 2 values")
         object.__setattr__(self, "regularizations", lams)
-        object.__setattr__(
-            self, "select_epsilon", check_epsilon("select_epsilon", self.select_epsilon)
-        )
-        object.__setattr__(self, "folds", check_int("folds", self.folds, minimum=2))
-        object.__setattr__(self, "draws", check_int("draws", self.draws, minimum=1))
+        set_checked(self, check_epsilon, "select_epsilon")
+        set_ints(self, folds=2, draws=1)
         if not isinstance(self.private_tuning, bool):
             raise ParameterError(f"private_tuning ({self.private_tuning!r}) must be True or False")
-        object.__setattr__(self, "huber_h", check_positive("huber_h", self.huber_h))
+        set_checked(self, check_positive, "huber_h")
         if self.blas_threads is not None:
-            object.__setattr__(
-                self, "blas_threads", check_int("blas_threads", self.blas_threads, minimum=1)
-            )
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+            set_ints(self, blas_threads=1)
+        set_ints(self, seed=0)
         if self.n_rows is not None:
-            object.__setattr__(self, "n_rows", check_int("n_rows", self.n_rows, minimum=100))
+            set_ints(self, n_rows=100)
 
 
 @dataclass(frozen=True)
@@ -531,12 +527,13 @@ def _summary(
     runs = config.folds * config.draws
     n, d = data.X.shape
     positive = data.schema.classes[1] if data.schema.classes else 1
+    setting = (
+        f"{data.description} n = {n:,} rows, d = {d} encoded features, "
+        f"{100 * float(np.mean(data.y == 1)):.2f}% in class `{positive}`; constant-classifier "
+        f"error {const:.4f}."
+    )
     lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {data.description} "
-        f"n = {n:,} rows, d = {d} encoded features, {100 * float(np.mean(data.y == 1)):.2f}% "
-        f"in class `{positive}`; constant-classifier error {const:.4f}.",
+        *md.head(title, experiment_id, setting),
         "",
         f"{config.folds}-fold cross-validation × {config.draws} noise draw(s) = {runs} runs per "
         f"point (the paper: 10 folds × 50 draws); ε ∈ {{{_list(config.epsilons)}}}; "
@@ -545,34 +542,30 @@ def _summary(
         f"{data.schema.max_row_l2_norm:.4g}; no intercept. {seeded.count:,} private fits in "
         f"{timing[0]:.0f} s wall-clock ({timing[1]:.0f} s CPU) on a shared machine.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded fits, each warned "
-        "`InsecureRandomnessWarning`, collected): reproducible, and for that reason not fit for "
-        "a real release.",
+        md.seeded_note(config.seed, seeded.count, "fits", md.WARNED),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): far noisier than the "
-            "paper's setting; do not compare numbers.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows,
+            " (test configuration): far noisier than the paper's setting; do not compare numbers.",
+        ),
         "",
         f"## Paper vs ours at ε = {config.select_epsilon:g}, best over Λ ({paper.table})",
         "",
         "The paper's numbers are the best over its Λ grid, as here; picking Λ by test error is "
         "not private (see the privately tuned curves below).",
         "",
-        "| | paper: objective | ours: objective | paper: output | ours: output |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for loss in LOSSES:
-        lines.append(
-            f"| {'logistic' if loss == 'logistic' else 'Huber SVM'} | "
-            f"{_fmt(paper.objective[loss])} | {_fmt(best_grid[(loss, 'objective')])} | "
-            f"{_fmt(paper.output[loss])} | {_fmt(best_grid[(loss, 'output')])} |"
-        )
-    lines += [
+        *md.table(
+            ["", "paper: objective", "ours: objective", "paper: output", "ours: output"],
+            (
+                [
+                    "logistic" if loss == "logistic" else "Huber SVM",
+                    *(_fmt(paper.objective[loss]), _fmt(best_grid[(loss, "objective")])),
+                    *(_fmt(paper.output[loss]), _fmt(best_grid[(loss, "output")])),
+                ]
+                for loss in LOSSES
+            ),
+            "lrrrr",
+        ),
         "",
         f"Non-private (best Λ of {{{_list(_non_private_grid(config))}}}): paper "
         f"{paper.non_private}; ours logistic {_fmt(best_np['logistic'][0])} (Λ = "
@@ -585,34 +578,31 @@ def _summary(
         "Mean test error of objective below that of output perturbation at each ε (and how "
         "many of those differences are significant, one-sided Welch test over the runs).",
         "",
-        "| Λ | logistic | Huber SVM |",
-        "|---|---|---|",
+        *md.table(
+            ["Λ", "logistic", "Huber SVM"],
+            ([CURVES[p], *(_verdict(comps[p], loss, const) for loss in LOSSES)] for p in phases),
+            "lll",
+        ),
     ]
-    for phase in phases:
-        lines.append(
-            f"| {CURVES[phase]} | {_verdict(comps[phase], 'logistic', const)} | "
-            f"{_verdict(comps[phase], 'huber', const)} |"
-        )
     for phase in phases:
         lines += [
             "",
             f"## Mean test error: {CURVES[phase]} ({runs} runs per point)",
             "",
-            "| ε | LR objective | LR output | SVM objective | SVM output |",
-            "|---:|---:|---:|---:|---:|",
         ]
-        for eps in config.epsilons:
-            cells = []
-            for loss in LOSSES:
-                for pert in PERTURBATIONS:
-                    sel = curves[
-                        (curves.phase == phase)
-                        & (curves.loss == loss)
-                        & (curves.perturbation == pert)
-                        & (curves.epsilon == eps)
-                    ]
-                    cells.append(_fmt(float(sel["mean"].iloc[0])) if not sel.empty else "—")
-            lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
+        means = curves[curves.phase == phase].set_index(["epsilon", "loss", "perturbation"])["mean"]
+
+        def cell(key: tuple[float, str, str], means: pd.Series = means) -> str:
+            return _fmt(float(means[key])) if key in means.index else "—"
+
+        lines += md.table(
+            ["ε", "LR objective", "LR output", "SVM objective", "SVM output"],
+            (
+                [f"{eps:g}", *(cell((eps, loss, p)) for loss in LOSSES for p in PERTURBATIONS)]
+                for eps in config.epsilons
+            ),
+            "rrrrr",
+        )
     lines += [
         "",
         f"Λ fixed per learner (best mean test error at ε = {config.select_epsilon:g}): "

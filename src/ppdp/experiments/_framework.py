@@ -24,6 +24,7 @@ __all__ = [
     "ExperimentResult",
     "Progress",
     "SeededRuns",
+    "check_config",
     "config_dict",
     "import_pyplot",
     "require_sklearn",
@@ -140,6 +141,12 @@ class SeededRuns:
             f"**{self.low_utility} release(s) warned `LowUtilityWarning`** (the noise swamps "
             f"the statistics at this n and ε), e.g.: {self.low_utility_example}",
         ]
+
+
+def check_config(config: Any, cls: type) -> None:
+    """Refuse a ``config`` that is not an instance of the experiment's ``Config`` (``cls``)."""
+    if not isinstance(config, cls):
+        raise TypeError(f"config ({type(config).__name__}) must be a {cls.__module__}.Config")
 
 
 def config_dict(config: Any, experiment_id: str) -> dict[str, Any]:

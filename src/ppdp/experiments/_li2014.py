@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.datasets import load_adult
+from ppdp.experiments import _summary as md
 from ppdp.experiments._framework import SeededRuns, seed_sequence
 
 __all__ = [
@@ -289,14 +290,8 @@ def fmt(v: float) -> str:
 
 
 def markdown_table(wide: pd.DataFrame, x_label: str) -> list[str]:
-    cols = list(wide.columns)
-    lines = [
-        f"| {x_label} | " + " | ".join(cols) + " |",
-        "|---:|" + "---:|" * len(cols),
-    ]
-    for xv, row in wide.iterrows():
-        lines.append(f"| {xv:g} | " + " | ".join(fmt(row[c]) for c in cols) + " |")
-    return lines
+    rows = ([f"{xv:g}", *(fmt(v) for v in row)] for xv, row in wide.iterrows())
+    return md.table([x_label, *wide.columns], rows, "r" * (1 + wide.shape[1]))
 
 
 def plot_lines(plt: Any, wide: pd.DataFrame, *, x_label: str, title: str, logx: bool) -> Any:
@@ -451,21 +446,19 @@ def sweep(
 def header_lines(
     title: str, experiment_id: str, n: int, d: int, text: str, runs: SeededRuns, n_rows: Any
 ) -> list[str]:
-    lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {n:,} Adult rows, "
-        f"d = {d}; per trial 10 % test rows, a disjoint public pool, the rest private. {text}",
+    setting = (
+        f"{n:,} Adult rows, d = {d}; per trial 10 % test rows, a disjoint public pool, the rest "
+        f"private. {text}"
+    )
+    return [
+        *md.head(title, experiment_id, setting),
         "",
         DATA_NOTE,
         "",
-        f"**Runs are seeded** ({runs.count} seeded releases, warnings collected): reproducible, "
-        "and for that reason not fit for a real release.",
+        md.seeded_note(None, runs.count, how="warnings collected"),
         *runs.notes(),
+        *md.subsample_note(n_rows, " (test configuration)."),
     ]
-    if n_rows is not None:
-        lines += ["", f"**Subsample of {n_rows} rows (test configuration).**"]
-    return lines
 
 
 DIFFERENCES = [

@@ -23,7 +23,7 @@ from ppdp.experiments._chaudhuri2011 import (
     run_protocol,
     subsample,
 )
-from ppdp.experiments._framework import ExperimentResult, Progress
+from ppdp.experiments._framework import ExperimentResult, Progress, check_config
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -104,8 +104,7 @@ def run(
     ``error_vs_epsilon.png`` and ``summary.md`` (see
     :func:`ppdp.experiments._chaudhuri2011.run_protocol`).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     return run_protocol(
         config, out_dir, experiment_id=ID, title=TITLE, load=_load, paper=PAPER, progress=progress
     )

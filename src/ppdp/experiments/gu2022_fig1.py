@@ -17,11 +17,13 @@ import pandas as pd
 
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, epsilon_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, epsilon_grid, set_checked
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     config_dict,
     import_pyplot,
     require_sklearn,
@@ -68,7 +70,7 @@ class Config:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", gu.validate_tasks(self.tasks))
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
+        set_checked(self, epsilon_grid, "epsilons")
         check_common(self)
 
     @classmethod
@@ -115,17 +117,11 @@ def summary_text(
         f"held-out rows. δ = {gu.DELTA:g} for every release. Mean (standard deviation) below; "
         "one row per release in `results.csv`, aggregates in `summary.csv`, plot `fig.png`.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows per data set (test configuration): not "
-            "comparable with the paper.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows, " per data set (test configuration): not comparable with the paper."
+        ),
         "",
         "Methods (see `ppdp.experiments._gu2022`):",
         "",
@@ -367,8 +363,7 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each (task, repetition, ε).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     import_pyplot()
     out = Path(out_dir)

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, epsilon_grid
+from ppdp.experiments._config import check_common, epsilon_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     write_run,
@@ -44,11 +45,10 @@ class Config:
     owners: int = 3
 
     def __post_init__(self) -> None:
-        from ppdp._validation import check_int
 
         object.__setattr__(self, "tasks", gu.validate_tasks(self.tasks))
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "owners", check_int("owners", self.owners, minimum=2))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, owners=2)
         check_common(self)
 
     @classmethod
@@ -81,8 +81,7 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each (task, repetition, ε).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)

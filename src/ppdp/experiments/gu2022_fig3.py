@@ -29,11 +29,13 @@ import pandas as pd
 
 from ppdp._validation import check_epsilon
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, int_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, int_grid, set_checked
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     save_figure,
@@ -76,8 +78,8 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "owners", int_grid("owners", self.owners, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
+        set_checked(self, int_grid, "owners", minimum=2)
+        set_checked(self, check_epsilon, "epsilon")
         object.__setattr__(self, "task", gu.validate_tasks((self.task,))[0])
         check_common(self)
 
@@ -155,8 +157,7 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each repetition and m.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)
@@ -229,17 +230,9 @@ def _summary(
         "dealt at random to m owners. One row per release in `results.csv`; paired "
         "differences in `paired.csv`; plot `fig.png`.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): not comparable with "
-            "the paper.**",
-        ]
-    lines += [
+        *md.subsample_note(config.n_rows, " (test configuration): not comparable with the paper."),
         "",
         f"References: no privacy {ref('non-private'):.4f}, majority class {ref('majority'):.4f}.",
         "",

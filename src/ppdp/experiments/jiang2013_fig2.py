@@ -28,11 +28,13 @@ import pandas as pd
 
 from ppdp.evaluate import frobenius_error, mse
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, epsilon_grid, int_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -74,8 +76,8 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "components", int_grid("components", self.components))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_checked(self, int_grid, "components")
         check_common(self)
 
     @classmethod
@@ -216,40 +218,47 @@ def _summary(
         return float(results[sel].frobenius.mean())
 
     wins = {other: bool((tests[tests.versus == other].ratio < 1).all()) for other in ("LAP", "EXP")}
+
+    def below(other: str) -> str:
+        worse = int((tests[tests.versus == other].ratio >= 1).sum())
+        return "yes" if wins[other] else f"no: {worse} of the (ε, k) cells"
+
     losses = tests[tests.ratio >= 1]
     k_show = [k for k in (1, 2, 5, 10) if k in config.components] or list(config.components)
     top = energy.head(5)
+    setting = (
+        f"Adult: n = {n:,} rows, p = {p} encoded columns (label block included, as the paper's "
+        f"p = 35). {config.trials} trials per cell; ε ∈ "
+        f"{{{', '.join(f'{e:g}' for e in config.epsilons)}}}; "
+        f"k ∈ {{{', '.join(map(str, config.components))}}}."
+    )
     lines = [
-        f"# {TITLE}",
+        *md.head(TITLE, ID, setting),
         "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows, "
-        f"p = {p} encoded columns (label block included, as the paper's p = 35). "
-        f"{config.trials} trials per cell; ε ∈ {{{', '.join(f'{e:g}' for e in config.epsilons)}}}; "
-        f"k ∈ {{{', '.join(map(str, config.components))}}}.",
-        "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, each "
-        "warned `InsecureRandomnessWarning`, collected): reproducible, and for that reason not "
-        "fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how=md.WARNED),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): the noise is far "
-            "larger relative to the data than in the paper; do not compare numbers.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows,
+            " (test configuration): the noise is far larger relative to the data than in the "
+            "paper; do not compare numbers.",
+        ),
         "",
         "## (a) Energy per eigenvector (exact, non-private covariance; an analysis figure)",
         "",
-        "| eigenvector | energy | cumulative | exact rank-k error n·Σ_{i>k} λ_i |",
-        "|---:|---:|---:|---:|",
+        *md.table(
+            ["eigenvector", "energy", "cumulative", "exact rank-k error n·Σ_{i>k} λ_i"],
+            (
+                [
+                    r.component,
+                    f"{r.energy:.3f}",
+                    f"{r.cumulative_energy:.3f}",
+                    _fmt(r.truncation_error),
+                ]
+                for r in top.itertuples()
+            ),
+            "rrrr",
+        ),
     ]
-    for r in top.itertuples():
-        lines.append(
-            f"| {r.component} | {r.energy:.3f} | {r.cumulative_energy:.3f} | "
-            f"{_fmt(r.truncation_error)} |"
-        )
     k90 = int((energy.cumulative_energy >= 0.9).to_numpy().argmax()) + 1
     lines += [
         "",
@@ -260,14 +269,18 @@ def _summary(
         "",
         "## (b) Squared Frobenius error ‖X − X̄‖²_F (mean over trials)",
         "",
-        "| ε | " + " | ".join(f"DP-PCA k={k}" for k in k_show) + " | LAP | EXP |",
-        "|---:|" + "---:|" * (len(k_show) + 2),
-    ]
-    for e in config.epsilons:
-        cells = [_fmt(mean("DP-PCA", e, k)) for k in k_show]
-        cells += [_fmt(mean(m, e)) for m in ("LAP", "EXP")]
-        lines.append(f"| {e:g} | " + " | ".join(cells) + " |")
-    lines += [
+        *md.table(
+            ["ε", *(f"DP-PCA k={k}" for k in k_show), "LAP", "EXP"],
+            (
+                [
+                    f"{e:g}",
+                    *(_fmt(mean("DP-PCA", e, k)) for k in k_show),
+                    *(_fmt(mean(m, e)) for m in ("LAP", "EXP")),
+                ]
+                for e in config.epsilons
+            ),
+            "r" * (len(k_show) + 3),
+        ),
         "",
         "Full results: `results.csv` (one row per release), `tests.csv` (Welch one-sided "
         "t-tests, DP-PCA < baseline, per (ε, k)), `energy.csv`; plots `fig2a_energy.png`, "
@@ -275,31 +288,25 @@ def _summary(
         "",
         "## Paper vs ours",
         "",
-        "| claim | paper (Jiang et al. 2013) | ours |",
-        "|---|---|---|",
-        "| DP-PCA F-norm below LAP at every ε, k | yes (Fig. 2, boxplots) | "
-        + (
-            "yes"
-            if wins["LAP"]
-            else f"no: {int((tests[tests.versus == 'LAP'].ratio >= 1).sum())} of the (ε, k) cells"
-        )
-        + " |",
-        "| DP-PCA F-norm below EXP at every ε, k | yes | "
-        + (
-            "yes"
-            if wins["EXP"]
-            else f"no: {int((tests[tests.versus == 'EXP'].ratio >= 1).sum())} of the (ε, k) cells"
-        )
-        + " |",
-        "| (ε, k) cells where DP-PCA < baseline is significant (Welch, one-sided, "
-        "p < 0.05) | not reported | "
-        + ", ".join(
-            f"vs {o}: {int((tests[tests.versus == o].p_value_one_sided < 0.05).sum())} of "
-            f"{int((tests.versus == o).sum())}"
-            for o in ("LAP", "EXP")
-        )
-        + " |",
-        "| exact numbers | shown only as plots | tables above |",
+        *md.table(
+            ["claim", "paper (Jiang et al. 2013)", "ours"],
+            [
+                ["DP-PCA F-norm below LAP at every ε, k", "yes (Fig. 2, boxplots)", below("LAP")],
+                ["DP-PCA F-norm below EXP at every ε, k", "yes", below("EXP")],
+                [
+                    "(ε, k) cells where DP-PCA < baseline is significant (Welch, one-sided, "
+                    "p < 0.05)",
+                    "not reported",
+                    ", ".join(
+                        f"vs {o}: {int((tests[tests.versus == o].p_value_one_sided < 0.05).sum())}"
+                        f" of {int((tests.versus == o).sum())}"
+                        for o in ("LAP", "EXP")
+                    ),
+                ],
+                ["exact numbers", "shown only as plots", "tables above"],
+            ],
+            "lll",
+        ),
         "",
     ]
     trend = _k_trend(results, config)
@@ -364,8 +371,7 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each release.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()  # fail before any work if the plots extra is missing
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)

@@ -19,14 +19,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_nonnegative
+from ppdp._validation import check_nonnegative
 from ppdp.evaluate import entropy, kl_divergence
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, check_table_releases
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, check_table_releases, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -82,8 +84,8 @@ class Config:
 
     def __post_init__(self) -> None:
         check_table_releases(self, _METHOD_KEYS)
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=1))
-        object.__setattr__(self, "smoothing", check_nonnegative("smoothing", self.smoothing))
+        set_ints(self, bins=1)
+        set_checked(self, check_nonnegative, "smoothing")
         check_common(self)
 
     @classmethod
@@ -176,35 +178,37 @@ def _summary(
     g = results.groupby(["method", "epsilon"])
     n_attributes = len(config_attributes)
     ent, kl = g.entropy.mean(), g.kl.mean()
+    setting = (
+        f"Adult: n = {n:,} rows; {config.trials} trials per (method, ε); DP-PCA "
+        f"k = {config.pca_components}. Entropy and KL per attribute (declared categories; "
+        f"{config.bins} equal-width bins of each numeric attribute's declared bounds; label "
+        f"included), averaged over the {n_attributes} attributes; KL smoothed with "
+        f"{config.smoothing:g}; natural logs (nats)."
+    )
+
+    def by_epsilon(values: pd.Series, spec: str) -> list[str]:
+        return md.table(
+            ["ε", *(LABELS[m] for m in config.methods)],
+            ([f"{e:g}", *(format(values[(m, e)], spec) for m in config.methods)]
+             for e in config.epsilons),
+            "r" * (1 + len(config.methods)),
+        )  # fmt: skip
+
     lines = [
-        f"# {TITLE}",
+        *md.head(TITLE, ID, setting),
         "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows; "
-        f"{config.trials} trials per (method, ε); DP-PCA k = {config.pca_components}. "
-        f"Entropy and KL per attribute (declared categories; {config.bins} equal-width bins "
-        "of each numeric attribute's declared bounds; label included), averaged over the "
-        f"{n_attributes} attributes; KL smoothed with {config.smoothing:g}; natural logs (nats).",
-        "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how="warnings collected"),
         *seeded.notes(),
+        *md.subsample_note(config.n_rows, md.NOT_COMPARABLE),
+        "",
+        f"## Entropy (nats; the original table: {h_orig:.4f})",
+        "",
+        *by_epsilon(ent, ".4f"),
+        "",
+        "## KL(release ‖ original) (nats)",
+        "",
+        *by_epsilon(kl, ".4g"),
     ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): do not "
-            "compare numbers with the paper.**",
-        ]
-    header = "| ε | " + " | ".join(LABELS[m] for m in config.methods) + " |"
-    sep = "|---:|" + "---:|" * len(config.methods)
-    lines += ["", f"## Entropy (nats; the original table: {h_orig:.4f})", "", header, sep]
-    for e in config.epsilons:
-        lines.append(
-            f"| {e:g} | " + " | ".join(f"{ent[(m, e)]:.4f}" for m in config.methods) + " |"
-        )
-    lines += ["", "## KL(release ‖ original) (nats)", "", header, sep]
-    for e in config.epsilons:
-        lines.append(f"| {e:g} | " + " | ".join(f"{kl[(m, e)]:.4g}" for m in config.methods) + " |")
     best = {e: min(config.methods, key=lambda m, e=e: kl[(m, e)]) for e in config.epsilons}
     falling = {
         m: bool(kl[(m, config.epsilons[-1])] <= kl[(m, config.epsilons[0])]) for m in config.methods
@@ -280,8 +284,7 @@ def run(
     Writes ``results.csv`` (method, epsilon, trial, entropy, kl), ``config.json``,
     ``fig4_entropy_kl.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)

@@ -30,12 +30,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_delta, check_int
-from ppdp.experiments._config import epsilon_grid
+from ppdp._validation import check_delta
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -84,12 +86,10 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=10))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=2))
-        object.__setattr__(self, "delta", check_delta("delta", self.delta))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, k=2, n=10, trials=2)
+        set_checked(self, check_delta, "delta")
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2017) -> Config:
@@ -131,8 +131,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``variance_vs_epsilon.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()
@@ -202,8 +201,7 @@ def run(
         f"{config.trials} runs per cell; n·Var is the per-item variance of the *unbiased* "
         "estimate (no projection) times n, averaged over the items.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## n · Var per item: measured (formula)",
         "",

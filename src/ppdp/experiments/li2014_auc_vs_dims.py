@@ -15,13 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, int_grid
+from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     save_figure,
@@ -64,14 +65,11 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "dims", int_grid("dims", self.dims))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
+        set_checked(self, int_grid, "dims")
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, n_public=2)
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, check_positive, "C", "gamma")
         check_common(self)
 
     @classmethod
@@ -94,8 +92,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_dims.png``,
     ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)

@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
+from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, epsilon_grid, int_grid
+from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     save_figure,
@@ -78,25 +79,16 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, n_public=2)
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, check_positive, "C", "gamma")
+        set_ints(self, n_components=1)
         tuned = tuple(self.tuned_dims)
         object.__setattr__(self, "tuned_dims", int_grid("tuned_dims", tuned) if tuned else ())
         if not isinstance(self.with_erratum, bool):
             raise ParameterError(f"with_erratum ({self.with_erratum!r}) must be True or False")
-        object.__setattr__(
-            self,
-            "diagnostic_trials",
-            check_int("diagnostic_trials", self.diagnostic_trials, minimum=1),
-        )
+        set_ints(self, diagnostic_trials=1)
         check_common(self)
 
     @classmethod
@@ -136,8 +128,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_epsilon.png``,
     ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)

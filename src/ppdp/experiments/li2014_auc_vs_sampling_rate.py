@@ -17,14 +17,15 @@ from typing import Any
 
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common
+from ppdp.experiments._config import check_common, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     save_figure,
@@ -73,12 +74,9 @@ class Config:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rates", _rates(self.rates))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, n_components=1)
+        set_checked(self, check_positive, "C", "gamma")
         check_common(self)
 
     @classmethod
@@ -100,8 +98,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``,
     ``auc_vs_sampling_rate.png``, ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)

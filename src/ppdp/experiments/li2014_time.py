@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, int_grid
+from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     require_sklearn,
     save_figure,
@@ -72,23 +73,13 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "fit_dims", int_grid("fit_dims", self.fit_dims))
-        object.__setattr__(
-            self, "private_sizes", int_grid("private_sizes", self.private_sizes, minimum=10)
-        )
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(
-            self, "svc_max_rows", check_int("svc_max_rows", self.svc_max_rows, minimum=2)
-        )
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, int_grid, "fit_dims")
+        set_checked(self, int_grid, "private_sizes", minimum=10)
+        set_ints(self, n_public=2, n_components=1)
+        set_checked(self, check_epsilon, "epsilon")
+        set_checked(self, check_positive, "C", "gamma")
+        set_ints(self, svc_max_rows=2)
         check_common(self)
 
     @classmethod
@@ -203,8 +194,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``rho_fit_times.csv``, ``learner_times.csv``,
     ``config.json``, ``time.png``, ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     require_sklearn()
     plt = import_pyplot()
     out = Path(out_dir)

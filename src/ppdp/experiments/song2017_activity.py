@@ -23,13 +23,15 @@ import numpy as np
 import pandas as pd
 
 from ppdp import noise
-from ppdp._validation import check_epsilon, check_int
+from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -116,10 +118,9 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lengths", int_grid("lengths", self.lengths, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_checked(self, int_grid, "lengths", minimum=2)
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, trials=1, seed=0)
         if list(self.lengths) != sorted(set(self.lengths)):
             raise ParameterError(f"lengths ({self.lengths!r}) must be strictly increasing")
 
@@ -234,8 +235,7 @@ def _summary(
         "stationary law. Θ of a group = its persons' transition matrices with unconstrained "
         "initial laws, so the true model is in Θ by construction.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how="warnings collected"),
         *seeded.notes(),
         "",
         "## Mean L1 error, all persons",
@@ -335,8 +335,7 @@ def run(
     Writes ``results.csv`` (group, person, T, method, trial, l1_error),
     ``noise_scales.csv``, ``config.json``, ``l1_error_vs_T.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()

@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int
+from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
+from ppdp.experiments._config import set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
+    check_config,
     import_pyplot,
     save_figure,
     write_run,
@@ -63,8 +65,8 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "T", check_int("T", self.T, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
+        set_ints(self, T=2)
+        set_checked(self, check_epsilon, "epsilon")
         grid = tuple(float(p) for p in self.grid)
         if not grid or any(not (0.0 < p < 1.0) for p in grid):
             raise ParameterError(f"grid ({self.grid!r}) must be a non-empty tuple of p in (0, 1)")
@@ -73,7 +75,7 @@ class Config:
         if not 0.0 <= weak < 1.0:
             raise ParameterError(f"weak ({self.weak!r}) must lie in [0, 1)")
         object.__setattr__(self, "weak", weak)
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2017) -> Config:
@@ -246,8 +248,7 @@ def run(
     Writes ``results.csv`` (p0, p1, method, noise_scale, applicable), ``config.json``,
     ``noise_heatmaps.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     rows = []

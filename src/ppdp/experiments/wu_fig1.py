@@ -32,12 +32,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
+from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -86,14 +89,9 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=100))
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=2))
-        object.__setattr__(self, "harmonics", check_int("harmonics", self.harmonics, minimum=1))
-        object.__setattr__(
-            self, "em_iterations", check_int("em_iterations", self.em_iterations, minimum=1)
-        )
-        object.__setattr__(self, "noise_width", check_positive("noise_width", self.noise_width))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, n=100, bins=2, harmonics=1, em_iterations=1)
+        set_checked(self, check_positive, "noise_width")
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -155,8 +153,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``phi.csv``, ``config.json``,
     ``fig1_estimates.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()
@@ -204,8 +201,7 @@ def run(
         f"of a bimodal X on [0, 1] (equal mixture of N(0.3, 0.08²) and N(0.7, 0.10²), "
         f"truncated); {config.bins} bins; Y ~ U[−w/2, w/2] with w = {config.noise_width:.4g}.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisation, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisation", unfit="real respondents"),
         "",
         "## Information loss (½‖·‖₁ on the bins)",
         "",

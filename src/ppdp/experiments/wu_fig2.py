@@ -40,11 +40,13 @@ import pandas as pd
 
 from ppdp._validation import check_int, check_positive
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -118,16 +120,13 @@ class Config:
     confirm_seeds: tuple[int, ...] = _CONFIRM_SEEDS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=100))
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=2))
+        set_ints(self, n=100, bins=2)
         object.__setattr__(self, "harmonics", _harmonics_grid(self.harmonics))
-        object.__setattr__(self, "tol", check_positive("tol", self.tol))
+        set_checked(self, check_positive, "tol")
         object.__setattr__(
             self, "extra_tols", tuple(check_positive("extra_tols", t) for t in self.extra_tols)
         )
-        object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, minimum=1))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, max_iter=1, trials=1, seed=0)
         for name, allowed in (("tapers", _TAPERS), ("shrinkages", _SHRINKAGES)):
             vals = tuple(getattr(self, name))
             if any(v not in allowed for v in vals):
@@ -317,8 +316,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig2_em_start.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()
@@ -570,14 +568,14 @@ def _summary(
         )
         + ".",
         "",
-        f"**Runs are seeded** (root seed {config.seed}"
-        + (
-            f", confirmation seeds {', '.join(map(str, config.confirm_seeds))}"
+        md.seeded_note(
+            f"{config.seed}, confirmation seeds {', '.join(map(str, config.confirm_seeds))}"
             if config.confirm_seeds
-            else ""
-        )
-        + f"; {seeded_count} seeded randomisations, collected): reproducible, and for that "
-        "reason not fit for real respondents.",
+            else config.seed,
+            seeded_count,
+            "randomisations",
+            unfit="real respondents",
+        ),
         "",
         f"## Mean over trials (root seed {config.seed})",
         "",

@@ -20,11 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
+from ppdp._validation import check_positive
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -71,12 +74,9 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=10))
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, n=10, k=2)
+        set_checked(self, check_positive, "gamma", "sigma")
+        set_ints(self, trials=1, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -125,8 +125,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``trials.csv``, ``guarantee.csv``,
     ``config.json``, ``fig3_estimate.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()
@@ -184,8 +183,7 @@ def run(
         "of `wu-fig1` on 30 equal regions of [0, 1]; Wu's one-step (mean) estimator from the "
         "running sums, projected onto the simplex.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## Estimate vs truth",
         "",

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 from ppdp.experiments._framework import (
     ExperimentResult,
     Progress,
     SeededRuns,
+    check_config,
     import_pyplot,
     save_figure,
     seed_sequence,
@@ -68,14 +69,12 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ns", int_grid("ns", self.ns, minimum=10))
+        set_checked(self, int_grid, "ns", minimum=10)
         sig = tuple(float(s) for s in self.sigmas)
         if not sig or any(not s > 0 for s in sig):
             raise ParameterError(f"sigmas ({self.sigmas!r}) must be positive numbers")
         object.__setattr__(self, "sigmas", sig)
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, k=2, trials=1, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -106,8 +105,7 @@ def run(
 ) -> ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig4_loss_vs_n.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
+    check_config(config, Config)
     plt = import_pyplot()
     out = Path(out_dir)
     seeded = SeededRuns()
@@ -167,8 +165,7 @@ def run(
         f"{config.trials} trials per (σ, n); one-step mean estimator projected onto the "
         "simplex.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## Mean information loss ½‖p̂ − h‖₁ (against the true histogram)",
         "",
