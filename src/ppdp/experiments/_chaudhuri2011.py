@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pandas as pd
@@ -53,18 +53,9 @@ import pandas as pd
 from ppdp._validation import check_epsilon, check_positive
 from ppdp.data import Schema
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 
 __all__ = ["BaseConfig", "Dataset", "PaperNumbers", "run_protocol"]
 
@@ -138,6 +129,23 @@ class BaseConfig:
         if self.n_rows is not None:
             set_ints(self, n_rows=100)
 
+    @classmethod
+    def full(cls, *, seed: int = 2011) -> Self:
+        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few CPU minutes)."""
+        return cls(draws=1, seed=seed)
+
+    @classmethod
+    def quick(cls, *, seed: int = 2011) -> Self:
+        """A smoke run (seconds): 8,000 rows, 2 ε × 2 Λ, 2 folds × 1 draw."""
+        return cls(
+            epsilons=(0.1, 1.0),
+            regularizations=(1e-3, 1e-2),
+            folds=2,
+            draws=1,
+            n_rows=8000,
+            seed=seed,
+        )
+
 
 @dataclass(frozen=True)
 class Dataset:
@@ -168,13 +176,13 @@ def subsample(df: pd.DataFrame, n_rows: int | None, seed: int) -> pd.DataFrame:
     """A seeded subsample of ``df`` (rows in their original order), or ``df``."""
     if n_rows is None or n_rows >= len(df):
         return df
-    rng = np.random.default_rng(seed_sequence(seed, _SUBSAMPLE_KEY))
+    rng = np.random.default_rng(fw.seed_sequence(seed, _SUBSAMPLE_KEY))
     idx = np.sort(rng.choice(len(df), size=n_rows, replace=False))
     return df.iloc[idx].reset_index(drop=True)
 
 
 def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed_sequence(seed, _FOLD_KEY))
+    rng = np.random.default_rng(fw.seed_sequence(seed, _FOLD_KEY))
     perm = rng.permutation(n)
     return [np.sort(part) for part in np.array_split(perm, k)]
 
@@ -237,22 +245,22 @@ def run_protocol(
     title: str,
     load: Callable[[BaseConfig], Dataset],
     paper: PaperNumbers,
-    progress: Progress | None = None,
-) -> ExperimentResult:
+    progress: fw.Progress | None = None,
+) -> fw.ExperimentResult:
     """Run the CMS11 §7 protocol on the dataset ``load(config)`` and write every output.
 
     Writes ``results.csv`` (one row per private fit), ``non_private.csv``, ``curves.csv``
     (mean, standard deviation and count per curve point), ``config.json``,
     ``error_vs_epsilon.png`` and ``summary.md``.
     """
-    require_sklearn()
-    plt = import_pyplot()
+    fw.require_sklearn()
+    plt = fw.import_pyplot()
     out = Path(out_dir)
     data = load(config)
     n = len(data.y)
     folds = _folds(n, config.folds, config.seed)
     norm = data.schema.max_row_l2_norm
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     learners = [(loss, pert) for loss in LOSSES for pert in PERTURBATIONS]
     grid_eps = sorted(set(config.epsilons) | {config.select_epsilon})
     per_point = config.folds * config.draws
@@ -270,7 +278,7 @@ def run_protocol(
         mask[test] = False
         lam = kw.get("regularization")
         lam_key = round(-100 * math.log10(lam)) if lam is not None else 0
-        ss = seed_sequence(
+        ss = fw.seed_sequence(
             config.seed,
             _PHASE_KEY[phase],
             _LOSS_KEY[loss],
@@ -333,7 +341,7 @@ def run_protocol(
         config, data, results, derived, curves, non_private, chosen, paper, seeded, (elapsed, cpu),
         experiment_id=experiment_id, title=title,
     )  # fmt: skip
-    return write_run(
+    return fw.write_run(
         experiment_id, config, out, summary, key,
         tables={"results.csv": results, "non_private.csv": non_private, "curves.csv": curves},
         figures={"error_vs_epsilon.png": lambda p: _plot(plt, curves, non_private, data,
@@ -429,7 +437,7 @@ def _plot(
     axes[1].legend(fontsize=6.5, loc="upper right")
     fig.suptitle(f"{title}\n{data.description}", fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -503,7 +511,7 @@ def _summary(
     non_private: pd.DataFrame,
     chosen: dict[tuple[str, str], float],
     paper: PaperNumbers,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     timing: tuple[float, float],
     *,
     experiment_id: str,

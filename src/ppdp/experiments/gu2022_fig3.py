@@ -28,20 +28,10 @@ from typing import Any
 import pandas as pd
 
 from ppdp._validation import check_epsilon
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _gu2022 as gu
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import check_common, int_grid, set_checked
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -141,12 +131,12 @@ def _plot(plt: Any, paired: pd.DataFrame, results: pd.DataFrame, path: Path) -> 
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``paired.csv``, ``config.json``, ``fig.png``
     and ``summary.md`` into ``out_dir``.
 
@@ -157,11 +147,9 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each repetition and m.
     """
-    check_config(config, Config)
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     df, schema = gu.load_task(config.task, config.n_rows, config.seed)
     rows: list[dict[str, Any]] = []
     total = config.trials * len(config.owners)
@@ -185,17 +173,17 @@ def run(
             P = gu.prepare(df, schema, config.seed, 0, rep)
             add("reference", None, rep, {"non-private": gu.non_private_error(P)})
             add("reference", None, rep, {"majority": gu.majority_error(P)})
-            sa = seed_sequence(config.seed, 1, rep)
+            sa = fw.seed_sequence(config.seed, 1, rep)
             with seeded.collect():
                 central = gu.centralised_errors(
-                    P, schema, eps, sa, seed_sequence(config.seed, 2, rep)
+                    P, schema, eps, sa, fw.seed_sequence(config.seed, 2, rep)
                 )
             add("centralised", None, rep, {k: central[k] for k in _METHODS})
             for mi, m in enumerate(config.owners):
                 for vi, (setting, joint) in enumerate(
                     (("joint-view", True), ("paper-split", False))
                 ):
-                    s = seed_sequence(config.seed, 3, rep, mi, vi)
+                    s = fw.seed_sequence(config.seed, 3, rep, mi, vi)
                     with seeded.collect():
                         errs = gu.federated_errors(
                             P, eps, m, s, s, joint_view=joint, methods=_METHODS
@@ -208,7 +196,7 @@ def run(
     results["owners"] = results["owners"].astype("Int64")
     paired = _paired(results)
     summary, key = _summary(config, results, paired, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "paired.csv": paired},
         figures={"fig.png": lambda path: _plot(plt, paired, results, path)},
@@ -216,7 +204,7 @@ def run(
 
 
 def _summary(
-    config: Config, results: pd.DataFrame, paired: pd.DataFrame, seeded: SeededRuns
+    config: Config, results: pd.DataFrame, paired: pd.DataFrame, seeded: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     def ref(method: str) -> float:
         return float(results[results.method == method].misclassification.mean())

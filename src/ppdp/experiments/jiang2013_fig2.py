@@ -28,18 +28,9 @@ import pandas as pd
 
 from ppdp.evaluate import frobenius_error, mse
 from ppdp.experiments import _data
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 from ppdp.experiments._methods import LABELS, encode_like, release
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -148,7 +139,7 @@ def _plot_energy(plt: Any, energy: pd.DataFrame, path: Path) -> Path:
     ax.set_title(f"Adult, encoded (p = {len(energy)}): energy per eigenvector")
     ax.set_ylim(0, 1.02)
     ax.legend(loc="center right")
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _plot_fnorm(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
@@ -173,7 +164,7 @@ def _plot_fnorm(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> 
         ax.axis("off")
     fig.suptitle(f"Squared Frobenius error on Adult ({config.trials} trials)")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _k_trend(results: pd.DataFrame, config: Config) -> str:
@@ -209,7 +200,7 @@ def _summary(
     energy: pd.DataFrame,
     results: pd.DataFrame,
     tests: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     def mean(method: str, eps: float, k: int | None = None) -> float:
         sel = (results.method == method) & (results.epsilon == eps)
@@ -354,8 +345,8 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (method, epsilon, k, trial, frobenius, mse), ``energy.csv``,
@@ -371,13 +362,12 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each release.
     """
-    check_config(config, Config)
-    plt = import_pyplot()  # fail before any work if the plots extra is missing
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
     X_full = schema.encode(df, include_label=True)[0]
     energy = _energy(X_full)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = len(config.epsilons) * config.trials * (2 + len(config.components))
     done = 0
     rows: list[dict[str, Any]] = []
@@ -386,7 +376,7 @@ def run(
         for trial in range(config.trials):
             jobs = [("LAP", None), ("EXP", None)] + [("DP-PCA", k) for k in config.components]
             for method, k in jobs:
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, k or 0, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, k or 0, trial)
                 with seeded.collect():
                     rel = release(method, df, schema, epsilon=eps, k=k, random_state=ss)
                 assert rel.encoded is not None
@@ -412,7 +402,7 @@ def run(
     results["k"] = results["k"].astype("Int64")
     tests = _tests(results)
     summary, key = _summary(config, len(df), X_full.shape[1], energy, results, tests, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "energy.csv": energy, "tests.csv": tests},
         figures={

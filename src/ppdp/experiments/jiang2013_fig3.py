@@ -34,19 +34,9 @@ from ppdp.evaluate import (
 )
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import check_common, check_table_releases, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 from ppdp.experiments._methods import LABELS, PUBLISHERS, release
 
 __all__ = ["ID", "PAPER_BA", "PAPER_LA", "TITLE", "Config", "run"]
@@ -175,11 +165,11 @@ def _plot(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
         f"Trained on releases of 2/3 of Adult, tested on the other 1/3 ({config.trials} splits)"
     )
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
-    config: Config, n: int, results: pd.DataFrame, seeded: SeededRuns
+    config: Config, n: int, results: pd.DataFrame, seeded: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     def mean(method: str, classifier: str, metric: str, eps: float | None = None) -> float:
         sel = (results.method == method) & (results.classifier == classifier)
@@ -281,22 +271,22 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (trial, epsilon, method, classifier, accuracy, auc; BA and LA
     rows have no epsilon), ``config.json``, ``fig3_classification.png`` and ``summary.md``.
     """
-    check_config(config, Config)
-    plt = import_pyplot()
-    require_sklearn()
+    fw.check_config(config, Config)
+    plt = fw.import_pyplot()
+    fw.require_sklearn()
     for m in config.methods:  # fail before any work if a publisher is missing
         if m not in PUBLISHERS:
             raise ParameterError(f"method {m!r} has no publisher")
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = config.trials * len(config.epsilons) * len(config.methods)
     done = 0
     rows: list[dict[str, Any]] = []
@@ -314,7 +304,7 @@ def run(
         for ei, eps in enumerate(config.epsilons):
             for method in config.methods:
                 k = config.pca_components if method == "DP-PCA" else None
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
                 with seeded.collect():
                     rel = release(
                         method,
@@ -334,7 +324,7 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} split {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), results, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"fig3_classification.png": lambda path: _plot(plt, results, config, path)},

@@ -22,18 +22,9 @@ import pandas as pd
 from ppdp._validation import check_nonnegative
 from ppdp.evaluate import entropy, kl_divergence
 from ppdp.experiments import _data
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import check_common, check_table_releases, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 from ppdp.experiments._methods import LABELS, release
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -164,7 +155,7 @@ def _plot(plt: Any, results: pd.DataFrame, h_orig: float, config: Config, path: 
     axes[0].legend(fontsize=7)
     fig.suptitle(f"Per-attribute entropy and KL, averaged over attributes ({config.trials} trials)")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
@@ -172,7 +163,7 @@ def _summary(
     n: int,
     h_orig: float,
     results: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     config_attributes: tuple[str, ...],
 ) -> tuple[str, dict[str, Any]]:
     g = results.groupby(["method", "epsilon"])
@@ -277,19 +268,18 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (method, epsilon, trial, entropy, kl), ``config.json``,
     ``fig4_entropy_kl.png`` and ``summary.md``.
     """
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
     h_orig = entropy(df, schema, bins=config.bins)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = len(config.epsilons) * config.trials * len(config.methods)
     done = 0
     rows: list[dict[str, Any]] = []
@@ -297,7 +287,7 @@ def run(
         for trial in range(config.trials):
             for method in config.methods:
                 k = config.pca_components if method == "DP-PCA" else None
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
                 with seeded.collect():
                     rel = release(
                         method,
@@ -337,7 +327,7 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} trial {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), h_orig, results, seeded, schema.column_names)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"fig4_entropy_kl.png": lambda path: _plot(plt, results, h_orig, config, path)},

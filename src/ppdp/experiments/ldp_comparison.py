@@ -31,18 +31,9 @@ import numpy as np
 import pandas as pd
 
 from ppdp._validation import check_delta
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 from ppdp.experiments._ldp_oracles import ORACLES
 from ppdp.experiments._wu import bimodal_probabilities
 from ppdp.local import CharacteristicVectorRandomizer
@@ -123,18 +114,17 @@ def _plot(plt: Any, agg: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("n · Var per item (measured)")
     ax.legend(fontsize=8)
     ax.set_title("lower is better; CV-gaussian also needs δ = 1e-6", fontsize=9)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``variance_vs_epsilon.png`` and ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     probs = bimodal_probabilities(np.linspace(0.0, 1.0, config.k + 1))
     jobs: list[tuple[str, float]] = []
     for eps in config.epsilons:
@@ -159,10 +149,10 @@ def run(
             theory = ORACLES[mech][1](eps)
             bits = {"OUE": config.k, "OLH": 2 * 32, "HR": math.ceil(math.log2(config.k + 1))}[mech]
         for t in range(config.trials):
-            ss = seed_sequence(config.seed, ei, t)
+            ss = fw.seed_sequence(config.seed, ei, t)
             values = _values(config.n, probs, ss.spawn(1)[0])
             truth = np.bincount(values, minlength=config.k) / config.n
-            noise_seed = seed_sequence(config.seed, ei, t, 1 + j)
+            noise_seed = fw.seed_sequence(config.seed, ei, t, 1 + j)
             with seeded.collect():
                 if r is None:
                     est = ORACLES[mech][0](values, config.k, eps, random_state=noise_seed)
@@ -274,7 +264,7 @@ def run(
         "cv_gaussian_worse_than_oue_everywhere": worse,
         "cv_gaussian_ratio_to_oue": {f"{r.epsilon:.4g}": r.ratio_to_oue for r in cv.itertuples()},
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": agg, "summary.csv": agg[_SUMMARY_COLUMNS]},
         figures={"variance_vs_epsilon.png": lambda path: _plot(plt, agg, path)},

@@ -16,18 +16,9 @@ from typing import Any
 import pandas as pd
 
 from ppdp._validation import check_epsilon, check_positive
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
 from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -88,16 +79,14 @@ def _methods(config: Config) -> list[str]:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_dims.png``,
     ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     cells = [
         li.Cell(x=D, epsilon=config.epsilon, n_components=D, n_public=config.n_public)
         for D in config.dims
@@ -125,15 +114,15 @@ def run(
         title=f"Adult, ε = {config.epsilon:g}, {config.trials} trial(s)",
         logx=True,
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results.rename(columns={"x": "D"})},
-        figures={"auc_vs_dims.png": lambda path: save_figure(fig, path)},
+        figures={"auc_vs_dims.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
 def _summary(
-    config: Config, n: int, d: int, wide: pd.DataFrame, runs: SeededRuns
+    config: Config, n: int, d: int, wide: pd.DataFrame, runs: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     margin = wide["hybrid"] - wide["private"]
     above = bool((margin > 0).all())
@@ -153,13 +142,7 @@ def _summary(
         "## Mean AUC",
         "",
         *li.markdown_table(wide, "D"),
-        "",
-        "## Paper vs ours",
-        "",
-        li.PAPER_CLAIMS,
-        "",
-        "| claim | paper | ours |",
-        "|---|---|---|",
+        *li.PAPER_VS_OURS,
         f"| hybrid above the private SVM at every D | yes (plot) | "
         f"{'yes' if above else 'no'}: margin {float(margin.min()):+.3f} to "
         f"{float(margin.max()):+.3f} |",

@@ -17,18 +17,9 @@ import pandas as pd
 
 from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
 from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -124,16 +115,14 @@ def _methods(config: Config) -> list[str]:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_epsilon.png``,
     ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     cells = [
         li.Cell(x=e, epsilon=e, n_components=config.n_components, n_public=config.n_public)
         for e in config.epsilons
@@ -172,14 +161,14 @@ def run(
         title=f"Adult, D = {config.n_components}, {config.trials} trial(s)",
         logx=True,
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={
             "results.csv": results.rename(columns={"x": "epsilon_x"}),
             "score_spread.csv": spread,
             "paired_draws.csv": paired,
         },
-        figures={"auc_vs_epsilon.png": lambda path: save_figure(fig, path)},
+        figures={"auc_vs_epsilon.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
@@ -391,7 +380,7 @@ def _summary(
     n: int,
     d: int,
     wide: pd.DataFrame,
-    runs: SeededRuns,
+    runs: fw.SeededRuns,
     spread: pd.DataFrame,
     results_chosen: dict[float, str],
     se: pd.DataFrame,
@@ -417,13 +406,7 @@ def _summary(
         "## Mean AUC",
         "",
         *li.markdown_table(wide, "ε"),
-        "",
-        "## Paper vs ours",
-        "",
-        li.PAPER_CLAIMS,
-        "",
-        "| claim | paper | ours |",
-        "|---|---|---|",
+        *li.PAPER_VS_OURS,
         f"| hybrid AUC above the private SVM's at every ε | yes (plot) | "
         f"{'yes' if above else 'no'}: margin {float(margin.min()):+.3f} to "
         f"{float(margin.max()):+.3f}; paired diagnostic: "

@@ -20,18 +20,9 @@ import numpy as np
 import pandas as pd
 
 from ppdp._validation import check_epsilon, check_positive
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
 from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -132,7 +123,7 @@ def _rho_fit_times(X: np.ndarray, y: np.ndarray, config: Config) -> pd.DataFrame
 
 
 def _learner_times(
-    X: np.ndarray, y: np.ndarray, config: Config, runs: SeededRuns, progress: Any
+    X: np.ndarray, y: np.ndarray, config: Config, runs: fw.SeededRuns, progress: Any
 ) -> pd.DataFrame:
     from sklearn.svm import SVC
 
@@ -190,16 +181,14 @@ def _learner_times(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``rho_fit_times.csv``, ``learner_times.csv``,
     ``config.json``, ``time.png``, ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     with li.one_thread():
         rho = _rho_fit_times(X, y, config)
         learn = _learner_times(X, y, config, runs, progress)
@@ -232,10 +221,10 @@ def run(
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"rho_fit_times.csv": rho, "learner_times.csv": learn},
-        figures={"time.png": lambda path: save_figure(fig, path)},
+        figures={"time.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
@@ -247,7 +236,7 @@ def _summary(
     rho_med: pd.DataFrame,
     learn: pd.DataFrame,
     learn_med: pd.DataFrame,
-    runs: SeededRuns,
+    runs: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     lines = li.header_lines(
         TITLE,

@@ -25,18 +25,9 @@ import pandas as pd
 from ppdp import noise
 from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
 from ppdp.experiments._config import int_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
 
 __all__ = ["ID", "PERSONS", "STATES", "TITLE", "Config", "run", "sample_chain"]
 
@@ -211,7 +202,7 @@ def _plot(plt: Any, agg: pd.DataFrame, per: pd.DataFrame, path: Path) -> Path:
     axes[-1].legend(fontsize=7)
     fig.suptitle("Activity histograms (synthetic 4-state chains): L1 error vs T")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
@@ -219,7 +210,7 @@ def _summary(
     results: pd.DataFrame,
     agg: pd.DataFrame,
     scales: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     lines = [
         f"# {TITLE}",
@@ -328,17 +319,16 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (group, person, T, method, trial, l1_error),
     ``noise_scales.csv``, ``config.json``, ``l1_error_vs_T.png`` and ``summary.md``.
     """
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     labels = np.array(STATES, dtype=object)
     n_persons = sum(len(p) for p in PERSONS.values())
     total = n_persons * config.trials
@@ -356,7 +346,7 @@ def run(
                         P,
                         q,
                         config.lengths[-1],
-                        random_state=seed_sequence(config.seed, 1, pid, trial),
+                        random_state=fw.seed_sequence(config.seed, 1, pid, trial),
                     )
                 for ti, T in enumerate(config.lengths):
                     codes = trace[:T]
@@ -369,7 +359,7 @@ def run(
                             rel = mech.release(
                                 labels[codes],
                                 query="histogram",
-                                random_state=seed_sequence(config.seed, 2, pid, trial, ti, mi),
+                                random_state=fw.seed_sequence(config.seed, 2, pid, trial, ti, mi),
                             )
                         rows.append(
                             {
@@ -406,7 +396,7 @@ def run(
         ignore_index=True,
     )
     summary, key = _summary(config, results, agg, scales, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "noise_scales.csv": scales},
         figures={"l1_error_vs_T.png": lambda path: _plot(plt, agg, per, path)},

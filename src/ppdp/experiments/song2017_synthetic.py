@@ -21,15 +21,8 @@ import pandas as pd
 
 from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments._config import set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    check_config,
-    import_pyplot,
-    save_figure,
-    write_run,
-)
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -146,7 +139,7 @@ def _plot(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
         f"Noise scale on binary chains, T = {config.T}, ε = {config.epsilon:g} "
         "(n/a: GK16 not applicable)"
     )
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]]:
@@ -241,15 +234,14 @@ def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (p0, p1, method, noise_scale, applicable), ``config.json``,
     ``noise_heatmaps.png`` and ``summary.md``.
     """
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     rows = []
     total = len(config.grid) ** 2
@@ -265,7 +257,7 @@ def run(
                 progress(done, total, f"p0={p0:g} p1={p1:g}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, results)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"noise_heatmaps.png": lambda path: _plot(plt, results, config, path)},

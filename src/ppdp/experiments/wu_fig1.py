@@ -34,25 +34,10 @@ import pandas as pd
 
 from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
 from ppdp.experiments._config import set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_density,
-    bimodal_probabilities,
-    bimodal_sample,
-    empirical_probabilities,
-    half_l1,
-)
 from ppdp.local import AdditiveRandomizer, reconstruct_em, reconstruct_fourier
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -140,27 +125,26 @@ def _plot(plt: Any, table: pd.DataFrame, config: Config, auto_m: int, path: Path
     ax.stairs(table.em_density, edges, color="#4c72b0", lw=1.4, ls="--",
               label=f"EM, {config.em_iterations} iterations")  # fmt: skip
     grid = np.linspace(0, 1, 400)
-    ax.plot(grid, bimodal_density(grid), color="grey", lw=0.8, alpha=0.7, label="population")
+    ax.plot(grid, _wu.bimodal_density(grid), color="grey", lw=0.8, alpha=0.7, label="population")
     ax.set_xlabel("x")
     ax.set_ylabel("density")
     ax.set_title(f"n = {config.n:,}, Y ~ U[−w/2, w/2], w = {config.noise_width:.4g}")
     ax.legend(loc="upper left", fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``phi.csv``, ``config.json``,
     ``fig1_estimates.png`` and ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     r = AdditiveRandomizer(noise="uniform", scale=config.noise_width, domain=(0.0, 1.0))
-    x = bimodal_sample(config.n, seed_sequence(config.seed, 0))
+    x = _wu.bimodal_sample(config.n, fw.seed_sequence(config.seed, 0))
     with seeded.collect():
-        reports = r.randomise(x, random_state=seed_sequence(config.seed, 1))
+        reports = r.randomise(x, random_state=fw.seed_sequence(config.seed, 1))
     four = reconstruct_fourier(reports, r, config.harmonics, bins=config.bins)
     # the library's default: harmonics="auto" (public inputs only), soft shrinkage
     auto = reconstruct_fourier(reports, r, bins=config.bins)
@@ -173,8 +157,8 @@ def run(
         progress(2, 2, f"EM, {config.em_iterations} iterations")
     edges = np.asarray(four.edges)
     width = np.diff(edges)
-    truth = empirical_probabilities(x, edges)
-    pop = bimodal_probabilities(edges)
+    truth = _wu.empirical_probabilities(x, edges)
+    pop = _wu.bimodal_probabilities(edges)
     table = pd.DataFrame(
         {
             "bin_low": edges[:-1],
@@ -189,7 +173,7 @@ def run(
     phi = _phi_table(config)
     refused = _wu_setting_refused(config, reports)
     losses = {
-        name: (half_l1(est.probabilities, truth), half_l1(est.probabilities, pop))
+        name: (_wu.half_l1(est.probabilities, truth), _wu.half_l1(est.probabilities, pop))
         for name, est in (("Fourier", four), ("Fourier auto", auto), ("EM", em))
     }
     g = r.guarantee()
@@ -216,7 +200,7 @@ def run(
         }.get(name, f"EM, {config.em_iterations} iterations (uniform start)")
         lines.append(f"| {label} | {lw:.4f} | {la:.4f} |")
     lines += [
-        f"| (the true histogram itself) | 0 | {half_l1(truth, pop):.4f} |",
+        f"| (the true histogram itself) | 0 | {_wu.half_l1(truth, pop):.4f} |",
         "",
         "Per-bin densities: `results.csv`; plot: `fig1_estimates.png`; |φ_Y(i)|: `phi.csv`.",
         "",
@@ -276,7 +260,7 @@ def run(
         "min_abs_phi": float(worst.abs_phi_ours),
         "wu_setting_refused": "degenerate" in refused,
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": table, "phi.csv": phi},
         figures={"fig1_estimates.png": lambda path: _plot(plt, table, config, auto_m, path)},

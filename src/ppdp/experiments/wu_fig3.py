@@ -21,25 +21,10 @@ import numpy as np
 import pandas as pd
 
 from ppdp._validation import check_positive
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
 from ppdp.experiments._config import set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_probabilities,
-    bimodal_sample,
-    continuous_gaussian_epsilon,
-    empirical_probabilities,
-    half_l1,
-)
 from ppdp.local import CharacteristicVectorRandomizer, map_success_probability
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -97,7 +82,7 @@ def _guarantees(r: CharacteristicVectorRandomizer, config: Config) -> pd.DataFra
             {
                 "delta": d,
                 "epsilon_exact_lattice": g.epsilon if g.is_private else math.inf,
-                "epsilon_continuous_gaussian_bound": continuous_gaussian_epsilon(
+                "epsilon_continuous_gaussian_bound": _wu.continuous_gaussian_epsilon(
                     config.sigma, math.sqrt(2.0) / config.gamma, d
                 ),
             }
@@ -117,37 +102,36 @@ def _plot(plt: Any, table: pd.DataFrame, title: str, path: Path) -> Path:
     ax.set_ylabel("probability of the region")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``trials.csv``, ``guarantee.csv``,
     ``config.json``, ``fig3_estimate.png`` and ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     edges = np.linspace(0.0, 1.0, config.k + 1)
     r = CharacteristicVectorRandomizer(regions=list(edges), noise="discrete-normal",
                                        gamma=config.gamma, sigma=config.sigma)  # fmt: skip
-    pop = bimodal_probabilities(edges)
+    pop = _wu.bimodal_probabilities(edges)
     trials = []
     table = None
     for t in range(config.trials):
-        x = bimodal_sample(config.n, seed_sequence(config.seed, t, 0))
+        x = _wu.bimodal_sample(config.n, fw.seed_sequence(config.seed, t, 0))
         with seeded.collect():
-            reports = r.randomise(x, random_state=seed_sequence(config.seed, t, 1))
+            reports = r.randomise(x, random_state=fw.seed_sequence(config.seed, t, 1))
         est = r.estimate(reports)
-        truth = empirical_probabilities(x, edges)
+        truth = _wu.empirical_probabilities(x, edges)
         unbiased = np.asarray(est.details["unbiased"], dtype=np.float64)
         trials.append(
             {
                 "trial": t,
-                "wu_loss": half_l1(est.probabilities, truth),
-                "aa_loss": half_l1(est.probabilities, pop),
-                "wu_loss_clipped": half_l1(np.clip(unbiased, 0, None), truth),
+                "wu_loss": _wu.half_l1(est.probabilities, truth),
+                "aa_loss": _wu.half_l1(est.probabilities, pop),
+                "wu_loss_clipped": _wu.half_l1(np.clip(unbiased, 0, None), truth),
                 "negative_unbiased": int((unbiased < 0).sum()),
             }
         )
@@ -243,7 +227,7 @@ def run(
         "delta_at_16": float(delta16),
         "map_success_uniform_prior": float(map_uniform),
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": table, "trials.csv": trials_df, "guarantee.csv": guar},
         figures={"fig3_estimate.png": lambda path: _plot(plt, table, title, path)},

@@ -19,24 +19,10 @@ import numpy as np
 import pandas as pd
 
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
 from ppdp.experiments._config import int_grid, set_checked, set_ints
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    check_config,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_probabilities,
-    bimodal_sample,
-    empirical_probabilities,
-    half_l1,
-)
 from ppdp.local import CharacteristicVectorRandomizer
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -97,20 +83,19 @@ def _plot(plt: Any, agg: pd.DataFrame, eps: dict[float, float], path: Path) -> P
     ax.set_xlabel("n (respondents)")
     ax.set_ylabel("information loss ½‖p̂ − h‖₁")
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig4_loss_vs_n.png`` and ``summary.md`` into ``out_dir``."""
-    check_config(config, Config)
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     edges = np.linspace(0.0, 1.0, config.k + 1)
-    pop = bimodal_probabilities(edges)
+    pop = _wu.bimodal_probabilities(edges)
     rows = []
     eps: dict[float, float] = {}
     total = len(config.sigmas) * len(config.ns) * config.trials
@@ -121,18 +106,20 @@ def run(
         eps[sigma] = float(r.guarantee(DELTA).epsilon)
         for ni, n in enumerate(config.ns):
             for t in range(config.trials):
-                x = bimodal_sample(n, seed_sequence(config.seed, si, ni, t, 0))
+                x = _wu.bimodal_sample(n, fw.seed_sequence(config.seed, si, ni, t, 0))
                 with seeded.collect():
-                    reports = r.randomise(x, random_state=seed_sequence(config.seed, si, ni, t, 1))
+                    reports = r.randomise(
+                        x, random_state=fw.seed_sequence(config.seed, si, ni, t, 1)
+                    )
                 est = r.estimate(reports)
-                truth = empirical_probabilities(x, edges)
+                truth = _wu.empirical_probabilities(x, edges)
                 rows.append(
                     {
                         "sigma": sigma,
                         "n": n,
                         "trial": t,
-                        "wu_loss": half_l1(est.probabilities, truth),
-                        "aa_loss": half_l1(est.probabilities, pop),
+                        "wu_loss": _wu.half_l1(est.probabilities, truth),
+                        "aa_loss": _wu.half_l1(est.probabilities, pop),
                     }
                 )
                 done += 1
@@ -216,7 +203,7 @@ def run(
         "slopes": {f"{s:g}": slopes[s] for s in config.sigmas},
         "epsilons": {f"{s:g}": eps[s] for s in config.sigmas},
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "summary.csv": agg},
         figures={"fig4_loss_vs_n.png": lambda path: _plot(plt, agg, eps, path)},
