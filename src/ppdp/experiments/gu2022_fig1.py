@@ -97,14 +97,15 @@ def summary_text(
     every task's table; ``peer_notes`` replaces the note on the peer synthesizer (fig1 says
     what the peer is, or how to produce its results).
     """
-    lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {setting} "
+    intro = (
+        f"{setting} "
         f"{config.trials} repetitions per (task, ε); each repetition splits the rows 2/3 : 1/3 "
         "at random, releases from the training rows and measures the misclassification on the "
         f"held-out rows. δ = {gu.DELTA:g} for every release. Mean (standard deviation) below; "
-        "one row per release in `results.csv`, aggregates in `summary.csv`, plot `fig.png`.",
+        "one row per release in `results.csv`, aggregates in `summary.csv`, plot `fig.png`."
+    )
+    lines = [
+        *md.head(title, experiment_id, intro),
         "",
         md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),

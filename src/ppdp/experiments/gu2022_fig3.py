@@ -209,14 +209,15 @@ def _summary(
     def ref(method: str) -> float:
         return float(results[results.method == method].misclassification.mean())
 
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Task: "
+    intro = (
+        f"Task: "
         f"{gu.TASKS[config.task][2]}; ε = {config.epsilon:g}, δ = {gu.DELTA:g}; "
         f"{config.trials} repetitions, each with a new 2/3 : 1/3 split, the training rows "
         "dealt at random to m owners. One row per release in `results.csv`; paired "
-        "differences in `paired.csv`; plot `fig.png`.",
+        "differences in `paired.csv`; plot `fig.png`."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),

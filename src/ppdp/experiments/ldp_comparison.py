@@ -183,13 +183,14 @@ def run(
     agg["ratio_to_oue"] = [row.n_var_measured / oue[row.epsilon] for row in agg.itertuples()]
     cv = agg[agg.mechanism == "CV-gaussian"]
     worse = bool((cv.ratio_to_oue > 1).all())
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). k = {config.k} categories "
+    intro = (
+        f"k = {config.k} categories "
         f"(the 30-region histogram of the `wu-fig1` population), n = {config.n:,} respondents, "
         f"{config.trials} runs per cell; n·Var is the per-item variance of the *unbiased* "
-        "estimate (no projection) times n, averaged over the items.",
+        "estimate (no projection) times n, averaged over the items."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",

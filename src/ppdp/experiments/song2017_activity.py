@@ -212,13 +212,14 @@ def _summary(
     scales: pd.DataFrame,
     seeded: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). ε = {config.epsilon:g}; "
+    intro = (
+        f"ε = {config.epsilon:g}; "
         f"T ∈ {{{', '.join(str(t) for t in config.lengths)}}}; {config.trials} trials per "
         "(person, T, mechanism), each a fresh trace and a fresh release of the "
-        "relative-frequency histogram (L = 2/T).",
+        "relative-frequency histogram (L = 2/T)."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         "**The traces are synthetic**: the paper's wearable-monitor data are not public, so "
         "every trace is drawn (with `ppdp.noise.uniform`, seeded) from the declared chains of "

@@ -22,6 +22,7 @@ import pandas as pd
 from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
 from ppdp.experiments._config import set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -154,14 +155,15 @@ def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]
     ratio = np.log10(wide.GroupDP / wide.MQMExact)
     gk_ok = results[(results.method == "GK16")].applicable
     n_gk = int(gk_ok.sum())
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Binary chains "
+    intro = (
+        f"Binary chains "
         f"`[[p0, 1−p0], [1−p1, p1]]`, T = {config.T}, ε = {config.epsilon:g}; each chain is "
         "its own Θ with an unconstrained initial law. Laplace scales per unit of the Lipschitz "
         "constant (L = 1; multiply by L, e.g. 2 for a count histogram). Nothing random: the "
-        "scales are deterministic.",
+        "scales are deterministic."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         "## Checks",
         "",

@@ -178,12 +178,13 @@ def run(
     }
     g = r.guarantee()
     worst = phi.loc[phi.abs_phi_ours.idxmin()]
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). n = {config.n:,} draws "
+    intro = (
+        f"n = {config.n:,} draws "
         f"of a bimodal X on [0, 1] (equal mixture of N(0.3, 0.08²) and N(0.7, 0.10²), "
-        f"truncated); {config.bins} bins; Y ~ U[−w/2, w/2] with w = {config.noise_width:.4g}.",
+        f"truncated); {config.bins} bins; Y ~ U[−w/2, w/2] with w = {config.noise_width:.4g}."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(config.seed, seeded.count, "randomisation", unfit="real respondents"),
         "",

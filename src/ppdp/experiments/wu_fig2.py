@@ -534,10 +534,8 @@ def _summary(
 ) -> str:
     h0 = config.harmonics[0]
     seeds = (config.seed, *config.confirm_seeds)
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). n = {config.n:,} per trial, "
+    intro = (
+        f"n = {config.n:,} per trial, "
         f"{config.trials} trials per noise law, {config.bins} bins, stopping rule "
         f"½‖θ_(r+1) − θ_r‖₁ < {config.tol:g} (at most {config.max_iter} iterations). Fourier "
         f"starts: {', '.join(str(h) for h in config.harmonics if h != 'auto')} harmonics "
@@ -551,7 +549,10 @@ def _summary(
             if "auto" in config.harmonics
             else ""
         )
-        + ".",
+        + "."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(
             f"{config.seed}, confirmation seeds {', '.join(map(str, config.confirm_seeds))}"

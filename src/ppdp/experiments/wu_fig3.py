@@ -160,12 +160,13 @@ def run(
         f"n = {config.n:,}, k = {config.k}, γ = {config.gamma:g}, σ = {config.sigma:g}: "
         f"(ε, δ) = ({row6.epsilon_exact_lattice:.2f}, 1e-6)-LDP"
     )
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). X: the bimodal population "
+    intro = (
+        "X: the bimodal population "
         "of `wu-fig1` on 30 equal regions of [0, 1]; Wu's one-step (mean) estimator from the "
-        "running sums, projected onto the simplex.",
+        "running sums, projected onto the simplex."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",

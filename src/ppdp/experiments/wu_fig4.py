@@ -144,13 +144,14 @@ def run(
         slopes[s] = float(np.polyfit(np.log(g.n), np.log(g.wu_loss_mean), 1)[0])
     target = all(falls.values())
     ns = list(config.ns)
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). k = {config.k} regions of "
+    intro = (
+        f"k = {config.k} regions of "
         f"[0, 1], the bimodal population of `wu-fig1`, discrete normal noise with γ = 1; "
         f"{config.trials} trials per (σ, n); one-step mean estimator projected onto the "
-        "simplex.",
+        "simplex."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
