@@ -1,10 +1,11 @@
 """Learners on a Dask DataFrame or a Parquet dataset (issue 16): the same release as in memory
 for the same seed, the solver's certificate, validation before the spend, one-line refusals.
 
-Every registered learner's fitted attributes and ledger records equal memory's for one seed,
-and an undeclared category or class in one file is the in-memory message with nothing spent,
-in tests/test_registry_contract.py; here the cases it does not run (the perturbations, a
-Newton cut short, masking, prediction, a local cluster)."""
+Every registered learner's fitted attributes and ledger records equal memory's for one seed
+(output perturbation and a Newton cut short too), and an undeclared category or class in one
+file is the in-memory message with nothing spent, in tests/test_registry_contract.py; here
+the cases it does not run (the solver over partitions, masking, prediction, a local
+cluster)."""
 
 from __future__ import annotations
 
@@ -88,44 +89,6 @@ def _quiet_seeded_warnings():
         warnings.filterwarnings("ignore", message=".*random_state.*")
         warnings.filterwarnings("ignore", message=".*seed.*")
         yield
-
-
-LINEAR = [PrivateLogisticRegression, PrivateLinearSVM]
-
-
-@pytest.mark.parametrize(
-    ("cls", "perturbation", "max_iter"),
-    [
-        *[(c, p, 500) for c in LINEAR for p in ("objective", "output")],
-        # Newton cut short: the certified finish, one pass per step (a few hundred passes)
-        (PrivateLogisticRegression, "output", 1),
-    ],
-    ids=lambda v: getattr(v, "__name__", str(v)),
-)
-def test_linear_release_equals_the_in_memory_release(dataset, cls, perturbation, max_iter) -> None:
-    """``max_iter=1``: Newton stops short on both engines and the certified finish (from zero,
-    the same steps) completes the solve: the same release (issue 29)."""
-    path, whole = dataset
-    kw = dict(
-        epsilon=1.0, schema=SCHEMA, perturbation=perturbation, data_norm=1.5, max_iter=max_iter
-    )
-    mem = cls(random_state=5, **kw).fit(whole)
-    dist = cls(random_state=5, **kw).fit(path, scheduler="sync")
-    # Both solves are certified to ‖∇J‖ ≤ τ, so both are within τ/μ of the one minimiser;
-    # Newton lands on it to rounding (measured: ≤ 2e-14), and the snap to the grid agrees.
-    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=0, atol=1e-9)
-    assert dist.guarantee_.to_dict() == mem.guarantee_.to_dict()
-    assert dist.regularization_ == mem.regularization_
-    assert list(dist.feature_names_in_) == ["a", "b", "c"] and dist.n_features_in_ == 3
-    assert list(dist.classes_) == ["no", "yes"]
-    # the certified residual: present, within the proof's tolerance, close to memory's
-    tau = mem.guarantee_.details.get("residual_tol", mem.guarantee_.details.get("solver_tol"))
-    assert dist.converged_ and 0 < dist.gradient_bound_ <= tau
-    assert dist.gradient_bound_ == pytest.approx(mem.gradient_bound_, rel=1e-3)
-    # another seed gives another release (the comparison above can fail)
-    other = cls(random_state=6, **kw).fit(whole)
-    assert np.max(np.abs(other.coef_ - mem.coef_)) > 1e-6
 
 
 def test_a_dask_frame_on_a_local_cluster_gives_the_same_model(dataset, tmp_path) -> None:

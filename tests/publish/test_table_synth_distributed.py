@@ -2,11 +2,13 @@
 
 The measurements (first-round tables, the selected tree, the edge tables) must equal the
 in-memory ones for the same seed: every exact table is reduced from the partitions and the
-noise is drawn in the driver in the same order. Synthetic rows written partition by partition
-must follow the model's law (two-sample χ² against the in-memory sampler at α = 1e-4 per
-test, so a correct sampler fails it once in 10⁴ runs), be reproducible for one seed, and
-respect the schema. An undeclared value in one file (the in-memory message, nothing spent,
-nothing written): tests/test_registry_contract.py.
+noise is drawn in the driver in the same order. That equality for each model (tree,
+chow-liu, pairs), with and without a label, under both relations and with kept pairs, and
+the rows written by ``fit`` (as many as the model's n, reproducible, within the schema), are
+checked by tests/test_registry_contract.py (its ``synth`` cases), as is an undeclared value
+in one file. Here: the reduction itself, and rows sampled to Parquet, which must follow the
+model's law (two-sample χ² against the in-memory sampler at α = 1e-4 per test, so a correct
+sampler fails it once in 10⁴ runs).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from ppdp.publish.table_synth_model import (
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
-from ppdp.data.distributed import SUCCESS_MARKER  # noqa: E402
 
 ALPHA = 1e-4
 
@@ -106,54 +107,6 @@ def assert_same_measurements(a: TableSynthesizer, b: TableSynthesizer) -> None:
     assert checked == b.release_.guarantee.details.get("checked_pairs")
 
 
-@pytest.mark.parametrize(
-    ("method", "label", "relation"),
-    [
-        ("tree", True, "replace-one"),
-        ("tree", False, "replace-one"),
-        ("chow-liu", True, "replace-one"),
-        ("pairs", True, "replace-one"),
-        ("tree", True, "add/remove"),
-        ("chow-liu", False, "add/remove"),
-    ],
-    ids=str,
-)
-def test_measurements_equal_the_in_memory_ones_for_one_seed(
-    dataset, method, label, relation
-) -> None:
-    path, whole = dataset
-    schema = make_schema(label)
-    if not label:
-        whole = whole.drop(columns="cls")
-    kw = {"method": method, "n_bins": 4 if method == "pairs" else 16, "relation": relation}
-    mem = TableSynthesizer(1.0, schema, random_state=11, **kw).fit(whole)
-    dist = TableSynthesizer(1.0, schema, random_state=11, **kw)
-    dist.fit(path, scheduler="sync")
-    assert_same_measurements(mem, dist)
-    assert dist.release_.data is None and dist.release_.encoded is None
-    assert dist._model.n == mem._model.n
-    if relation == "replace-one":
-        assert dist._model.n == len(whole)
-    else:  # n is private: the model stands for its noisy estimate
-        assert dist._model.n != len(whole) and abs(dist._model.n - len(whole)) < 200
-    # a different seed gives different measurements (the comparison can fail)
-    other = TableSynthesizer(1.0, schema, random_state=12, **kw).fit(whole)
-    key = next(iter(mem.release_.statistics))
-    assert not np.allclose(other.release_.statistics[key], mem.release_.statistics[key])
-
-
-@pytest.mark.parametrize("method", ["tree", "chow-liu"])
-def test_kept_pairs_on_a_parquet_dataset_equal_the_in_memory_fit(dataset, method) -> None:
-    """``keep`` (issue 30): the forced edges, then the same selections and tables."""
-    path, whole = dataset
-    kw = {"method": method, "keep": "age:score,colour:cls"}
-    mem = TableSynthesizer(1.0, make_schema(), random_state=11, **kw).fit(whole)
-    dist = TableSynthesizer(1.0, make_schema(), random_state=11, **kw)
-    dist.fit(path, scheduler="sync")
-    assert_same_measurements(mem, dist)
-    assert dist.release_.guarantee.details["edges"][0] == ["age", "score"]
-
-
 def test_reduced_counts_are_the_whole_tables_counts(dataset) -> None:
     _, whole = dataset
     synth = TableSynthesizer(1.0, make_schema(), method="tree")
@@ -192,26 +145,6 @@ def test_pair_tables_for_50_attributes_of_16_bins_fit_in_a_few_megabytes() -> No
     cells = sum(math.prod(plan.bins.sizes[a] for a in c) for c in plan.counted_cliques())
     assert len(plan.counted_cliques()) == 50 + 1225
     assert cells * 8 < 8 * 2**20  # 1225 pairs x 2 x 17 x 17 cells (+ the first round), int64
-
-
-def test_fit_writes_n_rows_reproducibly_and_they_respect_the_schema(dataset, tmp_path) -> None:
-    path, whole = dataset
-    schema = make_schema()
-    runs = []
-    for i, sched in enumerate(("sync", "threads")):
-        synth = TableSynthesizer(1.0, schema, method="tree", random_state=5)
-        synth.fit(path, scheduler=sched, output=tmp_path / f"out{i}")
-        runs.append(synth)
-        assert (tmp_path / f"out{i}" / SUCCESS_MARKER).is_file()
-    a = runs[0].release_.data.compute()
-    b = runs[1].release_.data.compute()
-    assert len(a) == len(whole)
-    pd.testing.assert_frame_equal(a, b)  # same seed, same rows, whatever the scheduler
-    assert set(a["colour"]) <= {"red", "green", "blue"} and set(a["cls"]) <= {"c0", "c1"}
-    assert a["age"].between(0, 100).all() and a["score"].between(-1, 1).all()
-    # the statistics equal the in-memory fit's, output or not
-    mem = TableSynthesizer(1.0, schema, method="tree", random_state=5).fit(whole)
-    assert_same_measurements(mem, runs[0])
 
 
 def test_sample_to_parquet_follows_the_models_law(dataset, tmp_path) -> None:

@@ -45,25 +45,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.data import Schema
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import epsilon_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
 
 __all__ = ["BaseConfig", "Dataset", "PaperNumbers", "run_protocol"]
 
@@ -126,21 +118,33 @@ class BaseConfig:
         if len(lams) < 2:
             raise ParameterError(f"regularizations ({grid!r}) must hold at least 2 values")
         object.__setattr__(self, "regularizations", lams)
-        object.__setattr__(
-            self, "select_epsilon", check_epsilon("select_epsilon", self.select_epsilon)
-        )
-        object.__setattr__(self, "folds", check_int("folds", self.folds, minimum=2))
-        object.__setattr__(self, "draws", check_int("draws", self.draws, minimum=1))
+        set_checked(self, check_epsilon, "select_epsilon")
+        set_ints(self, folds=2, draws=1)
         if not isinstance(self.private_tuning, bool):
             raise ParameterError(f"private_tuning ({self.private_tuning!r}) must be True or False")
-        object.__setattr__(self, "huber_h", check_positive("huber_h", self.huber_h))
+        set_checked(self, check_positive, "huber_h")
         if self.blas_threads is not None:
-            object.__setattr__(
-                self, "blas_threads", check_int("blas_threads", self.blas_threads, minimum=1)
-            )
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+            set_ints(self, blas_threads=1)
+        set_ints(self, seed=0)
         if self.n_rows is not None:
-            object.__setattr__(self, "n_rows", check_int("n_rows", self.n_rows, minimum=100))
+            set_ints(self, n_rows=100)
+
+    @classmethod
+    def full(cls, *, seed: int = 2011) -> Self:
+        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few CPU minutes)."""
+        return cls(draws=1, seed=seed)
+
+    @classmethod
+    def quick(cls, *, seed: int = 2011) -> Self:
+        """A smoke run (seconds): 8,000 rows, 2 ε × 2 Λ, 2 folds × 1 draw."""
+        return cls(
+            epsilons=(0.1, 1.0),
+            regularizations=(1e-3, 1e-2),
+            folds=2,
+            draws=1,
+            n_rows=8000,
+            seed=seed,
+        )
 
 
 @dataclass(frozen=True)
@@ -172,13 +176,13 @@ def subsample(df: pd.DataFrame, n_rows: int | None, seed: int) -> pd.DataFrame:
     """A seeded subsample of ``df`` (rows in their original order), or ``df``."""
     if n_rows is None or n_rows >= len(df):
         return df
-    rng = np.random.default_rng(seed_sequence(seed, _SUBSAMPLE_KEY))
+    rng = np.random.default_rng(fw.seed_sequence(seed, _SUBSAMPLE_KEY))
     idx = np.sort(rng.choice(len(df), size=n_rows, replace=False))
     return df.iloc[idx].reset_index(drop=True)
 
 
 def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed_sequence(seed, _FOLD_KEY))
+    rng = np.random.default_rng(fw.seed_sequence(seed, _FOLD_KEY))
     perm = rng.permutation(n)
     return [np.sort(part) for part in np.array_split(perm, k)]
 
@@ -241,22 +245,22 @@ def run_protocol(
     title: str,
     load: Callable[[BaseConfig], Dataset],
     paper: PaperNumbers,
-    progress: Progress | None = None,
-) -> ExperimentResult:
+    progress: fw.Progress | None = None,
+) -> fw.ExperimentResult:
     """Run the CMS11 §7 protocol on the dataset ``load(config)`` and write every output.
 
     Writes ``results.csv`` (one row per private fit), ``non_private.csv``, ``curves.csv``
     (mean, standard deviation and count per curve point), ``config.json``,
     ``error_vs_epsilon.png`` and ``summary.md``.
     """
-    require_sklearn()
-    plt = import_pyplot()
+    fw.require_sklearn()
+    plt = fw.import_pyplot()
     out = Path(out_dir)
     data = load(config)
     n = len(data.y)
     folds = _folds(n, config.folds, config.seed)
     norm = data.schema.max_row_l2_norm
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     learners = [(loss, pert) for loss in LOSSES for pert in PERTURBATIONS]
     grid_eps = sorted(set(config.epsilons) | {config.select_epsilon})
     per_point = config.folds * config.draws
@@ -274,7 +278,7 @@ def run_protocol(
         mask[test] = False
         lam = kw.get("regularization")
         lam_key = round(-100 * math.log10(lam)) if lam is not None else 0
-        ss = seed_sequence(
+        ss = fw.seed_sequence(
             config.seed,
             _PHASE_KEY[phase],
             _LOSS_KEY[loss],
@@ -337,7 +341,7 @@ def run_protocol(
         config, data, results, derived, curves, non_private, chosen, paper, seeded, (elapsed, cpu),
         experiment_id=experiment_id, title=title,
     )  # fmt: skip
-    return write_run(
+    return fw.write_run(
         experiment_id, config, out, summary, key,
         tables={"results.csv": results, "non_private.csv": non_private, "curves.csv": curves},
         figures={"error_vs_epsilon.png": lambda p: _plot(plt, curves, non_private, data,
@@ -433,7 +437,7 @@ def _plot(
     axes[1].legend(fontsize=6.5, loc="upper right")
     fig.suptitle(f"{title}\n{data.description}", fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -507,7 +511,7 @@ def _summary(
     non_private: pd.DataFrame,
     chosen: dict[tuple[str, str], float],
     paper: PaperNumbers,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     timing: tuple[float, float],
     *,
     experiment_id: str,
@@ -531,12 +535,13 @@ def _summary(
     runs = config.folds * config.draws
     n, d = data.X.shape
     positive = data.schema.classes[1] if data.schema.classes else 1
+    setting = (
+        f"{data.description} n = {n:,} rows, d = {d} encoded features, "
+        f"{100 * float(np.mean(data.y == 1)):.2f}% in class `{positive}`; constant-classifier "
+        f"error {const:.4f}."
+    )
     lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {data.description} "
-        f"n = {n:,} rows, d = {d} encoded features, {100 * float(np.mean(data.y == 1)):.2f}% "
-        f"in class `{positive}`; constant-classifier error {const:.4f}.",
+        *md.head(title, experiment_id, setting),
         "",
         f"{config.folds}-fold cross-validation × {config.draws} noise draw(s) = {runs} runs per "
         f"point (the paper: 10 folds × 50 draws); ε ∈ {{{_list(config.epsilons)}}}; "
@@ -545,34 +550,30 @@ def _summary(
         f"{data.schema.max_row_l2_norm:.4g}; no intercept. {seeded.count:,} private fits in "
         f"{timing[0]:.0f} s wall-clock ({timing[1]:.0f} s CPU) on a shared machine.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded fits, each warned "
-        "`InsecureRandomnessWarning`, collected): reproducible, and for that reason not fit for "
-        "a real release.",
+        md.seeded_note(config.seed, seeded.count, "fits", md.WARNED),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): far noisier than the "
-            "paper's setting; do not compare numbers.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows,
+            " (test configuration): far noisier than the paper's setting; do not compare numbers.",
+        ),
         "",
         f"## Paper vs ours at ε = {config.select_epsilon:g}, best over Λ ({paper.table})",
         "",
         "The paper's numbers are the best over its Λ grid, as here; picking Λ by test error is "
         "not private (see the privately tuned curves below).",
         "",
-        "| | paper: objective | ours: objective | paper: output | ours: output |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for loss in LOSSES:
-        lines.append(
-            f"| {'logistic' if loss == 'logistic' else 'Huber SVM'} | "
-            f"{_fmt(paper.objective[loss])} | {_fmt(best_grid[(loss, 'objective')])} | "
-            f"{_fmt(paper.output[loss])} | {_fmt(best_grid[(loss, 'output')])} |"
-        )
-    lines += [
+        *md.table(
+            ["", "paper: objective", "ours: objective", "paper: output", "ours: output"],
+            (
+                [
+                    "logistic" if loss == "logistic" else "Huber SVM",
+                    *(_fmt(paper.objective[loss]), _fmt(best_grid[(loss, "objective")])),
+                    *(_fmt(paper.output[loss]), _fmt(best_grid[(loss, "output")])),
+                ]
+                for loss in LOSSES
+            ),
+            "lrrrr",
+        ),
         "",
         f"Non-private (best Λ of {{{_list(_non_private_grid(config))}}}): paper "
         f"{paper.non_private}; ours logistic {_fmt(best_np['logistic'][0])} (Λ = "
@@ -585,34 +586,31 @@ def _summary(
         "Mean test error of objective below that of output perturbation at each ε (and how "
         "many of those differences are significant, one-sided Welch test over the runs).",
         "",
-        "| Λ | logistic | Huber SVM |",
-        "|---|---|---|",
+        *md.table(
+            ["Λ", "logistic", "Huber SVM"],
+            ([CURVES[p], *(_verdict(comps[p], loss, const) for loss in LOSSES)] for p in phases),
+            "lll",
+        ),
     ]
-    for phase in phases:
-        lines.append(
-            f"| {CURVES[phase]} | {_verdict(comps[phase], 'logistic', const)} | "
-            f"{_verdict(comps[phase], 'huber', const)} |"
-        )
     for phase in phases:
         lines += [
             "",
             f"## Mean test error: {CURVES[phase]} ({runs} runs per point)",
             "",
-            "| ε | LR objective | LR output | SVM objective | SVM output |",
-            "|---:|---:|---:|---:|---:|",
         ]
-        for eps in config.epsilons:
-            cells = []
-            for loss in LOSSES:
-                for pert in PERTURBATIONS:
-                    sel = curves[
-                        (curves.phase == phase)
-                        & (curves.loss == loss)
-                        & (curves.perturbation == pert)
-                        & (curves.epsilon == eps)
-                    ]
-                    cells.append(_fmt(float(sel["mean"].iloc[0])) if not sel.empty else "—")
-            lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
+        means = curves[curves.phase == phase].set_index(["epsilon", "loss", "perturbation"])["mean"]
+
+        def cell(key: tuple[float, str, str], means: pd.Series = means) -> str:
+            return _fmt(float(means[key])) if key in means.index else "—"
+
+        lines += md.table(
+            ["ε", "LR objective", "LR output", "SVM objective", "SVM output"],
+            (
+                [f"{eps:g}", *(cell((eps, loss, p)) for loss in LOSSES for p in PERTURBATIONS)]
+                for eps in config.epsilons
+            ),
+            "rrrrr",
+        )
     lines += [
         "",
         f"Λ fixed per learner (best mean test error at ε = {config.select_epsilon:g}): "

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ppdp._validation import check_epsilon, check_int, check_option
 from ppdp.exceptions import ParameterError
 
-__all__ = ["check_common", "epsilon_grid", "int_grid"]
+__all__ = ["check_common", "epsilon_grid", "int_grid", "set_checked", "set_ints"]
+
+
+def set_checked(config: Any, check: Callable[..., Any], *names: str, **options: Any) -> None:
+    """Set each field of the frozen ``config`` named in ``names`` to what
+    ``check(name, value, **options)`` returns (it raises on a bad value)."""
+    for name in names:
+        object.__setattr__(config, name, check(name, getattr(config, name), **options))
+
+
+def set_ints(config: Any, **minimums: int) -> None:
+    """Check each named field of the frozen ``config`` is an int at least its minimum, in
+    order (the first bad one is refused)."""
+    for name, minimum in minimums.items():
+        set_checked(config, check_int, name, minimum=minimum)
 
 
 def epsilon_grid(name: str, values: Any) -> tuple[float, ...]:
@@ -33,10 +47,9 @@ def int_grid(name: str, values: Any, *, minimum: int = 1) -> tuple[int, ...]:
 
 def check_common(config: Any) -> None:
     """Validate and normalise ``trials``, ``seed`` and ``n_rows`` of a frozen config."""
-    object.__setattr__(config, "trials", check_int("trials", config.trials, minimum=1))
-    object.__setattr__(config, "seed", check_int("seed", config.seed, minimum=0))
+    set_ints(config, trials=1, seed=0)
     if config.n_rows is not None:
-        object.__setattr__(config, "n_rows", check_int("n_rows", config.n_rows, minimum=30))
+        set_ints(config, n_rows=30)
 
 
 def check_table_releases(config: Any, method_names: Iterable[str]) -> None:
@@ -44,7 +57,7 @@ def check_table_releases(config: Any, method_names: Iterable[str]) -> None:
     ``epsilons``, ``methods`` (a non-empty subset of ``method_names``),
     ``lda_class_sizes`` and ``pca_components``."""
     names = tuple(method_names)
-    object.__setattr__(config, "epsilons", epsilon_grid("epsilons", config.epsilons))
+    set_checked(config, epsilon_grid, "epsilons")
     methods = tuple(config.methods)
     if not methods or any(m not in names for m in methods):
         raise ParameterError(
@@ -53,6 +66,4 @@ def check_table_releases(config: Any, method_names: Iterable[str]) -> None:
         )
     object.__setattr__(config, "methods", methods)
     check_option("lda_class_sizes", config.lda_class_sizes, ("public", "noisy"))
-    object.__setattr__(
-        config, "pca_components", check_int("pca_components", config.pca_components, minimum=1)
-    )
+    set_ints(config, pca_components=1)

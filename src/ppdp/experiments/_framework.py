@@ -24,11 +24,13 @@ __all__ = [
     "ExperimentResult",
     "Progress",
     "SeededRuns",
+    "check_config",
     "config_dict",
     "import_pyplot",
     "require_sklearn",
     "save_figure",
     "seed_sequence",
+    "start",
     "write_csv",
     "write_json",
     "write_run",
@@ -140,6 +142,22 @@ class SeededRuns:
             f"**{self.low_utility} release(s) warned `LowUtilityWarning`** (the noise swamps "
             f"the statistics at this n and ε), e.g.: {self.low_utility_example}",
         ]
+
+
+def check_config(config: Any, cls: type) -> None:
+    """Refuse a ``config`` that is not an instance of the experiment's ``Config`` (``cls``)."""
+    if not isinstance(config, cls):
+        raise TypeError(f"config ({type(config).__name__}) must be a {cls.__module__}.Config")
+
+
+def start(config: Any, cls: type, *, sklearn: bool = False) -> Any:
+    """What a run checks before any work: ``config`` is the experiment's own (``cls``),
+    scikit-learn is installed when the run needs it (``sklearn``), and so is matplotlib,
+    whose ``pyplot`` it returns."""
+    check_config(config, cls)
+    if sklearn:
+        require_sklearn()
+    return import_pyplot()
 
 
 def config_dict(config: Any, experiment_id: str) -> dict[str, Any]:

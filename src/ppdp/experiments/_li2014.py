@@ -32,6 +32,7 @@ encoded Adult has many identical rows from different people).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Iterator
@@ -42,12 +43,13 @@ import numpy as np
 import pandas as pd
 
 from ppdp.datasets import load_adult
+from ppdp.experiments import _summary as md
 from ppdp.experiments._framework import SeededRuns, seed_sequence
 
 __all__ = [
     "DATA_NOTE",
     "ERRATUM",
-    "PAPER_CLAIMS",
+    "PAPER_VS_OURS",
     "TUNED",
     "Split",
     "Trial",
@@ -80,12 +82,19 @@ DATA_NOTE = (
     "claims are."
 )
 
-PAPER_CLAIMS = (
+#: The head of every summary's "Paper vs ours" section, down to its table's header.
+PAPER_VS_OURS = [
+    "",
+    "## Paper vs ours",
+    "",
     "The paper reports its results as plots (no table of AUC values). Its claims: the hybrid "
     "SVM outperforms SVMs trained on the public data only and the differentially private SVM "
     "built from the private data alone (Rubinstein et al.), and comes very close to the "
-    "non-private SVM trained on the private data."
-)
+    "non-private SVM trained on the private data.",
+    "",
+    "| claim | paper | ours |",
+    "|---|---|---|",
+]
 
 
 @contextlib.contextmanager
@@ -289,14 +298,8 @@ def fmt(v: float) -> str:
 
 
 def markdown_table(wide: pd.DataFrame, x_label: str) -> list[str]:
-    cols = list(wide.columns)
-    lines = [
-        f"| {x_label} | " + " | ".join(cols) + " |",
-        "|---:|" + "---:|" * len(cols),
-    ]
-    for xv, row in wide.iterrows():
-        lines.append(f"| {xv:g} | " + " | ".join(fmt(row[c]) for c in cols) + " |")
-    return lines
+    rows = ([f"{xv:g}", *(fmt(v) for v in row)] for xv, row in wide.iterrows())
+    return md.table([x_label, *wide.columns], rows, "r" * (1 + wide.shape[1]))
 
 
 def plot_lines(plt: Any, wide: pd.DataFrame, *, x_label: str, title: str, logx: bool) -> Any:
@@ -369,56 +372,20 @@ def sweep(
         cache: dict[tuple[str, int], tuple[float, float]] = {}
         for ci, c in enumerate(cells):
             base = dict(x=c.x, epsilon=c.epsilon, n_components=c.n_components, trial=trial)
-            a, sec, _ = fit_hybrid(
-                s,
-                t,
-                n_public=c.n_public,
-                epsilon=c.epsilon,
-                C=C,
-                gamma=gamma,
-                n_components=c.n_components,
-                noise_key=(1, ci),
-                runs=runs,
+            kw: dict[str, Any] = dict(
+                epsilon=c.epsilon, C=C, gamma=gamma, n_components=c.n_components
             )
+            hybrid = functools.partial(fit_hybrid, s, t, n_public=c.n_public, runs=runs, **kw)
+            a, sec, _ = hybrid(noise_key=(1, ci))
             rows.append(dict(base, method="hybrid", n_public=c.n_public, auc=a, seconds=sec))
-            a, sec, _ = fit_private(
-                s,
-                t,
-                epsilon=c.epsilon,
-                C=C,
-                gamma=gamma,
-                n_components=c.n_components,
-                noise_key=(1, ci) if paired_noise else (2, ci),
-                runs=runs,
-            )
+            same = (1, ci) if paired_noise else (2, ci)  # the hybrid's noise or its own
+            a, sec, _ = fit_private(s, t, noise_key=same, runs=runs, **kw)
             rows.append(dict(base, method="private", n_public=0, auc=a, seconds=sec))
             if with_erratum:
-                a, sec, _ = fit_hybrid(
-                    s,
-                    t,
-                    n_public=c.n_public,
-                    epsilon=c.epsilon,
-                    C=C,
-                    gamma=gamma,
-                    n_components=c.n_components,
-                    noise_key=(3, ci),
-                    runs=runs,
-                    erratum=True,
-                )
+                a, sec, _ = hybrid(noise_key=(3, ci), erratum=True)
                 rows.append(dict(base, method=ERRATUM, n_public=c.n_public, auc=a, seconds=sec))
             if tuned_dims:
-                a, sec, clf = fit_hybrid(
-                    s,
-                    t,
-                    n_public=c.n_public,
-                    epsilon=c.epsilon,
-                    C=C,
-                    gamma=gamma,
-                    n_components=c.n_components,
-                    noise_key=(4, ci),
-                    runs=runs,
-                    tune_dims=tuned_dims,
-                )
+                a, sec, clf = hybrid(noise_key=(4, ci), tune_dims=tuned_dims)
                 rows.append(
                     dict(
                         base,
@@ -451,21 +418,19 @@ def sweep(
 def header_lines(
     title: str, experiment_id: str, n: int, d: int, text: str, runs: SeededRuns, n_rows: Any
 ) -> list[str]:
-    lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {n:,} Adult rows, "
-        f"d = {d}; per trial 10 % test rows, a disjoint public pool, the rest private. {text}",
+    setting = (
+        f"{n:,} Adult rows, d = {d}; per trial 10 % test rows, a disjoint public pool, the rest "
+        f"private. {text}"
+    )
+    return [
+        *md.head(title, experiment_id, setting),
         "",
         DATA_NOTE,
         "",
-        f"**Runs are seeded** ({runs.count} seeded releases, warnings collected): reproducible, "
-        "and for that reason not fit for a real release.",
+        md.seeded_note(None, runs.count, how="warnings collected"),
         *runs.notes(),
+        *md.subsample_note(n_rows, " (test configuration)."),
     ]
-    if n_rows is not None:
-        lines += ["", f"**Subsample of {n_rows} rows (test configuration).**"]
-    return lines
 
 
 DIFFERENCES = [

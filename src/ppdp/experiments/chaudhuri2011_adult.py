@@ -22,14 +22,8 @@ import pandas as pd
 
 from ppdp.data import CategoricalColumn, LabelSpec, NumericColumn, Schema
 from ppdp.datasets import adult_schema, open_bytes
-from ppdp.experiments._chaudhuri2011 import (
-    BaseConfig,
-    Dataset,
-    PaperNumbers,
-    run_protocol,
-    subsample,
-)
-from ppdp.experiments._framework import ExperimentResult, Progress
+from ppdp.experiments import _chaudhuri2011 as ch
+from ppdp.experiments._framework import ExperimentResult, Progress, check_config
 
 __all__ = ["ID", "TITLE", "Config", "adult_105_schema", "load_adult_105", "run"]
 
@@ -39,7 +33,7 @@ TITLE = (
     "(Chaudhuri et al. 2011, Fig. 2, Table 1)"
 )
 
-PAPER = PaperNumbers(
+PAPER = ch.PaperNumbers(
     table="Table 1",
     objective={"logistic": 0.216, "huber": 0.205},
     output={"logistic": 0.240, "huber": 0.238},
@@ -110,12 +104,12 @@ def load_adult_105() -> tuple[pd.DataFrame, Schema]:
     return df, adult_105_schema()
 
 
-def _load(config: BaseConfig) -> Dataset:
+def _load(config: ch.BaseConfig) -> ch.Dataset:
     df, schema = load_adult_105()
-    df = subsample(df, config.n_rows, config.seed)
+    df = ch.subsample(df, config.n_rows, config.seed)
     X, y = schema.encode(df)
     assert y is not None
-    return Dataset(
+    return ch.Dataset(
         name="adult",
         X=X,
         y=y,
@@ -125,25 +119,8 @@ def _load(config: BaseConfig) -> Dataset:
 
 
 @dataclass(frozen=True)
-class Config(BaseConfig):
-    """See :class:`ppdp.experiments._chaudhuri2011.BaseConfig`."""
-
-    @classmethod
-    def full(cls, *, seed: int = 2011) -> Config:
-        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few CPU minutes)."""
-        return cls(draws=1, seed=seed)
-
-    @classmethod
-    def quick(cls, *, seed: int = 2011) -> Config:
-        """A smoke run (seconds): 8,000 rows, 2 ε × 2 Λ, 2 folds × 1 draw."""
-        return cls(
-            epsilons=(0.1, 1.0),
-            regularizations=(1e-3, 1e-2),
-            folds=2,
-            draws=1,
-            n_rows=8000,
-            seed=seed,
-        )
+class Config(ch.BaseConfig):
+    """See :class:`ppdp.experiments._chaudhuri2011.BaseConfig` (its ``full`` and ``quick``)."""
 
 
 def run(
@@ -155,8 +132,7 @@ def run(
     ``error_vs_epsilon.png`` and ``summary.md`` (see
     :func:`ppdp.experiments._chaudhuri2011.run_protocol`).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    return run_protocol(
+    check_config(config, Config)
+    return ch.run_protocol(
         config, out_dir, experiment_id=ID, title=TITLE, load=_load, paper=PAPER, progress=progress
     )

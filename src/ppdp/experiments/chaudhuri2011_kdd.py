@@ -16,14 +16,8 @@ from pathlib import Path
 
 from ppdp.data import Schema
 from ppdp.datasets import load_kddcup99
-from ppdp.experiments._chaudhuri2011 import (
-    BaseConfig,
-    Dataset,
-    PaperNumbers,
-    run_protocol,
-    subsample,
-)
-from ppdp.experiments._framework import ExperimentResult, Progress
+from ppdp.experiments import _chaudhuri2011 as ch
+from ppdp.experiments._framework import ExperimentResult, Progress, check_config
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -33,7 +27,7 @@ TITLE = (
     "(Chaudhuri et al. 2011, Fig. 2, Table 2)"
 )
 
-PAPER = PaperNumbers(
+PAPER = ch.PaperNumbers(
     table="Table 2",
     objective={"logistic": 0.0113, "huber": 0.0064},
     output={"logistic": 0.0304, "huber": 0.0092},
@@ -48,13 +42,13 @@ PAPER = PaperNumbers(
 ROW_NORM_BOUND = 4.0
 
 
-def _load(config: BaseConfig) -> Dataset:
+def _load(config: ch.BaseConfig) -> ch.Dataset:
     df, declared = load_kddcup99(task="dos")
     schema = Schema.from_dict({**declared.to_dict(), "row_norm_bound": ROW_NORM_BOUND})
-    df = subsample(df, config.n_rows, config.seed)
+    df = ch.subsample(df, config.n_rows, config.seed)
     X, y = schema.encode(df)
     assert y is not None
-    return Dataset(
+    return ch.Dataset(
         name="kddcup99",
         X=X,
         y=y,
@@ -74,25 +68,8 @@ def _load(config: BaseConfig) -> Dataset:
 
 
 @dataclass(frozen=True)
-class Config(BaseConfig):
-    """See :class:`ppdp.experiments._chaudhuri2011.BaseConfig`."""
-
-    @classmethod
-    def full(cls, *, seed: int = 2011) -> Config:
-        """6 ε × 5 Λ, 5 folds × 1 noise draw, with private tuning (a few CPU minutes)."""
-        return cls(draws=1, seed=seed)
-
-    @classmethod
-    def quick(cls, *, seed: int = 2011) -> Config:
-        """A smoke run (seconds): 8,000 rows, 2 ε × 2 Λ, 2 folds × 1 draw."""
-        return cls(
-            epsilons=(0.1, 1.0),
-            regularizations=(1e-3, 1e-2),
-            folds=2,
-            draws=1,
-            n_rows=8000,
-            seed=seed,
-        )
+class Config(ch.BaseConfig):
+    """See :class:`ppdp.experiments._chaudhuri2011.BaseConfig` (its ``full`` and ``quick``)."""
 
 
 def run(
@@ -104,8 +81,7 @@ def run(
     ``error_vs_epsilon.png`` and ``summary.md`` (see
     :func:`ppdp.experiments._chaudhuri2011.run_protocol`).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    return run_protocol(
+    check_config(config, Config)
+    return ch.run_protocol(
         config, out_dir, experiment_id=ID, title=TITLE, load=_load, paper=PAPER, progress=progress
     )

@@ -16,19 +16,10 @@ from typing import Any
 import pandas as pd
 
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, epsilon_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    config_dict,
-    import_pyplot,
-    require_sklearn,
-    write_csv,
-    write_json,
-    write_text,
-)
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, epsilon_grid, set_checked
 
 __all__ = ["ID", "PEER_FILE", "PEER_LABEL", "TITLE", "Config", "load_peer", "run", "summary_only"]
 
@@ -68,7 +59,7 @@ class Config:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", gu.validate_tasks(self.tasks))
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
+        set_checked(self, epsilon_grid, "epsilons")
         check_common(self)
 
     @classmethod
@@ -93,7 +84,7 @@ def summary_text(
     experiment_id: str,
     config: Any,
     agg: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     *,
     setting: str,
     paper_claims: list[str],
@@ -106,26 +97,21 @@ def summary_text(
     every task's table; ``peer_notes`` replaces the note on the peer synthesizer (fig1 says
     what the peer is, or how to produce its results).
     """
-    lines = [
-        f"# {title}",
-        "",
-        f"Command: `ppdp reproduce {experiment_id}` (config in `config.json`). {setting} "
+    intro = (
+        f"{setting} "
         f"{config.trials} repetitions per (task, ε); each repetition splits the rows 2/3 : 1/3 "
         "at random, releases from the training rows and measures the misclassification on the "
         f"held-out rows. δ = {gu.DELTA:g} for every release. Mean (standard deviation) below; "
-        "one row per release in `results.csv`, aggregates in `summary.csv`, plot `fig.png`.",
+        "one row per release in `results.csv`, aggregates in `summary.csv`, plot `fig.png`."
+    )
+    lines = [
+        *md.head(title, experiment_id, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows per data set (test configuration): not "
-            "comparable with the paper.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows, " per data set (test configuration): not comparable with the paper."
+        ),
         "",
         "Methods (see `ppdp.experiments._gu2022`):",
         "",
@@ -289,7 +275,7 @@ def peer_notes(peer: pd.DataFrame | None, agg: pd.DataFrame | None = None) -> li
     return notes
 
 
-def summary_only(out_dir: str | Path) -> ExperimentResult:
+def summary_only(out_dir: str | Path) -> fw.ExperimentResult:
     """Rewrite ``summary.md`` and ``fig.png`` of a finished run from its saved files.
 
     Reads ``config.json`` and ``results.csv`` (and the peer's CSV when present) from
@@ -315,7 +301,7 @@ def summary_only(out_dir: str | Path) -> ExperimentResult:
         n_rows=body["n_rows"],
     )
     results = pd.read_csv(out / "results.csv")
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     seeded.count = 2 * int((results.method == "paper-release").sum())
     return _write_summary(config, out, results, seeded, write_aggregate=False)
 
@@ -324,11 +310,11 @@ def _write_summary(
     config: Config,
     out: Path,
     results: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     *,
     write_aggregate: bool = True,
-) -> ExperimentResult:
-    plt = import_pyplot()
+) -> fw.ExperimentResult:
+    plt = fw.import_pyplot()
     agg = gu.aggregate(results)
     peer = load_peer(out)
     summary, key = summary_text(
@@ -343,18 +329,18 @@ def _write_summary(
         peer_notes=peer_notes(peer, agg),
     )
     files = [
-        *([write_csv(agg, out / "summary.csv")] if write_aggregate else []),
+        *([fw.write_csv(agg, out / "summary.csv")] if write_aggregate else []),
         gu.plot_grid(plt, agg, config, TITLE, out / "fig.png", peer=peer, peer_label=PEER_LABEL),
-        write_text(summary, out / "summary.md"),
+        fw.write_text(summary, out / "summary.md"),
     ]
     if (out / PEER_FILE).is_file():
         files.append(out / PEER_FILE)
-    return ExperimentResult(ID, out, tuple(files), summary, key)
+    return fw.ExperimentResult(ID, out, tuple(files), summary, key)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig.png`` and ``summary.md`` into ``out_dir``.
 
@@ -367,20 +353,17 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each (task, repetition, ε).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    import_pyplot()
+    fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     with gu.single_thread():
         results = gu.run_epsilon_grid(config, owners=None, seeded=seeded, progress=progress)
     first = [
-        write_csv(results, out / "results.csv"),
-        write_json(config_dict(config, ID), out / "config.json"),
+        fw.write_csv(results, out / "results.csv"),
+        fw.write_json(fw.config_dict(config, ID), out / "config.json"),
     ]
     res = _write_summary(config, out, results, seeded)
-    return ExperimentResult(ID, out, (*first, *res.files), res.summary, res.key_numbers)
+    return fw.ExperimentResult(ID, out, (*first, *res.files), res.summary, res.key_numbers)
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -13,16 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, epsilon_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    write_run,
-)
+from ppdp.experiments._config import check_common, epsilon_grid, set_checked, set_ints
 from ppdp.experiments.gu2022_fig1 import paper_claims, summary_text
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -44,11 +37,10 @@ class Config:
     owners: int = 3
 
     def __post_init__(self) -> None:
-        from ppdp._validation import check_int
 
         object.__setattr__(self, "tasks", gu.validate_tasks(self.tasks))
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "owners", check_int("owners", self.owners, minimum=2))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, owners=2)
         check_common(self)
 
     @classmethod
@@ -69,8 +61,8 @@ class Config:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig.png`` and ``summary.md`` into ``out_dir``.
 
@@ -81,12 +73,9 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each (task, repetition, ε).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     with gu.single_thread():
         results = gu.run_epsilon_grid(
             config, owners=config.owners, seeded=seeded, progress=progress
@@ -123,7 +112,7 @@ def run(
         "is the centralised level. `gu2022-fig3` compares with the centralised release and "
         "with the paper's split directly.\n"
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "summary.csv": agg},
         figures={"fig.png": lambda path: gu.plot_grid(plt, agg, config, TITLE, path)},

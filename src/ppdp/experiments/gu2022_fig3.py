@@ -28,18 +28,10 @@ from typing import Any
 import pandas as pd
 
 from ppdp._validation import check_epsilon
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _gu2022 as gu
-from ppdp.experiments._config import check_common, int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, int_grid, set_checked
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -76,8 +68,8 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "owners", int_grid("owners", self.owners, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
+        set_checked(self, int_grid, "owners", minimum=2)
+        set_checked(self, check_epsilon, "epsilon")
         object.__setattr__(self, "task", gu.validate_tasks((self.task,))[0])
         check_common(self)
 
@@ -139,12 +131,12 @@ def _plot(plt: Any, paired: pd.DataFrame, results: pd.DataFrame, path: Path) -> 
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(TITLE, fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``paired.csv``, ``config.json``, ``fig.png``
     and ``summary.md`` into ``out_dir``.
 
@@ -155,12 +147,9 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each repetition and m.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     df, schema = gu.load_task(config.task, config.n_rows, config.seed)
     rows: list[dict[str, Any]] = []
     total = config.trials * len(config.owners)
@@ -184,17 +173,17 @@ def run(
             P = gu.prepare(df, schema, config.seed, 0, rep)
             add("reference", None, rep, {"non-private": gu.non_private_error(P)})
             add("reference", None, rep, {"majority": gu.majority_error(P)})
-            sa = seed_sequence(config.seed, 1, rep)
+            sa = fw.seed_sequence(config.seed, 1, rep)
             with seeded.collect():
                 central = gu.centralised_errors(
-                    P, schema, eps, sa, seed_sequence(config.seed, 2, rep)
+                    P, schema, eps, sa, fw.seed_sequence(config.seed, 2, rep)
                 )
             add("centralised", None, rep, {k: central[k] for k in _METHODS})
             for mi, m in enumerate(config.owners):
                 for vi, (setting, joint) in enumerate(
                     (("joint-view", True), ("paper-split", False))
                 ):
-                    s = seed_sequence(config.seed, 3, rep, mi, vi)
+                    s = fw.seed_sequence(config.seed, 3, rep, mi, vi)
                     with seeded.collect():
                         errs = gu.federated_errors(
                             P, eps, m, s, s, joint_view=joint, methods=_METHODS
@@ -207,7 +196,7 @@ def run(
     results["owners"] = results["owners"].astype("Int64")
     paired = _paired(results)
     summary, key = _summary(config, results, paired, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "paired.csv": paired},
         figures={"fig.png": lambda path: _plot(plt, paired, results, path)},
@@ -215,31 +204,24 @@ def run(
 
 
 def _summary(
-    config: Config, results: pd.DataFrame, paired: pd.DataFrame, seeded: SeededRuns
+    config: Config, results: pd.DataFrame, paired: pd.DataFrame, seeded: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     def ref(method: str) -> float:
         return float(results[results.method == method].misclassification.mean())
 
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Task: "
+    intro = (
+        f"Task: "
         f"{gu.TASKS[config.task][2]}; ε = {config.epsilon:g}, δ = {gu.DELTA:g}; "
         f"{config.trials} repetitions, each with a new 2/3 : 1/3 split, the training rows "
         "dealt at random to m owners. One row per release in `results.csv`; paired "
-        "differences in `paired.csv`; plot `fig.png`.",
+        "differences in `paired.csv`; plot `fig.png`."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): not comparable with "
-            "the paper.**",
-        ]
-    lines += [
+        *md.subsample_note(config.n_rows, " (test configuration): not comparable with the paper."),
         "",
         f"References: no privacy {ref('non-private'):.4f}, majority class {ref('majority'):.4f}.",
         "",

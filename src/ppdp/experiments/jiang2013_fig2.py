@@ -28,16 +28,9 @@ import pandas as pd
 
 from ppdp.evaluate import frobenius_error, mse
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, epsilon_grid, int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked
 from ppdp.experiments._methods import LABELS, encode_like, release
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -74,8 +67,8 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "components", int_grid("components", self.components))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_checked(self, int_grid, "components")
         check_common(self)
 
     @classmethod
@@ -146,7 +139,7 @@ def _plot_energy(plt: Any, energy: pd.DataFrame, path: Path) -> Path:
     ax.set_title(f"Adult, encoded (p = {len(energy)}): energy per eigenvector")
     ax.set_ylim(0, 1.02)
     ax.legend(loc="center right")
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _plot_fnorm(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
@@ -171,7 +164,7 @@ def _plot_fnorm(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> 
         ax.axis("off")
     fig.suptitle(f"Squared Frobenius error on Adult ({config.trials} trials)")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _k_trend(results: pd.DataFrame, config: Config) -> str:
@@ -207,7 +200,7 @@ def _summary(
     energy: pd.DataFrame,
     results: pd.DataFrame,
     tests: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     def mean(method: str, eps: float, k: int | None = None) -> float:
         sel = (results.method == method) & (results.epsilon == eps)
@@ -216,40 +209,47 @@ def _summary(
         return float(results[sel].frobenius.mean())
 
     wins = {other: bool((tests[tests.versus == other].ratio < 1).all()) for other in ("LAP", "EXP")}
+
+    def below(other: str) -> str:
+        worse = int((tests[tests.versus == other].ratio >= 1).sum())
+        return "yes" if wins[other] else f"no: {worse} of the (ε, k) cells"
+
     losses = tests[tests.ratio >= 1]
     k_show = [k for k in (1, 2, 5, 10) if k in config.components] or list(config.components)
     top = energy.head(5)
+    setting = (
+        f"Adult: n = {n:,} rows, p = {p} encoded columns (label block included, as the paper's "
+        f"p = 35). {config.trials} trials per cell; ε ∈ "
+        f"{{{', '.join(f'{e:g}' for e in config.epsilons)}}}; "
+        f"k ∈ {{{', '.join(map(str, config.components))}}}."
+    )
     lines = [
-        f"# {TITLE}",
+        *md.head(TITLE, ID, setting),
         "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows, "
-        f"p = {p} encoded columns (label block included, as the paper's p = 35). "
-        f"{config.trials} trials per cell; ε ∈ {{{', '.join(f'{e:g}' for e in config.epsilons)}}}; "
-        f"k ∈ {{{', '.join(map(str, config.components))}}}.",
-        "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, each "
-        "warned `InsecureRandomnessWarning`, collected): reproducible, and for that reason not "
-        "fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how=md.WARNED),
         *seeded.notes(),
-    ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): the noise is far "
-            "larger relative to the data than in the paper; do not compare numbers.**",
-        ]
-    lines += [
+        *md.subsample_note(
+            config.n_rows,
+            " (test configuration): the noise is far larger relative to the data than in the "
+            "paper; do not compare numbers.",
+        ),
         "",
         "## (a) Energy per eigenvector (exact, non-private covariance; an analysis figure)",
         "",
-        "| eigenvector | energy | cumulative | exact rank-k error n·Σ_{i>k} λ_i |",
-        "|---:|---:|---:|---:|",
+        *md.table(
+            ["eigenvector", "energy", "cumulative", "exact rank-k error n·Σ_{i>k} λ_i"],
+            (
+                [
+                    r.component,
+                    f"{r.energy:.3f}",
+                    f"{r.cumulative_energy:.3f}",
+                    _fmt(r.truncation_error),
+                ]
+                for r in top.itertuples()
+            ),
+            "rrrr",
+        ),
     ]
-    for r in top.itertuples():
-        lines.append(
-            f"| {r.component} | {r.energy:.3f} | {r.cumulative_energy:.3f} | "
-            f"{_fmt(r.truncation_error)} |"
-        )
     k90 = int((energy.cumulative_energy >= 0.9).to_numpy().argmax()) + 1
     lines += [
         "",
@@ -260,14 +260,18 @@ def _summary(
         "",
         "## (b) Squared Frobenius error ‖X − X̄‖²_F (mean over trials)",
         "",
-        "| ε | " + " | ".join(f"DP-PCA k={k}" for k in k_show) + " | LAP | EXP |",
-        "|---:|" + "---:|" * (len(k_show) + 2),
-    ]
-    for e in config.epsilons:
-        cells = [_fmt(mean("DP-PCA", e, k)) for k in k_show]
-        cells += [_fmt(mean(m, e)) for m in ("LAP", "EXP")]
-        lines.append(f"| {e:g} | " + " | ".join(cells) + " |")
-    lines += [
+        *md.table(
+            ["ε", *(f"DP-PCA k={k}" for k in k_show), "LAP", "EXP"],
+            (
+                [
+                    f"{e:g}",
+                    *(_fmt(mean("DP-PCA", e, k)) for k in k_show),
+                    *(_fmt(mean(m, e)) for m in ("LAP", "EXP")),
+                ]
+                for e in config.epsilons
+            ),
+            "r" * (len(k_show) + 3),
+        ),
         "",
         "Full results: `results.csv` (one row per release), `tests.csv` (Welch one-sided "
         "t-tests, DP-PCA < baseline, per (ε, k)), `energy.csv`; plots `fig2a_energy.png`, "
@@ -275,31 +279,25 @@ def _summary(
         "",
         "## Paper vs ours",
         "",
-        "| claim | paper (Jiang et al. 2013) | ours |",
-        "|---|---|---|",
-        "| DP-PCA F-norm below LAP at every ε, k | yes (Fig. 2, boxplots) | "
-        + (
-            "yes"
-            if wins["LAP"]
-            else f"no: {int((tests[tests.versus == 'LAP'].ratio >= 1).sum())} of the (ε, k) cells"
-        )
-        + " |",
-        "| DP-PCA F-norm below EXP at every ε, k | yes | "
-        + (
-            "yes"
-            if wins["EXP"]
-            else f"no: {int((tests[tests.versus == 'EXP'].ratio >= 1).sum())} of the (ε, k) cells"
-        )
-        + " |",
-        "| (ε, k) cells where DP-PCA < baseline is significant (Welch, one-sided, "
-        "p < 0.05) | not reported | "
-        + ", ".join(
-            f"vs {o}: {int((tests[tests.versus == o].p_value_one_sided < 0.05).sum())} of "
-            f"{int((tests.versus == o).sum())}"
-            for o in ("LAP", "EXP")
-        )
-        + " |",
-        "| exact numbers | shown only as plots | tables above |",
+        *md.table(
+            ["claim", "paper (Jiang et al. 2013)", "ours"],
+            [
+                ["DP-PCA F-norm below LAP at every ε, k", "yes (Fig. 2, boxplots)", below("LAP")],
+                ["DP-PCA F-norm below EXP at every ε, k", "yes", below("EXP")],
+                [
+                    "(ε, k) cells where DP-PCA < baseline is significant (Welch, one-sided, "
+                    "p < 0.05)",
+                    "not reported",
+                    ", ".join(
+                        f"vs {o}: {int((tests[tests.versus == o].p_value_one_sided < 0.05).sum())}"
+                        f" of {int((tests.versus == o).sum())}"
+                        for o in ("LAP", "EXP")
+                    ),
+                ],
+                ["exact numbers", "shown only as plots", "tables above"],
+            ],
+            "lll",
+        ),
         "",
     ]
     trend = _k_trend(results, config)
@@ -347,8 +345,8 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (method, epsilon, k, trial, frobenius, mse), ``energy.csv``,
@@ -364,14 +362,12 @@ def run(
     progress : callable, optional
         ``progress(done, total, message)`` after each release.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()  # fail before any work if the plots extra is missing
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
     X_full = schema.encode(df, include_label=True)[0]
     energy = _energy(X_full)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = len(config.epsilons) * config.trials * (2 + len(config.components))
     done = 0
     rows: list[dict[str, Any]] = []
@@ -380,7 +376,7 @@ def run(
         for trial in range(config.trials):
             jobs = [("LAP", None), ("EXP", None)] + [("DP-PCA", k) for k in config.components]
             for method, k in jobs:
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, k or 0, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, k or 0, trial)
                 with seeded.collect():
                     rel = release(method, df, schema, epsilon=eps, k=k, random_state=ss)
                 assert rel.encoded is not None
@@ -406,7 +402,7 @@ def run(
     results["k"] = results["k"].astype("Int64")
     tests = _tests(results)
     summary, key = _summary(config, len(df), X_full.shape[1], energy, results, tests, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "energy.csv": energy, "tests.csv": tests},
         figures={

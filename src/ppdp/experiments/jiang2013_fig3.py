@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int
 from ppdp.evaluate import (
     CLASSIFIERS,
     baseline_accuracy,
@@ -35,17 +34,9 @@ from ppdp.evaluate import (
 )
 from ppdp.exceptions import ParameterError
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, check_table_releases
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, check_table_releases, set_ints
 from ppdp.experiments._methods import LABELS, PUBLISHERS, release
 
 __all__ = ["ID", "PAPER_BA", "PAPER_LA", "TITLE", "Config", "run"]
@@ -97,11 +88,7 @@ class Config:
 
     def __post_init__(self) -> None:
         check_table_releases(self, _METHOD_KEYS)
-        object.__setattr__(
-            self,
-            "min_samples_leaf",
-            check_int("min_samples_leaf", self.min_samples_leaf, minimum=1),
-        )
+        set_ints(self, min_samples_leaf=1)
         check_common(self)
 
     @classmethod
@@ -130,16 +117,16 @@ def _evaluate(
 
 def _table(results: pd.DataFrame, metric: str, classifier: str, config: Config) -> list[str]:
     sub = results[results.classifier == classifier]
-    head = "| ε | " + " | ".join(LABELS[m] for m in config.methods) + " |"
-    lines = [head, "|---:|" + "---:|" * len(config.methods)]
-    for e in config.epsilons:
-        cells = []
-        for m in config.methods:
-            v = sub[(sub.method == m) & (sub.epsilon == e)][metric] * 100
-            cells.append(
-                f"{v.mean():.1f} ± {v.std(ddof=1):.1f}" if v.size > 1 else f"{v.mean():.1f}"
-            )
-        lines.append(f"| {e:g} | " + " | ".join(cells) + " |")
+
+    def cell(m: str, e: float) -> str:
+        v = sub[(sub.method == m) & (sub.epsilon == e)][metric] * 100
+        return f"{v.mean():.1f} ± {v.std(ddof=1):.1f}" if v.size > 1 else f"{v.mean():.1f}"
+
+    lines = md.table(
+        ["ε", *(LABELS[m] for m in config.methods)],
+        ([f"{e:g}", *(cell(m, e) for m in config.methods)] for e in config.epsilons),
+        "r" * (1 + len(config.methods)),
+    )
     for ref in ("BA", "LA"):
         v = sub[sub.method == ref][metric] * 100
         lines.append(f"| {ref} | {v.mean():.1f} (all ε) |" + " |" * (len(config.methods) - 1))
@@ -178,11 +165,11 @@ def _plot(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
         f"Trained on releases of 2/3 of Adult, tested on the other 1/3 ({config.trials} splits)"
     )
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
-    config: Config, n: int, results: pd.DataFrame, seeded: SeededRuns
+    config: Config, n: int, results: pd.DataFrame, seeded: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     def mean(method: str, classifier: str, metric: str, eps: float | None = None) -> float:
         sel = (results.method == method) & (results.classifier == classifier)
@@ -208,26 +195,20 @@ def _summary(
             gain = accs[-1] - accs[0]
             checks.append((c, between, rising, gain, accs, outside))
     name = {"lda": "LDA", "tree": "entropy tree"}
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows; "
-        f"{config.trials} random 2/3 – 1/3 splits; the release is built from the 2/3 and the "
-        "classifier is tested on the original 1/3. ε ∈ "
+    setting = (
+        f"Adult: n = {n:,} rows; {config.trials} random 2/3 – 1/3 splits; the release is built "
+        "from the 2/3 and the classifier is tested on the original 1/3. ε ∈ "
         f"{{{', '.join(f'{e:g}' for e in config.epsilons)}}}; DP-PCA uses "
         f"k = {config.pca_components} (fixed in advance). Tree: entropy criterion, "
-        f"min_samples_leaf = {config.min_samples_leaf}.",
+        f"min_samples_leaf = {config.min_samples_leaf}."
+    )
+    lines = [
+        *md.head(TITLE, ID, setting),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how="warnings collected"),
         *seeded.notes(),
+        *md.subsample_note(config.n_rows, md.NOT_COMPARABLE),
     ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): do not "
-            "compare numbers with the paper.**",
-        ]
     for c in CLASSIFIERS:
         for metric, label in (("accuracy", "Accuracy"), ("auc", "AUC")):
             lines += ["", f"## {label} (%) of {name[c]}, mean ± s.d. over splits", ""]
@@ -290,23 +271,22 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (trial, epsilon, method, classifier, accuracy, auc; BA and LA
     rows have no epsilon), ``config.json``, ``fig3_classification.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
-    require_sklearn()
+    fw.check_config(config, Config)
+    plt = fw.import_pyplot()
+    fw.require_sklearn()
     for m in config.methods:  # fail before any work if a publisher is missing
         if m not in PUBLISHERS:
             raise ParameterError(f"method {m!r} has no publisher")
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = config.trials * len(config.epsilons) * len(config.methods)
     done = 0
     rows: list[dict[str, Any]] = []
@@ -324,7 +304,7 @@ def run(
         for ei, eps in enumerate(config.epsilons):
             for method in config.methods:
                 k = config.pca_components if method == "DP-PCA" else None
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
                 with seeded.collect():
                     rel = release(
                         method,
@@ -344,7 +324,7 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} split {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), results, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"fig3_classification.png": lambda path: _plot(plt, results, config, path)},

@@ -19,19 +19,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_nonnegative
+from ppdp._validation import check_nonnegative
 from ppdp.evaluate import entropy, kl_divergence
 from ppdp.experiments import _data
-from ppdp.experiments._config import check_common, check_table_releases
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import check_common, check_table_releases, set_checked, set_ints
 from ppdp.experiments._methods import LABELS, release
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -82,8 +75,8 @@ class Config:
 
     def __post_init__(self) -> None:
         check_table_releases(self, _METHOD_KEYS)
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=1))
-        object.__setattr__(self, "smoothing", check_nonnegative("smoothing", self.smoothing))
+        set_ints(self, bins=1)
+        set_checked(self, check_nonnegative, "smoothing")
         check_common(self)
 
     @classmethod
@@ -162,7 +155,7 @@ def _plot(plt: Any, results: pd.DataFrame, h_orig: float, config: Config, path: 
     axes[0].legend(fontsize=7)
     fig.suptitle(f"Per-attribute entropy and KL, averaged over attributes ({config.trials} trials)")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
@@ -170,41 +163,43 @@ def _summary(
     n: int,
     h_orig: float,
     results: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
     config_attributes: tuple[str, ...],
 ) -> tuple[str, dict[str, Any]]:
     g = results.groupby(["method", "epsilon"])
     n_attributes = len(config_attributes)
     ent, kl = g.entropy.mean(), g.kl.mean()
+    setting = (
+        f"Adult: n = {n:,} rows; {config.trials} trials per (method, ε); DP-PCA "
+        f"k = {config.pca_components}. Entropy and KL per attribute (declared categories; "
+        f"{config.bins} equal-width bins of each numeric attribute's declared bounds; label "
+        f"included), averaged over the {n_attributes} attributes; KL smoothed with "
+        f"{config.smoothing:g}; natural logs (nats)."
+    )
+
+    def by_epsilon(values: pd.Series, spec: str) -> list[str]:
+        return md.table(
+            ["ε", *(LABELS[m] for m in config.methods)],
+            ([f"{e:g}", *(format(values[(m, e)], spec) for m in config.methods)]
+             for e in config.epsilons),
+            "r" * (1 + len(config.methods)),
+        )  # fmt: skip
+
     lines = [
-        f"# {TITLE}",
+        *md.head(TITLE, ID, setting),
         "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Adult: n = {n:,} rows; "
-        f"{config.trials} trials per (method, ε); DP-PCA k = {config.pca_components}. "
-        f"Entropy and KL per attribute (declared categories; {config.bins} equal-width bins "
-        "of each numeric attribute's declared bounds; label included), averaged over the "
-        f"{n_attributes} attributes; KL smoothed with {config.smoothing:g}; natural logs (nats).",
-        "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how="warnings collected"),
         *seeded.notes(),
+        *md.subsample_note(config.n_rows, md.NOT_COMPARABLE),
+        "",
+        f"## Entropy (nats; the original table: {h_orig:.4f})",
+        "",
+        *by_epsilon(ent, ".4f"),
+        "",
+        "## KL(release ‖ original) (nats)",
+        "",
+        *by_epsilon(kl, ".4g"),
     ]
-    if config.n_rows is not None:
-        lines += [
-            "",
-            f"**Subsample of {config.n_rows} rows (test configuration): do not "
-            "compare numbers with the paper.**",
-        ]
-    header = "| ε | " + " | ".join(LABELS[m] for m in config.methods) + " |"
-    sep = "|---:|" + "---:|" * len(config.methods)
-    lines += ["", f"## Entropy (nats; the original table: {h_orig:.4f})", "", header, sep]
-    for e in config.epsilons:
-        lines.append(
-            f"| {e:g} | " + " | ".join(f"{ent[(m, e)]:.4f}" for m in config.methods) + " |"
-        )
-    lines += ["", "## KL(release ‖ original) (nats)", "", header, sep]
-    for e in config.epsilons:
-        lines.append(f"| {e:g} | " + " | ".join(f"{kl[(m, e)]:.4g}" for m in config.methods) + " |")
     best = {e: min(config.methods, key=lambda m, e=e: kl[(m, e)]) for e in config.epsilons}
     falling = {
         m: bool(kl[(m, config.epsilons[-1])] <= kl[(m, config.epsilons[0])]) for m in config.methods
@@ -273,20 +268,18 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (method, epsilon, trial, entropy, kl), ``config.json``,
     ``fig4_entropy_kl.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     df, schema = _data.adult(config.n_rows, config.seed)
     h_orig = entropy(df, schema, bins=config.bins)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     total = len(config.epsilons) * config.trials * len(config.methods)
     done = 0
     rows: list[dict[str, Any]] = []
@@ -294,7 +287,7 @@ def run(
         for trial in range(config.trials):
             for method in config.methods:
                 k = config.pca_components if method == "DP-PCA" else None
-                ss = seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
+                ss = fw.seed_sequence(config.seed, _METHOD_KEYS[method], ei, trial)
                 with seeded.collect():
                     rel = release(
                         method,
@@ -334,7 +327,7 @@ def run(
                     progress(done, total, f"eps={eps:g} {LABELS[method]} trial {trial + 1}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, len(df), h_orig, results, seeded, schema.column_names)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"fig4_entropy_kl.png": lambda path: _plot(plt, results, h_orig, config, path)},

@@ -30,17 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_delta, check_int
-from ppdp.experiments._config import epsilon_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp._validation import check_delta
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import epsilon_grid, set_checked, set_ints
 from ppdp.experiments._ldp_oracles import ORACLES
 from ppdp.experiments._wu import bimodal_probabilities
 from ppdp.local import CharacteristicVectorRandomizer
@@ -84,12 +77,10 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=10))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=2))
-        object.__setattr__(self, "delta", check_delta("delta", self.delta))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, k=2, n=10, trials=2)
+        set_checked(self, check_delta, "delta")
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2017) -> Config:
@@ -123,19 +114,17 @@ def _plot(plt: Any, agg: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("n · Var per item (measured)")
     ax.legend(fontsize=8)
     ax.set_title("lower is better; CV-gaussian also needs δ = 1e-6", fontsize=9)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``variance_vs_epsilon.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     probs = bimodal_probabilities(np.linspace(0.0, 1.0, config.k + 1))
     jobs: list[tuple[str, float]] = []
     for eps in config.epsilons:
@@ -160,10 +149,10 @@ def run(
             theory = ORACLES[mech][1](eps)
             bits = {"OUE": config.k, "OLH": 2 * 32, "HR": math.ceil(math.log2(config.k + 1))}[mech]
         for t in range(config.trials):
-            ss = seed_sequence(config.seed, ei, t)
+            ss = fw.seed_sequence(config.seed, ei, t)
             values = _values(config.n, probs, ss.spawn(1)[0])
             truth = np.bincount(values, minlength=config.k) / config.n
-            noise_seed = seed_sequence(config.seed, ei, t, 1 + j)
+            noise_seed = fw.seed_sequence(config.seed, ei, t, 1 + j)
             with seeded.collect():
                 if r is None:
                     est = ORACLES[mech][0](values, config.k, eps, random_state=noise_seed)
@@ -194,16 +183,16 @@ def run(
     agg["ratio_to_oue"] = [row.n_var_measured / oue[row.epsilon] for row in agg.itertuples()]
     cv = agg[agg.mechanism == "CV-gaussian"]
     worse = bool((cv.ratio_to_oue > 1).all())
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). k = {config.k} categories "
+    intro = (
+        f"k = {config.k} categories "
         f"(the 30-region histogram of the `wu-fig1` population), n = {config.n:,} respondents, "
         f"{config.trials} runs per cell; n·Var is the per-item variance of the *unbiased* "
-        "estimate (no projection) times n, averaged over the items.",
+        "estimate (no projection) times n, averaged over the items."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## n · Var per item: measured (formula)",
         "",
@@ -276,7 +265,7 @@ def run(
         "cv_gaussian_worse_than_oue_everywhere": worse,
         "cv_gaussian_ratio_to_oue": {f"{r.epsilon:.4g}": r.ratio_to_oue for r in cv.itertuples()},
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": agg, "summary.csv": agg[_SUMMARY_COLUMNS]},
         figures={"variance_vs_epsilon.png": lambda path: _plot(plt, agg, path)},

@@ -15,18 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
+from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -64,14 +56,11 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "dims", int_grid("dims", self.dims))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
+        set_checked(self, int_grid, "dims")
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, n_public=2)
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, check_positive, "C", "gamma")
         check_common(self)
 
     @classmethod
@@ -90,17 +79,14 @@ def _methods(config: Config) -> list[str]:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_dims.png``,
     ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     cells = [
         li.Cell(x=D, epsilon=config.epsilon, n_components=D, n_public=config.n_public)
         for D in config.dims
@@ -128,15 +114,15 @@ def run(
         title=f"Adult, ε = {config.epsilon:g}, {config.trials} trial(s)",
         logx=True,
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results.rename(columns={"x": "D"})},
-        figures={"auc_vs_dims.png": lambda path: save_figure(fig, path)},
+        figures={"auc_vs_dims.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
 def _summary(
-    config: Config, n: int, d: int, wide: pd.DataFrame, runs: SeededRuns
+    config: Config, n: int, d: int, wide: pd.DataFrame, runs: fw.SeededRuns
 ) -> tuple[str, dict[str, Any]]:
     margin = wide["hybrid"] - wide["private"]
     above = bool((margin > 0).all())
@@ -156,13 +142,7 @@ def _summary(
         "## Mean AUC",
         "",
         *li.markdown_table(wide, "D"),
-        "",
-        "## Paper vs ours",
-        "",
-        li.PAPER_CLAIMS,
-        "",
-        "| claim | paper | ours |",
-        "|---|---|---|",
+        *li.PAPER_VS_OURS,
         f"| hybrid above the private SVM at every D | yes (plot) | "
         f"{'yes' if above else 'no'}: margin {float(margin.min()):+.3f} to "
         f"{float(margin.max()):+.3f} |",

@@ -15,19 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
+from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, epsilon_grid, int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
+from ppdp.experiments._config import check_common, epsilon_grid, int_grid, set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -78,25 +70,16 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilons", epsilon_grid("epsilons", self.epsilons))
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
+        set_checked(self, epsilon_grid, "epsilons")
+        set_ints(self, n_public=2)
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, check_positive, "C", "gamma")
+        set_ints(self, n_components=1)
         tuned = tuple(self.tuned_dims)
         object.__setattr__(self, "tuned_dims", int_grid("tuned_dims", tuned) if tuned else ())
         if not isinstance(self.with_erratum, bool):
             raise ParameterError(f"with_erratum ({self.with_erratum!r}) must be True or False")
-        object.__setattr__(
-            self,
-            "diagnostic_trials",
-            check_int("diagnostic_trials", self.diagnostic_trials, minimum=1),
-        )
+        set_ints(self, diagnostic_trials=1)
         check_common(self)
 
     @classmethod
@@ -132,17 +115,14 @@ def _methods(config: Config) -> list[str]:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``, ``auc_vs_epsilon.png``,
     ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     cells = [
         li.Cell(x=e, epsilon=e, n_components=config.n_components, n_public=config.n_public)
         for e in config.epsilons
@@ -181,14 +161,14 @@ def run(
         title=f"Adult, D = {config.n_components}, {config.trials} trial(s)",
         logx=True,
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={
             "results.csv": results.rename(columns={"x": "epsilon_x"}),
             "score_spread.csv": spread,
             "paired_draws.csv": paired,
         },
-        figures={"auc_vs_epsilon.png": lambda path: save_figure(fig, path)},
+        figures={"auc_vs_epsilon.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
@@ -400,7 +380,7 @@ def _summary(
     n: int,
     d: int,
     wide: pd.DataFrame,
-    runs: SeededRuns,
+    runs: fw.SeededRuns,
     spread: pd.DataFrame,
     results_chosen: dict[float, str],
     se: pd.DataFrame,
@@ -426,13 +406,7 @@ def _summary(
         "## Mean AUC",
         "",
         *li.markdown_table(wide, "ε"),
-        "",
-        "## Paper vs ours",
-        "",
-        li.PAPER_CLAIMS,
-        "",
-        "| claim | paper | ours |",
-        "|---|---|---|",
+        *li.PAPER_VS_OURS,
         f"| hybrid AUC above the private SVM's at every ε | yes (plot) | "
         f"{'yes' if above else 'no'}: margin {float(margin.min()):+.3f} to "
         f"{float(margin.max()):+.3f}; paired diagnostic: "

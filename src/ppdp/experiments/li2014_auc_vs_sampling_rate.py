@@ -17,19 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
 from ppdp.exceptions import ParameterError
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
+from ppdp.experiments._config import check_common, set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -73,12 +65,9 @@ class Config:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rates", _rates(self.rates))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, n_components=1)
+        set_checked(self, check_positive, "C", "gamma")
         check_common(self)
 
     @classmethod
@@ -96,19 +85,16 @@ _METHODS = ["hybrid", "private", "public-only", "all-data"]
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``config.json``,
     ``auc_vs_sampling_rate.png``, ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
     n_train = len(X) - max(len(X) // 10, 2)
     sizes = [max(10, round(r * n_train)) for r in config.rates]
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     cells = [
         li.Cell(x=r, epsilon=config.epsilon, n_components=config.n_components, n_public=m)
         for r, m in zip(config.rates, sizes, strict=True)
@@ -136,10 +122,10 @@ def run(
         title=f"Adult, ε = {config.epsilon:g}, D = {config.n_components}, {config.trials} trial(s)",
         logx=True,
     )
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results.rename(columns={"x": "rate"})},
-        figures={"auc_vs_sampling_rate.png": lambda path: save_figure(fig, path)},
+        figures={"auc_vs_sampling_rate.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
@@ -149,7 +135,7 @@ def _summary(
     d: int,
     wide: pd.DataFrame,
     sizes: list[int],
-    runs: SeededRuns,
+    runs: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     over_private = bool((wide["hybrid"] > wide["private"]).all())
     over_public = wide.index[wide["hybrid"] > wide["public-only"]]
@@ -177,13 +163,7 @@ def _summary(
     for (rate, row), m in zip(wide.iterrows(), sizes, strict=True):
         lines.append(f"| {rate:g} | {m} | " + " | ".join(li.fmt(row[c]) for c in _METHODS) + " |")
     lines += [
-        "",
-        "## Paper vs ours",
-        "",
-        li.PAPER_CLAIMS,
-        "",
-        "| claim | paper | ours |",
-        "|---|---|---|",
+        *li.PAPER_VS_OURS,
         f"| hybrid above the private SVM at every rate | yes (plot) | "
         f"{'yes' if over_private else 'no'} |",
         "| hybrid above the public-only SVM on the same public rows | yes (plot) | "

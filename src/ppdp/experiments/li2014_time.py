@@ -19,18 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int, check_positive
+from ppdp._validation import check_epsilon, check_positive
+from ppdp.experiments import _framework as fw
 from ppdp.experiments import _li2014 as li
-from ppdp.experiments._config import check_common, int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    require_sklearn,
-    save_figure,
-    write_run,
-)
+from ppdp.experiments._config import check_common, int_grid, set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -72,23 +64,13 @@ class Config:
     n_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "public_sizes", int_grid("public_sizes", self.public_sizes, minimum=2)
-        )
-        object.__setattr__(self, "fit_dims", int_grid("fit_dims", self.fit_dims))
-        object.__setattr__(
-            self, "private_sizes", int_grid("private_sizes", self.private_sizes, minimum=10)
-        )
-        object.__setattr__(self, "n_public", check_int("n_public", self.n_public, minimum=2))
-        object.__setattr__(
-            self, "n_components", check_int("n_components", self.n_components, minimum=1)
-        )
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "C", check_positive("C", self.C))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(
-            self, "svc_max_rows", check_int("svc_max_rows", self.svc_max_rows, minimum=2)
-        )
+        set_checked(self, int_grid, "public_sizes", minimum=2)
+        set_checked(self, int_grid, "fit_dims")
+        set_checked(self, int_grid, "private_sizes", minimum=10)
+        set_ints(self, n_public=2, n_components=1)
+        set_checked(self, check_epsilon, "epsilon")
+        set_checked(self, check_positive, "C", "gamma")
+        set_ints(self, svc_max_rows=2)
         check_common(self)
 
     @classmethod
@@ -141,7 +123,7 @@ def _rho_fit_times(X: np.ndarray, y: np.ndarray, config: Config) -> pd.DataFrame
 
 
 def _learner_times(
-    X: np.ndarray, y: np.ndarray, config: Config, runs: SeededRuns, progress: Any
+    X: np.ndarray, y: np.ndarray, config: Config, runs: fw.SeededRuns, progress: Any
 ) -> pd.DataFrame:
     from sklearn.svm import SVC
 
@@ -199,17 +181,14 @@ def _learner_times(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``rho_fit_times.csv``, ``learner_times.csv``,
     ``config.json``, ``time.png``, ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    require_sklearn()
-    plt = import_pyplot()
+    plt = fw.start(config, Config, sklearn=True)
     out = Path(out_dir)
     X, y = li.adult(config.n_rows, config.seed)
-    runs = SeededRuns()
+    runs = fw.SeededRuns()
     with li.one_thread():
         rho = _rho_fit_times(X, y, config)
         learn = _learner_times(X, y, config, runs, progress)
@@ -242,10 +221,10 @@ def run(
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"rho_fit_times.csv": rho, "learner_times.csv": learn},
-        figures={"time.png": lambda path: save_figure(fig, path)},
+        figures={"time.png": lambda path: fw.save_figure(fig, path)},
     )  # fmt: skip
 
 
@@ -257,7 +236,7 @@ def _summary(
     rho_med: pd.DataFrame,
     learn: pd.DataFrame,
     learn_med: pd.DataFrame,
-    runs: SeededRuns,
+    runs: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
     lines = li.header_lines(
         TITLE,

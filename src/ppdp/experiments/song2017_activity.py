@@ -23,18 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ppdp import noise
-from ppdp._validation import check_epsilon, check_int
+from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 
 __all__ = ["ID", "PERSONS", "STATES", "TITLE", "Config", "run", "sample_chain"]
 
@@ -116,10 +109,9 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lengths", int_grid("lengths", self.lengths, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_checked(self, int_grid, "lengths", minimum=2)
+        set_checked(self, check_epsilon, "epsilon")
+        set_ints(self, trials=1, seed=0)
         if list(self.lengths) != sorted(set(self.lengths)):
             raise ParameterError(f"lengths ({self.lengths!r}) must be strictly increasing")
 
@@ -210,7 +202,7 @@ def _plot(plt: Any, agg: pd.DataFrame, per: pd.DataFrame, path: Path) -> Path:
     axes[-1].legend(fontsize=7)
     fig.suptitle("Activity histograms (synthetic 4-state chains): L1 error vs T")
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(
@@ -218,15 +210,16 @@ def _summary(
     results: pd.DataFrame,
     agg: pd.DataFrame,
     scales: pd.DataFrame,
-    seeded: SeededRuns,
+    seeded: fw.SeededRuns,
 ) -> tuple[str, dict[str, Any]]:
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). ε = {config.epsilon:g}; "
+    intro = (
+        f"ε = {config.epsilon:g}; "
         f"T ∈ {{{', '.join(str(t) for t in config.lengths)}}}; {config.trials} trials per "
         "(person, T, mechanism), each a fresh trace and a fresh release of the "
-        "relative-frequency histogram (L = 2/T).",
+        "relative-frequency histogram (L = 2/T)."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         "**The traces are synthetic**: the paper's wearable-monitor data are not public, so "
         "every trace is drawn (with `ppdp.noise.uniform`, seeded) from the declared chains of "
@@ -234,8 +227,7 @@ def _summary(
         "stationary law. Θ of a group = its persons' transition matrices with unconstrained "
         "initial laws, so the true model is in Θ by construction.",
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded releases, warnings "
-        "collected): reproducible, and for that reason not fit for a real release.",
+        md.seeded_note(config.seed, seeded.count, how="warnings collected"),
         *seeded.notes(),
         "",
         "## Mean L1 error, all persons",
@@ -328,18 +320,16 @@ def _summary(
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (group, person, T, method, trial, l1_error),
     ``noise_scales.csv``, ``config.json``, ``l1_error_vs_T.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     labels = np.array(STATES, dtype=object)
     n_persons = sum(len(p) for p in PERSONS.values())
     total = n_persons * config.trials
@@ -357,7 +347,7 @@ def run(
                         P,
                         q,
                         config.lengths[-1],
-                        random_state=seed_sequence(config.seed, 1, pid, trial),
+                        random_state=fw.seed_sequence(config.seed, 1, pid, trial),
                     )
                 for ti, T in enumerate(config.lengths):
                     codes = trace[:T]
@@ -370,7 +360,7 @@ def run(
                             rel = mech.release(
                                 labels[codes],
                                 query="histogram",
-                                random_state=seed_sequence(config.seed, 2, pid, trial, ti, mi),
+                                random_state=fw.seed_sequence(config.seed, 2, pid, trial, ti, mi),
                             )
                         rows.append(
                             {
@@ -407,7 +397,7 @@ def run(
         ignore_index=True,
     )
     summary, key = _summary(config, results, agg, scales, seeded)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "noise_scales.csv": scales},
         figures={"l1_error_vs_T.png": lambda path: _plot(plt, agg, per, path)},

@@ -19,15 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_epsilon, check_int
+from ppdp._validation import check_epsilon
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    import_pyplot,
-    save_figure,
-    write_run,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments._config import set_checked, set_ints
 
 __all__ = ["ID", "TITLE", "Config", "run"]
 
@@ -63,8 +59,8 @@ class Config:
     seed: int = 2017
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "T", check_int("T", self.T, minimum=2))
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
+        set_ints(self, T=2)
+        set_checked(self, check_epsilon, "epsilon")
         grid = tuple(float(p) for p in self.grid)
         if not grid or any(not (0.0 < p < 1.0) for p in grid):
             raise ParameterError(f"grid ({self.grid!r}) must be a non-empty tuple of p in (0, 1)")
@@ -73,7 +69,7 @@ class Config:
         if not 0.0 <= weak < 1.0:
             raise ParameterError(f"weak ({self.weak!r}) must lie in [0, 1)")
         object.__setattr__(self, "weak", weak)
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2017) -> Config:
@@ -144,7 +140,7 @@ def _plot(plt: Any, results: pd.DataFrame, config: Config, path: Path) -> Path:
         f"Noise scale on binary chains, T = {config.T}, ε = {config.epsilon:g} "
         "(n/a: GK16 not applicable)"
     )
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]]:
@@ -159,14 +155,15 @@ def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]
     ratio = np.log10(wide.GroupDP / wide.MQMExact)
     gk_ok = results[(results.method == "GK16")].applicable
     n_gk = int(gk_ok.sum())
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). Binary chains "
+    intro = (
+        f"Binary chains "
         f"`[[p0, 1−p0], [1−p1, p1]]`, T = {config.T}, ε = {config.epsilon:g}; each chain is "
         "its own Θ with an unconstrained initial law. Laplace scales per unit of the Lipschitz "
         "constant (L = 1; multiply by L, e.g. 2 for a count histogram). Nothing random: the "
-        "scales are deterministic.",
+        "scales are deterministic."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
         "## Checks",
         "",
@@ -239,16 +236,14 @@ def _summary(config: Config, results: pd.DataFrame) -> tuple[str, dict[str, Any]
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment and write its outputs into ``out_dir``.
 
     Writes ``results.csv`` (p0, p1, method, noise_scale, applicable), ``config.json``,
     ``noise_heatmaps.png`` and ``summary.md``.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
     rows = []
     total = len(config.grid) ** 2
@@ -264,7 +259,7 @@ def run(
                 progress(done, total, f"p0={p0:g} p1={p1:g}")
     results = pd.DataFrame(rows)
     summary, key = _summary(config, results)
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results},
         figures={"noise_heatmaps.png": lambda path: _plot(plt, results, config, path)},

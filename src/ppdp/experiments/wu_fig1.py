@@ -32,24 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
+from ppdp._validation import check_positive
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_density,
-    bimodal_probabilities,
-    bimodal_sample,
-    empirical_probabilities,
-    half_l1,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
+from ppdp.experiments._config import set_checked, set_ints
 from ppdp.local import AdditiveRandomizer, reconstruct_em, reconstruct_fourier
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -86,14 +74,9 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=100))
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=2))
-        object.__setattr__(self, "harmonics", check_int("harmonics", self.harmonics, minimum=1))
-        object.__setattr__(
-            self, "em_iterations", check_int("em_iterations", self.em_iterations, minimum=1)
-        )
-        object.__setattr__(self, "noise_width", check_positive("noise_width", self.noise_width))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, n=100, bins=2, harmonics=1, em_iterations=1)
+        set_checked(self, check_positive, "noise_width")
+        set_ints(self, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -142,28 +125,26 @@ def _plot(plt: Any, table: pd.DataFrame, config: Config, auto_m: int, path: Path
     ax.stairs(table.em_density, edges, color="#4c72b0", lw=1.4, ls="--",
               label=f"EM, {config.em_iterations} iterations")  # fmt: skip
     grid = np.linspace(0, 1, 400)
-    ax.plot(grid, bimodal_density(grid), color="grey", lw=0.8, alpha=0.7, label="population")
+    ax.plot(grid, _wu.bimodal_density(grid), color="grey", lw=0.8, alpha=0.7, label="population")
     ax.set_xlabel("x")
     ax.set_ylabel("density")
     ax.set_title(f"n = {config.n:,}, Y ~ U[−w/2, w/2], w = {config.noise_width:.4g}")
     ax.legend(loc="upper left", fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``phi.csv``, ``config.json``,
     ``fig1_estimates.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     r = AdditiveRandomizer(noise="uniform", scale=config.noise_width, domain=(0.0, 1.0))
-    x = bimodal_sample(config.n, seed_sequence(config.seed, 0))
+    x = _wu.bimodal_sample(config.n, fw.seed_sequence(config.seed, 0))
     with seeded.collect():
-        reports = r.randomise(x, random_state=seed_sequence(config.seed, 1))
+        reports = r.randomise(x, random_state=fw.seed_sequence(config.seed, 1))
     four = reconstruct_fourier(reports, r, config.harmonics, bins=config.bins)
     # the library's default: harmonics="auto" (public inputs only), soft shrinkage
     auto = reconstruct_fourier(reports, r, bins=config.bins)
@@ -176,8 +157,8 @@ def run(
         progress(2, 2, f"EM, {config.em_iterations} iterations")
     edges = np.asarray(four.edges)
     width = np.diff(edges)
-    truth = empirical_probabilities(x, edges)
-    pop = bimodal_probabilities(edges)
+    truth = _wu.empirical_probabilities(x, edges)
+    pop = _wu.bimodal_probabilities(edges)
     table = pd.DataFrame(
         {
             "bin_low": edges[:-1],
@@ -192,20 +173,20 @@ def run(
     phi = _phi_table(config)
     refused = _wu_setting_refused(config, reports)
     losses = {
-        name: (half_l1(est.probabilities, truth), half_l1(est.probabilities, pop))
+        name: (_wu.half_l1(est.probabilities, truth), _wu.half_l1(est.probabilities, pop))
         for name, est in (("Fourier", four), ("Fourier auto", auto), ("EM", em))
     }
     g = r.guarantee()
     worst = phi.loc[phi.abs_phi_ours.idxmin()]
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). n = {config.n:,} draws "
+    intro = (
+        f"n = {config.n:,} draws "
         f"of a bimodal X on [0, 1] (equal mixture of N(0.3, 0.08²) and N(0.7, 0.10²), "
-        f"truncated); {config.bins} bins; Y ~ U[−w/2, w/2] with w = {config.noise_width:.4g}.",
+        f"truncated); {config.bins} bins; Y ~ U[−w/2, w/2] with w = {config.noise_width:.4g}."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisation, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisation", unfit="real respondents"),
         "",
         "## Information loss (½‖·‖₁ on the bins)",
         "",
@@ -220,7 +201,7 @@ def run(
         }.get(name, f"EM, {config.em_iterations} iterations (uniform start)")
         lines.append(f"| {label} | {lw:.4f} | {la:.4f} |")
     lines += [
-        f"| (the true histogram itself) | 0 | {half_l1(truth, pop):.4f} |",
+        f"| (the true histogram itself) | 0 | {_wu.half_l1(truth, pop):.4f} |",
         "",
         "Per-bin densities: `results.csv`; plot: `fig1_estimates.png`; |φ_Y(i)|: `phi.csv`.",
         "",
@@ -280,7 +261,7 @@ def run(
         "min_abs_phi": float(worst.abs_phi_ours),
         "wu_setting_refused": "degenerate" in refused,
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": table, "phi.csv": phi},
         figures={"fig1_estimates.png": lambda path: _plot(plt, table, config, auto_m, path)},

@@ -40,22 +40,10 @@ import pandas as pd
 
 from ppdp._validation import check_int, check_positive
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_probabilities,
-    bimodal_sample,
-    empirical_probabilities,
-    half_l1,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 from ppdp.local import AdditiveRandomizer, reconstruct_em, reconstruct_fourier
 from ppdp.local.reconstruction import AUTO_HARMONICS_MAX, AUTO_HARMONICS_THRESHOLD, auto_harmonics
 
@@ -118,16 +106,13 @@ class Config:
     confirm_seeds: tuple[int, ...] = _CONFIRM_SEEDS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=100))
-        object.__setattr__(self, "bins", check_int("bins", self.bins, minimum=2))
+        set_ints(self, n=100, bins=2)
         object.__setattr__(self, "harmonics", _harmonics_grid(self.harmonics))
-        object.__setattr__(self, "tol", check_positive("tol", self.tol))
+        set_checked(self, check_positive, "tol")
         object.__setattr__(
             self, "extra_tols", tuple(check_positive("extra_tols", t) for t in self.extra_tols)
         )
-        object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, minimum=1))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, max_iter=1, trials=1, seed=0)
         for name, allowed in (("tapers", _TAPERS), ("shrinkages", _SHRINKAGES)):
             vals = tuple(getattr(self, name))
             if any(v not in allowed for v in vals):
@@ -249,7 +234,7 @@ def _plot(plt: Any, results: pd.DataFrame, highlight: str, path: Path) -> Path:
     axes[1].set_ylabel("mean iterations")
     axes[1].set_title(" / ".join(shown), fontsize=7)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def _compare(results: pd.DataFrame, seed: int, noise: str, tol: float, init: str) -> dict[str, Any]:
@@ -313,21 +298,19 @@ def _verdict(rows: pd.DataFrame) -> str:
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig2_em_start.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     rows: list[dict[str, Any]] = []
     seeds = (config.seed, *config.confirm_seeds)
     total = len(seeds) * len(config.noises) * config.trials
     done = 0
     edges = np.linspace(0.0, 1.0, config.bins + 1)
-    pop = bimodal_probabilities(edges)
+    pop = _wu.bimodal_probabilities(edges)
     h0 = config.harmonics[0]
     for seed in seeds:
         main_seed = seed == config.seed
@@ -340,16 +323,16 @@ def run(
         for ni, (noise, scale) in enumerate(config.noises):
             r = AdditiveRandomizer(noise=noise, scale=scale, domain=(0.0, 1.0))  # type: ignore[arg-type]
             for trial in range(config.trials):
-                x = bimodal_sample(config.n, seed_sequence(seed, ni, trial, 0))
+                x = _wu.bimodal_sample(config.n, fw.seed_sequence(seed, ni, trial, 0))
                 with seeded.collect():
-                    reports = r.randomise(x, random_state=seed_sequence(seed, ni, trial, 1))
-                truth = empirical_probabilities(x, edges)
+                    reports = r.randomise(x, random_state=fw.seed_sequence(seed, ni, trial, 1))
+                truth = _wu.empirical_probabilities(x, edges)
                 for tol, st in runs:
                     t0 = time.perf_counter()
                     if st is None:
                         est = reconstruct_em(reports, r, config.bins, tol=tol,
                                              max_iter=config.max_iter)  # fmt: skip
-                        h, smoothing, start_loss = 0, "none", half_l1(1.0 / config.bins, truth)
+                        h, smoothing, start_loss = 0, "none", _wu.half_l1(1.0 / config.bins, truth)
                         init = "uniform"
                     else:
                         hh, taper, shrinkage = st
@@ -360,7 +343,7 @@ def run(
                         est = reconstruct_em(reports, r, config.bins, init=theta0, tol=tol,
                                              max_iter=config.max_iter)  # fmt: skip
                         smoothing = _smoothing(taper, shrinkage)
-                        start_loss = half_l1(theta0, truth)
+                        start_loss = _wu.half_l1(theta0, truth)
                         h = int(four.details["harmonics"])  # the count used ("auto": chosen)
                         init = _label(hh, smoothing)
                     rows.append(
@@ -376,8 +359,8 @@ def run(
                             "iterations": est.iterations,
                             "converged": est.converged,
                             "start_wu_loss": start_loss,
-                            "wu_loss": half_l1(est.probabilities, truth),
-                            "aa_loss": half_l1(est.probabilities, pop),
+                            "wu_loss": _wu.half_l1(est.probabilities, truth),
+                            "aa_loss": _wu.half_l1(est.probabilities, pop),
                             "seconds": time.perf_counter() - t0,
                         }
                     )
@@ -470,7 +453,7 @@ def run(
             for a in auto_rows.itertuples()
         }
     shown = results[(results.tol == config.tol) & (results.seed == config.seed)]
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "summary.csv": agg},
         figures={"fig2_em_start.png": lambda path: _plot(plt, shown, highlight, path)},
@@ -551,10 +534,8 @@ def _summary(
 ) -> str:
     h0 = config.harmonics[0]
     seeds = (config.seed, *config.confirm_seeds)
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). n = {config.n:,} per trial, "
+    intro = (
+        f"n = {config.n:,} per trial, "
         f"{config.trials} trials per noise law, {config.bins} bins, stopping rule "
         f"½‖θ_(r+1) − θ_r‖₁ < {config.tol:g} (at most {config.max_iter} iterations). Fourier "
         f"starts: {', '.join(str(h) for h in config.harmonics if h != 'auto')} harmonics "
@@ -568,16 +549,19 @@ def _summary(
             if "auto" in config.harmonics
             else ""
         )
-        + ".",
+        + "."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}"
-        + (
-            f", confirmation seeds {', '.join(map(str, config.confirm_seeds))}"
+        md.seeded_note(
+            f"{config.seed}, confirmation seeds {', '.join(map(str, config.confirm_seeds))}"
             if config.confirm_seeds
-            else ""
-        )
-        + f"; {seeded_count} seeded randomisations, collected): reproducible, and for that "
-        "reason not fit for real respondents.",
+            else config.seed,
+            seeded_count,
+            "randomisations",
+            unfit="real respondents",
+        ),
         "",
         f"## Mean over trials (root seed {config.seed})",
         "",

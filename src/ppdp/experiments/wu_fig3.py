@@ -20,23 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int, check_positive
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_probabilities,
-    bimodal_sample,
-    continuous_gaussian_epsilon,
-    empirical_probabilities,
-    half_l1,
-)
+from ppdp._validation import check_positive
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
+from ppdp.experiments._config import set_checked, set_ints
 from ppdp.local import CharacteristicVectorRandomizer, map_success_probability
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -71,12 +59,9 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=10))
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "gamma", check_positive("gamma", self.gamma))
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, n=10, k=2)
+        set_checked(self, check_positive, "gamma", "sigma")
+        set_ints(self, trials=1, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -97,7 +82,7 @@ def _guarantees(r: CharacteristicVectorRandomizer, config: Config) -> pd.DataFra
             {
                 "delta": d,
                 "epsilon_exact_lattice": g.epsilon if g.is_private else math.inf,
-                "epsilon_continuous_gaussian_bound": continuous_gaussian_epsilon(
+                "epsilon_continuous_gaussian_bound": _wu.continuous_gaussian_epsilon(
                     config.sigma, math.sqrt(2.0) / config.gamma, d
                 ),
             }
@@ -117,38 +102,36 @@ def _plot(plt: Any, table: pd.DataFrame, title: str, path: Path) -> Path:
     ax.set_ylabel("probability of the region")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``trials.csv``, ``guarantee.csv``,
     ``config.json``, ``fig3_estimate.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     edges = np.linspace(0.0, 1.0, config.k + 1)
     r = CharacteristicVectorRandomizer(regions=list(edges), noise="discrete-normal",
                                        gamma=config.gamma, sigma=config.sigma)  # fmt: skip
-    pop = bimodal_probabilities(edges)
+    pop = _wu.bimodal_probabilities(edges)
     trials = []
     table = None
     for t in range(config.trials):
-        x = bimodal_sample(config.n, seed_sequence(config.seed, t, 0))
+        x = _wu.bimodal_sample(config.n, fw.seed_sequence(config.seed, t, 0))
         with seeded.collect():
-            reports = r.randomise(x, random_state=seed_sequence(config.seed, t, 1))
+            reports = r.randomise(x, random_state=fw.seed_sequence(config.seed, t, 1))
         est = r.estimate(reports)
-        truth = empirical_probabilities(x, edges)
+        truth = _wu.empirical_probabilities(x, edges)
         unbiased = np.asarray(est.details["unbiased"], dtype=np.float64)
         trials.append(
             {
                 "trial": t,
-                "wu_loss": half_l1(est.probabilities, truth),
-                "aa_loss": half_l1(est.probabilities, pop),
-                "wu_loss_clipped": half_l1(np.clip(unbiased, 0, None), truth),
+                "wu_loss": _wu.half_l1(est.probabilities, truth),
+                "aa_loss": _wu.half_l1(est.probabilities, pop),
+                "wu_loss_clipped": _wu.half_l1(np.clip(unbiased, 0, None), truth),
                 "negative_unbiased": int((unbiased < 0).sum()),
             }
         )
@@ -177,15 +160,15 @@ def run(
         f"n = {config.n:,}, k = {config.k}, γ = {config.gamma:g}, σ = {config.sigma:g}: "
         f"(ε, δ) = ({row6.epsilon_exact_lattice:.2f}, 1e-6)-LDP"
     )
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). X: the bimodal population "
+    intro = (
+        "X: the bimodal population "
         "of `wu-fig1` on 30 equal regions of [0, 1]; Wu's one-step (mean) estimator from the "
-        "running sums, projected onto the simplex.",
+        "running sums, projected onto the simplex."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## Estimate vs truth",
         "",
@@ -245,7 +228,7 @@ def run(
         "delta_at_16": float(delta16),
         "map_success_uniform_prior": float(map_uniform),
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": table, "trials.csv": trials_df, "guarantee.csv": guar},
         figures={"fig3_estimate.png": lambda path: _plot(plt, table, title, path)},

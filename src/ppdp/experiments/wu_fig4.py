@@ -18,24 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdp._validation import check_int
 from ppdp.exceptions import ParameterError
-from ppdp.experiments._config import int_grid
-from ppdp.experiments._framework import (
-    ExperimentResult,
-    Progress,
-    SeededRuns,
-    import_pyplot,
-    save_figure,
-    seed_sequence,
-    write_run,
-)
-from ppdp.experiments._wu import (
-    bimodal_probabilities,
-    bimodal_sample,
-    empirical_probabilities,
-    half_l1,
-)
+from ppdp.experiments import _framework as fw
+from ppdp.experiments import _summary as md
+from ppdp.experiments import _wu
+from ppdp.experiments._config import int_grid, set_checked, set_ints
 from ppdp.local import CharacteristicVectorRandomizer
 
 __all__ = ["ID", "TITLE", "Config", "run"]
@@ -68,14 +55,12 @@ class Config:
     seed: int = 2003
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ns", int_grid("ns", self.ns, minimum=10))
+        set_checked(self, int_grid, "ns", minimum=10)
         sig = tuple(float(s) for s in self.sigmas)
         if not sig or any(not s > 0 for s in sig):
             raise ParameterError(f"sigmas ({self.sigmas!r}) must be positive numbers")
         object.__setattr__(self, "sigmas", sig)
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "trials", check_int("trials", self.trials, minimum=1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        set_ints(self, k=2, trials=1, seed=0)
 
     @classmethod
     def full(cls, *, seed: int = 2003) -> Config:
@@ -98,21 +83,19 @@ def _plot(plt: Any, agg: pd.DataFrame, eps: dict[float, float], path: Path) -> P
     ax.set_xlabel("n (respondents)")
     ax.set_ylabel("information loss ½‖p̂ − h‖₁")
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fw.save_figure(fig, path)
 
 
 def run(
-    config: Config, out_dir: str | Path, *, progress: Progress | None = None
-) -> ExperimentResult:
+    config: Config, out_dir: str | Path, *, progress: fw.Progress | None = None
+) -> fw.ExperimentResult:
     """Run the experiment; write ``results.csv``, ``summary.csv``, ``config.json``,
     ``fig4_loss_vs_n.png`` and ``summary.md`` into ``out_dir``."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config ({type(config).__name__}) must be a {__name__}.Config")
-    plt = import_pyplot()
+    plt = fw.start(config, Config)
     out = Path(out_dir)
-    seeded = SeededRuns()
+    seeded = fw.SeededRuns()
     edges = np.linspace(0.0, 1.0, config.k + 1)
-    pop = bimodal_probabilities(edges)
+    pop = _wu.bimodal_probabilities(edges)
     rows = []
     eps: dict[float, float] = {}
     total = len(config.sigmas) * len(config.ns) * config.trials
@@ -123,18 +106,20 @@ def run(
         eps[sigma] = float(r.guarantee(DELTA).epsilon)
         for ni, n in enumerate(config.ns):
             for t in range(config.trials):
-                x = bimodal_sample(n, seed_sequence(config.seed, si, ni, t, 0))
+                x = _wu.bimodal_sample(n, fw.seed_sequence(config.seed, si, ni, t, 0))
                 with seeded.collect():
-                    reports = r.randomise(x, random_state=seed_sequence(config.seed, si, ni, t, 1))
+                    reports = r.randomise(
+                        x, random_state=fw.seed_sequence(config.seed, si, ni, t, 1)
+                    )
                 est = r.estimate(reports)
-                truth = empirical_probabilities(x, edges)
+                truth = _wu.empirical_probabilities(x, edges)
                 rows.append(
                     {
                         "sigma": sigma,
                         "n": n,
                         "trial": t,
-                        "wu_loss": half_l1(est.probabilities, truth),
-                        "aa_loss": half_l1(est.probabilities, pop),
+                        "wu_loss": _wu.half_l1(est.probabilities, truth),
+                        "aa_loss": _wu.half_l1(est.probabilities, pop),
                     }
                 )
                 done += 1
@@ -159,16 +144,16 @@ def run(
         slopes[s] = float(np.polyfit(np.log(g.n), np.log(g.wu_loss_mean), 1)[0])
     target = all(falls.values())
     ns = list(config.ns)
-    lines = [
-        f"# {TITLE}",
-        "",
-        f"Command: `ppdp reproduce {ID}` (config in `config.json`). k = {config.k} regions of "
+    intro = (
+        f"k = {config.k} regions of "
         f"[0, 1], the bimodal population of `wu-fig1`, discrete normal noise with γ = 1; "
         f"{config.trials} trials per (σ, n); one-step mean estimator projected onto the "
-        "simplex.",
+        "simplex."
+    )
+    lines = [
+        *md.head(TITLE, ID, intro),
         "",
-        f"**Runs are seeded** (root seed {config.seed}; {seeded.count} seeded randomisations, "
-        "collected): reproducible, and for that reason not fit for real respondents.",
+        md.seeded_note(config.seed, seeded.count, "randomisations", unfit="real respondents"),
         "",
         "## Mean information loss ½‖p̂ − h‖₁ (against the true histogram)",
         "",
@@ -219,7 +204,7 @@ def run(
         "slopes": {f"{s:g}": slopes[s] for s in config.sigmas},
         "epsilons": {f"{s:g}": eps[s] for s in config.sigmas},
     }
-    return write_run(
+    return fw.write_run(
         ID, config, out, summary, key,
         tables={"results.csv": results, "summary.csv": agg},
         figures={"fig4_loss_vs_n.png": lambda path: _plot(plt, agg, eps, path)},
