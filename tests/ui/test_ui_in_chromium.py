@@ -145,7 +145,7 @@ def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
         check(page, "5-note", at="iframe.note")
 
         page.get_by_role("link", name="6. Ledger history").click()
-        expect(page.locator("pre.ledger")).to_contain_text("TableSynthesizer")
+        expect(page.locator("#history")).to_contain_text("TableSynthesizer")
         check(page, "6-ledger")
         # The keyboard reaches the skip link first, then the first field of the screen (no
         # autofocus: the skip link comes first, deterministically). The focused element is
