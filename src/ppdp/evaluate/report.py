@@ -173,7 +173,7 @@ def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataF
     want = list(schema.column_names)
     have = [str(c) for c in df.columns]
     missing = [c for c in want if c not in have]
-    extra = [c for c in have if c not in want]
+    extra = [c for c in have if c not in want and c != unit_column(schema)]
     if missing or (exact and extra):
         parts = []
         if missing:
@@ -186,6 +186,13 @@ def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataF
     out = df.copy()
     out.columns = have
     return mask_missing(out[want], schema)
+
+
+def unit_column(schema: Schema) -> str | None:
+    """The privacy unit's column, which a release of synthetic persons holds (their
+    synthetic ids, ``P000001``...): allowed beside the schema's columns, never compared."""
+    unit = getattr(schema, "privacy_unit", None)
+    return None if unit is None else str(unit.column)
 
 
 def mask_missing(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:

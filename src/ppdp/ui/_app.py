@@ -29,7 +29,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import BudgetExceededError, ParameterError, PPDPError
 from ppdp.ui import _steps
-from ppdp.ui._schema_form import column_rows, error_column, schema_from_form, unit_fields
+from ppdp.ui._schema_form import (
+    column_rows,
+    error_column,
+    schema_from_form,
+    unit_fields,
+    values_text,
+)
 from ppdp.ui._security import (
     COMMON_HEADERS,
     MAX_FORM_BYTES,
@@ -180,6 +186,7 @@ def create_app(
     env = Environment(
         loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True)
     )
+    env.filters["values"] = values_text  # a list as its comma-separated field shows it
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.session = session
     app.state.secrets = keys
