@@ -66,3 +66,22 @@ def test_a_category_with_a_comma_stays_one_category_through_the_form(client, eur
     budget = plan(client, tmp_path / "l.db", kind="groupby", by="job", means="wage")
     assert budget.url.path == "/budget", errors(budget.text)
     assert re.search(r"would charge ε = 1 in 2 ledger entries", budget.text)
+
+
+def test_the_release_screen_opens_with_the_guarantee_in_one_line_and_folds_the_rest(
+    client, table, tmp_path
+):
+    """The guarantee's full statement (a screenful under a privacy unit) came before
+    everything else on screen 5: its one-line summary leads, the rest is folded."""
+    from ui_helpers import publish, ready
+
+    ledger = ready(client, table, tmp_path / "adult.ledger.db")
+    plan(client, ledger, kind="groupby", by="sex", means="age")
+    page = publish(client).text
+    lead = re.search(r'<p class="guarantee" id="guarantee">([^<]*)</p>', page)
+    assert lead is not None and lead.group(1).startswith("guarantee: ")
+    assert len(lead.group(1)) < 200
+    folded = re.search(
+        r'<details id="guarantee-full">.*?<pre class="guarantee">in full: ', page, re.S
+    )
+    assert folded is not None
