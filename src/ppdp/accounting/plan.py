@@ -26,6 +26,22 @@ __all__ = ["charge_lines", "dry_run_lines", "group_mean_error", "group_mean_erro
 #: Group sizes at which a group mean's error is stated (a group's size is private).
 GROUP_SIZES = (100, 1_000, 10_000)
 
+
+def _stated_sizes(count_sd: float) -> list[int]:
+    """The group sizes a mean's error is stated at: those of :data:`GROUP_SIZES` where the
+    first order holds (``rows ≥ 5 count_sd``), led by the smallest round size (1, 2, 3 or 5
+    times a power of ten) where it holds when the first of them does not, so that a
+    table whose groups hold a few hundred rows (a count noise of 45: 300 rows) reads its own
+    size, not 1,000 rows only."""
+    floor = 5 * count_sd
+    sizes = [n for n in GROUP_SIZES if n >= floor]
+    if floor <= GROUP_SIZES[0]:
+        return sizes
+    power = 10 ** math.floor(math.log10(floor))
+    lead = next(m * power for m in (1, 2, 3, 5, 10) if m * power >= floor)
+    return sorted({lead, *sizes})
+
+
 #: Noise parameters a charge's details may state, and what each one is.
 _OTHER_SCALES = {
     "scatter_sigma": "Gaussian sigma on each entry of the second-moment matrix",
@@ -174,14 +190,15 @@ def group_mean_errors(charges: Sequence[Any]) -> dict[str, list[tuple[int, float
     """Per column of a group-by's means, ``(rows, low, high)``: a group mean's expected
     error (:func:`group_mean_error`) over ``rows`` rows when the true mean is at the
     midpoint of the declared bounds (``low``) and at a bound (``high``, the most), at the
-    sizes of :data:`GROUP_SIZES` where the first order holds (``rows ≥ 5 count_sd``); from
-    the charges' ``mean_error`` details, public quantities only."""
+    sizes of :data:`GROUP_SIZES` where the first order holds (``rows ≥ 5 count_sd``), led
+    by the smallest round size where it holds (:func:`_stated_sizes`); from the charges'
+    ``mean_error`` details, public quantities only."""
     out: dict[str, list[tuple[int, float, float]]] = {}
     for charge in charges:
         e = charge.details.get("mean_error")
         if not isinstance(e, dict):
             continue
-        sizes = [n for n in GROUP_SIZES if n >= 5 * e["count_sd"]] or [100_000]
+        sizes = _stated_sizes(e["count_sd"])
         terms = {k: e[k] for k in ("sum_sd", "count_sd", "half_range")}
         out[e["column"]] = [
             (n, group_mean_error(**terms, rows=n, offset=0.0), group_mean_error(**terms, rows=n))
