@@ -85,3 +85,24 @@ def test_the_release_screen_opens_with_the_guarantee_in_one_line_and_folds_the_r
         r'<details id="guarantee-full">.*?<pre class="guarantee">in full: ', page, re.S
     )
     assert folded is not None
+
+
+def test_the_schema_screen_names_the_columns_drawn_once_per_person(client, tmp_path):
+    """The draft of a panel marks columns constant within a person ``per_person``; the
+    release's guarantee then speaks of "synthetic persons" and "the per_person columns
+    school, ethn", which the schema screen never named."""
+    rng = np.random.default_rng(2)
+    pid = np.repeat(np.arange(150), 4)
+    school = rng.integers(8, 17, 150)[pid]
+    df = pd.DataFrame({"nr": pid, "school": school, "wage": rng.normal(1.6, 0.5, len(pid)),
+                       "union": rng.choice(["no", "yes"], len(pid))})  # fmt: skip
+    df.to_csv(tmp_path / "panel.csv", index=False)
+    page = client.get("/").text
+    client.post("/draft", data={"csrf": csrf(page), "table": str(tmp_path / "panel.csv")})
+    drafted = client.app.state.session.run.schema
+    assert drafted.get("privacy_unit", {}).get("column") == "nr"
+    per_person = [c["name"] for c in drafted["columns"] if c.get("per_person")]
+    assert "school" in per_person
+    shown = client.get("/schema").text
+    said = re.search(r'<p class="hint" id="per-person">(.*?)</p>', shown, re.S)
+    assert said is not None and ", ".join(per_person) in said.group(1)

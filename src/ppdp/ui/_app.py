@@ -309,6 +309,7 @@ def create_app(
             draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
             unit_columns=_unit_columns(run), data_step=data_step, data_check=data_check,
             data_error=data_error, dropped=list(run.dropped.items()),
+            per_person=[c["name"] for c in run.schema["columns"] if c.get("per_person")],
         )  # fmt: skip
 
     @app.post("/schema")
