@@ -11,7 +11,8 @@ on the schema screen keeps the drafted privacy unit (a person, ``nr``) with 8 ro
 (the survey's eight years, public), replaces the drafted bounds by round public numbers,
 ticks every column public with the bulk edit; creates the ledger with its defaults; releases
 "the mean log wage by union membership and ethnicity" (ε 1), then a synthetic table (ε 1)
-with its report; and reads the ledger's history. Each screen prints its heading and every
+with its report, follows the report's advice (one more synthetic table with the lost pairs kept,
+ε 1, what the ledger has left); and reads the ledger's history. Each screen prints its heading and every
 line the app shows in a box; screenshots go to ``--shots``. Findings: the second section of
 ``new_user_trial.md``.
 
@@ -124,6 +125,20 @@ def main() -> None:
             print("  verdict:", page.locator("#verdict").inner_text())
             for line in _rows(page, "#verdict-details li"):
                 print("    -", line[:300])
+            if page.locator("#next-step").count():  # the report's advice, followed (ε 1 left)
+                print("  next step:", " ".join(page.locator("#next-step").inner_text().split()))
+                page.locator("#next-step a").click()
+                print("  pairs to keep:", page.get_by_label("Pairs to keep together").input_value())
+                page.get_by_role("button", name="Check the plan").click()
+                page.wait_for_load_state("load")
+                _said(page, "4-budget-synth-kept", args.shots, t0)
+                if page.get_by_role("button", name="Release (spends the budget above)").count():
+                    page.get_by_role("button", name="Release (spends the budget above)").click()
+                    expect(page.get_by_role("heading", name="5. The release")).to_be_visible()
+                    page.get_by_role("button", name="Make the report").click()
+                    expect(page.locator("#verdict")).to_be_visible()
+                    _said(page, "5-synth-kept-report", args.shots, t0)
+                    print("  verdict:", page.locator("#verdict").inner_text())
         page.get_by_role("link", name="6. Ledger history").click()
         page.wait_for_load_state("load")
         _said(page, "6-ledger", args.shots, t0)
