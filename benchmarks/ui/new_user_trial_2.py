@@ -11,10 +11,10 @@ on the schema screen keeps the drafted privacy unit (a person, ``nr``) with 8 ro
 (the survey's eight years, public), replaces the drafted bounds by round public numbers,
 ticks every column public with the bulk edit; creates the ledger with its defaults; releases
 "the mean log wage by union membership and ethnicity" (ε 1), then a synthetic table (ε 1)
-with its report, follows the report's advice (one more synthetic table with the lost pairs kept,
-ε 1, what the ledger has left); and reads the ledger's history. Each screen prints its heading and every
-line the app shows in a box; screenshots go to ``--shots``. Findings: the second section of
-``new_user_trial.md``.
+with its report, follows the report's advice (one more synthetic table with the lost pairs
+kept, ε 1, what the ledger has left); and reads the ledger's history. Each screen prints its
+heading and every line the app shows in a box; screenshots go to ``--shots``. Findings: the
+second section of ``new_user_trial.md``.
 
 Run::
 
