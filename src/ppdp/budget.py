@@ -26,6 +26,8 @@ __all__ = [
     "PrivacyBudget",
     "budget_number",
     "mechanism_label",
+    "plain_budget",
+    "plain_number",
     "remaining_number",
     "remaining_text",
 ]
@@ -102,6 +104,55 @@ def remaining_text(left: PrivacyBudget, of: PrivacyBudget) -> str:
     if left.is_pure:
         return eps
     return f"{eps}, δ={remaining_number(left.delta, of.delta)}"
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def plain_number(value: str | float) -> str:
+    """An ε or δ for a lay reader, without scientific notation: ``1e-06`` reads ``10⁻⁶``,
+    ``2.5e-09`` reads ``2.5 × 10⁻⁹`` (the words of ``ppdp ui``'s screens).
+
+    ``value``: a number, or :func:`budget_number`'s (or :func:`remaining_number`'s) text of
+    one.
+
+    Examples
+    --------
+    >>> plain_number(1e-06), plain_number(9.99e-07), plain_number(0.5)
+    ('10⁻⁶', '9.99 × 10⁻⁷', '0.5')
+    """
+    text = value if isinstance(value, str) else budget_number(value)
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa} × {power}"
+
+
+def plain_budget(budget: Any, of: Any = None) -> str:
+    """``ε = 1 and δ = 10⁻⁶`` for a :class:`PrivacyBudget` (``ε = 1`` when δ is 0), by
+    :func:`plain_number`.
+
+    ``of``: the budget ``budget`` is what is left of; a residue within 10⁻¹² of it reads 0
+    (:func:`remaining_number`). Anything but a budget is shown as ``str`` shows it.
+
+    Examples
+    --------
+    >>> plain_budget(PrivacyBudget(1.0, 1e-6))
+    'ε = 1 and δ = 10⁻⁶'
+    """
+    if not (hasattr(budget, "epsilon") and hasattr(budget, "delta")):
+        return str(budget)
+
+    def part(name: str) -> str:
+        value = getattr(budget, name)
+        if of is None:
+            return plain_number(budget_number(value))
+        return plain_number(remaining_number(value, getattr(of, name)))
+
+    if budget.delta == 0:
+        return f"ε = {part('epsilon')}"
+    return f"ε = {part('epsilon')} and δ = {part('delta')}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,3 +102,23 @@ def test_the_cli_dry_run_prints_the_same_figures(tmp_path, capsys):
     said = "; ".join(f"{n:,} rows ±{lo:.3g} to ±{hi:.3g}" for n, lo, hi in errors)
     assert said in out
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("count_sd", "sizes"),
+    [(7.0, [100, 1000, 10000]), (45.25, [300, 1000, 10000]), (100.0, [500, 1000, 10000]),
+     (300.0, [2000, 10000]), (2500.0, [20000])],
+)  # fmt: skip
+def test_a_noisy_count_too_large_for_100_rows_states_the_smallest_round_size_that_holds(
+    count_sd, sizes
+):
+    """A panel under a privacy unit (8 rows per person: a count's noise of 45) had its
+    group means' errors stated from 1,000 rows only, for groups of 139 to 2,482 rows (the
+    second new-user trial of ``ppdp ui``): the smallest round size where the first order
+    holds (rows ≥ 5 count_sd) leads."""
+    from types import SimpleNamespace
+
+    e = {"column": "wage", "sum_sd": 203.6, "count_sd": count_sd, "half_range": 4.5}
+    (errors,) = group_mean_errors([SimpleNamespace(details={"mean_error": e})]).values()
+    assert [n for n, _, _ in errors] == sizes
+    assert all(n >= 5 * count_sd for n in sizes)

@@ -238,7 +238,8 @@ def test_an_lda_projection_release_is_reported(files, projection, tmp_path, caps
     argv = _report(files, "proj.csv", "--holdout", str(files / "test.csv"))
     assert main([*argv, "-o", str(out), "--json", str(js)]) == 0
     stdout = capsys.readouterr().out
-    assert stdout.startswith("verdict: no better than the trivial baseline (the released rows")
+    # the verdict alone on its line, the numbers behind it on the next
+    assert stdout.startswith("verdict: no better than the trivial baseline\n  the released rows")
     data = json.loads(js.read_text(encoding="utf-8"))
     assert data["kind"] == "lda-projection"
     assert data["release_info"]["method"] == "lda-projection"

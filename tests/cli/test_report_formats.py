@@ -67,7 +67,7 @@ def test_a_misread_original_gives_no_verdict_and_says_why(files, tmp_path, capsy
     code, data = _report(files, "orig.csv", tmp_path, "--encoding", "latin-1")
     assert code == 0
     out, err = capsys.readouterr()
-    assert out.startswith(f"verdict: {NOT_JUDGED} (")
+    assert out.startswith(f"verdict: {NOT_JUDGED}\n  ")
     assert err.startswith("ppdp report: warning: no verdict: ")
     assert "of the original's values in column 'doctor' are not declared" in out
     assert "--encoding" in out

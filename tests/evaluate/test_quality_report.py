@@ -340,3 +340,26 @@ def test_an_unpredictable_target_leaves_the_verdict_to_the_marginals(adult):
     assert "total-variation" in same.verdict_basis and "better than chance" in same.verdict_basis
     noise = quality_report(df, uniform_noise(schema, len(df)), schema, target="income")
     assert noise.verdict == TRIVIAL
+
+
+def test_the_headline_is_short_and_the_details_hold_every_part_and_its_numbers(adult, same_report):
+    df, schema = adult
+    noise = quality_report(df, uniform_noise(schema, len(df)), schema, target="income")
+    for report in (same_report, noise):
+        head, details = report.headline(), report.details()
+        assert head.startswith(f"verdict: {report.verdict} (set by ")
+        assert len(head) <= 110 and "\n" not in head  # no numbers: they are below
+        for part in report.verdict_parts:
+            assert f"{part['part']}: {part['verdict']} ({part['basis']})" in details
+            assert part["part"] in head
+        # the one-line summary (logs) says the same, in one line
+        assert report.summary().startswith(f"verdict: {report.verdict} (")
+    # the worst parts first, in the headline as below
+    verdicts = [VERDICTS.index(line.split(": ")[1].split(" (")[0]) for line in noise.details()
+                if not line.startswith("target")]  # fmt: skip
+    assert verdicts == sorted(verdicts, reverse=True)
+    # an add/remove release's replace-one equivalent is a line of its own
+    assert (
+        "the release is add/remove, ≈ 2ε = 2 under replace-one: compare"
+        in same_report.details()[-1]
+    )

@@ -244,3 +244,32 @@ def test_groupby_caps_on_a_dask_original_say_they_are_in_memory_only(tmp_path, c
     b = _bounding(frame, frame["pid"], schema, side, "sync")
     assert "in-memory original only" in b["note"] and "max_groups" not in b["by_cap"]
     assert b["by_cap"]["max_rows"] == int(np.maximum(df.groupby("pid").size() - 3, 0).sum())
+
+
+def test_a_release_of_synthetic_persons_is_reported_beside_its_synthetic_ids(tmp_path, capsys):
+    """A synthetic table of persons (a ``per_person`` column) holds the unit's column with
+    synthetic ids: the report takes it (never compares it) and still refuses any other
+    undeclared column (seen in the second new-user trial of ``ppdp ui``)."""
+    from ppdp.cli import main
+    from ppdp.evaluate.report import quality_report
+    from ppdp.exceptions import DataValidationError
+
+    df = panel()
+    df["sex"] = np.where(df["pid"] % 3 == 0, "F", "M")  # one value per person
+    df.to_csv(tmp_path / "t.csv", index=False)
+    columns = [COLUMNS[0], {**COLUMNS[1], "per_person": True}]
+    unit = {"column": "pid", "max_rows": 8}
+    schema = Schema.from_dict({"columns": columns, "privacy_unit": unit})
+    schema.to_file(tmp_path / "s.json")
+    argv = ["publish", "synth", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    assert main([*argv, "--epsilon", "1", "-o", str(tmp_path / "r.csv")]) == 0
+    release = pd.read_csv(tmp_path / "r.csv")
+    assert "pid" in release.columns and str(release["pid"].iloc[0]).startswith("P")
+    capsys.readouterr()
+    report = ["report", str(tmp_path / "r.csv"), "--original", str(tmp_path / "t.csv")]
+    assert (
+        main([*report, "--schema", str(tmp_path / "s.json"), "-o", str(tmp_path / "r.html")]) == 0
+    )
+    assert capsys.readouterr().out.startswith("verdict: ")
+    with pytest.raises(DataValidationError, match="has undeclared 'x'"):
+        quality_report(df, release.assign(x=1), schema)

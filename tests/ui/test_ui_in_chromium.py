@@ -138,14 +138,14 @@ def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
         expect(page.locator("#verdict")).to_contain_text("verdict:")
         frame = page.frame_locator("iframe[title^='Quality report']")
         expect(frame.locator("h1").first).to_be_visible()
-        check(page, "5-report", at="iframe[title^='Quality report']")
+        check(page, "5-report", at="#verdict")  # the headline, its parts and the frame
         note = page.frame_locator("iframe.note")  # public: no private value in it either
         expect(note.locator("h1")).to_contain_text("Release note: synthetic.csv")
         assert str(SENTINEL) not in note.locator("body").inner_text()
         check(page, "5-note", at="iframe.note")
 
         page.get_by_role("link", name="6. Ledger history").click()
-        expect(page.locator("pre.ledger")).to_contain_text("TableSynthesizer")
+        expect(page.locator("#history")).to_contain_text("TableSynthesizer")
         check(page, "6-ledger")
         # The keyboard reaches the skip link first, then the first field of the screen (no
         # autofocus: the skip link comes first, deterministically). The focused element is

@@ -29,7 +29,8 @@ def errors(page: str) -> dict[str, str]:
 def confirm_all(client, **changes):
     """Post the schema form with every column (and the label) confirmed public."""
     page = client.get("/schema").text
-    fields = dict(re.findall(r'name="(c\d+-[a-z]+)" value="([^"]*)"', page))
+    found = re.findall(r'name="(c\d+-[a-z]+)" value="([^"]*)"', page)
+    fields = {name: html.unescape(value) for name, value in found}  # as a browser posts it
     fields.update({name: "on" for name in re.findall(r'name="(c\d+-public)"', page)})
     for name, kind in re.findall(r'name="(c\d+-type)".*?<option selected>(\w+)', page, re.S):
         fields[name] = kind

@@ -25,7 +25,12 @@ from ppdp.accounting._charge import (
     refuse_recorded_release,
     refuse_released_retry,
 )
-from ppdp.accounting._report import BudgetReport, budget_report, last_release_records
+from ppdp.accounting._report import (
+    BudgetReport,
+    budget_report,
+    last_release_records,
+    release_groups,
+)
 from ppdp.accounting._tally import SpendRecord, Tally, accountant_metadata, tally_for
 
 __all__ = [
@@ -45,5 +50,6 @@ __all__ = [
     "record_keyed_release",
     "refuse_recorded_release",
     "refuse_released_retry",
+    "release_groups",
     "tally_for",
 ]

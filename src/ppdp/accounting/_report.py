@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from ppdp.ledger import (
     verify_entries,
 )
 
-__all__ = ["BudgetReport", "budget_report"]
+__all__ = ["BudgetReport", "budget_report", "release_groups"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class BudgetReport:
     releases : mapping of int to int
         The spend entries whose release is recorded (a keyed release records one before it
         leaves the process), each with the index of its ``release`` entry.
+    left : tuple of PrivacyBudget
+        What the ledger had left after each spend (same order as ``spends``), as
+        :attr:`remaining` is computed (exact, rounded down; under PLD / RDP the ε headroom
+        at the total's δ).
     """
 
     path: Path
@@ -66,6 +71,7 @@ class BudgetReport:
     running: tuple[PrivacyBudget, ...] = ()
     could_still_release: int | None = None
     releases: Mapping[int, int] = field(default_factory=dict)
+    left: tuple[PrivacyBudget, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -104,6 +110,23 @@ def last_release_records(records: Sequence[SpendRecord]) -> tuple[SpendRecord, .
     return tail
 
 
+def release_groups(records: Sequence[SpendRecord]) -> list[tuple[SpendRecord, ...]]:
+    """``records`` grouped by release: the entries of a release charged in several parts
+    (``release_part`` ``"1/n"`` to ``"n/n"``, in a row) together, any other entry alone."""
+    groups: list[tuple[SpendRecord, ...]] = []
+    i = 0
+    while i < len(records):
+        part = str(records[i].details.get("release_part", "1/1"))
+        n = int(part.split("/")[1]) if re.fullmatch(r"1/\d+", part) else 1
+        run = tuple(records[i : i + n])
+        expected = [f"{k}/{n}" for k in range(1, n + 1)]
+        if n > 1 and [str(r.details.get("release_part")) for r in run] != expected:
+            run = run[:1]
+        groups.append(run)
+        i += len(run)
+    return groups
+
+
 def budget_report(
     path: str | os.PathLike[str],
     *,
@@ -135,11 +158,13 @@ def budget_report(
     )
     tally = tally_for(entries[0].payload["metadata"])
     running: list[PrivacyBudget] = []
+    left: list[PrivacyBudget] = []
     releases: dict[int, int] = {}
     for entry in entries:
         tally.fold([entry])
         if entry.kind == "spend":
             running.append(tally.spent)
+            left.append(tally.remaining)
         elif entry.kind == "release" and entry.payload.get("spend_index") is not None:
             releases.setdefault(int(entry.payload["spend_index"]), entry.index)
     could = None
@@ -163,4 +188,5 @@ def budget_report(
         running=tuple(running),
         could_still_release=could,
         releases=releases,
+        left=tuple(left),
     )

@@ -1,7 +1,8 @@
 """Budget ledger files: what ``ppdp budget init|show`` and ``ppdp ledger anchor`` do.
 
 :func:`init_budget_ledger` creates a dataset's ledger (never over an existing one);
-:func:`format_budget_report` is the text of ``ppdp budget show``; :func:`anchor_ledger`
+:func:`format_budget_report` is the text of ``ppdp budget show`` (:func:`release_history`,
+its rows one per release); :func:`anchor_ledger`
 verifies a ledger, signs an anchor of its head and records it in the anchor registry.
 
 Examples
@@ -14,13 +15,20 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ppdp.budget import PrivacyBudget, budget_number, remaining_number
 from ppdp.exceptions import ParameterError
 
-__all__ = ["anchor_ledger", "format_budget_report", "init_budget_ledger"]
+__all__ = [
+    "HistoryRow",
+    "anchor_ledger",
+    "format_budget_report",
+    "init_budget_ledger",
+    "release_history",
+]
 
 
 def init_budget_ledger(
@@ -181,6 +189,111 @@ def _could_still_line(report: Any) -> str:
     )
 
 
+def _spend_facts(report: Any, i: int, running: list[Any], *, verbose: bool) -> list[str]:
+    """The lines under spend ``i`` in ``ppdp budget show``: its recorded facts (``verbose``),
+    its event with the total so far, and the entry that records its release."""
+    spend = report.spends[i]
+    lines = []
+    if verbose and spend.details:
+        lines.append("; ".join(f"{k}: {_fact(v)}" for k, v in spend.details.items()))
+    if spend.event is not None:
+        t = running[i]
+        lines.append(
+            f"event: {spend.event.describe()}; total so far ({report.composition}): "
+            f"ε={budget_number(t.epsilon)}, δ={budget_number(t.delta)}"
+        )
+    released = getattr(report, "releases", {}).get(spend.index)
+    if released is not None:  # its own entry, so the spend indices skip it
+        key = f" (idempotency key {spend.idempotency_key!r})" if spend.idempotency_key else ""
+        lines.append(f"released: entry {released} records this release{key}")
+    return lines
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One release in a budget ledger's history (:func:`release_history`).
+
+    Attributes
+    ----------
+    entries : tuple of int
+        The ledger indices of its spend entries (a release charged in parts has several).
+    time : str
+        The ISO 8601 UTC time of its first entry.
+    method : str
+        The mechanism charged (``GroupByPublisher``), with its parts where it has several
+        (``GroupByPublisher: counts; sums of age``).
+    spent : PrivacyBudget
+        The (ε, δ) its entries charged, added up (under PLD / RDP each entry's own (ε, δ),
+        not what it added to the composed total).
+    relation : str
+        The neighbouring relation of the charge (``replace-one``).
+    unit : str
+        What it protects: ``per row``, or ``per person (pid, ≤ 5 rows each)``.
+    left : PrivacyBudget
+        What the ledger had left after it (:attr:`BudgetReport.left`).
+    seeded : bool
+        Whether any of its entries used a seeded, reproducible stream (not for production).
+    facts : tuple of str
+        The lines ``ppdp budget show -v`` prints under its entries.
+    """
+
+    entries: tuple[int, ...]
+    time: str
+    method: str
+    spent: PrivacyBudget
+    relation: str
+    unit: str
+    left: PrivacyBudget
+    seeded: bool
+    facts: tuple[str, ...]
+
+
+def _spend_unit(details: dict[str, Any]) -> str:
+    unit = details.get("privacy_unit")
+    if not isinstance(unit, dict) or "column" not in unit:
+        return "per row"
+    return f"per person ({unit['column']}, ≤ {unit.get('max_rows')} rows each)"
+
+
+def _method(records: Any) -> str:
+    names = [r.mechanism.split(": ", 1) for r in records]
+    head = names[0][0]
+    if len(records) == 1 or any(n[0] != head for n in names):
+        return "; ".join(r.mechanism for r in records)
+    return f"{head}: " + "; ".join(n[1] if len(n) > 1 else n[0] for n in names)
+
+
+def release_history(report: Any) -> list[HistoryRow]:
+    """A verified ledger's history, one row per release (entries charged in parts are
+    one release, :func:`ppdp.accounting.release_groups`), in ledger order: what ``ppdp
+    budget show -v`` prints, as rows (``ppdp ui``'s ledger screen).
+
+    ``report``: a :class:`~ppdp.accounting.BudgetReport`.
+    """
+    from ppdp.accounting import release_groups
+
+    running = list(report.running) or [report.spent] * len(report.spends)
+    left = list(report.left) or [report.remaining] * len(report.spends)
+    where = {s.index: i for i, s in enumerate(report.spends)}
+    rows = []
+    for group in release_groups(report.spends):
+        last = where[group[-1].index]
+        spent = PrivacyBudget(0.0)
+        for r in group:
+            spent = spent + r.budget
+        facts: list[str] = []
+        for r in group:
+            facts += [f"entry {r.index}: {r.mechanism}"]
+            facts += _spend_facts(report, where[r.index], running, verbose=True)
+        row = HistoryRow(
+            entries=tuple(r.index for r in group), time=group[0].time, method=_method(group),
+            spent=spent, relation=group[0].relation.value, unit=_spend_unit(group[0].details),
+            left=left[last], seeded=any(r.seeded for r in group), facts=tuple(facts),
+        )  # fmt: skip
+        rows.append(row)
+    return rows
+
+
 def format_budget_report(report: Any, *, verbose: bool = False) -> str:
     """The text ``ppdp budget show`` prints for a :class:`~ppdp.accounting.BudgetReport`.
 
@@ -211,22 +324,8 @@ def format_budget_report(report: Any, *, verbose: bool = False) -> str:
             c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
         ]
         lines.append("  ".join(cells).rstrip())
-        if i == 0:
-            continue
-        spend = report.spends[i - 1]
-        if verbose and spend.details:
-            lines.append(pad + "; ".join(f"{k}: {_fact(v)}" for k, v in spend.details.items()))
-        if spend.event is not None:
-            t = running[i - 1]
-            lines.append(
-                f"{pad}event: {spend.event.describe()}; total so far "
-                f"({report.composition}): ε={budget_number(t.epsilon)}, "
-                f"δ={budget_number(t.delta)}"
-            )
-        released = getattr(report, "releases", {}).get(spend.index)
-        if released is not None:  # its own entry, so the spend indices skip it
-            key = f" (idempotency key {spend.idempotency_key!r})" if spend.idempotency_key else ""
-            lines.append(f"{pad}released: entry {released} records this release{key}")
+        if i > 0:
+            lines += [pad + t for t in _spend_facts(report, i - 1, running, verbose=verbose)]
     lines.append(f"{len(report.spends)} spends")
     if report.could_still_release is not None:
         lines.append(_could_still_line(report))

@@ -26,6 +26,22 @@ __all__ = ["charge_lines", "dry_run_lines", "group_mean_error", "group_mean_erro
 #: Group sizes at which a group mean's error is stated (a group's size is private).
 GROUP_SIZES = (100, 1_000, 10_000)
 
+
+def _stated_sizes(count_sd: float) -> list[int]:
+    """The group sizes a mean's error is stated at: those of :data:`GROUP_SIZES` where the
+    first order holds (``rows ≥ 5 count_sd``), led by the smallest round size (1, 2, 3 or 5
+    times a power of ten) where it holds when the first of them does not, so that a
+    table whose groups hold a few hundred rows (a count noise of 45: 300 rows) reads its own
+    size, not 1,000 rows only."""
+    floor = 5 * count_sd
+    sizes = [n for n in GROUP_SIZES if n >= floor]
+    if floor <= GROUP_SIZES[0]:
+        return sizes
+    power = 10 ** math.floor(math.log10(floor))
+    lead = next(m * power for m in (1, 2, 3, 5, 10) if m * power >= floor)
+    return sorted({lead, *sizes})
+
+
 #: Noise parameters a charge's details may state, and what each one is.
 _OTHER_SCALES = {
     "scatter_sigma": "Gaussian sigma on each entry of the second-moment matrix",
@@ -174,14 +190,15 @@ def group_mean_errors(charges: Sequence[Any]) -> dict[str, list[tuple[int, float
     """Per column of a group-by's means, ``(rows, low, high)``: a group mean's expected
     error (:func:`group_mean_error`) over ``rows`` rows when the true mean is at the
     midpoint of the declared bounds (``low``) and at a bound (``high``, the most), at the
-    sizes of :data:`GROUP_SIZES` where the first order holds (``rows ≥ 5 count_sd``); from
-    the charges' ``mean_error`` details, public quantities only."""
+    sizes of :data:`GROUP_SIZES` where the first order holds (``rows ≥ 5 count_sd``), led
+    by the smallest round size where it holds (:func:`_stated_sizes`); from the charges'
+    ``mean_error`` details, public quantities only."""
     out: dict[str, list[tuple[int, float, float]]] = {}
     for charge in charges:
         e = charge.details.get("mean_error")
         if not isinstance(e, dict):
             continue
-        sizes = [n for n in GROUP_SIZES if n >= 5 * e["count_sd"]] or [100_000]
+        sizes = _stated_sizes(e["count_sd"])
         terms = {k: e[k] for k in ("sum_sd", "count_sd", "half_range")}
         out[e["column"]] = [
             (n, group_mean_error(**terms, rows=n, offset=0.0), group_mean_error(**terms, rows=n))
@@ -211,7 +228,7 @@ class _Details:
 
 
 def charge_lines(
-    charges: Sequence[Any], *, schema: Any = None, per_value: bool = False
+    charges: Sequence[Any], *, schema: Any = None, per_value: bool = False, plain: bool = False
 ) -> list[str]:
     """The planned ledger entries and the noise each one adds, in words.
 
@@ -222,12 +239,20 @@ def charge_lines(
     declared range is that column's expected absolute error before clipping (for a
     ``scale="log"`` column, times ``log1p`` of the range: an error of ``log1p(value -
     lower)``, a factor on ``1 + value - lower``).
+
+    ``plain``: each entry's ε and δ in :func:`ppdp.budget.plain_budget`'s words (``ε = 1
+    and δ = 10⁻⁹``, as ``ppdp ui`` shows them) rather than the command line's
+    ``epsilon = 1, delta = 1e-09``.
     """
+    from ppdp.budget import plain_budget
+
     lines: list[str] = []
     for i, charge in enumerate(charges, 1):
         b, d = charge.budget, charge.details
         lines.append(
-            f"  {i}. {charge.mechanism}: epsilon = {b.epsilon:.10g}, delta = {b.delta:.10g}"
+            f"  {i}. {charge.mechanism}: {plain_budget(b)}"
+            if plain
+            else f"  {i}. {charge.mechanism}: epsilon = {b.epsilon:.10g}, delta = {b.delta:.10g}"
         )
         if "noise_scale" in d:
             lines += _scale_lines(d, schema, per_value)
@@ -258,15 +283,21 @@ def dry_run_lines(
     remaining: Any,
     per_value: bool,
     after: Any = "subtract",
+    plain: bool = False,
 ) -> list[str]:
     """The ``--dry-run`` summary of ``what`` (``"publish pca"``), one line per item.
 
     ``remaining``: what the ledger has left (None: no ledger). ``after``: the accountant's
     own answer to what it would have left (it composes under PLD / RDP; None: the release
-    would not fit); the default subtracts, as basic composition does.
+    would not fit); the default subtracts, as basic composition does. ``plain``: every ε
+    and δ in :func:`ppdp.budget.plain_budget`'s words (``δ = 10⁻⁶``, as ``ppdp ui`` shows
+    them) rather than the command line's ``δ=1e-06``.
     """
-    from ppdp.budget import PrivacyBudget, remaining_text
+    from ppdp.budget import PrivacyBudget, plain_budget, remaining_text
     from ppdp.data.schema_files import clipping_lines
+
+    def left_text(left: PrivacyBudget, of: PrivacyBudget) -> str:
+        return plain_budget(left, of) if plain else remaining_text(left, of)
 
     total = PrivacyBudget(0.0)
     for c in charges:
@@ -274,8 +305,9 @@ def dry_run_lines(
     entries = f"entr{'y' if len(charges) == 1 else 'ies'}"
     lines = [
         f"dry run of {what} on {report.n_rows:,} rows: nothing was spent or written",
-        f"would charge {total} in {len(charges)} ledger {entries}:",
-        *charge_lines(charges, schema=schema, per_value=per_value),
+        f"would charge {plain_budget(total) if plain else total} in {len(charges)} ledger "
+        f"{entries}:",
+        *charge_lines(charges, schema=schema, per_value=per_value, plain=plain),
     ]
     unit = getattr(schema, "privacy_unit", None)
     if unit is not None and getattr(unit, "is_auto", False):
@@ -288,12 +320,8 @@ def dry_run_lines(
         # Float residue of split shares (2e-17) is shown as 0; the accountant decides.
         of = remaining + total
         lines.append(
-            f"the ledger has {remaining_text(remaining, of)} left; after this release: "
-            + (
-                "it does not fit (the real run is refused)"
-                if left is None
-                else remaining_text(left, of)
-            )
+            f"the ledger has {left_text(remaining, of)} left; after this release: "
+            + ("it does not fit (the real run is refused)" if left is None else left_text(left, of))
         )
     else:
         lines.append("no --ledger given: the real run would record the spend nowhere")

@@ -68,7 +68,9 @@ def _run(args: argparse.Namespace) -> int:
         **c.table_args(args),
         progress=_progress_lines(args),
     )
-    print(done.report.summary())
+    print(done.report.headline())
+    for line in done.report.details():
+        print(f"  {line}")
     if getattr(done.report, "verdict", None) == NOT_JUDGED:  # stdout may go to a file
         c.say("ppdp report: warning")(f"no verdict: {done.report.verdict_basis}")
     print(f"wrote {done.paths[0]}" + (f" and {args.json}" if args.json else ""))

@@ -69,6 +69,7 @@ def read_release_folder(release: Any, schema: Schema) -> Any:
         not declare (one line each).
     """
     from ppdp.data.distributed import open_table, read_parquet_dataset
+    from ppdp.evaluate.report import unit_column
 
     if _is_dask_frame(release):
         frame = release
@@ -81,7 +82,7 @@ def read_release_folder(release: Any, schema: Schema) -> Any:
             )
         frame = read_parquet_dataset(folder)  # refuses a folder without _SUCCESS
     want = list(schema.column_names)
-    extra = [str(c) for c in frame.columns if str(c) not in want]
+    extra = [str(c) for c in frame.columns if str(c) not in [*want, unit_column(schema)]]
     if extra:
         raise DataValidationError(
             f"the release's columns do not match the schema: it has undeclared "

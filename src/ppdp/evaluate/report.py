@@ -181,7 +181,7 @@ def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataF
     want = list(schema.column_names)
     have = [str(c) for c in df.columns]
     missing = [c for c in want if c not in have]
-    extra = [c for c in have if c not in want]
+    extra = [c for c in have if c not in want and c != unit_column(schema)]
     if missing or (exact and extra):
         parts = []
         if missing:
@@ -194,6 +194,13 @@ def _check_table(name: str, df: Any, schema: Schema, *, exact: bool) -> pd.DataF
     out = df.copy()
     out.columns = have
     return mask_missing(out[want], schema)
+
+
+def unit_column(schema: Schema) -> str | None:
+    """The privacy unit's column, which a release of synthetic persons holds (their
+    synthetic ids, ``P000001``...): allowed beside the schema's columns, never compared."""
+    unit = getattr(schema, "privacy_unit", None)
+    return None if unit is None else str(unit.column)
 
 
 def mask_missing(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -934,8 +941,45 @@ class QualityReport:
             return []
         return [n for n, ok in zip(self.feature_names, self.corr_live, strict=True) if not ok]
 
+    def headline(self) -> str:
+        """The verdict in a few words: ``verdict: weak (set by pairs, associations;
+        marginals useful)``, the parts that set it (the worst) and the others' verdicts; the
+        numbers behind it are :meth:`details`.
+
+        A report without parts (a model's, a projection's, one that gives no verdict) reads
+        ``verdict: <verdict>`` alone."""
+        judged = [p for p in self.verdict_parts if p["verdict"] in VERDICTS]
+        if not judged or self.verdict not in VERDICTS:
+            return f"verdict: {self.verdict}"
+        worst = ", ".join(p["part"] for p in judged if p["verdict"] == self.verdict)
+        others = sorted(
+            (p for p in judged if p["verdict"] != self.verdict),
+            key=lambda p: -VERDICTS.index(p["verdict"]),
+        )
+        rest = "".join(f"; {p['part']} {p['verdict']}" for p in others)
+        return f"verdict: {self.verdict} (set by {worst}{rest})"
+
+    def details(self) -> list[str]:
+        """The lines under :meth:`headline`: each part's verdict and numbers (the deciding
+        parts first), else the verdict's basis; for an add/remove release, its replace-one
+        equivalent (see :meth:`summary`)."""
+        judged = [p for p in self.verdict_parts if p["verdict"] in VERDICTS]
+        if judged and self.verdict in VERDICTS:
+            order = sorted(self.verdict_parts, key=lambda p: -_rank(p["verdict"]))
+            lines = [f"{p['part']}: {p['verdict']} ({p['basis']})" for p in order]
+        else:
+            lines = [self.verdict_basis]
+        also = _replace_one(self.guarantee)
+        if also:
+            lines.append(
+                f"the release is add/remove, {also}: compare it with replace-one releases at "
+                "that budget, not at the same ε"
+            )
+        return lines
+
     def summary(self) -> str:
-        """One line: the verdict and the numbers behind it.
+        """One line (for logs): the verdict and the numbers behind it; people read
+        :meth:`headline` and :meth:`details` (``ppdp report`` prints them).
 
         The verdict judges utility only. For an add/remove release the line adds its
         replace-one equivalent (:func:`ppdp.accounting.receipt.replace_one_equivalent`): its
@@ -1053,6 +1097,12 @@ def _json_safe(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return _json_safe(x.tolist())
     return x
+
+
+def _rank(verdict: str) -> int:
+    """A part's place in :meth:`QualityReport.details`: the worst first, an unjudged part
+    (a target with nothing to keep) last."""
+    return VERDICTS.index(verdict) if verdict in VERDICTS else -1
 
 
 def _replace_one(g: Guarantee | None) -> str | None:

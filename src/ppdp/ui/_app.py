@@ -29,7 +29,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ppdp.budget import Neighbouring
 from ppdp.exceptions import BudgetExceededError, ParameterError, PPDPError
 from ppdp.ui import _steps
-from ppdp.ui._schema_form import column_rows, error_column, schema_from_form, unit_fields
+from ppdp.ui._schema_form import (
+    column_rows,
+    error_column,
+    schema_from_form,
+    unit_fields,
+    values_text,
+)
 from ppdp.ui._security import (
     COMMON_HEADERS,
     MAX_FORM_BYTES,
@@ -40,7 +46,7 @@ from ppdp.ui._security import (
     without_token,
 )
 from ppdp.ui._state import Run, Session, check_table_path
-from ppdp.ui._words import budget_words
+from ppdp.ui._words import budget_words, plain_number
 
 __all__ = ["USER_ERRORS", "PostedForm", "create_app"]
 
@@ -180,6 +186,7 @@ def create_app(
     env = Environment(
         loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True)
     )
+    env.filters["values"] = values_text  # a list as its comma-separated field shows it
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.session = session
     app.state.secrets = keys
@@ -302,6 +309,7 @@ def create_app(
             draft_line=run.commands.get("draft"), unit=unit_fields(run.schema, form),
             unit_columns=_unit_columns(run), data_step=data_step, data_check=data_check,
             data_error=data_error, dropped=list(run.dropped.items()),
+            per_person=[c["name"] for c in run.schema["columns"] if c.get("per_person")],
         )  # fmt: skip
 
     @app.post("/schema")
@@ -436,7 +444,7 @@ def create_app(
             run.result["note"] = _write_note(run)
             run.outputs.append({"name": run.result["name"], "kind": values["kind"],
                                 "note": (run.result["note"] or {}).get("name"),
-                                "report": None})  # fmt: skip
+                                "report": None, "entries": run.result["entries"]})  # fmt: skip
             run.report = None
             run.record("history", _steps.budget_show_step(Path(values["ledger"])).line())
         return RedirectResponse("/report", status_code=303)
@@ -468,7 +476,8 @@ def create_app(
                            status)  # fmt: skip
         run.record("report", step.line())
         name = Path(done.paths[0]).name
-        run.report = {"summary": done.report.summary(), "note": done.note, "name": name,
+        run.report = {"headline": done.report.headline(), "details": done.report.details(),
+                      "note": done.note, "name": name,
                       "lost": _lost_pairs(done.report)}  # fmt: skip
         if run.report["lost"] and not str(run.release.get("keep", "")).strip():
             run.release["keep"] = ", ".join(run.report["lost"])  # the next release's form
@@ -494,13 +503,17 @@ def create_app(
     def ledger_page() -> Any:
         ledger = session.ledger
         step = _steps.budget_show_step(ledger) if ledger is not None else None
-        text, error = "", None
+        shown, error = None, None
         if step is not None:
             try:
-                text = step.run()
+                shown = step.run()
             except Exception as exc:  # every failure is a page (_failed)
                 error = _failed(exc, "ledger's history")[0]
-        return page("ledger.html", "/ledger", step=step, text=text, error=error, kinds=_KINDS)
+        words = {} if shown is None else {
+            "left_words": budget_words(shown["remaining"], shown["total"]),
+            "total_words": budget_words(shown["total"])}  # fmt: skip
+        return page("ledger.html", "/ledger", step=step, shown=shown, error=error, kinds=_KINDS,
+                    rows=_history_rows(shown, session.run), **words)  # fmt: skip
 
     @app.get("/static/{name}")
     def static(name: str) -> Any:
@@ -768,7 +781,8 @@ def _dry_run_lines(kind: str, result: Any) -> list[str]:
         charges, schema, state = result.charges, result.publisher.schema, result.ledger
     lines = dry_run_lines(what=_what(kind), charges=charges, schema=schema,
                           report=result.report, per_value=False, after=result.after,
-                          remaining=None if state is None else state.remaining)  # fmt: skip
+                          remaining=None if state is None else state.remaining,
+                          plain=True)  # fmt: skip
     cut = next((i for i, s in enumerate(lines) if s.startswith("values clipped")), len(lines))
     lines = lines[:cut]
     relation = getattr(getattr(result, "publisher", None), "relation", "replace-one")
@@ -837,6 +851,28 @@ def _mean_words(charges: Any) -> list[str]:
             "the sizes you expect."
         )
     return words
+
+
+def _history_rows(shown: dict[str, Any] | None, run: Run | None) -> list[dict[str, Any]]:
+    """The ledger's history rows (:func:`ppdp.accounting.files.release_history`) as the
+    ledger screen shows them: ε, δ and what was left in the budget screen's words, and the
+    release's file where this run made it."""
+    if shown is None:
+        return []
+    files = {i: o["name"] for o in (run.outputs if run else []) for i in o.get("entries", ())}
+    out = []
+    for row in shown["rows"]:
+        entries = row.entries
+        where = f"entry {entries[0]}" if len(entries) == 1 else (
+            f"entries {entries[0]}–{entries[-1]}")  # fmt: skip
+        out.append({
+            "file": next((files[i] for i in entries if i in files), None), "entries": where,
+            "method": row.method, "epsilon": plain_number(row.spent.epsilon),
+            "delta": plain_number(row.spent.delta), "unit": f"{row.relation}, {row.unit}",
+            "time": row.time[:19].replace("T", " ") + " UTC", "seeded": row.seeded,
+            "left": budget_words(row.left, shown["total"]), "facts": row.facts,
+        })  # fmt: skip
+    return out
 
 
 def _release_summary(kind: str, result: Any, run: Run) -> dict[str, Any]:

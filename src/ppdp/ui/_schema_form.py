@@ -1,18 +1,27 @@
 """The schema as a form and back: a schema file's dictionary, row by row.
 
 No rule of its own: the form's text is turned into the values a schema file holds (numbers
-where the text is a number, lists where it is comma-separated) and
+where the text is a number, lists where it is comma-separated, a value with a comma in
+double quotes) and
 :meth:`ppdp.data.Schema.from_dict` validates them, in its own words.
 """
 
 from __future__ import annotations
 
+import csv
 import re
 from typing import Any
 
 from ppdp.ui._words import outward_bounds
 
-__all__ = ["column_rows", "error_column", "schema_from_form", "split_values", "unit_fields"]
+__all__ = [
+    "column_rows",
+    "error_column",
+    "schema_from_form",
+    "split_values",
+    "unit_fields",
+    "values_text",
+]
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -29,9 +38,11 @@ def _number(text: str) -> Any:
 
 
 def split_values(text: str) -> list[Any]:
-    """Comma-separated values; a whole integer (written as Python writes it) is a number."""
+    """Comma-separated values, a value that holds a comma in double quotes (``"Craftsmen,
+    Foremen"``, a quote inside doubled), as :func:`values_text` writes them; a whole integer
+    (written as Python writes it) is a number."""
     out: list[Any] = []
-    for part in text.split(","):
+    for part in next(csv.reader([text], skipinitialspace=True), []):
         part = part.strip()
         if not part:
             continue
@@ -39,11 +50,27 @@ def split_values(text: str) -> list[Any]:
     return out
 
 
+def values_text(values: Any) -> str:
+    """A list of values as a comma-separated field shows it: ``a, b``, a value that holds a
+    comma or starts with a double quote in double quotes (read back by :func:`split_values`,
+    so a category ``Craftsmen, Foremen`` stays one category)."""
+
+    def one(value: Any) -> str:
+        text = _text(value)
+        if "," in text or text.startswith('"'):
+            return '"' + text.replace('"', '""') + '"'
+        return text
+
+    if values is None:
+        return ""
+    return ", ".join(one(v) for v in (values if isinstance(values, list | tuple) else [values]))
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, list | tuple):
-        return ", ".join(_text(v) for v in value)
+        return values_text(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
@@ -77,7 +104,7 @@ def column_rows(
                 "open": bool(col.get("open", False)),
                 "impute": _text(col.get("impute")),
                 "categories": _text(col.get("categories")),
-                "other": _text(col.get("other")),
+                "other": values_text(col.get("other")),
                 "public": col["name"] in public,
                 "drop": False,
             }

@@ -211,12 +211,18 @@ def note_step(release: Path, *, output: Path, schema: Path) -> Step:
 
 
 def budget_show_step(ledger: Path) -> Step:
-    """``ppdp budget show L``: :func:`ppdp.accounting.budget_report`, formatted as the CLI
-    prints it (:func:`ppdp.accounting.files.format_budget_report`)."""
+    """``ppdp budget show L -v``: :func:`ppdp.accounting.budget_report`; its result is a
+    mapping of ``text``, as the CLI prints it (:func:`ppdp.accounting.files.
+    format_budget_report`), ``rows``, the same history one row per release
+    (:func:`ppdp.accounting.files.release_history`), and the ledger's ``total`` and
+    ``remaining``."""
     from ppdp.accounting import budget_report
-    from ppdp.accounting.files import format_budget_report
+    from ppdp.accounting.files import format_budget_report, release_history
 
-    def show(path: Path) -> str:
-        return format_budget_report(budget_report(path), verbose=True)
+    def show(path: Path) -> dict[str, Any]:
+        report = budget_report(path)
+        return {"text": format_budget_report(report, verbose=True),
+                "rows": release_history(report), "total": report.total,
+                "remaining": report.remaining}  # fmt: skip
 
     return Step(("budget", "show"), (str(ledger),), (("-v", True),), show, {"path": ledger})

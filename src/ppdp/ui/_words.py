@@ -12,44 +12,11 @@ import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from ppdp.budget import budget_number, remaining_number
+# the screens' ε and δ words are the library's (the dry run's lines on screen 4 use them too)
+from ppdp.budget import plain_budget as budget_words
+from ppdp.budget import plain_number
 
 __all__ = ["budget_words", "outward_bounds", "plain_number"]
-
-_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def plain_number(text: str | float) -> str:
-    """An ε or δ for a lay reader: ``1e-06`` -> ``10⁻⁶``, ``2.5e-09`` -> ``2.5 × 10⁻⁹``.
-
-    ``text``: a number, or :func:`ppdp.budget.budget_number`'s text of one (10 significant
-    digits, so float residue such as ``0.30000000000000004`` reads ``0.3``)."""
-    text = budget_number(text) if isinstance(text, float | int) else text
-    if "e" not in text:
-        return text
-    mantissa, exponent = text.split("e")
-    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
-    return power if mantissa == "1" else f"{mantissa} × {power}"
-
-
-def budget_words(budget: Any, of: Any = None) -> str:
-    """``ε = 1 and δ = 10⁻⁶`` for a :class:`ppdp.budget.PrivacyBudget` (``ε = 1`` when δ is 0).
-
-    ``of``: the budget ``budget`` is what is left of; a residue within 10⁻¹² of it reads 0
-    (:func:`ppdp.budget.remaining_number`). Anything else is shown as ``str`` shows it."""
-    if not (hasattr(budget, "epsilon") and hasattr(budget, "delta")):
-        return str(budget)
-
-    def part(name: str) -> str:
-        value = getattr(budget, name)
-        if of is None:
-            return plain_number(budget_number(value))
-        return plain_number(remaining_number(value, getattr(of, name)))
-
-    if budget.delta == 0:
-        return f"ε = {part('epsilon')}"
-    return f"ε = {part('epsilon')} and δ = {part('delta')}"
-
 
 #: A drafted bound longer than this many significant digits is float residue of the file
 #: (``1.79999995``, R writing single precision): it is shown rounded outward.
