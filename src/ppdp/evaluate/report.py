@@ -961,14 +961,16 @@ class QualityReport:
 
     def details(self) -> list[str]:
         """The lines under :meth:`headline`: each part's verdict and numbers (the deciding
-        parts first), else the verdict's basis; for an add/remove release, its replace-one
-        equivalent (see :meth:`summary`)."""
+        parts first), else the verdict's basis; a group-by report's rows dropped by its caps;
+        for an add/remove release, its replace-one equivalent (see :meth:`summary`)."""
         judged = [p for p in self.verdict_parts if p["verdict"] in VERDICTS]
         if judged and self.verdict in VERDICTS:
             order = sorted(self.verdict_parts, key=lambda p: -_rank(p["verdict"]))
             lines = [f"{p['part']}: {p['verdict']} ({p['basis']})" for p in order]
         else:
             lines = [self.verdict_basis]
+        if self.kind == "groupby" and self.bounding:
+            lines.append(bounding_line(self.bounding))
         also = _replace_one(self.guarantee)
         if also:
             lines.append(
