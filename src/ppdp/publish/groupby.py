@@ -961,6 +961,13 @@ class GroupByPublisher(Publisher):
                 f"intervals ({plan.interval:g}) are post-processing: computed from the noise "
                 "laws and the released values only (to first order for means, variances and "
                 "standard deviations)"
+                + (
+                    "; a group released because its noisy count passed a threshold has "
+                    "intervals given that it passed (the noise law truncated there)"
+                    if (plan.selection is not None and plan.selection.method not in _KEYS_ONLY)
+                    or plan.min_count is not None
+                    else ""
+                )
             )
         if plan.rounding is not None:
             how = (
