@@ -39,11 +39,12 @@ def _coverage(law, scale, tau, c, threshold) -> float:
 def test_every_true_count_near_the_threshold_is_covered_at_the_level_given_the_release(
     law, scale, tau
 ) -> None:
-    """Exact: 95.2–97.5 % at every true count from τ − 4s to τ + 6s (s the noise scale;
-    the excess over 95 % is the discreteness of the released count)."""
+    """Exact: at least 95 % at every true count from τ − 4s to τ + 6s (s the noise scale),
+    at most 98.1 %: the excess is the discreteness of the released count, largest where
+    the truncated law piles onto a few counts just above τ."""
     for c in range(int(tau - 4 * scale), int(tau + 6 * scale)):
         cover = _coverage(law, scale, tau, c, tau)
-        assert LEVEL - 1e-9 <= cover <= 0.98, (c, cover)
+        assert LEVEL - 1e-9 <= cover <= 0.985, (c, cover)
 
 
 @pytest.mark.parametrize(("law", "scale", "tau"), [("dlap", 4.0, 60.0), ("gauss", 9.3, 71.4)])
