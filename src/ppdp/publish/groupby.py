@@ -45,8 +45,8 @@ from ppdp.publish.groupby_keys import (
 from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
     laplace_mix_halfwidth,
-    selected_count_interval,
     round_to_noise,
+    selected_count_interval,
 )
 from ppdp.publish.partition_selection import METHODS, PartitionSelection
 from ppdp.random import RandomSource, RandomState
@@ -1493,9 +1493,10 @@ class GroupByPublisher(Publisher):
         The count's interval inverts the noise law truncated at the threshold
         (:func:`selected_count_interval`). A statistic that reads the count (sum: ``m·Ñ``;
         mean: ``S̃/Ñ``; variance) takes, in place of its count term, the range of its value
-        over that interval (the other noisy parts as released), each side as a Laplace term
-        of the count's scale per unit of that range's count half-width: far from the
-        threshold the count interval is the unconditional one and so is the statistic's.
+        over that interval (its other noisy parts as released), combined on each side with
+        the half-width of its other parts by root-sum-square: far from the threshold the
+        count interval is the unconditional one and the statistic's is within a few per
+        cent of its unconditional interval.
         """
         law, b = self._count_noise(plan)
         selected = np.zeros(counts.shape, bool) if cut is None else np.isfinite(cut)
@@ -1503,7 +1504,8 @@ class GroupByPublisher(Publisher):
         if plan.min_count is not None:  # Ñ ≥ m: N ≥ m (integers) or rint(N) ≥ m (Gaussian)
             m = math.ceil(plan.min_count)
             at = np.maximum(at, m if law == "dlap" else m - 0.5)
-        cond = np.isfinite(at)
+        # the keys that passed (the others are suppressed: min_count); rint(Ñ) ≥ τ − 1/2
+        cond = np.isfinite(at) & (counts >= at - (0.5 if law == "gauss" else 0.0))
         if not cond.any() or plan.interval is None:
             return {}
         level = plan.interval
@@ -1512,9 +1514,6 @@ class GroupByPublisher(Publisher):
         lo_c, hi_c = selected_count_interval(
             r, law, b, at[cond], level, np.where(selected[cond], 1.0, 0.0)
         )
-        k = hw["count"][cond]
-        b_n = b if law == "dlap" else b / math.sqrt(2.0)
-        per = np.divide(b_n, k, out=np.zeros_like(k), where=k > 0)
         down_c, up_c = hw["count"].copy(), hw["count"].copy()
         down_c[cond], up_c[cond] = r - lo_c, hi_c - r
         ends = {"count": (down_c, up_c)}
@@ -1525,7 +1524,9 @@ class GroupByPublisher(Publisher):
                 vals.append(f(np.clip(vertex, lo_c, hi_c)))
             now = f(r)
             low, high = np.minimum.reduce(vals), np.maximum.reduce(vals)
-            rest = laplace_mix_halfwidth(np.stack([np.broadcast_to(o, r.shape) for o in others]), level)
+            rest = laplace_mix_halfwidth(
+                np.stack([np.broadcast_to(o, r.shape) for o in others]), level
+            )
             ok = np.isfinite(hw[key][cond])
             down, up = hw[key].copy(), hw[key].copy()
             down[cond] = np.where(ok, np.hypot(rest, np.maximum(now - low, 0.0)), np.nan)
@@ -1533,25 +1534,26 @@ class GroupByPublisher(Publisher):
             ends[key] = (down, up)
 
         sum_b = self._sum_mechanism(plan).scale if plan.means else 0.0
+        n = np.maximum(r, 1.0)
         for j, name in enumerate(plan.means):
             col = _numeric(self.schema, name)
             span = col.upper - col.lower
             centre, a = col.lower + span / 2.0, span / UNIT
             s = noisy_sums[j][cond].astype(np.float64) * a  # the centred sum, as released
             side(f"sum_{name}", lambda c, s=s, m=centre: s + m * c, [a * sum_b])
-            side(f"mean_{name}", lambda c, s=s: s / np.maximum(c, 1.0), [a * sum_b / r])
+            side(f"mean_{name}", lambda c, s=s: s / np.maximum(c, 1.0), [a * sum_b / n])
             if name in plan.variances:
                 assert noisy_squares is not None
                 a2 = span / SQ_UNIT
                 q = noisy_squares[plan.variances.index(name)][cond].astype(np.float64) * a2 * a2
-                mu = s / np.maximum(r, 1.0)
+                mu = s / n
                 b_q = self._square_mechanism(plan).scale * a2 * a2
                 with np.errstate(divide="ignore", invalid="ignore"):
                     top = np.where(q > 0, 2.0 * s * s / q, np.inf)  # Q/c − S²/c² peaks here
                 side(
                     f"var_{name}",
                     lambda c, s=s, q=q: q / np.maximum(c, 1.0) - (s / np.maximum(c, 1.0)) ** 2,
-                    [b_q / r, 2.0 * np.abs(mu) * a * sum_b / r],
+                    [b_q / n, 2.0 * np.abs(mu) * a * sum_b / n],
                     top,
                 )
         return ends
