@@ -140,29 +140,64 @@ def selected_count_interval(
     ``"gauss"`` (``Z ~ N(0, scale²)``, ``r = rint(N)``). The law of ``r`` given the
     selection is the noise's truncated at ``threshold − c``, stochastically increasing in
     ``c`` (a log-concave location family keeps its monotone likelihood ratio when
-    truncated), so ``lo`` is the least ``c`` with ``P_c(R ≥ r | N ≥ τ) > α/2`` and ``hi``
-    the largest with ``P_c(R ≤ r | N ≥ τ) > α/2`` (``α = 1 − level``): each end misses
-    the truth with probability at most ``α/2`` *conditionally on the release*. Without a
-    condition (``threshold`` −inf) this is the two-sided interval of the noise itself.
-    See docs/proofs/partition-selection.md, Intervals of selected keys.
+    truncated). ``hi`` is the largest ``c`` with ``P_c(R ≤ r | N ≥ τ) > α/2``
+    (``α = 1 − level``), a test of size ``α_L(c) ≤ α/2``; ``lo`` the least ``c`` with
+    ``P_c(R ≥ r | N ≥ τ) > α/2 + max(0, α_F − α_L(c))``, ``α_F`` the first test's size
+    without a threshold: near τ the truncation leaves the first test little or nothing to
+    reject, and the second gets what it lost. The interval misses the truth with
+    probability at most ``α/2 + max(α_L(c), α_F) ≤ α`` *conditionally on the release*.
+    Far above the threshold, or without one (−inf), it is the noise's own interval
+    (``r ± k`` for discrete Laplace). See docs/proofs/partition-selection.md, Intervals of
+    selected keys.
     """
     r = np.asarray(released, dtype=np.float64)
     tau = np.broadcast_to(np.asarray(threshold, dtype=np.float64), r.shape)
+    floor_ = np.broadcast_to(np.asarray(floor, dtype=np.float64), r.shape)
     half = (1.0 - level) / 2.0
+    # Far above the threshold the condition changes no tail probability in floating point
+    # (P(Z ≥ τ − c) = 1 to below 1e-17 over the whole search): the noise's own interval.
+    if law == "dlap":
+        k = float(discrete_laplace_halfwidth(scale, level))
+        lo, hi, margin = r - k, r + k, k + 1.0 + 40.0 * scale
+    elif law == "gauss":
+        z = float(ndtri(1.0 - half)) * scale
+        lo, hi = np.floor(r - 0.5 - z) + 1.0, np.ceil(r + 0.5 + z) - 1.0
+        margin = z + 2.0 + 12.0 * scale
+    else:
+        raise ValueError(f"law ({law!r}) must be 'dlap' or 'gauss'")
+    lo, hi = np.maximum(lo, floor_), np.maximum(hi, floor_)
+    near = np.flatnonzero(r < tau + margin)
+    if near.size:
+        lo[near], hi[near] = _truncated_interval(
+            r[near], law, scale, tau[near], half, floor_[near].copy()
+        )
+    return lo, hi
+
+
+def _truncated_interval(
+    r: NDArray[np.float64],
+    law: str,
+    scale: float,
+    tau: NDArray[np.float64],
+    half: float,
+    floor_: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`selected_count_interval` by its tests (``half = α/2``), for keys near τ."""
+    level = 1.0 - 2.0 * half
     if law == "dlap":
         # integer noisy counts: N ≥ τ is N ≥ ⌈τ⌉; R = N
         t = np.ceil(tau)
         at_least = r
         reach = float(discrete_laplace_halfwidth(scale, level)) + 1.0
-    elif law == "gauss":
+    else:
         t = tau
         at_least = np.maximum(tau, r - 0.5)
         reach = float(ndtri(1.0 - half)) * scale + 1.5
-    else:
-        raise ValueError(f"law ({law!r}) must be 'dlap' or 'gauss'")
 
-    def p_at_least(c: NDArray[np.float64]) -> NDArray[np.float64]:  # P_c(R ≥ r | N ≥ τ)
-        tail = _log_survival(law, scale, at_least - c) - _log_survival(law, scale, t - c)
+    def p_at_least(c: NDArray[np.float64], a: Any = None, t: Any = t) -> NDArray[np.float64]:
+        """P_c(R ≥ r | N ≥ τ) (``a`` the least noisy count giving r or more)."""
+        a = at_least if a is None else a
+        tail = _log_survival(law, scale, a - c) - _log_survival(law, scale, t - c)
         return np.exp(np.minimum(tail, 0.0))
 
     def at_most(x: NDArray[np.float64], c: NDArray[np.float64], t: Any) -> NDArray[np.float64]:
@@ -179,7 +214,6 @@ def selected_count_interval(
         j = _least(lambda x: at_most(x, c, t) > half, first, c + reach) - 1.0
         return np.where(j >= first, at_most(j, c, t), 0.0)
 
-    floor_ = np.broadcast_to(np.asarray(floor, dtype=np.float64), r.shape).copy()
     base = np.maximum(np.floor(r), floor_)
     hi = _least(lambda c: at_most(r, c, t) <= half, base, base + reach) - 1.0
     # The lower-tail test (it sets hi) rejects c with probability lower_size(c) ≤ α/2. Near
@@ -193,13 +227,13 @@ def selected_count_interval(
     # upper size, which lies in [α/2, α/2 + size_free]: between the two bisections, scan.
     lo = _least(lambda c: p_at_least(c) > half, floor_, base)
     sure = _least(lambda c: p_at_least(c) > half + size_free, floor_, base)
-    found = lo >= sure
-    for _ in range(int(np.max(sure - lo, initial=0)) + 1):
-        up = half + np.maximum(size_free - lower_size(lo, t), 0.0)
-        found |= p_at_least(lo) > up
-        lo = np.where(found, lo, lo + 1.0)
-        if found.all():
-            break
+    open_ = np.flatnonzero(lo < sure)
+    while open_.size:  # each step: the keys whose lo is still being scanned
+        c, a, tt = lo[open_], at_least[open_], t[open_]
+        up = half + np.maximum(size_free - lower_size(c, tt), 0.0)
+        found = (p_at_least(c, a, tt) > up) | (c >= sure[open_])
+        lo[open_[~found]] += 1.0
+        open_ = open_[~found]
     return lo, np.maximum(hi, lo)
 
 
