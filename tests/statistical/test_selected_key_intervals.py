@@ -9,20 +9,22 @@ selected keys).
 Coverage test: 45 keys of true counts τ − 2s, τ − s and τ (s the count noise's scale; 15
 keys each; lengths of stay uniform on [150, 250] within bounds 1–365), 1,000 seeded
 releases through the release path of ``fit`` (``_publish_private``, fresh noise each
-time), ε = 0.5, δ = 10⁻⁶, replace-one. Among the releases that released a key (≈ 10,000
-key-releases per method), each 95 % interval of count, sum and mean must cover the truth
-93–97 % of the time (Laplace sums: 93–98 %, see below). False-positive rate: the coverage
-measured over 20,000 releases per key (benchmarks/groupby_selected_intervals.md) lies in
-94.6–96.6 % for the counts; with ≈ 10,000 key-releases the binomial standard error is
-≈ 0.2 %, so each check leaves its band with probability < 10⁻³; seeded (seed 0), so the
-outcome is fixed. Broken control: the same keys with the unconditional intervals (the
-threshold forgotten: the code before) cover the counts below 93 %.
+time), ε = 0.5, δ = 10⁻⁶, replace-one. Among the releases that released a key (11,933
+key-releases for Laplace, 10,144 for Gaussian), each 95 % interval of count, sum and mean
+must cover the truth 93–97 % of the time (Laplace sums: 93–98 %, see below). Measured:
+Laplace 95.6 / 96.7 / 94.9 %, Gaussian 95.3 / 96.5 / 95.1 % (count / sum / mean).
+False-positive rate: were the true coverages these, the binomial standard error is
+≈ 0.2 %, and the nearest band edge is 2.5 standard errors away (Gaussian sums, 96.5 %
+against 97 %; one-sided ≈ 0.6 %), every other check ≥ 8; ≈ 1 % for the six together.
+Seeded (seed 0), so the outcome is fixed. Broken control: on the same keys the
+unconditional intervals (the threshold forgotten: the code before) cover the counts
+91.5 % (Laplace) and 89.1 % (Gaussian): below 93 %, the test fails for them.
 
-Laplace sums are conservative near τ (≈ 97.2 %): the discrete Laplace is memoryless, so a
-key at or below τ has the same law of its released count given the release whatever its
-true count, and its count interval reaches down to 1 in most releases; the sum's
-interval, which reads the count, is then wide on that side (as it must be to hold for
-every true count).
+Laplace sums are conservative near τ: the discrete Laplace is memoryless, so a key at or
+below τ has the same law of its released count given the release whatever its true
+count, and its count interval reaches down to 1 in most releases; the sum's interval,
+which reads the count (``m·Ñ``, m the midpoint 183), is then wide on that side, as it must
+be to hold for every true count.
 """
 
 from __future__ import annotations
@@ -212,9 +214,13 @@ def _min_count_coverage(conditional: bool) -> dict[str, float]:
 
 def test_min_count_suppression_is_a_threshold_too() -> None:
     """Groups shown only when their noisy count reaches ``min_count`` are conditioned on it
-    like selected keys (≈ 1,900 group-releases: standard error ≈ 0.5 %); the unconditional
-    intervals under-cover the counts (86 %)."""
+    like selected keys. Measured over ≈ 1,900 group-releases: counts 96.3 % (the exact
+    count interval is ≥ 95 % by construction; the band [93, 98.5] is ≥ 5 standard errors
+    of 0.43 % from it), means 93.6 % (first order: groups of 20 rows whose count noise is
+    large; asserted ≥ 91 %, 4.6 standard errors of 0.56 % below); the unconditional
+    intervals cover the counts 86.0 % (asserted < 90 %, the broken control) and the means
+    91.0 %."""
     cover = _min_count_coverage(conditional=True)
-    assert 0.93 <= cover["count"] <= 0.97 and 0.93 <= cover["mean_age"] <= 0.97, cover
+    assert 0.93 <= cover["count"] <= 0.985 and cover["mean_age"] >= 0.91, cover
     old = _min_count_coverage(conditional=False)
     assert old["count"] < 0.9, old
