@@ -47,6 +47,7 @@ from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
     laplace_mix_halfwidth,
     round_to_noise,
+    selected_count_interval,
 )
 from ppdp.publish.partition_selection import METHODS, PartitionSelection
 from ppdp.random import RandomSource, RandomState
@@ -961,6 +962,13 @@ class GroupByPublisher(Publisher):
                 f"intervals ({plan.interval:g}) are post-processing: computed from the noise "
                 "laws and the released values only (to first order for means, variances and "
                 "standard deviations)"
+                + (
+                    "; a group released because its noisy count passed a threshold has "
+                    "intervals given that it passed (the noise law truncated there)"
+                    if (plan.selection is not None and plan.selection.method not in _KEYS_ONLY)
+                    or plan.min_count is not None
+                    else ""
+                )
             )
         if plan.rounding is not None:
             how = (
@@ -1188,6 +1196,7 @@ class GroupByPublisher(Publisher):
         the table's ``rows`` (in memory only)."""
         declared, cand_keys, cand, group, cand_rows = self._split(plan, agg, rows, y)
         counts, keep = self._private_counts(plan, declared, cand, source)
+        cut = self._selection_cut(plan, len(declared.counts), int(keep.sum()))
         exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
         sums = self._noisy_sums(plan, exact_sums, source)
         squares = None
@@ -1203,7 +1212,19 @@ class GroupByPublisher(Publisher):
             released[chosen] = plan.n_groups + np.arange(len(chosen))
             cells = tuple(c.regroup(released) for c in agg.cells)
             extra = self._quantile_draws(plan, cells, len(keys), source)
-        return self._table(plan, keys, counts, sums, squares, extra)
+        return self._table(plan, keys, counts, sums, squares, extra, cut)
+
+    @staticmethod
+    def _selection_cut(plan: GroupPlan, n_declared: int, n_selected: int) -> NDArray[np.float64]:
+        """Per released key, the threshold its released count's noisy count passed to be
+        released (−inf: none). Thresholding methods: τ for the selected keys, whose counts
+        are the selection's noisy counts; truncated geometric and DP-SIPS draw the counts
+        afterwards with fresh noise, independent of the selection: none."""
+        cut = np.full(n_declared + n_selected, -np.inf)
+        sel = plan.selection
+        if sel is not None and sel.method not in _KEYS_ONLY:
+            cut[n_declared:] = sel.threshold_
+        return cut
 
     def _private_counts(
         self,
@@ -1339,9 +1360,12 @@ class GroupByPublisher(Publisher):
         noisy_sums: NDArray[np.int64],
         noisy_squares: NDArray[np.int64] | None = None,
         extra: dict[str, NDArray[np.float64]] | None = None,
+        cut: NDArray[np.float64] | None = None,
     ) -> Release:
         """The released table from the keys and the noisy integers (post-processing: it
-        reads released values and public noise scales only)."""
+        reads released values and public noise scales only). ``cut``: per key, the threshold
+        its count's noise passed to be released (−inf or None: none); its intervals are
+        conditioned on passing it (:meth:`_selected_ends`)."""
         counts = noisy_counts.astype(np.float64)
         stats: dict[str, NDArray[np.float64]] = {"count": counts}
         hw: dict[str, NDArray[np.float64]] = {}  # interval half-widths (or sds), per statistic
@@ -1395,10 +1419,13 @@ class GroupByPublisher(Publisher):
             span = _numeric(self.schema, name).upper - _numeric(self.schema, name).lower
             bounds[f"var_{name}"] = (0.0, (span / 2.0) ** 2)
         if plan.interval is not None:
+            ends = self._selected_ends(plan, counts, cut, noisy_sums, noisy_squares, hw)
             for key, h in list(hw.items()):
                 lo, hi = bounds[key]
-                stats[f"{key}_lo"] = np.clip(stats[key] - h, lo, hi)
-                stats[f"{key}_hi"] = np.clip(stats[key] + h, lo, hi)
+                down, up = ends.get(key, (h, h))
+                stats[f"{key}_lo"] = np.clip(stats[key] - down, lo, hi)
+                stats[f"{key}_hi"] = np.clip(stats[key] + up, lo, hi)
+                hw[key] = np.minimum(down, up)  # rounding: the finer side's digits
             for name in plan.variances:  # std: the square root of var's interval's ends
                 stats[f"std_{name}_lo"] = np.sqrt(stats[f"var_{name}_lo"])
                 stats[f"std_{name}_hi"] = np.sqrt(stats[f"var_{name}_hi"])
@@ -1439,6 +1466,88 @@ class GroupByPublisher(Publisher):
         stats[f"var_{name}"] = var
         hw[f"var_{name}"] = np.where(ok, laplace_mix_halfwidth(scales, level), np.nan)
         stats[f"std_{name}"] = np.sqrt(var)
+
+    def _selected_ends(
+        self,
+        plan: GroupPlan,
+        counts: NDArray[np.float64],
+        cut: NDArray[np.float64] | None,
+        noisy_sums: NDArray[np.int64],
+        noisy_squares: NDArray[np.int64] | None,
+        hw: dict[str, NDArray[np.float64]],
+    ) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """The (down, up) half-widths of every statistic of a key released because its
+        noisy count passed a threshold (the selection's τ, ``min_count``): conditioned on
+        passing it (post-processing; docs/proofs/partition-selection.md, Intervals of
+        selected keys). Other keys keep ``hw`` (no entry).
+
+        The count's interval inverts the noise law truncated at the threshold
+        (:func:`selected_count_interval`). A statistic that reads the count (sum: ``m·Ñ``;
+        mean: ``S̃/Ñ``; variance) takes, in place of its count term, the range of its value
+        over that interval (its other noisy parts as released), combined on each side with
+        the half-width of its other parts by root-sum-square: far from the threshold the
+        count interval is the unconditional one and the statistic's is within a few per
+        cent of its unconditional interval.
+        """
+        law, b = self._count_noise(plan)
+        selected = np.zeros(counts.shape, bool) if cut is None else np.isfinite(cut)
+        at = np.full(counts.shape, -np.inf) if cut is None else np.asarray(cut, np.float64)
+        if plan.min_count is not None:  # Ñ ≥ m: N ≥ m (integers) or rint(N) ≥ m (Gaussian)
+            m = math.ceil(plan.min_count)
+            at = np.maximum(at, m if law == "dlap" else m - 0.5)
+        # the keys that passed (the others are suppressed: min_count); rint(Ñ) ≥ τ − 1/2
+        cond = np.isfinite(at) & (counts >= at - (0.5 if law == "gauss" else 0.0))
+        if not cond.any() or plan.interval is None:
+            return {}
+        level = plan.interval
+        r = counts[cond]
+        # a selected key is one the data hold (≥ 1 row); a declared one may be empty
+        lo_c, hi_c = selected_count_interval(
+            r, law, b, at[cond], level, np.where(selected[cond], 1.0, 0.0)
+        )
+        down_c, up_c = hw["count"].copy(), hw["count"].copy()
+        down_c[cond], up_c[cond] = r - lo_c, hi_c - r
+        ends = {"count": (down_c, up_c)}
+
+        def side(key: str, f: Any, others: list[Any], vertex: Any = None) -> None:
+            vals = [f(lo_c), f(hi_c)]
+            if vertex is not None:  # an interior extreme of f over [lo_c, hi_c]
+                vals.append(f(np.clip(vertex, lo_c, hi_c)))
+            now = f(r)
+            low, high = np.minimum.reduce(vals), np.maximum.reduce(vals)
+            rest = laplace_mix_halfwidth(
+                np.stack([np.broadcast_to(o, r.shape) for o in others]), level
+            )
+            ok = np.isfinite(hw[key][cond])
+            down, up = hw[key].copy(), hw[key].copy()
+            down[cond] = np.where(ok, np.hypot(rest, np.maximum(now - low, 0.0)), np.nan)
+            up[cond] = np.where(ok, np.hypot(rest, np.maximum(high - now, 0.0)), np.nan)
+            ends[key] = (down, up)
+
+        sum_b = self._sum_mechanism(plan).scale if plan.means else 0.0
+        n = np.maximum(r, 1.0)
+        for j, name in enumerate(plan.means):
+            col = _numeric(self.schema, name)
+            span = col.upper - col.lower
+            centre, a = col.lower + span / 2.0, span / UNIT
+            s = noisy_sums[j][cond].astype(np.float64) * a  # the centred sum, as released
+            side(f"sum_{name}", lambda c, s=s, m=centre: s + m * c, [a * sum_b])
+            side(f"mean_{name}", lambda c, s=s: s / np.maximum(c, 1.0), [a * sum_b / n])
+            if name in plan.variances:
+                assert noisy_squares is not None
+                a2 = span / SQ_UNIT
+                q = noisy_squares[plan.variances.index(name)][cond].astype(np.float64) * a2 * a2
+                mu = s / n
+                b_q = self._square_mechanism(plan).scale * a2 * a2
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    top = np.where(q > 0, 2.0 * s * s / q, np.inf)  # Q/c − S²/c² peaks here
+                side(
+                    f"var_{name}",
+                    lambda c, s=s, q=q: q / np.maximum(c, 1.0) - (s / np.maximum(c, 1.0)) ** 2,
+                    [b_q / n, 2.0 * np.abs(mu) * a * sum_b / n],
+                    top,
+                )
+        return ends
 
     def _count_sd(self, plan: GroupPlan) -> float:
         """The standard deviation of a released count's noise (public: its law's)."""
