@@ -1424,7 +1424,7 @@ class GroupByPublisher(Publisher):
         probability and (intervals on) its interval's ends ``_lo``/``_hi`` from the column's
         tree; with the exponential mechanism, one draw per (column, p)."""
         out: dict[str, NDArray[np.float64]] = {}
-        if plan.quantile_method == "tree":
+        if plan.quantiles and plan.quantile_method == "tree":
             return self._tree_draws(plan, cells, n_groups, source)
         for name, hist in zip(plan.quantiles, cells, strict=True):
             col = _numeric(self.schema, name)

@@ -54,6 +54,9 @@ LEVELS = 4
 LEAVES = BRANCH**LEVELS
 #: Nodes of one group's tree (every level but the root).
 NODES = sum(BRANCH**k for k in range(1, LEVELS + 1))
+#: How far out (in grid steps) each end of an interval is moved: a grid point holds the
+#: values within half a step of it.
+HALF_STEP = 0.5
 assert LEAVES == GRID
 
 
@@ -112,9 +115,7 @@ class _Exact:
         return np.diff(self.cum[at], axis=1)
 
 
-def _thresholds(
-    noise: TreeNoise, p: NDArray[np.float64], a: _Ints, c: _Ints, z: float
-) -> _Floats:
+def _thresholds(noise: TreeNoise, p: NDArray[np.float64], a: _Ints, c: _Ints, z: float) -> _Floats:
     """The one-sided tail quantile ``t`` of ``D``'s noise, ``(1 − p)·Σ_a − p·Σ_c`` of
     ``a`` and ``c`` node noises, at the normal quantile ``z``: Cornish–Fisher with the
     excess kurtosis (the noise is symmetric)."""
@@ -216,10 +217,12 @@ def _values(
             nan = np.full(value.shape, np.nan)
             out[p] = QuantileInterval(value, nan, nan.copy())
             continue
-        lo = np.maximum(grid_values(leaf[k * kinds + 1], lower, upper) - step / 2.0, lower)
+        lo = np.maximum(grid_values(leaf[k * kinds + 1], lower, upper) - HALF_STEP * step, lower)
         top = leaf[k * kinds + 2]
         hi = np.where(
-            top >= LEAVES - 1, upper, np.minimum(grid_values(top, lower, upper) + step / 2, upper)
+            top >= LEAVES - 1,
+            upper,
+            np.minimum(grid_values(top, lower, upper) + HALF_STEP * step, upper),
         )
         out[p] = QuantileInterval(value, lo, hi)
     return out
