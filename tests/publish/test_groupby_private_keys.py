@@ -282,9 +282,9 @@ def test_quantiles_are_near_the_truth_and_charged_as_their_mechanisms(method, ki
 def test_a_quantile_method_not_known_is_one_line_and_spends_nothing() -> None:
     acct = Accountant.in_memory(total=PrivacyBudget(5.0))
     with pytest.raises(ParameterError, match=r"^quantile_method \('median'\) must be 'tree'"):
-        GroupByPublisher(
-            1.0, SCHEMA, by=["sex"], quantiles=["los"], quantile_method="median"
-        ).fit(hospital(), accountant=acct)
+        GroupByPublisher(1.0, SCHEMA, by=["sex"], quantiles=["los"], quantile_method="median").fit(
+            hospital(), accountant=acct
+        )
     assert acct.history() == []
 
 

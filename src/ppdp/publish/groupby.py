@@ -719,6 +719,16 @@ class GroupByPublisher(Publisher):
         group (L∞), chosen uniformly at random. With ``keys="private"`` the groups are the
         keys read from the data, and the caps are the selection's L0 and L∞ (each
         ``max_rows`` when unset).
+    quantiles : sequence of str, default ()
+        Numeric columns whose per-group quantiles at each of ``q`` are released as
+        ``p50_x`` (and, with intervals, ``p50_x_lo``/``p50_x_hi``).
+    q : sequence of float, default (0.5,)
+        The probabilities, each in (0, 1).
+    quantile_method : {"tree", "exponential"}, default "tree"
+        ``"tree"``: one noisy tree histogram per column and group (one share of ε per
+        column), every probability and its interval read from it; ``"exponential"``: one
+        exponential mechanism draw per (column, p) (one share each), no interval, a smaller
+        rank error at few probabilities (``benchmarks/groupby_quantiles.md``).
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is

@@ -121,7 +121,8 @@ def _thresholds(noise: TreeNoise, p: NDArray[np.float64], a: _Ints, c: _Ints, z:
     excess kurtosis (the noise is symmetric)."""
     k2 = noise.variance * ((1 - p) ** 2 * a + p**2 * c)
     k4 = noise.fourth_cumulant * ((1 - p) ** 4 * a + p**4 * c)
-    kurt = k4 / np.maximum(k2, 1e-300) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):  # a = c = 0: no noise, t = 0
+        kurt = np.where(k2 > 0, k4 / k2**2, 0.0)
     return np.sqrt(k2) * (z + (z**3 - 3 * z) * kurt / 24.0)
 
 
@@ -170,6 +171,11 @@ def tree_quantiles(
     z = float(ndtri(1.0 - alpha / 2.0))
     p3 = ps[:, None, None]
     j = np.arange(BRANCH)
+    # t depends on (p, a, c) only: a table per search, indexed below
+    most = (BRANCH - 1) * (LEVELS - 1) + BRANCH
+    nodes = np.arange(most + 1)
+    table = _thresholds(noise, p3, nodes[None, :, None], nodes[None, None, :], z)
+    search = np.arange(S)[:, None, None]
     groups = np.broadcast_to(np.arange(G), (S, G))
     for lvl in range(1, LEVELS + 1):
         pair = groups * BRANCH ** (lvl - 1) + node  # (group, parent), one key
@@ -183,7 +189,7 @@ def tree_quantiles(
         d = (1 - p3) * (left[:, :, None] + csum) - p3 * (right[:, :, None] + total - csum)
         aj = a[:, :, None] + j + 1  # nodes of [0, end of child j]
         cj = c[:, :, None] + (BRANCH - 1 - j)
-        t = _thresholds(noise, p3, aj, cj, z)
+        t = table[search, aj, cj]
         pick = np.where(kind[:, None] == 0, _first(d >= 0.0), 0)
         if level is not None:
             pick = np.where(kind[:, None] == 1, _first(d >= -t), pick)
