@@ -1,13 +1,16 @@
-"""Coverage of GroupByPublisher's 95 % quantile intervals over 1,000 seeded releases.
+"""Coverage of GroupByPublisher's 95 % quantile intervals over 2,000 seeded releases.
 
 The tree quantiles (``quantile_method="tree"``, the default): the 0.5- and 0.9-quantiles of
 ages in two groups (600 rows on [20, 50], 3,000 on [40, 90]; declared on [0, 100]; ε = 2,
 half for the quantiles, replace-one), drawn through the release path of ``fit``
 (``GroupByPublisher._publish`` on the exact statistics, fresh noise each time). Each of the
 4 intervals must cover the true quantile (``numpy.quantile(method="inverted_cdf")``) in
-93–97 % of 1,000 releases. False-positive rate: for an interval of exactly 95 % coverage
-each check falls outside [930, 970] hits with probability ≈ 0.4 % (binomial), ≈ 1.5 % for
-all 4; seeded (seed 0), so the outcome is fixed.
+93–97 % of 2,000 releases (the issue asks for 1,000 or more). The method's coverage here,
+measured over 3,000 releases, is 95.4–96.2 % (its searches stop early, which widens the
+lower end: ``docs/proofs/groupby-statistics.md``). False-positive rate: at a coverage of
+96.2 % a check of 2,000 releases falls outside [93 %, 97 %] with probability ≈ 3 %
+(binomial; ≈ 0.1 % at 95 %), at most ≈ 8 % for all 4; seeded (seed 0), so the outcome is
+fixed.
 
 Broken controls, each must fall below 93 % in some check (300 releases):
 
@@ -44,7 +47,7 @@ SCHEMA = Schema.from_dict(
         ]
     }
 )
-RELEASES = 1_000
+RELEASES = 2_000
 PS = (0.5, 0.9)
 
 

@@ -176,6 +176,7 @@ def tree_quantiles(
     nodes = np.arange(most + 1)
     table = _thresholds(noise, p3, nodes[None, :, None], nodes[None, None, :], z)
     search = np.arange(S)[:, None, None]
+    sign = np.array([0.0, -1.0, 1.0])[kind][:, None, None]  # the searches' targets: 0, −t, +t
     groups = np.broadcast_to(np.arange(G), (S, G))
     for lvl in range(1, LEVELS + 1):
         pair = groups * BRANCH ** (lvl - 1) + node  # (group, parent), one key
@@ -186,14 +187,13 @@ def tree_quantiles(
         kids = noisy[inv.reshape(-1)].reshape(S, G, BRANCH)
         csum = np.cumsum(kids, axis=2)
         total = csum[:, :, -1:]
-        d = (1 - p3) * (left[:, :, None] + csum) - p3 * (right[:, :, None] + total - csum)
+        # (1 − p)·Σ_left − p·Σ_right as Σ_left − p·n̂ (n̂ = both sums): exact integers
+        # but for one product, so a noise-free tree meets p·n exactly where the data does
+        d = (left[:, :, None] + csum) - p3 * ((left + right)[:, :, None] + total)
         aj = a[:, :, None] + j + 1  # nodes of [0, end of child j]
         cj = c[:, :, None] + (BRANCH - 1 - j)
-        t = table[search, aj, cj]
-        pick = np.where(kind[:, None] == 0, _first(d >= 0.0), 0)
-        if level is not None:
-            pick = np.where(kind[:, None] == 1, _first(d >= -t), pick)
-            pick = np.where(kind[:, None] == 2, _first(d >= t), pick)
+        target = sign * table[search, aj, cj] if level is not None else 0.0
+        pick = _first(d >= target)
         chosen = np.take_along_axis(kids, pick[:, :, None], 2)[:, :, 0]
         upto = np.take_along_axis(csum, pick[:, :, None], 2)[:, :, 0]
         left += upto - chosen
