@@ -466,8 +466,12 @@ PUBLISHERS.register(
            "decimals of the released table: auto (default: what each value's noise "
            "supports), a number of decimals, or none", metavar="D", parse=_rounding),
     option("--quantiles", "quantiles",
-           "numeric columns whose per-group quantiles are released (exponential mechanism on "
-           "the declared bounds; declared keys, in-memory input)", metavar="COL,COL"),
+           "numeric columns whose per-group quantiles are released, each with an interval "
+           "(one share of ε per column; see --quantile-method)", metavar="COL,COL"),
+    option("--quantile-method", "quantile_method",
+           "tree (default: a noisy tree histogram per column; every --q and its interval "
+           "read from it) or exponential (one exponential mechanism draw per column and "
+           "probability, each a share of ε; no interval)", choices=("tree", "exponential")),
     option("--q", "q", "the probabilities of --quantiles, each in (0, 1) (default 0.5: the "
            "median)", metavar="P,P", parse=_probabilities),
     option("--min-count", "min_count",

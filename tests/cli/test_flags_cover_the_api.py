@@ -63,6 +63,7 @@ PUBLISH = {
     "min_count": "--min-count",
     "quantiles": "--quantiles",
     "q": "--q",
+    "quantile_method": "--quantile-method",
 }
 TRAIN = {
     "epsilon": "--epsilon",

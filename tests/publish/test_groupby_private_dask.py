@@ -160,8 +160,10 @@ def test_the_label_groups_and_float_codes_are_integer_keys_on_parquet(tmp_path):
 @pytest.mark.parametrize("selection", ["laplace", "gaussian"])
 def test_a_privacy_unit_whose_persons_span_partitions_gives_the_same_release(dataset, selection):
     path, whole = dataset
-    mem, dist = both(path, whole, unit=2, selection=selection, means=["los"], variances=["los"])
+    kw = {"means": ["los"], "variances": ["los"], "quantiles": ["los"]}
+    mem, dist = both(path, whole, unit=2, selection=selection, **kw)
     assert_same(mem, dist)
+    assert {"p50_los", "p50_los_lo", "p50_los_hi"} <= set(mem.release_.data.columns)
     assert mem.bounding_summary == dist.bounding_summary  # the same rows were kept
 
 
@@ -184,13 +186,15 @@ def test_the_rows_a_person_keeps_do_not_depend_on_the_row_order_with_open_keys()
             assert kept[0] == kept[1]
 
 
-def test_quantiles_of_declared_keys_on_parquet_equal_the_in_memory_ones(dataset):
+@pytest.mark.parametrize("method", ["tree", "exponential"])
+def test_quantiles_of_declared_keys_on_parquet_equal_the_in_memory_ones(dataset, method):
     path, whole = dataset
     kw = {"by": ["sex"], "keys": "declared", "delta": None, "quantiles": ["los"], "q": [0.25]}
-    mem, dist = both(path, whole, means=["los"], **kw)
+    mem, dist = both(path, whole, means=["los"], quantile_method=method, **kw)
     assert_same(mem, dist)
     truth = whole.groupby("sex")["los"].quantile(0.25).to_numpy()
     np.testing.assert_allclose(mem.release_.data["p25_los"], truth, atol=1.5)
+    assert ("p25_los_lo" in mem.release_.data.columns) == (method == "tree")
 
 
 def test_the_command_line_publishes_private_keys_of_a_parquet_folder(dataset, tmp_path):

@@ -245,7 +245,14 @@ def test_bad_statistics_parameters_are_one_line_and_spend_nothing(kw, match) -> 
     assert acct.history() == []
 
 
-def test_quantiles_are_near_the_truth_and_charged_as_exponential_mechanisms() -> None:
+@pytest.mark.parametrize(
+    ("method", "kinds"),
+    [
+        ("tree", ["discrete-laplace", "discrete-laplace"]),  # one tree for both probabilities
+        ("exponential", ["discrete-laplace", "exponential", "exponential"]),
+    ],
+)
+def test_quantiles_are_near_the_truth_and_charged_as_their_mechanisms(method, kinds) -> None:
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"dx": "C0", "sex": np.repeat(["F", "M"], 3000), "los": 0.0})
     df["los"] = np.r_[rng.uniform(10, 30, 3000), rng.uniform(100, 200, 3000)]
@@ -253,15 +260,32 @@ def test_quantiles_are_near_the_truth_and_charged_as_exponential_mechanisms() ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pub = GroupByPublisher(
-            2.0, SCHEMA, by=["sex"], quantiles=["los"], q=[0.5, 0.9], random_state=3
-        )
+            2.0, SCHEMA, by=["sex"], quantiles=["los"], q=[0.5, 0.9], random_state=3,
+            quantile_method=method,
+        )  # fmt: skip
         pub.fit(df, accountant=acct, allow_seeded=True)
     table = pub.release_.data
     truth = df.groupby("sex")["los"].quantile([0.5, 0.9]).unstack().to_numpy()
-    np.testing.assert_allclose(table[["p50_los", "p90_los"]].to_numpy(), truth, atol=2.0)
-    kinds = [h.event.kind for h in acct.history()]
-    assert kinds == ["discrete-laplace", "exponential", "exponential"]
+    atol = {"tree": 6.0, "exponential": 2.0}[method]  # 6,000 rows, ε = 1 for the quantiles
+    np.testing.assert_allclose(table[["p50_los", "p90_los"]].to_numpy(), truth, atol=atol)
+    assert [h.event.kind for h in acct.history()] == kinds
     assert acct.spent.epsilon == pytest.approx(2.0)
+    names = {"p50_los_lo", "p50_los_hi", "p90_los_lo", "p90_los_hi"}
+    if method == "tree":
+        lo, hi = table[["p50_los_lo", "p90_los_lo"]], table[["p50_los_hi", "p90_los_hi"]]
+        assert np.all((lo.to_numpy() <= truth + 0.1) & (truth - 0.1 <= hi.to_numpy()))
+        assert "p50_los_lo/hi" in pub.release_.guarantee.details["columns"]
+    else:
+        assert not names & set(table.columns)
+
+
+def test_a_quantile_method_not_known_is_one_line_and_spends_nothing() -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with pytest.raises(ParameterError, match=r"^quantile_method \('median'\) must be 'tree'"):
+        GroupByPublisher(1.0, SCHEMA, by=["sex"], quantiles=["los"], quantile_method="median").fit(
+            hospital(), accountant=acct
+        )
+    assert acct.history() == []
 
 
 @pytest.mark.parametrize("q", [0.0, 1.0, 1.5, -0.1])

@@ -281,6 +281,9 @@ def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> No
         ).plan()  # fmt: skip
         assert row.epsilon_quantile_group == row.epsilon_mean / moves
         assert per.epsilon_quantile_group == per.epsilon_mean / (moves * 3)
+        # the tree: a row under one node of each of its 4 levels, times the person's rows
+        assert row.tree_sensitivity == 4 * moves
+        assert per.tree_sensitivity == 4 * moves * 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pub = GroupByPublisher(2.0, schema(3), by=["ward"], quantiles=["age"], random_state=0).fit(

@@ -50,6 +50,7 @@ from ppdp.publish.intervals import (
     selected_count_interval,
 )
 from ppdp.publish.partition_selection import METHODS, PartitionSelection
+from ppdp.publish.quantile_tree import BRANCH, LEVELS, NODES, TreeNoise, tree_quantiles
 from ppdp.random import RandomSource, RandomState
 
 __all__ = ["GroupByPublisher", "GroupPlan", "GroupStatistics"]
@@ -122,10 +123,27 @@ class GroupPlan:
     rounding: int | str | None = "auto"
     #: Groups whose noisy count is below this are left out of the table (None: none).
     min_count: float | None = None
-    #: Columns whose per-group quantiles at each of ``probabilities`` are released (the
-    #: exponential mechanism on the declared range, ``epsilon_mean`` each).
+    #: Columns whose per-group quantiles at each of ``probabilities`` are released.
     quantiles: tuple[str, ...] = ()
     probabilities: tuple[float, ...] = ()
+    #: ``"tree"``: one noisy tree histogram per column (``epsilon_mean``), every
+    #: probability and its interval read from it; ``"exponential"``: one exponential
+    #: mechanism draw per (column, p) (``epsilon_mean`` each), no interval.
+    quantile_method: str = "tree"
+
+    @property
+    def quantile_parts(self) -> int:
+        """The budget parts of the quantiles: one per column (tree), or per (column, p)."""
+        per = 1 if self.quantile_method == "tree" else len(self.probabilities)
+        return len(self.quantiles) * per
+
+    @property
+    def tree_sensitivity(self) -> int:
+        """L1 sensitivity of one column's trees (all groups): a row is under one node per
+        level (``LEVELS``); twice under replace-one (a row may move between groups); times
+        :attr:`contribution` under a privacy unit."""
+        moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
+        return LEVELS * moves * self.contribution
 
     @property
     def epsilon_quantile_group(self) -> float:
@@ -223,6 +241,7 @@ class GroupByParams:
     interval: float | None
     rounding: int | str | None
     min_count: float | None
+    quantile_method: str
     plan: GroupPlan
 
 
@@ -455,6 +474,16 @@ def _check_q(value: Any, checked: Mapping[str, Any]) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _check_quantile_method(value: Any, _: Mapping[str, Any]) -> str:
+    if value not in ("tree", "exponential"):
+        raise ParameterError(
+            f"quantile_method ({value!r}) must be 'tree' (a noisy tree histogram per column: "
+            "every quantile with an interval) or 'exponential' (one exponential mechanism "
+            "draw per column and probability, no interval)"
+        )
+    return str(value)
+
+
 def _check_interval(value: Any, _: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
@@ -562,7 +591,8 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         )
     variances = checked["variances"]
     means = (*means, *(v for v in variances if v not in means))  # a variance needs the sum
-    parts = len(means) + len(variances) + len(checked["quantiles"]) * len(checked["q"])
+    per_column = 1 if checked["quantile_method"] == "tree" else len(checked["q"])
+    parts = len(means) + len(variances) + len(checked["quantiles"]) * per_column
     eps_count, eps_mean = _split(checked["epsilon"], parts, checked["count_share"])
     open_by = tuple(n for n in by if n in schema.open_column_names)
     post = {
@@ -573,6 +603,7 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         "min_count": checked["min_count"],
         "quantiles": checked["quantiles"],
         "probabilities": checked["q"] if checked["quantiles"] else (),
+        "quantile_method": checked["quantile_method"],
     }
     if checked["keys"] != "private":
         return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
@@ -620,6 +651,7 @@ GROUPBY_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("variances", _check_variances),
     Rule("quantiles", _check_quantiles),
     Rule("q", _check_q),
+    Rule("quantile_method", _check_quantile_method),
     Rule("count_share", _check_share),
     Rule("max_groups", _check_cap("max_groups")),
     Rule("max_rows_per_group", _check_cap("max_rows_per_group")),
@@ -689,6 +721,16 @@ class GroupByPublisher(Publisher):
         group (L∞), chosen uniformly at random. With ``keys="private"`` the groups are the
         keys read from the data, and the caps are the selection's L0 and L∞ (each
         ``max_rows`` when unset).
+    quantiles : sequence of str, default ()
+        Numeric columns whose per-group quantiles at each of ``q`` are released as
+        ``p50_x`` (and, with intervals, ``p50_x_lo``/``p50_x_hi``).
+    q : sequence of float, default (0.5,)
+        The probabilities, each in (0, 1).
+    quantile_method : {"tree", "exponential"}, default "tree"
+        ``"tree"``: one noisy tree histogram per column and group (one share of ε per
+        column), every probability and its interval read from it; ``"exponential"``: one
+        exponential mechanism draw per (column, p) (one share each), no interval, a smaller
+        rank error at few probabilities (``benchmarks/groupby_quantiles.md``).
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
@@ -754,6 +796,7 @@ class GroupByPublisher(Publisher):
         min_count: float | None = None,
         quantiles: Any = (),
         q: Any = (0.5,),
+        quantile_method: str = "tree",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -775,6 +818,7 @@ class GroupByPublisher(Publisher):
         self.min_count = min_count
         self.quantiles = quantiles
         self.q = q
+        self.quantile_method = quantile_method
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -833,14 +877,20 @@ class GroupByPublisher(Publisher):
             plan.epsilon_mean, plan.square_sensitivity, plan, "each variance column"
         )
 
+    def _tree_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
+        """The noise of each quantile column's trees (every node of every group's tree)."""
+        return self._mechanism(
+            plan.epsilon_mean, plan.tree_sensitivity, plan, "each quantile column", NODES
+        )
+
     def _mechanism(
-        self, eps: float, sensitivity: int, plan: GroupPlan, what: str
+        self, eps: float, sensitivity: int, plan: GroupPlan, what: str, per_group: int = 1
     ) -> DiscreteLaplaceMechanism:
         try:
             return DiscreteLaplaceMechanism(
                 epsilon=eps,
                 sensitivity=sensitivity,
-                dimension=max(1, plan.n_groups),
+                dimension=max(1, plan.n_groups) * per_group,
                 relation=plan.relation,
                 allow_large_epsilon=True,  # a share of an ε already checked
             )
@@ -895,7 +945,21 @@ class GroupByPublisher(Publisher):
                 charges.append(
                     Charge(squares.event, f"{_NAME}: sums of squares of {name}", sq_details)
                 )
-        for name in plan.quantiles:
+        if plan.quantiles and plan.quantile_method == "tree":
+            tree = self._tree_mechanism(plan)
+            for name in plan.quantiles:
+                col = _numeric(self.schema, name)
+                t_details = {
+                    "query": f"counts of {name} per group under each node of a tree of {LEVELS} "
+                    f"levels of {BRANCH} children over {BRANCH**LEVELS:,} grid cells of "
+                    f"[{col.lower:g}, {col.upper:g}] (the quantiles "
+                    f"{', '.join(f'{p:g}' for p in plan.probabilities)} and their intervals "
+                    "are post-processing)",
+                    **tree.ledger_details(),
+                    **self._unit_details(),
+                }
+                charges.append(Charge(tree.event, f"{_NAME}: quantile tree of {name}", t_details))
+        for name in plan.quantiles if plan.quantile_method == "exponential" else ():
             col = _numeric(self.schema, name)
             for p in plan.probabilities:
                 q_details = {
@@ -946,6 +1010,32 @@ class GroupByPublisher(Publisher):
             details["n"] = counts.details["n"]
         return [Charge(event, f"{_NAME}: keys and counts", details)]
 
+    def _quantile_assumption(self, plan: GroupPlan) -> str:
+        """The guarantee's line on the quantiles' measurement."""
+        cols = ", ".join(plan.quantiles)
+        ps = ", ".join(f"{p:g}" for p in plan.probabilities)
+        grid = (
+            "values clipped to the declared bounds, then moved to the nearest of 2^16 + 1 "
+            "evenly spaced points of the range"
+        )
+        if plan.quantile_method == "exponential":
+            return (
+                f"quantiles ({cols}; p = {ps}): exponential mechanism per group and probability "
+                "on the declared range, utility −|rank − p·n| (sensitivity 1 row), "
+                f"ε = {plan.epsilon_mean:.6g} per (column, p), "
+                f"{plan.epsilon_quantile_group:.6g} per group's draw; {grid}; no interval"
+            )
+        replace = plan.relation is Neighbouring.REPLACE_ONE
+        moves = " × 2 (a row may move between groups)" if replace else ""
+        unit = f" × {plan.contribution} row(s) of one person" if plan.contribution > 1 else ""
+        return (
+            f"quantiles ({cols}; p = {ps}): per group, counts under every node of a tree of "
+            f"{LEVELS} levels of {BRANCH} children over the range's {BRANCH**LEVELS:,} grid "
+            f"cells; discrete Laplace, L1 sensitivity {plan.tree_sensitivity} ({LEVELS} levels"
+            f"{moves}{unit}), ε = {plan.epsilon_mean:.6g} per column; {grid}; every "
+            "probability's quantile (and its interval) is post-processing of the noisy tree"
+        )
+
     def _post_processing(self, plan: GroupPlan) -> list[str]:
         """The guarantee's lines on what is computed from released values only."""
         lines = []
@@ -961,7 +1051,8 @@ class GroupByPublisher(Publisher):
             lines.append(
                 f"intervals ({plan.interval:g}) are post-processing: computed from the noise "
                 "laws and the released values only (to first order for means, variances and "
-                "standard deviations)"
+                "standard deviations; a quantile's from the noisy ranks its tree gives, "
+                "widened by half a grid step)"
                 + (
                     "; a group released because its noisy count passed a threshold has "
                     "intervals given that it passed (the noise law truncated there)"
@@ -998,6 +1089,15 @@ class GroupByPublisher(Publisher):
             notes[f"mean_{name}_sd"] = f"the standard deviation of mean_{name}'s sum noise"
             if level:
                 notes[f"mean_{name}_lo/hi"] = f"a {level} interval for the true average"
+        for name in plan.quantiles:
+            for p in plan.probabilities:
+                key = _qname(p, name)
+                notes[key] = (
+                    f"the group's {p:g}-quantile of {name} (the least value with at least "
+                    f"{p:g} of the group's rows at or below it), within the declared bounds"
+                )
+                if level and plan.quantile_method == "tree":
+                    notes[f"{key}_lo/hi"] = f"a {level} interval for the true quantile"
         for name in plan.variances:
             notes[f"var_{name}/std_{name}"] = (
                 f"the group's variance and standard deviation of {name} (population, values "
@@ -1341,15 +1441,42 @@ class GroupByPublisher(Publisher):
     def _quantile_draws(
         self, plan: GroupPlan, cells: tuple[CellCounts, ...], n_groups: int, source: RandomSource
     ) -> dict[str, NDArray[np.float64]]:
-        """Each quantile column's per-group draws from the groups' grid histograms, one
-        (column, p) after another (after every other draw of the release)."""
+        """Each quantile column's per-group quantiles from the groups' grid histograms, one
+        column after another (after every other draw of the release): with the tree, every
+        probability and (intervals on) its interval's ends ``_lo``/``_hi`` from the column's
+        tree; with the exponential mechanism, one draw per (column, p)."""
         out: dict[str, NDArray[np.float64]] = {}
+        if plan.quantiles and plan.quantile_method == "tree":
+            return self._tree_draws(plan, cells, n_groups, source)
         for name, hist in zip(plan.quantiles, cells, strict=True):
             col = _numeric(self.schema, name)
             for p in plan.probabilities:
                 out[_qname(p, name)] = histogram_quantiles(
                     hist, n_groups, p, plan.epsilon_quantile_group, col.lower, col.upper, source
                 )
+        return out
+
+    def _tree_draws(
+        self, plan: GroupPlan, cells: tuple[CellCounts, ...], n_groups: int, source: RandomSource
+    ) -> dict[str, NDArray[np.float64]]:
+        """The tree quantiles (and their intervals' ends) of every column and probability."""
+        mech = self._tree_mechanism(plan)
+
+        def add(exact: NDArray[np.int64]) -> NDArray[np.int64]:
+            return mech._release(exact, source, scale=mech.scale)
+
+        noise = TreeNoise(mech.scale, add)
+        out: dict[str, NDArray[np.float64]] = {}
+        for name, hist in zip(plan.quantiles, cells, strict=True):
+            col = _numeric(self.schema, name)
+            found = tree_quantiles(
+                hist, n_groups, plan.probabilities, noise, plan.interval, col.lower, col.upper
+            )
+            for p, q in found.items():
+                out[_qname(p, name)] = q.value
+                if plan.interval is not None:
+                    out[_qname(p, name) + "_lo"] = q.lo
+                    out[_qname(p, name) + "_hi"] = q.hi
         return out
 
     def _table(
@@ -1602,10 +1729,14 @@ class GroupByPublisher(Publisher):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     h_std = hw[f"var_{name}"] / (2.0 * np.maximum(std, 1e-300))
                 put(f"std_{name}", f"std_{name}", np.minimum(h_std, np.sqrt(hw[f"var_{name}"])))
-        for name in plan.quantiles:  # no interval: rounded to a hundredth of the range
+        for name in plan.quantiles:
             col = _numeric(self.schema, name)
             for p in plan.probabilities:
                 key = _qname(p, name)
+                if f"{key}_lo" in stats:  # the tree's interval: rounded to its half-width
+                    put(key, key, (stats[f"{key}_hi"] - stats[f"{key}_lo"]) / 2.0)
+                    continue
+                # no interval: rounded to a hundredth of the range
                 v = stats[key]
                 if plan.rounding is not None:
                     digits = plan.rounding if isinstance(plan.rounding, int) else None
@@ -1647,6 +1778,8 @@ class GroupByPublisher(Publisher):
             assumptions.append(
                 "means and sums are post-processing (mean NaN where the noisy count < 1)"
             )
+        if plan.quantiles:
+            assumptions.append(self._quantile_assumption(plan))
         assumptions.extend(self._post_processing(plan))
         mechanism = f"{_NAME} (discrete Laplace counts and centred sums)"
         mean_errors = []
@@ -1681,6 +1814,11 @@ class GroupByPublisher(Publisher):
                 **self._unit_details(),
                 "keys": plan.key_mode,
                 "interval": plan.interval,  # the nominal coverage of the intervals (or None)
+                **(
+                    {"quantile_method": plan.quantile_method, "quantile_parts": plan.quantile_parts}
+                    if plan.quantiles
+                    else {}
+                ),
                 "columns": self._column_notes(plan),
                 **({"selection": plan.selection.details()} if plan.selection else {}),
             },
