@@ -119,7 +119,11 @@ def test_the_figures_equal_a_direct_computation(tmp_path, capsys) -> None:
     q = got["p50_age"]  # on the release's grid: within a grid step of the sorted values'
     err = (release["p50_age"] - truth["p50_age"]).abs()
     assert q["median_abs_error"] == pytest.approx(err.median(), abs=100 / GRID)
-    assert q["coverage"] is None
+    # the default tree quantiles carry intervals: their coverage is read like the others'
+    inside = (release["p50_age_lo"] <= truth["p50_age"]) & (
+        truth["p50_age"] <= release["p50_age_hi"]
+    )
+    assert q["coverage"] == pytest.approx(inside.mean()) and q["interval"] == 0.95
     assert numbers["groups"]["keys"]["released"] == 6 and numbers["groups"]["keys"]["in_data"] == 6
     html = (tmp_path / "rep.html").read_text()
     assert "Quality report of a group-by release" in html

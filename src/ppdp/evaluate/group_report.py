@@ -171,7 +171,7 @@ def _statistics(
             continue
         base = c[: -len("_lo")] if c.endswith(("_lo", "_hi")) else c
         kind, _, column = base.partition("_")
-        q = _QUANTILE.match(c)
+        q = _QUANTILE.match(base)
         if base.endswith("_sd") and base[:-3].partition("_")[2] in means and kind == "mean":
             continue
         if kind in ("mean", "var", "std") and column in means:
@@ -180,8 +180,9 @@ def _statistics(
             if kind == "var" and column not in variances:
                 variances.append(column)
         elif q is not None and q.group(2) in numeric and 0 < float(q.group(1)) < 100:
-            stats.append(c)
-            quantiles.append((float(q.group(1)) / 100.0, q.group(2)))
+            if base == c:  # the interval ends (``_lo``/``_hi``) are read with their statistic
+                stats.append(c)
+                quantiles.append((float(q.group(1)) / 100.0, q.group(2)))
         else:
             unknown.append(c)
     if unknown:
