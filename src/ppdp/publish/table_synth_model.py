@@ -1004,6 +1004,22 @@ def compress_levels(
     return np.where(supported, levels, rare_level).astype(np.int64)
 
 
+def merge_runs(
+    first: NDArray[np.float64], sigma: float, factor: float = SUPPORT_SIGMAS
+) -> NDArray[np.int64]:
+    """Which level each code of an ordered (numeric) attribute maps to (post-processing).
+
+    As :func:`compress_levels`, a code whose noisy total is below ``factor·σ·√K`` is
+    unsupported, but each run of adjacent unsupported codes gets one level of its own, in
+    code order, so a level never joins the two tails of a column.
+    """
+    table = first.reshape(-1, first.shape[-1])
+    supported = table.sum(axis=0) >= factor * sigma * math.sqrt(table.shape[0])
+    # A new level starts at every supported code and at the first code of each run.
+    starts = supported | np.concatenate(([True], supported[:-1]))
+    return (np.cumsum(starts) - 1).astype(np.int64)
+
+
 def group_table(
     exact: NDArray[np.float64], maps: Sequence[NDArray[np.int64] | None]
 ) -> NDArray[np.float64]:
@@ -1084,6 +1100,9 @@ class EdgeForm:
     codes), in the edge's ``(i, j)`` order. The label axis, when there is one, is kept."""
 
     maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
+    #: Whether the table keeps the label axis: ``False`` for a (i, j) table summed over
+    #: the classes (``pair_tables``), which the model fits as a third margin.
+    labelled: bool = True
 
     def levels(self, sizes: Sequence[int], edge: tuple[int, int]) -> tuple[int, int]:
         """How many levels each endpoint has in the measured table."""
@@ -1096,26 +1115,32 @@ class EdgeForm:
     def describe(self, sizes: Sequence[int], edge: tuple[int, int], label: int | None) -> str:
         """E.g. ``"label x 6 x 18"``: the measured table's shape (public)."""
         dims = self.levels(sizes, edge)
-        lead = [] if label is None else ["label"]
+        lead = [] if label is None or not self.labelled else ["label"]
         return " x ".join([*lead, *(str(v) for v in dims)])
 
 
 def edge_forms(
-    i: int, j: int, maps: Mapping[int, list[NDArray[np.int64] | None]]
+    i: int,
+    j: int,
+    maps: Mapping[int, list[NDArray[np.int64] | None]],
+    labelled: bool = True,
 ) -> list[EdgeForm]:
     """The forms the selection may choose for edge ``(i, j)``: the endpoints' level maps
     (``maps[a]``, finest first) taken step by step, an endpoint with fewer steps staying
-    at its coarsest."""
+    at its coarsest; ``labelled=False`` gives the same forms without the label axis."""
     steps = max(len(maps[i]), len(maps[j]))
     return [
-        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]))
+        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]), labelled)
         for r in range(steps)
     ]
 
 
 def form_table(exact: NDArray[np.float64], form: EdgeForm) -> NDArray[np.float64]:
     """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: each
-    endpoint's codes summed into the form's levels."""
+    endpoint's codes summed into the form's levels, and the classes summed (shape
+    (1, ·, ·)) for a form without the label axis."""
+    if not form.labelled:
+        exact = exact.sum(axis=0, keepdims=True)
     return group_table(exact, (None, *form.maps))
 
 
@@ -1140,11 +1165,15 @@ def edge_utilities(
     class_totals: NDArray[np.float64],
     sigma_edge: float,
     maps: Mapping[int, list[NDArray[np.int64] | None]],
+    unlabelled: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
+    labelled: bool = True,
 ) -> tuple[list[tuple[int, int, EdgeForm]], list[float]]:
     """Every candidate (edge, form) of :func:`select_tree` and its utility.
 
     ``margins[a]`` is the clipped round-1 (K, k_a) table of ``a`` (K = 1 without a label)
     and ``class_totals`` the (K,) class counts the independence tables divide by.
+    ``unlabelled`` (with a label): the level maps of the forms without the label axis,
+    also candidates; ``labelled=False`` leaves out the forms with it.
     """
     feats = list(features)
     cand: list[tuple[int, int, EdgeForm]] = []
@@ -1154,7 +1183,10 @@ def edge_utilities(
             clique = (i, j) if label is None else (label, i, j)
             exact = counts.table(clique).reshape(class_totals.size, sizes[i], sizes[j])
             est = _independent(margins[i], margins[j], class_totals)
-            for form in edge_forms(i, j, maps):
+            forms = edge_forms(i, j, maps) if labelled or label is None else []
+            if unlabelled is not None and label is not None:
+                forms += edge_forms(i, j, unlabelled, labelled=False)
+            for form in forms:
                 shown = form_table(exact, form)
                 err = float(np.abs(shown - form_table(est, form)).sum())
                 cand.append((i, j, form))
@@ -1176,6 +1208,8 @@ def select_tree(
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
     forced: Sequence[tuple[int, int]] = (),
+    unlabelled: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
+    labelled: bool = True,
 ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], EdgeForm]]:
     """A spanning tree over ``features`` and the form of each edge's table: Kruskal, each
     edge and its form chosen together by the exponential mechanism.
@@ -1217,7 +1251,9 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    cand, util = edge_utilities(counts, sizes, feats, label, marg, m_c, sigma_edge, res)
+    cand, util = edge_utilities(
+        counts, sizes, feats, label, marg, m_c, sigma_edge, res, unlabelled, labelled
+    )
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -1433,7 +1469,7 @@ def estimate(
         form_of.setdefault(e, EdgeForm((None, None)))
 
     def as3(m: Measurement) -> NDArray[np.float64]:
-        return m.values.reshape((K, *m.values.shape[-2:]))
+        return m.values.reshape((-1, *m.values.shape[-2:]))
 
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
@@ -1444,7 +1480,10 @@ def estimate(
     # 1. (C, x) tables
     acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
+    unlabelled = [e for e in edges if as3(second[e]).shape[0] != K]
     for i, j in edges:
+        if (i, j) in unlabelled:
+            continue
         m, form = second[(i, j)], form_of[(i, j)]
         t = as3(m)
         var = m.sigma**2
@@ -1456,6 +1495,7 @@ def estimate(
             acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[keep]] / (var * other)
             wts[a][keep] = wts[a][keep] + 1.0 / (var * other)
     avg = {a: acc[a] / wts[a][None, :] for a in feats}
+    _add_unlabelled_margins(avg, wts, K, [(e, second[e], form_of[e]) for e in unlabelled])
     if label is None:
         counts = np.array([float(n)])
     else:
@@ -1504,15 +1544,26 @@ def estimate(
             t = t.transpose(0, 2, 1)
             lv_par, lv_child = lv_child, lv_par
         row, col = pairs[par], pairs[child]
+        # A table without the label axis is read against the margins summed over the classes.
+        r2, c2 = (row, col)
+        if t.shape[0] != K:
+            r2, c2 = row.sum(0, keepdims=True), col.sum(0, keepdims=True)
         t = _shrink_edge_table(
-            t, _level_totals(row, lv_par), _level_totals(col, lv_child), second[key].sigma
+            t, _level_totals(r2, lv_par), _level_totals(c2, lv_child), second[key].sigma
         )
         # Back from the edge table's levels to codes, each code its share of its level.
         t = t + 1e-3
-        t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
-        t = t * _within(col, lv_child)[:, None, :]
+        t = t[:, lv_par][:, :, lv_child] * _within(r2, lv_par)[:, :, None]
+        t = t * _within(c2, lv_child)[:, None, :]
+        joint = None
+        if t.shape[0] != K:
+            # No label axis: the (C, parent, child) table of largest entropy whose three
+            # 2-way margins are the two (C, x) tables and this one (IPF from uniform).
+            joint, t = t[0], np.ones((K, *t.shape[1:]))
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
+                if joint is not None:
+                    t = t * np.nan_to_num(joint / t.sum(axis=0))[None, :, :]
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
                 t = t * np.nan_to_num(col / t.sum(axis=1))[:, None, :]
         triples[child] = t
@@ -1526,6 +1577,36 @@ def estimate(
         parent=parent,
         triples=triples,
     )
+
+
+def _add_unlabelled_margins(
+    avg: dict[int, NDArray[np.float64]],
+    wts: dict[int, NDArray[np.float64]],
+    K: int,
+    tables: list[tuple[tuple[int, int], Measurement, EdgeForm]],
+) -> None:
+    """Update the averaged (C, x) tables ``avg`` in place with the margins of edge tables
+    measured without the label axis (post-processing).
+
+    Such a margin measures a code's total over the classes, ``Σ_c T(c, x)``, with variance
+    ``σ²·(levels of the other end)``. With the K class cells of a code of equal variance
+    ``1/w`` (``wts``) the generalised least-squares update adds to each cell ``s/K / (s +
+    v)`` of the margin's residual, ``s`` the variance of the code's current total (``K/w``
+    at first, ``s·v/(s + v)`` after each update): the cells' class split is kept and their
+    total moves toward the measured one by its precision. Only codes alone in their level.
+    """
+    total_var = {a: K / w for a, w in wts.items()}
+    for (i, j), m, form in tables:
+        t = m.values.reshape(m.values.shape[-2:])
+        var = m.sigma**2
+        margins = ((i, t.sum(axis=1), t.shape[1]), (j, t.sum(axis=0), t.shape[0]))
+        for (a, margin, other), mp in zip(margins, form.maps, strict=True):
+            lv = np.arange(avg[a].shape[1], dtype=np.int64) if mp is None else mp
+            keep = np.bincount(lv)[lv] == 1
+            s, v = total_var[a][keep], var * other
+            resid = margin[lv[keep]] - avg[a][:, keep].sum(axis=0)
+            avg[a][:, keep] = avg[a][:, keep] + (s / K / (s + v) * resid)[None, :]
+            total_var[a][keep] = s * v / (s + v)
 
 
 def _shrink_edge_table(
