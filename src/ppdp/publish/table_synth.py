@@ -96,6 +96,7 @@ from ppdp.publish.table_synth_model import (
     second_parent_child,
     select_tree,
     sigma_for,
+    spread_levels,
     sub_bin_codes,
     sub_bin_histogram,
     sub_bins_of,
@@ -1499,17 +1500,21 @@ class TableSynthesizer(Publisher):
             if len(out) == plan.extra_parents:
                 break
             i, j = pair.pair
+            maps = self._second_parent_levels(plan, model, i, j)
+            cells = math.prod(sizes[a] if mp is None else int(mp.max()) + 1 for a, mp in maps)
             # The table's expected L1 noise against the check's released residual (both
             # public): a table the noise would swamp is left unmeasured.
-            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * sizes[i] * sizes[j]
+            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * cells
             if noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(float(model.n), 1.0):
                 continue
             placed = second_parent_child(model, i, j)
             if placed is None:
                 continue
             exact = exact_pair_table(counts, plan.label if plan.method == "tree" else None, i, j)
+            exact = group_table(exact, [mp for _, mp in maps])
             m = measure_table(exact, (i, j), plan.sigma_extra, source)
             out.append(m)
+            m = spread_levels(m, [(mp, model.pairs[a].sum(axis=0)) for a, mp in maps])
             child, second = placed
             if child in tree.parent:
                 joint = model_class_pair_table(tree, tree.parent[child], second)
@@ -1518,6 +1523,17 @@ class TableSynthesizer(Publisher):
             model = with_second_parent(model, child, second, joint, m)
         self._model = model
         return out
+
+    @staticmethod
+    def _second_parent_levels(
+        plan: Plan, model: Model, i: int, j: int
+    ) -> list[tuple[int, NDArray[np.int64] | None]]:
+        """Each end of a second parent's pair table and its level map: the codes under
+        ``pair_tables="labelled"``, else the compressed levels of the unlabelled edge
+        tables, read from the model's (C, x) tables (post-processing of noisy ones)."""
+        if plan.pair_tables == "labelled":
+            return [(i, None), (j, None)]
+        return [(a, _unlabelled_resolutions(plan, a, model.pairs[a])[0]) for a in (i, j)]
 
     def _release(
         self,
