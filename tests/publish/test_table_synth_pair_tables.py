@@ -195,3 +195,13 @@ def test_the_projected_margin_leaves_less_noise_on_empty_codes() -> None:
         out = model._with_projected_margin(rows, noisy, counts)
         assert out.sum(axis=1) == pytest.approx(counts, rel=1e-6)
         assert out[:, empty].sum() < rows[:, empty].sum(), seed
+
+
+def test_the_dry_run_says_edge_tables_may_be_unlabelled() -> None:
+    from ppdp.accounting.plan import charge_lines
+
+    charges = TableSynthesizer(1.0, make_schema(), method="tree", pair_tables="both")
+    text = "\n".join(charge_lines(charges.planned_charges()))
+    assert "pair table without the label, on compressed levels (pair_tables both)" in text
+    plain = TableSynthesizer(1.0, make_schema(), method="tree").planned_charges()
+    assert "pair_tables" not in "\n".join(charge_lines(plain))
