@@ -205,3 +205,18 @@ def test_the_dry_run_says_edge_tables_may_be_unlabelled() -> None:
     assert "pair table without the label, on compressed levels (pair_tables both)" in text
     plain = TableSynthesizer(1.0, make_schema(), method="tree").planned_charges()
     assert "pair_tables" not in "\n".join(charge_lines(plain))
+
+
+def test_a_merged_level_moves_its_codes_total_by_their_variances() -> None:
+    """A level of two codes (variances 1 and 3 of their totals): a precise margin sets the
+    level's total, the residual split 1 : 3 between the codes and equally over the classes."""
+    avg = {0: np.array([[10.0, 10.0, 5.0], [10.0, 10.0, 5.0]]), 1: np.array([[50.0], [50.0]])}
+    wts = {0: np.array([2.0, 2.0 / 3.0, 2.0]), 1: np.array([1.0])}  # total variance K / w
+    m = model.Measurement((0, 1), np.array([[56.0], [10.0]]), sigma=1e-6)
+    form = model.EdgeForm((np.array([0, 0, 1]), None), False)
+    model._add_unlabelled_margins(avg, wts, 2, [((0, 1), m, form)])
+    totals = avg[0].sum(axis=0)
+    assert totals[0] + totals[1] == pytest.approx(56.0, rel=1e-9)
+    assert (totals[0] - 20.0, totals[1] - 20.0) == pytest.approx((4.0, 12.0), rel=1e-9)
+    assert totals[2] == pytest.approx(10.0, rel=1e-9)
+    assert avg[0][0] == pytest.approx(avg[0][1])  # the class split kept

@@ -1638,12 +1638,15 @@ def _add_unlabelled_margins(
     """Update the averaged (C, x) tables ``avg`` in place with the margins of edge tables
     measured without the label axis (post-processing).
 
-    Such a margin measures a code's total over the classes, ``Σ_c T(c, x)``, with variance
-    ``σ²·(levels of the other end)``. With the K class cells of a code of equal variance
-    ``1/w`` (``wts``) the generalised least-squares update adds to each cell ``s/K / (s +
-    v)`` of the margin's residual, ``s`` the variance of the code's current total (``K/w``
-    at first, ``s·v/(s + v)`` after each update): the cells' class split is kept and their
-    total moves toward the measured one by its precision. Only codes alone in their level.
+    Such a margin measures a level's total over its codes and the classes,
+    ``Σ_{x ∈ ℓ} Σ_c T(c, x)``, with variance ``v = σ²·(levels of the other end)``. With the
+    K class cells of a code of equal variance ``1/w`` (``wts``), ``s_x`` the variance of
+    the code's current total (``K/w`` at first) and ``S_ℓ = Σ_{x ∈ ℓ} s_x``, the generalised
+    least-squares update adds to each cell of code x ``s_x/K / (S_ℓ + v)`` of the level's
+    residual (the cells' class split is kept; a code alone in its level moves toward the
+    measured total by its precision), and ``s_x`` becomes ``s_x·(1 − s_x/(S_ℓ + v))``, the
+    exact posterior variance for a code alone in its level and the diagonal of it for a
+    merged level.
     """
     total_var = {a: K / w for a, w in wts.items()}
     for (i, j), m, form in tables:
@@ -1652,11 +1655,12 @@ def _add_unlabelled_margins(
         margins = ((i, t.sum(axis=1), t.shape[1]), (j, t.sum(axis=0), t.shape[0]))
         for (a, margin, other), mp in zip(margins, form.maps, strict=True):
             lv = np.arange(avg[a].shape[1], dtype=np.int64) if mp is None else mp
-            keep = np.bincount(lv)[lv] == 1
-            s, v = total_var[a][keep], var * other
-            resid = margin[lv[keep]] - avg[a][:, keep].sum(axis=0)
-            avg[a][:, keep] = avg[a][:, keep] + (s / K / (s + v) * resid)[None, :]
-            total_var[a][keep] = s * v / (s + v)
+            s, v = total_var[a], var * other
+            level_var = np.bincount(lv, weights=s)  # the variance of each level's total
+            level_sum = np.bincount(lv, weights=avg[a].sum(axis=0), minlength=level_var.size)
+            gain = s / (level_var[lv] + v)
+            avg[a] = avg[a] + (gain / K * (margin - level_sum)[lv])[None, :]
+            total_var[a] = s * (1.0 - gain)
 
 
 def _shrink_edge_table(
