@@ -41,6 +41,8 @@ VARIANTS = {
     "extra-1": {"extra_parents": 1},
     "extra-2": {"extra_parents": 2},
     "extra-3": {"extra_parents": 3},
+    "pairs-both": {"pair_tables": "both"},
+    "pairs-unlabelled": {"pair_tables": "unlabelled"},
 }
 
 

@@ -414,6 +414,12 @@ PUBLISHERS.register(
            "how many of the pairs the check names get their table measured (5 percent of the "
            "budget each) and one column drawn given two (default 1, 0 with per_person "
            "columns; 0: a tree)", type=int, metavar="K"),
+    option("--pair-tables", "pair_tables",
+           "how the tree's edge tables are measured with a label: with the label axis "
+           "(labelled, the default), also as pair tables summed over the classes on "
+           "compressed levels (both: a small table's strong numeric pairs can then be "
+           "measured), or only so (unlabelled)",
+           choices=("labelled", "both", "unlabelled")),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

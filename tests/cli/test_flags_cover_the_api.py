@@ -52,6 +52,7 @@ PUBLISH = {
     "keep": "--keep",
     "check_pairs": "--check-pairs",
     "extra_parents": "--extra-parents",
+    "pair_tables": "--pair-tables",
     "by": "--by",
     "means": "--means",
     "keys": "--keys",

@@ -83,6 +83,7 @@ from ppdp.publish.table_synth_model import (
     fit_joint,
     group_table,
     measure_table,
+    merge_runs,
     noisy_total,
     occupied_bins,
     quantile_cuts,
@@ -95,6 +96,7 @@ from ppdp.publish.table_synth_model import (
     second_parent_child,
     select_tree,
     sigma_for,
+    spread_levels,
     sub_bin_codes,
     sub_bin_histogram,
     sub_bins_of,
@@ -125,6 +127,13 @@ MAX_TABLE_CELLS = 2**22
 MAX_COUNTED_CELLS = 2**25
 #: Shares of ρ in the tree models: first-round tables, edge selection, edge tables.
 TREE_SHARES = (0.3, 0.1, 0.6)
+#: How the label-rooted tree's edge tables may be measured (``pair_tables``): with the
+#: label axis (``"labelled"``), also summed over the classes on compressed levels
+#: (``"both"``), or only so (``"unlabelled"``); the last two with :data:`UNLABELLED_SHARES`.
+PAIR_TABLES = ("labelled", "both", "unlabelled")
+#: Shares of ρ of the tree with unlabelled edge tables: those tables are small (compressed
+#: levels, no label axis), so more goes to the (C, x) tables (``credit_pairs.md``).
+UNLABELLED_SHARES = (0.6, 0.05, 0.35)
 #: How numeric columns without declared cuts are binned: ``n_bins`` equal widths over the
 #: declared bounds, or at cut points near their quantiles, measured with part of ρ.
 #: ``"auto"``: equal widths, and a column whose rows the measured sub-bins show crowded
@@ -209,6 +218,8 @@ class Plan:
     #: names each get their (i, j) table measured at ``sigma_extra`` (after the check).
     extra_parents: int = 0
     sigma_extra: float = 0.0
+    #: ``pair_tables`` (:data:`PAIR_TABLES`): ``"labelled"`` wherever the model has no label.
+    pair_tables: str = "labelled"
     #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
     #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
     #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
@@ -305,6 +316,15 @@ class Plan:
             + "; a categorical column's codes under 3σ in round 1 also merged (within its "
             "declared groups), and its declared groups; each edge's form chosen with it",
             "sigma_edge_tables": self.sigma_second,
+            **(
+                {
+                    "pair_tables": self.pair_tables,
+                    "unlabelled_edge_levels": "(i, j) tables summed over the classes; codes "
+                    "under 3σ in round 1 merged (runs of adjacent bins of a numeric column)",
+                }
+                if self.pair_tables != "labelled"
+                else {}
+            ),
             "table_sensitivity_l2": self.table_sensitivity * self.contribution,
             "utility_sensitivity": self.utility_sensitivity * self.contribution,
             **({"rows_per_person": self.contribution} if self.contribution > 1 else {}),
@@ -380,6 +400,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     extra: int = checked["extra_parents"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
+    pair_tables: str = checked["pair_tables"]
     if binning == "auto" and share < 1.0:
         # Synthetic persons (per_person columns): the person model cuts them at equal widths
         # and the row model must cut them alike, so no column is re-cut (synth_persons).
@@ -387,7 +408,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     try:
         plan = _build_plan(
             method, epsilon, delta, bins, n_bins, relation, binning, keep, decode, check_pairs, k,
-            share, extra,
+            share, extra, pair_tables,
         )  # fmt: skip
     except UndrawableNoiseError as exc:
 
@@ -395,7 +416,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
             try:
                 _build_plan(
                     method, eps, delta, bins, n_bins, relation, binning, keep, decode, check_pairs,
-                    k, share, extra,
+                    k, share, extra, pair_tables,
                 )  # fmt: skip
             except UndrawableNoiseError:
                 return False
@@ -464,6 +485,20 @@ def _edge_resolutions(
     return [None, merged, *coarser] if int(merged.max()) + 1 < merged.size else [None, *coarser]
 
 
+def _unlabelled_resolutions(
+    plan: Plan, a: int, first: NDArray[np.float64]
+) -> list[NDArray[np.int64] | None]:
+    """The level maps of attribute ``a`` in edge tables without the label axis: its codes
+    whose round-1 noisy counts the noise cannot tell from 0 merged (numeric columns too,
+    as MST compresses its domains), then its declared groups. Post-processing of round 1."""
+    coarser = resolutions(plan.bins, a)[1:]
+    if plan.bins.kinds[a] == "categorical":
+        merged = compress_levels(first, plan.sigma_first, groups=plan.bins.groups.get(a))
+    else:
+        merged = merge_runs(first, plan.sigma_first)
+    return [merged if int(merged.max()) + 1 < merged.size else None, *coarser]
+
+
 def _with_bins(plan: Plan, n_bins: int) -> Plan:
     """``plan`` with the numeric columns cut into ``n_bins`` bins (sizes only)."""
     sizes = tuple(
@@ -507,6 +542,7 @@ def _build_plan(
     contribution: int = 1,
     share: float = 1.0,
     extra_parents: int = 0,
+    pair_tables: str = "labelled",
 ) -> Plan:
     """The plan at ``epsilon`` (raises :class:`UndrawableNoiseError` for too small an ε).
 
@@ -523,7 +559,7 @@ def _build_plan(
     rho = cdp_rho(epsilon, delta)
     exact = contribution == 1 and share == 1.0
     budget = rho if exact else rho * share / contribution**2 * (1.0 - 2.0**-40)
-    args = (bins, n_bins, relation, binning, keep, decode)
+    args = (bins, n_bins, relation, binning, keep, decode, pair_tables)
     plan = _spend(method, budget, *args)
     rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
     if rounds:
@@ -548,6 +584,7 @@ def _spend(
     binning: str,
     keep: tuple[tuple[int, int], ...],
     decode: str = "sub-bins",
+    pair_tables: str = "labelled",
 ) -> Plan:
     """The tables, selections and histograms that spend ``rho``.
 
@@ -561,10 +598,12 @@ def _spend(
     quantiled = binned if binning == "private-quantiles" else ()
     decoded = binned if decode == "sub-bins" and not quantiled else ()
     if not quantiled and not decoded:
-        return _measured_plan(method, rho, bins, n_bins, relation, keep)
+        return _measured_plan(method, rho, bins, n_bins, relation, keep, pair_tables)
     share = rho * QUANTILE_SHARE if quantiled else 0.0
     decode_share = rho * DECODE_SHARE if decoded else 0.0
-    plan = _measured_plan(method, rho - share - decode_share, bins, n_bins, relation, keep)
+    plan = _measured_plan(
+        method, rho - share - decode_share, bins, n_bins, relation, keep, pair_tables
+    )
     if quantiled:
         sigma = _round_sigma_up(share / (2 * len(quantiled)), _table_sensitivity(relation))
         plan = dataclasses.replace(plan, quantile_columns=quantiled, sigma_quantiles=sigma)
@@ -591,6 +630,7 @@ def _measured_plan(
     n_bins: int,
     relation: Neighbouring,
     keep: tuple[tuple[int, int], ...] = (),
+    pair_tables: str = "labelled",
 ) -> Plan:
     """The tables, selections and their noise that spend ``rho``.
 
@@ -620,7 +660,8 @@ def _measured_plan(
     if method == "chow-liu":  # the label (if any) is one more node of the tree
         plan = _tree_plan("chow-liu", rho, bins, tuple(range(d)), None, relation, keep)
         return _check_sigmas(plan)
-    return _check_sigmas(_tree_plan("tree", rho, bins, features, label, relation, keep))
+    plan = _tree_plan("tree", rho, bins, features, label, relation, keep, pair_tables)
+    return _check_sigmas(plan)
 
 
 def _tree_plan(
@@ -631,6 +672,7 @@ def _tree_plan(
     label: int | None,
     relation: Neighbouring,
     keep: tuple[tuple[int, int], ...] = (),
+    pair_tables: str = "labelled",
 ) -> Plan:
     """A tree model's plan: ``features`` are the tree's nodes, ``label`` the class column
     every node also depends on (``None`` for the Chow–Liu tree).
@@ -638,7 +680,9 @@ def _tree_plan(
     The pairs of ``keep`` between two nodes are edges by choice (a pair with ``label`` is
     in every table already); the exponential mechanism chooses the others, with the
     selection's share of ρ spread over fewer draws, or, when ``keep`` fixes the whole tree,
-    added to the edge tables' share (a function of the number of pairs: public)."""
+    added to the edge tables' share (a function of the number of pairs: public).
+    ``pair_tables`` other than ``"labelled"`` (with a label only) plans the shares
+    :data:`UNLABELLED_SHARES`."""
     f = len(features)
     first = tuple((label, a) if label is not None else (a,) for a in features)
     sens = _table_sensitivity(relation)
@@ -650,7 +694,9 @@ def _tree_plan(
             method, rho, bins, features, label, first, sigma, 0, 0.0, 0, 0.0, relation,
             kept=keep,
         )  # fmt: skip
-    s1, ss, s2 = TREE_SHARES
+    if label is None:
+        pair_tables = "labelled"
+    s1, ss, s2 = TREE_SHARES if pair_tables == "labelled" else UNLABELLED_SHARES
     n_select = f - 1 - len(forced)
     if n_select:
         eps_sel = math.nextafter(math.sqrt(8.0 * rho * ss / n_select), 0.0)
@@ -660,6 +706,7 @@ def _tree_plan(
         method, rho, bins, features, label, first,
         _round_sigma_up(rho * s1 / f, sens), n_select, eps_sel, f - 1,
         _round_sigma_up(rho * s2 / (f - 1), sens), relation, kept=keep, forced=forced,
+        pair_tables=pair_tables,
     )  # fmt: skip
 
 
@@ -752,6 +799,7 @@ class TableSynthParams:
     row_share: float
     #: Second parents (``"auto"`` resolved).
     extra_parents: int
+    pair_tables: str
     plan: Plan
     #: Synthetic persons (the schema declares ``per_person`` columns), else None.
     persons: PersonsPlan | None
@@ -790,6 +838,7 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     ),
     Rule("row_share", _row_share, attribute="schema"),
     Rule("extra_parents", lambda v, checked: _check_extra_parents(v, checked)),
+    Rule("pair_tables", lambda v, _: check_option("pair_tables", v, PAIR_TABLES)),
     Rule("plan", _plan, attribute="method"),
     Rule("persons", _persons, attribute="schema"),
 )
@@ -1024,6 +1073,17 @@ class TableSynthesizer(Publisher):
         star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
         0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
         ``benchmarks/synth/second_parents.md`` has the measurements.
+    pair_tables : {"labelled", "both", "unlabelled"}, default "labelled"
+        How the label-rooted tree (``method="tree"``, a schema with a label) may measure
+        its edge tables: ``"labelled"``, each a (label, i, j) table; ``"unlabelled"``, each
+        an (i, j) table summed over the classes, on levels where the codes whose round-1
+        noisy counts the noise cannot tell from 0 are merged (runs of adjacent bins for a
+        numeric column, as MST compresses its domains), fitted as the third margin of the
+        (label, i, j) table; ``"both"``, the selection chooses either form per edge. The
+        last two give the (label, x) tables more of ρ (:data:`UNLABELLED_SHARES`). On small
+        tables the labelled (label, 18, 18) table of two numeric columns is mostly noise
+        and is never chosen; its compressed unlabelled form is. Measured in
+        ``benchmarks/synth/credit_pairs.md``.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1093,6 +1153,7 @@ class TableSynthesizer(Publisher):
         keep: Any = None,
         check_pairs: int = DEFAULT_CHECK_PAIRS,
         extra_parents: int | Literal["auto"] = "auto",
+        pair_tables: Literal["labelled", "both", "unlabelled"] = "labelled",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -1107,6 +1168,7 @@ class TableSynthesizer(Publisher):
         self.keep = keep
         self.check_pairs = check_pairs
         self.extra_parents = extra_parents
+        self.pair_tables = pair_tables
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -1329,19 +1391,29 @@ class TableSynthesizer(Publisher):
             total=total,
             utility_sensitivity=plan.utility_sensitivity,
             forced=plan.forced,
+            unlabelled=(
+                {a: _unlabelled_resolutions(plan, a, by_attr[a]) for a in plan.features}
+                if plan.pair_tables != "labelled"
+                else None
+            ),
+            labelled=plan.pair_tables != "unlabelled",
         )
-        pre = (plan.label,) if plan.label is not None else ()
-        lead = (None,) * len(pre)
-        second = [
-            measure_table(
-                group_table(counts.table(pre + e), (*lead, *forms[e].maps)),
-                pre + e,
-                plan.sigma_second,
-                source,
-            )
-            for e in edges
-        ]
+        second = [self._measure_edge(plan, counts, e, forms[e], source) for e in edges]
         return first, edges, second, forms
+
+    @staticmethod
+    def _measure_edge(
+        plan: Plan, counts: MarginalCounts, e: tuple[int, int], form: EdgeForm, source: RandomSource
+    ) -> Measurement:
+        """Edge ``e``'s table in ``form`` (its levels; the label axis kept or summed)."""
+        pre = (plan.label,) if plan.label is not None else ()
+        exact = counts.table(pre + e)
+        if pre and not form.labelled:
+            exact, pre = exact.sum(axis=0), ()
+        lead = (None,) * len(pre)
+        return measure_table(
+            group_table(exact, (*lead, *form.maps)), pre + e, plan.sigma_second, source
+        )
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
         """Measure, select and estimate; keep the model; the release without rows."""
@@ -1428,17 +1500,21 @@ class TableSynthesizer(Publisher):
             if len(out) == plan.extra_parents:
                 break
             i, j = pair.pair
+            maps = self._second_parent_levels(plan, model, i, j)
+            cells = math.prod(sizes[a] if mp is None else int(mp.max()) + 1 for a, mp in maps)
             # The table's expected L1 noise against the check's released residual (both
             # public): a table the noise would swamp is left unmeasured.
-            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * sizes[i] * sizes[j]
+            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * cells
             if noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(float(model.n), 1.0):
                 continue
             placed = second_parent_child(model, i, j)
             if placed is None:
                 continue
             exact = exact_pair_table(counts, plan.label if plan.method == "tree" else None, i, j)
+            exact = group_table(exact, [mp for _, mp in maps])
             m = measure_table(exact, (i, j), plan.sigma_extra, source)
             out.append(m)
+            m = spread_levels(m, [(mp, model.pairs[a].sum(axis=0)) for a, mp in maps])
             child, second = placed
             if child in tree.parent:
                 joint = model_class_pair_table(tree, tree.parent[child], second)
@@ -1447,6 +1523,17 @@ class TableSynthesizer(Publisher):
             model = with_second_parent(model, child, second, joint, m)
         self._model = model
         return out
+
+    @staticmethod
+    def _second_parent_levels(
+        plan: Plan, model: Model, i: int, j: int
+    ) -> list[tuple[int, NDArray[np.int64] | None]]:
+        """Each end of a second parent's pair table and its level map: the codes under
+        ``pair_tables="labelled"``, else the compressed levels of the unlabelled edge
+        tables, read from the model's (C, x) tables (post-processing of noisy ones)."""
+        if plan.pair_tables == "labelled":
+            return [(i, None), (j, None)]
+        return [(a, _unlabelled_resolutions(plan, a, model.pairs[a])[0]) for a in (i, j)]
 
     def _release(
         self,

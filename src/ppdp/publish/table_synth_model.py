@@ -40,9 +40,11 @@ __all__ = [
     "estimate",
     "measure",
     "measure_table",
+    "merge_runs",
     "noisy_total",
     "sample_codes",
     "select_tree",
+    "spread_levels",
 ]
 
 #: L2 sensitivity of one contingency table under replace-one: one cell −1, another +1.
@@ -1004,6 +1006,22 @@ def compress_levels(
     return np.where(supported, levels, rare_level).astype(np.int64)
 
 
+def merge_runs(
+    first: NDArray[np.float64], sigma: float, factor: float = SUPPORT_SIGMAS
+) -> NDArray[np.int64]:
+    """Which level each code of an ordered (numeric) attribute maps to (post-processing).
+
+    As :func:`compress_levels`, a code whose noisy total is below ``factor·σ·√K`` is
+    unsupported, but each run of adjacent unsupported codes gets one level of its own, in
+    code order, so a level never joins the two tails of a column.
+    """
+    table = first.reshape(-1, first.shape[-1])
+    supported = table.sum(axis=0) >= factor * sigma * math.sqrt(table.shape[0])
+    # A new level starts at every supported code and at the first code of each run.
+    starts = supported | np.concatenate(([True], supported[:-1]))
+    return (np.cumsum(starts) - 1).astype(np.int64)
+
+
 def group_table(
     exact: NDArray[np.float64], maps: Sequence[NDArray[np.int64] | None]
 ) -> NDArray[np.float64]:
@@ -1078,6 +1096,9 @@ class EdgeForm:
     codes), in the edge's ``(i, j)`` order. The label axis, when there is one, is kept."""
 
     maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
+    #: Whether the table keeps the label axis: ``False`` for a (i, j) table summed over
+    #: the classes (``pair_tables``), which the model fits as a third margin.
+    labelled: bool = True
 
     def levels(self, sizes: Sequence[int], edge: tuple[int, int]) -> tuple[int, int]:
         """How many levels each endpoint has in the measured table."""
@@ -1090,26 +1111,32 @@ class EdgeForm:
     def describe(self, sizes: Sequence[int], edge: tuple[int, int], label: int | None) -> str:
         """E.g. ``"label x 6 x 18"``: the measured table's shape (public)."""
         dims = self.levels(sizes, edge)
-        lead = [] if label is None else ["label"]
+        lead = [] if label is None or not self.labelled else ["label"]
         return " x ".join([*lead, *(str(v) for v in dims)])
 
 
 def edge_forms(
-    i: int, j: int, maps: Mapping[int, list[NDArray[np.int64] | None]]
+    i: int,
+    j: int,
+    maps: Mapping[int, list[NDArray[np.int64] | None]],
+    labelled: bool = True,
 ) -> list[EdgeForm]:
     """The forms the selection may choose for edge ``(i, j)``: the endpoints' level maps
     (``maps[a]``, finest first) taken step by step, an endpoint with fewer steps staying
-    at its coarsest."""
+    at its coarsest; ``labelled=False`` gives the same forms without the label axis."""
     steps = max(len(maps[i]), len(maps[j]))
     return [
-        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]))
+        EdgeForm((maps[i][min(r, len(maps[i]) - 1)], maps[j][min(r, len(maps[j]) - 1)]), labelled)
         for r in range(steps)
     ]
 
 
 def form_table(exact: NDArray[np.float64], form: EdgeForm) -> NDArray[np.float64]:
     """A (C, i, j) table (shape (K, k_i, k_j); K = 1 without a label) in ``form``: each
-    endpoint's codes summed into the form's levels."""
+    endpoint's codes summed into the form's levels, and the classes summed (shape
+    (1, ·, ·)) for a form without the label axis."""
+    if not form.labelled:
+        exact = exact.sum(axis=0, keepdims=True)
     return group_table(exact, (None, *form.maps))
 
 
@@ -1134,11 +1161,15 @@ def edge_utilities(
     class_totals: NDArray[np.float64],
     sigma_edge: float,
     maps: Mapping[int, list[NDArray[np.int64] | None]],
+    unlabelled: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
+    labelled: bool = True,
 ) -> tuple[list[tuple[int, int, EdgeForm]], list[float]]:
     """Every candidate (edge, form) of :func:`select_tree` and its utility.
 
     ``margins[a]`` is the clipped round-1 (K, k_a) table of ``a`` (K = 1 without a label)
     and ``class_totals`` the (K,) class counts the independence tables divide by.
+    ``unlabelled`` (with a label): the level maps of the forms without the label axis,
+    also candidates; ``labelled=False`` leaves out the forms with it.
     """
     feats = list(features)
     cand: list[tuple[int, int, EdgeForm]] = []
@@ -1148,7 +1179,10 @@ def edge_utilities(
             clique = (i, j) if label is None else (label, i, j)
             exact = counts.table(clique).reshape(class_totals.size, sizes[i], sizes[j])
             est = _independent(margins[i], margins[j], class_totals)
-            for form in edge_forms(i, j, maps):
+            forms = edge_forms(i, j, maps) if labelled or label is None else []
+            if unlabelled is not None and label is not None:
+                forms += edge_forms(i, j, unlabelled, labelled=False)
+            for form in forms:
                 shown = form_table(exact, form)
                 err = float(np.abs(shown - form_table(est, form)).sum())
                 cand.append((i, j, form))
@@ -1170,6 +1204,8 @@ def select_tree(
     total: float,
     utility_sensitivity: float = UTILITY_SENSITIVITY,
     forced: Sequence[tuple[int, int]] = (),
+    unlabelled: Mapping[int, list[NDArray[np.int64] | None]] | None = None,
+    labelled: bool = True,
 ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], EdgeForm]]:
     """A spanning tree over ``features`` and the form of each edge's table: Kruskal, each
     edge and its form chosen together by the exponential mechanism.
@@ -1211,7 +1247,9 @@ def select_tree(
     else:
         marg = {a: clean[a] for a in feats}  # (K, k_a)
         m_c = np.mean([marg[a].sum(axis=1) for a in feats], axis=0)
-    cand, util = edge_utilities(counts, sizes, feats, label, marg, m_c, sigma_edge, res)
+    cand, util = edge_utilities(
+        counts, sizes, feats, label, marg, m_c, sigma_edge, res, unlabelled, labelled
+    )
     parent = {a: a for a in feats}
 
     def root(a: int) -> int:
@@ -1408,11 +1446,14 @@ def estimate(
     level map); an edge without one is a table of codes.
 
     1. Each (C, x) table is the inverse-variance average of its own measurement and the
-       margins of the edge tables in which x's code has a level of its own; the class
+       margins of the edge tables in which x's code has a level of its own (an edge table
+       without the label axis updates the code's total: :func:`_add_unlabelled_margins`); the class
        counts are the inverse-variance average of every (C, x) table's class margin,
        projected to ``{≥ 0, Σ = n}`` (``n`` public, or its noisy estimate under
        add/remove); each (C, x) table is then projected row by row onto those counts,
-       and each code's class split is smoothed toward the overall one
+       its code totals replaced by its margin's own projection
+       (:func:`_with_projected_margin`), and each code's class split is smoothed toward
+       the overall one
        (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
@@ -1427,7 +1468,7 @@ def estimate(
         form_of.setdefault(e, EdgeForm((None, None)))
 
     def as3(m: Measurement) -> NDArray[np.float64]:
-        return m.values.reshape((K, *m.values.shape[-2:]))
+        return m.values.reshape((-1, *m.values.shape[-2:]))
 
     def as2(m: Measurement) -> NDArray[np.float64]:
         return m.values.reshape((K, m.values.shape[-1]))
@@ -1438,7 +1479,10 @@ def estimate(
     # 1. (C, x) tables
     acc = {a: as2(first[a]) / first[a].sigma ** 2 for a in feats}
     wts = {a: np.full(sizes[a], 1.0 / first[a].sigma ** 2) for a in feats}
+    unlabelled = [e for e in edges if as3(second[e]).shape[0] != K]
     for i, j in edges:
+        if (i, j) in unlabelled:
+            continue
         m, form = second[(i, j)], form_of[(i, j)]
         t = as3(m)
         var = m.sigma**2
@@ -1450,6 +1494,7 @@ def estimate(
             acc[a][:, keep] = acc[a][:, keep] + margin[:, lv[keep]] / (var * other)
             wts[a][keep] = wts[a][keep] + 1.0 / (var * other)
     avg = {a: acc[a] / wts[a][None, :] for a in feats}
+    _add_unlabelled_margins(avg, wts, K, [(e, second[e], form_of[e]) for e in unlabelled])
     if label is None:
         counts = np.array([float(n)])
     else:
@@ -1461,6 +1506,8 @@ def estimate(
             den += 1.0 / var
         counts = _project_rows((num / den)[None, :], np.array([float(n)]))[0]
     pairs = {a: _project_rows(avg[a], counts) for a in feats}
+    if label is not None:
+        pairs = {a: _with_projected_margin(pairs[a], avg[a], counts) for a in feats}
     if label is not None:
         pairs = {
             a: _smooth_class_splits(pairs[a], counts, PRIOR_SIGMAS * np.sqrt(1.0 / wts[a]))
@@ -1498,15 +1545,26 @@ def estimate(
             t = t.transpose(0, 2, 1)
             lv_par, lv_child = lv_child, lv_par
         row, col = pairs[par], pairs[child]
+        # A table without the label axis is read against the margins summed over the classes.
+        r2, c2 = (row, col)
+        if t.shape[0] != K:
+            r2, c2 = row.sum(0, keepdims=True), col.sum(0, keepdims=True)
         t = _shrink_edge_table(
-            t, _level_totals(row, lv_par), _level_totals(col, lv_child), second[key].sigma
+            t, _level_totals(r2, lv_par), _level_totals(c2, lv_child), second[key].sigma
         )
         # Back from the edge table's levels to codes, each code its share of its level.
         t = t + 1e-3
-        t = t[:, lv_par][:, :, lv_child] * _within(row, lv_par)[:, :, None]
-        t = t * _within(col, lv_child)[:, None, :]
+        t = t[:, lv_par][:, :, lv_child] * _within(r2, lv_par)[:, :, None]
+        t = t * _within(c2, lv_child)[:, None, :]
+        joint = None
+        if t.shape[0] != K:
+            # No label axis: the (C, parent, child) table of largest entropy whose three
+            # 2-way margins are the two (C, x) tables and this one (IPF from uniform).
+            joint, t = t[0], np.ones((K, *t.shape[1:]))
         for _ in range(ipf_iterations):
             with np.errstate(divide="ignore", invalid="ignore"):
+                if joint is not None:
+                    t = t * np.nan_to_num(joint / t.sum(axis=0))[None, :, :]
                 t = t * np.nan_to_num(row / t.sum(axis=2))[:, :, None]
                 t = t * np.nan_to_num(col / t.sum(axis=1))[:, None, :]
         triples[child] = t
@@ -1520,6 +1578,83 @@ def estimate(
         parent=parent,
         triples=triples,
     )
+
+
+def _with_projected_margin(
+    table: NDArray[np.float64],
+    noisy: NDArray[np.float64],
+    counts: NDArray[np.float64],
+    iterations: int = 20,
+) -> NDArray[np.float64]:
+    """A (K, k) table with its code totals replaced by the noisy table's margin projected
+    onto ``{≥ 0, Σ = n}`` (post-processing).
+
+    ``table`` holds each class row of ``noisy`` projected onto its class count; summed, the
+    K projections keep K times the positive noise of an empty code. The margin
+    ``Σ_c noisy(c, x)`` has K times the signal and √K times the noise of a row, so its one
+    projection removes more of the noise of a sparse column (measured:
+    ``benchmarks/synth/credit_pairs.md``). Each code keeps ``table``'s class split; iterative
+    proportional fitting then restores the class counts and the projected margin.
+    """
+    total = np.array([float(counts.sum())])
+    margin = _project_rows(noisy.sum(axis=0)[None, :], total)[0]
+    col = table.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        split = np.where(col > 0, table / col, (counts / max(total[0], 1e-300))[:, None])
+        out = split * margin[None, :]
+        for _ in range(iterations):
+            out = out * np.nan_to_num(counts / out.sum(axis=1))[:, None]
+            out = out * np.nan_to_num(margin / out.sum(axis=0))[None, :]
+    return out
+
+
+def spread_levels(
+    m: Measurement, ends: Sequence[tuple[NDArray[np.int64] | None, NDArray[np.float64]]]
+) -> Measurement:
+    """A noisy (i, j) table measured on levels, spread back over the codes: each code gets
+    its share of its level by ``ends[k] = (level map, the codes' counts)`` (post-processing;
+    a ``None`` map leaves that axis as it is). The σ stays the levels' (conservative)."""
+    t = m.values.reshape(m.values.shape[-2:])
+    for axis, (mp, counts) in enumerate(ends):
+        if mp is None:
+            continue
+        share = _within(np.maximum(counts, 0.0)[None, :], mp)[0]
+        t = np.take(t, mp, axis=axis) * (share[:, None] if axis == 0 else share[None, :])
+    return Measurement(m.clique, t, m.sigma)
+
+
+def _add_unlabelled_margins(
+    avg: dict[int, NDArray[np.float64]],
+    wts: dict[int, NDArray[np.float64]],
+    K: int,
+    tables: list[tuple[tuple[int, int], Measurement, EdgeForm]],
+) -> None:
+    """Update the averaged (C, x) tables ``avg`` in place with the margins of edge tables
+    measured without the label axis (post-processing).
+
+    Such a margin measures a level's total over its codes and the classes,
+    ``Σ_{x ∈ ℓ} Σ_c T(c, x)``, with variance ``v = σ²·(levels of the other end)``. With the
+    K class cells of a code of equal variance ``1/w`` (``wts``), ``s_x`` the variance of
+    the code's current total (``K/w`` at first) and ``S_ℓ = Σ_{x ∈ ℓ} s_x``, the generalised
+    least-squares update adds to each cell of code x ``s_x/K / (S_ℓ + v)`` of the level's
+    residual (the cells' class split is kept; a code alone in its level moves toward the
+    measured total by its precision), and ``s_x`` becomes ``s_x·(1 − s_x/(S_ℓ + v))``, the
+    exact posterior variance for a code alone in its level and the diagonal of it for a
+    merged level.
+    """
+    total_var = {a: K / w for a, w in wts.items()}
+    for (i, j), m, form in tables:
+        t = m.values.reshape(m.values.shape[-2:])
+        var = m.sigma**2
+        margins = ((i, t.sum(axis=1), t.shape[1]), (j, t.sum(axis=0), t.shape[0]))
+        for (a, margin, other), mp in zip(margins, form.maps, strict=True):
+            lv = np.arange(avg[a].shape[1], dtype=np.int64) if mp is None else mp
+            s, v = total_var[a], var * other
+            level_var = np.bincount(lv, weights=s)  # the variance of each level's total
+            level_sum = np.bincount(lv, weights=avg[a].sum(axis=0), minlength=level_var.size)
+            gain = s / (level_var[lv] + v)
+            avg[a] = avg[a] + (gain / K * (margin - level_sum)[lv])[None, :]
+            total_var[a] = s * (1.0 - gain)
 
 
 def _shrink_edge_table(
