@@ -17,6 +17,9 @@ starts and removed afterwards.
 Reproduce (about 6 minutes on the shared 2-core machine)::
 
     PYTHONPATH=src nice .venv/bin/python benchmarks/groupby_scale.py --rows 1e6,1e7
+
+``--unit K`` adds a privacy unit, ``--selection dp-sips`` (or another method) the
+selection; the commands of each table are in ``groupby_scale.md``.
 """
 
 from __future__ import annotations
@@ -96,12 +99,12 @@ def _tree_rss(proc: psutil.Process) -> int:
 
 
 def run_publish(
-    data: Path, schema: Path, out: Path, quantile: bool = True
+    data: Path, schema: Path, out: Path, quantile: bool = True, selection: str = "laplace"
 ) -> tuple[float, int, int]:
     """Run ``ppdp publish groupby``; return seconds, peak RSS of its process tree, exit."""
     argv = [sys.executable, "-m", "ppdp", "publish", "groupby", str(data)]
     argv += ["--schema", str(schema), "--by", "code", "--keys", "private", "--delta", "1e-6"]
-    argv += ["--means", "los", "--epsilon", "1", "-o", str(out)]
+    argv += ["--means", "los", "--epsilon", "1", "-o", str(out), "--selection", selection]
     if quantile:
         argv += ["--quantiles", "los"]
     argv += ["--seed", "0"]
@@ -151,6 +154,13 @@ def main() -> None:
     parser.add_argument(
         "--no-quantile", action="store_true", help="release counts, sums and means only"
     )
+    parser.add_argument(
+        "--selection",
+        default="laplace",
+        choices=("laplace", "gaussian", "truncated-geometric", "dp-sips"),
+        help="the private selection (dp-sips under a unit also gathers each person's "
+        "distinct keys)",
+    )
     args = parser.parse_args()
     decimals = None if args.decimals == "none" else int(args.decimals)
     sizes = [int(float(r)) for r in args.rows.split(",")]
@@ -159,7 +169,7 @@ def main() -> None:
     unit = "none" if args.unit is None else f"pid, max_rows {args.unit}"
     print(
         f"CPU(s), a LocalCluster; peak RSS of the whole process tree; los decimals: "
-        f"{decimals}; privacy unit: {unit}\n"
+        f"{decimals}; privacy unit: {unit}; selection: {args.selection}\n"
     )
     print("| rows | keys in the data | keys released | seconds | peak RSS (MB) |")
     print("|---:|---:|---:|---:|---:|")
@@ -174,7 +184,11 @@ def main() -> None:
                 schema["privacy_unit"] = {"column": "pid", "max_rows": args.unit}
             (tmp_path / "s.json").write_text(json.dumps(schema))
             seconds, peak, rc = run_publish(
-                tmp_path / "data", tmp_path / "s.json", tmp_path / "o", not args.no_quantile
+                tmp_path / "data",
+                tmp_path / "s.json",
+                tmp_path / "o",
+                not args.no_quantile,
+                args.selection,
             )
             if rc != 0:
                 print(

@@ -4,9 +4,10 @@ The per-key statistics (counts, integer sums, sums of squares, quantile-grid his
 are aggregated partition by partition and add exactly, and the selection and the noise are
 drawn in the driver in the in-memory order: one seed gives the in-memory table, with rows
 split over several files (one empty) and, under a privacy unit, persons whose rows span
-files. The quantiles' grid sampler draws exactly what the exponential mechanism on the
-snapped values draws. Bad input: the in-memory message (the whole table's count), nothing
-spent.
+files. DP-SIPS too: with a unit from the distinct (person, key) pairs, which add by union
+across partitions, without one from the counts. The quantiles' grid sampler draws exactly
+what the exponential mechanism on the snapped values draws. Bad input: the in-memory
+message (the whole table's count), nothing spent.
 """
 
 from __future__ import annotations
@@ -167,6 +168,57 @@ def test_a_privacy_unit_whose_persons_span_partitions_gives_the_same_release(dat
     assert mem.bounding_summary == dist.bounding_summary  # the same rows were kept
 
 
+@pytest.mark.parametrize("unit", [None, 2])
+@pytest.mark.parametrize("relation", ["replace-one", "add/remove"])
+def test_dp_sips_on_parquet_equals_the_in_memory_release(dataset, unit, relation):
+    """Persons span files and one file is empty; with a unit the selection reads the
+    distinct (person, key) pairs of the bounded rows, without one the per-key counts."""
+    path, whole = dataset
+    kw = {"selection": "dp-sips", "relation": relation, "means": ["los"]}
+    mem, dist = both(path, whole, unit=unit, **kw)
+    assert_same(mem, dist)
+    assert len(mem.release_.data) > 3  # keys beyond the two declared ones were selected
+    if unit is not None:
+        assert mem.bounding_summary == dist.bounding_summary
+    other, _ = both(path, whole, unit=unit, seed=8, **kw)
+    assert not other.release_.data.equals(mem.release_.data)  # the test can fail
+
+
+@pytest.mark.parametrize("unit", [None, 2])
+def test_dp_sips_on_a_dask_frame_equals_the_in_memory_release(dataset, unit):
+    _, whole = dataset
+    frame = dd.from_pandas(whole, npartitions=4)
+    kw = {"by": ["sex", "dx"], "selection": "dp-sips", "max_groups": 2} if unit else {}
+    mem, dist = both(frame, whole, unit=unit, **{"selection": "dp-sips", **kw})
+    assert_same(mem, dist)
+
+
+def test_dp_sips_pairs_of_partitions_add_to_the_tables_pairs(dataset):
+    """The aggregate of two halves carries the whole table's distinct (person, key) pairs
+    (a person in both halves counted once per key); without a unit no pairs at all."""
+    _, whole = dataset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for unit in (2, None):
+            pub = GroupByPublisher(
+                1.0, schema(unit), by=["dx"], keys="private", delta=1e-6, selection="dp-sips"
+            )
+            plan = pub.plan()
+            halves = [pub._encode(part) for part in (whole.iloc[:1000], whole.iloc[1000:])]
+            a, b = (pub._keyed_aggregate(plan, rows, y) for rows, y in halves)
+            rows, y = pub._encode(whole)
+            full = pub._keyed_aggregate(plan, rows, y)
+            if unit is None:
+                assert full.pairs is None and (a + b).pairs is None
+                continue
+            got = (a + b).pairs
+            assert not got.duplicated().any()
+            assert set(map(tuple, got.to_numpy())) == set(map(tuple, full.pairs.to_numpy()))
+            spanning = whole.iloc[:1000]["pid"].isin(whole.iloc[1000:]["pid"])
+            assert spanning.any() and len(got) < len(a.pairs) + len(b.pairs)
+            assert not full.pairs["dx"].isin(["Z99", "C1"]).any()  # declared keys: no weight
+
+
 def test_the_rows_a_person_keeps_do_not_depend_on_the_row_order_with_open_keys():
     """Two rows of one person that differ only in their open key were one "identical" row
     to the bounding's fingerprint, so which one was kept followed the row order."""
@@ -203,6 +255,17 @@ def test_the_command_line_publishes_private_keys_of_a_parquet_folder(dataset, tm
     schema().to_file(tmp_path / "s.json")
     argv = ["publish", "groupby", str(path), "--schema", str(tmp_path / "s.json"), "--by", "dx"]
     argv += ["--keys", "private", "--delta", "1e-6", "--means", "los", "--quantiles", "los"]
+    argv += ["--epsilon", "1", "-o", str(tmp_path / "cli"), "--seed", "2", "--scheduler", "sync"]
+    assert main(argv) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "cli"), mem.release_.data)
+
+
+def test_the_command_line_runs_dp_sips_on_a_parquet_folder(dataset, tmp_path):
+    path, whole = dataset
+    mem, _ = both(path, whole, unit=2, seed=2, selection="dp-sips", means=["los"])
+    schema(2).to_file(tmp_path / "s.json")
+    argv = ["publish", "groupby", str(path), "--schema", str(tmp_path / "s.json"), "--by", "dx"]
+    argv += ["--keys", "private", "--delta", "1e-6", "--means", "los", "--selection", "dp-sips"]
     argv += ["--epsilon", "1", "-o", str(tmp_path / "cli"), "--seed", "2", "--scheduler", "sync"]
     assert main(argv) == 0
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "cli"), mem.release_.data)
@@ -260,7 +323,6 @@ def test_masked_missing_keys_give_the_in_memory_release_and_one_whole_table_coun
         ({"delta": None}, r"^delta \(None\): keys='private' needs delta > 0"),
         ({"quantiles": ["los"], "q": [1.0]}, r"^q \(1.0\) must be a probability"),
         ({"min_count": -1}, r"^min_count \(-1\) must be a number >= 0"),
-        ({"selection": "dp-sips"}, r"^selection \('dp-sips'\) reads a table in memory for now"),
     ],
 )
 def test_bad_input_on_parquet_is_one_line_and_spends_nothing(dataset, kw, match):

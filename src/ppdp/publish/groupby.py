@@ -38,10 +38,11 @@ from ppdp.publish.group_quantiles import CellCounts, grid_cells, histogram_quant
 from ppdp.publish.groupby_keys import (
     KeyedAggregate,
     KeyedRows,
-    candidate_index,
     check_missing_keys,
     open_key_texts,
     open_key_values,
+    person_key_pairs,
+    sips_inputs,
 )
 from ppdp.publish.intervals import (
     discrete_laplace_halfwidth,
@@ -206,8 +207,9 @@ class GroupStatistics:
     squares: NDArray[np.int64] | None = None  # (len(variances), G): Σ (q₁₂ − SQ_HALF)²
     #: Per ``quantiles`` column, each group's histogram on the column's grid.
     cells: tuple[CellCounts, ...] = ()
-    #: keys="private" with DP-SIPS: each row's (person, candidate index), rows of declared
-    #: keys left out (in memory only: never summed across partitions).
+    #: keys="private" with DP-SIPS under a privacy unit: the distinct (person code,
+    #: candidate index) pairs (:func:`~ppdp.publish.groupby_keys.sips_inputs`); without a
+    #: unit None (each row a person of one key: the counts are the weights).
     pairs: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     def __add__(self, other: GroupStatistics) -> GroupStatistics:
@@ -754,7 +756,11 @@ class GroupByPublisher(Publisher):
     declared constant); values outside the bounds are clipped (counted in the custodian's
     log), as in every publisher. Mapping a value to the integer grid moves it by at most
     ``2⁻²⁵`` of its range, far below the noise. The statistics add across partitions, so a
-    Parquet dataset or a Dask DataFrame gives exactly the in-memory release for a seed;
+    Parquet dataset or a Dask DataFrame gives exactly the in-memory release for a seed
+    (every selection, DP-SIPS included); what reaches the driver's memory is the per-key
+    aggregates and, for DP-SIPS under a privacy unit, the distinct (person, key) pairs of
+    the keys not declared (one per person and key, never the rows; without a unit each row
+    is a person of one key and the per-key counts suffice);
     ``fit(path, output=folder)`` also writes the released table there as Parquet (what
     ``ppdp publish groupby`` does with a Parquet dataset).
 
@@ -1156,21 +1162,17 @@ class GroupByPublisher(Publisher):
         plan = self._params().plan
         if plan.key_mode == "private":
             keys, keep = open_key_values(self.schema, df, plan.open_by, on_invalid)
-            unit = self.schema.privacy_unit
-            persons = None
-            if unit is not None and unit.column in df.columns:  # bounded rows: ids present
-                persons = pd.factorize(df[unit.column].astype(str))[0].astype(np.int64)
-            return KeyedRows(X, keys, keep, persons), y
+            return KeyedRows(X, keys, keep, self._sips_persons(plan, df)), y
         return X, y
 
-    def _check_partitioned(self) -> None:
-        params = self._params()
-        if params.keys == "private" and params.selection == "dp-sips":
-            raise ParameterError(
-                "selection ('dp-sips') reads a table in memory for now (it needs each row's "
-                "person and key); pass a pandas DataFrame, or choose selection 'laplace', "
-                "'gaussian' or 'truncated-geometric' for a Parquet dataset or Dask DataFrame"
-            )
+    def _sips_persons(self, plan: GroupPlan, rows: pd.DataFrame) -> NDArray[Any] | None:
+        """DP-SIPS under a privacy unit: each (bounded) row's person, the id column's text
+        (as the bounding reads it, so one person is one text in every partition)."""
+        unit = self.schema.privacy_unit
+        sel = plan.selection
+        if sel is None or sel.method != "dp-sips" or unit is None or unit.column not in rows:
+            return None
+        return rows[unit.column].astype(str).to_numpy(dtype=object)
 
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
@@ -1203,7 +1205,8 @@ class GroupByPublisher(Publisher):
         for m in gaps.values():
             keep &= ~m
         missing = {name: int(m.sum()) for name, m in gaps.items()}
-        return self._keyed_aggregate(plan, KeyedRows(X, keys, keep), y, missing)
+        persons = self._sips_persons(plan, rows)
+        return self._keyed_aggregate(plan, KeyedRows(X, keys, keep, persons), y, missing)
 
     def _check_scan(self, scan: Any, on_invalid: str) -> None:
         self._check_rows(scan.n_rows)
@@ -1221,7 +1224,7 @@ class GroupByPublisher(Publisher):
     def _release(self, X: Any, y: Any, source: RandomSource, charges: list[Charge]) -> Release:
         plan = self._params().plan
         if isinstance(X, KeyedRows):
-            return self._publish_private(plan, self._keyed_aggregate(plan, X, y), source, X, y)
+            return self._publish_private(plan, self._keyed_aggregate(plan, X, y), source)
         return self._publish(plan, group_statistics(self.schema, plan, X, y), source)
 
     def _private_statistics(
@@ -1229,7 +1232,7 @@ class GroupByPublisher(Publisher):
     ) -> tuple[GroupStatistics, pd.DataFrame, GroupStatistics]:
         """The declared keys' exact statistics, the candidate keys and theirs."""
         agg = self._keyed_aggregate(plan, rows, y)
-        declared, cand_keys, cand, _, _ = self._split(plan, agg, rows, y)
+        declared, cand_keys, cand, _, _ = self._split(plan, agg)
         return declared, cand_keys, cand
 
     def _keyed_aggregate(
@@ -1238,23 +1241,12 @@ class GroupByPublisher(Publisher):
         """:func:`keyed_statistics` of the rows under this publisher's schema."""
         return keyed_statistics(self.schema, plan, rows, y, missing)
 
-    def _sips_pairs(
-        self, plan: GroupPlan, rows: KeyedRows, y: Any, candidates: pd.DataFrame
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Each candidate row's (person, position among ``candidates``), for DP-SIPS; rows
-        of declared keys left out. Without a privacy unit each row is its own person."""
-        _, labels = row_labels(self.schema, plan, rows, y)
-        index = candidate_index(plan.by, labels, candidates)
-        persons = rows.persons[rows.keep] if rows.persons is not None else np.arange(len(index))
-        at = index >= 0
-        return np.asarray(persons, np.int64)[at], index[at]
-
     def _grid_cells(self, name: str, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Each encoded row's point of the quantile grid of column ``name``."""
         return column_grid_cells(self.schema, name, X)
 
     def _split(
-        self, plan: GroupPlan, agg: KeyedAggregate, rows: KeyedRows | None = None, y: Any = None
+        self, plan: GroupPlan, agg: KeyedAggregate
     ) -> tuple[
         GroupStatistics, pd.DataFrame, GroupStatistics, NDArray[np.int64], NDArray[np.int64]
     ]:
@@ -1262,8 +1254,8 @@ class GroupByPublisher(Publisher):
         the candidate keys (sorted by their texts) and theirs; then each aggregate key's
         declared group (-1 for a candidate) and the candidates' rows of the aggregate.
 
-        With DP-SIPS and the table's ``rows`` (in memory), the candidates' statistics carry
-        each row's (person, candidate index) pair."""
+        With DP-SIPS under a privacy unit, the candidates' statistics carry the aggregate's
+        distinct (person, key) pairs as (person code, candidate index)."""
         group, cand = agg.split(plan.levels)
         k = len(plan.means)
         declared = np.zeros((agg.stats.shape[0], plan.n_groups), dtype=np.int64)
@@ -1272,8 +1264,8 @@ class GroupByPublisher(Publisher):
         found = agg.stats[:, cand]
         cand_keys = agg.keys.iloc[cand].reset_index(drop=True).infer_objects()
         pairs = None
-        if rows is not None and plan.selection is not None and plan.selection.method == "dp-sips":
-            pairs = self._sips_pairs(plan, rows, y, agg.keys.iloc[cand])
+        if agg.pairs is not None:
+            pairs = sips_inputs(agg.pairs, plan.by, agg.keys.iloc[cand])
         return (
             GroupStatistics(declared[0], declared[1 : 1 + k], declared[1 + k :]),
             cand_keys,
@@ -1287,14 +1279,12 @@ class GroupByPublisher(Publisher):
         plan: GroupPlan,
         agg: KeyedAggregate,
         source: RandomSource,
-        rows: KeyedRows | None = None,
-        y: Any = None,
     ) -> Release:
         """keys="private": declared keys always, candidate keys through the selection;
         then the sums of the released keys (the noise of the declared keys drawn first),
         the sums of squares, and last the quantiles of the released keys. DP-SIPS reads
-        the table's ``rows`` (in memory only)."""
-        declared, cand_keys, cand, group, cand_rows = self._split(plan, agg, rows, y)
+        the aggregate's (person, key) pairs, or without a privacy unit its counts."""
+        declared, cand_keys, cand, group, cand_rows = self._split(plan, agg)
         counts, keep = self._private_counts(plan, declared, cand, source)
         cut = self._selection_cut(plan, len(declared.counts), int(keep.sum()))
         exact_sums = np.concatenate([declared.sums, cand.sums[:, keep]], axis=1)
@@ -1354,8 +1344,11 @@ class GroupByPublisher(Publisher):
     def _sips_keep(
         self, sel: PartitionSelection, cand: GroupStatistics, source: RandomSource
     ) -> NDArray[np.bool_]:
-        """DP-SIPS on the candidates' (person, key) pairs."""
-        assert cand.pairs is not None
+        """DP-SIPS on the candidates' (person, key) pairs; without a privacy unit each row
+        is a person of one key, so each key's row count is its weight in every round."""
+        if cand.pairs is None:
+            none = np.zeros(0, dtype=np.int64)
+            return sel.select_persons(none, none, len(cand.counts), source, singles=cand.counts)
         persons, index = cand.pairs
         return sel.select_persons(persons, index, len(cand.counts), source)
 
@@ -1865,8 +1858,10 @@ def keyed_statistics(
 ) -> KeyedAggregate:
     """The exact per-key statistics of encoded rows (a table, or one partition of it):
     counts, centred sums, sums of squares and the quantile columns' grid histograms, keyed
-    by each row's declared level or open key text (:func:`row_labels`). What a release
-    adds its noise to; nothing here is released (the report reads it, custodian only)."""
+    by each row's declared level or open key text (:func:`row_labels`), and with
+    ``rows.persons`` (DP-SIPS under a privacy unit) the distinct (person, key) pairs of the
+    keys not declared. What a release adds its noise to; nothing here is released (the
+    report reads it, custodian only)."""
     X, labels = row_labels(schema, plan, rows, y)
     blocks = schema.layout().blocks
     k = len(plan.means)
@@ -1876,7 +1871,11 @@ def keyed_statistics(
     for j, name in enumerate(plan.variances):  # squares ride along as more sums
         sums[k + j] = squared_units(_numeric(schema, name), X[:, blocks[name].start])
     cells = [column_grid_cells(schema, name, X) for name in plan.quantiles]
-    return KeyedAggregate.of_rows(labels, sums, cells, missing)
+    agg = KeyedAggregate.of_rows(labels, sums, cells, missing)
+    if rows.persons is None:
+        return agg
+    pairs = person_key_pairs(rows.persons[rows.keep], labels, plan.levels)
+    return dataclasses.replace(agg, pairs=pairs)
 
 
 def row_labels(

@@ -9,8 +9,10 @@ is released: the candidates' exact counts and sums only reach the selection and 
 :class:`KeyedAggregate` holds them per key (counts, integer sums, grid histograms for the
 quantiles); aggregates of partitions add with ``+``, so a Parquet dataset or a Dask
 DataFrame is read in one pass and gives the in-memory aggregate exactly.
-:func:`candidate_index` places each row among the candidates, for DP-SIPS (which reads
-each row's person and key: a table in memory only).
+For DP-SIPS under a privacy unit the aggregate also carries :func:`person_key_pairs`, the
+distinct (person, key) pairs of the rows outside the declared keys: they add by union, so
+a partitioned table gives the in-memory pairs; :func:`sips_inputs` numbers them for the
+selection. Without a unit each row is a person of one key, and the per-key counts suffice.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = [
     "exact_bincount",
     "open_key_texts",
     "open_key_values",
+    "person_key_pairs",
+    "sips_inputs",
 ]
 
 _Ints = NDArray[np.int64]
@@ -53,8 +57,8 @@ class KeyedRows:
     X: NDArray[np.float64]
     open_keys: dict[str, NDArray[Any]]
     keep: NDArray[np.bool_]
-    #: Each row's person (codes; the row itself without a privacy unit), for DP-SIPS.
-    persons: NDArray[np.int64] | None = None
+    #: Each row's person (the id column's text; None without a privacy unit), for DP-SIPS.
+    persons: NDArray[Any] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -181,12 +185,16 @@ class KeyedAggregate:
     missing : dict of str to int
         Rows left out for a missing open key, per open column (refused after the pass,
         with the whole table's count, unless masked).
+    pairs : DataFrame, optional
+        DP-SIPS under a privacy unit: :func:`person_key_pairs` of the rows (partitions'
+        pairs add by union).
     """
 
     keys: pd.DataFrame
     stats: _Ints
     cells: tuple[CellCounts, ...] = ()
     missing: dict[str, int] = field(default_factory=dict)
+    pairs: pd.DataFrame | None = None
 
     @classmethod
     def of_rows(
@@ -230,7 +238,12 @@ class KeyedAggregate:
             k: self.missing.get(k, 0) + other.missing.get(k, 0)
             for k in {**self.missing, **other.missing}
         }
-        return KeyedAggregate(both.iloc[first].reset_index(drop=True), stats, cells, missing)
+        pairs = None
+        if self.pairs is not None and other.pairs is not None:
+            pairs = pd.concat([self.pairs, other.pairs], ignore_index=True).drop_duplicates(
+                ignore_index=True
+            )
+        return KeyedAggregate(both.iloc[first].reset_index(drop=True), stats, cells, missing, pairs)
 
     def split(self, levels: Sequence[Sequence[Any]]) -> tuple[_Ints, _Ints]:
         """Where each key goes: its declared group (row-major over ``levels``, the
@@ -265,3 +278,36 @@ def candidate_index(
     rows = pd.MultiIndex.from_arrays([np.asarray(labels[name], dtype=object) for name in by])
     cand = pd.MultiIndex.from_frame(candidates[list(by)].astype(object))
     return np.asarray(cand.get_indexer(rows), dtype=np.int64)
+
+
+#: The column of a person's id in :func:`person_key_pairs` (no ``by`` column is named so).
+PERSON = "\x00person"
+
+
+def person_key_pairs(
+    persons: NDArray[Any], labels: dict[str, NDArray[Any]], levels: Sequence[Sequence[Any]]
+) -> pd.DataFrame:
+    """The distinct (person, key) pairs of rows whose key is not declared, for DP-SIPS.
+
+    ``persons`` holds each row's person (the id column's text), ``labels`` each row's key
+    per ``by`` column (as :meth:`KeyedAggregate.of_rows` reads them) and ``levels`` the
+    declared levels per ``by`` column (a key is declared when every value is). One row
+    per pair, a column :data:`PERSON` then one per ``by`` column (object values)."""
+    declared = np.ones(len(persons), dtype=bool)
+    for name, lv in zip(labels, levels, strict=True):
+        at = pd.Index(list(lv), dtype=object).get_indexer(np.asarray(labels[name], dtype=object))
+        declared &= at >= 0
+    cols = {PERSON: np.asarray(persons, dtype=object)[~declared]}
+    cols |= {name: np.asarray(labels[name], dtype=object)[~declared] for name in labels}
+    return pd.DataFrame(cols).drop_duplicates(ignore_index=True)
+
+
+def sips_inputs(
+    pairs: pd.DataFrame, by: Sequence[str], candidates: pd.DataFrame
+) -> tuple[_Ints, _Ints]:
+    """The pairs of :func:`person_key_pairs` as (person code, position among
+    ``candidates``), the candidate keys as :meth:`KeyedAggregate.split` orders them."""
+    persons = pd.factorize(pairs[PERSON])[0].astype(np.int64)
+    index = candidate_index(by, {name: pairs[name].to_numpy() for name in by}, candidates)
+    at = index >= 0
+    return persons[at], index[at]

@@ -238,12 +238,17 @@ class PartitionSelection:
         keys: NDArray[np.int64],
         n_keys: int,
         source: RandomSource,
+        singles: NDArray[np.int64] | None = None,
     ) -> NDArray[np.bool_]:
         """DP-SIPS: which of ``n_keys`` candidate keys are released, from the (person, key)
-        pairs of the rows (each pair counted once; ``keys`` in ``[0, n_keys)``)."""
+        pairs of the rows (each pair counted once; ``keys`` in ``[0, n_keys)``) and, per
+        key, ``singles``: the persons known to hold that key alone (rows without a privacy
+        unit: each row is a person of one key), weight 1 in every round, added last as an
+        exact count (their pairs need not exist)."""
         if self.method != "dp-sips":
             raise ParameterError("select_persons is for selection 'dp-sips'")
         key, person = _unique_pairs(np.asarray(keys, np.int64), np.asarray(persons, np.int64))
+        alone = np.zeros(n_keys, np.float64) if singles is None else np.asarray(singles, np.float64)
         mech = self.sips()
         chosen = np.zeros(n_keys, dtype=bool)
         for w, tau in zip(self.shares, self.sips_thresholds(), strict=True):
@@ -254,7 +259,7 @@ class PartitionSelection:
             # Sorted by (key, weight): each key's sum adds equal terms in a fixed order, so
             # the float sum does not depend on the rows' order.
             order = np.lexsort((weight, k))
-            total = np.bincount(k[order], weights=weight[order], minlength=n_keys)
+            total = np.bincount(k[order], weights=weight[order], minlength=n_keys) + alone
             open_keys = np.flatnonzero(~chosen)
             sigma = mech.sigma * (1.0 / math.sqrt(w))  # round i's σ_i (sips_sigmas)
             noisy = snap_and_add_noise(
