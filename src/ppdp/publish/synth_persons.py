@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from ppdp import noise
 from ppdp.accounting.events import ZCDP, Gaussian
 from ppdp.data import Schema
-from ppdp.data.columns import CategoricalColumn
+from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.data.encoding import CUSTODIAN_LOGGER
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
@@ -56,7 +56,16 @@ if TYPE_CHECKING:
     from ppdp.publish.table_synth import Plan, TableSynthesizer
     from ppdp.random import RandomSource
 
-__all__ = ["PERSON_SHARE", "PersonsModel", "PersonsPlan", "persons_plan", "row_share"]
+__all__ = [
+    "LEVELS",
+    "MAX_LEVEL_COLUMNS",
+    "PERSON_SHARE",
+    "PersonsModel",
+    "PersonsPlan",
+    "fit_schema",
+    "persons_plan",
+    "row_share",
+]
 
 #: Share of ρ spent on the persons: the rows-per-person histogram and the person model
 #: (:data:`HISTOGRAM_SHARE` of ρ, then the rest of this share); the row model spends the rest.
@@ -64,7 +73,101 @@ PERSON_SHARE = 0.3
 #: Share of ρ spent on the rows-per-person histogram (within :data:`PERSON_SHARE`).
 HISTOGRAM_SHARE = 0.1
 
+#: Levels of a person-level column (``person_levels``): equal widths of the column's
+#: declared range (its encoding ``[0, 1]``, so a log scale's widths are on the log scale).
+LEVELS = 8
+#: The most columns ``person_levels`` may name (each adds a column to both models).
+MAX_LEVEL_COLUMNS = 3
+
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
+
+
+# -- person levels (public: the schema and the parameters) ----------------------------------
+
+
+def check_levels_value(value: Any) -> tuple[str, ...]:
+    """``person_levels``: None, a column name or a sequence of names (checked against the
+    schema by :func:`fit_schema`)."""
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(v, str) for v in names):
+        raise ParameterError(
+            f"person_levels ({value!r}) must be None, a column name or a list of names, "
+            "e.g. ['ln_wage']"
+        )
+    if len(set(names)) != len(names):
+        raise ParameterError(f"person_levels ({list(names)!r}) names a column twice")
+    if len(names) > MAX_LEVEL_COLUMNS:
+        raise ParameterError(
+            f"person_levels ({list(names)!r}) names {len(names)} columns; at most "
+            f"{MAX_LEVEL_COLUMNS} (each adds a column to the person model and the row model)"
+        )
+    return tuple(names)
+
+
+def level_names(schema: Schema, levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The hidden level columns' names (``<column>_level``, underscores added until free)."""
+    taken = set(schema.column_names) | {schema.privacy_unit.column if schema.privacy_unit else ""}
+    if schema.label is not None:
+        taken.add(schema.label.name)
+    out = []
+    for name in levels:
+        hidden = f"{name}_level"
+        while hidden in taken:
+            hidden += "_"
+        taken.add(hidden)
+        out.append(hidden)
+    return tuple(out)
+
+
+def fit_schema(schema: Any, levels: tuple[str, ...]) -> Any:
+    """The schema the models are fitted on: ``schema``, plus one hidden ``per_person``
+    categorical column (``0..LEVELS − 1``) per name of ``levels``, after the features.
+
+    Each names a numeric feature column that is not ``per_person``, of a schema that
+    declares ``per_person`` columns (refused in one line otherwise)."""
+    if not levels or not isinstance(schema, Schema):
+        return schema
+    if not schema.per_person:
+        raise ParameterError(
+            f"person_levels ({list(levels)!r}) needs a schema with per_person columns (and a "
+            "privacy unit): levels are kept for synthetic persons only"
+        )
+    for name in levels:
+        col = schema.column(name) if name in {c.name for c in schema.columns} else None
+        if not isinstance(col, NumericColumn) or name in schema.per_person:
+            raise ParameterError(
+                f"person_levels names {name!r}, which is not a numeric feature column of the "
+                "schema that varies within a person (numeric, not per_person, not the label)"
+            )
+    hidden = level_names(schema, levels)
+    extra = tuple(CategoricalColumn(h, tuple(range(LEVELS))) for h in hidden)
+    return dataclasses.replace(
+        schema, columns=(*schema.columns, *extra), per_person=(*schema.per_person, *hidden)
+    )
+
+
+def with_levels(
+    X: NDArray[np.float64],
+    schema: Schema,
+    levels: tuple[str, ...],
+    person: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """The encoded rows (of ``schema``) with the hidden level columns' one-hot blocks
+    appended (the encoding of :func:`fit_schema`): for each column of ``levels``, the
+    person's median encoded value of the column over the person's (bounded) rows, cut into
+    :data:`LEVELS` equal widths. A function of the person's multiset of rows, the same on
+    each of them, whatever their order or the other persons."""
+    if not levels:
+        return X
+    blocks = []
+    for name in levels:
+        v = X[:, schema.blocks[name]][:, 0]
+        median = pd.Series(v).groupby(person).median().to_numpy()
+        level = np.clip(np.floor(median * LEVELS), 0, LEVELS - 1).astype(np.int64)
+        blocks.append(np.eye(LEVELS)[level[person]])
+    return np.hstack([X, *blocks])
 
 
 @dataclass(frozen=True)
@@ -84,6 +187,9 @@ class PersonsPlan:
     sigma_histogram : float
         σ of the rows-per-person histogram (one count per person: L2 sensitivity √2 under
         replace-one, 1 under add/remove).
+    levels : tuple of (str, str)
+        ``person_levels``: each column whose persons' levels are kept, and its hidden level
+        column (a per-person column of both models, dropped from the output).
     """
 
     schema: Schema
@@ -91,6 +197,7 @@ class PersonsPlan:
     attributes: tuple[int, ...]
     rows_column: str
     sigma_histogram: float
+    levels: tuple[tuple[str, str], ...] = ()
 
     def spent_rho(self) -> float:
         """ρ of the person model's draws and the histogram's (one row per person: the
@@ -115,8 +222,11 @@ class PersonsPlan:
 
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger and the guarantee."""
+        hidden = {h for _, h in self.levels}
+        levels = {"person_levels": dict(self.levels), "levels": LEVELS} if self.levels else {}
         return {
-            "per_person": list(self.schema.column_names[:-1]),
+            "per_person": [c for c in self.schema.column_names[:-1] if c not in hidden],
+            **levels,
             "rho_share": PERSON_SHARE,
             "histogram_rho_share": HISTOGRAM_SHARE,
             "sigma_rows_per_person_histogram": self.sigma_histogram,
@@ -199,7 +309,10 @@ def persons_plan(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | No
     attributes = tuple(row_bins.names.index(c) for c in schema.per_person)
     # The two models code the per-person columns alike (same declarations, same n_bins).
     assert bins.sizes[:-1] == tuple(row_bins.sizes[a] for a in attributes)
-    return PersonsPlan(table, plan, attributes, rows_column, sigma)
+    named = checked["person_levels"]
+    hidden = schema.per_person[len(schema.per_person) - len(named) :]  # appended last
+    levels = tuple(zip(named, hidden, strict=True))
+    return PersonsPlan(table, plan, attributes, rows_column, sigma, levels)
 
 
 # -- the person table (private) -------------------------------------------------------------
@@ -271,7 +384,7 @@ def release_persons(
     """Fit the row model and the person model (every private step), then draw persons."""
     from ppdp.publish.table_synth import TableSynthesizer, _sub_bin_histograms
 
-    schema, plan = synth.schema, synth._params().plan
+    schema, plan = synth._params().fit_schema, synth._params().plan
     codes = plan.bins.codes(schema, X, y)
     counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
     rows_release = synth._fit_model(plan, counts, source)
@@ -322,11 +435,19 @@ def release_persons(
 
 def _guarantee(rows: Release, people: Release, persons: PersonsPlan, n: int) -> Any:
     g = rows.guarantee
+    declared = persons.details()["per_person"]
+    kept = (
+        f"; each person's level of {', '.join(c for c, _ in persons.levels)} (the median over "
+        f"the person's rows, {LEVELS} equal widths of the declared range) is a hidden "
+        "per-person column of both models, not released"
+        if persons.levels
+        else ""
+    )
     lines = (
         f"synthetic persons: a person model (one row per person: the per_person columns "
-        f"{', '.join(persons.schema.column_names[:-1])} and the rows each person keeps, "
+        f"{', '.join(declared)} and the rows each person keeps, "
         f"1..max_rows) fitted on {PERSON_SHARE:.0%} of ρ with one row per person's "
-        "sensitivities; the row tables on the rest, per person",
+        f"sensitivities; the row tables on the rest, per person{kept}",
         f"{n} synthetic persons ({_count_text(persons.plan)}); each person's rows drawn from "
         "the row model given the person's per_person columns; ids in the unit's column are "
         "synthetic (P000001...), never the data's",
@@ -370,7 +491,7 @@ class PersonsModel:
     def sample(self, n_persons: int, source: RandomSource) -> pd.DataFrame:
         """``n_persons`` synthetic persons and their rows: the unit's column (synthetic
         ids) first, then the schema's columns (and the label)."""
-        persons, schema = self.persons, self.synth.schema
+        persons, schema = self.persons, self.synth._params().fit_schema
         # Rows per person from the noisy histogram (projected to n persons, largest
         # remainder), then each person's columns from the person model given that count.
         fitted = _project_rows(self.histogram[None, :], np.array([float(self.n)]))[0]
@@ -391,8 +512,10 @@ class PersonsModel:
         )
         Z, y = self.synth._decode(row_codes, source)
         out = schema.decode(Z, y)
-        for name in schema.per_person:  # decoded once per person: constant within a person
+        declared = self.synth.schema
+        for name in declared.per_person:  # decoded once per person: constant within a person
             out[name] = people[name].to_numpy()[owner]
+        out = out[list(declared.column_names)]  # the hidden levels dropped
         unit = schema.privacy_unit
         assert unit is not None
         width = max(6, len(str(n_persons)))
