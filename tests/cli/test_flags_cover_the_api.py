@@ -52,6 +52,7 @@ PUBLISH = {
     "keep": "--keep",
     "check_pairs": "--check-pairs",
     "extra_parents": "--extra-parents",
+    "person_levels": "--person-levels",
     "by": "--by",
     "means": "--means",
     "keys": "--keys",

@@ -17,6 +17,12 @@ values once; draw each person's rows from the row model *conditioned on* the per
 per-person codes (exact inference on the tree, or a slice of the joint table), so the rows
 keep their relation to the person's attributes; write the person's values into every row
 and a synthetic id (``P000001``...) in the unit's column.
+
+With ``person_levels`` (numeric columns whose persons keep a persistent level), both models
+are fitted on :func:`fit_schema`: each such column's person median is one more (hidden)
+per-person column and the column holds each row's deviation from it (:func:`with_levels`, a
+per-person map of the bounded rows, so every sensitivity above holds); a synthetic row's
+value is its person's level plus its deviation (:func:`from_levels`), the level dropped.
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ if TYPE_CHECKING:
     from ppdp.random import RandomSource
 
 __all__ = [
-    "LEVELS",
+    "DEVIATION",
     "MAX_LEVEL_COLUMNS",
     "PERSON_SHARE",
     "PersonsModel",
@@ -73,11 +79,14 @@ PERSON_SHARE = 0.3
 #: Share of ρ spent on the rows-per-person histogram (within :data:`PERSON_SHARE`).
 HISTOGRAM_SHARE = 0.1
 
-#: Levels of a person-level column (``person_levels``): equal widths of the column's
-#: declared range (its encoding ``[0, 1]``, so a log scale's widths are on the log scale).
-LEVELS = 8
 #: The most columns ``person_levels`` may name (each adds a column to both models).
 MAX_LEVEL_COLUMNS = 3
+#: With ``person_levels``, the row model's column holds each row's deviation from its
+#: person's level, clamped to ``±DEVIATION`` of the declared range (the column's encoding):
+#: a window as wide as the range, so its ``n_bins`` bins are as wide as the column's own.
+#: (``benchmarks/synth/persons.md``: ±0.125 and ±0.25 put ln_wage's within-person share
+#: of variance below the panel's; ±0.5 within 0.04 of it.)
+DEVIATION = 0.5
 
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
 
@@ -122,11 +131,13 @@ def level_names(schema: Schema, levels: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def fit_schema(schema: Any, levels: tuple[str, ...]) -> Any:
-    """The schema the models are fitted on: ``schema``, plus one hidden ``per_person``
-    categorical column (``0..LEVELS − 1``) per name of ``levels``, after the features.
+    """The schema the models are fitted on: ``schema``, where each column of ``levels``
+    holds a row's deviation from its person's level (numeric, ``±DEVIATION`` in the column's
+    encoding), plus one hidden ``per_person`` numeric column per name (the person's level,
+    the column's encoding on ``[0, 1]``), after the features.
 
-    Each names a numeric feature column that is not ``per_person``, of a schema that
-    declares ``per_person`` columns (refused in one line otherwise)."""
+    Each names a numeric (not date) feature column that is not ``per_person``, of a schema
+    that declares ``per_person`` columns (refused in one line otherwise)."""
     if not levels or not isinstance(schema, Schema):
         return schema
     if not schema.per_person:
@@ -136,15 +147,20 @@ def fit_schema(schema: Any, levels: tuple[str, ...]) -> Any:
         )
     for name in levels:
         col = schema.column(name) if name in {c.name for c in schema.columns} else None
-        if not isinstance(col, NumericColumn) or name in schema.per_person:
+        if not isinstance(col, NumericColumn) or col.date or name in schema.per_person:
             raise ParameterError(
                 f"person_levels names {name!r}, which is not a numeric feature column of the "
-                "schema that varies within a person (numeric, not per_person, not the label)"
+                "schema that varies within a person (numeric, not a date, not per_person, "
+                "not the label)"
             )
     hidden = level_names(schema, levels)
-    extra = tuple(CategoricalColumn(h, tuple(range(LEVELS))) for h in hidden)
+    columns = tuple(
+        NumericColumn(c.name, -DEVIATION, DEVIATION) if c.name in levels else c
+        for c in schema.columns
+    )
+    extra = tuple(NumericColumn(h, 0.0, 1.0) for h in hidden)
     return dataclasses.replace(
-        schema, columns=(*schema.columns, *extra), per_person=(*schema.per_person, *hidden)
+        schema, columns=(*columns, *extra), per_person=(*schema.per_person, *hidden)
     )
 
 
@@ -154,20 +170,41 @@ def with_levels(
     levels: tuple[str, ...],
     person: NDArray[np.int64],
 ) -> NDArray[np.float64]:
-    """The encoded rows (of ``schema``) with the hidden level columns' one-hot blocks
-    appended (the encoding of :func:`fit_schema`): for each column of ``levels``, the
-    person's median encoded value of the column over the person's (bounded) rows, cut into
-    :data:`LEVELS` equal widths. A function of the person's multiset of rows, the same on
-    each of them, whatever their order or the other persons."""
+    """The encoded rows of ``schema`` in the encoding of :func:`fit_schema`: for each column
+    of ``levels``, the person's level ``m_p`` (the median of the column's encoding over the
+    person's bounded rows) appended, and the column's block replaced by the row's deviation
+    ``v − m_p``, clamped to ``±DEVIATION`` and encoded. A function of the person's multiset
+    of rows, whatever their order or the other persons."""
     if not levels:
         return X
-    blocks = []
+    out = X.copy()
+    medians = []
     for name in levels:
-        v = X[:, schema.blocks[name]][:, 0]
-        median = pd.Series(v).groupby(person).median().to_numpy()
-        level = np.clip(np.floor(median * LEVELS), 0, LEVELS - 1).astype(np.int64)
-        blocks.append(np.eye(LEVELS)[level[person]])
-    return np.hstack([X, *blocks])
+        at = schema.blocks[name].start
+        v = X[:, at]
+        median = pd.Series(v).groupby(person).median().to_numpy()[person]
+        deviation = np.clip(v - median, -DEVIATION, DEVIATION)
+        out[:, at] = (deviation + DEVIATION) / (2.0 * DEVIATION)
+        medians.append(median)
+    return np.column_stack([out, *medians])
+
+
+def from_levels(
+    Z: NDArray[np.float64],
+    schema: Schema,
+    levels: tuple[str, ...],
+    level: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Post-processing, the inverse of :func:`with_levels` on synthetic rows: ``schema``'s
+    encoding of rows drawn in :func:`fit_schema`'s, each column of ``levels`` its person's
+    level (``level``: one column per name, one row per row) plus the row's deviation,
+    clamped to ``[0, 1]``; the hidden columns dropped."""
+    out = np.array(Z[:, : schema.n_features], dtype=np.float64)
+    for j, name in enumerate(levels):
+        at = schema.blocks[name].start
+        deviation = out[:, at] * (2.0 * DEVIATION) - DEVIATION
+        out[:, at] = np.clip(level[:, j] + deviation, 0.0, 1.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -223,7 +260,7 @@ class PersonsPlan:
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger and the guarantee."""
         hidden = {h for _, h in self.levels}
-        levels = {"person_levels": dict(self.levels), "levels": LEVELS} if self.levels else {}
+        levels = {"person_levels": dict(self.levels), "deviation": DEVIATION} if self.levels else {}
         return {
             "per_person": [c for c in self.schema.column_names[:-1] if c not in hidden],
             **levels,
@@ -438,8 +475,9 @@ def _guarantee(rows: Release, people: Release, persons: PersonsPlan, n: int) -> 
     declared = persons.details()["per_person"]
     kept = (
         f"; each person's level of {', '.join(c for c, _ in persons.levels)} (the median over "
-        f"the person's rows, {LEVELS} equal widths of the declared range) is a hidden "
-        "per-person column of both models, not released"
+        "the person's rows) is a hidden per-person column of both models, not released, and "
+        f"the row model holds each row's deviation from it (within ±{DEVIATION:g} of the "
+        "declared range)"
         if persons.levels
         else ""
     )
@@ -511,11 +549,14 @@ class PersonsModel:
             self.synth._model, persons.attributes, pcodes[:, :-1], owner, source
         )
         Z, y = self.synth._decode(row_codes, source)
-        out = schema.decode(Z, y)
         declared = self.synth.schema
+        if persons.levels:  # each row: its person's level plus its own deviation
+            level = np.column_stack([people[h].to_numpy()[owner] for _, h in persons.levels])
+            named = tuple(c for c, _ in persons.levels)
+            Z, schema = from_levels(Z, declared, named, level), declared
+        out = schema.decode(Z, y)
         for name in declared.per_person:  # decoded once per person: constant within a person
             out[name] = people[name].to_numpy()[owner]
-        out = out[list(declared.column_names)]  # the hidden levels dropped
         unit = schema.privacy_unit
         assert unit is not None
         width = max(6, len(str(n_persons)))

@@ -1045,6 +1045,16 @@ class TableSynthesizer(Publisher):
         star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
         0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
         ``benchmarks/synth/second_parents.md`` has the measurements.
+    person_levels : str or sequence of str, optional
+        Synthetic persons only (``per_person`` columns): up to 3 numeric columns whose
+        persons' persistent levels are kept (a woman's wage level across her years). Each
+        person's level of the column (the median over the person's kept rows) becomes a
+        hidden per-person column of the person model and the row model, and the row model
+        holds each row's deviation from it (within half the declared range); a synthetic
+        row's value is its person's level plus its own deviation. The hidden column is not
+        released; the charge is the same ρ (``docs/proofs/table-synth.md``, "Synthetic
+        persons"). Default None: rows drawn independently given the ``per_person`` columns.
+        ``benchmarks/synth/persons.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1528,7 +1538,7 @@ class TableSynthesizer(Publisher):
         weights: dict[int, NDArray[np.float64]] = {}
         released: dict[str, NDArray[np.float64]] = {}
         for a in plan.quantile_columns:
-            col = self.schema.column(plan.bins.names[a])
+            col = self._params().fit_schema.column(plan.bins.names[a])
             assert isinstance(col, NumericColumn)
             histogram = fine.histogram(a)
             coarse = measure_table(coarse_of(histogram), (a,), sigma, source).values
@@ -1566,7 +1576,7 @@ class TableSynthesizer(Publisher):
         decoders: dict[int, SubBinDecoder] = {}
         released: dict[str, NDArray[np.float64]] = {}
         for a in plan.decode_columns:
-            col = self.schema.column(plan.bins.names[a])
+            col = self._params().fit_schema.column(plan.bins.names[a])
             assert isinstance(col, NumericColumn)
             exact = sub_bins.histogram(a).astype(np.float64)
             noisy = measure_table(exact, (a,), sigma, source).values
@@ -1575,7 +1585,7 @@ class TableSynthesizer(Publisher):
             released[f"noisy-decode-sub-bins:{col.name}"] = noisy
         bins = plan.bins.with_decoders(decoders)
         if plan.recut:
-            bins = _recut_crowded(bins, self.schema, released, sigma)
+            bins = _recut_crowded(bins, self._params().fit_schema, released, sigma)
         return dataclasses.replace(plan, bins=bins), released
 
     def _guarantee(
