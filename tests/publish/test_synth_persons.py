@@ -163,7 +163,7 @@ def _per_person_rho(seen: dict[str, list], k: int, d: float = 2.0) -> tuple[floa
     ("method", "relation", "levels"),
     [("tree", "replace-one", None), ("pairs", "replace-one", None), ("tree", "add/remove", None),
      ("chow-liu", "add/remove", None), ("tree", "replace-one", ("w", "year")),
-     ("chow-liu", "add/remove", "w")],
+     ("chow-liu", "add/remove", "w"), ("pairs", "replace-one", "w")],
 )  # fmt: skip
 def test_every_draw_composes_to_the_stated_rho_per_person(
     monkeypatch, method, relation, levels
@@ -431,7 +431,7 @@ def within_share(df: pd.DataFrame, column: str = "w") -> float:
     return float((centred[many] ** 2).mean() / df.loc[many, column].var())
 
 
-@pytest.mark.parametrize("method", ["tree", "chow-liu"])
+@pytest.mark.parametrize("method", ["tree", "chow-liu", "pairs"])
 def test_person_levels_keep_a_persons_persistent_level(method) -> None:
     """w's within-person share of variance is 0.04 in the data; rows drawn independently
     given sex and birth (the behaviour without person_levels) put it near 0.6; with w's
