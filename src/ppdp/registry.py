@@ -308,6 +308,11 @@ def _probabilities(text: str) -> tuple[float, ...]:
         raise ParameterError(f"--q ({text!r}) must be probabilities such as 0.5,0.9") from None
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """``--person-levels``: comma-separated column names (checked by the synthesizer)."""
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
 def _rounding(text: str) -> int | str | None:
     """``--round``: ``auto``, ``none`` or a number of decimals."""
     from ppdp.exceptions import ParameterError
@@ -420,6 +425,10 @@ PUBLISHERS.register(
            "compressed levels (both: a small table's strong numeric pairs can then be "
            "measured), or only so (unlabelled)",
            choices=("labelled", "both", "unlabelled")),
+    option("--person-levels", "person_levels",
+           "with per_person columns: numeric columns whose persons keep a persistent level "
+           "(each person's median a hidden per-person column, the rows their deviations from "
+           "it; same budget), at most 3", metavar="COL,COL", parse=_names),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 

@@ -53,6 +53,7 @@ PUBLISH = {
     "check_pairs": "--check-pairs",
     "extra_parents": "--extra-parents",
     "pair_tables": "--pair-tables",
+    "person_levels": "--person-levels",
     "by": "--by",
     "means": "--means",
     "keys": "--keys",

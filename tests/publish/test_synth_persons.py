@@ -160,15 +160,21 @@ def _per_person_rho(seen: dict[str, list], k: int, d: float = 2.0) -> tuple[floa
 
 
 @pytest.mark.parametrize(
-    ("method", "relation"),
-    [("tree", "replace-one"), ("pairs", "replace-one"), ("tree", "add/remove"),
-     ("chow-liu", "add/remove")],
+    ("method", "relation", "levels"),
+    [("tree", "replace-one", None), ("pairs", "replace-one", None), ("tree", "add/remove", None),
+     ("chow-liu", "add/remove", None), ("tree", "replace-one", ("w", "year")),
+     ("chow-liu", "add/remove", "w"), ("pairs", "replace-one", "w")],
 )  # fmt: skip
-def test_every_draw_composes_to_the_stated_rho_per_person(monkeypatch, method, relation) -> None:
+def test_every_draw_composes_to_the_stated_rho_per_person(
+    monkeypatch, method, relation, levels
+) -> None:
+    """With ``person_levels`` too: the hidden levels are per-person columns of both models,
+    so the row model's draws are still k rows per person and the person model's one row."""
     eps, delta = 0.8, 1e-6
     synth = TableSynthesizer(
-        eps, schema(), delta=delta, method=method, n_bins=5, relation=relation, random_state=5
-    )
+        eps, schema(), delta=delta, method=method, n_bins=5, relation=relation,
+        person_levels=levels, random_state=5,
+    )  # fmt: skip
     d = 2.0 if relation == "replace-one" else 1.0
     seen = _intercept(monkeypatch, utility=d)
     a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=relation)
@@ -394,3 +400,121 @@ def test_persons_with_a_label(method) -> None:
     assert list(out.columns) == ["pid", "sex", "birth", "w", "year", "y"]
     assert (out.groupby("pid")[["sex", "birth"]].nunique() == 1).all().all()
     assert set(out["y"]) <= {"hi", "lo"} and out.groupby("pid").size().max() <= K
+
+
+# -- person levels: a person's persistent level of a varying column ---------------------------
+
+
+def leveled_panel(persons: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """Persons whose w sits near their own level (uniform in [0.15, 0.85], spread 0.05 within
+    a person): a strong person effect that sex and birth do not carry."""
+    rng = np.random.default_rng(seed)
+    count = rng.integers(1, 7, persons)
+    owner = np.repeat(np.arange(persons), count)
+    level = rng.uniform(0.15, 0.85, persons)
+    return pd.DataFrame(
+        {
+            "pid": np.array([f"id{p}" for p in range(persons)])[owner],
+            "sex": np.where(rng.integers(0, 2, persons) == 1, "F", "M")[owner],
+            "birth": rng.integers(40, 60, persons)[owner],
+            "w": np.clip(level[owner] + rng.normal(0, 0.05, owner.size), 0, 1),
+            "year": rng.integers(0, 10, owner.size),
+        }
+    )
+
+
+def within_share(df: pd.DataFrame, column: str = "w") -> float:
+    """Share of the column's variance within persons (persons with 2+ rows)."""
+    v = df.groupby("pid")[column]
+    many = v.transform("size") > 1
+    centred = df[column] - v.transform("mean")
+    return float((centred[many] ** 2).mean() / df.loc[many, column].var())
+
+
+@pytest.mark.parametrize("method", ["tree", "chow-liu", "pairs"])
+def test_person_levels_keep_a_persons_persistent_level(method) -> None:
+    """w's within-person share of variance is 0.04 in the data; rows drawn independently
+    given sex and birth (the behaviour without person_levels) put it near 0.6; with w's
+    level kept it falls below half of that. Seeded."""
+    df = leveled_panel()
+    real = within_share(df)
+    plain = fit(TableSynthesizer(2.0, schema(), method=method, random_state=1), df)
+    kept = fit(
+        TableSynthesizer(2.0, schema(), method=method, person_levels="w", random_state=1), df
+    )
+    out = kept.release_.data
+    assert list(out.columns) == ["pid", "sex", "birth", "w", "year"]  # the level is hidden
+    assert (out.groupby("pid")[["sex", "birth"]].nunique() == 1).all().all()
+    independent = within_share(plain.release_.data)
+    assert real < 0.1 and independent > 0.45
+    assert within_share(out) < 0.5 * independent
+    assert kept._params().fit_schema.per_person == ("sex", "birth", "w_level")
+    details = kept.guarantee.details["persons"]
+    assert details["person_levels"] == {"w": "w_level"}
+    assert details["deviation"] == synth_persons.DEVIATION
+    assert "each person's level of w" in str(kept.guarantee)
+
+
+def test_a_level_is_a_per_person_map_whatever_the_row_order() -> None:
+    """A row's hidden level is its person's median over the person's rows (the same on each
+    of them, unchanged by shuffling the rows or removing another person), its column the
+    row's deviation from it; ``from_levels`` puts the value back (within the clamp)."""
+    s = schema()
+    d = synth_persons.DEVIATION
+    df = leveled_panel(60, seed=3)
+
+    def levels(frame: pd.DataFrame) -> dict[str, tuple[float, ...]]:
+        X, _ = s.encode(frame)
+        person = synth_persons.person_index(frame, s)
+        out = synth_persons.with_levels(X, s, ("w",), person)
+        assert out.shape == (X.shape[0], X.shape[1] + 1)
+        level, at = out[:, -1], s.blocks["w"].start
+        assert (pd.Series(level).groupby(person).nunique() == 1).all()
+        back = synth_persons.from_levels(out, s, ("w",), level[:, None])
+        inside = np.abs(X[:, at] - level) <= d
+        np.testing.assert_allclose(back[inside], X[inside], atol=1e-12)
+        rows = zip(frame["pid"], level, out[:, at], strict=True)
+        return {i: (m, v) for i, m, v in sorted(rows, key=lambda r: (r[0], r[2]))}
+
+    base = levels(df)
+    assert levels(df.sample(frac=1.0, random_state=2)) == base
+    other = df["pid"].iloc[0]
+    assert levels(df[df["pid"] != other]) == {i: v for i, v in base.items() if i != other}
+    w = df[df["pid"] == "id1"]["w"]
+    assert base["id1"][0] == pytest.approx(w.median())  # w is declared on [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("levels", "per_person", "match"),
+    [
+        (["sex"], True, "names 'sex', which is not a numeric feature column"),
+        (["birth"], True, "names 'birth', which is not a numeric feature column"),
+        (["age"], True, "names 'age', which is not a numeric feature column"),
+        (["w"], False, "needs a schema with per_person columns"),
+        (["w", "w"], True, "names a column twice"),
+        (["w", "year", "w2", "w3"], True, "at most 3"),
+        (3, True, r"person_levels \(3\) must be None, a column name or a list of names"),
+    ],
+)
+def test_bad_person_levels_are_one_line_and_spend_nothing(levels, per_person, match) -> None:
+    a = acct()
+    synth = TableSynthesizer(1.0, schema(per_person), person_levels=levels)
+    with pytest.raises(ParameterError, match=match) as info:
+        synth.fit(panel(), accountant=a)
+    assert "\n" not in str(info.value)
+    assert a.spent == PrivacyBudget(0.0, 0.0)
+
+
+def test_person_levels_from_the_command_line(tmp_path) -> None:
+    from ppdp.cli import main
+
+    leveled_panel(300).to_csv(tmp_path / "in.csv", index=False)
+    schema().to_file(tmp_path / "s.json")
+    argv = ["publish", "synth", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv")]
+    argv += ["--schema", str(tmp_path / "s.json"), "--epsilon", "2", "--person-levels", "w"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*argv, "--seed", "1", "--allow-seeded"]) == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert list(out.columns) == ["pid", "sex", "birth", "w", "year"]
+    assert (out.groupby("pid")[["sex", "birth"]].nunique() == 1).all().all()

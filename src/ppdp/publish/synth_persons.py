@@ -17,6 +17,12 @@ values once; draw each person's rows from the row model *conditioned on* the per
 per-person codes (exact inference on the tree, or a slice of the joint table), so the rows
 keep their relation to the person's attributes; write the person's values into every row
 and a synthetic id (``P000001``...) in the unit's column.
+
+With ``person_levels`` (numeric columns whose persons keep a persistent level), both models
+are fitted on :func:`fit_schema`: each such column's person median is one more (hidden)
+per-person column and the column holds each row's deviation from it (:func:`with_levels`, a
+per-person map of the bounded rows, so every sensitivity above holds); a synthetic row's
+value is its person's level plus its deviation (:func:`from_levels`), the level dropped.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from numpy.typing import NDArray
 from ppdp import noise
 from ppdp.accounting.events import ZCDP, Gaussian
 from ppdp.data import Schema
-from ppdp.data.columns import CategoricalColumn
+from ppdp.data.columns import CategoricalColumn, NumericColumn
 from ppdp.data.encoding import CUSTODIAN_LOGGER
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.grid import UndrawableNoiseError, too_small_epsilon
@@ -56,7 +62,16 @@ if TYPE_CHECKING:
     from ppdp.publish.table_synth import Plan, TableSynthesizer
     from ppdp.random import RandomSource
 
-__all__ = ["PERSON_SHARE", "PersonsModel", "PersonsPlan", "persons_plan", "row_share"]
+__all__ = [
+    "DEVIATION",
+    "MAX_LEVEL_COLUMNS",
+    "PERSON_SHARE",
+    "PersonsModel",
+    "PersonsPlan",
+    "fit_schema",
+    "persons_plan",
+    "row_share",
+]
 
 #: Share of ρ spent on the persons: the rows-per-person histogram and the person model
 #: (:data:`HISTOGRAM_SHARE` of ρ, then the rest of this share); the row model spends the rest.
@@ -64,7 +79,132 @@ PERSON_SHARE = 0.3
 #: Share of ρ spent on the rows-per-person histogram (within :data:`PERSON_SHARE`).
 HISTOGRAM_SHARE = 0.1
 
+#: The most columns ``person_levels`` may name (each adds a column to both models).
+MAX_LEVEL_COLUMNS = 3
+#: With ``person_levels``, the row model's column holds each row's deviation from its
+#: person's level, clamped to ``±DEVIATION`` of the declared range (the column's encoding):
+#: a window as wide as the range, so its ``n_bins`` bins are as wide as the column's own.
+#: (``benchmarks/synth/persons.md``: ±0.125 and ±0.25 put ln_wage's within-person share
+#: of variance below the panel's; ±0.5 within 0.04 of it.)
+DEVIATION = 0.5
+
 _custodian_log = logging.getLogger(CUSTODIAN_LOGGER)
+
+
+# -- person levels (public: the schema and the parameters) ----------------------------------
+
+
+def check_levels_value(value: Any) -> tuple[str, ...]:
+    """``person_levels``: None, a column name or a sequence of names (checked against the
+    schema by :func:`fit_schema`)."""
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(v, str) for v in names):
+        raise ParameterError(
+            f"person_levels ({value!r}) must be None, a column name or a list of names, "
+            "e.g. ['ln_wage']"
+        )
+    if len(set(names)) != len(names):
+        raise ParameterError(f"person_levels ({list(names)!r}) names a column twice")
+    if len(names) > MAX_LEVEL_COLUMNS:
+        raise ParameterError(
+            f"person_levels ({list(names)!r}) names {len(names)} columns; at most "
+            f"{MAX_LEVEL_COLUMNS} (each adds a column to the person model and the row model)"
+        )
+    return tuple(names)
+
+
+def level_names(schema: Schema, levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The hidden level columns' names (``<column>_level``, underscores added until free)."""
+    taken = set(schema.column_names) | {schema.privacy_unit.column if schema.privacy_unit else ""}
+    if schema.label is not None:
+        taken.add(schema.label.name)
+    out = []
+    for name in levels:
+        hidden = f"{name}_level"
+        while hidden in taken:
+            hidden += "_"
+        taken.add(hidden)
+        out.append(hidden)
+    return tuple(out)
+
+
+def fit_schema(schema: Any, levels: tuple[str, ...]) -> Any:
+    """The schema the models are fitted on: ``schema``, where each column of ``levels``
+    holds a row's deviation from its person's level (numeric, ``±DEVIATION`` in the column's
+    encoding), plus one hidden ``per_person`` numeric column per name (the person's level,
+    the column's encoding on ``[0, 1]``), after the features.
+
+    Each names a numeric (not date) feature column that is not ``per_person``, of a schema
+    that declares ``per_person`` columns (refused in one line otherwise)."""
+    if not levels or not isinstance(schema, Schema):
+        return schema
+    if not schema.per_person:
+        raise ParameterError(
+            f"person_levels ({list(levels)!r}) needs a schema with per_person columns (and a "
+            "privacy unit): levels are kept for synthetic persons only"
+        )
+    for name in levels:
+        col = schema.column(name) if name in {c.name for c in schema.columns} else None
+        if not isinstance(col, NumericColumn) or col.date or name in schema.per_person:
+            raise ParameterError(
+                f"person_levels names {name!r}, which is not a numeric feature column of the "
+                "schema that varies within a person (numeric, not a date, not per_person, "
+                "not the label)"
+            )
+    hidden = level_names(schema, levels)
+    columns = tuple(
+        NumericColumn(c.name, -DEVIATION, DEVIATION) if c.name in levels else c
+        for c in schema.columns
+    )
+    extra = tuple(NumericColumn(h, 0.0, 1.0) for h in hidden)
+    return dataclasses.replace(
+        schema, columns=(*columns, *extra), per_person=(*schema.per_person, *hidden)
+    )
+
+
+def with_levels(
+    X: NDArray[np.float64],
+    schema: Schema,
+    levels: tuple[str, ...],
+    person: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """The encoded rows of ``schema`` in the encoding of :func:`fit_schema`: for each column
+    of ``levels``, the person's level ``m_p`` (the median of the column's encoding over the
+    person's bounded rows) appended, and the column's block replaced by the row's deviation
+    ``v − m_p``, clamped to ``±DEVIATION`` and encoded. A function of the person's multiset
+    of rows, whatever their order or the other persons."""
+    if not levels:
+        return X
+    out = X.copy()
+    medians = []
+    for name in levels:
+        at = schema.blocks[name].start
+        v = X[:, at]
+        median = pd.Series(v).groupby(person).median().to_numpy()[person]
+        deviation = np.clip(v - median, -DEVIATION, DEVIATION)
+        out[:, at] = (deviation + DEVIATION) / (2.0 * DEVIATION)
+        medians.append(median)
+    return np.column_stack([out, *medians])
+
+
+def from_levels(
+    Z: NDArray[np.float64],
+    schema: Schema,
+    levels: tuple[str, ...],
+    level: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Post-processing, the inverse of :func:`with_levels` on synthetic rows: ``schema``'s
+    encoding of rows drawn in :func:`fit_schema`'s, each column of ``levels`` its person's
+    level (``level``: one column per name, one row per row) plus the row's deviation,
+    clamped to ``[0, 1]``; the hidden columns dropped."""
+    out = np.array(Z[:, : schema.n_features], dtype=np.float64)
+    for j, name in enumerate(levels):
+        at = schema.blocks[name].start
+        deviation = out[:, at] * (2.0 * DEVIATION) - DEVIATION
+        out[:, at] = np.clip(level[:, j] + deviation, 0.0, 1.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -84,6 +224,9 @@ class PersonsPlan:
     sigma_histogram : float
         σ of the rows-per-person histogram (one count per person: L2 sensitivity √2 under
         replace-one, 1 under add/remove).
+    levels : tuple of (str, str)
+        ``person_levels``: each column whose persons' levels are kept, and its hidden level
+        column (a per-person column of both models, dropped from the output).
     """
 
     schema: Schema
@@ -91,6 +234,7 @@ class PersonsPlan:
     attributes: tuple[int, ...]
     rows_column: str
     sigma_histogram: float
+    levels: tuple[tuple[str, str], ...] = ()
 
     def spent_rho(self) -> float:
         """ρ of the person model's draws and the histogram's (one row per person: the
@@ -115,8 +259,11 @@ class PersonsPlan:
 
     def details(self) -> dict[str, Any]:
         """JSON-safe facts for the ledger and the guarantee."""
+        hidden = {h for _, h in self.levels}
+        levels = {"person_levels": dict(self.levels), "deviation": DEVIATION} if self.levels else {}
         return {
-            "per_person": list(self.schema.column_names[:-1]),
+            "per_person": [c for c in self.schema.column_names[:-1] if c not in hidden],
+            **levels,
             "rho_share": PERSON_SHARE,
             "histogram_rho_share": HISTOGRAM_SHARE,
             "sigma_rows_per_person_histogram": self.sigma_histogram,
@@ -199,7 +346,10 @@ def persons_plan(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | No
     attributes = tuple(row_bins.names.index(c) for c in schema.per_person)
     # The two models code the per-person columns alike (same declarations, same n_bins).
     assert bins.sizes[:-1] == tuple(row_bins.sizes[a] for a in attributes)
-    return PersonsPlan(table, plan, attributes, rows_column, sigma)
+    named = checked["person_levels"]
+    hidden = schema.per_person[len(schema.per_person) - len(named) :]  # appended last
+    levels = tuple(zip(named, hidden, strict=True))
+    return PersonsPlan(table, plan, attributes, rows_column, sigma, levels)
 
 
 # -- the person table (private) -------------------------------------------------------------
@@ -271,7 +421,7 @@ def release_persons(
     """Fit the row model and the person model (every private step), then draw persons."""
     from ppdp.publish.table_synth import TableSynthesizer, _sub_bin_histograms
 
-    schema, plan = synth.schema, synth._params().plan
+    schema, plan = synth._params().fit_schema, synth._params().plan
     codes = plan.bins.codes(schema, X, y)
     counts = MarginalCounts.of(codes, plan.bins.sizes, plan.counted_cliques())
     rows_release = synth._fit_model(plan, counts, source)
@@ -322,11 +472,20 @@ def release_persons(
 
 def _guarantee(rows: Release, people: Release, persons: PersonsPlan, n: int) -> Any:
     g = rows.guarantee
+    declared = persons.details()["per_person"]
+    kept = (
+        f"; each person's level of {', '.join(c for c, _ in persons.levels)} (the median over "
+        "the person's rows) is a hidden per-person column of both models, not released, and "
+        f"the row model holds each row's deviation from it (within ±{DEVIATION:g} of the "
+        "declared range)"
+        if persons.levels
+        else ""
+    )
     lines = (
         f"synthetic persons: a person model (one row per person: the per_person columns "
-        f"{', '.join(persons.schema.column_names[:-1])} and the rows each person keeps, "
+        f"{', '.join(declared)} and the rows each person keeps, "
         f"1..max_rows) fitted on {PERSON_SHARE:.0%} of ρ with one row per person's "
-        "sensitivities; the row tables on the rest, per person",
+        f"sensitivities; the row tables on the rest, per person{kept}",
         f"{n} synthetic persons ({_count_text(persons.plan)}); each person's rows drawn from "
         "the row model given the person's per_person columns; ids in the unit's column are "
         "synthetic (P000001...), never the data's",
@@ -370,7 +529,7 @@ class PersonsModel:
     def sample(self, n_persons: int, source: RandomSource) -> pd.DataFrame:
         """``n_persons`` synthetic persons and their rows: the unit's column (synthetic
         ids) first, then the schema's columns (and the label)."""
-        persons, schema = self.persons, self.synth.schema
+        persons, schema = self.persons, self.synth._params().fit_schema
         # Rows per person from the noisy histogram (projected to n persons, largest
         # remainder), then each person's columns from the person model given that count.
         fitted = _project_rows(self.histogram[None, :], np.array([float(self.n)]))[0]
@@ -390,8 +549,13 @@ class PersonsModel:
             self.synth._model, persons.attributes, pcodes[:, :-1], owner, source
         )
         Z, y = self.synth._decode(row_codes, source)
+        declared = self.synth.schema
+        if persons.levels:  # each row: its person's level plus its own deviation
+            level = np.column_stack([people[h].to_numpy()[owner] for _, h in persons.levels])
+            named = tuple(c for c, _ in persons.levels)
+            Z, schema = from_levels(Z, declared, named, level), declared
         out = schema.decode(Z, y)
-        for name in schema.per_person:  # decoded once per person: constant within a person
+        for name in declared.per_person:  # decoded once per person: constant within a person
             out[name] = people[name].to_numpy()[owner]
         unit = schema.privacy_unit
         assert unit is not None

@@ -363,13 +363,22 @@ class Plan:
         }
 
 
-def _check_bins(schema: Any, checked: Mapping[str, Any]) -> Bins:
+def _check_fit_schema(schema: Any, checked: Mapping[str, Any]) -> Schema:
+    """The schema the models are fitted on: the declared one, plus the hidden level columns
+    of ``person_levels`` (:func:`ppdp.publish.synth_persons.fit_schema`)."""
+    from ppdp.publish.synth_persons import fit_schema
+
     if not isinstance(schema, Schema):
         raise ParameterTypeError(
             f"schema ({type(schema).__name__}) must be a ppdp.data.Schema; "
             "load one with Schema.from_file(path)"
         )
-    return Bins.from_schema(schema, checked["n_bins"])
+    fitted: Schema = fit_schema(schema, checked["person_levels"])
+    return fitted
+
+
+def _check_bins(_: Any, checked: Mapping[str, Any]) -> Bins:
+    return Bins.from_schema(checked["fit_schema"], checked["n_bins"])
 
 
 def _check_n_bins(value: Any) -> int:
@@ -787,6 +796,10 @@ class TableSynthParams:
     delta: float
     method: str
     n_bins: int
+    #: The columns whose persons' levels are kept (``person_levels``), else ().
+    person_levels: tuple[str, ...]
+    #: The schema the models are fitted on (the declared one, plus the hidden levels).
+    fit_schema: Schema
     bins: Bins
     relation: Neighbouring
     binning: str
@@ -805,16 +818,22 @@ class TableSynthParams:
     persons: PersonsPlan | None
 
 
-def _row_share(schema: Schema, checked: Mapping[str, Any]) -> float:
+def _row_share(_: Schema, checked: Mapping[str, Any]) -> float:
     from ppdp.publish.synth_persons import row_share
 
-    return row_share(schema, checked)
+    return row_share(checked["fit_schema"], checked)
 
 
-def _persons(schema: Schema, checked: Mapping[str, Any]) -> PersonsPlan | None:
+def _persons(_: Schema, checked: Mapping[str, Any]) -> PersonsPlan | None:
     from ppdp.publish.synth_persons import persons_plan
 
-    return persons_plan(schema, checked)
+    return persons_plan(checked["fit_schema"], checked)
+
+
+def _check_person_levels(value: Any, _: Mapping[str, Any]) -> tuple[str, ...]:
+    from ppdp.publish.synth_persons import check_levels_value
+
+    return check_levels_value(value)
 
 
 #: TableSynthesizer's constraint table, in the order the parameters are checked (``bins``
@@ -824,6 +843,8 @@ TABLE_SYNTH_CONSTRAINTS: tuple[Rule, ...] = (
     Rule("delta", lambda v, _: check_delta("delta", v, allow_zero=False)),
     Rule("method", lambda v, _: check_option("method", v, _METHODS)),
     Rule("n_bins", lambda v, _: _check_n_bins(v)),
+    Rule("person_levels", _check_person_levels),
+    Rule("fit_schema", _check_fit_schema, attribute="schema"),
     Rule("bins", _check_bins, attribute="schema"),
     Rule("relation", lambda v, _: Neighbouring.parse(v)),
     Rule("binning", lambda v, _: check_option("binning", v, BINNINGS)),
@@ -1084,6 +1105,16 @@ class TableSynthesizer(Publisher):
         tables the labelled (label, 18, 18) table of two numeric columns is mostly noise
         and is never chosen; its compressed unlabelled form is. Measured in
         ``benchmarks/synth/credit_pairs.md``.
+    person_levels : str or sequence of str, optional
+        Synthetic persons only (``per_person`` columns): up to 3 numeric columns whose
+        persons' persistent levels are kept (a woman's wage level across her years). Each
+        person's level of the column (the median over the person's kept rows) becomes a
+        hidden per-person column of the person model and the row model, and the row model
+        holds each row's deviation from it (within half the declared range); a synthetic
+        row's value is its person's level plus its own deviation. The hidden column is not
+        released; the charge is the same ρ (``docs/proofs/table-synth.md``, "Synthetic
+        persons"). Default None: rows drawn independently given the ``per_person`` columns.
+        ``benchmarks/synth/persons.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1154,6 +1185,7 @@ class TableSynthesizer(Publisher):
         check_pairs: int = DEFAULT_CHECK_PAIRS,
         extra_parents: int | Literal["auto"] = "auto",
         pair_tables: Literal["labelled", "both", "unlabelled"] = "labelled",
+        person_levels: str | Sequence[str] | None = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -1169,6 +1201,7 @@ class TableSynthesizer(Publisher):
         self.check_pairs = check_pairs
         self.extra_parents = extra_parents
         self.pair_tables = pair_tables
+        self.person_levels = person_levels
         self.random_state = random_state
         self.allow_large_epsilon = allow_large_epsilon
 
@@ -1216,10 +1249,12 @@ class TableSynthesizer(Publisher):
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         X, y = self.schema.encode(df, on_invalid=on_invalid)
         self._check_rows(X.shape[0])
-        if self._params().persons is not None:  # private: read by _release only, then dropped
-            from ppdp.publish.synth_persons import person_index
+        params = self._params()
+        if params.persons is not None:  # private: read by _release only, then dropped
+            from ppdp.publish.synth_persons import person_index, with_levels
 
             self._person_index = person_index(df, self.schema)
+            X = with_levels(X, self.schema, params.person_levels, self._person_index)
         if self.schema.label is not None and y is None:  # pragma: no cover - encode checks
             raise DataValidationError("the data must have the label column")
         return X, y
@@ -1436,7 +1471,7 @@ class TableSynthesizer(Publisher):
             )
         self._model = model
         self._plan = plan
-        _warn_crowded_bins(model, plan.bins, self.schema)
+        _warn_crowded_bins(model, plan.bins, self._params().fit_schema)
         checked = self._check_pairs(plan, counts, edges, source)
         extra = self._add_second_parents(plan, counts, checked, source)
         names = plan.bins.names
@@ -1590,7 +1625,7 @@ class TableSynthesizer(Publisher):
         weights: dict[int, NDArray[np.float64]] = {}
         released: dict[str, NDArray[np.float64]] = {}
         for a in plan.quantile_columns:
-            col = self.schema.column(plan.bins.names[a])
+            col = self._params().fit_schema.column(plan.bins.names[a])
             assert isinstance(col, NumericColumn)
             histogram = fine.histogram(a)
             coarse = measure_table(coarse_of(histogram), (a,), sigma, source).values
@@ -1628,7 +1663,7 @@ class TableSynthesizer(Publisher):
         decoders: dict[int, SubBinDecoder] = {}
         released: dict[str, NDArray[np.float64]] = {}
         for a in plan.decode_columns:
-            col = self.schema.column(plan.bins.names[a])
+            col = self._params().fit_schema.column(plan.bins.names[a])
             assert isinstance(col, NumericColumn)
             exact = sub_bins.histogram(a).astype(np.float64)
             noisy = measure_table(exact, (a,), sigma, source).values
@@ -1637,7 +1672,7 @@ class TableSynthesizer(Publisher):
             released[f"noisy-decode-sub-bins:{col.name}"] = noisy
         bins = plan.bins.with_decoders(decoders)
         if plan.recut:
-            bins = _recut_crowded(bins, self.schema, released, sigma)
+            bins = _recut_crowded(bins, self._params().fit_schema, released, sigma)
         return dataclasses.replace(plan, bins=bins), released
 
     def _guarantee(
@@ -1744,7 +1779,7 @@ class TableSynthesizer(Publisher):
     def _decode(
         self, codes: NDArray[np.int64], source: RandomSource
     ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-        return self._plan.bins.encode_codes(self.schema, codes, source)
+        return self._plan.bins.encode_codes(self._params().fit_schema, codes, source)
 
     def sample(self, n: int | None = None, *, random_state: RandomState = None) -> pd.DataFrame:
         """Draw synthetic rows from the fitted model (post-processing: free, repeatable).
