@@ -144,8 +144,25 @@ def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
         assert str(SENTINEL) not in note.locator("body").inner_text()
         check(page, "5-note", at="iframe.note")
 
+        # group statistics with the budget left, and their report (custodian only)
+        steps = page.get_by_role("navigation", name="Steps")  # the report may link there too
+        steps.get_by_role("link", name="What to release").click()
+        page.get_by_label("Group statistics: noisy counts and means per group").check()
+        page.get_by_label("Group by (categorical columns, comma-separated)").fill("sex")
+        page.get_by_label("Means of (numeric columns, comma-separated)").fill("age")
+        page.get_by_label("ε spent by this release").fill("1")
+        page.get_by_role("button", name="Check the plan").click()
+        page.get_by_role("button", name="Release (spends the budget above)").click()
+        expect(page.get_by_role("heading", name="5. The release")).to_be_visible()
+        page.get_by_role("button", name="Make the report").click()
+        expect(page.locator("#verdict")).to_contain_text("mean_age")
+        frame = page.frame_locator("iframe[title^='Quality report']")
+        expect(frame.locator("h1").first).to_be_visible()
+        check(page, "5-group-report", at="#verdict")
+
         page.get_by_role("link", name="6. Ledger history").click()
         expect(page.locator("#history")).to_contain_text("TableSynthesizer")
+        expect(page.locator("#releases")).to_contain_text("groups.csv.report.html")
         check(page, "6-ledger")
         # The keyboard reaches the skip link first, then the first field of the screen (no
         # autofocus: the skip link comes first, deterministically). The focused element is
@@ -170,4 +187,4 @@ def test_the_whole_flow_in_chromium(tmp_path, patient_expect):
         browser.close()
     assert problems == []
     ledger = next((tmp_path / "runs").glob("*.ledger.db"))
-    assert budget_report(ledger).spent.epsilon == 1.0
+    assert budget_report(ledger).spent.epsilon == 2.0

@@ -279,6 +279,13 @@ class Publisher(ValidatedParams):
         """
         return self.schema.encode(df, on_invalid=on_invalid)
 
+    def checked_table(self, data: Any) -> Any:
+        """``data`` as this release checks and encodes it: ``data`` itself (every declared
+        column). A release that reads the values of some columns only gives the others one
+        declared value, so that nothing in them is refused, counted or warned about
+        (:meth:`ppdp.publish.GroupByPublisher.checked_table`)."""
+        return data
+
     def _release(
         self,
         X: NDArray[np.float64],
@@ -655,15 +662,14 @@ class _PublisherSteps:
         pub = self.publisher
         self._choose_max_rows(table, on_invalid)
         if not table.partitioned:  # each person's rows bounded first (privacy unit)
-            return pub._encode(
-                pub._bounded(table.data, self._source, on_invalid), on_invalid=on_invalid
-            )
+            bounded = pub._bounded(table.data, self._source, on_invalid)
+            return pub._encode(pub.checked_table(bounded), on_invalid=on_invalid)
         self.frame, bounding = pub._bounded_frame(table.frame, self._source, on_invalid)
         scan = table.scan(
             include_label=pub._distributed_include_label(),
             on_invalid=on_invalid,
             partition_fn=pub._shipped()._partition_statistics,
-            frame=self.frame,
+            frame=pub.checked_table(self.frame),
             partition_rows=pub._partition_reads_rows(),
         )
         pub._log_bounding(bounding, table.scheduler)

@@ -645,9 +645,10 @@ def _publish_file(
             with warnings.catch_warnings():
                 p.ignore_said()
                 charges = list(publisher.run(df, run.release_options(acct)).charges)
-        report = encode_report(schema, df, on_invalid=on_invalid)
+        checked = publisher.checked_table(df)  # a group-by: the columns it reads only
+        report = encode_report(schema, checked, on_invalid=on_invalid)
         say_corrections(schema, report, tell)
-        warn_identifiers(schema, df, tell)
+        warn_identifiers(schema, checked, tell)
         if run.dry_run:
             return p.dry_run(acct, len(df), charges, report)
         tell(f"{_rows(df, publisher)}; checking the data and releasing ({method}, {cost})")

@@ -1174,6 +1174,20 @@ class GroupByPublisher(Publisher):
             return None
         return rows[unit.column].astype(str).to_numpy(dtype=object)
 
+    def checked_table(self, data: Any) -> Any:
+        """``data`` with every declared column this release does not read set to one
+        declared value (a column outside ``by``, ``means``, ``variances`` and
+        ``quantiles``; the label unless it is in ``by``): its values are neither checked
+        (an undeclared category, a missing value) nor counted (clipped, imputed) nor
+        warned about, here, in the dry run or in ``ppdp publish groupby``'s lines.
+
+        The columns the release reads keep their values and every statistic reads only
+        their encoded blocks, so the release is the one the whole table gives. A column
+        missing from ``data`` stays missing (refused as before); the privacy unit's column
+        and the open columns are not encoded and are left as they are. A pandas or Dask
+        DataFrame only (anything else is returned unchanged)."""
+        return unread_filled(self.schema, self._params().plan, data)
+
     def _check_rows(self, n: int) -> None:
         """Refuse an empty table where ``n`` is public (replace-one). Under add/remove an
         empty table is released like any other (noisy counts and sums of zero rows): a
@@ -1842,6 +1856,32 @@ def _unit_assumptions(bounds: Any, plan: GroupPlan) -> list[str]:
         "before any statistic): at most "
         f"{plan.contribution} row(s) of one person reach the statistics",
     ]
+
+
+def _declared_value(col: Any) -> Any:
+    """One value ``encode`` takes for ``col`` without a count: its first category, or its
+    lower bound (for a date, the first whole day in its bounds, as ISO text)."""
+    if isinstance(col, CategoricalColumn):
+        return col.categories[0]
+    if col.date:
+        day = np.datetime64(0, "D") + np.timedelta64(math.ceil(col.lower), "D")
+        return str(day)
+    return col.lower
+
+
+def unread_filled(schema: Schema, plan: GroupPlan, data: Any) -> Any:
+    """``data`` with the encoded columns ``plan`` does not read set to a declared value
+    (:meth:`GroupByPublisher.checked_table`)."""
+    if not hasattr(data, "assign") or not hasattr(data, "columns"):
+        return data
+    read = {*plan.by, *plan.means, *plan.quantiles}
+    fill = {c.name: _declared_value(c) for c in schema.columns if c.name not in read}
+    label = schema.label
+    if label is not None and label.name not in read:
+        fill[label.name] = label.classes[0]
+    present = set(data.columns)
+    fill = {name: value for name, value in fill.items() if name in present}
+    return data.assign(**fill) if fill else data
 
 
 def _qname(p: float, name: str) -> str:

@@ -461,7 +461,7 @@ def create_app(
     @app.post("/report")
     def make_report(data: PostedForm) -> Any:
         run = need_run()
-        if run.result is None or run.result["kind"] != "synth":
+        if run.result is None or run.result["kind"] not in REPORTED:
             return RedirectResponse("/report", status_code=303)
         target = str(data.get("target", "")).strip() or None
         run.result["target"] = target
@@ -471,8 +471,10 @@ def create_app(
                 done = _quietly(step.run, run.say)
         except Exception as exc:  # every failure is a page (_failed)
             line, status = _failed(exc, "report")
+            # next to the column to predict (a synthetic table's), else to the button
+            where = "target" if run.result["kind"] == "synth" else "report"
             return _status(page("report.html", "/report", result=run.result, report=None,
-                           errors={"target" if status == 200 else "form": line}, step=step),
+                           errors={where if status == 200 else "form": line}, step=step),
                            status)  # fmt: skip
         run.record("report", step.line())
         name = Path(done.paths[0]).name
@@ -513,7 +515,7 @@ def create_app(
             "left_words": budget_words(shown["remaining"], shown["total"]),
             "total_words": budget_words(shown["total"])}  # fmt: skip
         return page("ledger.html", "/ledger", step=step, shown=shown, error=error, kinds=_KINDS,
-                    rows=_history_rows(shown, session.run), **words)  # fmt: skip
+                    reported=REPORTED, rows=_history_rows(shown, session.run), **words)  # fmt: skip
 
     @app.get("/static/{name}")
     def static(name: str) -> Any:
@@ -551,6 +553,11 @@ def _refuse(line: str) -> Any:
 def _list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
+
+#: The kinds of release whose quality report the report screen makes (``ppdp report``):
+#: a synthetic table (its columns, pairs and a classifier) and group statistics (each
+#: group's statistics against the true ones, :func:`ppdp.evaluate.group_report`).
+REPORTED = ("synth", "groupby")
 
 #: What each kind of release is, in words.
 _KINDS = {"synth": "synthetic table", "groupby": "group statistics", "model": "model"}
@@ -934,8 +941,12 @@ def _write_note(run: Run) -> dict[str, Any] | None:
 
 
 def _report_step(run: Run, target: str | None) -> _steps.Step | None:
-    if run.result is None or run.result["kind"] != "synth":
+    """``ppdp report`` of the run's latest release (a synthetic table or group statistics;
+    a model has none here), written beside it (:func:`report_path`)."""
+    if run.result is None or run.result["kind"] not in REPORTED:
         return None
+    if run.result["kind"] != "synth":  # a group-by's report has no column to predict
+        target = None
     return _steps.report_step(
         Path(run.result["path"]), original=run.data, schema=run.schema_path,
         output=report_path(Path(run.result["path"])), target=target,
