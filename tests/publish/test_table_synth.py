@@ -134,16 +134,6 @@ def drawn_rho(seen: dict[str, list], relation: str = "replace-one") -> float:
     return rho + sum(e**2 / 8 for e in seen["eps"])
 
 
-def unspent_extra(synth: TableSynthesizer) -> float:
-    """ρ of the second parents' pair tables the plan reserved and the fit left undrawn
-    (a named pair whose table the noise would swamp is not measured)."""
-    plan = synth._plan
-    if not plan.extra_parents or not isinstance(synth._model, model.Model):
-        return 0.0
-    left = plan.extra_parents - len(synth._model.extra)
-    return left * plan.contribution**2 * plan.table_sensitivity**2 / (2 * plan.sigma_extra**2)
-
-
 @pytest.mark.parametrize(
     ("method", "label", "classes"),
     [
@@ -175,10 +165,13 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     d = len(schema.columns) + (schema.label is not None)
     f = len(schema.columns)
     k = 3  # the pair check's rounds (check_pairs): one choice and one residual each
-    # extra_parents="auto": one pair the check names measured (a second parent), here
-    # always (the gate passes at these seeds: the planned ρ is spent whole)
+    # extra_parents="auto" (3): the pairs the check names that pass the gate get a pair
+    # table each; if fewer than 3 do, the pool's rest measures every edge table again
     x = 0 if method == "pairs" else len(synth._model.extra)
-    assert x == (0 if method == "pairs" else 1)
+    plan = synth.plan()
+    assert x <= plan.extra_parents == (0 if method == "pairs" else 3)
+    again = plan.n_second if x < plan.extra_parents else 0
+    x += again
     # decode="sub-bins" (the default): one sub-bin histogram per column binned at equal
     # widths, here age (101 integers) and score; level has 5 integers, one code each
     h = 2

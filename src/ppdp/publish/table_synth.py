@@ -50,7 +50,6 @@ from ppdp.publish.table_synth_check import (
     check_noise,
     check_pairs_value,
     exact_pair_table,
-    model_class_pair_table,
     rounds_for,
     run_pair_check,
     warn_pairs,
@@ -83,6 +82,7 @@ from ppdp.publish.table_synth_model import (
     fit_joint,
     group_table,
     measure_table,
+    model_class_law,
     noisy_total,
     occupied_bins,
     quantile_cuts,
@@ -93,6 +93,7 @@ from ppdp.publish.table_synth_model import (
     sample_codes_given_classes,
     sample_joint,
     second_parent_child,
+    second_parent_placed,
     select_tree,
     sigma_for,
     sub_bin_codes,
@@ -144,7 +145,7 @@ EXTRA_SHARE = 0.05
 #: most this many times the check's noisy residual of the pair.
 EXTRA_NOISE_RATIO = 2.0
 #: Second parents of ``extra_parents="auto"`` (``benchmarks/synth/second_parents.md``).
-DEFAULT_EXTRA_PARENTS = 1
+DEFAULT_EXTRA_PARENTS = 3
 #: The most second parents a fit accepts.
 MAX_EXTRA_PARENTS = 10
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
@@ -205,10 +206,13 @@ class Plan:
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
     check: CheckNoise | None = None
-    #: Second parents (``extra_parents``): the first ``extra_parents`` pairs the check
-    #: names each get their (i, j) table measured at ``sigma_extra`` (after the check).
+    #: Second parents (``extra_parents``): up to ``extra_parents`` pairs the check names
+    #: get their (i, j) table measured (after the check), sharing the row-level pool
+    #: ``extra_rho`` equally (:func:`second_parent_sigma`); ``sigma_extra`` is the σ of each
+    #: when all ``extra_parents`` are measured (the largest).
     extra_parents: int = 0
     sigma_extra: float = 0.0
+    extra_rho: float = 0.0
     #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
     #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
     #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
@@ -255,9 +259,7 @@ class Plan:
             total += len(self.decode_columns) * half_sq / self.sigma_decode**2
         if self.check is not None:
             total += self.check_pairs * self.check.rho_per_round
-        if self.extra_parents:
-            total += self.extra_parents * half_sq / self.sigma_extra**2
-        return total
+        return total + self.extra_rho
 
     def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
         """Every table a fit may read from the data: the first round's, then (tree) the
@@ -315,6 +317,9 @@ class Plan:
                 {
                     "second_parent_tables": self.extra_parents,
                     "sigma_second_parent": self.sigma_extra,
+                    "second_parent_rho": self.extra_rho,
+                    "second_parent_pool": "taken from the edge tables; the share of the "
+                    "pair tables not measured measures the edge tables again",
                 }
                 if self.extra_parents
                 else {}
@@ -529,14 +534,131 @@ def _build_plan(
     if rounds:
         share = budget * CHECK_SHARE
         extra = min(extra_parents, rounds)
-        extra_share = budget * EXTRA_SHARE * extra
-        plan = _spend(plan.method, budget - share - extra_share, *args)
+        plan = _spend(plan.method, budget - share, *args)
         noise_ = check_noise(share, rounds, plan.utility_sensitivity)
         plan = dataclasses.replace(plan, check_pairs=rounds, check=noise_)
         if extra:
-            sigma = _round_sigma_up(extra_share / extra, plan.table_sensitivity)
-            plan = _check_sigmas(dataclasses.replace(plan, extra_parents=extra, sigma_extra=sigma))
+            plan = _check_sigmas(_with_pool(plan, extra, budget * EXTRA_SHARE * extra))
     return dataclasses.replace(plan, rho=rho, contribution=contribution)
+
+
+def _edges_rho(plan: Plan) -> float:
+    """Row-level ρ of the edge tables of ``plan``."""
+    return plan.n_second * plan.table_sensitivity**2 / (2.0 * plan.sigma_second**2)
+
+
+def _with_pool(plan: Plan, extra: int, pool: float) -> Plan:
+    """``plan`` with the second parents' pool (at most half the edge tables' ρ) taken from
+    its edge tables alone (their σ scaled up); what the pair tables leave goes back to the
+    edge tables (:func:`remeasure_sigma`), so a fit that adds none has the edge tables' ρ
+    of the plan without the pool, and every other draw is the same."""
+    tables = _edges_rho(plan)
+    pool = min(pool, tables / 2.0)
+    scale = math.sqrt(tables / (tables - pool))
+    plan = dataclasses.replace(
+        plan,
+        sigma_second=math.nextafter(plan.sigma_second * scale, math.inf),
+        extra_parents=extra,
+        extra_rho=pool,
+    )
+    return dataclasses.replace(plan, sigma_extra=second_parent_sigma(plan, extra))
+
+
+def second_parent_sigma(plan: Plan, m: int) -> float:
+    """σ of each of ``m`` second-parent pair tables sharing the plan's pool: ``m`` tables of
+    L2 sensitivity Δ at this σ spend ``m·Δ²/(2σ²) ≤ extra_rho`` (σ rounded up)."""
+    return _round_sigma_up(plan.extra_rho / m, plan.table_sensitivity)
+
+
+def _swamped(pair: CheckedPair, sigma: float, sizes: Sequence[int], n: float) -> bool:
+    """Whether the pair's table at ``sigma`` would be swamped by its noise: expected L1
+    noise above :data:`EXTRA_NOISE_RATIO` times the check's released residual (public)."""
+    i, j = pair.pair
+    noise_l1 = math.sqrt(2.0 / math.pi) * sigma * sizes[i] * sizes[j]
+    return noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(n, 1.0)
+
+
+def choose_second_parents(
+    plan: Plan, model: Model, checked: Sequence[CheckedPair]
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The ``(pair, (child, second parent))`` of the second parents a fit adds: the check's
+    pairs in its order, each skipped where its table at ``plan.sigma_extra`` would be
+    :func:`_swamped` or no end is free (:func:`second_parent_child`), up to
+    ``plan.extra_parents``. A function of the released check, the public model's
+    structure and the plan."""
+    sizes, n = plan.bins.sizes, float(model.n)
+    chosen: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    structure = model
+    for pair in checked:
+        if len(chosen) == plan.extra_parents:
+            break
+        if _swamped(pair, plan.sigma_extra, sizes, n):
+            continue
+        placed = second_parent_child(structure, *pair.pair)
+        if placed is not None:
+            chosen.append((pair.pair, placed))
+            structure = second_parent_placed(structure, *placed)
+    return chosen
+
+
+def remeasure_sigma(plan: Plan, n_pairs: int) -> float:
+    """σ of each edge table measured again with the share of the second parents' pool that
+    ``n_pairs < extra_parents`` pair tables leave: the planned edge σ times
+    ``√(ρ_edges / left)``, rounded up, so the ``n_second`` tables spend at most that share."""
+    left = plan.extra_rho * (plan.extra_parents - n_pairs) / plan.extra_parents
+    return math.nextafter(plan.sigma_second * math.sqrt(_edges_rho(plan) / left), math.inf)
+
+
+def _pooled(
+    old: Measurement, exact: NDArray[np.float64], sigma: float, source: RandomSource
+) -> Measurement:
+    """``old`` pooled with a new measurement of its table at ``sigma`` by inverse-variance
+    weights (the pooled σ is ``(σ₁⁻² + σ₂⁻²)^(-1/2)``)."""
+    new = measure_table(exact, old.clique, sigma, source)
+    w_old, w_new = old.sigma**-2, sigma**-2
+    values = (w_old * old.values + w_new * new.values) / (w_old + w_new)
+    return Measurement(old.clique, values, (w_old + w_new) ** -0.5)
+
+
+def _measure_edges_again(
+    plan: Plan,
+    counts: MarginalCounts,
+    edges: Sequence[tuple[int, int]],
+    second: Sequence[Measurement],
+    forms: Mapping[tuple[int, int], EdgeForm],
+    n_pairs: int,
+    source: RandomSource,
+) -> list[Measurement]:
+    """The edge tables, each measured again at :func:`remeasure_sigma` (in the edges'
+    order) and pooled with its first measurement."""
+    sigma = remeasure_sigma(plan, n_pairs)
+    pre = (plan.label,) if plan.label is not None else ()
+    lead = (None,) * len(pre)
+    return [
+        _pooled(m, group_table(counts.table(pre + e), (*lead, *forms[e].maps)), sigma, source)
+        for e, m in zip(edges, second, strict=True)
+    ]
+
+
+def _estimate_tree(
+    plan: Plan,
+    n: int,
+    first: Sequence[Measurement],
+    edges: Sequence[tuple[int, int]],
+    second: Sequence[Measurement],
+    forms: Mapping[tuple[int, int], EdgeForm],
+) -> Model:
+    """The tree model of the measured tables (post-processing)."""
+    return estimate(
+        n,
+        plan.bins.sizes,
+        plan.features,
+        plan.label,
+        {m.clique[-1]: m for m in first},
+        list(edges),
+        {e: m for e, m in zip(edges, second, strict=True)},
+        forms=dict(forms),
+    )
 
 
 def _spend(
@@ -844,7 +966,9 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
         (plan.n_second, plan.sigma_second),
         (2 * len(plan.quantile_columns), plan.sigma_quantiles),
         (len(plan.decode_columns), plan.sigma_decode),
-        (plan.extra_parents, plan.sigma_extra),
+        # The second parents' pool: m ≤ extra_parents tables at second_parent_sigma(m),
+        # m chosen from released values, spend at most one table's worth at m = 1.
+        (1 if plan.extra_parents else 0, second_parent_sigma(plan, 1) if plan.extra_rho else 0),
     )
     draws: list[PrivacyEvent] = [
         Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
@@ -1018,12 +1142,15 @@ class TableSynthesizer(Publisher):
     extra_parents : int or "auto", default "auto"
         Second parents, in ``0..10`` and at most ``check_pairs``: the first pairs the check
         names (in its order; a pair whose table the noise would swamp, judged from the
-        check's released residual, is skipped) get their (i, j) table measured with
-        :data:`EXTRA_SHARE` (5 %) of ρ each, reserved in the plan, and one end is drawn
-        given its tree parent and the other end, so a triangle the tree cannot hold (a
-        star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
-        0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
-        ``benchmarks/synth/second_parents.md`` has the measurements.
+        check's released residual, or with no end free to take a second parent, is
+        skipped) get their (i, j) table measured, and one end is drawn given its tree
+        parent and the other end, so a triangle the tree cannot hold (a star around one
+        column) keeps its third side. The plan takes a pool of :data:`EXTRA_SHARE` (5 %)
+        of ρ per second parent (at most half their ρ) from the edge tables; each pair
+        table gets an equal part, and the part the skipped ones leave measures the edge
+        tables again, so the pool is always spent. ``"auto"``: 3 (at most ``check_pairs``)
+        where the check runs, 0 with ``per_person`` columns (whose samplers are trees);
+        ``0``: the tree alone. ``benchmarks/synth/second_parents.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
         ledger records the release as seeded.
@@ -1347,26 +1474,25 @@ class TableSynthesizer(Publisher):
         """Measure, select and estimate; keep the model; the release without rows."""
         first, edges, second, forms = self._measure_all(plan, counts, source)
         n = _row_count(plan, counts, first)
-        sizes = plan.bins.sizes
         model: Model | JointModel
         if plan.method == "pairs":
-            model = fit_joint(n, sizes, first)
+            model = fit_joint(n, plan.bins.sizes, first)
         else:
-            model = estimate(
-                n,
-                sizes,
-                plan.features,
-                plan.label,
-                {m.clique[-1]: m for m in first},
-                edges,
-                {e: m for e, m in zip(edges, second, strict=True)},
-                forms=forms,
-            )
+            model = _estimate_tree(plan, n, first, edges, second, forms)
         self._model = model
         self._plan = plan
         _warn_crowded_bins(model, plan.bins, self.schema)
         checked = self._check_pairs(plan, counts, edges, source)
-        extra = self._add_second_parents(plan, counts, checked, source)
+        chosen: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        if plan.extra_parents and isinstance(model, Model):
+            chosen = choose_second_parents(plan, model, checked)
+            if len(chosen) < plan.extra_parents:
+                # The pool's share the named pairs leave: the edge tables again.
+                second = _measure_edges_again(
+                    plan, counts, edges, second, forms, len(chosen), source
+                )
+                self._model = _estimate_tree(plan, n, first, edges, second, forms)
+        extra = self._add_second_parents(plan, counts, chosen, source)
         names = plan.bins.names
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values
@@ -1412,38 +1538,26 @@ class TableSynthesizer(Publisher):
         self,
         plan: Plan,
         counts: MarginalCounts,
-        checked: list[CheckedPair],
+        chosen: list[tuple[tuple[int, int], tuple[int, int]]],
         source: RandomSource,
     ) -> list[Measurement]:
-        """Measure the (i, j) table of each of the first ``plan.extra_parents`` pairs the
-        check named (in its order: released, so public) and give one end the other as a
-        second parent (:func:`with_second_parent`). The draws follow the check's."""
+        """Measure the (i, j) table of each pair :func:`choose_second_parents` took from
+        those the check named (at ``plan.sigma_extra``) and give one end the other as a
+        second parent (:func:`with_second_parent`), each given the law of the model with
+        the earlier ones (:func:`model_class_law`). The draws follow the check's."""
         model = self._model
-        if not plan.extra_parents or not isinstance(model, Model):
+        if not chosen or not isinstance(model, Model):
             return []
-        tree = model
+        sigma = plan.sigma_extra
+        label = plan.label if plan.method == "tree" else None
         out: list[Measurement] = []
-        sizes = plan.bins.sizes
-        for pair in checked:
-            if len(out) == plan.extra_parents:
-                break
-            i, j = pair.pair
-            # The table's expected L1 noise against the check's released residual (both
-            # public): a table the noise would swamp is left unmeasured.
-            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * sizes[i] * sizes[j]
-            if noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(float(model.n), 1.0):
-                continue
-            placed = second_parent_child(model, i, j)
-            if placed is None:
-                continue
-            exact = exact_pair_table(counts, plan.label if plan.method == "tree" else None, i, j)
-            m = measure_table(exact, (i, j), plan.sigma_extra, source)
+        for (i, j), (child, second) in chosen:
+            m = measure_table(exact_pair_table(counts, label, i, j), (i, j), sigma, source)
             out.append(m)
-            child, second = placed
-            if child in tree.parent:
-                joint = model_class_pair_table(tree, tree.parent[child], second)
+            if child in model.parent:
+                joint = model_class_law(model, (model.parent[child], second))
             else:
-                joint = _class_counts_of(tree, second)[:, None, :]
+                joint = model_class_law(model, (second,))[:, None, :]
             model = with_second_parent(model, child, second, joint, m)
         self._model = model
         return out
@@ -1613,7 +1727,9 @@ class TableSynthesizer(Publisher):
                         f"second parents: up to {plan.extra_parents} pair(s) the check names "
                         "(those whose table the noise would not swamp, judged from the check's "
                         "released residual), each (i, j) table measured with Gaussian noise "
-                        f"(σ = {plan.sigma_extra:.6g}); {EXTRA_SHARE:.0%} of ρ each"
+                        f"(σ = {plan.sigma_extra:.6g}); a pool of {plan.extra_rho:.6g} of ρ "
+                        "taken from the edge tables, and what the measured pairs leave of it "
+                        "spent measuring the edge tables again (pooled by inverse variance)"
                     ]
                     if plan.extra_parents
                     else []
