@@ -411,9 +411,10 @@ PUBLISHERS.register(
            "(3 percent of the budget) and names with a warning when the model loses them "
            "(default 3; 0: no check, its share goes to the tables)", type=int, metavar="K"),
     option("--extra-parents", "extra_parents",
-           "how many of the pairs the check names get their table measured (5 percent of the "
-           "budget each) and one column drawn given two (default 1, 0 with per_person "
-           "columns; 0: a tree)", type=int, metavar="K"),
+           "how many of the pairs the check names may get their table measured (a pool of 5 "
+           "percent of the budget each, taken from the edge tables; what skipped pairs leave "
+           "measures the edge tables again) and one column drawn given two (default 3, 0 "
+           "with per_person columns; 0: a tree)", type=int, metavar="K"),
     summary="synthetic rows of the schema from noisy marginals (the general-purpose method)",
 )  # fmt: skip
 
