@@ -213,6 +213,10 @@ class Plan:
     extra_parents: int = 0
     sigma_extra: float = 0.0
     extra_rho: float = 0.0
+    #: The edge-table σ the selection's noise correction assumes (0: ``sigma_second``):
+    #: with a pool, the plan's σ₂ before it, so the pool does not tilt the tree toward
+    #: small tables (the edge tables the pool leaves unused get that σ back).
+    sigma_select: float = 0.0
     #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
     #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
     #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
@@ -557,6 +561,7 @@ def _with_pool(plan: Plan, extra: int, pool: float) -> Plan:
     scale = math.sqrt(tables / (tables - pool))
     plan = dataclasses.replace(
         plan,
+        sigma_select=plan.sigma_second,
         sigma_second=math.nextafter(plan.sigma_second * scale, math.inf),
         extra_parents=extra,
         extra_rho=pool,
@@ -1450,7 +1455,7 @@ class TableSynthesizer(Publisher):
             plan.label,
             by_attr,
             plan.epsilon_select,
-            plan.sigma_second,
+            plan.sigma_select or plan.sigma_second,
             source,
             maps,
             total=total,
