@@ -103,7 +103,7 @@ def test_the_sampler_draws_the_child_given_both_parents() -> None:
 def test_the_pool_is_spent_whole_by_the_pair_tables_and_the_edges_again(
     monkeypatch, method, label, relation, swamped
 ):
-    """Every draw intercepted: the pair tables at ``sigma_extra`` and, where fewer than
+    """Every draw intercepted: the pair tables at ``pair_sigmas`` and, where fewer than
     ``extra_parents`` are measured (``swamped``: the gate refuses every pair), each edge
     table again at ``remeasure_sigma``; the draws add up to the stated ρ from below and
     from above (before the pool, a skipped pair's share was reserved and never drawn)."""
@@ -135,11 +135,16 @@ def test_the_pool_is_spent_whole_by_the_pair_tables_and_the_edges_again(
     assert a.spent == PrivacyBudget(eps, delta)  # the plan is charged whole
     m = len(synth._model.extra)
     assert m == (0 if swamped else 2)
-    assert seen["sigma"].count(plan.sigma_extra) == m
+    # the pair tables: their share of the pool split by cells^(2/3)
+    pairs = [(c, s) for c, (s, _) in synth._model.extra.items()]
+    sigmas = ts.pair_sigmas(plan, pairs)
+    assert sorted(x for x in seen["sigma"] if x in sigmas) == sorted(sigmas)
+    half_sq = plan.table_sensitivity**2 / 2
+    assert sum(half_sq / x**2 for x in sigmas) <= plan.extra_rho * m / 2 * (1 + 1e-12)
     again = ts.remeasure_sigma(plan, m) if m < 2 else None
     assert seen["sigma"].count(again) == (plan.n_second if m < 2 else 0)
     # Every table drawn at a σ of the plan: nothing outside it.
-    planned = {plan.sigma_first, plan.sigma_second, plan.sigma_decode, plan.sigma_extra, again}
+    planned = {plan.sigma_first, plan.sigma_second, plan.sigma_decode, again, *sigmas}
     assert set(seen["sigma"]) <= planned
 
 

@@ -606,6 +606,15 @@ def choose_second_parents(
     return chosen
 
 
+def pair_sigmas(plan: Plan, pairs: Sequence[tuple[int, int]]) -> list[float]:
+    """σ of each chosen pair table: their ``len(pairs)/extra_parents`` of the pool split in
+    proportion to ``cells^(2/3)`` (the split that minimises their summed expected L1
+    noise ``Σ √(2/π)·σ·cells`` for that ρ), each σ rounded up."""
+    weights = [float(plan.bins.sizes[i] * plan.bins.sizes[j]) ** (2.0 / 3.0) for i, j in pairs]
+    share = plan.extra_rho * len(pairs) / plan.extra_parents
+    return [_round_sigma_up(share * w / sum(weights), plan.table_sensitivity) for w in weights]
+
+
 def remeasure_sigma(plan: Plan, n_pairs: int) -> float:
     """σ of each edge table measured again with the share of the second parents' pool that
     ``n_pairs < extra_parents`` pair tables leave: the planned edge σ times
@@ -1547,16 +1556,16 @@ class TableSynthesizer(Publisher):
         source: RandomSource,
     ) -> list[Measurement]:
         """Measure the (i, j) table of each pair :func:`choose_second_parents` took from
-        those the check named (at ``plan.sigma_extra``) and give one end the other as a
+        those the check named (at :func:`pair_sigmas`) and give one end the other as a
         second parent (:func:`with_second_parent`), each given the law of the model with
         the earlier ones (:func:`model_class_law`). The draws follow the check's."""
         model = self._model
         if not chosen or not isinstance(model, Model):
             return []
-        sigma = plan.sigma_extra
+        sigmas = pair_sigmas(plan, [pair for pair, _ in chosen])
         label = plan.label if plan.method == "tree" else None
         out: list[Measurement] = []
-        for (i, j), (child, second) in chosen:
+        for ((i, j), (child, second)), sigma in zip(chosen, sigmas, strict=True):
             m = measure_table(exact_pair_table(counts, label, i, j), (i, j), sigma, source)
             out.append(m)
             if child in model.parent:
