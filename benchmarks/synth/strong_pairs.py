@@ -41,6 +41,7 @@ VARIANTS = {
     "extra-1": {"extra_parents": 1},
     "extra-2": {"extra_parents": 2},
     "extra-3": {"extra_parents": 3},
+    "check-6": {"check_pairs": 6, "extra_parents": 6},
 }
 
 
