@@ -42,6 +42,7 @@ VARIANTS = {
     "extra-2": {"extra_parents": 2},
     "extra-3": {"extra_parents": 3},
     "check-6": {"check_pairs": 6, "extra_parents": 6},
+    "check-3": {"check_pairs": 3},
 }
 
 

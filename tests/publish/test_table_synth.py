@@ -164,12 +164,14 @@ def test_every_draw_sums_to_the_stated_rho_and_the_charge(
     assert a.spent == PrivacyBudget(eps, delta) and len(synth.release_.ledger_indices) == 1
     d = len(schema.columns) + (schema.label is not None)
     f = len(schema.columns)
-    k = 3  # the pair check's rounds (check_pairs): one choice and one residual each
-    # extra_parents="auto" (3): the pairs the check names that pass the gate get a pair
-    # table each; if fewer than 3 do, the pool's rest measures every edge table again
+    # the pair check's rounds (check_pairs="auto": 6 without a label, the tree leaving at
+    # most 50 pairs off; 3 with one): one choice and one residual each
+    k = 3 if label else 6
+    # extra_parents="auto" (one per round): the pairs the check names that pass the gate
+    # get a pair table each; if fewer do, the pool's rest measures every edge table again
     x = 0 if method == "pairs" else len(synth._model.extra)
     plan = synth.plan()
-    assert x <= plan.extra_parents == (0 if method == "pairs" else 3)
+    assert x <= plan.extra_parents == (0 if method == "pairs" else k) == plan.check_pairs
     again = plan.n_second if x < plan.extra_parents else 0
     x += again
     # decode="sub-bins" (the default): one sub-bin histogram per column binned at equal

@@ -148,16 +148,24 @@ def test_the_pool_is_spent_whole_by_the_pair_tables_and_the_edges_again(
     assert set(seen["sigma"]) <= planned
 
 
-def test_auto_plans_three_pair_tables_where_the_check_allows_it() -> None:
-    plan = TableSynthesizer(1.0, make_schema(), method="tree").plan()
-    assert plan.extra_parents == ts.DEFAULT_EXTRA_PARENTS == 3
-    assert plan.details()["second_parent_tables"] == 3
+def test_auto_plans_one_pair_table_per_check_round() -> None:
+    plan = TableSynthesizer(1.0, make_schema(False), method="tree").plan()
+    assert plan.extra_parents == plan.check_pairs == ts.DEFAULT_EXTRA_PARENTS == 6
+    assert plan.details()["second_parent_tables"] == 6
+    labelled = TableSynthesizer(1.0, make_schema(), method="tree").plan()
+    assert labelled.extra_parents == labelled.check_pairs == 3
     two = TableSynthesizer(1.0, make_schema(), method="tree", check_pairs=2).plan()
     assert two.extra_parents == 2
+    # many columns (more than 50 pairs off the tree): 3 rounds, 3 second parents
+    wide = Schema.from_dict(
+        {"columns": [{"name": f"c{i}", "type": "categorical", "categories": ["a", "b"]}
+                     for i in range(12)]}
+    )  # fmt: skip
+    assert TableSynthesizer(1.0, wide, method="tree").plan().extra_parents == 3
     off = TableSynthesizer(1.0, make_schema(), method="tree", check_pairs=0).plan()
     assert off.extra_parents == 0 and "second_parent_tables" not in off.details()
     zero = TableSynthesizer(1.0, make_schema(), method="tree", extra_parents=0).plan()
-    assert zero.extra_parents == 0 and zero.check_pairs == plan.check_pairs
+    assert zero.extra_parents == 0 and zero.check_pairs == labelled.check_pairs
     # with synthetic persons "auto" is 0 (the person model's tree: one parent per column)
     assert TableSynthesizer(2.0, persons_schema()).plan().extra_parents == 0
 

@@ -43,7 +43,6 @@ from ppdp.mechanisms.grid import UndrawableNoiseError, effective_sensitivity, to
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.table_synth_check import (
     CHECK_SHARE,
-    DEFAULT_CHECK_PAIRS,
     CheckedPair,
     CheckNoise,
     check_candidates,
@@ -144,8 +143,9 @@ EXTRA_SHARE = 0.05
 #: A pair the check names gets a second parent only if its table's expected L1 noise is at
 #: most this many times the check's noisy residual of the pair.
 EXTRA_NOISE_RATIO = 2.0
-#: Second parents of ``extra_parents="auto"`` (``benchmarks/synth/second_parents.md``).
-DEFAULT_EXTRA_PARENTS = 3
+#: Second parents of ``extra_parents="auto"``: one per check round, at most this many
+#: (``benchmarks/synth/second_parents.md``).
+DEFAULT_EXTRA_PARENTS = 6
 #: The most second parents a fit accepts.
 MAX_EXTRA_PARENTS = 10
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
@@ -385,7 +385,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     binning: str = checked["binning"]
     decode: str = checked["decode"]
     keep: tuple[tuple[int, int], ...] = checked["keep"]
-    check_pairs: int = checked["check_pairs"]
+    check_pairs: int | Literal["auto"] = checked["check_pairs"]
     extra: int = checked["extra_parents"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
@@ -512,7 +512,7 @@ def _build_plan(
     binning: str = "equal-width",
     keep: tuple[tuple[int, int], ...] = (),
     decode: str = "sub-bins",
-    check_pairs: int = 0,
+    check_pairs: int | Literal["auto"] = 0,
     contribution: int = 1,
     share: float = 1.0,
     extra_parents: int = 0,
@@ -534,7 +534,9 @@ def _build_plan(
     budget = rho if exact else rho * share / contribution**2 * (1.0 - 2.0**-40)
     args = (bins, n_bins, relation, binning, keep, decode)
     plan = _spend(method, budget, *args)
-    rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
+    rounds = rounds_for(
+        plan.method, plan.features, plan.label, check_pairs, labelled=bins.has_label
+    )
     if rounds:
         share = budget * CHECK_SHARE
         extra = min(extra_parents, rounds)
@@ -882,7 +884,7 @@ class TableSynthParams:
     decode: str
     declared_keep: tuple[tuple[str, str], ...]
     keep: tuple[tuple[int, int], ...]
-    check_pairs: int
+    check_pairs: int | Literal["auto"]
     contribution: int
     #: The share of ρ the row tables spend (1, or less with synthetic persons).
     row_share: float
@@ -935,10 +937,11 @@ def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
     """``extra_parents``: an integer in ``0..MAX_EXTRA_PARENTS``, at most ``check_pairs``
     (the pairs it adds come from the check), and 0 with synthetic persons; ``"auto"`` is
     :data:`DEFAULT_EXTRA_PARENTS` where those allow it, else 0."""
+    rounds = checked["check_pairs"]  # an integer, or "auto": the plan's rounds
     if isinstance(value, str) and value == "auto":
         if checked["row_share"] < 1.0:
             return 0
-        return min(DEFAULT_EXTRA_PARENTS, checked["check_pairs"])
+        return DEFAULT_EXTRA_PARENTS if rounds == "auto" else min(DEFAULT_EXTRA_PARENTS, rounds)
     if isinstance(value, str):
         raise ParameterError(
             f"extra_parents ({value!r}) must be 'auto' or an integer in 0..{MAX_EXTRA_PARENTS}"
@@ -949,7 +952,7 @@ def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
             f"extra_parents ({k}) must be an integer in 0..{MAX_EXTRA_PARENTS}: the pairs the "
             "pair check names that get a second parent (0: a tree)"
         )
-    if k > checked["check_pairs"]:
+    if rounds != "auto" and k > rounds:
         raise ParameterError(
             f"extra_parents ({k}) must be at most check_pairs ({checked['check_pairs']}): "
             "each second parent is a pair the check names"
@@ -1140,11 +1143,14 @@ class TableSynthesizer(Publisher):
         Refused before anything is spent: a column the schema does not declare, a pair
         naming one column twice, and, for the tree models, pairs forming a cycle (a tree
         holds at most F − 1 of them).
-    check_pairs : int, default 3
-        The pair check, in ``0..100``: after the fit, the tree models look for the column
-        pairs off the tree that the model reproduces worst, privately, before any row is
-        drawn. :data:`~ppdp.publish.table_synth_check.CHECK_SHARE` (3 %) of ρ is reserved
-        for it in the plan (charged with the rest); each of ``check_pairs`` rounds picks the
+    check_pairs : int or "auto", default "auto"
+        The pair check, in ``0..100``; ``"auto"``: 6 rounds for a schema without a label
+        whose tree leaves at most 50 pairs off (a table of few columns, up to about 11),
+        else 3. After the fit, the tree
+        models look for the column pairs off the tree that the model reproduces worst,
+        privately, before any row is drawn.
+        :data:`~ppdp.publish.table_synth_check.CHECK_SHARE` (3 %) of ρ is reserved for it
+        in the plan (charged with the rest); each of ``check_pairs`` rounds picks the
         pair of largest L1 residual ``‖T_ij − M_ij‖₁`` between its 2-way table and the
         model's (exponential mechanism), then measures that residual (Gaussian), released as
         a 2-way TVD ± 3σ in ``guarantee.details["checked_pairs"]``. A pair whose whole
@@ -1154,16 +1160,17 @@ class TableSynthesizer(Publisher):
         its share back to the tables. At ε = 1 the interval is about ±0.01 TVD at 30,000 rows
         (±0.1 at 3,000).
     extra_parents : int or "auto", default "auto"
-        Second parents, in ``0..10`` and at most ``check_pairs``: the first pairs the check
-        names (in its order; a pair whose table the noise would swamp, judged from the
+        Second parents, in ``0..10`` and at most ``check_pairs`` (its rounds): the pairs
+        the check names (in its order; a pair whose table the noise would swamp, judged from the
         check's released residual, or with no end free to take a second parent, is
         skipped) get their (i, j) table measured, and one end is drawn given its tree
         parent and the other end, so a triangle the tree cannot hold (a star around one
         column) keeps its third side. The plan takes a pool of :data:`EXTRA_SHARE` (5 %)
-        of ρ per second parent (at most half their ρ) from the edge tables; each pair
-        table gets an equal part, and the part the skipped ones leave measures the edge
-        tables again, so the pool is always spent. ``"auto"``: 3 (at most ``check_pairs``)
-        where the check runs, 0 with ``per_person`` columns (whose samplers are trees);
+        of ρ per second parent (at most half their ρ) from the edge tables; the pair
+        tables share their part in proportion to cells^(2/3), and the part the skipped ones
+        leave measures the edge tables again, so the pool is always spent. ``"auto"``: one
+        per check round (at most 6) where the check runs, 0 with ``per_person`` columns
+        (whose samplers are trees);
         ``0``: the tree alone. ``benchmarks/synth/second_parents.md`` has the measurements.
     random_state : None, int, SeedSequence, Generator or RandomSource, optional
         ``None`` (default) uses the OS CSPRNG; anything else is reproducible, warns, and the
@@ -1232,7 +1239,7 @@ class TableSynthesizer(Publisher):
         binning: Literal["auto", "equal-width", "private-quantiles"] = "auto",
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
-        check_pairs: int = DEFAULT_CHECK_PAIRS,
+        check_pairs: int | Literal["auto"] = "auto",
         extra_parents: int | Literal["auto"] = "auto",
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
