@@ -43,6 +43,10 @@ VARIANTS = {
     "extra-3": {"extra_parents": 3},
     "pairs-both": {"pair_tables": "both"},
     "pairs-unlabelled": {"pair_tables": "unlabelled"},
+    "pairs-both-extra-0": {"pair_tables": "both", "extra_parents": 0},
+    "pairs-both-extra-1": {"pair_tables": "both", "extra_parents": 1},
+    "check-6": {"check_pairs": 6, "extra_parents": 6},
+    "check-3": {"check_pairs": 3},
 }
 
 

@@ -414,11 +414,14 @@ PUBLISHERS.register(
     option("--check-pairs", "check_pairs",
            "how many column pairs the tree leaves off that the release checks privately "
            "(3 percent of the budget) and names with a warning when the model loses them "
-           "(default 3; 0: no check, its share goes to the tables)", type=int, metavar="K"),
+           "(default 6 without a label where the tree leaves at most 50 pairs off, else 3; "
+           "0: no check, its "
+           "share goes to the tables)", type=int, metavar="K"),
     option("--extra-parents", "extra_parents",
-           "how many of the pairs the check names get their table measured (5 percent of the "
-           "budget each) and one column drawn given two (default 1, 0 with per_person "
-           "columns; 0: a tree)", type=int, metavar="K"),
+           "how many of the pairs the check names may get their table measured (a pool of 5 "
+           "percent of the budget each, taken from the edge tables; what skipped pairs leave "
+           "measures the edge tables again) and one column drawn given two (default: one per "
+           "check round, 0 with per_person columns; 0: a tree)", type=int, metavar="K"),
     option("--pair-tables", "pair_tables",
            "how the tree's edge tables are measured with a label: with the label axis "
            "(labelled, the default), also as pair tables summed over the classes on "

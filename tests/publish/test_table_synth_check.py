@@ -54,13 +54,15 @@ def _fit(df: pd.DataFrame, schema: Schema, **kw) -> tuple[TableSynthesizer, list
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_check_names_the_strong_pair_the_tree_leaves_off_and_keep_silences_it(seed):
     df, schema = _star_table(30_000)
-    lost, said = _fit(df, schema, random_state=seed)
+    # 3 rounds: with six ("auto" without a label) the kept fit may also name a weaker real
+    # pair (v:s)
+    lost, said = _fit(df, schema, random_state=seed, check_pairs=3)
     first = lost.release_.guarantee.details["checked_pairs"][0]
     assert first["pair"] == ["u", "v"] and first["warned"], first
     assert first["tvd"] - first["plus_minus"] > first["threshold"]
     assert len(said) == 1 and said[0].startswith("pair 'u':'v': ") and "--keep u:v" in said[0]
     # the broken variant: with the pair kept it is an edge, measured, and not named
-    kept, said = _fit(df, schema, random_state=seed, keep="u:v")
+    kept, said = _fit(df, schema, random_state=seed, keep="u:v", check_pairs=3)
     assert said == []
     assert all(c["pair"] != ["u", "v"] for c in kept.release_.guarantee.details["checked_pairs"])
 
@@ -124,7 +126,9 @@ def test_every_check_draw_is_in_the_plan_and_the_charge(monkeypatch, method, rel
         random_state=3,
     )  # fmt: skip
     plan = synth.plan()  # before the data are read: the check is planned and shown
-    assert plan.check_pairs == 3 and plan.details()["pair_check"]["pairs"] == 3
+    # check_pairs="auto": 3 rounds (a schema with a label)
+    k = check.DEFAULT_CHECK_PAIRS
+    assert plan.check_pairs == k == 3 and plan.details()["pair_check"]["pairs"] == k
     seen = _intercept(monkeypatch, utility_sensitivity=plan.utility_sensitivity)
     a = Accountant.in_memory(total=PrivacyBudget(10.0, 1e-3), relation=relation)
     synth.fit(make_df(500), accountant=a, allow_seeded=True)
@@ -133,10 +137,10 @@ def test_every_check_draw_is_in_the_plan_and_the_charge(monkeypatch, method, rel
     assert stated * (1 - 1e-9) <= rho <= stated * (1 + 1e-12)
     assert plan.spent_rho() == pytest.approx(stated, rel=1e-12)
     assert model.cdp_delta(rho, eps) <= delta and a.spent == PrivacyBudget(eps, delta)
-    assert len(seen["check"]) == 3 and seen["eps"][-3:] == [plan.check.epsilon] * 3
-    spent_check = 3 * plan.check.rho_per_round
+    assert len(seen["check"]) == k and seen["eps"][-k:] == [plan.check.epsilon] * k
+    spent_check = k * plan.check.rho_per_round
     assert spent_check == pytest.approx(check.CHECK_SHARE * plan.rho, rel=1e-9)
-    assert len(synth.release_.guarantee.details["checked_pairs"]) == 3
+    assert len(synth.release_.guarantee.details["checked_pairs"]) == k
 
 
 @pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
@@ -183,6 +187,25 @@ def test_no_check_gives_its_share_back_to_the_tables() -> None:
 # -- bad input ------------------------------------------------------------------------------
 
 
+def test_auto_rounds_are_six_for_few_columns_without_a_label() -> None:
+    """``check_pairs="auto"``: 6 rounds without a label and at most 50 pairs off the tree,
+    else 3 (public: the schema and the method)."""
+
+    def rounds(label: bool, n: int) -> int:
+        cols = [
+            {"name": f"c{i}", "type": "categorical", "categories": ["a", "b"]} for i in range(n)
+        ]
+        d: dict = {"columns": cols}
+        if label:
+            d["label"] = {"name": "y", "classes": [0, 1]}
+        return TableSynthesizer(1.0, Schema.from_dict(d), method="tree").plan().check_pairs
+
+    assert rounds(False, 5) == 6 == check.SMALL_CHECK_PAIRS  # 6 pairs off the tree
+    assert rounds(False, 4) == 3  # only 3 off the tree
+    assert rounds(False, 11) == 6 and rounds(False, 12) == 3  # 45 and 55 off the tree
+    assert rounds(True, 5) == 3 == check.DEFAULT_CHECK_PAIRS
+
+
 @pytest.mark.parametrize(
     ("value", "error", "match"),
     [
@@ -190,7 +213,8 @@ def test_no_check_gives_its_share_back_to_the_tables() -> None:
         (101, ParameterError, r"^check_pairs \(101\) must be an integer in 0\.\.100: "),
         (True, ParameterTypeError, r"^check_pairs \(True\) must be an integer, not bool$"),
         (2.5, ParameterTypeError, r"^check_pairs \(2\.5\) must be an integer, not float$"),
-        ("3", ParameterTypeError, r"^check_pairs \('3'\) must be an integer, not str$"),
+        ("3", ParameterError, r"^check_pairs \('3'\) must be 'auto' or an integer in 0\.\.100$"),
+        (None, ParameterTypeError, r"^check_pairs \(None\) must be an integer"),
     ],
 )
 def test_bad_check_pairs_is_one_line_and_costs_nothing(value, error, match) -> None:

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_table_synth import _intercept, drawn_rho, unspent_extra
+from test_table_synth import _intercept, drawn_rho
 
 from ppdp import noise
 from ppdp.accounting import Accountant
@@ -92,7 +92,7 @@ def _fit_and_sum(
     df = _table(800)
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     assert acct.spent == PrivacyBudget(eps, delta)
-    rho = drawn_rho(seen, relation) + unspent_extra(synth)
+    rho = drawn_rho(seen, relation)
     return synth, seen, rho
 
 

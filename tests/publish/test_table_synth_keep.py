@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import ndtr
-from test_table_synth import _intercept, drawn_rho, make_df, make_schema, unspent_extra
+from test_table_synth import _intercept, drawn_rho, make_df, make_schema
 
 from ppdp.accounting import Accountant
 from ppdp.budget import PrivacyBudget
@@ -56,7 +56,7 @@ def test_a_keep_runs_draws_sum_to_the_planned_rho(
     plan = synth.plan()  # from the parameters alone, before the data are read
     seen = _intercept(monkeypatch)
     stated, a = _fit_spending(synth, make_df(500))
-    rho = drawn_rho(seen) + unspent_extra(synth)
+    rho = drawn_rho(seen)
     assert stated * (1 - 1e-9) <= rho <= stated * (1 + 1e-12)
     assert plan.spent_rho() == pytest.approx(stated, rel=1e-12)
     assert model.cdp_delta(rho, eps) <= delta and a.spent == PrivacyBudget(eps, delta)
@@ -77,9 +77,11 @@ def test_a_keep_runs_draws_sum_to_the_planned_rho(
 def test_keep_fixing_the_tree_moves_the_selection_share_to_the_edge_tables() -> None:
     schema = make_schema()
     whole = "age:score,score:level,level:colour,colour:shape"
-    plain = TableSynthesizer(1.0, schema, method="tree").plan()
-    fixed = TableSynthesizer(1.0, schema, method="tree", keep=whole).plan()
-    one = TableSynthesizer(1.0, schema, method="tree", keep="age:score").plan()
+    # (the second parents' pool, taken from the edge tables, aside: extra_parents=0)
+    kw = {"method": "tree", "extra_parents": 0}
+    plain = TableSynthesizer(1.0, schema, **kw).plan()
+    fixed = TableSynthesizer(1.0, schema, keep=whole, **kw).plan()
+    one = TableSynthesizer(1.0, schema, keep="age:score", **kw).plan()
     assert fixed.n_select == 0 and fixed.sigma_first == plain.sigma_first
     # edge tables: (0.6 + 0.1) of ρ instead of 0.6, so σ² smaller by 6/7
     assert fixed.sigma_second**2 == pytest.approx(plain.sigma_second**2 * 6 / 7, rel=1e-12)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_table_synth import _intercept, drawn_rho, unspent_extra
+from test_table_synth import _intercept, drawn_rho
 
 from ppdp.accounting import Accountant
 from ppdp.audit import ScaledNoise, audit
@@ -27,7 +27,6 @@ from ppdp.data.columns import NumericColumn
 from ppdp.exceptions import ParameterError
 from ppdp.mechanisms.calibration import gaussian_delta
 from ppdp.publish import TableSynthesizer
-from ppdp.publish import table_synth as ts
 from ppdp.publish import table_synth_model as model
 from ppdp.publish.table_synth_check import CHECK_SHARE
 
@@ -84,7 +83,7 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     df = _table(800)
     synth.fit(df if method == "tree" else df.drop(columns="y"), accountant=acct, allow_seeded=True)
     half_sq = (2.0 if relation == "replace-one" else 1.0) / 2.0
-    rho = drawn_rho(seen, relation) + unspent_extra(synth)
+    rho = drawn_rho(seen, relation)
     stats = synth.release_.statistics
     # a column whose coarse histogram shows no rows (3σ) skips its second one: spent less
     skipped = sum(stats[k].size == 0 for k in stats if k.startswith("noisy-sub-bins:"))
@@ -99,10 +98,9 @@ def test_every_draw_sums_to_the_stated_rho_with_the_histograms(monkeypatch, meth
     assert seen["sigma"][:k] == [plan.sigma_quantiles] * k
     assert seen["size"].count(float(model.COARSE_BINS)) >= len(plan.quantile_columns)
     planned = 2 * len(plan.quantile_columns) * half_sq / plan.sigma_quantiles**2
-    # QUANTILE_SHARE of what the pair check and the second parents leave (CHECK_SHARE and
-    # EXTRA_SHARE each of ρ, when they run)
+    # QUANTILE_SHARE of what the pair check leaves (CHECK_SHARE of ρ, when it runs; the
+    # second parents' pool comes from the edge tables)
     left = plan.rho * (1 - CHECK_SHARE if plan.check is not None else 1.0)
-    left -= plan.rho * ts.EXTRA_SHARE * plan.extra_parents
     assert math.isclose(planned, 0.1 * left, rel_tol=1e-9)
 
 

@@ -96,8 +96,9 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
             lines.append(
                 f"     and sigma = {d['sigma_second_parent']:.4g} per cell of up to "
                 f"{d['second_parent_tables']} pair table(s) that give a column a second "
-                "parent (reserved; measured only where the pair check's noisy residual "
-                "shows the pair above the noise)"
+                "parent (measured only where the pair check's noisy residual shows the pair "
+                "above the noise; the share of those not measured measures the edge tables "
+                "again)"
             )
         persons = d.get("persons")
         if isinstance(persons, dict) and isinstance(persons.get("person_model"), dict):

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -43,14 +43,12 @@ from ppdp.mechanisms.grid import UndrawableNoiseError, effective_sensitivity, to
 from ppdp.publish._base import Charge, Publisher, Release, new_folder
 from ppdp.publish.table_synth_check import (
     CHECK_SHARE,
-    DEFAULT_CHECK_PAIRS,
     CheckedPair,
     CheckNoise,
     check_candidates,
     check_noise,
     check_pairs_value,
     exact_pair_table,
-    model_class_pair_table,
     rounds_for,
     run_pair_check,
     warn_pairs,
@@ -84,6 +82,7 @@ from ppdp.publish.table_synth_model import (
     group_table,
     measure_table,
     merge_runs,
+    model_class_law,
     noisy_total,
     occupied_bins,
     quantile_cuts,
@@ -94,6 +93,7 @@ from ppdp.publish.table_synth_model import (
     sample_codes_given_classes,
     sample_joint,
     second_parent_child,
+    second_parent_placed,
     select_tree,
     sigma_for,
     spread_levels,
@@ -152,8 +152,9 @@ EXTRA_SHARE = 0.05
 #: A pair the check names gets a second parent only if its table's expected L1 noise is at
 #: most this many times the check's noisy residual of the pair.
 EXTRA_NOISE_RATIO = 2.0
-#: Second parents of ``extra_parents="auto"`` (``benchmarks/synth/second_parents.md``).
-DEFAULT_EXTRA_PARENTS = 1
+#: Second parents of ``extra_parents="auto"``: one per check round, at most this many
+#: (``benchmarks/synth/second_parents.md``).
+DEFAULT_EXTRA_PARENTS = 6
 #: The most second parents a fit accepts.
 MAX_EXTRA_PARENTS = 10
 #: Synthetic rows written to Parquet are drawn in partitions of about this many bytes of
@@ -214,12 +215,19 @@ class Plan:
     #: the noise of each, from :data:`CHECK_SHARE` of ρ reserved before the tables.
     check_pairs: int = 0
     check: CheckNoise | None = None
-    #: Second parents (``extra_parents``): the first ``extra_parents`` pairs the check
-    #: names each get their (i, j) table measured at ``sigma_extra`` (after the check).
+    #: Second parents (``extra_parents``): up to ``extra_parents`` pairs the check names
+    #: get their (i, j) table measured (after the check), sharing the row-level pool
+    #: ``extra_rho`` equally (:func:`second_parent_sigma`); ``sigma_extra`` is the σ of each
+    #: when all ``extra_parents`` are measured (the largest).
     extra_parents: int = 0
     sigma_extra: float = 0.0
     #: ``pair_tables`` (:data:`PAIR_TABLES`): ``"labelled"`` wherever the model has no label.
     pair_tables: str = "labelled"
+    extra_rho: float = 0.0
+    #: The edge-table σ the selection's noise correction assumes (0: ``sigma_second``):
+    #: with a pool, the plan's σ₂ before it, so the pool does not tilt the tree toward
+    #: small tables (the edge tables the pool leaves unused get that σ back).
+    sigma_select: float = 0.0
     #: The most rows of one person (the schema's privacy unit ``max_rows``; 1 without a
     #: unit). Every draw above is calibrated for one row at ``ρ / k²``; per person each
     #: sensitivity and selection ε is ``k`` times the row's (docs/proofs/privacy-unit.md).
@@ -266,9 +274,7 @@ class Plan:
             total += len(self.decode_columns) * half_sq / self.sigma_decode**2
         if self.check is not None:
             total += self.check_pairs * self.check.rho_per_round
-        if self.extra_parents:
-            total += self.extra_parents * half_sq / self.sigma_extra**2
-        return total
+        return total + self.extra_rho
 
     def counted_cliques(self) -> tuple[tuple[int, ...], ...]:
         """Every table a fit may read from the data: the first round's, then (tree) the
@@ -335,6 +341,9 @@ class Plan:
                 {
                     "second_parent_tables": self.extra_parents,
                     "sigma_second_parent": self.sigma_extra,
+                    "second_parent_rho": self.extra_rho,
+                    "second_parent_pool": "taken from the edge tables; the share of the "
+                    "pair tables not measured measures the edge tables again",
                 }
                 if self.extra_parents
                 else {}
@@ -405,7 +414,7 @@ def _plan(method: Any, checked: Mapping[str, Any]) -> Plan:
     binning: str = checked["binning"]
     decode: str = checked["decode"]
     keep: tuple[tuple[int, int], ...] = checked["keep"]
-    check_pairs: int = checked["check_pairs"]
+    check_pairs: int | Literal["auto"] = checked["check_pairs"]
     extra: int = checked["extra_parents"]
     k: int = checked["contribution"]
     share: float = checked["row_share"]
@@ -547,7 +556,7 @@ def _build_plan(
     binning: str = "equal-width",
     keep: tuple[tuple[int, int], ...] = (),
     decode: str = "sub-bins",
-    check_pairs: int = 0,
+    check_pairs: int | Literal["auto"] = 0,
     contribution: int = 1,
     share: float = 1.0,
     extra_parents: int = 0,
@@ -570,18 +579,191 @@ def _build_plan(
     budget = rho if exact else rho * share / contribution**2 * (1.0 - 2.0**-40)
     args = (bins, n_bins, relation, binning, keep, decode, pair_tables)
     plan = _spend(method, budget, *args)
-    rounds = rounds_for(plan.method, plan.features, plan.label, check_pairs)
+    rounds = rounds_for(
+        plan.method, plan.features, plan.label, check_pairs, labelled=bins.has_label
+    )
     if rounds:
         share = budget * CHECK_SHARE
         extra = min(extra_parents, rounds)
-        extra_share = budget * EXTRA_SHARE * extra
-        plan = _spend(plan.method, budget - share - extra_share, *args)
+        plan = _spend(plan.method, budget - share, *args)
         noise_ = check_noise(share, rounds, plan.utility_sensitivity)
         plan = dataclasses.replace(plan, check_pairs=rounds, check=noise_)
         if extra:
-            sigma = _round_sigma_up(extra_share / extra, plan.table_sensitivity)
-            plan = _check_sigmas(dataclasses.replace(plan, extra_parents=extra, sigma_extra=sigma))
+            plan = _check_sigmas(_with_pool(plan, extra, budget * EXTRA_SHARE * extra))
     return dataclasses.replace(plan, rho=rho, contribution=contribution)
+
+
+def _edges_rho(plan: Plan) -> float:
+    """Row-level ρ of the edge tables of ``plan``."""
+    return plan.n_second * plan.table_sensitivity**2 / (2.0 * plan.sigma_second**2)
+
+
+def _with_pool(plan: Plan, extra: int, pool: float) -> Plan:
+    """``plan`` with the second parents' pool (at most half the edge tables' ρ) taken from
+    its edge tables alone (their σ scaled up); what the pair tables leave goes back to the
+    edge tables (:func:`remeasure_sigma`), so a fit that adds none has the edge tables' ρ
+    of the plan without the pool, and every other draw is the same."""
+    tables = _edges_rho(plan)
+    pool = min(pool, tables / 2.0)
+    scale = math.sqrt(tables / (tables - pool))
+    plan = dataclasses.replace(
+        plan,
+        sigma_select=plan.sigma_second,
+        sigma_second=math.nextafter(plan.sigma_second * scale, math.inf),
+        extra_parents=extra,
+        extra_rho=pool,
+    )
+    return dataclasses.replace(plan, sigma_extra=second_parent_sigma(plan, extra))
+
+
+def second_parent_sigma(plan: Plan, m: int) -> float:
+    """σ of each of ``m`` second-parent pair tables sharing the plan's pool: ``m`` tables of
+    L2 sensitivity Δ at this σ spend ``m·Δ²/(2σ²) ≤ extra_rho`` (σ rounded up)."""
+    return _round_sigma_up(plan.extra_rho / m, plan.table_sensitivity)
+
+
+class SecondParent(NamedTuple):
+    """A second parent a fit adds (:func:`choose_second_parents`): the check's pair, the
+    end drawn given the other (``child``, ``second``), the level map of each end of its
+    pair table (``None``: the codes) and the table's cells on those levels."""
+
+    pair: tuple[int, int]
+    child: int
+    second: int
+    maps: tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]
+    cells: int
+
+
+def second_parent_levels(
+    plan: Plan, model: Model, pair: tuple[int, int]
+) -> tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]:
+    """The level map of each end of a second parent's pair table: the codes under
+    ``pair_tables="labelled"``, else the compressed levels of the unlabelled edge tables,
+    read from the model's (C, x) tables (post-processing of noisy ones)."""
+    if plan.pair_tables == "labelled":
+        return (None, None)
+    i, j = pair
+    return (
+        _unlabelled_resolutions(plan, i, model.pairs[i])[0],
+        _unlabelled_resolutions(plan, j, model.pairs[j])[0],
+    )
+
+
+def _swamped(pair: CheckedPair, sigma: float, cells: int, n: float) -> bool:
+    """Whether the pair's table of ``cells`` cells at ``sigma`` would be swamped by its
+    noise: expected L1 noise above :data:`EXTRA_NOISE_RATIO` times the check's released
+    residual (public)."""
+    noise_l1 = math.sqrt(2.0 / math.pi) * sigma * cells
+    return noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(n, 1.0)
+
+
+def choose_second_parents(
+    plan: Plan, model: Model, checked: Sequence[CheckedPair]
+) -> list[SecondParent]:
+    """The second parents a fit adds: the check's pairs in its order, each skipped where
+    its table (on :func:`second_parent_levels`) at ``plan.sigma_extra`` would be
+    :func:`_swamped` or no end is free (:func:`second_parent_child`), up to
+    ``plan.extra_parents``. A function of the released check, the public model's
+    structure, its noisy (C, x) tables and the plan."""
+    sizes, n = plan.bins.sizes, float(model.n)
+    chosen: list[SecondParent] = []
+    structure = model
+    for pair in checked:
+        if len(chosen) == plan.extra_parents:
+            break
+        maps = second_parent_levels(plan, model, pair.pair)
+        cells = math.prod(
+            sizes[a] if mp is None else int(mp.max()) + 1
+            for a, mp in zip(pair.pair, maps, strict=True)
+        )
+        if _swamped(pair, plan.sigma_extra, cells, n):
+            continue
+        placed = second_parent_child(structure, *pair.pair)
+        if placed is not None:
+            chosen.append(SecondParent(pair.pair, *placed, maps, cells))
+            structure = second_parent_placed(structure, *placed)
+    return chosen
+
+
+def pair_sigmas(plan: Plan, cells: Sequence[int]) -> list[float]:
+    """σ of each chosen pair table (of ``cells`` cells, on its levels): their
+    ``len(cells)/extra_parents`` of the pool split in proportion to ``cells^(2/3)`` (the
+    split that minimises their summed expected L1 noise ``Σ √(2/π)·σ·cells`` for that ρ),
+    each σ rounded up."""
+    weights = [float(c) ** (2.0 / 3.0) for c in cells]
+    share = plan.extra_rho * len(cells) / plan.extra_parents
+    return [_round_sigma_up(share * w / sum(weights), plan.table_sensitivity) for w in weights]
+
+
+def remeasure_sigma(plan: Plan, n_pairs: int) -> float:
+    """σ of each edge table measured again with the share of the second parents' pool that
+    ``n_pairs < extra_parents`` pair tables leave: the planned edge σ times
+    ``√(ρ_edges / left)``, rounded up, so the ``n_second`` tables spend at most that share."""
+    left = plan.extra_rho * (plan.extra_parents - n_pairs) / plan.extra_parents
+    return math.nextafter(plan.sigma_second * math.sqrt(_edges_rho(plan) / left), math.inf)
+
+
+def _pooled(
+    old: Measurement, exact: NDArray[np.float64], sigma: float, source: RandomSource
+) -> Measurement:
+    """``old`` pooled with a new measurement of its table at ``sigma`` by inverse-variance
+    weights (the pooled σ is ``(σ₁⁻² + σ₂⁻²)^(-1/2)``)."""
+    new = measure_table(exact, old.clique, sigma, source)
+    w_old, w_new = old.sigma**-2, sigma**-2
+    values = (w_old * old.values + w_new * new.values) / (w_old + w_new)
+    return Measurement(old.clique, values, (w_old + w_new) ** -0.5)
+
+
+def _measure_edges_again(
+    plan: Plan,
+    counts: MarginalCounts,
+    edges: Sequence[tuple[int, int]],
+    second: Sequence[Measurement],
+    forms: Mapping[tuple[int, int], EdgeForm],
+    n_pairs: int,
+    source: RandomSource,
+) -> list[Measurement]:
+    """The edge tables, each measured again at :func:`remeasure_sigma` (in the edges'
+    order) and pooled with its first measurement."""
+    sigma = remeasure_sigma(plan, n_pairs)
+    return [
+        _pooled(m, _edge_table(plan, counts, e, forms[e])[0], sigma, source)
+        for e, m in zip(edges, second, strict=True)
+    ]
+
+
+def _edge_table(
+    plan: Plan, counts: MarginalCounts, e: tuple[int, int], form: EdgeForm
+) -> tuple[NDArray[np.float64], tuple[int, ...]]:
+    """Edge ``e``'s exact table in ``form`` (its levels; the label axis kept or summed)
+    and its clique."""
+    pre = (plan.label,) if plan.label is not None else ()
+    exact = counts.table(pre + e)
+    if pre and not form.labelled:
+        exact, pre = exact.sum(axis=0), ()
+    lead = (None,) * len(pre)
+    return group_table(exact, (*lead, *form.maps)), pre + e
+
+
+def _estimate_tree(
+    plan: Plan,
+    n: int,
+    first: Sequence[Measurement],
+    edges: Sequence[tuple[int, int]],
+    second: Sequence[Measurement],
+    forms: Mapping[tuple[int, int], EdgeForm],
+) -> Model:
+    """The tree model of the measured tables (post-processing)."""
+    return estimate(
+        n,
+        plan.bins.sizes,
+        plan.features,
+        plan.label,
+        {m.clique[-1]: m for m in first},
+        list(edges),
+        {e: m for e, m in zip(edges, second, strict=True)},
+        forms=dict(forms),
+    )
 
 
 def _spend(
@@ -806,7 +988,7 @@ class TableSynthParams:
     decode: str
     declared_keep: tuple[tuple[str, str], ...]
     keep: tuple[tuple[int, int], ...]
-    check_pairs: int
+    check_pairs: int | Literal["auto"]
     contribution: int
     #: The share of ρ the row tables spend (1, or less with synthetic persons).
     row_share: float
@@ -869,10 +1051,11 @@ def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
     """``extra_parents``: an integer in ``0..MAX_EXTRA_PARENTS``, at most ``check_pairs``
     (the pairs it adds come from the check), and 0 with synthetic persons; ``"auto"`` is
     :data:`DEFAULT_EXTRA_PARENTS` where those allow it, else 0."""
+    rounds = checked["check_pairs"]  # an integer, or "auto": the plan's rounds
     if isinstance(value, str) and value == "auto":
         if checked["row_share"] < 1.0:
             return 0
-        return min(DEFAULT_EXTRA_PARENTS, checked["check_pairs"])
+        return DEFAULT_EXTRA_PARENTS if rounds == "auto" else min(DEFAULT_EXTRA_PARENTS, rounds)
     if isinstance(value, str):
         raise ParameterError(
             f"extra_parents ({value!r}) must be 'auto' or an integer in 0..{MAX_EXTRA_PARENTS}"
@@ -883,7 +1066,7 @@ def _check_extra_parents(value: Any, checked: Mapping[str, Any]) -> int:
             f"extra_parents ({k}) must be an integer in 0..{MAX_EXTRA_PARENTS}: the pairs the "
             "pair check names that get a second parent (0: a tree)"
         )
-    if k > checked["check_pairs"]:
+    if rounds != "auto" and k > rounds:
         raise ParameterError(
             f"extra_parents ({k}) must be at most check_pairs ({checked['check_pairs']}): "
             "each second parent is a pair the check names"
@@ -914,7 +1097,9 @@ def zcdp_event(plan: Plan, epsilon: float, delta: float) -> ZCDP:
         (plan.n_second, plan.sigma_second),
         (2 * len(plan.quantile_columns), plan.sigma_quantiles),
         (len(plan.decode_columns), plan.sigma_decode),
-        (plan.extra_parents, plan.sigma_extra),
+        # The second parents' pool: m ≤ extra_parents tables at second_parent_sigma(m),
+        # m chosen from released values, spend at most one table's worth at m = 1.
+        (1 if plan.extra_parents else 0, second_parent_sigma(plan, 1) if plan.extra_rho else 0),
     )
     draws: list[PrivacyEvent] = [
         Gaussian(l2_sensitivity=_sqrt_up(k * sens * sens), sigma=sigma) for k, sigma in rounds if k
@@ -1072,11 +1257,14 @@ class TableSynthesizer(Publisher):
         Refused before anything is spent: a column the schema does not declare, a pair
         naming one column twice, and, for the tree models, pairs forming a cycle (a tree
         holds at most F − 1 of them).
-    check_pairs : int, default 3
-        The pair check, in ``0..100``: after the fit, the tree models look for the column
-        pairs off the tree that the model reproduces worst, privately, before any row is
-        drawn. :data:`~ppdp.publish.table_synth_check.CHECK_SHARE` (3 %) of ρ is reserved
-        for it in the plan (charged with the rest); each of ``check_pairs`` rounds picks the
+    check_pairs : int or "auto", default "auto"
+        The pair check, in ``0..100``; ``"auto"``: 6 rounds for a schema without a label
+        whose tree leaves at most 50 pairs off (a table of few columns, up to about 11),
+        else 3. After the fit, the tree
+        models look for the column pairs off the tree that the model reproduces worst,
+        privately, before any row is drawn.
+        :data:`~ppdp.publish.table_synth_check.CHECK_SHARE` (3 %) of ρ is reserved for it
+        in the plan (charged with the rest); each of ``check_pairs`` rounds picks the
         pair of largest L1 residual ``‖T_ij − M_ij‖₁`` between its 2-way table and the
         model's (exponential mechanism), then measures that residual (Gaussian), released as
         a 2-way TVD ± 3σ in ``guarantee.details["checked_pairs"]``. A pair whose whole
@@ -1086,14 +1274,18 @@ class TableSynthesizer(Publisher):
         its share back to the tables. At ε = 1 the interval is about ±0.01 TVD at 30,000 rows
         (±0.1 at 3,000).
     extra_parents : int or "auto", default "auto"
-        Second parents, in ``0..10`` and at most ``check_pairs``: the first pairs the check
-        names (in its order; a pair whose table the noise would swamp, judged from the
-        check's released residual, is skipped) get their (i, j) table measured with
-        :data:`EXTRA_SHARE` (5 %) of ρ each, reserved in the plan, and one end is drawn
-        given its tree parent and the other end, so a triangle the tree cannot hold (a
-        star around one column) keeps its third side. ``"auto"``: 1 where the check runs,
-        0 with ``per_person`` columns (whose samplers are trees); ``0``: the tree alone.
-        ``benchmarks/synth/second_parents.md`` has the measurements.
+        Second parents, in ``0..10`` and at most ``check_pairs`` (its rounds): the pairs
+        the check names (in its order; a pair whose table the noise would swamp, judged from the
+        check's released residual, or with no end free to take a second parent, is
+        skipped) get their (i, j) table measured, and one end is drawn given its tree
+        parent and the other end, so a triangle the tree cannot hold (a star around one
+        column) keeps its third side. The plan takes a pool of :data:`EXTRA_SHARE` (5 %)
+        of ρ per second parent (at most half their ρ) from the edge tables; the pair
+        tables share their part in proportion to cells^(2/3), and the part the skipped ones
+        leave measures the edge tables again, so the pool is always spent. ``"auto"``: one
+        per check round (at most 6) where the check runs, 0 with ``per_person`` columns
+        (whose samplers are trees);
+        ``0``: the tree alone. ``benchmarks/synth/second_parents.md`` has the measurements.
     pair_tables : {"labelled", "both", "unlabelled"}, default "labelled"
         How the label-rooted tree (``method="tree"``, a schema with a label) may measure
         its edge tables: ``"labelled"``, each a (label, i, j) table; ``"unlabelled"``, each
@@ -1103,8 +1295,10 @@ class TableSynthesizer(Publisher):
         (label, i, j) table; ``"both"``, the selection chooses either form per edge. The
         last two give the (label, x) tables more of ρ (:data:`UNLABELLED_SHARES`). On small
         tables the labelled (label, 18, 18) table of two numeric columns is mostly noise
-        and is never chosen; its compressed unlabelled form is. Measured in
-        ``benchmarks/synth/credit_pairs.md``.
+        and is never chosen; its compressed unlabelled form is. Second parents' pair tables
+        are then measured on the same levels (the gate and the pool's split count their
+        cells); the pool still comes from the edge tables. Measured in
+        ``benchmarks/synth/credit_pairs.md`` and ``second_parents.md``.
     person_levels : str or sequence of str, optional
         Synthetic persons only (``per_person`` columns): up to 3 numeric columns whose
         persons' persistent levels are kept (a woman's wage level across her years). Each
@@ -1182,7 +1376,7 @@ class TableSynthesizer(Publisher):
         binning: Literal["auto", "equal-width", "private-quantiles"] = "auto",
         decode: Literal["uniform", "sub-bins"] = "sub-bins",
         keep: Any = None,
-        check_pairs: int = DEFAULT_CHECK_PAIRS,
+        check_pairs: int | Literal["auto"] = "auto",
         extra_parents: int | Literal["auto"] = "auto",
         pair_tables: Literal["labelled", "both", "unlabelled"] = "labelled",
         person_levels: str | Sequence[str] | None = None,
@@ -1420,7 +1614,7 @@ class TableSynthesizer(Publisher):
             plan.label,
             by_attr,
             plan.epsilon_select,
-            plan.sigma_second,
+            plan.sigma_select or plan.sigma_second,
             source,
             maps,
             total=total,
@@ -1441,39 +1635,32 @@ class TableSynthesizer(Publisher):
         plan: Plan, counts: MarginalCounts, e: tuple[int, int], form: EdgeForm, source: RandomSource
     ) -> Measurement:
         """Edge ``e``'s table in ``form`` (its levels; the label axis kept or summed)."""
-        pre = (plan.label,) if plan.label is not None else ()
-        exact = counts.table(pre + e)
-        if pre and not form.labelled:
-            exact, pre = exact.sum(axis=0), ()
-        lead = (None,) * len(pre)
-        return measure_table(
-            group_table(exact, (*lead, *form.maps)), pre + e, plan.sigma_second, source
-        )
+        exact, clique = _edge_table(plan, counts, e, form)
+        return measure_table(exact, clique, plan.sigma_second, source)
 
     def _fit_model(self, plan: Plan, counts: MarginalCounts, source: RandomSource) -> Release:
         """Measure, select and estimate; keep the model; the release without rows."""
         first, edges, second, forms = self._measure_all(plan, counts, source)
         n = _row_count(plan, counts, first)
-        sizes = plan.bins.sizes
         model: Model | JointModel
         if plan.method == "pairs":
-            model = fit_joint(n, sizes, first)
+            model = fit_joint(n, plan.bins.sizes, first)
         else:
-            model = estimate(
-                n,
-                sizes,
-                plan.features,
-                plan.label,
-                {m.clique[-1]: m for m in first},
-                edges,
-                {e: m for e, m in zip(edges, second, strict=True)},
-                forms=forms,
-            )
+            model = _estimate_tree(plan, n, first, edges, second, forms)
         self._model = model
         self._plan = plan
         _warn_crowded_bins(model, plan.bins, self._params().fit_schema)
         checked = self._check_pairs(plan, counts, edges, source)
-        extra = self._add_second_parents(plan, counts, checked, source)
+        chosen: list[SecondParent] = []
+        if plan.extra_parents and isinstance(model, Model):
+            chosen = choose_second_parents(plan, model, checked)
+            if len(chosen) < plan.extra_parents:
+                # The pool's share the named pairs leave: the edge tables again.
+                second = _measure_edges_again(
+                    plan, counts, edges, second, forms, len(chosen), source
+                )
+                self._model = _estimate_tree(plan, n, first, edges, second, forms)
+        extra = self._add_second_parents(plan, counts, chosen, source)
         names = plan.bins.names
         statistics = {
             "noisy:" + "|".join(names[a] for a in m.clique): m.values
@@ -1519,56 +1706,34 @@ class TableSynthesizer(Publisher):
         self,
         plan: Plan,
         counts: MarginalCounts,
-        checked: list[CheckedPair],
+        chosen: Sequence[SecondParent],
         source: RandomSource,
     ) -> list[Measurement]:
-        """Measure the (i, j) table of each of the first ``plan.extra_parents`` pairs the
-        check named (in its order: released, so public) and give one end the other as a
-        second parent (:func:`with_second_parent`). The draws follow the check's."""
+        """Measure the (i, j) table of each pair :func:`choose_second_parents` took from
+        those the check named (on its levels, at :func:`pair_sigmas`) and give one end the
+        other as a second parent (:func:`with_second_parent`), each given the law of the
+        model with the earlier ones (:func:`model_class_law`). The draws follow the
+        check's."""
         model = self._model
-        if not plan.extra_parents or not isinstance(model, Model):
+        if not chosen or not isinstance(model, Model):
             return []
-        tree = model
+        sigmas = pair_sigmas(plan, [c.cells for c in chosen])
+        label = plan.label if plan.method == "tree" else None
         out: list[Measurement] = []
-        sizes = plan.bins.sizes
-        for pair in checked:
-            if len(out) == plan.extra_parents:
-                break
-            i, j = pair.pair
-            maps = self._second_parent_levels(plan, model, i, j)
-            cells = math.prod(sizes[a] if mp is None else int(mp.max()) + 1 for a, mp in maps)
-            # The table's expected L1 noise against the check's released residual (both
-            # public): a table the noise would swamp is left unmeasured.
-            noise_l1 = math.sqrt(2.0 / math.pi) * plan.sigma_extra * cells
-            if noise_l1 > EXTRA_NOISE_RATIO * pair.tvd * 2.0 * max(float(model.n), 1.0):
-                continue
-            placed = second_parent_child(model, i, j)
-            if placed is None:
-                continue
-            exact = exact_pair_table(counts, plan.label if plan.method == "tree" else None, i, j)
-            exact = group_table(exact, [mp for _, mp in maps])
-            m = measure_table(exact, (i, j), plan.sigma_extra, source)
+        for c, sigma in zip(chosen, sigmas, strict=True):
+            i, j = c.pair
+            exact = group_table(exact_pair_table(counts, label, i, j), list(c.maps))
+            m = measure_table(exact, (i, j), sigma, source)
             out.append(m)
-            m = spread_levels(m, [(mp, model.pairs[a].sum(axis=0)) for a, mp in maps])
-            child, second = placed
-            if child in tree.parent:
-                joint = model_class_pair_table(tree, tree.parent[child], second)
+            totals = [model.pairs[a].sum(axis=0) for a in c.pair]
+            m = spread_levels(m, list(zip(c.maps, totals, strict=True)))
+            if c.child in model.parent:
+                joint = model_class_law(model, (model.parent[c.child], c.second))
             else:
-                joint = _class_counts_of(tree, second)[:, None, :]
-            model = with_second_parent(model, child, second, joint, m)
+                joint = model_class_law(model, (c.second,))[:, None, :]
+            model = with_second_parent(model, c.child, c.second, joint, m)
         self._model = model
         return out
-
-    @staticmethod
-    def _second_parent_levels(
-        plan: Plan, model: Model, i: int, j: int
-    ) -> list[tuple[int, NDArray[np.int64] | None]]:
-        """Each end of a second parent's pair table and its level map: the codes under
-        ``pair_tables="labelled"``, else the compressed levels of the unlabelled edge
-        tables, read from the model's (C, x) tables (post-processing of noisy ones)."""
-        if plan.pair_tables == "labelled":
-            return [(i, None), (j, None)]
-        return [(a, _unlabelled_resolutions(plan, a, model.pairs[a])[0]) for a in (i, j)]
 
     def _release(
         self,
@@ -1735,7 +1900,15 @@ class TableSynthesizer(Publisher):
                         f"second parents: up to {plan.extra_parents} pair(s) the check names "
                         "(those whose table the noise would not swamp, judged from the check's "
                         "released residual), each (i, j) table measured with Gaussian noise "
-                        f"(σ = {plan.sigma_extra:.6g}); {EXTRA_SHARE:.0%} of ρ each"
+                        + (
+                            "on the unlabelled edge tables' levels "
+                            if plan.pair_tables != "labelled"
+                            else ""
+                        )
+                        + f"(σ = {plan.sigma_extra:.6g} with all of them, shared by "
+                        f"cells^(2/3)); a pool of {plan.extra_rho:.6g} of ρ "
+                        "taken from the edge tables, and what the measured pairs leave of it "
+                        "spent measuring the edge tables again (pooled by inverse variance)"
                     ]
                     if plan.extra_parents
                     else []

@@ -24,7 +24,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,8 +55,15 @@ CHECK_SHARE = 0.03
 #: Of each round's share, the part that goes to the exponential mechanism's choice (the rest
 #: measures the chosen pair's residual): choosing right needs more than reading the value.
 CHECK_SELECT_SHARE = 0.75
-#: Default rounds of the check (``check_pairs``), and the most a fit accepts.
+#: Rounds of the check (``check_pairs``) under ``"auto"`` (the default): SMALL_CHECK_PAIRS
+#: for a table without a label whose tree leaves at most SMALL_OFF_TREE pairs off (few
+#: columns, each pair a large share of what the tree drops), else DEFAULT_CHECK_PAIRS (with a
+#: label the edge tables carry the classifier's signal, and the second parents' larger pool,
+#: taken from them, cost Adult's AUC at ε = 0.3: ``benchmarks/synth/second_parents.md``);
+#: and the most a fit accepts.
 DEFAULT_CHECK_PAIRS = 3
+SMALL_CHECK_PAIRS = 6
+SMALL_OFF_TREE = 50
 MAX_CHECK_PAIRS = 100
 #: A checked pair warns when its noisy TVD less this many noise standard deviations exceeds
 #: :func:`warn_threshold` (the interval reported is ± this many σ).
@@ -65,8 +72,15 @@ CHECK_SIGMAS = 3.0
 CHECK_TVD = 0.1
 
 
-def check_pairs_value(value: Any) -> int:
-    """``check_pairs``: an integer in ``0..MAX_CHECK_PAIRS`` (one clear line otherwise)."""
+def check_pairs_value(value: Any) -> int | Literal["auto"]:
+    """``check_pairs``: ``"auto"`` or an integer in ``0..MAX_CHECK_PAIRS`` (one clear line
+    otherwise)."""
+    if isinstance(value, str) and value == "auto":
+        return "auto"
+    if isinstance(value, str):
+        raise ParameterError(
+            f"check_pairs ({value!r}) must be 'auto' or an integer in 0..{MAX_CHECK_PAIRS}"
+        )
     k = check_int("check_pairs", value)
     if not 0 <= k <= MAX_CHECK_PAIRS:
         raise ParameterError(
@@ -91,10 +105,23 @@ def check_candidates(
     return [(i, j) for x, i in enumerate(feats) for j in feats[x + 1 :]]
 
 
-def rounds_for(method: str, features: Sequence[int], label: int | None, asked: int) -> int:
-    """The check's rounds: ``asked``, at most the pairs left off the tree (public)."""
+def rounds_for(
+    method: str,
+    features: Sequence[int],
+    label: int | None,
+    asked: int | Literal["auto"],
+    *,
+    labelled: bool = False,
+) -> int:
+    """The check's rounds: ``asked`` (``"auto"``: :data:`SMALL_CHECK_PAIRS` for a schema
+    without a label (``labelled``) whose tree leaves at most :data:`SMALL_OFF_TREE` pairs
+    off, else :data:`DEFAULT_CHECK_PAIRS`), at most the pairs left off the tree (public: the
+    schema and the method)."""
     off_tree = len(check_candidates(method, features, label)) - (len(features) - 1)
-    return max(0, min(asked, off_tree))
+    if asked == "auto":
+        small = not labelled and off_tree <= SMALL_OFF_TREE
+        asked = SMALL_CHECK_PAIRS if small else DEFAULT_CHECK_PAIRS
+    return max(0, min(int(asked), off_tree))
 
 
 @dataclass(frozen=True)

@@ -1338,27 +1338,39 @@ class Model:
 
 def second_parent_child(model: Model, i: int, j: int) -> tuple[int, int] | None:
     """``(child, second parent)`` for the off-tree pair ``(i, j)``: the descendant gets
-    its ancestor, else the later of the two in ``order`` gets the earlier, so the graph
-    stays acyclic; None when both ends already have a second parent (public: a function
-    of the model's structure)."""
-
-    def ancestors(a: int) -> set[int]:
-        out = set()
-        while a in model.parent:
-            a = model.parent[a]
-            out.add(a)
-        return out
-
-    if i in ancestors(j):
+    its ancestor, else the later of the two in ``order`` gets the earlier, else (that end
+    already has a second parent) the earlier gets the later where no cycle follows; None
+    when no end can take one (public: a function of the model's structure)."""
+    if i in _ancestors(model, j):
         options = [(j, i)]
-    elif j in ancestors(i):
+    elif j in _ancestors(model, i):
         options = [(i, j)]
     else:
         pos = {a: x for x, a in enumerate(model.order)}
         late, early = (i, j) if pos[i] > pos[j] else (j, i)
-        options = [(late, early)]
-    free = [o for o in options if o[0] not in model.extra]
+        options = [(late, early), (early, late)]
+    free = [(c, s) for c, s in options if c not in model.extra and c not in _ancestors(model, s)]
     return free[0] if free else None
+
+
+def _ancestors(model: Model, a: int) -> set[int]:
+    """Every column ``a`` is drawn after: its tree parent, its second parent, theirs, …"""
+    out: set[int] = set()
+    stack = [a]
+    while stack:
+        b = stack.pop()
+        up = [model.parent[b]] if b in model.parent else []
+        up += [model.extra[b][0]] if b in model.extra else []
+        stack += [u for u in up if u not in out]
+        out.update(up)
+    return out
+
+
+def second_parent_placed(model: Model, child: int, second: int) -> Model:
+    """``model``'s structure with ``child`` given the second parent ``second`` (no table
+    yet: what :func:`second_parent_child` and the sampling order see once it is added)."""
+    extra = {**model.extra, child: (second, np.zeros((0, 0, 0, 0)))}
+    return dataclasses.replace(model, extra=extra, order=_order_with(model, extra))
 
 
 def with_second_parent(
@@ -1406,6 +1418,70 @@ def with_second_parent(
             q = q * np.nan_to_num(joint / q.sum(axis=3))[:, :, :, None]
     extra = {**model.extra, child: (second, q)}
     return dataclasses.replace(model, extra=extra, order=_order_with(model, extra))
+
+
+def _feature_conditional(model: Model, a: int) -> tuple[tuple[int, ...], NDArray[np.float64]]:
+    """The law the sampler draws feature ``a`` from, as a factor over ``(class, [tree
+    parent], [second parent], a)`` (the class is variable ``-1``): each row of the fitted
+    table normalised over ``a``, a row of no mass uniform (as :func:`_cdf_rows` draws)."""
+    if a in model.extra:
+        s, q = model.extra[a]
+        head = (-1, model.parent[a], s) if a in model.parent else (-1, s)
+        t = q if a in model.parent else q[:, 0]
+    elif a in model.parent:
+        head, t = (-1, model.parent[a]), model.triples[a]
+    else:
+        head, t = (-1,), np.maximum(model.pairs[a], 0.0)
+    tot = t.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = np.where(tot > 0, t / np.where(tot > 0, tot, 1.0), 1.0 / t.shape[-1])
+    return (*head, a), cond
+
+
+def model_class_law(model: Model, cols: Sequence[int]) -> NDArray[np.float64]:
+    """The expected (class, *cols) table of the rows the model samples (counts summing to
+    the class counts): exact, with or without second parents (post-processing).
+
+    The sampler's law is a Bayesian network (class, then each feature given the class, its
+    tree parent and its second parent); only the ancestors of ``cols`` matter (every other
+    conditional sums to 1), and those are summed out one at a time by variable elimination,
+    each time the one whose product of factors has the fewest cells."""
+    need: set[int] = set()
+    stack = list(cols)
+    while stack:
+        a = stack.pop()
+        if a in need:
+            continue
+        need.add(a)
+        stack += [model.parent[a]] if a in model.parent else []
+        stack += [model.extra[a][0]] if a in model.extra else []
+    factors = [((-1,), np.asarray(model.class_counts, dtype=np.float64))]
+    factors += [_feature_conditional(model, a) for a in sorted(need)]
+    size = {-1: model.class_counts.size, **{a: model.sizes[a] for a in need}}
+    for _ in range(len(need - set(cols))):
+        v = min(need - set(cols), key=lambda u: (_cost(factors, size, u), u))
+        need.discard(v)
+        used = [f for f in factors if v in f[0]]
+        factors = [f for f in factors if v not in f[0]]
+        keep = tuple(sorted({u for f in used for u in f[0]} - {v}))
+        factors.append((keep, _contract(used, keep)))
+    return _contract(factors, (-1, *cols))
+
+
+def _cost(factors: Sequence[tuple[tuple[int, ...], NDArray]], size: Mapping, v: int) -> int:
+    """Cells of the product of the factors that hold variable ``v``."""
+    return math.prod(size[u] for u in {u for f in factors if v in f[0] for u in f[0]})
+
+
+def _contract(
+    factors: Sequence[tuple[tuple[int, ...], NDArray[np.float64]]], out: tuple[int, ...]
+) -> NDArray[np.float64]:
+    """The product of ``factors`` summed onto the variables ``out`` (one einsum)."""
+    names = {v: i for i, v in enumerate(dict.fromkeys([*out, *(u for f in factors for u in f[0])]))}
+    args: list = []
+    for vars_, arr in factors:
+        args += [arr, [names[u] for u in vars_]]
+    return np.einsum(*args, [names[u] for u in out], optimize=True)
 
 
 def _order_with(model: Model, extra: Mapping[int, tuple[int, NDArray[np.float64]]]) -> tuple:
