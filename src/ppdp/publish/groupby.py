@@ -234,6 +234,7 @@ class GroupByParams:
     variances: tuple[str, ...]
     quantiles: tuple[str, ...]
     q: tuple[float, ...]
+    quantile_method: str
     count_share: float | None
     max_groups: int | None
     max_rows_per_group: int | None
@@ -243,7 +244,6 @@ class GroupByParams:
     interval: float | None
     rounding: int | str | None
     min_count: float | None
-    quantile_method: str
     plan: GroupPlan
 
 
