@@ -485,11 +485,14 @@ PUBLISHERS.register(
            "supports), a number of decimals, or none", metavar="D", parse=_rounding),
     option("--quantiles", "quantiles",
            "numeric columns whose per-group quantiles are released, each with an interval "
-           "(one share of ε per column; see --quantile-method)", metavar="COL,COL"),
+           "(see --quantile-method for their shares of ε)", metavar="COL,COL"),
     option("--quantile-method", "quantile_method",
-           "tree (default: a noisy tree histogram per column; every --q and its interval "
-           "read from it) or exponential (one exponential mechanism draw per column and "
-           "probability, each a share of ε; no interval)", choices=("tree", "exponential")),
+           "exponential+tree (default: each --q by the exponential mechanism, its interval "
+           "from a noisy tree; one share of ε per column and probability, split 0.8/0.2), "
+           "tree (a noisy tree histogram per column; every --q and its interval read from "
+           "it) or exponential (one exponential mechanism draw per column and probability, "
+           "each a share of ε; no interval)",
+           choices=("exponential+tree", "tree", "exponential")),
     option("--q", "q", "the probabilities of --quantiles, each in (0, 1) (default 0.5: the "
            "median)", metavar="P,P", parse=_probabilities),
     option("--min-count", "min_count",

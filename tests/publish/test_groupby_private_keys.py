@@ -250,6 +250,8 @@ def test_bad_statistics_parameters_are_one_line_and_spend_nothing(kw, match) -> 
     [
         ("tree", ["discrete-laplace", "discrete-laplace"]),  # one tree for both probabilities
         ("exponential", ["discrete-laplace", "exponential", "exponential"]),
+        # the intervals' tree, then one draw per probability (sequential composition)
+        ("exponential+tree", ["discrete-laplace"] * 2 + ["exponential"] * 2),
     ],
 )
 def test_quantiles_are_near_the_truth_and_charged_as_their_mechanisms(method, kinds) -> None:
@@ -266,12 +268,13 @@ def test_quantiles_are_near_the_truth_and_charged_as_their_mechanisms(method, ki
         pub.fit(df, accountant=acct, allow_seeded=True)
     table = pub.release_.data
     truth = df.groupby("sex")["los"].quantile([0.5, 0.9]).unstack().to_numpy()
-    atol = {"tree": 6.0, "exponential": 2.0}[method]  # 6,000 rows, ε = 1 for the quantiles
+    # 6,000 rows; the quantiles get ε = 1 (tree) or 2/3 per probability (the others)
+    atol = {"tree": 6.0, "exponential": 2.0, "exponential+tree": 2.0}[method]
     np.testing.assert_allclose(table[["p50_los", "p90_los"]].to_numpy(), truth, atol=atol)
     assert [h.event.kind for h in acct.history()] == kinds
     assert acct.spent.epsilon == pytest.approx(2.0)
     names = {"p50_los_lo", "p50_los_hi", "p90_los_lo", "p90_los_hi"}
-    if method == "tree":
+    if method != "exponential":
         lo, hi = table[["p50_los_lo", "p90_los_lo"]], table[["p50_los_hi", "p90_los_hi"]]
         assert np.all((lo.to_numpy() <= truth + 0.1) & (truth - 0.1 <= hi.to_numpy()))
         assert "p50_los_lo/hi" in pub.release_.guarantee.details["columns"]
@@ -279,9 +282,48 @@ def test_quantiles_are_near_the_truth_and_charged_as_their_mechanisms(method, ki
         assert not names & set(table.columns)
 
 
+def test_the_hybrid_charges_its_tree_and_draws_in_one_plan_and_clips_into_the_interval():
+    """exponential+tree: each (column, p) part ε/3 (the counts the third), 0.8 of it to the
+    draw, the column's rest (0.2 · 2 parts) to the tree; the parts add up to ε, the
+    ledger and the guarantee say so, and every quantile lies in its interval."""
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"dx": "C0", "sex": np.repeat(["F", "M"], 400), "los": 0.0})
+    df["los"] = np.r_[rng.uniform(10, 30, 400), rng.uniform(100, 200, 400)]
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(
+            1.5, SCHEMA, by=["sex"], quantiles=["los"], q=[0.5, 0.9], random_state=4
+        ).fit(df, accountant=acct, allow_seeded=True)
+    assert pub.plan().quantile_method == "exponential+tree"  # the default
+    eps = [h.event.epsilon for h in acct.history()]
+    assert eps == pytest.approx([0.5, 0.2 * 2 * 0.5, 0.8 * 0.5, 0.8 * 0.5])
+    assert acct.spent.epsilon == pytest.approx(1.5)
+    for h in acct.history()[1:]:
+        assert h.details["composition"].startswith("sequential")
+    line = next(a for a in pub.release_.guarantee.assumptions if a.startswith("quantiles"))
+    assert "exponential mechanism" in line and "noisy tree" in line and "sequentially" in line
+    table = pub.release_.data
+    for key in ("p50_los", "p90_los"):
+        assert np.all((table[f"{key}_lo"] <= table[key]) & (table[key] <= table[f"{key}_hi"]))
+
+
+def test_the_hybrid_without_intervals_spends_everything_on_the_draws() -> None:
+    acct = Accountant.in_memory(total=PrivacyBudget(5.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pub = GroupByPublisher(
+            1.0, SCHEMA, by=["sex"], quantiles=["los"], interval=None, random_state=0
+        ).fit(hospital(), accountant=acct, allow_seeded=True)
+    assert [h.event.kind for h in acct.history()] == ["discrete-laplace", "exponential"]
+    assert acct.history()[1].event.epsilon == pytest.approx(0.5)
+    assert "p50_los_lo" not in pub.release_.data.columns
+
+
 def test_a_quantile_method_not_known_is_one_line_and_spends_nothing() -> None:
     acct = Accountant.in_memory(total=PrivacyBudget(5.0))
-    with pytest.raises(ParameterError, match=r"^quantile_method \('median'\) must be 'tree'"):
+    match = r"^quantile_method \('median'\) must be 'exponential\+tree'"
+    with pytest.raises(ParameterError, match=match):
         GroupByPublisher(1.0, SCHEMA, by=["sex"], quantiles=["los"], quantile_method="median").fit(
             hospital(), accountant=acct
         )

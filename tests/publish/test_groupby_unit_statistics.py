@@ -279,8 +279,11 @@ def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> No
             1.0, schema(4), by=["ward"], quantiles=["age"], relation=relation,
             max_groups=1, max_rows_per_group=3,
         ).plan()  # fmt: skip
-        assert row.epsilon_quantile_group == row.epsilon_mean / moves
-        assert per.epsilon_quantile_group == per.epsilon_mean / (moves * 3)
+        # the default hybrid: 0.8 of the part to the draws, the rest to the intervals' tree
+        assert row.epsilon_point == pytest.approx(0.8 * row.epsilon_mean)
+        assert row.epsilon_tree == pytest.approx(0.2 * row.epsilon_mean)
+        assert row.epsilon_quantile_group == row.epsilon_point / moves
+        assert per.epsilon_quantile_group == per.epsilon_point / (moves * 3)
         # the tree: a row under one node of each of its 4 levels, times the person's rows
         assert row.tree_sensitivity == 4 * moves
         assert per.tree_sensitivity == 4 * moves * 3
@@ -289,8 +292,10 @@ def test_quantiles_per_person_take_the_persons_rows_as_their_sensitivity() -> No
         pub = GroupByPublisher(2.0, schema(3), by=["ward"], quantiles=["age"], random_state=0).fit(
             many(20)
         )
-    med = pub.release_.data["p50_age"].to_numpy()
+    table = pub.release_.data
+    med = table["p50_age"].to_numpy()
     assert np.all((med >= 20) & (med <= 80))  # 1,200 persons: the medians are near 50
+    assert np.all((table["p50_age_lo"] <= med) & (med <= table["p50_age_hi"]))
 
 
 @pytest.mark.parametrize("selection", ["laplace", "dp-sips"])

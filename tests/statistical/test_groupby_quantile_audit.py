@@ -16,7 +16,7 @@ Per person (privacy unit of 6 rows, add/remove): D holds one more person with 3 
 in each group; each draw at ε_part/6 passes (measured 0.23), each draw calibrated for one
 row fails (measured 1.96).
 
-**Tree** (``quantile_method="tree"``, the default; intervals off: post-processing). The
+**Tree** (``quantile_method="tree"``; intervals off: post-processing). The
 quantile part's ε = 1 is the claim of the whole released vector. Row level, replace-one:
 groups of 50 rows at 50 each; D has one more row at age 0 in F, D′ one more at 100 in M;
 the statistic counts F's 0.01-quantile in the first sixteenth of the range and M's
@@ -28,6 +28,9 @@ with 3 rows at 0 in F and 3 at 100 in M; the statistic counts F's 0.01-quantile 
 M's 0.99-quantile at the last grid point (each needs the search to follow the person's
 nodes at all 4 levels): per-person trees pass (0.37), trees calibrated for one row fail
 (1.98).
+
+The default (``"exponential+tree"``) runs both mechanisms, each at its share of the part,
+in one plan: sequential composition of the two audited here one at a time.
 
 False-positive rate: α = 1e-6 per audit (``docs/audit.md``); seeded (seed 0).
 """
@@ -210,7 +213,7 @@ def _tree_audit(cls) -> object:
         warnings.simplefilter("ignore")
         pub = cls(
             2.0, SCHEMA, by=["sex"], quantiles=["age"], q=[0.01, 0.99], count_share=0.5,
-            interval=None,
+            interval=None, quantile_method="tree",
         )  # fmt: skip
     assert pub.plan().epsilon_mean == 1.0 and pub.plan().tree_sensitivity == 8
     base = pd.DataFrame({"sex": ["F"] * 50 + ["M"] * 50, "age": np.full(100, 50.0)})
@@ -234,7 +237,7 @@ def _tree_unit_audit(cls) -> object:
         warnings.simplefilter("ignore")
         pub = cls(
             2.0, UNIT_SCHEMA, by=["sex"], quantiles=["age"], q=[0.01, 0.99], count_share=0.5,
-            relation="add/remove", interval=None,
+            relation="add/remove", interval=None, quantile_method="tree",
         )  # fmt: skip
     assert pub.plan().contribution == 6
     base = pd.DataFrame(

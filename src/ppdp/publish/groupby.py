@@ -76,6 +76,13 @@ _KEYS_ONLY = ("truncated-geometric", "dp-sips")
 MAX_GROUPS = 2**22
 #: Rows per exact chunk of the float ``bincount`` (partial sums stay below 2⁵³).
 _CHUNK_ROWS = 2**28
+#: The quantile method giving each quantile by the exponential mechanism and its interval
+#: from a noisy tree (the default), and every method.
+HYBRID = "exponential+tree"
+QUANTILE_METHODS = (HYBRID, "tree", "exponential")
+#: The hybrid's share of each (column, p) part for the exponential mechanism, the rest for
+#: the column's tree (measured: ``benchmarks/groupby_quantiles.md``).
+POINT_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -129,14 +136,47 @@ class GroupPlan:
     probabilities: tuple[float, ...] = ()
     #: ``"tree"``: one noisy tree histogram per column (``epsilon_mean``), every
     #: probability and its interval read from it; ``"exponential"``: one exponential
-    #: mechanism draw per (column, p) (``epsilon_mean`` each), no interval.
-    quantile_method: str = "tree"
+    #: mechanism draw per (column, p) (``epsilon_mean`` each), no interval;
+    #: ``"exponential+tree"``: per (column, p) a part ``epsilon_mean``, of which
+    #: ``point_share`` goes to an exponential mechanism draw (the quantile) and the rest of
+    #: the column's parts to one tree (the intervals).
+    quantile_method: str = HYBRID
+    #: ``"exponential+tree"``: the exponential mechanism's share of each (column, p) part;
+    #: 1 without intervals (no tree is drawn then).
+    point_share: float = 1.0
 
     @property
     def quantile_parts(self) -> int:
         """The budget parts of the quantiles: one per column (tree), or per (column, p)."""
         per = 1 if self.quantile_method == "tree" else len(self.probabilities)
         return len(self.quantiles) * per
+
+    @property
+    def draws_tree(self) -> bool:
+        """Whether a tree is drawn per quantile column (the tree's, or the hybrid's intervals)."""
+        return bool(self.quantiles) and (
+            self.quantile_method == "tree"
+            or (self.quantile_method == HYBRID and self.point_share < 1.0)
+        )
+
+    @property
+    def draws_exponential(self) -> bool:
+        """Whether an exponential mechanism draw is made per (column, p)."""
+        return bool(self.quantiles) and self.quantile_method != "tree"
+
+    @property
+    def epsilon_tree(self) -> float:
+        """ε of one column's tree: its part (tree), or what the column's (column, p) parts
+        leave after the exponential mechanism's shares (hybrid)."""
+        if self.quantile_method == "tree":
+            return self.epsilon_mean
+        return (1.0 - self.point_share) * len(self.probabilities) * self.epsilon_mean
+
+    @property
+    def epsilon_point(self) -> float:
+        """ε of one (column, p) exponential mechanism draw (all groups)."""
+        share = self.point_share if self.quantile_method == HYBRID else 1.0
+        return share * self.epsilon_mean
 
     @property
     def tree_sensitivity(self) -> int:
@@ -154,7 +194,7 @@ class GroupPlan:
         under replace-one (a removal, then an addition: a row may also move between two
         groups); the draws' losses add up over groups."""
         moves = 2 if self.relation is Neighbouring.REPLACE_ONE else 1
-        return self.epsilon_mean / (moves * self.contribution)
+        return self.epsilon_point / (moves * self.contribution)
 
     @property
     def square_sensitivity(self) -> int:
@@ -477,11 +517,13 @@ def _check_q(value: Any, checked: Mapping[str, Any]) -> tuple[float, ...]:
 
 
 def _check_quantile_method(value: Any, _: Mapping[str, Any]) -> str:
-    if value not in ("tree", "exponential"):
+    if value not in QUANTILE_METHODS:
         raise ParameterError(
-            f"quantile_method ({value!r}) must be 'tree' (a noisy tree histogram per column: "
-            "every quantile with an interval) or 'exponential' (one exponential mechanism "
-            "draw per column and probability, no interval)"
+            f"quantile_method ({value!r}) must be '{HYBRID}' (each quantile by the "
+            "exponential mechanism, its interval from a noisy tree; the default), 'tree' (a "
+            "noisy tree histogram per column: every quantile with an interval) or "
+            "'exponential' (one exponential mechanism draw per column and probability, no "
+            "interval)"
         )
     return str(value)
 
@@ -606,6 +648,8 @@ def _plan(_: Any, checked: Mapping[str, Any]) -> GroupPlan:
         "quantiles": checked["quantiles"],
         "probabilities": checked["q"] if checked["quantiles"] else (),
         "quantile_method": checked["quantile_method"],
+        # the hybrid's tree only gives the intervals: without them, all to the point
+        "point_share": POINT_SHARE if checked["interval"] is not None else 1.0,
     }
     if checked["keys"] != "private":
         return GroupPlan(by, levels, means, checked["relation"], eps_count, eps_mean, **post)
@@ -728,11 +772,15 @@ class GroupByPublisher(Publisher):
         ``p50_x`` (and, with intervals, ``p50_x_lo``/``p50_x_hi``).
     q : sequence of float, default (0.5,)
         The probabilities, each in (0, 1).
-    quantile_method : {"tree", "exponential"}, default "tree"
-        ``"tree"``: one noisy tree histogram per column and group (one share of ε per
-        column), every probability and its interval read from it; ``"exponential"``: one
-        exponential mechanism draw per (column, p) (one share each), no interval, a smaller
-        rank error at few probabilities (``benchmarks/groupby_quantiles.md``).
+    quantile_method : {"exponential+tree", "tree", "exponential"}, default "exponential+tree"
+        ``"exponential+tree"``: one share of ε per (column, p), 80 % of it to an exponential
+        mechanism draw (the quantile, clipped into its interval), the rest of the column's
+        shares to one noisy tree histogram per column and group (the intervals; without
+        intervals all goes to the draws); ``"tree"``: the tree alone (one share per column),
+        every probability and its interval read from it; ``"exponential"``: the draws alone
+        (one share each), no interval. The hybrid's quantiles are close to the exponential
+        mechanism's and its intervals cover like the tree's
+        (``benchmarks/groupby_quantiles.md``).
     relation : {"replace-one", "add/remove"}, default "replace-one"
         The neighbouring relation of the guarantee (it must be the budget ledger's).
         Add/remove halves both sensitivities and keeps ``n`` private: an empty table is
@@ -802,7 +850,7 @@ class GroupByPublisher(Publisher):
         min_count: float | None = None,
         quantiles: Any = (),
         q: Any = (0.5,),
-        quantile_method: str = "tree",
+        quantile_method: str = HYBRID,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
     ) -> None:
@@ -886,7 +934,7 @@ class GroupByPublisher(Publisher):
     def _tree_mechanism(self, plan: GroupPlan) -> DiscreteLaplaceMechanism:
         """The noise of each quantile column's trees (every node of every group's tree)."""
         return self._mechanism(
-            plan.epsilon_mean, plan.tree_sensitivity, plan, "each quantile column", NODES
+            plan.epsilon_tree, plan.tree_sensitivity, plan, "each quantile column's tree", NODES
         )
 
     def _mechanism(
@@ -951,30 +999,51 @@ class GroupByPublisher(Publisher):
                 charges.append(
                     Charge(squares.event, f"{_NAME}: sums of squares of {name}", sq_details)
                 )
-        if plan.quantiles and plan.quantile_method == "tree":
-            tree = self._tree_mechanism(plan)
-            for name in plan.quantiles:
-                col = _numeric(self.schema, name)
+        return charges + self._quantile_charges(plan)
+
+    def _quantile_charges(self, plan: GroupPlan) -> list[Charge]:
+        """Per quantile column: its tree (tree, hybrid with intervals), then one exponential
+        mechanism draw per probability (exponential, hybrid); the hybrid's parts compose
+        sequentially to the column's ``len(probabilities) · epsilon_mean``."""
+        charges = []
+        hybrid = plan.quantile_method == HYBRID
+        composed = (
+            {
+                "composition": f"sequential, with the column's other quantile entries: tree "
+                f"ε = {plan.epsilon_tree:.6g} (the intervals) + {len(plan.probabilities)} × "
+                f"exponential mechanism ε = {plan.epsilon_point:.6g} (the quantiles)"
+            }
+            if hybrid and plan.draws_tree
+            else {}
+        )
+        for name in plan.quantiles:
+            col = _numeric(self.schema, name)
+            ps = ", ".join(f"{p:g}" for p in plan.probabilities)
+            if plan.draws_tree:
+                tree = self._tree_mechanism(plan)
+                gives = (
+                    f"the intervals of the quantiles {ps} are post-processing"
+                    if hybrid
+                    else f"the quantiles {ps} and their intervals are post-processing"
+                )
                 t_details = {
                     "query": f"counts of {name} per group under each node of a tree of {LEVELS} "
                     f"levels of {BRANCH} children over {BRANCH**LEVELS:,} grid cells of "
-                    f"[{col.lower:g}, {col.upper:g}] (the quantiles "
-                    f"{', '.join(f'{p:g}' for p in plan.probabilities)} and their intervals "
-                    "are post-processing)",
+                    f"[{col.lower:g}, {col.upper:g}] ({gives})",
                     **tree.ledger_details(),
+                    **composed,
                     **self._unit_details(),
                 }
                 charges.append(Charge(tree.event, f"{_NAME}: quantile tree of {name}", t_details))
-        for name in plan.quantiles if plan.quantile_method == "exponential" else ():
-            col = _numeric(self.schema, name)
-            for p in plan.probabilities:
+            for p in plan.probabilities if plan.draws_exponential else ():
                 q_details = {
                     "query": f"the {p:g}-quantile of {name} per group, exponential mechanism on "
                     f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity "
                     f"{plan.contribution} row(s) of one person)",
                     "epsilon_per_group": plan.epsilon_quantile_group,
+                    **composed,
                 }
-                event = Exponential(epsilon=plan.epsilon_mean)
+                event = Exponential(epsilon=plan.epsilon_point)
                 charges.append(Charge(event, f"{_NAME}: {_qname(p, name)}", q_details))
         return charges
 
@@ -1024,22 +1093,34 @@ class GroupByPublisher(Publisher):
             "values clipped to the declared bounds, then moved to the nearest of 2^16 + 1 "
             "evenly spaced points of the range"
         )
-        if plan.quantile_method == "exponential":
-            return (
-                f"quantiles ({cols}; p = {ps}): exponential mechanism per group and probability "
-                "on the declared range, utility −|rank − p·n| (sensitivity 1 row), "
-                f"ε = {plan.epsilon_mean:.6g} per (column, p), "
-                f"{plan.epsilon_quantile_group:.6g} per group's draw; {grid}; no interval"
-            )
         replace = plan.relation is Neighbouring.REPLACE_ONE
         moves = " × 2 (a row may move between groups)" if replace else ""
         unit = f" × {plan.contribution} row(s) of one person" if plan.contribution > 1 else ""
+        em = (
+            "exponential mechanism per group and probability on the declared range, utility "
+            f"−|rank − p·n| (sensitivity 1 row{moves}{unit}, over all groups), "
+            f"ε = {plan.epsilon_point:.6g} per (column, p), "
+            f"{plan.epsilon_quantile_group:.6g} per group's draw"
+        )
+        if not plan.draws_tree:
+            return f"quantiles ({cols}; p = {ps}): {em}; {grid}; no interval"
+        tree = (
+            f"per group, counts under every node of a tree of {LEVELS} levels of {BRANCH} "
+            f"children over the range's {BRANCH**LEVELS:,} grid cells; discrete Laplace, L1 "
+            f"sensitivity {plan.tree_sensitivity} ({LEVELS} levels{moves}{unit}), "
+            f"ε = {plan.epsilon_tree:.6g} per column"
+        )
+        if plan.quantile_method == "tree":
+            return (
+                f"quantiles ({cols}; p = {ps}): {tree}; {grid}; every probability's quantile "
+                "(and its interval) is post-processing of the noisy tree"
+            )
+        total = plan.epsilon_tree + len(plan.probabilities) * plan.epsilon_point
         return (
-            f"quantiles ({cols}; p = {ps}): per group, counts under every node of a tree of "
-            f"{LEVELS} levels of {BRANCH} children over the range's {BRANCH**LEVELS:,} grid "
-            f"cells; discrete Laplace, L1 sensitivity {plan.tree_sensitivity} ({LEVELS} levels"
-            f"{moves}{unit}), ε = {plan.epsilon_mean:.6g} per column; {grid}; every "
-            "probability's quantile (and its interval) is post-processing of the noisy tree"
+            f"quantiles ({cols}; p = {ps}): each quantile from an {em}; its interval from a "
+            f"noisy tree ({tree}), post-processing of the tree, and the quantile is clipped "
+            f"into it (post-processing of both); {grid}; the two compose sequentially, "
+            f"ε = {total:.6g} per column"
         )
 
     def _post_processing(self, plan: GroupPlan) -> list[str]:
@@ -1102,8 +1183,13 @@ class GroupByPublisher(Publisher):
                     f"the group's {p:g}-quantile of {name} (the least value with at least "
                     f"{p:g} of the group's rows at or below it), within the declared bounds"
                 )
-                if level and plan.quantile_method == "tree":
-                    notes[f"{key}_lo/hi"] = f"a {level} interval for the true quantile"
+                if level and plan.draws_tree:
+                    notes[f"{key}_lo/hi"] = f"a {level} interval for the true quantile" + (
+                        f" (from the noisy tree; {key} is the exponential mechanism's, "
+                        "clipped into it)"
+                        if plan.quantile_method == HYBRID
+                        else ""
+                    )
         for name in plan.variances:
             notes[f"var_{name}/std_{name}"] = (
                 f"the group's variance and standard deviation of {name} (population, values "
@@ -1451,16 +1537,24 @@ class GroupByPublisher(Publisher):
         """Each quantile column's per-group quantiles from the groups' grid histograms, one
         column after another (after every other draw of the release): with the tree, every
         probability and (intervals on) its interval's ends ``_lo``/``_hi`` from the column's
-        tree; with the exponential mechanism, one draw per (column, p)."""
+        tree; with the exponential mechanism, one draw per (column, p); with both
+        (``"exponential+tree"``), every column's tree first, then the draws, each clipped
+        into its interval."""
         out: dict[str, NDArray[np.float64]] = {}
-        if plan.quantiles and plan.quantile_method == "tree":
-            return self._tree_draws(plan, cells, n_groups, source)
+        if plan.draws_tree:
+            out = self._tree_draws(plan, cells, n_groups, source)
+        if not plan.draws_exponential:
+            return out
         for name, hist in zip(plan.quantiles, cells, strict=True):
             col = _numeric(self.schema, name)
             for p in plan.probabilities:
-                out[_qname(p, name)] = histogram_quantiles(
+                key = _qname(p, name)
+                x = histogram_quantiles(
                     hist, n_groups, p, plan.epsilon_quantile_group, col.lower, col.upper, source
                 )
+                if f"{key}_lo" in out:  # hybrid: the point clipped into the tree's interval
+                    x = np.clip(x, out[f"{key}_lo"], out[f"{key}_hi"])
+                out[key] = x
         return out
 
     def _tree_draws(
