@@ -311,3 +311,20 @@ def test_every_ledger_entry_of_private_keys_names_the_privacy_unit(tmp_path, sel
         ).fit(many(5), accountant=acct)  # fmt: skip
     units = [r.details.get("privacy_unit") for r in acct.history()]
     assert len(units) >= 2 and all(u == {"column": "pid", "max_rows": 3} for u in units)
+
+
+@pytest.mark.parametrize("method", ["exponential+tree", "exponential", "tree"])
+def test_every_quantile_entry_names_the_privacy_unit(tmp_path, method) -> None:
+    """Each quantile's ledger entries (its tree, its exponential-mechanism draws) carry the
+    unit like the counts' and sums', so a per-person release with quantiles is charged to
+    a per-person ledger (before, the draws' entries read as single rows and the release
+    was refused), and a second such release is charged after it."""
+    acct = Accountant.open(tmp_path / "l.db", dataset_id="d", total=PrivacyBudget(3.0))
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            GroupByPublisher(
+                0.5, schema(3), by=["ward"], quantiles=["age"], quantile_method=method,
+            ).fit(many(5), accountant=acct)  # fmt: skip
+    units = [r.details.get("privacy_unit") for r in acct.history()]
+    assert len(units) >= 4 and all(u == {"column": "pid", "max_rows": 3} for u in units)

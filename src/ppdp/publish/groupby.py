@@ -1042,6 +1042,7 @@ class GroupByPublisher(Publisher):
                     f"{plan.contribution} row(s) of one person)",
                     "epsilon_per_group": plan.epsilon_quantile_group,
                     **composed,
+                    **self._unit_details(),
                 }
                 event = Exponential(epsilon=plan.epsilon_point)
                 charges.append(Charge(event, f"{_NAME}: {_qname(p, name)}", q_details))
