@@ -1398,8 +1398,11 @@ def main() -> None:
     elif not args.report_only:
         rows, pair_rows = [], []
         peer_keys = tuple(args.peer_methods) if args.peers or args.peers_only else ()
-        if args.peers_only and args.out_csv is None:  # keep every row but those rerun
+        if args.out_csv is None and OUT_CSV.exists():  # keep every row but those rerun
+            peers = {m for k in PEERS for m in PEERS[k][3].values()}
             rerun = {m for k in peer_keys for m in PEERS[k][3].values()}
+            if not args.peers_only:  # ours and the controls: every method not a peer's
+                rerun |= set(pd.read_csv(OUT_CSV).method) - peers
             rows, pair_rows = (
                 k[~(k.table.isin(args.tables) & k.method.isin(rerun))].to_dict("records")
                 for k in (pd.read_csv(OUT_CSV), pd.read_csv(PAIRS_CSV))
