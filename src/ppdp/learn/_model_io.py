@@ -394,4 +394,3 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     saved one exactly (the coefficients round-trip through JSON's shortest float repr).
     """
     return read_model(path).estimator
-
