@@ -241,3 +241,113 @@ def test_the_layer_check_finds_a_planted_violation(tmp_path: Path) -> None:
         "ppdp/accounting/bad.py:2: ppdp.accounting (layer 2) imports ppdp.publish.ok (layer 4)",
         "ppdp/newpkg/__init__.py: ppdp.newpkg has no layer on the page",
     ]
+
+
+# ----------------------------------------------------------------------------- import cycles
+#: Import cycles left in ``src/ppdp`` (issue 31; before it: 6). Each is a method of a class
+#: that delegates to a module which names the class back: ``Schema.encode`` and
+#: ``ppdp.data.encoding`` (the back edge is a ``TYPE_CHECKING`` import),
+#: ``QualityReport.to_html`` and its HTML page (likewise), and the table synthesizer and
+#: its synthetic persons. Lower it when one goes; never raise it.
+MAX_IMPORT_CYCLES = 3
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The import cycles among the modules under ``root/ppdp``, each a sorted list of names.
+
+    A cycle is a strongly connected component (more than one module) of the graph with an
+    edge for every import of another module, at module level or inside a function or a
+    ``TYPE_CHECKING`` block (``from m import x`` is an edge to ``m`` and, when ``m.x`` is
+    a module, to it), relative imports resolved; an import of a package by a module inside
+    it (its own ``__init__``) is no edge. The graph of
+    ``benchmarks/structure/release_run_measures.py``.
+    """
+    modules = {}
+    for path in (root / "ppdp").rglob("*.py"):
+        modules[_module_name(path, root)[0]] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        names = _imported_names(tree, module, path.name == "__init__.py")
+        graph[module] = {
+            name
+            for _, name in names
+            if name in modules and name != module and not module.startswith(name + ".")
+        }
+    return _strong_components(graph)
+
+
+def _strong_components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one node, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return sorted(out)
+
+
+def cycles_over(root: Path, limit: int) -> str | None:
+    """What is wrong when ``root/ppdp`` has more than ``limit`` import cycles, else None."""
+    cycles = import_cycles(root)
+    if len(cycles) <= limit:
+        return None
+    listed = "\n".join(", ".join(c) for c in cycles)
+    return (
+        f"{len(cycles)} import cycles in ppdp, at most {limit} allowed: move what both sides "
+        f"use into the lower module or a small leaf module:\n{listed}"
+    )
+
+
+def test_import_cycles_do_not_grow() -> None:
+    problem = cycles_over(SRC, MAX_IMPORT_CYCLES)
+    assert problem is None, problem
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "ppdp"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "data" / "__init__.py").write_text("from ppdp.data.a import f\n")
+    (pkg / "data" / "a.py").write_text("from ppdp.data import b\n\ndef f():\n    pass\n")
+    (pkg / "data" / "b.py").write_text("from ppdp import data\n")  # its own package: no edge
+    (pkg / "data" / "c.py").write_text("import ppdp.data.a\n")
+    assert import_cycles(tmp_path) == []
+    assert cycles_over(tmp_path, 0) is None
+    # a lazy import inside a function closes a cycle too, and a relative one is resolved
+    (pkg / "data" / "b.py").write_text("def g():\n    from .c import x\n")
+    assert import_cycles(tmp_path) == [["ppdp.data.a", "ppdp.data.b", "ppdp.data.c"]]
+    problem = cycles_over(tmp_path, 0)
+    assert problem is not None and "ppdp.data.a, ppdp.data.b, ppdp.data.c" in problem

@@ -1,9 +1,9 @@
-"""The Dask engine of :class:`~ppdp.data.stats.SufficientStats` (the ``dask`` extra).
+"""Running Dask graphs for ppdp (the ``dask`` extra): import, schedulers, deadlines, errors.
 
-Each partition runs the in-memory kernel; partial statistics (and, for Parquet, partial
-encoding reports) are merged in a tree with fan-in ``split_every``. Only the small partial
-results travel between workers: ``O(K p²)`` floats per partition. Dask is imported here
-only, so ``ppdp`` and ``ppdp.data`` import without it.
+Shared by the Dask engine of :class:`~ppdp.data.stats.SufficientStats` (in
+:mod:`ppdp.data.stats`) and by :mod:`ppdp.data.distributed`; it imports neither, so the
+three form no import cycle. Dask is imported on first use only, so ``ppdp`` and
+``ppdp.data`` import without it.
 """
 
 from __future__ import annotations
@@ -11,30 +11,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from ppdp.data.encoding import EncodeReport, encode, log_report
-from ppdp.data.stats import (
-    SufficientStats,
-    check_finite_stats,
-    compute_block_stats,
-    label_codes,
-)
 from ppdp.exceptions import (
-    DataValidationError,
     OptionalDependencyError,
     ParameterError,
     PPDPError,
 )
 
 if TYPE_CHECKING:
-    from ppdp.data.schema import Category, Schema
+    pass
 
 _INSTALL_HINT = "pip install 'ppdp[dask]'"
 _LOCAL_SCHEDULERS = ("threads", "threading", "sync", "synchronous", "single-threaded", "processes")
@@ -270,194 +258,3 @@ def scheduler_for(
         f"{', '.join(repr(s) for s in _LOCAL_SCHEDULERS)}, an address such as "
         "'tcp://host:8786', or a distributed.Client"
     )
-
-
-def _tree_reduce(parts: list[Any], merge: Callable[..., Any], split_every: int) -> Any:
-    from dask import delayed
-
-    if not parts:
-        return None
-    while len(parts) > 1:
-        parts = [
-            delayed(merge, pure=True)(*parts[i : i + split_every])
-            for i in range(0, len(parts), split_every)
-        ]
-    return parts[0]
-
-
-def _merge_stats(*parts: SufficientStats) -> SufficientStats:
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + p
-    return out
-
-
-def _merge_pairs(
-    *parts: tuple[SufficientStats, EncodeReport],
-) -> tuple[SufficientStats, EncodeReport]:
-    stats, report = parts[0]
-    for s, r in parts[1:]:
-        stats, report = stats + s, report + r
-    return stats, report
-
-
-def _partition_stats(
-    xpart: Any,
-    ypart: Any,
-    classes: tuple[Category, ...] | None,
-    labels_are_codes: bool,
-    block_rows: int | None,
-) -> SufficientStats:
-    if isinstance(xpart, pd.DataFrame):
-        arr = xpart.to_numpy(dtype=np.float64, na_value=np.nan)
-        names = tuple(str(c) for c in xpart.columns)
-    else:
-        arr, names = np.asarray(xpart), None
-    if arr.ndim != 2 or arr.dtype.kind not in "biuf":
-        raise DataValidationError(f"X partitions must be 2-D numeric; got {arr.shape}, {arr.dtype}")
-    codes = None
-    if classes is not None:
-        codes = label_codes(ypart, classes, labels_are_codes=labels_are_codes, n=arr.shape[0])
-    return compute_block_stats(arr, codes, classes, block_rows=block_rows, names=names)
-
-
-def compute_dask(
-    X: Any,
-    y: Any,
-    *,
-    classes: tuple[Category, ...] | None,
-    labels_are_codes: bool,
-    scheduler: Any,
-    split_every: int,
-    block_rows: int | None,
-) -> SufficientStats:
-    """:meth:`SufficientStats.compute` for a Dask Array or DataFrame (and aligned labels)."""
-    import_dask()
-    import dask.array as da
-    import dask.dataframe as dd
-    from dask import delayed
-
-    if (y is None) != (classes is None):
-        raise ParameterError("y and the declared classes go together")
-    if isinstance(X, np.ndarray):  # in-memory X with Dask labels
-        X = da.from_array(X, chunks=(y.chunks[0] if isinstance(y, da.Array) else -1, -1))
-    if isinstance(X, dd.DataFrame):
-        if isinstance(y, str):
-            if y not in X.columns:
-                raise DataValidationError(f"y ({y!r}) is not a column of X")
-            X, y = X.drop(columns=[y]), X[y]
-        for c, dt in X.dtypes.items():
-            if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt)):
-                raise DataValidationError(
-                    f"X column {c!r} is not numeric (dtype {dt}); encode the table with a Schema"
-                )
-        xparts = list(X.to_delayed())
-        p = len(X.columns)
-        names: tuple[str, ...] | None = tuple(str(c) for c in X.columns)
-        if y is None:
-            yparts: list[Any] = [None] * len(xparts)
-        elif isinstance(y, dd.Series | dd.DataFrame):
-            if y.npartitions != X.npartitions:
-                raise DataValidationError(
-                    f"y has {y.npartitions} partitions but X has {X.npartitions}; align them"
-                )
-            yparts = list(y.to_delayed())
-        else:
-            raise DataValidationError(
-                "y for a Dask DataFrame must be a Dask Series or a column name"
-            )
-    elif isinstance(X, da.Array):
-        if X.ndim != 2:
-            raise DataValidationError(f"X must be 2-D (n, p); got {X.ndim} dimension(s)")
-        if X.dtype.kind not in "biuf":
-            raise DataValidationError(f"X must be numeric; got dtype {X.dtype}")
-        X = X.rechunk({1: -1})
-        xparts = list(X.to_delayed().ravel())
-        p = int(X.shape[1])
-        names = None
-        if y is None:
-            yparts = [None] * len(xparts)
-        else:
-            if isinstance(y, str):
-                raise DataValidationError("y given as a column name needs X to be a DataFrame")
-            yarr = y if isinstance(y, da.Array) else da.from_array(np.asarray(y), chunks=-1)
-            if yarr.ndim != 1 or yarr.shape[0] != X.shape[0]:
-                raise DataValidationError(
-                    f"y must have shape ({X.shape[0]},); got {tuple(yarr.shape)}"
-                )
-            yparts = list(yarr.rechunk((X.chunks[0],)).to_delayed().ravel())
-    else:
-        raise DataValidationError(
-            f"X ({type(X).__name__}) must be a numpy array, a DataFrame, "
-            "or a Dask Array or DataFrame"
-        )
-    partials = [
-        delayed(_partition_stats, pure=True)(xp, yp, classes, labels_are_codes, block_rows)
-        for xp, yp in zip(xparts, yparts, strict=True)
-    ]
-    root = _tree_reduce(partials, _merge_stats, split_every)
-    if root is None:
-        return SufficientStats.zeros(p, classes=classes, feature_names=names)
-    with scheduler_for(scheduler, default_local_cluster=False) as sched:
-        (stats,) = compute(root, scheduler=sched)
-    check_finite_stats(stats)
-    return stats
-
-
-def _encode_partition(
-    part: pd.DataFrame, schema: Schema, include_label: bool, block_rows: int | None
-) -> tuple[SufficientStats, EncodeReport]:
-    X, y, report = encode(schema, part, include_label=include_label, log=False, order="F")
-    classes = schema.label.classes if schema.label is not None else None
-    names = schema.layout(include_label=include_label).feature_names
-    stats = compute_block_stats(X, y, classes, block_rows=block_rows, names=names)
-    return stats, report
-
-
-def stats_from_parquet(
-    path: str | os.PathLike[str],
-    *,
-    schema: Schema,
-    include_label: bool,
-    scheduler: Any,
-    split_every: int,
-    cluster_kwargs: dict[str, Any] | None,
-    block_rows: int | None = None,
-) -> tuple[SufficientStats, EncodeReport]:
-    """:meth:`SufficientStats.from_parquet`: read, encode per partition, reduce, log counts."""
-    import_dask()
-    from dask import delayed
-
-    from ppdp.data.schema import Schema as _Schema
-
-    if not isinstance(schema, _Schema):
-        raise ParameterError(f"schema ({type(schema).__name__}) must be a ppdp.data.Schema")
-    if include_label and schema.label is None:
-        raise ParameterError("include_label=True needs a schema with a label")
-    src = os.fspath(path)
-    if "://" not in src and not os.path.exists(src):
-        raise FileNotFoundError(f"path ({src!r}) does not exist")
-    from ppdp.data.distributed import open_table
-
-    # Footer checks (a column missing in one file, mixed types) and pyarrow reads with a
-    # fresh index per partition, whatever the writer stored.
-    ddf = open_table(src, schema, param="path")
-    layout = schema.layout(include_label=include_label)
-    partials = [
-        delayed(_encode_partition, pure=True)(part, schema, include_label, block_rows)
-        for part in ddf.to_delayed()
-    ]
-    root = _tree_reduce(partials, _merge_pairs, split_every)
-    if root is None:
-        classes = schema.label.classes if schema.label is not None else None
-        stats = SufficientStats.zeros(
-            layout.n_features, classes=classes, feature_names=layout.feature_names
-        )
-        return stats, EncodeReport(n_rows=0)
-    with scheduler_for(
-        scheduler, default_local_cluster=True, cluster_kwargs=cluster_kwargs
-    ) as sched:
-        ((stats, report),) = compute(root, scheduler=sched)
-    log_report(report)
-    check_finite_stats(stats)
-    return stats, report

@@ -16,7 +16,7 @@ import numpy as np
 
 from ppdp.accounting.receipt import replace_one_equivalent
 from ppdp.data.dates import day_text
-from ppdp.evaluate.report import (
+from ppdp.evaluate._report_common import (
     BANNER,
     N_BINS,
     THRESHOLDS,

@@ -34,6 +34,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ppdp.data.columns import CategoricalColumn, NumericColumn
+from ppdp.evaluate._report_common import _codes, _numeric, histogram_edges
 
 __all__ = [
     "PAIR_CELLS",
@@ -125,7 +126,6 @@ def _cells(
     trivial release (values uniform within the bounds, on the column's scale, or the
     categories)."""
     from ppdp.data.dates import day_text
-    from ppdp.evaluate.report import _codes, _numeric, histogram_edges
 
     if isinstance(col, NumericColumn):
         edges = _coarse_numeric(histogram_edges(col))
@@ -246,8 +246,6 @@ def pair_view(
     -------
     PairView
     """
-    from ppdp.evaluate.report import _codes, _numeric
-
     rng = np.random.default_rng(_SEED)
     n_pairs = len(cols) * (len(cols) - 1) // 2
     cap = max(MIN_PAIR_ROWS, min(PAIR_ROWS, PAIR_BUDGET // max(n_pairs, 1)))

@@ -394,25 +394,3 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     saved one exactly (the coefficients round-trip through JSON's shortest float repr).
     """
     return read_model(path).estimator
-
-
-#: Names that moved to :mod:`ppdp.learn.files`; importing them from here still works.
-_MOVED = frozenset(
-    {
-        "LEARNERS",
-        "PredictResult",
-        "TrainResult",
-        "build_learner",
-        "predict_file",
-        "train_model_file",
-        "_learner_class",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        from ppdp.learn import files
-
-        return getattr(files, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,7 @@ from ppdp.exceptions import ParameterError
 from ppdp.federated.config import RoundConfig
 from ppdp.federated.http._config import PartyConfig
 from ppdp.federated.http._node import PartyNode
-from ppdp.federated.http._runner import PartyParts
+from ppdp.federated.http._parts import PartyParts
 from ppdp.federated.http._sealed import load_box_key
 from ppdp.federated.http._tls import client_context
 from ppdp.federated.messages import Message, encode_array

@@ -22,7 +22,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,20 +36,13 @@ from ppdp.federated.http._client import DeliveryError, wait_healthy
 from ppdp.federated.http._config import PartyConfig
 from ppdp.federated.http._guard import check_plain_http_bind
 from ppdp.federated.http._node import TERMINAL, PartyNode
+from ppdp.federated.http._parties import build_parts
+from ppdp.federated.http._parts import PartyParts
 from ppdp.federated.http._tls import TLSConfig, server_options
 
 __all__ = ["PartyOutcome", "PartyParts", "bind_socket", "run_party", "serve_node"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class PartyParts:
-    """What :func:`run_party` needs besides the config: built by the role adapter."""
-
-    node: PartyNode
-    finish: Callable[[PartyNode], Awaitable[dict[str, Any]]] | None = None
-    close: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -219,8 +212,6 @@ def run_party(
     if warning is not None:
         logger.warning("%s: %s", config.party, warning)
     if build is None:
-        from ppdp.federated.http._parties import build_parts
-
         build = build_parts
 
     async def main() -> PartyOutcome:
