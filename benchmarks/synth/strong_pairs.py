@@ -47,6 +47,12 @@ VARIANTS = {
     "pairs-both-extra-1": {"pair_tables": "both", "extra_parents": 1},
     "check-6": {"check_pairs": 6, "extra_parents": 6},
     "check-3": {"check_pairs": 3},
+    "pairs-unlabelled-extra-0": {"pair_tables": "unlabelled", "extra_parents": 0},
+    "pairs-both-check-0": {"pair_tables": "both", "check_pairs": 0},
+    "pairs-unlabelled-check-0": {"pair_tables": "unlabelled", "check_pairs": 0},
+    "check-0": {"check_pairs": 0},
+    "chow-liu": {"method": "chow-liu"},
+    "chow-liu-extra-0": {"method": "chow-liu", "extra_parents": 0},
 }
 
 

@@ -1740,7 +1740,7 @@ def _shrink_edge_table(
     sigma: float,
     factor: float | None = None,
 ) -> NDArray[np.float64]:
-    """A noisy (K, p, x) edge table whose rows are pulled toward independence, clipped at 0.
+    """A noisy (K, p, x) edge table whose rows are pulled toward independence, made ≥ 0.
 
     ``rows`` (K, p) and ``cols`` (K, x) are the consistent (C, parent) and (C, child) tables
     in the edge table's levels; ``sigma`` is the edge table's noise per cell (public);
@@ -1753,8 +1753,11 @@ def _shrink_edge_table(
     above that it decays as ``w · factor·σ·√x / n_r`` (the mean-squared-error optimal
     pseudo-count falls as ``1/n_r``), so a well-measured row is nearly unchanged. Without
     it, clipping a rare code's noise-dominated row at 0 and fitting the margins gives
-    conditionals of 0 % or 100 %: associations the data do not show. Post-processing of
-    noisy tables with their public σ, so it costs no privacy.
+    conditionals of 0 % or 100 %: associations the data do not show. A row within the noise
+    is then clipped at 0; a well-measured row (``n_r > factor·σ·√x``, from the noisy
+    margins) is projected (Euclidean) onto ``{≥ 0, Σ = n_r + w_r}``, which removes the
+    positive noise clipping would leave in its empty cells. Post-processing of noisy tables
+    with their public σ, so it costs no privacy.
     """
     factor = PRIOR_SIGMAS if factor is None else factor
     w = factor * sigma
@@ -1763,7 +1766,22 @@ def _shrink_edge_table(
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_c > 0, cols / n_c, 1.0 / cols.shape[1])
         weight = w * np.minimum(1.0, np.where(rows > 0, full / rows, 1.0))
-    return np.maximum(noisy + weight[:, :, None] * share[:, None, :], 0.0)
+    shrunk = noisy + weight[:, :, None] * share[:, None, :]
+    clipped = np.maximum(shrunk, 0.0)
+    # A well-measured row (total above the prior's full weight) is projected onto
+    # {≥ 0, Σ = its total}: clipping alone keeps about 0.4σ of positive noise in each of
+    # its empty cells, mass the IPF then spreads over the row (on KDD Cup 99 a 14 x 9 edge
+    # table at σ = 63 came out at 2-way TVD 0.10). A row within the noise keeps the clipped
+    # prior, which is what stops a rare code's conditional from collapsing onto one cell.
+    k, p, x = shrunk.shape
+    flat = shrunk.reshape(-1, x)
+    totals = (rows + weight).reshape(-1)
+    measured = rows.reshape(-1) > full
+    if factor <= 0.0 or not measured.any():  # no prior, no gate: clipped, as before
+        return clipped
+    out = clipped.reshape(-1, x).copy()
+    out[measured] = _project_rows(flat[measured], totals[measured])
+    return out.reshape(k, p, x)
 
 
 def _smooth_class_splits(
