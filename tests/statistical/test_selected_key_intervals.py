@@ -100,7 +100,7 @@ def _releases(pub: GroupByPublisher, df: pd.DataFrame, releases: int, conditiona
     hits = dict.fromkeys(STATS, 0)
     n = 0
     for _ in range(releases):
-        rel = pub._publish_private(plan, agg, source, rows, y)
+        rel = pub._publish_private(plan, agg, source)
         at = np.searchsorted(names, rel.data["dx"].to_numpy()[1:])  # row 0: declared Z99
         n += len(at)
         for s in STATS:
@@ -140,9 +140,9 @@ def test_far_above_the_threshold_the_intervals_are_the_unconditional_ones(method
         rows, y = pub._encode(df)
     plan = pub._params().plan
     agg = pub._keyed_aggregate(plan, rows, y)
-    new = pub._publish_private(plan, agg, resolve_random_state(3), rows, y)
+    new = pub._publish_private(plan, agg, resolve_random_state(3))
     pub._selection_cut = lambda plan, n, m: np.full(n + m, -np.inf)  # type: ignore
-    old = pub._publish_private(plan, agg, resolve_random_state(3), rows, y)
+    old = pub._publish_private(plan, agg, resolve_random_state(3))
     assert len(new.data) == len(old.data) == 21
     a, b = new.statistics, old.statistics
     np.testing.assert_array_equal(a["count"], b["count"])
