@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from ppdp import noise
 from ppdp.data import Schema
@@ -1957,7 +1958,6 @@ def fit_joint(
         m = measurements[0]
         flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
         return JointModel(n, shape, flat.reshape(shape))
-    d = len(shape)
     # The last measurement of a pair counts (as a dict keeps it), its weight relative to
     # the least noisy one.
     pairs: dict[tuple[int, int], tuple[NDArray[np.float64], float]] = {}
@@ -1969,30 +1969,34 @@ def fit_joint(
         floor += shape[i] * shape[j] * sigma_min**2 / float(n) ** 2
     top = max(w for _, w in pairs.values())
     terms = [(i, j, y, w / top) for (i, j), (y, w) in pairs.items()]
+    # The products are small (levels × cells): BLAS threads cost more than they save on a
+    # busy machine (up to 100 times on two shared cores), and one thread keeps the order of
+    # each product's sums the same whatever the machine's thread settings.
+    with threadpool_limits(limits=1, user_api="blas"):
+        p = _mirror_descent(_PairMarginals(shape), terms, floor, min_iterations, max_iterations)
+    return JointModel(n, shape, p.reshape(shape) * n)
 
-    def marginal(table: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
-        other = tuple(a for a in range(d) if a not in (i, j))
-        g = table.sum(axis=other) if other else table
-        return g if i < j else g.T
 
-    def expand(r: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
-        # A pair table broadcast over the whole domain (axes i and j, the rest of size 1).
-        view = [1] * d
-        view[i], view[j] = shape[i], shape[j]
-        return (r if i < j else r.T).reshape(view)
+_Term = tuple[int, int, NDArray[np.float64], float]
 
-    def loss(
-        p: NDArray[np.float64],
-    ) -> tuple[float, list[tuple[int, int, NDArray[np.float64]]]]:
-        table = p.reshape(shape)
-        value, residuals = 0.0, []
-        for i, j, y, w in terms:
-            diff = marginal(table, i, j) - y
-            value += w * float((diff * diff).sum())
-            residuals.append((i, j, w * diff))
-        return value, residuals
 
-    cells = math.prod(shape)
+def _mirror_descent(
+    pm: _PairMarginals,
+    terms: Sequence[_Term],
+    floor: float,
+    min_iterations: int,
+    max_iterations: int,
+) -> NDArray[np.float64]:
+    """:func:`fit_joint`'s descent: the fitted probabilities over the flat domain."""
+
+    target, weight, const = pm.targets(terms)
+
+    def loss(p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        diff = pm.marginals(p) - target
+        residuals = weight * diff
+        return float((residuals * diff).sum()) + const, residuals
+
+    cells = math.prod(pm.shape)
     theta = np.zeros(cells)
     p = np.full(cells, 1.0 / cells)
     value, R = loss(p)
@@ -2000,10 +2004,7 @@ def fit_joint(
     for step_index in range(max_iterations):
         if step_index >= min_iterations and value <= floor:
             break
-        grad_table = np.zeros(shape)
-        for i, j, r in R:
-            grad_table += expand(r, i, j)
-        grad = 2.0 * grad_table.reshape(-1)
+        grad = 2.0 * pm.broadcast(R)
         while True:
             trial = theta - step * grad
             w = np.exp(trial - trial.max())
@@ -2014,7 +2015,110 @@ def fit_joint(
             step *= 0.5
         theta, p, value, R = trial, q, new, R_new
         step *= 1.5
-    return JointModel(n, shape, p.reshape(shape) * n)
+    return p
+
+
+class _PairMarginals:
+    """Every pair marginal of a joint table, and pair tables broadcast back over it.
+
+    The axes are split into a leading and a trailing group, so the flat table is an
+    ``A × B`` matrix ``P`` (no copy); ``H`` (``A × Lₕ``) and ``T`` (``B × Lₗ``) are the
+    one-hot codes of the groups' levels. All pair marginals are then blocks of one
+    levels × levels matrix: ``HᵀPT`` across the groups, ``Hᵀ diag(P1) H`` and
+    ``Tᵀ diag(Pᵀ1) T`` within them, cells × levels work in three matrix products
+    instead of one strided sum over the whole table per pair. The sums run in another
+    order than ``table.sum(axis=...)``, so values may differ in the last bits.
+    """
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.k = _split_axes(shape)
+        self.offsets = np.concatenate([[0], np.cumsum(shape)]).astype(int)
+        self.rows = math.prod(shape[: self.k])
+        self.h = _one_hot(shape[: self.k])
+        self.t = _one_hot(shape[self.k :])
+
+    def marginals(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The levels × levels matrix of ``p``'s pair marginals (upper blocks)."""
+        table = p.reshape(self.rows, -1)
+        h, t, cut = self.h, self.t, self.h.shape[1]
+        out = np.zeros((self.offsets[-1], self.offsets[-1]))
+        out[:cut, cut:] = (h.T @ table) @ t
+        if self.k > 1:  # a group of one axis holds no pair
+            out[:cut, :cut] = (h * table.sum(axis=1)[:, None]).T @ h
+        if len(self.shape) - self.k > 1:
+            out[cut:, cut:] = (t * table.sum(axis=0)[:, None]).T @ t
+        return out
+
+    def targets(
+        self, terms: Sequence[_Term]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """The terms' tables and weights as levels × levels matrices (upper blocks), and the
+        constant that makes ``Σ weight·(M − target)² + constant`` the terms' loss.
+
+        A pair measured in both orders, ``(i, j)`` and ``(j, i)``, is one block whose target
+        is the weighted mean of the two tables; the constant is what that merge takes from
+        the loss (zero when no block has two terms).
+        """
+        size = self.offsets[-1]
+        target, weight = np.zeros((size, size)), np.zeros((size, size))
+        seen: dict[tuple[int, int], list[tuple[NDArray[np.float64], float]]] = {}
+        for i, j, y, w in terms:
+            a, b = min(i, j), max(i, j)
+            seen.setdefault((a, b), []).append((y if i < j else y.T, w))
+        const = 0.0
+        for (a, b), tables in seen.items():
+            total = sum(w for _, w in tables)
+            mean = tables[0][0] if len(tables) == 1 else sum(w * y for y, w in tables) / total
+            self.block(target, a, b)[...] = mean
+            self.block(weight, a, b)[...] = total
+            if len(tables) > 1:
+                const += sum(w * float(((y - mean) ** 2).sum()) for y, w in tables)
+        return target, weight, const
+
+    def block(self, m: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+        """The ``(i, j)`` table of a levels × levels matrix (a view of its upper block)."""
+        a, b = min(i, j), max(i, j)
+        o = self.offsets
+        g = m[o[a] : o[a + 1], o[b] : o[b + 1]]
+        return g if i < j else g.T
+
+    def broadcast(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Σ`` over the upper blocks of ``m`` of each pair table broadcast over the cells."""
+        h, t, cut = self.h, self.t, self.h.shape[1]
+        grad = (h @ m[:cut, cut:]) @ t.T
+        if self.k > 1:
+            grad += ((h @ m[:cut, :cut]) * h).sum(axis=1)[:, None]
+        if len(self.shape) - self.k > 1:
+            grad += ((t @ m[cut:, cut:]) * t).sum(axis=1)[None, :]
+        return grad.reshape(-1)
+
+
+def _split_axes(shape: tuple[int, ...]) -> int:
+    """The cut ``k`` (1 ≤ k < d) whose within-group products cost least (cells × levels²).
+
+    The products across the groups cost cells × levels whatever the cut; a group of one
+    axis has no pair within it.
+    """
+
+    def within(group: tuple[int, ...]) -> int:
+        return math.prod(group) * sum(group) ** 2 if len(group) > 1 else 0
+
+    def cost(k: int) -> int:
+        return within(shape[:k]) + within(shape[k:])
+
+    return min(range(1, len(shape)), key=cost)
+
+
+def _one_hot(shape: tuple[int, ...]) -> NDArray[np.float64]:
+    """``cells × levels``: row ``c`` marks the level of each axis in cell ``c`` (C order)."""
+    codes = np.indices(shape).reshape(len(shape), -1)
+    offsets = np.concatenate([[0], np.cumsum(shape)[:-1]]).astype(int)
+    out = np.zeros((codes.shape[1], sum(shape)))
+    rows = np.arange(codes.shape[1])
+    for a in range(len(shape)):
+        out[rows, offsets[a] + codes[a]] = 1.0
+    return out
 
 
 def attribute_counts(model: Model | JointModel, a: int) -> NDArray[np.float64]:
