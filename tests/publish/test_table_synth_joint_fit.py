@@ -63,6 +63,22 @@ def test_pair_marginals_and_broadcast_match_direct_sums(shape) -> None:
     assert np.allclose(pm.broadcast(r), _direct_broadcast(shape, residuals), atol=1e-12)
 
 
+def test_targets_give_the_terms_loss_also_for_a_pair_in_both_orders() -> None:
+    """``Σ weight·(M − target)² + constant`` is the sum of the terms' own losses on any
+    marginals ``M``, with ``(0, 2)`` measured in both orders. Fails without the constant."""
+    shape = (3, 2, 4)
+    rng = np.random.default_rng(7)
+    pm = model._PairMarginals(shape)
+    terms = [(0, 1, rng.random((3, 2)), 1.0), (0, 2, rng.random((3, 4)), 0.5)]
+    terms += [(2, 0, rng.random((4, 3)), 0.25), (1, 2, rng.random((2, 4)), 0.75)]
+    target, weight, const = pm.targets(terms)
+    table = rng.dirichlet(np.ones(24)).reshape(shape)
+    blocks = pm.marginals(table.reshape(-1))
+    want = sum(w * ((_direct_marginal(table, i, j) - y) ** 2).sum() for i, j, y, w in terms)
+    assert const > 0
+    assert np.isclose(float((weight * (blocks - target) ** 2).sum()) + const, want, rtol=1e-12)
+
+
 def _reference_fit(n, shape, measurements, min_iterations=100, max_iterations=1000):
     """The fit as it was before the products: one strided sum per pair and per loss."""
     pairs, sigma_min, floor = {}, min(m.sigma for m in measurements), 0.0
@@ -121,7 +137,7 @@ def _measurements(shape, n, both_orders=False):
 def test_fit_joint_matches_the_per_pair_sums(shape, both_orders) -> None:
     """The fitted table equals the per-pair reference fit to 1e-9 counts (n = 2,000), also
     when a pair is measured in both orders (merged into one block plus a constant). Fails
-    without the constant (the stopping rule then stops at another step)."""
+    if a group's within-pairs are dropped (``self.k > 2``) or the step grows by 2.0."""
     ms = _measurements(shape, 2000, both_orders)
     got = model.fit_joint(2000, shape, ms).counts
     assert np.allclose(got, _reference_fit(2000, shape, ms), rtol=0, atol=1e-9)
