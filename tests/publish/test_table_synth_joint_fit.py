@@ -25,7 +25,7 @@ from ppdp.data import Schema
 from ppdp.publish import TableSynthesizer
 from ppdp.publish import table_synth_model as model
 
-SHAPES = [(3, 2), (2, 4, 3), (6, 5, 4, 3), (2,) * 9, (5, 1, 7, 2), (18, 2, 9)]
+SHAPES = [(3, 2), (2, 4, 3), (6, 5, 4, 3), (2,) * 9, (5, 1, 7, 2), (18, 2, 9), (300, 2), (2, 3, 40)]
 
 
 def _direct_marginal(table: np.ndarray, i: int, j: int) -> np.ndarray:

@@ -14,6 +14,7 @@ Chow–Liu tree, as in MST.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1969,9 +1970,8 @@ def fit_joint(
         floor += shape[i] * shape[j] * sigma_min**2 / float(n) ** 2
     top = max(w for _, w in pairs.values())
     terms = [(i, j, y, w / top) for (i, j), (y, w) in pairs.items()]
-    # The products are small (levels × cells): BLAS threads cost more than they save on a
-    # busy machine (up to 100 times on two shared cores), and one thread keeps the order of
-    # each product's sums the same whatever the machine's thread settings.
+    # The products are small (levels × cells): BLAS threads cost more than they save (one
+    # product took 30-100 times as long with the default threads on two busy cores).
     with threadpool_limits(limits=1, user_api="blas"):
         p = _mirror_descent(_PairMarginals(shape), terms, floor, min_iterations, max_iterations)
     return JointModel(n, shape, p.reshape(shape) * n)
@@ -2022,46 +2022,91 @@ class _PairMarginals:
     """Every pair marginal of a joint table, and pair tables broadcast back over it.
 
     The axes are split into a leading and a trailing group, so the flat table is an
-    ``A × B`` matrix ``P`` (no copy); ``H`` (``A × Lₕ``) and ``T`` (``B × Lₗ``) are the
-    one-hot codes of the groups' levels. All pair marginals are then blocks of one
-    levels × levels matrix: ``HᵀPT`` across the groups, ``Hᵀ diag(P1) H`` and
-    ``Tᵀ diag(Pᵀ1) T`` within them, cells × levels work in three matrix products
-    instead of one strided sum over the whole table per pair. The sums run in another
-    order than ``table.sum(axis=...)``, so values may differ in the last bits.
+    ``A × B`` matrix ``P`` (no copy); ``H`` (``A × Lₕ``) and ``T`` (``B × Lₜ``) are the
+    one-hot codes of the groups' levels (the identity for a group of one axis, not stored).
+    Every pair marginal is then a block of ``HᵀPT`` (across the groups), ``Hᵀ diag(P1) H``
+    or ``Tᵀ diag(Pᵀ1) T`` (within them): cells × levels work in a few matrix products
+    instead of one strided sum over the whole table per pair. The pair tables (``a < b``,
+    each ``sizes[a] × sizes[b]`` in C order) are kept end to end in one vector. The sums
+    run in another order than ``table.sum(axis=...)``, so values may differ in the last
+    bits.
     """
 
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
-        self.k = _split_axes(shape)
-        self.offsets = np.concatenate([[0], np.cumsum(shape)]).astype(int)
-        self.rows = math.prod(shape[: self.k])
-        self.h = _one_hot(shape[: self.k])
-        self.t = _one_hot(shape[self.k :])
+        self.k = k = _split_axes(shape)
+        self.rows = math.prod(shape[:k])
+        self.h = _one_hot(shape[:k]) if k > 1 else None
+        self.t = _one_hot(shape[k:]) if len(shape) - k > 1 else None
+        self.levels = (sum(shape[:k]), sum(shape[k:]))
+        # Where each pair's table sits in the vector, and which entries of the three
+        # products fill it (flat indices into the cross, leading and trailing products).
+        self.slices: dict[tuple[int, int], slice] = {}
+        picks: list[list[NDArray[np.int64]]] = [[], [], []]
+        start = 0
+        for part in range(3):
+            for a, b in itertools.combinations(range(len(shape)), 2):
+                if _part(k, a, b) != part:
+                    continue
+                rows, cols = self._at(a), self._at(b)
+                width = self.levels[0] if part == 1 else self.levels[1]
+                picks[part].append((rows[:, None] * width + cols[None, :]).ravel())
+                self.slices[(a, b)] = slice(start, start + shape[a] * shape[b])
+                start += shape[a] * shape[b]
+        self.size = start
+        self.picks = [np.concatenate(p) if p else np.zeros(0, dtype=np.int64) for p in picks]
+        self.bounds = np.cumsum([0] + [len(p) for p in self.picks])
+
+    def _at(self, a: int) -> NDArray[np.int64]:
+        """Axis ``a``'s levels as rows (or columns) of its group's one-hot codes."""
+        first = 0 if a < self.k else self.k
+        return np.arange(self.shape[a]) + sum(self.shape[first:a])
 
     def marginals(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The levels × levels matrix of ``p``'s pair marginals (upper blocks)."""
+        """The pair tables of ``p``, end to end (see :attr:`slices`)."""
         table = p.reshape(self.rows, -1)
-        h, t, cut = self.h, self.t, self.h.shape[1]
-        out = np.zeros((self.offsets[-1], self.offsets[-1]))
-        out[:cut, cut:] = (h.T @ table) @ t
-        if self.k > 1:  # a group of one axis holds no pair
-            out[:cut, :cut] = (h * table.sum(axis=1)[:, None]).T @ h
-        if len(self.shape) - self.k > 1:
-            out[cut:, cut:] = (t * table.sum(axis=0)[:, None]).T @ t
-        return out
+        cross = table if self.h is None else self.h.T @ table
+        cross = cross if self.t is None else cross @ self.t
+        parts = [cross.ravel()[self.picks[0]]]
+        for g, sums, part in ((self.h, table.sum(axis=1), 1), (self.t, table.sum(axis=0), 2)):
+            if g is not None and self.picks[part].size:
+                parts.append(((g * sums[:, None]).T @ g).ravel()[self.picks[part]])
+        return np.concatenate(parts)
+
+    def block(self, v: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+        """The ``(i, j)`` table (axes in that order) in a vector of pair tables (a view)."""
+        a, b = min(i, j), max(i, j)
+        g = v[self.slices[(a, b)]].reshape(self.shape[a], self.shape[b])
+        return g if i < j else g.T
+
+    def broadcast(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Σ`` over the pair tables in ``v`` of each table broadcast over the cells."""
+        lead, trail = self.levels
+        cross = np.zeros(lead * trail)
+        cross[self.picks[0]] = v[self.bounds[0] : self.bounds[1]]
+        grad = cross.reshape(lead, trail)
+        grad = grad if self.h is None else self.h @ grad
+        grad = grad if self.t is None else grad @ self.t.T
+        for g, part, axis in ((self.h, 1, 1), (self.t, 2, 0)):
+            if g is None or not self.picks[part].size:
+                continue
+            within = np.zeros(g.shape[1] ** 2)
+            within[self.picks[part]] = v[self.bounds[part] : self.bounds[part + 1]]
+            spread = ((g @ within.reshape(g.shape[1], -1)) * g).sum(axis=1)
+            grad = grad + (spread[:, None] if axis == 1 else spread[None, :])
+        return np.asarray(grad).reshape(-1)
 
     def targets(
         self, terms: Sequence[_Term]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
-        """The terms' tables and weights as levels × levels matrices (upper blocks), and the
-        constant that makes ``Σ weight·(M − target)² + constant`` the terms' loss.
+        """The terms' tables and weights as vectors of pair tables, and the constant that
+        makes ``Σ weight·(M − target)² + constant`` the terms' loss.
 
-        A pair measured in both orders, ``(i, j)`` and ``(j, i)``, is one block whose target
-        is the weighted mean of the two tables; the constant is what that merge takes from
-        the loss (zero when no block has two terms).
+        A pair measured in both orders, ``(i, j)`` and ``(j, i)``, is one table whose target
+        is the weighted mean of the two; the constant is what that merge takes from the
+        loss (zero when no pair has two terms).
         """
-        size = self.offsets[-1]
-        target, weight = np.zeros((size, size)), np.zeros((size, size))
+        target, weight = np.zeros(self.size), np.zeros(self.size)
         seen: dict[tuple[int, int], list[tuple[NDArray[np.float64], float]]] = {}
         for i, j, y, w in terms:
             a, b = min(i, j), max(i, j)
@@ -2076,22 +2121,10 @@ class _PairMarginals:
                 const += sum(w * float(((y - mean) ** 2).sum()) for y, w in tables)
         return target, weight, const
 
-    def block(self, m: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
-        """The ``(i, j)`` table of a levels × levels matrix (a view of its upper block)."""
-        a, b = min(i, j), max(i, j)
-        o = self.offsets
-        g = m[o[a] : o[a + 1], o[b] : o[b + 1]]
-        return g if i < j else g.T
 
-    def broadcast(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``Σ`` over the upper blocks of ``m`` of each pair table broadcast over the cells."""
-        h, t, cut = self.h, self.t, self.h.shape[1]
-        grad = (h @ m[:cut, cut:]) @ t.T
-        if self.k > 1:
-            grad += ((h @ m[:cut, :cut]) * h).sum(axis=1)[:, None]
-        if len(self.shape) - self.k > 1:
-            grad += ((t @ m[cut:, cut:]) * t).sum(axis=1)[None, :]
-        return grad.reshape(-1)
+def _part(k: int, a: int, b: int) -> int:
+    """Which product holds pair ``(a, b)``, ``a < b``: 0 across the cut, 1 before, 2 after."""
+    return 0 if a < k <= b else (1 if b < k else 2)
 
 
 def _split_axes(shape: tuple[int, ...]) -> int:
