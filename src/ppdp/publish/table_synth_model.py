@@ -1971,7 +1971,7 @@ def fit_joint(
     top = max(w for _, w in pairs.values())
     terms = [(i, j, y, w / top) for (i, j), (y, w) in pairs.items()]
     # The products are small (levels × cells): BLAS threads cost more than they save (one
-    # product took 30-100 times as long with the default threads on two busy cores).
+    # product took 20-140 times as long with the default threads on two busy cores).
     with threadpool_limits(limits=1, user_api="blas"):
         p = _mirror_descent(_PairMarginals(shape), terms, floor, min_iterations, max_iterations)
     return JointModel(n, shape, p.reshape(shape) * n)
