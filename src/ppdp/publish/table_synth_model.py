@@ -14,12 +14,14 @@ Chow–Liu tree, as in MST.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from ppdp import noise
 from ppdp.data import Schema
@@ -1975,7 +1977,6 @@ def fit_joint(
         m = measurements[0]
         flat = _project_rows(m.values.reshape(1, -1), np.array([float(n)]))[0]
         return JointModel(n, shape, flat.reshape(shape))
-    d = len(shape)
     # The last measurement of a pair counts (as a dict keeps it), its weight relative to
     # the least noisy one.
     pairs: dict[tuple[int, int], tuple[NDArray[np.float64], float]] = {}
@@ -1987,30 +1988,33 @@ def fit_joint(
         floor += shape[i] * shape[j] * sigma_min**2 / float(n) ** 2
     top = max(w for _, w in pairs.values())
     terms = [(i, j, y, w / top) for (i, j), (y, w) in pairs.items()]
+    # The products are small (levels × cells): BLAS threads cost more than they save (one
+    # product took 20-140 times as long with the default threads on two busy cores).
+    with threadpool_limits(limits=1, user_api="blas"):
+        p = _mirror_descent(_PairMarginals(shape), terms, floor, min_iterations, max_iterations)
+    return JointModel(n, shape, p.reshape(shape) * n)
 
-    def marginal(table: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
-        other = tuple(a for a in range(d) if a not in (i, j))
-        g = table.sum(axis=other) if other else table
-        return g if i < j else g.T
 
-    def expand(r: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
-        # A pair table broadcast over the whole domain (axes i and j, the rest of size 1).
-        view = [1] * d
-        view[i], view[j] = shape[i], shape[j]
-        return (r if i < j else r.T).reshape(view)
+_Term = tuple[int, int, NDArray[np.float64], float]
 
-    def loss(
-        p: NDArray[np.float64],
-    ) -> tuple[float, list[tuple[int, int, NDArray[np.float64]]]]:
-        table = p.reshape(shape)
-        value, residuals = 0.0, []
-        for i, j, y, w in terms:
-            diff = marginal(table, i, j) - y
-            value += w * float((diff * diff).sum())
-            residuals.append((i, j, w * diff))
-        return value, residuals
 
-    cells = math.prod(shape)
+def _mirror_descent(
+    pm: _PairMarginals,
+    terms: Sequence[_Term],
+    floor: float,
+    min_iterations: int,
+    max_iterations: int,
+) -> NDArray[np.float64]:
+    """:func:`fit_joint`'s descent: the fitted probabilities over the flat domain."""
+
+    target, weight, const = pm.targets(terms)
+
+    def loss(p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        diff = pm.marginals(p) - target
+        residuals = weight * diff
+        return float((residuals * diff).sum()) + const, residuals
+
+    cells = math.prod(pm.shape)
     theta = np.zeros(cells)
     p = np.full(cells, 1.0 / cells)
     value, R = loss(p)
@@ -2018,10 +2022,7 @@ def fit_joint(
     for step_index in range(max_iterations):
         if step_index >= min_iterations and value <= floor:
             break
-        grad_table = np.zeros(shape)
-        for i, j, r in R:
-            grad_table += expand(r, i, j)
-        grad = 2.0 * grad_table.reshape(-1)
+        grad = 2.0 * pm.broadcast(R)
         while True:
             trial = theta - step * grad
             w = np.exp(trial - trial.max())
@@ -2032,7 +2033,143 @@ def fit_joint(
             step *= 0.5
         theta, p, value, R = trial, q, new, R_new
         step *= 1.5
-    return JointModel(n, shape, p.reshape(shape) * n)
+    return p
+
+
+class _PairMarginals:
+    """Every pair marginal of a joint table, and pair tables broadcast back over it.
+
+    The axes are split into a leading and a trailing group, so the flat table is an
+    ``A × B`` matrix ``P`` (no copy); ``H`` (``A × Lₕ``) and ``T`` (``B × Lₜ``) are the
+    one-hot codes of the groups' levels (the identity for a group of one axis, not stored).
+    Every pair marginal is then a block of ``HᵀPT`` (across the groups), ``Hᵀ diag(P1) H``
+    or ``Tᵀ diag(Pᵀ1) T`` (within them): cells × levels work in a few matrix products
+    instead of one strided sum over the whole table per pair. The pair tables (``a < b``,
+    each ``sizes[a] × sizes[b]`` in C order) are kept end to end in one vector. The sums
+    run in another order than ``table.sum(axis=...)``, so values may differ in the last
+    bits.
+    """
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.k = k = _split_axes(shape)
+        self.rows = math.prod(shape[:k])
+        self.h = _one_hot(shape[:k]) if k > 1 else None
+        self.t = _one_hot(shape[k:]) if len(shape) - k > 1 else None
+        self.levels = (sum(shape[:k]), sum(shape[k:]))
+        # Where each pair's table sits in the vector, and which entries of the three
+        # products fill it (flat indices into the cross, leading and trailing products).
+        self.slices: dict[tuple[int, int], slice] = {}
+        picks: list[list[NDArray[np.int64]]] = [[], [], []]
+        start = 0
+        for part in range(3):
+            for a, b in itertools.combinations(range(len(shape)), 2):
+                if _part(k, a, b) != part:
+                    continue
+                rows, cols = self._at(a), self._at(b)
+                width = self.levels[0] if part == 1 else self.levels[1]
+                picks[part].append((rows[:, None] * width + cols[None, :]).ravel())
+                self.slices[(a, b)] = slice(start, start + shape[a] * shape[b])
+                start += shape[a] * shape[b]
+        self.size = start
+        self.picks = [np.concatenate(p) if p else np.zeros(0, dtype=np.int64) for p in picks]
+        self.bounds = np.cumsum([0] + [len(p) for p in self.picks])
+
+    def _at(self, a: int) -> NDArray[np.int64]:
+        """Axis ``a``'s levels as rows (or columns) of its group's one-hot codes."""
+        first = 0 if a < self.k else self.k
+        return np.arange(self.shape[a]) + sum(self.shape[first:a])
+
+    def marginals(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The pair tables of ``p``, end to end (see :attr:`slices`)."""
+        table = p.reshape(self.rows, -1)
+        cross = table if self.h is None else self.h.T @ table
+        cross = cross if self.t is None else cross @ self.t
+        parts = [cross.ravel()[self.picks[0]]]
+        for g, sums, part in ((self.h, table.sum(axis=1), 1), (self.t, table.sum(axis=0), 2)):
+            if g is not None and self.picks[part].size:
+                parts.append(((g * sums[:, None]).T @ g).ravel()[self.picks[part]])
+        return np.concatenate(parts)
+
+    def block(self, v: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+        """The ``(i, j)`` table (axes in that order) in a vector of pair tables (a view)."""
+        a, b = min(i, j), max(i, j)
+        g = v[self.slices[(a, b)]].reshape(self.shape[a], self.shape[b])
+        return g if i < j else g.T
+
+    def broadcast(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Σ`` over the pair tables in ``v`` of each table broadcast over the cells."""
+        lead, trail = self.levels
+        cross = np.zeros(lead * trail)
+        cross[self.picks[0]] = v[self.bounds[0] : self.bounds[1]]
+        grad = cross.reshape(lead, trail)
+        grad = grad if self.h is None else self.h @ grad
+        grad = grad if self.t is None else grad @ self.t.T
+        for g, part, axis in ((self.h, 1, 1), (self.t, 2, 0)):
+            if g is None or not self.picks[part].size:
+                continue
+            within = np.zeros(g.shape[1] ** 2)
+            within[self.picks[part]] = v[self.bounds[part] : self.bounds[part + 1]]
+            spread = ((g @ within.reshape(g.shape[1], -1)) * g).sum(axis=1)
+            grad = grad + (spread[:, None] if axis == 1 else spread[None, :])
+        return np.asarray(grad).reshape(-1)
+
+    def targets(
+        self, terms: Sequence[_Term]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """The terms' tables and weights as vectors of pair tables, and the constant that
+        makes ``Σ weight·(M − target)² + constant`` the terms' loss.
+
+        A pair measured in both orders, ``(i, j)`` and ``(j, i)``, is one table whose target
+        is the weighted mean of the two; the constant is what that merge takes from the
+        loss (zero when no pair has two terms).
+        """
+        target, weight = np.zeros(self.size), np.zeros(self.size)
+        seen: dict[tuple[int, int], list[tuple[NDArray[np.float64], float]]] = {}
+        for i, j, y, w in terms:
+            a, b = min(i, j), max(i, j)
+            seen.setdefault((a, b), []).append((y if i < j else y.T, w))
+        const = 0.0
+        for (a, b), tables in seen.items():
+            total = sum(w for _, w in tables)
+            mean = tables[0][0] if len(tables) == 1 else sum(w * y for y, w in tables) / total
+            self.block(target, a, b)[...] = mean
+            self.block(weight, a, b)[...] = total
+            if len(tables) > 1:
+                const += sum(w * float(((y - mean) ** 2).sum()) for y, w in tables)
+        return target, weight, const
+
+
+def _part(k: int, a: int, b: int) -> int:
+    """Which product holds pair ``(a, b)``, ``a < b``: 0 across the cut, 1 before, 2 after."""
+    return 0 if a < k <= b else (1 if b < k else 2)
+
+
+def _split_axes(shape: tuple[int, ...]) -> int:
+    """The cut ``k`` (1 ≤ k < d) whose within-group products cost least (cells × levels²).
+
+    The products across the groups cost cells × levels whatever the cut; a group of one
+    axis has no pair within it.
+    """
+
+    def within(group: tuple[int, ...]) -> int:
+        return math.prod(group) * sum(group) ** 2 if len(group) > 1 else 0
+
+    def cost(k: int) -> int:
+        return within(shape[:k]) + within(shape[k:])
+
+    return min(range(1, len(shape)), key=cost)
+
+
+def _one_hot(shape: tuple[int, ...]) -> NDArray[np.float64]:
+    """``cells × levels``: row ``c`` marks the level of each axis in cell ``c`` (C order)."""
+    codes = np.indices(shape).reshape(len(shape), -1)
+    offsets = np.concatenate([[0], np.cumsum(shape)[:-1]]).astype(int)
+    out = np.zeros((codes.shape[1], sum(shape)))
+    rows = np.arange(codes.shape[1])
+    for a in range(len(shape)):
+        out[rows, offsets[a] + codes[a]] = 1.0
+    return out
 
 
 def attribute_counts(model: Model | JointModel, a: int) -> NDArray[np.float64]:
