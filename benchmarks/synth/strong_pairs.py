@@ -137,6 +137,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, ...")
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--both-shares",
+        action="store_true",
+        help="diagnostic: plan the labelled tree with UNLABELLED_SHARES (variants renamed +shares)",
+    )
     parser.add_argument("--out-csv", type=Path)
     parser.add_argument(
         "--report", nargs="*", type=Path, default=[], help="print the table of these csvs only"
@@ -153,12 +158,18 @@ def main() -> None:
         )
         print(report(df))
         return
+    if args.both_shares:
+        from ppdp.publish import table_synth
+
+        table_synth.TREE_SHARES = table_synth.UNLABELLED_SHARES
     rows = [
         r
         for t in args.tables
         for r in run(t, args.variants, args.epsilons, args.seeds, args.first_seed)
     ]
     df = pd.DataFrame(rows)
+    if args.both_shares:
+        df["variant"] = df.variant + "+shares"
     if args.out_csv is not None:
         df.to_csv(args.out_csv, index=False, float_format="%.6g")
     print(report(df))

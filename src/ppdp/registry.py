@@ -424,11 +424,11 @@ PUBLISHERS.register(
            "check round, 0 with per_person columns; 0: a tree)", type=int, metavar="K"),
     option("--pair-tables", "pair_tables",
            "how the tree's edge tables are measured with a label: with the label axis "
-           "(labelled), also as pair tables summed over the classes on compressed levels "
-           "(both: a small table's strong numeric pairs can then be measured), only so "
-           "(unlabelled), or as both where the table has at least 1000 rows (round 1's "
-           "noisy count), else labelled (auto, the default)",
-           choices=("auto", "labelled", "both", "unlabelled")),
+           "(labelled, the default), also as pair tables summed over the classes on "
+           "compressed levels (both: a small table's strong numeric pairs can then be "
+           "measured), only so (unlabelled), or as both where the table has at least 1000 "
+           "rows (round 1's noisy count), else labelled (auto)",
+           choices=("labelled", "both", "unlabelled", "auto")),
     option("--person-levels", "person_levels",
            "with per_person columns: numeric columns whose persons keep a persistent level "
            "(each person's median a hidden per-person column, the rows their deviations from "

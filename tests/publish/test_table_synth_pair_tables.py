@@ -258,11 +258,10 @@ def test_the_dry_run_says_edge_tables_may_be_unlabelled() -> None:
     charges = TableSynthesizer(1.0, make_schema(), method="tree", pair_tables="both")
     text = "\n".join(charge_lines(charges.planned_charges()))
     assert "pair table without the label, on compressed levels (pair_tables both)" in text
-    plain = TableSynthesizer(
-        1.0, make_schema(), method="tree", pair_tables="labelled"
-    ).planned_charges()
+    plain = TableSynthesizer(1.0, make_schema(), method="tree").planned_charges()
     assert "pair_tables" not in "\n".join(charge_lines(plain))
-    auto = TableSynthesizer(1.0, make_schema(), method="tree").planned_charges()
+    auto = TableSynthesizer(1.0, make_schema(), method="tree", pair_tables="auto")
+    auto = auto.planned_charges()
     text = "\n".join(charge_lines(auto))
     assert "(pair_tables auto), where the table has at least 1000 rows" in text
 
@@ -287,13 +286,13 @@ def _shapes(synth: TableSynthesizer) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_default_measures_the_strong_pair_on_a_small_labelled_table(seed) -> None:
-    """The default (``"auto"``) on the 2,500-row table: the noisy count is above
-    ``AUTO_MIN_ROWS``, so the strong pair's unlabelled table is measured and kept as under
-    ``"both"`` (r ≥ 0.3, seeds 0–2). The old default (``"labelled"``) fails this: see
+def test_auto_measures_the_strong_pair_on_a_small_labelled_table(seed) -> None:
+    """``"auto"`` on the 2,500-row table: the noisy count is above ``AUTO_MIN_ROWS``, so
+    the strong pair's unlabelled table is measured and kept as under ``"both"`` (r ≥ 0.3,
+    seeds 0–2). The default (``"labelled"``) fails this: see
     ``test_the_labelled_tree_drops_the_strong_pair_on_a_small_table``."""
-    synth = _fit(None, seed)
-    assert synth.pair_tables == "auto" and synth._plan.pair_tables == "auto"
+    synth = _fit("auto", seed)
+    assert synth._plan.pair_tables == "auto"
     edge, r = _pair_kept(synth)
     assert edge and r >= 0.3, r
     assert any(not s.startswith("label") for s in _shapes(synth))

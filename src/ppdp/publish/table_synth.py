@@ -1306,7 +1306,7 @@ class TableSynthesizer(Publisher):
         per check round (at most 6) where the check runs, 0 with ``per_person`` columns
         (whose samplers are trees);
         ``0``: the tree alone. ``benchmarks/synth/second_parents.md`` has the measurements.
-    pair_tables : {"auto", "labelled", "both", "unlabelled"}, default "auto"
+    pair_tables : {"labelled", "both", "unlabelled", "auto"}, default "labelled"
         How the label-rooted tree (``method="tree"``, a schema with a label) may measure
         its edge tables: ``"labelled"``, each a (label, i, j) table; ``"unlabelled"``, each
         an (i, j) table summed over the classes, on levels where the codes whose round-1
@@ -1320,7 +1320,8 @@ class TableSynthesizer(Publisher):
         cells); the pool still comes from the edge tables. ``"auto"``: planned as
         ``"both"``; where the rows (round 1's noisy count when ``n`` is private) are fewer
         than :data:`AUTO_MIN_ROWS`, every edge table keeps the label axis (on a few
-        hundred rows the unlabelled forms cost label AUC). Measured in
+        hundred rows the unlabelled forms cost label AUC); not the default, as KDD Cup 99's
+        2-way TVD is worse with it. Measured in
         ``benchmarks/synth/credit_pairs.md`` and ``second_parents.md``.
     person_levels : str or sequence of str, optional
         Synthetic persons only (``per_person`` columns): up to 3 numeric columns whose
@@ -1401,7 +1402,7 @@ class TableSynthesizer(Publisher):
         keep: Any = None,
         check_pairs: int | Literal["auto"] = "auto",
         extra_parents: int | Literal["auto"] = "auto",
-        pair_tables: Literal["labelled", "both", "unlabelled", "auto"] = "auto",
+        pair_tables: Literal["labelled", "both", "unlabelled", "auto"] = "labelled",
         person_levels: str | Sequence[str] | None = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
