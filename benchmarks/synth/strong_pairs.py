@@ -43,6 +43,8 @@ VARIANTS = {
     "extra-3": {"extra_parents": 3},
     "pairs-both": {"pair_tables": "both"},
     "pairs-unlabelled": {"pair_tables": "unlabelled"},
+    "pairs-auto": {"pair_tables": "auto"},
+    "pairs-labelled": {"pair_tables": "labelled"},
     "pairs-both-extra-0": {"pair_tables": "both", "extra_parents": 0},
     "pairs-both-extra-1": {"pair_tables": "both", "extra_parents": 1},
     "check-6": {"check_pairs": 6, "extra_parents": 6},
@@ -56,7 +58,9 @@ VARIANTS = {
 }
 
 
-def run(name: str, variants: list[str], epsilons: list[float], seeds: int) -> list[dict]:
+def run(
+    name: str, variants: list[str], epsilons: list[float], seeds: int, first_seed: int = 0
+) -> list[dict]:
     """One row per (variant, ε, seed) of table ``name``."""
     from ppdp.publish import TableSynthesizer
 
@@ -72,7 +76,9 @@ def run(name: str, variants: list[str], epsilons: list[float], seeds: int) -> li
     num_real = suite.numeric_values(train, schema)
     fit_cols = list(schema.column_names)
     rows = []
-    for variant, eps, seed in itertools.product(variants, epsilons, range(seeds)):
+    for variant, eps, seed in itertools.product(
+        variants, epsilons, range(first_seed, first_seed + seeds)
+    ):
         t0 = time.perf_counter()
         synth = TableSynthesizer(
             eps, schema, delta=suite.DELTA, relation="add/remove", random_state=seed,
@@ -135,7 +141,13 @@ def main() -> None:
     parser.add_argument("--tables", nargs="*", default=["diamonds", "kddcup99", "credit"])
     parser.add_argument("--epsilons", nargs="*", type=float, default=[0.3, 1.0])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, ...")
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--both-shares",
+        action="store_true",
+        help="diagnostic: plan the labelled tree with UNLABELLED_SHARES (variants renamed +shares)",
+    )
     parser.add_argument("--out-csv", type=Path)
     parser.add_argument(
         "--report", nargs="*", type=Path, default=[], help="print the table of these csvs only"
@@ -152,8 +164,18 @@ def main() -> None:
         )
         print(report(df))
         return
-    rows = [r for t in args.tables for r in run(t, args.variants, args.epsilons, args.seeds)]
+    if args.both_shares:
+        from ppdp.publish import table_synth
+
+        table_synth.TREE_SHARES = table_synth.UNLABELLED_SHARES
+    rows = [
+        r
+        for t in args.tables
+        for r in run(t, args.variants, args.epsilons, args.seeds, args.first_seed)
+    ]
     df = pd.DataFrame(rows)
+    if args.both_shares:
+        df["variant"] = df.variant + "+shares"
     if args.out_csv is not None:
         df.to_csv(args.out_csv, index=False, float_format="%.6g")
     print(report(df))

@@ -426,8 +426,9 @@ PUBLISHERS.register(
            "how the tree's edge tables are measured with a label: with the label axis "
            "(labelled, the default), also as pair tables summed over the classes on "
            "compressed levels (both: a small table's strong numeric pairs can then be "
-           "measured), or only so (unlabelled)",
-           choices=("labelled", "both", "unlabelled")),
+           "measured), only so (unlabelled), or as both where the table has at least 1000 "
+           "rows (round 1's noisy count), else labelled (auto)",
+           choices=("labelled", "both", "unlabelled", "auto")),
     option("--person-levels", "person_levels",
            "with per_person columns: numeric columns whose persons keep a persistent level "
            "(each person's median a hidden per-person column, the rows their deviations from "

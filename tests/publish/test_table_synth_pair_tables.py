@@ -15,6 +15,7 @@ drawn outside the plan, the drawn ρ equals the stated one, the plan is charged 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -63,11 +64,10 @@ def _small(n: int = 2500, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     return df, Schema.from_dict({"columns": cols, "label": label})
 
 
-def _fit(pair_tables: str, seed: int) -> TableSynthesizer:
-    df, schema = _small()
-    synth = TableSynthesizer(
-        1.0, schema, relation="add/remove", pair_tables=pair_tables, random_state=seed
-    )
+def _fit(pair_tables: str | None, seed: int, n: int = 2500) -> TableSynthesizer:
+    df, schema = _small(n)
+    kw = {} if pair_tables is None else {"pair_tables": pair_tables}
+    synth = TableSynthesizer(1.0, schema, relation="add/remove", random_state=seed, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # seeded; the check's warnings
         return synth.fit(df)
@@ -134,14 +134,18 @@ def test_an_unlabelled_margin_moves_the_total_and_keeps_the_class_split() -> Non
 @pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
 @pytest.mark.parametrize("gate", ["open", "shut"])
 @pytest.mark.parametrize("relation", ["replace-one", "add/remove"])
-@pytest.mark.parametrize("pair_tables", ["both", "unlabelled"])
+@pytest.mark.parametrize("pair_tables", ["both", "unlabelled", "auto", "auto-closed"])
 def test_every_draw_is_in_the_plan_and_the_charge(monkeypatch, pair_tables, relation, gate):
     """Every draw intercepted: the edge tables, the second parents' pair tables on their
     levels at ``pair_sigmas`` of their cells and, where fewer than ``extra_parents`` pass
     the gate, the edge tables again, each in its own form; the drawn ρ equals the stated
-    ρ."""
+    ρ. ``"auto"`` both ways: the unlabelled forms offered (2,000 rows) and not
+    (``"auto-closed"``: the threshold above the rows)."""
     eps, delta = 0.7, 1e-6
     monkeypatch.setattr(ts, "EXTRA_NOISE_RATIO", 1e9 if gate == "open" else 0.0)
+    if pair_tables == "auto-closed":
+        pair_tables = "auto"
+        monkeypatch.setattr(ts, "AUTO_MIN_ROWS", 10**9)
     synth = TableSynthesizer(
         eps, make_schema(True), delta=delta, method="tree", relation=relation,
         pair_tables=pair_tables, random_state=3,
@@ -227,7 +231,7 @@ def test_bad_pair_tables_is_one_line_and_costs_nothing() -> None:
         synth.fit(df, accountant=a, allow_seeded=True)
     assert "\n" not in str(err.value) and "labelled" in str(err.value)
     assert a.spent == PrivacyBudget(0.0, 0.0)
-    assert ts.PAIR_TABLES == ("labelled", "both", "unlabelled")
+    assert ts.PAIR_TABLES == ("labelled", "both", "unlabelled", "auto")
 
 
 def test_the_projected_margin_leaves_less_noise_on_empty_codes() -> None:
@@ -256,6 +260,10 @@ def test_the_dry_run_says_edge_tables_may_be_unlabelled() -> None:
     assert "pair table without the label, on compressed levels (pair_tables both)" in text
     plain = TableSynthesizer(1.0, make_schema(), method="tree").planned_charges()
     assert "pair_tables" not in "\n".join(charge_lines(plain))
+    auto = TableSynthesizer(1.0, make_schema(), method="tree", pair_tables="auto")
+    auto = auto.planned_charges()
+    text = "\n".join(charge_lines(auto))
+    assert "(pair_tables auto), where the table has at least 1000 rows" in text
 
 
 def test_a_merged_level_moves_its_codes_total_by_their_variances() -> None:
@@ -271,3 +279,48 @@ def test_a_merged_level_moves_its_codes_total_by_their_variances() -> None:
     assert (totals[0] - 20.0, totals[1] - 20.0) == pytest.approx((4.0, 12.0), rel=1e-9)
     assert totals[2] == pytest.approx(10.0, rel=1e-9)
     assert avg[0][0] == pytest.approx(avg[0][1])  # the class split kept
+
+
+def _shapes(synth: TableSynthesizer) -> list[str]:
+    return list(synth.release_.guarantee.details["edge_tables_shape"])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_auto_measures_the_strong_pair_on_a_small_labelled_table(seed) -> None:
+    """``"auto"`` on the 2,500-row table: the noisy count is above ``AUTO_MIN_ROWS``, so
+    the strong pair's unlabelled table is measured and kept as under ``"both"`` (r ≥ 0.3,
+    seeds 0–2). The default (``"labelled"``) fails this: see
+    ``test_the_labelled_tree_drops_the_strong_pair_on_a_small_table``."""
+    synth = _fit("auto", seed)
+    assert synth._plan.pair_tables == "auto"
+    edge, r = _pair_kept(synth)
+    assert edge and r >= 0.3, r
+    assert any(not s.startswith("label") for s in _shapes(synth))
+
+
+@pytest.mark.filterwarnings("ignore::ppdp.exceptions.LowUtilityWarning")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_auto_keeps_every_edge_labelled_below_the_row_threshold(monkeypatch, seed) -> None:
+    """600 rows (Swiss labor's size): round 1's noisy count (σ₁ ≈ 10 per cell, so far
+    from 1,000) is below ``AUTO_MIN_ROWS``: every edge table keeps the label axis and a
+    second parent's table is on the codes, while ``"both"`` on the same rows and seed
+    measures some edge without the label (the draws then differ only in the candidates)."""
+    monkeypatch.setattr(ts, "EXTRA_NOISE_RATIO", 1e9)  # every named pair passes the gate
+    chosen = _record_choice(monkeypatch)
+    auto = _fit("auto", seed, n=600)
+    assert auto._model.n < ts.AUTO_MIN_ROWS
+    assert all(s.startswith("label") for s in _shapes(auto))
+    assert chosen and all(c.maps == (None, None) for c in chosen)
+    monkeypatch.undo()  # the recorder would hand the next fit these pairs too
+    both = _fit("both", seed, n=600)
+    assert any(not s.startswith("label") for s in _shapes(both))
+
+
+def test_the_row_threshold_is_a_function_of_the_noisy_count() -> None:
+    plan = TableSynthesizer(1.0, _small(50)[1], pair_tables="auto").plan()
+    assert not ts.offers_unlabelled(plan, ts.AUTO_MIN_ROWS - 1)
+    assert ts.offers_unlabelled(plan, ts.AUTO_MIN_ROWS)
+    both = dataclasses.replace(plan, pair_tables="both")
+    assert ts.offers_unlabelled(both, 1) and not ts.offers_unlabelled(
+        dataclasses.replace(plan, pair_tables="labelled"), 10**9
+    )

@@ -67,11 +67,16 @@ def _scale_lines(d: dict[str, Any], schema: Any, per_value: bool) -> list[str]:
                 f"{d['edge_tables']} edge tables (chosen by {d['edge_selections']} "
                 f"exponential-mechanism selections at epsilon {d['epsilon_per_selection']:.4g})"
             )
-            if d.get("pair_tables") in ("both", "unlabelled"):  # pair_tables
+            if d.get("pair_tables") in ("both", "unlabelled", "auto"):  # pair_tables
                 lines[-1] += (
                     "; an edge table may be a pair table without the label, on compressed "
                     f"levels (pair_tables {d['pair_tables']})"
                 )
+                if d["pair_tables"] == "auto":
+                    lines[-1] += (
+                        f", where the table has at least {d['unlabelled_min_rows']} rows "
+                        "(round 1's noisy count where n is private)"
+                    )
         if d.get("quantile_histograms"):  # TableSynthesizer's private-quantile binning
             lines.append(
                 f"     and sigma = {d['sigma_quantile_histograms']:.4g} per cell of the "

@@ -130,7 +130,13 @@ TREE_SHARES = (0.3, 0.1, 0.6)
 #: How the label-rooted tree's edge tables may be measured (``pair_tables``): with the
 #: label axis (``"labelled"``), also summed over the classes on compressed levels
 #: (``"both"``), or only so (``"unlabelled"``); the last two with :data:`UNLABELLED_SHARES`.
-PAIR_TABLES = ("labelled", "both", "unlabelled")
+#: ``"auto"``: planned as ``"both"``; the unlabelled forms are candidates only where the
+#: noisy row count is at least :data:`AUTO_MIN_ROWS` (:func:`offers_unlabelled`).
+PAIR_TABLES = ("labelled", "both", "unlabelled", "auto")
+#: ``pair_tables="auto"``: below this many rows (round 1's noisy total under add/remove) the
+#: selection keeps every edge table labelled: on Swiss labor (611 rows) the unlabelled forms
+#: cost label AUC, on credit (2,827) they gain 2-way TVD (``credit_pairs.md``, "auto").
+AUTO_MIN_ROWS = 1000
 #: Shares of ρ of the tree with unlabelled edge tables: those tables are small (compressed
 #: levels, no label axis), so more goes to the (C, x) tables (``credit_pairs.md``).
 UNLABELLED_SHARES = (0.6, 0.05, 0.35)
@@ -327,6 +333,9 @@ class Plan:
                     "pair_tables": self.pair_tables,
                     "unlabelled_edge_levels": "(i, j) tables summed over the classes; codes "
                     "under 3σ in round 1 merged (runs of adjacent bins of a numeric column)",
+                    **(
+                        {"unlabelled_min_rows": AUTO_MIN_ROWS} if self.pair_tables == "auto" else {}
+                    ),
                 }
                 if self.pair_tables != "labelled"
                 else {}
@@ -634,13 +643,24 @@ class SecondParent(NamedTuple):
     cells: int
 
 
+def offers_unlabelled(plan: Plan, n: float) -> bool:
+    """Whether the selection may choose an edge table without the label axis (and second
+    parents' tables are on the unlabelled levels): under ``pair_tables="auto"`` where ``n``
+    (the model's rows: public under replace-one, round 1's noisy total under add/remove) is
+    at least :data:`AUTO_MIN_ROWS`, a public threshold; a function of noisy values."""
+    if plan.pair_tables == "auto":
+        return n >= AUTO_MIN_ROWS
+    return plan.pair_tables != "labelled"
+
+
 def second_parent_levels(
     plan: Plan, model: Model, pair: tuple[int, int]
 ) -> tuple[NDArray[np.int64] | None, NDArray[np.int64] | None]:
-    """The level map of each end of a second parent's pair table: the codes under
-    ``pair_tables="labelled"``, else the compressed levels of the unlabelled edge tables,
-    read from the model's (C, x) tables (post-processing of noisy ones)."""
-    if plan.pair_tables == "labelled":
+    """The level map of each end of a second parent's pair table: the codes where the
+    selection offers no unlabelled forms (:func:`offers_unlabelled`), else the compressed
+    levels of the unlabelled edge tables, read from the model's (C, x) tables
+    (post-processing of noisy ones)."""
+    if not offers_unlabelled(plan, float(model.n)):
         return (None, None)
     i, j = pair
     return (
@@ -1286,7 +1306,7 @@ class TableSynthesizer(Publisher):
         per check round (at most 6) where the check runs, 0 with ``per_person`` columns
         (whose samplers are trees);
         ``0``: the tree alone. ``benchmarks/synth/second_parents.md`` has the measurements.
-    pair_tables : {"labelled", "both", "unlabelled"}, default "labelled"
+    pair_tables : {"labelled", "both", "unlabelled", "auto"}, default "labelled"
         How the label-rooted tree (``method="tree"``, a schema with a label) may measure
         its edge tables: ``"labelled"``, each a (label, i, j) table; ``"unlabelled"``, each
         an (i, j) table summed over the classes, on levels where the codes whose round-1
@@ -1297,7 +1317,11 @@ class TableSynthesizer(Publisher):
         tables the labelled (label, 18, 18) table of two numeric columns is mostly noise
         and is never chosen; its compressed unlabelled form is. Second parents' pair tables
         are then measured on the same levels (the gate and the pool's split count their
-        cells); the pool still comes from the edge tables. Measured in
+        cells); the pool still comes from the edge tables. ``"auto"``: planned as
+        ``"both"``; where the rows (round 1's noisy count when ``n`` is private) are fewer
+        than :data:`AUTO_MIN_ROWS`, every edge table keeps the label axis (on a few
+        hundred rows the unlabelled forms cost label AUC); not the default, as KDD Cup 99's
+        2-way TVD is worse with it. Measured in
         ``benchmarks/synth/credit_pairs.md`` and ``second_parents.md``.
     person_levels : str or sequence of str, optional
         Synthetic persons only (``per_person`` columns): up to 3 numeric columns whose
@@ -1378,7 +1402,7 @@ class TableSynthesizer(Publisher):
         keep: Any = None,
         check_pairs: int | Literal["auto"] = "auto",
         extra_parents: int | Literal["auto"] = "auto",
-        pair_tables: Literal["labelled", "both", "unlabelled"] = "labelled",
+        pair_tables: Literal["labelled", "both", "unlabelled", "auto"] = "labelled",
         person_levels: str | Sequence[str] | None = None,
         random_state: RandomState = None,
         allow_large_epsilon: bool = False,
@@ -1622,7 +1646,7 @@ class TableSynthesizer(Publisher):
             forced=plan.forced,
             unlabelled=(
                 {a: _unlabelled_resolutions(plan, a, by_attr[a]) for a in plan.features}
-                if plan.pair_tables != "labelled"
+                if offers_unlabelled(plan, total)
                 else None
             ),
             labelled=plan.pair_tables != "unlabelled",
@@ -1902,7 +1926,7 @@ class TableSynthesizer(Publisher):
                         "released residual), each (i, j) table measured with Gaussian noise "
                         + (
                             "on the unlabelled edge tables' levels "
-                            if plan.pair_tables != "labelled"
+                            if offers_unlabelled(plan, n)
                             else ""
                         )
                         + f"(σ = {plan.sigma_extra:.6g} with all of them, shared by "
