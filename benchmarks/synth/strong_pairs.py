@@ -55,6 +55,8 @@ VARIANTS = {
     "check-0": {"check_pairs": 0},
     "chow-liu": {"method": "chow-liu"},
     "chow-liu-extra-0": {"method": "chow-liu", "extra_parents": 0},
+    "pairs": {"method": "pairs"},
+    "tree": {"method": "tree"},
 }
 
 
@@ -148,6 +150,11 @@ def main() -> None:
         action="store_true",
         help="diagnostic: plan the labelled tree with UNLABELLED_SHARES (variants renamed +shares)",
     )
+    parser.add_argument(
+        "--max-joint",
+        type=float,
+        help="diagnostic: set table_synth.MAX_JOINT_ENTRIES (lets pairs fit larger domains)",
+    )
     parser.add_argument("--out-csv", type=Path)
     parser.add_argument(
         "--report", nargs="*", type=Path, default=[], help="print the table of these csvs only"
@@ -164,6 +171,10 @@ def main() -> None:
         )
         print(report(df))
         return
+    if args.max_joint is not None:
+        from ppdp.publish import table_synth
+
+        table_synth.MAX_JOINT_ENTRIES = int(args.max_joint)
     if args.both_shares:
         from ppdp.publish import table_synth
 

@@ -114,8 +114,10 @@ logger = logging.getLogger(__name__)
 _MECHANISM = "TableSynthesizer (Gaussian marginals, zCDP)"
 _METHODS = ("auto", "tree", "chow-liu", "pairs")
 #: ``method="pairs"`` fits an explicit table over the whole domain; its one-hot design
-#: (cells × total levels) may hold at most this many entries (32 MiB in float32).
-MAX_JOINT_ENTRIES = 2**23
+#: (cells × total levels) may hold at most this many entries (64 MiB in float32). ``"auto"``
+#: picks ``"pairs"`` up to it: at 1.4 × 2²³ (cps1988) the joint fits in 0.5 s and beats the
+#: tree; at 20 × 2²³ (chem97) it takes 3.4 s and loses (benchmarks/synth/second_parents.md).
+MAX_JOINT_ENTRIES = 2**24
 #: The most bins per numeric column.
 MAX_BINS = 4096
 #: The most cells of one table a fit counts (:meth:`Plan.counted_cliques`): 32 MiB per
