@@ -8,6 +8,8 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from ui_helpers import confirm_all, csrf, errors
 
@@ -149,6 +151,7 @@ def test_a_model_has_no_note_and_its_screen_says_why(app, client, table, tmp_pat
 def test_the_leak_warning_stays_until_every_column_is_confirmed(app, client, table, tmp_path):
     page = _draft(client, table).text
     assert "were read from your data" in page and "10 column(s) and the label" in page
+    assert 'id="impute-leak"' not in page  # no missing values: nan_policy error
     # confirm all but 'age': still a draft, saved as one, and every release refuses it
     response = confirm_all(client, **{"c0-public": ""})
     assert response.url.path == "/schema"
@@ -161,6 +164,16 @@ def test_the_leak_warning_stays_until_every_column_is_confirmed(app, client, tab
     assert _spent(ledger) == 0.0
     done = confirm_all(client)
     assert done.url.path == "/release" and "draft" not in Path(_run(app).schema_path).read_text()
+
+
+def test_drafted_impute_values_are_said_to_leak_like_the_bounds(client, table, tmp_path):
+    holed = tmp_path / "holed.csv"
+    df = pd.read_csv(table)
+    df.loc[0, "age"] = np.nan  # a missing value: the draft declares nan_policy impute
+    df.to_csv(holed, index=False)
+    page = _draft(client, holed).text
+    assert 'value="impute" selected' in page
+    assert "drafted impute value is the middle of" in page and 'id="impute-leak"' in page
 
 
 def test_a_schema_error_is_one_line_in_its_column_and_nothing_is_saved(app, client, table):

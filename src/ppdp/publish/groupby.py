@@ -767,6 +767,41 @@ class GroupByPublisher(Publisher):
         group (L∞), chosen uniformly at random. With ``keys="private"`` the groups are the
         keys read from the data, and the caps are the selection's L0 and L∞ (each
         ``max_rows`` when unset).
+    keys : {"declared", "private"}, default "declared"
+        ``"declared"``: the groups are the declared domain of ``by`` only. ``"private"``:
+        the declared keys, then the keys of the ``by`` columns declared open (at least one)
+        that the data hold, each released only when it passes ``selection``; the guarantee
+        is then (ε, ``delta``)-DP. See ``docs/proofs/partition-selection.md``.
+    delta : float, optional
+        With ``keys="private"`` only (and required there): δ in (0, 1), the most probability
+        that a key held by one person is released; well below 1/n.
+    selection : {"laplace", "gaussian", "truncated-geometric", "dp-sips"}, default "laplace"
+        With ``keys="private"``: how the keys are selected. ``"laplace"`` and
+        ``"gaussian"`` threshold noisy counts (the same noisy counts are released);
+        ``"truncated-geometric"`` (one group per person) and ``"dp-sips"`` (many keys per
+        person, with a privacy unit) release keys only, with half of the counts' share of ε,
+        the counts drawn afterwards with the other half.
+    threshold : float, optional
+        With ``keys="private"`` and ``selection`` ``"laplace"`` or ``"gaussian"`` only: a
+        threshold τ above the least one that (ε, ``delta``) needs (a stricter selection);
+        below it is refused. Default: the least τ.
+    variances : sequence of str, default ()
+        Numeric columns (not dates) whose per-group population variance and standard
+        deviation of the clipped values are released (``var_x``, ``std_x``), from a noisy
+        sum of squares: one more share of ε per column (a column not in ``means`` gets its
+        sum too, a share of its own).
+    interval : float or None, default 0.95
+        The nominal coverage, in [0.5, 1), of the interval released beside every statistic
+        (``count_lo``/``count_hi``, ``mean_x_lo``/``mean_x_hi``, ...), computed from the
+        noise laws and the released values only (no budget). None: no intervals.
+    rounding : "auto", int or None, default "auto"
+        How the released table is rounded: ``"auto"``, each value to two significant digits
+        of its interval's half-width (what its noise supports); an integer in
+        [-15, 15], to that many decimals; None, unrounded. ``release_.statistics`` keeps the
+        unrounded values.
+    min_count : float, optional
+        A number >= 0: groups whose noisy count is below it are left out of the table
+        (post-processing of the noisy counts). Default: every group is kept.
     quantiles : sequence of str, default ()
         Numeric columns whose per-group quantiles at each of ``q`` are released as
         ``p50_x`` (and, with intervals, ``p50_x_lo``/``p50_x_hi``).

@@ -2227,15 +2227,6 @@ def _warn_crowded_bins(model: Model | JointModel, bins: Bins, schema: Schema) ->
         )
 
 
-def _class_counts_of(model: Model, a: int) -> NDArray[np.float64]:
-    """The (class, a) table the tree model samples (post-processing)."""
-    pairs = np.maximum(model.pairs[a], 0.0)
-    tot = pairs.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(tot > 0, pairs / np.where(tot > 0, tot, 1.0), 0.0)
-    return share * model.class_counts[:, None]
-
-
 def _sens(value: float, k: int = 1) -> str:
     """A row's sensitivity as the guarantee writes it, times ``k`` rows per person."""
     text = "√2" if value == TABLE_L2_SENSITIVITY else f"{value:g}"

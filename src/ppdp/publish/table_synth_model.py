@@ -1535,7 +1535,8 @@ def estimate(
        (:func:`_smooth_class_splits`, :data:`PRIOR_SIGMAS`).
     2. Each edge table's parent rows are pulled toward independence given the class
        (:func:`_shrink_edge_table`: a rare code's noise-dominated conditional would otherwise
-       read as a strong association) and clipped at 0; its levels are spread over their
+       read as a strong association) and made ≥ 0: a row within the noise clipped at 0, a
+       well-measured row projected onto ``{≥ 0, Σ = its total}``; its levels are spread over their
        codes by the codes' shares of the (C, x) tables, and iterative proportional fitting
        matches it to its two (C, x) tables (a small floor keeps every cell reachable).
     """
