@@ -320,3 +320,19 @@ def test_the_laplace_dry_run_still_says_laplace(bank_table, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Laplace noise, scale b = 5 per released value" in out
     assert "exponential mechanism" not in out
+
+
+def test_a_group_by_dry_run_says_what_each_quantile_entry_is(files, capsys):
+    """The quantile tree's noise is in rows (node counts), and each quantile's draw is a
+    selection among the grid's points, not a value with per-value noise."""
+    argv = ["publish", "groupby", str(files / "data.csv"), "--schema", str(files / "schema.json")]
+    argv += ["--epsilon", "2", "--ledger", str(files / "b.db"), "-o", str(files / "out.csv")]
+    argv += ["--by", "colour", "--quantiles", "x1", "--q", "0.5"]
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    tree = re.search(r"quantile tree of x1: .*\n(.*)", out).group(1)
+    assert "discrete Laplace noise" in tree and tree.endswith("in rows (each node's count)")
+    draw = re.search(r"p50_x1: .*\n(.*)", out).group(1)
+    assert "a selection (exponential mechanism, utility sensitivity 1)" in draw
+    assert "perturbed objective" not in out
+    assert budget_report(files / "b.db").spends == ()

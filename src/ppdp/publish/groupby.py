@@ -1066,6 +1066,7 @@ class GroupByPublisher(Publisher):
                     f"levels of {BRANCH} children over {BRANCH**LEVELS:,} grid cells of "
                     f"[{col.lower:g}, {col.upper:g}] ({gives})",
                     **tree.ledger_details(),
+                    "units": "rows (each node's count)",
                     **composed,
                     **self._unit_details(),
                 }
@@ -1076,6 +1077,9 @@ class GroupByPublisher(Publisher):
                     f"[{col.lower:g}, {col.upper:g}], utility -|rank - p n| (sensitivity "
                     f"{plan.contribution} row(s) of one person)",
                     "epsilon_per_group": plan.epsilon_quantile_group,
+                    # a choice among the grid's points, said as the selections are
+                    "norm": "utility",
+                    "sensitivity": plan.contribution,
                     **composed,
                     **self._unit_details(),
                 }
